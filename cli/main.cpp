@@ -1,0 +1,51 @@
+// mbridge-lint: a linter for activation-recompute settings of Megatron Bridge training configs.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "cli/commands.hpp"
+#include "version.hpp"
+
+int main(int argc, char** argv) {
+    using namespace mbl::cli;
+    CLI::App app{
+        "mbridge-lint checks the activation-recompute settings of Megatron Bridge training configs against the rules\n"
+        "of the Megatron Core revision the job will run, without running anything, and reports every problem at once.\n"
+        "\nExit codes: 0 no errors; 1 errors found (or warnings with --strict); 2 bad usage or unusable input.",
+        "mbridge-lint"};
+    app.set_version_flag("--version", std::string(MBRIDGE_LINT_VERSION));
+    app.require_subcommand(1);
+    app.footer("Run `mbridge-lint <command> --help` for a command's options. Docs: README.md");
+
+    CheckArgs check;
+    add_check_command(app, check);
+    RulesArgs rules;
+    CLI::App* rules_cmd = nullptr;
+    CLI::App* explain_cmd = nullptr;
+    add_rules_commands(app, rules, rules_cmd, explain_cmd);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        app.exit(e);
+        std::cerr << "Run `mbridge-lint --help` for usage.\n";
+        return kUnusable;
+    }
+    try {
+        if (app.got_subcommand("check")) return run_check(check);
+        if (rules_cmd->parsed()) return run_rules(rules);
+        if (explain_cmd->parsed()) return run_explain(rules);
+    } catch (const std::exception& e) {
+        // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
+        std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());
+        return kUnusable;
+    }
+    return kUnusable;
+}

@@ -1,0 +1,242 @@
+#include "core/effective_model.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/did_you_mean.hpp"
+#include "parser/input_errors.hpp"
+
+namespace mbl {
+
+bool ModuleList::contains(std::string_view label) const {
+    return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+const Value& EffectiveModel::operator[](std::string_view name) const {
+    static const Value none = Value::null(Provenance::default_of("not set"));
+    const Value* v = fields.find(name);
+    return v ? *v : none;
+}
+
+bool EffectiveModel::known(std::initializer_list<std::string_view> names) const {
+    for (auto n : names)
+        if ((*this)[n].contains_unknown()) return false;
+    return true;
+}
+
+std::optional<std::string> EffectiveModel::str(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.is_string()) return v.as_string();
+    return std::nullopt;
+}
+
+std::optional<std::int64_t> EffectiveModel::integer(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.is_int()) return v.as_int();
+    if (v.is_float() && v.as_number() == static_cast<double>(static_cast<std::int64_t>(v.as_number())))
+        return static_cast<std::int64_t>(v.as_number());
+    return std::nullopt;
+}
+
+std::optional<double> EffectiveModel::number(std::string_view name) const {
+    const Value& v = (*this)[name];
+    if (v.is_number()) return v.as_number();
+    return std::nullopt;
+}
+
+bool EffectiveModel::is_moe() const {
+    auto n = integer("num_moe_experts");
+    return n && *n > 0;
+}
+
+// Which layers are MoE: moe_layer_freq is an int k (every k-th layer, starting with layer 0) or a 0/1 list.
+static std::optional<std::pair<int, int>> moe_dense_split(const EffectiveModel& m) {
+    if (!m.known({"num_moe_experts", "moe_layer_freq", "num_layers"})) return std::nullopt;
+    auto layers = m.integer("num_layers");
+    if (!layers || *layers <= 0) return std::nullopt;
+    if (!m.is_moe()) return std::make_pair(0, static_cast<int>(*layers));
+    const Value& freq = m["moe_layer_freq"];
+    int moe = 0;
+    if (freq.is_int() && freq.as_int() > 0) {
+        for (int i = 0; i < *layers; ++i)
+            if (i % freq.as_int() == 0) ++moe;
+    } else if (freq.is_list()) {
+        for (const auto& item : freq.items())
+            if (item.truthy()) ++moe;
+        if (static_cast<std::int64_t>(freq.items().size()) != *layers) return std::nullopt;
+    } else if (freq.is_null()) {
+        moe = static_cast<int>(*layers);
+    } else {
+        return std::nullopt;
+    }
+    return std::make_pair(moe, static_cast<int>(*layers) - moe);
+}
+
+std::optional<int> EffectiveModel::moe_layer_count() const {
+    auto s = moe_dense_split(*this);
+    return s ? std::optional<int>(s->first) : std::nullopt;
+}
+std::optional<int> EffectiveModel::dense_layer_count() const {
+    auto s = moe_dense_split(*this);
+    return s ? std::optional<int>(s->second) : std::nullopt;
+}
+
+std::optional<int> EffectiveModel::layers_per_stage() const {
+    if (!known({"num_layers", "pipeline_model_parallel_size"})) return std::nullopt;
+    auto layers = integer("num_layers");
+    auto pp = integer("pipeline_model_parallel_size");
+    if (!layers || !pp || *pp <= 0 || *layers <= 0) return std::nullopt;
+    return static_cast<int>(*layers / *pp);
+}
+
+std::optional<int> EffectiveModel::layers_per_virtual_stage() const {
+    auto per_stage = layers_per_stage();
+    if (!per_stage || !known({"virtual_pipeline_model_parallel_size"})) return std::nullopt;
+    auto vpp = integer("virtual_pipeline_model_parallel_size");
+    if (!vpp) return per_stage;
+    if (*vpp <= 0) return std::nullopt;
+    return static_cast<int>(*per_stage / *vpp);
+}
+
+std::vector<const Value::Entry*> model_entries(const Value& root) {
+    std::vector<const Value::Entry*> out;
+    const Value* model = root.find("model");
+    if (!model || !model->is_map()) return out;
+    for (const auto& e : model->entries()) {
+        if (e.key == "transformer" && e.value.is_map()) {
+            for (const auto& inner : e.value.entries()) out.push_back(&inner);
+            continue;
+        }
+        out.push_back(&e);
+    }
+    return out;
+}
+
+static ModuleList read_modules(const Value& v) {
+    ModuleList list;
+    if (v.contains_unknown()) {
+        list.known = false;
+        return list;
+    }
+    if (v.is_null()) {
+        list.defaulted = true;
+        list.labels = {"core_attn"};
+        return list;
+    }
+    if (!v.is_list()) {
+        list.known = false;
+        return list;
+    }
+    for (const auto& item : v.items()) {
+        if (!item.is_string()) {
+            list.known = false;
+            return list;
+        }
+        list.labels.push_back(item.as_string());
+    }
+    return list;
+}
+
+static void apply_precision(const Value& mp, EffectiveModel& m, std::vector<Diagnostic>& errors) {
+    const Schema& schema = Schema::instance();
+    if (mp.is_null()) return;
+    if (mp.is_unknown()) {
+        for (const auto& f : {"fp8", "fp8_recipe", "fp4", "bf16", "fp16"})
+            m.fields.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", mp.unknown_reason()), mp.prov()));
+        return;
+    }
+    if (mp.is_string()) {
+        const PrecisionRecipe* recipe = schema.precision_recipe(mp.as_string());
+        if (!recipe) {
+            errors.push_back(input_error(
+                InputError::UnknownValue, mp.prov().range,
+                fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
+                            did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names()))));
+            return;
+        }
+        for (const auto& [field, value] : recipe->fields) {
+            Value v = value;
+            Provenance p = mp.prov();
+            p.detail = fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
+            v.set_prov(std::move(p));
+            m.fields.set(field, std::move(v));
+        }
+        return;
+    }
+    if (mp.is_map()) {
+        // A MixedPrecisionConfig object: Bridge copies its fields onto the model, over model-level values.
+        for (const auto& e : mp.entries()) {
+            if (e.key.empty() || e.key[0] == '_') continue;
+            const auto& copied = schema.precision_fields();
+            if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
+            Value v = e.value;
+            if (v.prov().detail.empty())
+                v.prov().detail = fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
+            m.fields.set(e.key, std::move(v));
+        }
+    }
+}
+
+static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
+    if (co.is_null()) return;
+    if (co.is_unknown()) {
+        m.fields.set("overlap_moe_expert_parallel_comm",
+                     Value::unknown(fmt::format("comm_overlap is unknown: {}", co.unknown_reason()), co.prov()));
+        return;
+    }
+    if (!co.is_map()) return;
+    const Value* v = co.find("overlap_moe_expert_parallel_comm");
+    if (v && !v->is_null()) {
+        Value copy = *v;
+        copy.prov().detail = "comm_overlap sets overlap_moe_expert_parallel_comm on the model";
+        m.fields.set("overlap_moe_expert_parallel_comm", std::move(copy));
+    } else {
+        Provenance p = co.prov();
+        p.origin = Origin::Derived;
+        p.detail = "comm_overlap is configured without overlap_moe_expert_parallel_comm, so Bridge sets it to False";
+        m.fields.set("overlap_moe_expert_parallel_comm", Value::boolean(false, std::move(p)));
+    }
+}
+
+FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor) {
+    FinalizeResult result;
+    EffectiveModel& m = result.model;
+    m.anchor = anchor;
+    m.revision = &revision;
+    for (const auto& [name, v] : revision.defaults) m.fields.set(name, v);
+    for (const Value::Entry* e : model_entries(root)) {
+        if (e->key == "_target_") continue;
+        m.fields.set(e->key, e->value, e->key_range);
+    }
+    if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, result.errors);
+    if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
+
+    // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
+    if (m.known({"cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}) && m.str("cuda_graph_impl") == "none") {
+        if (m.flag("enable_cuda_graph")) {
+            Value v = Value::string("local", m["enable_cuda_graph"].prov());
+            v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";
+            m.fields.set("cuda_graph_impl", std::move(v));
+        } else if (m.flag("external_cuda_graph")) {
+            Value v = Value::string("transformer_engine", m["external_cuda_graph"].prov());
+            v.prov().detail = "external_cuda_graph=True means cuda_graph_impl=\"transformer_engine\"";
+            m.fields.set("cuda_graph_impl", std::move(v));
+        }
+    }
+
+    m.modules_pre = read_modules(m["recompute_modules"]);
+    m.granularity_post = m.granularity_pre();
+    m.modules_post = m.modules_pre;
+    const Value& moe_layer = m["moe_layer_recompute"];
+    if (moe_layer.is_unknown()) {
+        m.modules_post.known = false;
+    } else if (moe_layer.truthy()) {
+        m.moe_layer_converted = true;
+        m.granularity_post = "selective";
+        if (!m.modules_post.contains("moe")) m.modules_post.labels.push_back("moe");
+    }
+    return result;
+}
+
+}  // namespace mbl

@@ -1,0 +1,69 @@
+#pragma once
+// The effective model config: what Megatron Core's TransformerConfig sees after Bridge has applied
+// mixed_precision and comm_overlap, with the selected revision's defaults filled in and __post_init__'s
+// rewrites (recompute_modules default, moe_layer_recompute) modelled. Every field keeps its provenance.
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/schema.hpp"
+#include "core/value.hpp"
+
+namespace mbl {
+
+struct ModuleList {
+    bool known = true;
+    bool defaulted = false;  // None in the config, filled in as ["core_attn"] by Megatron Core
+    std::vector<std::string> labels;
+    bool contains(std::string_view label) const;
+};
+
+class EffectiveModel {
+public:
+    Value fields = Value::map();  // field name -> value (with provenance)
+    SourceRange anchor;           // where to point for a fact with no line of its own (the `model:` section)
+    const Revision* revision = nullptr;
+
+    const Value& operator[](std::string_view name) const;
+    bool has(std::string_view name) const { return fields.find(name) != nullptr; }
+    // All the named fields are known (no unknown value anywhere inside them).
+    bool known(std::initializer_list<std::string_view> names) const;
+
+    // Typed reads of known values.
+    bool flag(std::string_view name) const { return (*this)[name].truthy(); }
+    std::optional<std::string> str(std::string_view name) const;  // nullopt for None / non-strings
+    std::optional<std::int64_t> integer(std::string_view name) const;
+    std::optional<double> number(std::string_view name) const;
+
+    // Megatron Core's __post_init__ view. "pre" is what the selective checks see (recompute_modules defaulted);
+    // "post" is after moe_layer_recompute turned into selective + "moe", what later checks see.
+    std::optional<std::string> granularity_pre() const { return str("recompute_granularity"); }
+    ModuleList modules_pre;
+    std::optional<std::string> granularity_post;
+    ModuleList modules_post;
+    bool moe_layer_converted = false;
+
+    // Architecture facts derived from the fields; nullopt when unknown.
+    bool is_moe() const;  // num_moe_experts set and > 0
+    std::optional<int> moe_layer_count() const;
+    std::optional<int> dense_layer_count() const;
+    std::optional<int> layers_per_stage() const;          // per pipeline stage
+    std::optional<int> layers_per_virtual_stage() const;  // per model chunk with VPP
+};
+
+struct FinalizeResult {
+    EffectiveModel model;
+    std::vector<Diagnostic> errors;  // input errors found while assembling (bad mixed_precision name, ...)
+};
+
+// `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...).
+FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor);
+
+// The model section of a config tree, flattened: builder configs nest TransformerConfig fields under
+// model.transformer; those are merged in. Returns the entries with their key ranges.
+std::vector<const Value::Entry*> model_entries(const Value& root);
+
+}  // namespace mbl

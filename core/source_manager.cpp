@@ -1,0 +1,67 @@
+#include "core/source_manager.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace mbl {
+
+const std::string* SourceManager::load(const std::string& path, std::string* error) {
+    if (auto it = texts_.find(path); it != texts_.end()) return &it->second;
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) {
+        if (error) *error = "is a directory";
+        return nullptr;
+    }
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        if (error) *error = std::strerror(errno);
+        return nullptr;
+    }
+    auto size = std::filesystem::file_size(path, ec);
+    if (!ec && size > kMaxFileBytes) {
+        if (error) *error = fmt::format("file is {} bytes, above the limit of {} bytes", size, kMaxFileBytes);
+        return nullptr;
+    }
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    if (in.bad()) {
+        if (error) *error = "read error";
+        return nullptr;
+    }
+    return &(texts_[path] = buf.str());
+}
+
+void SourceManager::add(const std::string& name, std::string text) { texts_[name] = std::move(text); }
+
+const std::string* SourceManager::text(const std::string& name) const {
+    auto it = texts_.find(name);
+    return it == texts_.end() ? nullptr : &it->second;
+}
+
+std::optional<std::string_view> nth_line(std::string_view text, int line) {
+    if (line < 1) return std::nullopt;
+    size_t pos = 0;
+    for (int l = 1; l < line; ++l) {
+        pos = text.find('\n', pos);
+        if (pos == std::string_view::npos) return std::nullopt;
+        ++pos;
+    }
+    if (pos > text.size()) return std::nullopt;
+    size_t end = text.find('\n', pos);
+    std::string_view out = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+    if (!out.empty() && out.back() == '\r') out.remove_suffix(1);
+    return out;
+}
+
+std::optional<std::string_view> SourceManager::line(const std::string& name, int line) const {
+    const std::string* t = text(name);
+    if (!t) return std::nullopt;
+    return nth_line(*t, line);
+}
+
+}  // namespace mbl

@@ -1,0 +1,123 @@
+#pragma once
+// The config tree. Every node carries the provenance of the line that set it, so any diagnostic can point
+// there. Front ends (YAML, Python recipes, overrides) build it; rules only ever see this type.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/source_range.hpp"
+
+namespace mbl {
+
+enum class Origin {
+    File,      // written in a YAML config file
+    Recipe,    // assigned in a Python recipe
+    Override,  // a command-line override
+    Default,   // the Megatron Core / Bridge default of the selected revision
+    Derived,   // computed from other values (mixed_precision recipe, Megatron's __post_init__, ...)
+};
+
+const char* origin_name(Origin origin);
+
+// A step of the chain that led to a value (recipe -> helper -> line); rendered as notes.
+struct ChainStep {
+    SourceRange range;
+    std::string message;
+};
+
+struct Provenance {
+    Origin origin = Origin::Default;
+    SourceRange range;    // the statement or entry that set the value
+    std::string detail;   // human words: "default of Megatron Core 0.20.dev", "mixed_precision recipe ...", ...
+    std::vector<ChainStep> chain;
+
+    static Provenance at(Origin origin, SourceRange range, std::string detail = {}) {
+        Provenance p;
+        p.origin = origin;
+        p.range = std::move(range);
+        p.detail = std::move(detail);
+        return p;
+    }
+    static Provenance default_of(std::string detail) { return at(Origin::Default, {}, std::move(detail)); }
+};
+
+class Value {
+public:
+    enum class Kind { Null, Bool, Int, Float, String, List, Map, Unknown };
+    struct Entry;
+
+    Value() = default;
+    static Value null(Provenance p = {});
+    static Value boolean(bool b, Provenance p = {});
+    static Value integer(std::int64_t i, Provenance p = {});
+    static Value floating(double d, Provenance p = {});
+    static Value string(std::string s, Provenance p = {});
+    static Value list(std::vector<Value> items, Provenance p = {});
+    static Value map(Provenance p = {});
+    // A value the front end could not work out; `reason` says why. Rules never fire on unknown values.
+    static Value unknown(std::string reason, Provenance p = {});
+
+    Kind kind() const { return kind_; }
+    bool is_null() const { return kind_ == Kind::Null; }
+    bool is_bool() const { return kind_ == Kind::Bool; }
+    bool is_int() const { return kind_ == Kind::Int; }
+    bool is_float() const { return kind_ == Kind::Float; }
+    bool is_number() const { return kind_ == Kind::Int || kind_ == Kind::Float; }
+    bool is_string() const { return kind_ == Kind::String; }
+    bool is_list() const { return kind_ == Kind::List; }
+    bool is_map() const { return kind_ == Kind::Map; }
+    bool is_unknown() const { return kind_ == Kind::Unknown; }
+    // True when this value or anything inside it is unknown.
+    bool contains_unknown() const;
+
+    bool as_bool() const { return b_; }
+    std::int64_t as_int() const { return i_; }
+    double as_number() const { return kind_ == Kind::Int ? static_cast<double>(i_) : d_; }
+    const std::string& as_string() const { return s_; }
+    const std::string& unknown_reason() const { return s_; }
+    const std::vector<Value>& items() const { return items_; }
+    std::vector<Value>& items() { return items_; }
+
+    // Python truthiness of a known value (None, False, 0, "", [] are false).
+    bool truthy() const;
+
+    // Map access; entries keep their source order.
+    const std::vector<Entry>& entries() const { return entries_; }
+    std::vector<Entry>& entries() { return entries_; }
+    const Value* find(std::string_view key) const;
+    Value* find(std::string_view key);
+    const Entry* find_entry(std::string_view key) const;
+    // Inserts or replaces; a replaced entry keeps its position.
+    Value& set(std::string key, Value value, SourceRange key_range = {});
+    bool erase(std::string_view key);
+    // `_target_` of a Bridge dump mapping, or "".
+    std::string target() const;
+
+    const Provenance& prov() const { return prov_; }
+    Provenance& prov() { return prov_; }
+    void set_prov(Provenance p) { prov_ = std::move(p); }
+
+    // Short Python-like rendering for messages: "full", 3, True, None, ["core_attn", "mlp"].
+    std::string display() const;
+    // Deep structural equality, provenance ignored.
+    bool same_as(const Value& other) const;
+
+private:
+    Kind kind_ = Kind::Null;
+    bool b_ = false;
+    std::int64_t i_ = 0;
+    double d_ = 0.0;
+    std::string s_;
+    std::vector<Value> items_;
+    std::vector<Entry> entries_;
+    Provenance prov_;
+};
+
+struct Value::Entry {
+    std::string key;
+    SourceRange key_range;
+    Value value;
+};
+
+}  // namespace mbl

@@ -1,0 +1,53 @@
+#pragma once
+// Front-end independent pipeline: config tree -> validation -> effective model -> rules -> diagnostics.
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/effective_model.hpp"
+#include "core/source_manager.hpp"
+#include "rules/rule.hpp"
+
+namespace mbl {
+
+struct LintOptions {
+    const Revision* revision = nullptr;  // required
+    RuleOptions rule_options;
+};
+
+struct LintResult {
+    std::vector<Diagnostic> diagnostics;
+    bool skipped = false;  // a YAML file found by a directory walk that is not a Bridge config
+};
+
+class Linter {
+public:
+    Linter(LintOptions options, SourceManager& sources) : options_(std::move(options)), sources_(sources) {}
+
+    // `explicit_input` is false for files found by walking a directory: unrelated YAML is then skipped.
+    LintResult lint_file(const std::string& path, bool explicit_input = true);
+    LintResult lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input = true);
+    // Lints an already-built config tree (any front end). `anchor` is where facts without a line point.
+    LintResult lint_tree(Value root, const SourceRange& anchor);
+
+    // The effective model of a tree (validation errors are appended to `errors`).
+    std::optional<EffectiveModel> effective_model(Value root, const SourceRange& anchor,
+                                                  std::vector<Diagnostic>& errors) const;
+
+    const LintOptions& options() const { return options_; }
+
+private:
+    LintOptions options_;
+    SourceManager& sources_;
+};
+
+// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml.
+struct InputFile {
+    std::string path;
+    bool explicit_input = true;
+};
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors);
+
+}  // namespace mbl

@@ -1,0 +1,142 @@
+#include "engine/validate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "core/did_you_mean.hpp"
+#include "parser/input_errors.hpp"
+
+namespace mbl {
+namespace {
+
+bool type_matches(const Value& v, FieldType t) {
+    if (v.is_null() || v.is_unknown()) return true;  // None is accepted by every dataclass field at construction
+    switch (t) {
+        case FieldType::Bool: return v.is_bool();
+        case FieldType::Int: return v.is_int();
+        case FieldType::Float: return v.is_number();
+        case FieldType::Str: return v.is_string();
+        case FieldType::List: return v.is_list();
+        case FieldType::Dict: return v.is_map();
+        case FieldType::Dtype:
+        case FieldType::Callable: return v.is_string() || v.is_map();
+        case FieldType::Any: return true;
+    }
+    return true;
+}
+
+const char* kind_words(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::Null: return "None";
+        case Value::Kind::Bool: return "a boolean";
+        case Value::Kind::Int: return "an integer";
+        case Value::Kind::Float: return "a number";
+        case Value::Kind::String: return "a string";
+        case Value::Kind::List: return "a list";
+        case Value::Kind::Map: return "a mapping";
+        case Value::Kind::Unknown: return "unknown";
+    }
+    return "a value";
+}
+
+const char* type_words(FieldType t) {
+    switch (t) {
+        case FieldType::Bool: return "true or false";
+        case FieldType::Int: return "an integer";
+        case FieldType::Float: return "a number";
+        case FieldType::Str: return "a string";
+        case FieldType::List: return "a list";
+        case FieldType::Dict: return "a mapping";
+        case FieldType::Dtype: return "a dtype such as torch.bfloat16";
+        case FieldType::Callable: return "a function name";
+        case FieldType::Any: return "any value";
+    }
+    return "a value";
+}
+
+void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnostic>& out) {
+    const Schema& schema = Schema::instance();
+    for (auto& e : model.entries()) {
+        if (!e.key.empty() && e.key[0] == '_') continue;  // _target_, _builder_, _partial_
+        if (e.key == "transformer" && e.value.is_map()) {
+            validate_model_map(e.value, rev, out);  // builder configs nest TransformerConfig fields here
+            continue;
+        }
+        SourceRange at = e.key_range.valid() ? e.key_range : e.value.prov().range;
+        const FieldSpec* f = schema.field(e.key);
+        if (!f) {
+            Diagnostic d = input_error(InputError::UnknownKey, at,
+                                       fmt::format("unknown model field \"{}\"{}", e.key,
+                                                   did_you_mean_suffix(e.key, schema.field_names())));
+            d.notes.push_back(Note{{}, "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
+                                       "a dataclass refuses unknown keyword arguments"});
+            out.push_back(std::move(d));
+            e.value = Value::unknown("unknown field", e.value.prov());
+            continue;
+        }
+        if (!schema.field_exists_at(*f, rev)) {
+            std::string when = !f->since.empty() ? fmt::format("it was added in {}", f->since)
+                                                 : fmt::format("it was removed after {}", f->until);
+            out.push_back(input_error(InputError::UnknownKey, at,
+                                      fmt::format("model field \"{}\" does not exist in Megatron Core {} ({}); pass "
+                                                  "--mcore for the revision the job runs",
+                                                  e.key, rev.name, when)));
+            e.value = Value::unknown("field not in this revision", e.value.prov());
+            continue;
+        }
+        if (!type_matches(e.value, f->type)) {
+            Diagnostic d = input_error(InputError::WrongType, e.value.prov().range.valid() ? e.value.prov().range : at,
+                                       fmt::format("model field \"{}\" must be {}, but it is {} ({})", e.key,
+                                                   type_words(f->type), kind_words(e.value), e.value.display()));
+            if (f->type == FieldType::List && e.value.is_string())
+                d.notes.push_back(Note{{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
+            out.push_back(std::move(d));
+            e.value = Value::unknown("wrong type", e.value.prov());
+        }
+    }
+}
+
+}  // namespace
+
+bool looks_like_bridge_config(const Value& root) {
+    if (!root.is_map()) return false;
+    if (root.target().find("ConfigContainer") != std::string::npos) return true;
+    for (const char* key : {"model", "mixed_precision", "comm_overlap"})
+        if (root.find(key)) return true;
+    return false;
+}
+
+std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
+    std::vector<Diagnostic> out;
+    if (!root.is_map()) return out;
+    const auto& sections = Schema::instance().config_sections();
+    for (auto& e : root.entries()) {
+        if (std::find(sections.begin(), sections.end(), e.key) != sections.end()) continue;
+        auto close = close_matches(e.key, sections, 1);
+        // A near miss is almost surely a typo that silently drops the section; anything else may be a section of a
+        // newer Bridge, so it only gets a warning.
+        Diagnostic d = input_error(InputError::UnknownKey, e.key_range,
+                                   fmt::format("unknown top-level section \"{}\"{}", e.key,
+                                               did_you_mean_suffix(e.key, sections)));
+        if (close.empty()) {
+            d.severity = Severity::Warning;
+            d.message += "; it is not checked";
+        }
+        out.push_back(std::move(d));
+    }
+    Value* model = root.find("model");
+    if (model) {
+        if (model->is_map()) {
+            validate_model_map(*model, rev, out);
+        } else if (!model->is_null() && !model->is_unknown()) {
+            out.push_back(input_error(InputError::WrongType, model->prov().range,
+                                      fmt::format("model must be a mapping of TransformerConfig fields, but it is {}",
+                                                  kind_words(*model))));
+            *model = Value::map(model->prov());
+        }
+    }
+    return out;
+}
+
+}  // namespace mbl

@@ -1,0 +1,247 @@
+#include "parser/yaml_loader.hpp"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "core/source_manager.hpp"
+#include "parser/input_errors.hpp"
+
+namespace mbl {
+namespace {
+
+// End (exclusive, 0-based) of the meaningful content of a line: trailing spaces and a `# comment` removed.
+size_t content_end(std::string_view line) {
+    char quote = 0;
+    size_t end = line.size();
+    for (size_t i = 0; i < line.size(); ++i) {
+        char c = line[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        else if (c == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) {
+            end = i;
+            break;
+        }
+    }
+    while (end > 0 && (line[end - 1] == ' ' || line[end - 1] == '\t')) --end;
+    return end;
+}
+
+// End (exclusive, 0-based) of the scalar token starting at `col`.
+size_t token_end(std::string_view line, size_t col) {
+    if (col >= line.size()) return col;
+    char q = line[col];
+    if (q == '"' || q == '\'') {
+        for (size_t i = col + 1; i < line.size(); ++i) {
+            if (q == '"' && line[i] == '\\') {
+                ++i;
+                continue;
+            }
+            if (line[i] == q) return i + 1;
+        }
+        return line.size();
+    }
+    size_t end = col;
+    while (end < line.size() && line[end] != ',' && line[end] != ']' && line[end] != '}' &&
+           !(line[end] == '#' && end > 0 && line[end - 1] == ' '))
+        ++end;
+    while (end > col && line[end - 1] == ' ') --end;
+    return end;
+}
+
+class Converter {
+public:
+    Converter(const std::string& file, std::string_view text, Origin origin)
+        : file_(file), text_(text), origin_(origin) {}
+
+    std::vector<Diagnostic> errors;
+
+    SourceRange range_at(const YAML::Mark& m, size_t end_col0) const {
+        return SourceRange{file_, m.line + 1, m.column + 1, m.line + 1, static_cast<int>(end_col0) + 1};
+    }
+    // The span of a scalar token that starts at `m`.
+    SourceRange token_range(const YAML::Mark& m) const {
+        auto line = nth_line(text_, m.line + 1);
+        size_t end = line ? token_end(*line, static_cast<size_t>(m.column)) : static_cast<size_t>(m.column) + 1;
+        if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
+        return range_at(m, end);
+    }
+    // From `m` to the end of the content on its line: a whole `key: value` entry.
+    SourceRange rest_of_line(const YAML::Mark& m) const {
+        auto line = nth_line(text_, m.line + 1);
+        size_t end = line ? content_end(*line) : static_cast<size_t>(m.column) + 1;
+        if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
+        return range_at(m, end);
+    }
+
+    Value scalar(const YAML::Node& node, const Provenance& prov) {
+        const std::string& s = node.Scalar();
+        if (node.Tag() != "?") {
+            // Quoted or explicitly tagged: a string unless the tag says otherwise.
+            if (node.Tag() == "tag:yaml.org,2002:int" || node.Tag() == "!!int") return parse_plain(s, prov);
+            return Value::string(s, prov);
+        }
+        return parse_plain(s, prov);
+    }
+
+    // YAML 1.1 resolution of a plain scalar, as PyYAML (and so OmegaConf/Hydra) does it, plus 1e-5 floats.
+    static Value parse_plain(const std::string& s, const Provenance& prov) {
+        if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return Value::null(prov);
+        if (s == "true" || s == "True" || s == "TRUE" || s == "yes" || s == "Yes" || s == "YES" || s == "on" ||
+            s == "On" || s == "ON")
+            return Value::boolean(true, prov);
+        if (s == "false" || s == "False" || s == "FALSE" || s == "no" || s == "No" || s == "NO" || s == "off" ||
+            s == "Off" || s == "OFF")
+            return Value::boolean(false, prov);
+        std::string digits;
+        for (char c : s)
+            if (c != '_') digits += c;
+        {
+            std::int64_t i = 0;
+            const char* b = digits.data();
+            const char* e = b + digits.size();
+            const char* start = (b != e && (*b == '+')) ? b + 1 : b;
+            auto [p, ec] = std::from_chars(start, e, i);
+            if (ec == std::errc() && p == e && start != e) return Value::integer(i, prov);
+            if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+                auto [p2, ec2] = std::from_chars(b + 2, e, i, 16);
+                if (ec2 == std::errc() && p2 == e) return Value::integer(i, prov);
+            }
+        }
+        if (s == ".inf" || s == ".Inf" || s == "+.inf") return Value::floating(std::numeric_limits<double>::infinity(), prov);
+        if (s == "-.inf" || s == "-.Inf") return Value::floating(-std::numeric_limits<double>::infinity(), prov);
+        if (s == ".nan" || s == ".NaN") return Value::floating(std::nan(""), prov);
+        {
+            bool has_digit = false, numeric_chars = true;
+            for (char c : digits) {
+                if (std::isdigit(static_cast<unsigned char>(c))) has_digit = true;
+                else if (c != '.' && c != 'e' && c != 'E' && c != '+' && c != '-') numeric_chars = false;
+            }
+            if (has_digit && numeric_chars) {
+                double d = 0;
+                auto [p, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), d);
+                if (ec == std::errc() && p == digits.data() + digits.size()) return Value::floating(d, prov);
+            }
+        }
+        return Value::string(s, prov);
+    }
+
+    // `entry_prov` is the provenance of the whole `key: value` entry holding this node (or of the list item).
+    Value convert(const YAML::Node& node, const Provenance& entry_prov, int depth) {
+        if (depth > kMaxYamlDepth) {
+            if (!limit_reported_) {
+                limit_reported_ = true;
+                errors.push_back(input_error(InputError::LimitExceeded, entry_prov.range,
+                                             fmt::format("nesting is deeper than the limit of {} levels", kMaxYamlDepth)));
+            }
+            return Value::unknown("nesting limit", entry_prov);
+        }
+        switch (node.Type()) {
+            case YAML::NodeType::Undefined:
+            case YAML::NodeType::Null: return Value::null(entry_prov);
+            case YAML::NodeType::Scalar: return scalar(node, entry_prov);
+            case YAML::NodeType::Sequence: {
+                std::vector<Value> items;
+                for (const auto& item : node) {
+                    Provenance p = entry_prov;
+                    p.range = item.IsScalar() ? token_range(item.Mark()) : rest_of_line(item.Mark());
+                    items.push_back(convert(item, p, depth + 1));
+                }
+                return Value::list(std::move(items), entry_prov);
+            }
+            case YAML::NodeType::Map: {
+                Value m = Value::map(entry_prov);
+                for (const auto& kv : node) {
+                    const YAML::Node& k = kv.first;
+                    if (!k.IsScalar()) {
+                        errors.push_back(input_error(InputError::WrongType, token_range(k.Mark()),
+                                                     "mapping keys must be plain names"));
+                        continue;
+                    }
+                    const std::string key = k.Scalar();
+                    Provenance p = Provenance::at(origin_, rest_of_line(k.Mark()));
+                    if (const auto* previous = m.find_entry(key)) {
+                        errors.push_back(input_error(
+                            InputError::DuplicateKey, token_range(k.Mark()),
+                            fmt::format("key \"{}\" appears twice in the same mapping (first at line {}); "
+                                        "Hydra/OmegaConf refuse duplicate keys",
+                                        key, previous->key_range.line)));
+                        continue;
+                    }
+                    m.set(key, convert(kv.second, p, depth + 1), token_range(k.Mark()));
+                }
+                // {_target_: torch.bfloat16, _call_: false} names a symbol (dtype, function): keep the name.
+                const Value* call = m.find("_call_");
+                if (call && call->is_bool() && !call->as_bool() && m.entries().size() == 2) {
+                    const std::string target = m.target();
+                    if (!target.empty()) return Value::string(target, entry_prov);
+                }
+                return m;
+            }
+        }
+        return Value::null(entry_prov);
+    }
+
+private:
+    const std::string& file_;
+    std::string_view text_;
+    Origin origin_;
+    bool limit_reported_ = false;
+};
+
+}  // namespace
+
+YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin) {
+    YamlLoadResult result;
+    YAML::Node doc;
+    try {
+        std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+        if (docs.size() > 1) {
+            result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
+                                                fmt::format("file holds {} YAML documents; a config is one document "
+                                                            "(remove the extra `---` separators)",
+                                                            docs.size())));
+            return result;
+        }
+        if (!docs.empty()) doc = docs.front();
+    } catch (const YAML::Exception& e) {
+        SourceRange at = e.mark.is_null() ? SourceRange::point(file, 1, 1)
+                                          : SourceRange::point(file, e.mark.line + 1, e.mark.column + 1);
+        result.errors.push_back(
+            input_error(InputError::Syntax, at, fmt::format("YAML syntax error: {}", e.msg)));
+        return result;
+    } catch (const std::exception& e) {
+        result.errors.push_back(input_error(InputError::Syntax, SourceRange::point(file, 1, 1),
+                                            fmt::format("YAML could not be read: {}", e.what())));
+        return result;
+    }
+    if (!doc.IsDefined() || doc.IsNull()) {
+        result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
+                                            "file is empty; expected a mapping such as `model: {...}`"));
+        return result;
+    }
+    if (!doc.IsMap()) {
+        const char* what = doc.IsSequence() ? "a list" : "a single value";
+        result.errors.push_back(input_error(
+            InputError::NotAMapping, SourceRange::point(file, doc.Mark().line + 1, doc.Mark().column + 1),
+            fmt::format("the document is {}, but a config must be a mapping of sections such as `model:`", what)));
+        return result;
+    }
+    Converter conv(file, text, origin);
+    try {
+        result.root = conv.convert(doc, Provenance::at(origin, SourceRange::point(file, 1, 1)), 0);
+    } catch (const std::exception& e) {
+        conv.errors.push_back(input_error(InputError::Syntax, SourceRange::point(file, 1, 1),
+                                          fmt::format("YAML could not be read: {}", e.what())));
+    }
+    result.errors = std::move(conv.errors);
+    return result;
+}
+
+}  // namespace mbl

@@ -1,0 +1,25 @@
+#pragma once
+// YAML front end: a Bridge config dump, an override file or a bare `model:` mapping -> config tree.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/value.hpp"
+
+namespace mbl {
+
+struct YamlLoadResult {
+    Value root;                       // a Map on success
+    std::vector<Diagnostic> errors;   // IN0xx diagnostics; non-empty means the file is unusable
+    bool ok() const { return errors.empty(); }
+};
+
+// Parses `text` (the contents of `file`). Never throws. Values carry Origin::File provenance spanning the
+// `key: value` entry that set them, so a caret can underline it.
+YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin = Origin::File);
+
+// Nesting deeper than this is refused with a diagnostic instead of recursing further.
+inline constexpr int kMaxYamlDepth = 200;
+
+}  // namespace mbl

@@ -1,0 +1,47 @@
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "report/report.hpp"
+
+namespace mbl {
+
+using json = nlohmann::ordered_json;
+
+static json position(const SourceRange& r) {
+    json j;
+    j["file"] = r.file.empty() ? json(nullptr) : json(r.file);
+    j["line"] = r.valid() ? json(r.line) : json(nullptr);
+    j["column"] = r.valid() ? json(r.column) : json(nullptr);
+    return j;
+}
+
+void write_json(std::ostream& out, const std::vector<Diagnostic>& diags) {
+    DiagnosticCounts counts;
+    json list = json::array();
+    for (const auto& d : diags) {
+        counts.add(d);
+        json j = position(d.range);
+        j["code"] = d.code;
+        j["name"] = d.name;
+        j["severity"] = severity_name(d.severity);
+        j["end_line"] = d.range.valid() ? json(d.range.end_line) : json(nullptr);
+        j["end_column"] = d.range.valid() ? json(d.range.end_column) : json(nullptr);
+        j["message"] = d.message;
+        json notes = json::array();
+        for (const auto& n : d.notes) {
+            json nj = position(n.range);
+            nj["message"] = n.message;
+            notes.push_back(std::move(nj));
+        }
+        j["notes"] = std::move(notes);
+        if (d.fix) j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->safe}};
+        list.push_back(std::move(j));
+    }
+    json doc;
+    doc["version"] = 1;
+    doc["diagnostics"] = std::move(list);
+    doc["summary"] = {{"errors", counts.errors}, {"warnings", counts.warnings}, {"infos", counts.infos}};
+    out << doc.dump(2) << '\n';
+}
+
+}  // namespace mbl

@@ -1,0 +1,56 @@
+// RC001 cpu-offloading-with-recompute
+#include <fmt/format.h>
+
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC001", "cpu-offloading-with-recompute", Severity::Error,
+    "cpu_offloading and activation recompute are enabled together",
+    R"md(## What it does
+Flags a config that enables `cpu_offloading` while `recompute_granularity` is set.
+
+## Why is this bad?
+CPU offloading and activation recompute are two alternative answers to the same memory problem. Megatron Core
+refuses to combine them and raises `ValueError: CPU offloading does not work when activation recomputation is
+enabled` when the job starts, after it has waited in the queue.
+
+## Example
+```yaml
+model:
+  cpu_offloading: true
+  recompute_granularity: selective
+```
+
+## Use instead
+Pick one of them:
+```yaml
+model:
+  cpu_offloading: false
+  recompute_granularity: selective
+```
+)md"};
+
+class CpuOffloadingWithRecompute final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        const EffectiveModel& m = ctx.model;
+        if (!m.known({"cpu_offloading", "recompute_granularity"})) return;
+        if (!m.flag("cpu_offloading") || m["recompute_granularity"].is_null()) return;
+        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+                                   fmt::format("recompute_granularity is {} while cpu_offloading is enabled; Megatron Core "
+                                               "allows only one of them", m["recompute_granularity"].display()));
+        ctx.note_field(d, "cpu_offloading", "cpu_offloading is enabled here");
+        RuleContext::hint(d, "set cpu_offloading to false, or recompute_granularity to null");
+        RuleContext::hint(d, rules::rejection_note(m));
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC001, CpuOffloadingWithRecompute)
+
+}  // namespace mbl

@@ -1,0 +1,58 @@
+// RC005 full-recompute-without-num-layers
+#include <fmt/format.h>
+
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC005", "full-recompute-without-num-layers", Severity::Error,
+    "recompute_granularity is \"full\" but recompute_num_layers is not set",
+    R"md(## What it does
+Flags full recompute without `recompute_num_layers`.
+
+## Why is this bad?
+`recompute_num_layers` is the chunk size (uniform) or the number of checkpointed layers per stage (block).
+Megatron Core raises `ValueError: When using recompute_granularity: full recompute_num_layers must be between 1
+and num_layers_per_pipeline_rank` when it is missing.
+
+## Example
+```yaml
+model:
+  recompute_granularity: full
+  recompute_method: uniform
+```
+
+## Use instead
+```yaml
+model:
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+```
+)md"};
+
+class FullRecomputeWithoutNumLayers final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        const EffectiveModel& m = ctx.model;
+        if (!m.known({"recompute_granularity", "recompute_num_layers"})) return;
+        if (m.granularity_pre() != "full" || !m["recompute_num_layers"].is_null()) return;
+        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+                                   "recompute_granularity is \"full\" but recompute_num_layers is not set");
+        if (auto per_stage = m.layers_per_stage())
+            RuleContext::hint(d, fmt::format("set recompute_num_layers to a value between 1 and {} (the layers per pipeline "
+                                             "stage); 1 with \"uniform\" keeps the least memory", *per_stage));
+        else
+            RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
+        RuleContext::hint(d, rules::rejection_note(m));
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC005, FullRecomputeWithoutNumLayers)
+
+}  // namespace mbl

@@ -1,0 +1,64 @@
+// RC007 distributed-activations-with-sequence-parallel
+#include <fmt/format.h>
+
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC007", "distributed-activations-with-sequence-parallel", Severity::Error,
+    "distribute_saved_activations and sequence_parallel are both enabled",
+    R"md(## What it does
+Flags `distribute_saved_activations: true` together with `sequence_parallel: true` while recompute is enabled.
+
+## Why is this bad?
+Sequence parallelism already splits the checkpointed layer inputs across the tensor-parallel group, so
+distributing them again is not supported. Megatron Core raises `ValueError: distribute_saved_activations: True
+must be false when sequence parallel is enabled`.
+
+## Example
+```yaml
+model:
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+  tensor_model_parallel_size: 4
+  sequence_parallel: true
+  distribute_saved_activations: true
+```
+
+## Use instead
+```yaml
+model:
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+  tensor_model_parallel_size: 4
+  sequence_parallel: true
+```
+)md"};
+
+class DistributedActivationsWithSequenceParallel final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        const EffectiveModel& m = ctx.model;
+        if (!m.known({"recompute_granularity", "distribute_saved_activations", "sequence_parallel"})) return;
+        if (m["recompute_granularity"].is_null()) return;
+        if (!m.flag("distribute_saved_activations") || !m.flag("sequence_parallel")) return;
+        Diagnostic& d = ctx.report(kRule, "distribute_saved_activations",
+                                   "distribute_saved_activations is enabled together with sequence_parallel");
+        ctx.note_field(d, "sequence_parallel", "sequence_parallel is enabled here");
+        RuleContext::hint(d, "sequence parallelism already keeps 1/TP of each checkpointed input: set "
+                             "distribute_saved_activations to false; " + rules::rejection_note(m));
+        d.fix = Fix{"Set distribute_saved_activations to false",
+                    {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}}, {}, true};
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC007, DistributedActivationsWithSequenceParallel)
+
+}  // namespace mbl

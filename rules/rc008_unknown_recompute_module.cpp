@@ -1,0 +1,81 @@
+// RC008 unknown-recompute-module
+#include <fmt/format.h>
+#include "core/did_you_mean.hpp"
+
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC008", "unknown-recompute-module", Severity::Error,
+    "recompute_modules holds a label the selected Megatron Core revision does not accept",
+    R"md(## What it does
+Flags labels in `recompute_modules` that the targeted Megatron Core revision does not know, and suggests the
+closest valid label.
+
+## Why is this bad?
+Megatron Core asserts that every label is valid (`AssertionError: Invalid choices for recompute_modules`). Labels
+differ between revisions: `shared_experts` arrived in 0.14, `gdn_norm_out` in 0.19, `mhc`, `gdp_in_proj` and
+`gdp_qkv` only on main; `attn` or `moe_layer` were never labels.
+
+## Example
+```yaml
+model:
+  recompute_granularity: selective
+  recompute_modules: [attn, moe_layer]
+```
+
+## Use instead
+```yaml
+model:
+  recompute_granularity: selective
+  recompute_modules: [core_attn, moe]
+```
+)md"};
+
+class UnknownRecomputeModule final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        const EffectiveModel& m = ctx.model;
+        if (!rules::selective_pre(m)) return;
+        const auto& labels = ctx.revision().labels;
+        const Schema& schema = Schema::instance();
+        const Value& list = m["recompute_modules"];
+        for (size_t i = 0; i < m.modules_pre.labels.size(); ++i) {
+            const std::string& label = m.modules_pre.labels[i];
+            if (ctx.revision().has_label(label)) continue;
+            // A label that a later revision accepts deserves a different hint than a typo.
+            std::string later;
+            for (const auto& name : schema.revision_names()) {
+                const Revision* r = schema.revision(name);
+                if (r->order > ctx.revision().order && r->has_label(label)) {
+                    later = name;
+                    break;
+                }
+            }
+            std::string message = fmt::format("\"{}\" is not a recompute_modules label in Megatron Core {}", label,
+                                              ctx.revision().name);
+            auto matches = close_matches(label, labels, 2);
+            if (later.empty()) message += did_you_mean_suffix(label, labels);
+            const Value& where = list.is_list() && i < list.items().size() ? list.items()[i] : list;
+            Diagnostic& d = ctx.report_at(kRule, where, std::move(message));
+            if (!later.empty())
+                RuleContext::hint(d, fmt::format("\"{}\" is accepted from Megatron Core {} on; pass --mcore {} if that is what "
+                                                 "the job runs", label, later, later));
+            RuleContext::hint(d, fmt::format("labels accepted by Megatron Core {}: {}", ctx.revision().name,
+                                             rules::quoted_list(labels)));
+            RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
+            if (later.empty() && matches.size() == 1)
+                d.fix = Fix{fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
+                            {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}}, {}, true};
+        }
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC008, UnknownRecomputeModule)
+
+}  // namespace mbl

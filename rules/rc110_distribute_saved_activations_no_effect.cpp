@@ -1,0 +1,66 @@
+// RC110 distribute-saved-activations-no-effect
+#include <fmt/format.h>
+
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC110", "distribute-saved-activations-no-effect", Severity::Warning,
+    "distribute_saved_activations has no effect here",
+    R"md(## What it does
+Flags `distribute_saved_activations: true` where it does nothing: tensor-parallel size 1, or a granularity other
+than full (the selective checkpoints hard-code it off).
+
+## Why is this bad?
+The setting keeps 1/TP of each checkpointed layer input and all-gathers it in backward. With TP 1 or without full
+recompute it changes nothing, yet readers of the recipe will assume memory is being saved.
+
+## Example
+```yaml
+model:
+  tensor_model_parallel_size: 1
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+  distribute_saved_activations: true
+```
+
+## Use instead
+```yaml
+model:
+  tensor_model_parallel_size: 1
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+```
+)md"};
+
+class DistributeSavedActivationsNoEffect final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        const EffectiveModel& m = ctx.model;
+        if (!m.known({"distribute_saved_activations", "recompute_granularity", "tensor_model_parallel_size", "sequence_parallel",
+                      "moe_layer_recompute"}))
+            return;
+        if (!m.flag("distribute_saved_activations")) return;
+        if (!m["recompute_granularity"].is_null() && m.flag("sequence_parallel")) return;  // RC007
+        std::string why;
+        if (m.granularity_post != "full")
+            why = m.granularity_post ? "only full recompute distributes saved activations; the selective checkpoints keep them whole"
+                                     : "nothing is recomputed (recompute_granularity is None)";
+        else if (m.integer("tensor_model_parallel_size").value_or(1) <= 1)
+            why = "tensor_model_parallel_size is 1, so there is nothing to distribute across";
+        if (why.empty()) return;
+        Diagnostic& d = ctx.report(kRule, "distribute_saved_activations", "distribute_saved_activations has no effect: " + why);
+        d.fix = Fix{"Remove distribute_saved_activations", {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}}, {}, true};
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC110, DistributeSavedActivationsNoEffect)
+
+}  // namespace mbl

@@ -1,0 +1,49 @@
+#include "rules/registry.hpp"
+
+#include <cctype>
+
+namespace mbl {
+
+#define MBL_RULE(CODE) std::unique_ptr<Rule> make_rule_##CODE();
+#include "rules/rules.def"
+#undef MBL_RULE
+
+const std::vector<std::unique_ptr<Rule>>& all_rules() {
+    static const std::vector<std::unique_ptr<Rule>> rules = [] {
+        std::vector<std::unique_ptr<Rule>> v;
+#define MBL_RULE(CODE) v.push_back(make_rule_##CODE());
+#include "rules/rules.def"
+#undef MBL_RULE
+        return v;
+    }();
+    return rules;
+}
+
+const Rule* find_rule(std::string_view code_or_name) {
+    for (const auto& r : all_rules()) {
+        const RuleInfo& info = r->info();
+        if (info.code == code_or_name || info.name == code_or_name) return r.get();
+        // Codes are case-insensitive on the command line: rc004 == RC004.
+        if (code_or_name.size() == info.code.size()) {
+            bool same = true;
+            for (size_t i = 0; i < info.code.size() && same; ++i)
+                same = std::toupper(static_cast<unsigned char>(code_or_name[i])) == info.code[i];
+            if (same) return r.get();
+        }
+    }
+    return nullptr;
+}
+
+std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options) {
+    std::vector<Diagnostic> out;
+    for (const auto& rule : all_rules()) {
+        const RuleInfo& info = rule->info();
+        if (info.is_rejection() && !model.revision->rejects(info.code)) continue;
+        RuleContext ctx(model, options);
+        rule->check(ctx);
+        for (auto& d : ctx.take()) out.push_back(std::move(d));
+    }
+    return out;
+}
+
+}  // namespace mbl

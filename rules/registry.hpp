@@ -1,0 +1,18 @@
+#pragma once
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "rules/rule.hpp"
+
+namespace mbl {
+
+// Every rule, in code order (the order of rules/rules.def).
+const std::vector<std::unique_ptr<Rule>>& all_rules();
+const Rule* find_rule(std::string_view code_or_name);
+
+// Runs every rule that applies to the model's revision; error rules run only where the revision's schema lists
+// them as Megatron Core rejections.
+std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options);
+
+}  // namespace mbl

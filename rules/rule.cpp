@@ -1,0 +1,46 @@
+#include "rules/rule.hpp"
+
+#include <fmt/format.h>
+
+namespace mbl {
+
+SourceRange RuleContext::where(std::string_view field) const {
+    const Value& v = model[field];
+    return v.prov().range.valid() ? v.prov().range : model.anchor;
+}
+
+void RuleContext::attach_provenance(Diagnostic& d, const Value& v) const {
+    if (!v.prov().detail.empty()) d.notes.push_back(Note{{}, v.prov().detail});
+    for (const auto& step : v.prov().chain) d.notes.push_back(Note{step.range, step.message});
+}
+
+Diagnostic& RuleContext::report(const RuleInfo& rule, std::string_view field, std::string message) {
+    const Value& v = model[field];
+    Diagnostic& d = report_at(rule, v, std::move(message));
+    if (!v.prov().range.valid()) d.range = model.anchor;
+    return d;
+}
+
+Diagnostic& RuleContext::report_at(const RuleInfo& rule, const Value& value, std::string message) {
+    Diagnostic d;
+    d.code = std::string(rule.code);
+    d.name = std::string(rule.name);
+    d.severity = rule.severity;
+    d.range = value.prov().range.valid() ? value.prov().range : model.anchor;
+    d.message = std::move(message);
+    attach_provenance(d, value);
+    out_.push_back(std::move(d));
+    return out_.back();
+}
+
+void RuleContext::note_field(Diagnostic& d, std::string_view field, std::string message) const {
+    const Value& v = model[field];
+    if (v.prov().range.valid()) {
+        d.notes.push_back(Note{v.prov().range, std::move(message)});
+        for (const auto& step : v.prov().chain) d.notes.push_back(Note{step.range, step.message});
+    } else {
+        d.notes.push_back(Note{{}, std::move(message)});
+    }
+}
+
+}  // namespace mbl

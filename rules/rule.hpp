@@ -1,0 +1,66 @@
+#pragma once
+// A rule is one class with a stable code and name. Its documentation string IS the user documentation:
+// `mbridge-lint explain CODE` prints it and docs/rules.md is generated from it. Every doc has the sections
+// "## What it does", "## Why is this bad?", "## Example" and "## Use instead" (a test enforces this).
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/effective_model.hpp"
+#include "core/version.hpp"
+
+namespace mbl {
+
+struct RuleInfo {
+    std::string_view code;     // RC004
+    std::string_view name;     // full-recompute-without-method
+    Severity severity;
+    std::string_view summary;  // one line, for `mbridge-lint rules`
+    std::string_view doc;      // markdown, see above
+    // Error rules mirror a Megatron Core rejection and run only at revisions whose schema lists the code.
+    bool is_rejection() const { return severity == Severity::Error; }
+};
+
+struct RuleOptions {
+    std::optional<Version> te_version;  // installed Transformer Engine, when the user states it
+};
+
+class RuleContext {
+public:
+    RuleContext(const EffectiveModel& model, const RuleOptions& options) : model(model), options(options) {}
+
+    const EffectiveModel& model;
+    const RuleOptions& options;
+    const Revision& revision() const { return *model.revision; }
+
+    // Where a field was set, or the model section when it holds a default.
+    SourceRange where(std::string_view field) const;
+    // Reports a problem located at the line that set `field`; the value's provenance chain becomes notes.
+    Diagnostic& report(const RuleInfo& rule, std::string_view field, std::string message);
+    Diagnostic& report_at(const RuleInfo& rule, const Value& value, std::string message);
+    // A note about another field involved: located when that field was set somewhere, plain for defaults.
+    void note_field(Diagnostic& d, std::string_view field, std::string message) const;
+    static void hint(Diagnostic& d, std::string message) { d.notes.push_back(Note{{}, std::move(message)}); }
+
+    std::vector<Diagnostic> take() { return std::move(out_); }
+
+private:
+    void attach_provenance(Diagnostic& d, const Value& v) const;
+    std::vector<Diagnostic> out_;
+};
+
+class Rule {
+public:
+    virtual ~Rule() = default;
+    virtual const RuleInfo& info() const = 0;
+    virtual void check(RuleContext& ctx) const = 0;
+};
+
+}  // namespace mbl
+
+// Defines the factory the registry (rules/rules.def) calls for a rule class.
+#define MBL_DEFINE_RULE(CODE, CLASS) \
+    std::unique_ptr<::mbl::Rule> make_rule_##CODE() { return std::make_unique<CLASS>(); }

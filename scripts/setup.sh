@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs everything mbridge-lint needs on a fresh Debian 12 machine. Safe to run again:
+# apt skips what is installed, and the grammar download is skipped when the pinned version is present.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+packages=(
+  build-essential cmake ninja-build pkg-config git
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev catch2 libtree-sitter-dev
+  libcli11-dev libtomlplusplus-dev libbenchmark-dev
+  nodejs
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# npm ships inside some nodejs builds (NodeSource) and as its own package in Debian.
+command -v npm >/dev/null 2>&1 || missing+=(npm)
+if ((${#missing[@]})); then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  echo "setup: installing ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${missing[@]}" >/dev/null
+else
+  echo "setup: Debian packages already installed"
+fi
+
+# tree-sitter-python 0.23.x is ABI 14, the newest ABI Debian's libtree-sitter 0.20 loads.
+grammar_version="0.23.6"
+grammar_dir="$here/third_party/tree-sitter-python"
+if [ "$(cat "$grammar_dir/VERSION" 2>/dev/null)" != "$grammar_version" ]; then
+  echo "setup: fetching tree-sitter-python $grammar_version from npm"
+  tmp="$(mktemp -d)"
+  (cd "$tmp" && npm pack --silent "tree-sitter-python@$grammar_version" >/dev/null && tar xzf tree-sitter-python-*.tgz)
+  rm -rf "$grammar_dir"
+  mkdir -p "$grammar_dir"
+  cp -r "$tmp/package/src" "$tmp/package/LICENSE" "$grammar_dir/"
+  echo "$grammar_version" > "$grammar_dir/VERSION"
+  rm -rf "$tmp"
+else
+  echo "setup: tree-sitter-python $grammar_version already present"
+fi
