@@ -231,7 +231,8 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     const Value& moe_layer = m["moe_layer_recompute"];
     if (moe_layer.is_unknown()) {
         m.modules_post.known = false;
-    } else if (moe_layer.truthy()) {
+    } else if (moe_layer.truthy() && m.known({"recompute_granularity"}) && m.granularity_pre() != "full") {
+        // With full granularity Megatron Core raises before converting (RC015), so the run never sees the conversion.
         m.moe_layer_converted = true;
         m.granularity_post = "selective";
         if (!m.modules_post.contains("moe")) m.modules_post.labels.push_back("moe");

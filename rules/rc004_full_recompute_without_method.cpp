@@ -42,7 +42,8 @@ public:
         if (m.granularity_pre() != "full" || !m["recompute_method"].is_null()) return;
         Diagnostic& d = ctx.report(kRule, "recompute_granularity",
                                    "recompute_granularity is \"full\" but recompute_method is not set");
-        RuleContext::hint(d, "set recompute_method to \"uniform\" or \"block\" (" + rules::rejection_note(m) + ")");
+        RuleContext::hint(d, "set recompute_method to \"uniform\" or \"block\"");
+RuleContext::hint(d, rules::rejection_note(m));
         d.fix = Fix{"Set recompute_method to \"uniform\"",
                     {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}}, {}, false};
     }

@@ -41,7 +41,8 @@ public:
         if (!m.known({"experimental_attention_variant"})) return;
         if (!([&] { auto v = m.str("experimental_attention_variant"); const auto& ok = ctx.revision().enum_values("gated_delta_net_variants"); return !v || std::find(ok.begin(), ok.end(), *v) == ok.end(); }())) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "gdn_norm_out", fmt::format("\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}", m["experimental_attention_variant"].display()));
-        ctx.note_field(d, "experimental_attention_variant", fmt::format("accepted variants: {}", rules::quoted_list(ctx.revision().enum_values("gated_delta_net_variants"))));
+        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn_norm_out\"",
+                                         rules::quoted_list(ctx.revision().enum_values("gated_delta_net_variants"))));
         RuleContext::hint(d, rules::rejection_note(m));
     }
 };

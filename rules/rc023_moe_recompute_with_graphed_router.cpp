@@ -41,7 +41,12 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         auto g = rules::graph_scope(m);
-        if (!g || g->impl != "transformer_engine" || !rules::selective_post(m) || !m.modules_post.contains("moe")) return;
+        if (!g || g->impl == "none" || !rules::selective_post(m) || !m.modules_post.contains("moe")) return;
+        // 0.15/0.16 refused it for any graph implementation ("*"), 0.17 on only for transformer_engine graphs.
+        const auto& impls = ctx.revision().enum_values("moe_router_graph_impls");
+        if (std::find(impls.begin(), impls.end(), "*") == impls.end() &&
+            std::find(impls.begin(), impls.end(), g->impl) == impls.end())
+            return;
         if (std::find(g->modules.begin(), g->modules.end(), "moe_router") == g->modules.end()) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "moe", "\"moe\" recompute cannot be combined with a CUDA-graphed moe_router");
         ctx.note_field(d, "cuda_graph_scope", "moe_router is in the CUDA graph scope here");

@@ -59,7 +59,9 @@ public:
         }
         if (!m["recompute_num_layers"].is_null())
             add("recompute_num_layers", "recompute_num_layers must be unset when overlap_moe_expert_parallel_comm is enabled");
-        if (m.granularity_post == "selective" && m.modules_post.known && m.modules_post.contains("moe")) {
+        // Megatron Core checks the module list whatever the granularity (from 0.17 on).
+        if (ctx.revision().enum_values("ep_overlap_forbids_moe_recompute") == std::vector<std::string>{"true"} &&
+            m.modules_post.known && m.modules_post.contains("moe")) {
             const Value* item = rules::module_item(m, "moe");
             Diagnostic* d = add(m.moe_layer_converted && !item ? "moe_layer_recompute" : "recompute_modules",
                                 "\"moe\" recompute cannot be combined with overlap_moe_expert_parallel_comm", item);

@@ -52,7 +52,7 @@ public:
                                                "random state; check loss curves numerically", m["attention_dropout"].display(),
                                                m["hidden_dropout"].display()));
         ctx.note_field(d, a != 0.0 ? "attention_dropout" : "hidden_dropout",
-                       "dropout is set here (the TransformerConfig default is 0.1)");
+                       "dropout is set here");
     }
 };
 

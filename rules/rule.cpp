@@ -10,7 +10,7 @@ SourceRange RuleContext::where(std::string_view field) const {
 }
 
 void RuleContext::attach_provenance(Diagnostic& d, const Value& v) const {
-    if (!v.prov().detail.empty()) d.notes.push_back(Note{{}, v.prov().detail});
+    if (!v.prov().detail.empty()) d.notes.push_back(Note{SourceRange{}, v.prov().detail});
     for (const auto& step : v.prov().chain) d.notes.push_back(Note{step.range, step.message});
 }
 
@@ -38,8 +38,11 @@ void RuleContext::note_field(Diagnostic& d, std::string_view field, std::string 
     if (v.prov().range.valid()) {
         d.notes.push_back(Note{v.prov().range, std::move(message)});
         for (const auto& step : v.prov().chain) d.notes.push_back(Note{step.range, step.message});
+    } else if (v.prov().origin == Origin::Default && model.revision) {
+        d.notes.push_back(Note{SourceRange{}, fmt::format("{} is {} by default (Megatron Core {})", field, v.display(),
+                                                          model.revision->name)});
     } else {
-        d.notes.push_back(Note{{}, std::move(message)});
+        d.notes.push_back(Note{SourceRange{}, std::move(message)});
     }
 }
 

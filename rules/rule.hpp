@@ -30,7 +30,8 @@ struct RuleOptions {
 
 class RuleContext {
 public:
-    RuleContext(const EffectiveModel& model, const RuleOptions& options) : model(model), options(options) {}
+    RuleContext(const EffectiveModel& effective, const RuleOptions& rule_options)
+        : model(effective), options(rule_options) {}
 
     const EffectiveModel& model;
     const RuleOptions& options;
@@ -43,7 +44,7 @@ public:
     Diagnostic& report_at(const RuleInfo& rule, const Value& value, std::string message);
     // A note about another field involved: located when that field was set somewhere, plain for defaults.
     void note_field(Diagnostic& d, std::string_view field, std::string message) const;
-    static void hint(Diagnostic& d, std::string message) { d.notes.push_back(Note{{}, std::move(message)}); }
+    static void hint(Diagnostic& d, std::string message) { d.notes.push_back(Note{SourceRange{}, std::move(message)}); }
 
     std::vector<Diagnostic> take() { return std::move(out_); }
 

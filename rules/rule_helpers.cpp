@@ -38,7 +38,7 @@ Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_vie
 }
 
 std::string rejection_note(const EffectiveModel& m, std::string_view exception) {
-    return fmt::format("Megatron Core {} rejects this config when the job starts ({} in TransformerConfig.__post_init__)",
+    return fmt::format("Megatron Core {} rejects this config at start-up ({} in TransformerConfig.__post_init__)",
                        m.revision ? m.revision->name : "", exception);
 }
 
