@@ -30,14 +30,15 @@ std::vector<std::string> close_matches(std::string_view word, const std::vector<
                                        size_t max_results) {
     // Long words tolerate more edits; very short ones only one.
     const int limit = std::max<int>(1, static_cast<int>(word.size()) / 3);
-    std::vector<std::pair<int, std::string>> scored;
+    std::vector<std::pair<int, std::string>> scored, abbreviations;
     for (const auto& c : candidates) {
         if (c == word) continue;
         int d = edit_distance(word, c);
-        // A candidate that contains the word (or the reverse) is a likely abbreviation: "attn" -> "core_attn".
-        bool contains = word.size() >= 3 && (c.find(word) != std::string::npos || word.find(c) != std::string_view::npos);
-        if (d <= limit || contains) scored.emplace_back(contains && d > limit ? limit + 1 : d, c);
+        if (d <= limit) scored.emplace_back(d, c);
+        // Only when nothing is a near miss: a candidate containing the word is a likely abbreviation ("attn").
+        else if (word.size() >= 3 && c.find(word) != std::string::npos) abbreviations.emplace_back(d, c);
     }
+    if (scored.empty()) scored = std::move(abbreviations);
     std::sort(scored.begin(), scored.end());
     std::vector<std::string> out;
     for (auto& [d, c] : scored) {

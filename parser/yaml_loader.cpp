@@ -72,6 +72,18 @@ public:
         if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
         return range_at(m, end);
     }
+    // The span of a mapping key starting at `m` (up to the `:` that ends it).
+    SourceRange key_range(const YAML::Mark& m) const {
+        auto line = nth_line(text_, m.line + 1);
+        size_t col = static_cast<size_t>(m.column);
+        if (!line || col >= line->size()) return range_at(m, col + 1);
+        if ((*line)[col] == '"' || (*line)[col] == '\'') return token_range(m);
+        size_t end = col;
+        while (end < line->size() && !((*line)[end] == ':' && (end + 1 == line->size() || (*line)[end + 1] == ' ')))
+            ++end;
+        while (end > col && (*line)[end - 1] == ' ') --end;
+        return range_at(m, end > col ? end : col + 1);
+    }
     // From `m` to the end of the content on its line: a whole `key: value` entry.
     SourceRange rest_of_line(const YAML::Mark& m) const {
         auto line = nth_line(text_, m.line + 1);
@@ -160,7 +172,7 @@ public:
                 for (const auto& kv : node) {
                     const YAML::Node& k = kv.first;
                     if (!k.IsScalar()) {
-                        errors.push_back(input_error(InputError::WrongType, token_range(k.Mark()),
+                        errors.push_back(input_error(InputError::WrongType, key_range(k.Mark()),
                                                      "mapping keys must be plain names"));
                         continue;
                     }
@@ -168,13 +180,13 @@ public:
                     Provenance p = Provenance::at(origin_, rest_of_line(k.Mark()));
                     if (const auto* previous = m.find_entry(key)) {
                         errors.push_back(input_error(
-                            InputError::DuplicateKey, token_range(k.Mark()),
+                            InputError::DuplicateKey, key_range(k.Mark()),
                             fmt::format("key \"{}\" appears twice in the same mapping (first at line {}); "
                                         "Hydra/OmegaConf refuse duplicate keys",
                                         key, previous->key_range.line)));
                         continue;
                     }
-                    m.set(key, convert(kv.second, p, depth + 1), token_range(k.Mark()));
+                    m.set(key, convert(kv.second, p, depth + 1), key_range(k.Mark()));
                 }
                 // {_target_: torch.bfloat16, _call_: false} names a symbol (dtype, function): keep the name.
                 const Value* call = m.find("_call_");

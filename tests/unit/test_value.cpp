@@ -1,1 +1,52 @@
 #include <catch2/catch.hpp>
+
+#include "core/value.hpp"
+
+using mbl::Value;
+
+TEST_CASE("map entries keep order and replacement keeps position", "[value]") {
+    Value m = Value::map();
+    m.set("a", Value::integer(1));
+    m.set("b", Value::string("x"));
+    m.set("a", Value::boolean(true));
+    REQUIRE(m.entries().size() == 2);
+    CHECK(m.entries()[0].key == "a");
+    CHECK(m.find("a")->is_bool());
+    CHECK(m.erase("a"));
+    CHECK_FALSE(m.erase("a"));
+    CHECK(m.find("a") == nullptr);
+}
+
+TEST_CASE("display renders Python-like literals", "[value]") {
+    CHECK(Value::null().display() == "None");
+    CHECK(Value::boolean(false).display() == "False");
+    CHECK(Value::floating(0.1).display() == "0.1");
+    CHECK(Value::floating(2.0).display() == "2.0");
+    CHECK(Value::list({Value::string("core_attn"), Value::integer(3)}).display() == "[\"core_attn\", 3]");
+}
+
+TEST_CASE("unknown values are contagious through containers", "[value]") {
+    Value l = Value::list({Value::string("a"), Value::unknown("call to helper")});
+    CHECK(l.contains_unknown());
+    CHECK(l.items()[1].unknown_reason() == "call to helper");
+    Value m = Value::map();
+    m.set("k", std::move(l));
+    CHECK(m.contains_unknown());
+    CHECK_FALSE(Value::list({Value::string("a")}).contains_unknown());
+}
+
+TEST_CASE("truthiness follows Python", "[value]") {
+    CHECK_FALSE(Value::null().truthy());
+    CHECK_FALSE(Value::integer(0).truthy());
+    CHECK_FALSE(Value::string("").truthy());
+    CHECK_FALSE(Value::list({}).truthy());
+    CHECK(Value::string("e4m3").truthy());
+    CHECK_FALSE(Value::unknown("?").truthy());
+}
+
+TEST_CASE("same_as compares structure, ignoring provenance", "[value]") {
+    Value a = Value::integer(2, mbl::Provenance::at(mbl::Origin::File, mbl::SourceRange::point("a.yaml", 3, 1)));
+    CHECK(a.same_as(Value::integer(2)));
+    CHECK(a.same_as(Value::floating(2.0)));
+    CHECK_FALSE(a.same_as(Value::string("2")));
+}
