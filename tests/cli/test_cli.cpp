@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <sys/wait.h>
 
 namespace {
@@ -109,4 +110,14 @@ TEST_CASE("rules lists every rule and explain prints one", "[cli]") {
     CHECK(run("explain RC999").code == 2);
     CHECK(run("--help").code == 0);
     CHECK(run("--version").out.find("0.1.0") != std::string::npos);
+}
+
+TEST_CASE("docs/rules.md is the generated rule documentation", "[cli][docs]") {
+    auto r = run("rules --format markdown");
+    REQUIRE(r.code == 0);
+    std::ifstream in(std::string(MBRIDGE_LINT_TEST_DATA) + "/../docs/rules.md");
+    std::stringstream committed;
+    committed << in.rdbuf();
+    INFO("regenerate with: build/mbridge-lint rules --format markdown > docs/rules.md");
+    CHECK(committed.str() == r.out);
 }
