@@ -85,9 +85,9 @@ static std::vector<std::string> string_list(const json& j, const char* key) {
     return out;
 }
 
-const std::vector<std::string>& Revision::enum_values(const std::string& name) const {
+const std::vector<std::string>& Revision::enum_values(const std::string& key) const {
     static const std::vector<std::string> none;
-    auto it = enums.find(name);
+    auto it = enums.find(key);
     return it == enums.end() ? none : it->second;
 }
 

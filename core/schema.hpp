@@ -36,7 +36,7 @@ struct Revision {
     std::vector<std::pair<std::string, Value>> defaults;  // field defaults the rules rely on
     std::map<std::string, std::vector<std::string>> enums;  // accepted values of enum-like fields
 
-    const std::vector<std::string>& enum_values(const std::string& name) const;
+    const std::vector<std::string>& enum_values(const std::string& key) const;
 
     bool rejects(std::string_view code) const { return rejections.count(std::string(code)) > 0; }
     bool has_label(std::string_view label) const;

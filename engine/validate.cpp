@@ -69,7 +69,7 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
             Diagnostic d = input_error(InputError::UnknownKey, at,
                                        fmt::format("unknown model field \"{}\"{}", e.key,
                                                    did_you_mean_suffix(e.key, schema.field_names())));
-            d.notes.push_back(Note{{}, "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
+            d.notes.push_back(Note{SourceRange{}, "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
                                        "a dataclass refuses unknown keyword arguments"});
             out.push_back(std::move(d));
             e.value = Value::unknown("unknown field", e.value.prov());
@@ -90,7 +90,7 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
                                        fmt::format("model field \"{}\" must be {}, but it is {} ({})", e.key,
                                                    type_words(f->type), kind_words(e.value), e.value.display()));
             if (f->type == FieldType::List && e.value.is_string())
-                d.notes.push_back(Note{{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
+                d.notes.push_back(Note{SourceRange{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
             out.push_back(std::move(d));
             e.value = Value::unknown("wrong type", e.value.prov());
         }
