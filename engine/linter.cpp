@@ -60,6 +60,24 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
     return lint_yaml_text(path, *text, explicit_input);
 }
 
+std::optional<EffectiveModel> Linter::effective_model_of(const std::string& input, std::vector<Diagnostic>& errors) {
+    std::string error;
+    const std::string* text = sources_.load(input, &error);
+    if (!text) {
+        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(input),
+                                     fmt::format("cannot read {}: {}", input, error)));
+        return std::nullopt;
+    }
+    YamlLoadResult loaded = load_yaml(input, *text);
+    if (!loaded.ok()) {
+        for (auto& d : loaded.errors) errors.push_back(std::move(d));
+        return std::nullopt;
+    }
+    SourceRange anchor = SourceRange::point(input, 1, 1);
+    if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) anchor = e->key_range;
+    return effective_model(std::move(loaded.root), anchor, errors);
+}
+
 static bool is_yaml(const fs::path& p) {
     auto ext = p.extension().string();
     return ext == ".yaml" || ext == ".yml";
