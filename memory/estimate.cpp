@@ -44,42 +44,64 @@ std::vector<LayerKind> layer_kinds(const EffectiveModel& m, int layers, std::vec
     return kinds;
 }
 
-// Layers per pipeline stage: a simple string layout ("Et*4|t*4|t*4L"), first/last-stage overrides, or an even split.
-std::vector<int> stage_layers(const EffectiveModel& m, int layers, int pp, int vpp, std::vector<Assumption>& notes) {
+// Expands "(tt|)*3" groups and "t*4" repeats of a pipeline layout string into plain symbols; nullopt if malformed.
+std::optional<std::string> expand_layout(std::string_view text, size_t& pos, int depth = 0) {
+    std::string out;
+    auto repeat = [&]() -> std::optional<int> {
+        if (pos >= text.size() || text[pos] != '*') return 1;
+        int n = 0;
+        size_t start = ++pos;
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) && n < 100000) n = n * 10 + (text[pos++] - '0');
+        if (pos == start || n <= 0 || n >= 100000) return std::nullopt;
+        return n;
+    };
+    while (pos < text.size() && text[pos] != ')') {
+        const char c = text[pos++];
+        std::string piece;
+        if (c == '(') {
+            if (depth > 8) return std::nullopt;
+            auto inner = expand_layout(text, pos, depth + 1);
+            if (!inner || pos >= text.size() || text[pos] != ')') return std::nullopt;
+            ++pos;
+            piece = *inner;
+        } else if (c == ' ' || c == '"' || c == '\'') {
+            continue;
+        } else if (c == 't' || c == 'E' || c == 'L' || c == 'm' || c == '|') {
+            piece = std::string(1, c);
+        } else {
+            return std::nullopt;
+        }
+        auto n = repeat();
+        if (!n || out.size() + piece.size() * static_cast<size_t>(*n) > 1'000'000) return std::nullopt;
+        for (int i = 0; i < *n; ++i) out += piece;
+    }
+    return out;
+}
+
+// Layers per pipeline stage: a string layout ("Et*3|(tt|)*29m|L"; it may imply the virtual pipeline size),
+// first/last-stage overrides, or an even split.
+std::vector<int> stage_layers(const EffectiveModel& m, int layers, int pp, int& vpp, std::vector<Assumption>& notes) {
     std::vector<int> per(static_cast<size_t>(pp), layers / pp);
     const Value& layout = m["pipeline_model_parallel_layout"];
     if (layout.is_string()) {
-        std::vector<int> virtual_stages;
-        int count = 0;
-        bool bad = false;
-        const std::string& text = layout.as_string();
-        for (size_t i = 0; i < text.size(); ++i) {
-            char c = text[i];
-            if (c == '|') {
-                virtual_stages.push_back(count);
-                count = 0;
-            } else if (c == 't') {
-                int repeat = 1;
-                if (i + 1 < text.size() && text[i + 1] == '*') {
-                    size_t j = i + 2;
-                    repeat = 0;
-                    while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j]))) repeat = repeat * 10 + (text[j++] - '0');
-                    i = j - 1;
-                    if (repeat == 0) bad = true;
-                }
-                count += repeat;
-            } else if (c != 'E' && c != 'L' && c != 'm' && c != ' ' && c != '"') {
-                bad = true;
+        size_t pos = 0;
+        auto expanded = expand_layout(layout.as_string(), pos);
+        std::vector<int> virtual_stages{0};
+        if (expanded && pos == layout.as_string().size()) {
+            for (char c : *expanded) {
+                if (c == '|') virtual_stages.push_back(0);
+                else if (c == 't') ++virtual_stages.back();
             }
         }
-        virtual_stages.push_back(count);
-        if (!bad && static_cast<int>(virtual_stages.size()) == pp * vpp &&
-            std::accumulate(virtual_stages.begin(), virtual_stages.end(), 0) == layers) {
+        const int stages = static_cast<int>(virtual_stages.size());
+        if (expanded && stages % pp == 0 && std::accumulate(virtual_stages.begin(), virtual_stages.end(), 0) == layers) {
+            vpp = stages / pp;
             std::fill(per.begin(), per.end(), 0);
             for (size_t v = 0; v < virtual_stages.size(); ++v) per[v % static_cast<size_t>(pp)] += virtual_stages[v];
             return per;
         }
-        notes.push_back({fmt::format("pipeline_model_parallel_layout \"{}\" is not a simple layout: layers split evenly", text)});
+        notes.push_back({fmt::format("pipeline_model_parallel_layout \"{}\" could not be read: layers split evenly",
+                                     layout.as_string())});
     }
     auto first = m.integer("num_layers_in_first_pipeline_stage");
     auto last = m.integer("num_layers_in_last_pipeline_stage");
@@ -92,9 +114,10 @@ std::vector<int> stage_layers(const EffectiveModel& m, int layers, int pp, int v
         return per;
     }
     if (layers % pp != 0) {
-        notes.push_back({fmt::format("{} layers do not split evenly over {} pipeline stages: the last stage takes the rest",
-                                     layers, pp)});
-        per.back() += layers % pp;
+        notes.push_back({fmt::format("{} layers do not split evenly over {} pipeline stages: one more on each of the last "
+                                     "{} stages assumed",
+                                     layers, pp, layers % pp)});
+        for (int r = pp - layers % pp; r < pp; ++r) ++per[static_cast<size_t>(r)];
     }
     return per;
 }
@@ -393,7 +416,6 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     run.tied_output = run.pp == 1 && flag_of(m, "share_embeddings_and_output_weights");
     est.data_parallel = run.dp;
     est.pipeline = run.pp;
-    est.virtual_pipeline = run.vpp;
     std::int64_t vocab = int_or(m, "vocab_size", 0);
     if (vocab > 0) {
         const std::int64_t multiple = std::max<std::int64_t>(1, int_or(m, "make_vocab_size_divisible_by", 128)) * s.tp;
@@ -405,6 +427,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
 
     const std::vector<LayerKind> kinds = layer_kinds(m, static_cast<int>(layers), est.assumptions);
     const std::vector<int> per_stage = stage_layers(m, static_cast<int>(layers), run.pp, run.vpp, est.assumptions);
+    est.virtual_pipeline = run.vpp;
 
     auto evaluate = [&](const Recompute& option) {
         std::vector<RankEstimate> ranks;
@@ -418,6 +441,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     std::vector<Recompute> candidates{Recompute::none()};
     std::vector<std::string> acting;
     for (const char* label : {"core_attn", "layernorm", "moe_act", "mla_up_proj", "shared_experts", "mlp", "moe"}) {
+        // Not offered where it crashes at run time (RC107: layernorm recompute with local layers).
+        if (std::string_view(label) == "layernorm" && local && m.revision && m.revision->crashes("layernorm-recompute-local-impl"))
+            continue;
         bool acts = false;
         for (auto k : {LayerKind::Dense, LayerKind::Moe}) {
             if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) continue;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <ostream>
+#include <tuple>
 #include <vector>
 
 #include "report/estimate_report.hpp"
@@ -44,7 +45,7 @@ struct Bar {
 
 // A horizontal stacked bar chart with a dashed budget line; one row per bar.
 void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double> budget, const std::vector<Segment>& legend) {
-    constexpr int label_w = 230, bar_w = 560, row_h = 30, top = 28;
+    constexpr int label_w = 230, bar_w = 560, row_h = 30, top = 46;
     double max_total = budget.value_or(0);
     for (const auto& b : bars) {
         double t = 0;
@@ -54,7 +55,7 @@ void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double
     if (max_total <= 0) max_total = 1;
     const double scale = bar_w / (max_total * 1.05);
     const int height = top + static_cast<int>(bars.size()) * row_h + 10;
-    out << fmt::format("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" role=\"img\">\n",
+    out << fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">\n",
                        label_w + bar_w + 150, height);
     int lx = label_w;
     for (const auto& seg : legend) {
@@ -63,6 +64,7 @@ void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double
                            lx, seg.color, lx + 16, seg.name);
         lx += 24 + 7 * static_cast<int>(std::string(seg.name).size());
     }
+    std::vector<std::tuple<double, int, std::string>> bar_ends;  // value labels, drawn last over the budget line
     for (size_t i = 0; i < bars.size(); ++i) {
         const auto& b = bars[i];
         const int y = top + static_cast<int>(i) * row_h;
@@ -76,16 +78,19 @@ void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double
             x += w;
             total += v;
         }
-        out << fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\">{}{}</text>\n", x + 6, y + 16, format_gib(total),
-                           escape(b.note));
+        bar_ends.emplace_back(x + 6, y + 16, format_gib(total) + b.note);
     }
     if (budget) {
         const double bx = label_w + *budget * scale;
         out << fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#c00\" stroke-width=\"2\" "
                            "stroke-dasharray=\"6 4\"/><text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" fill=\"#c00\" "
                            "text-anchor=\"middle\">budget {4}</text>\n",
-                           bx, top - 4, height - 4, height, format_gib(*budget));
+                           bx, top - 2, height - 4, top - 8, format_gib(*budget));
     }
+    for (const auto& [x, y, text] : bar_ends)
+        out << fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" stroke=\"#fff\" stroke-width=\"3\" "
+                           "paint-order=\"stroke\">{}</text>\n",
+                           x, y, escape(text));
     out << "</svg>\n";
 }
 
@@ -128,7 +133,7 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
         std::string note;
         if (o.recompute.granularity != memory::Recompute::Granularity::None)
             note = fmt::format("  +{:.1f} % replayed", o.replay_share * 100);
-        if (o.narrowest_fit) note += "  narrowest that fits";
+        if (o.narrowest_fit) note += "; narrowest that fits";
         if (o.current) note += "  (current)";
         option_bars.push_back({o.name, {{kStatic, o.peak - o.activations}, {kActs, o.activations}}, note});
     }

@@ -55,8 +55,10 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
 
-    out << fmt::format("\n{:<40} {:>16} {:>10} {:>10} {:>14}  {}\n", "recompute option", "act. on hottest", "peak",
-                       "saving", "replayed work", est.budget ? "fits" : "");
+    size_t name_width = 28;
+    for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
+    out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>14}  {}\n", "recompute option", name_width, "act. on hottest",
+                       "peak", "saving", "replayed work", est.budget ? "fits" : "");
     for (const auto& o : est.options) {
         const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
         std::string fits;
@@ -64,7 +66,7 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         std::string mark;
         if (o.narrowest_fit) mark = "   <- narrowest that fits";
         if (o.current) mark += mark.empty() ? "   <- current" : ", current";
-        std::string row = fmt::format("{:<40} {:>16} {:>10} {:>10} {:>14}  {:<4}{}", o.name,
+        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>14}  {:<4}{}", o.name, name_width,
                                       fmt::format("{} (r{})", format_gib(o.activations), o.hottest_stage),
                                       format_gib(o.peak), none ? "-" : format_gib(o.saving),
                                       none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), fits, mark);
