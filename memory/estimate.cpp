@@ -305,10 +305,33 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         est.why_not = std::move(why);
         return est;
     };
+    for (const char* field :
+         {"num_query_groups", "kv_channels", "ffn_hidden_size", "gated_linear_unit", "add_bias_linear", "bias_activation_fusion",
+          "normalization", "attention_dropout", "hidden_dropout", "attention_softmax_in_fp32", "masked_softmax_fusion",
+          "transformer_impl", "attention_backend", "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size",
+          "moe_shared_expert_intermediate_size", "moe_grouped_gemm", "moe_layer_freq", "multi_latent_attention", "q_lora_rank",
+          "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", "tensor_model_parallel_size",
+          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "sequence_parallel",
+          "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size", "pipeline_model_parallel_layout", "fp8",
+          "bf16", "fp16", "params_dtype", "vocab_size", "share_embeddings_and_output_weights"}) {
+        if (m.known({field})) continue;
+        est.complete = false;
+        est.assumptions.push_back({fmt::format("{} is unknown ({}): its default stands in", field, m[field].unknown_reason())});
+    }
     const std::int64_t layers = int_or(m, "num_layers", 0);
     const std::int64_t hidden = int_or(m, "hidden_size", 0);
     const std::int64_t heads = int_or(m, "num_attention_heads", 0);
     if (layers <= 0) return missing("num_layers", "num_layers is not set (or not known), so there is no layer stack to estimate");
+    // Sizes far beyond any real job are refused rather than modelled (they would also overflow the schedules).
+    constexpr std::int64_t kMaxLayers = 100000, kMaxParallel = 1 << 20;
+    if (layers > kMaxLayers) return missing("num_layers", fmt::format("num_layers {} is beyond {}", layers, kMaxLayers));
+    for (const char* field : {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+                              "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size"}) {
+        const std::int64_t v = int_or(m, field, 1);
+        if (v < 1 || v > kMaxParallel) return missing(field, fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel));
+    }
+    if (int_or(m, "pipeline_model_parallel_size", 1) > layers)
+        return missing("pipeline_model_parallel_size", "pipeline_model_parallel_size is larger than num_layers");
     if (hidden <= 0) return missing("hidden_size", "hidden_size is not set (or not known)");
     if (heads <= 0) return missing("num_attention_heads", "num_attention_heads is not set (or not known)");
     auto rc = recompute_of(m);
@@ -323,9 +346,11 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     const Value& mbs = m.run.micro_batch_size;
     if (mbs.is_int() && mbs.as_int() > 0) {
         est.micro_batch = mbs.as_int();
-    } else if (mbs.is_null()) {
+    } else if (mbs.is_null() || mbs.is_unknown()) {
         est.micro_batch = 1;
-        est.assumptions.push_back({"micro-batch size 1 assumed (train.micro_batch_size is not set)"});
+        est.complete &= !mbs.is_unknown();
+        est.assumptions.push_back({fmt::format("micro-batch size 1 assumed (train.micro_batch_size is {})",
+                                               mbs.is_null() ? "not set" : "unknown: " + mbs.unknown_reason())});
     } else {
         return missing("micro_batch_size", "train.micro_batch_size is not a positive integer");
     }
@@ -353,6 +378,17 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     auto fused = rules::attention_is_fused(m);
     if (!fused) est.assumptions.push_back({"attention backend unknown: Transformer Engine fused attention assumed"});
     s.attention = fused.value_or(true) ? AttentionKernel::Fused : AttentionKernel::Unfused;
+    // Megatron's fused scale-mask-softmax kernel (masked_softmax_fusion) takes 16-bit scores of at most 4096 keys
+    // and keeps only its bf16 output; otherwise the torch path keeps an fp32 copy as well.
+    const std::int64_t heads_per_rank = heads / std::max<std::int64_t>(1, int_or(m, "tensor_model_parallel_size", 1));
+    const std::int64_t keys = est.seq_length;
+    if (s.attention == AttentionKernel::Unfused && flag_of(m, "masked_softmax_fusion") &&
+        (flag_of(m, "bf16") || flag_of(m, "fp16")) && keys > 16 && keys <= 4096 && keys % 4 == 0 &&
+        (est.micro_batch * heads_per_rank) % 4 == 0) {
+        s.softmax_kernel = true;
+        est.assumptions.push_back({"masked_softmax_fusion: Megatron's fused softmax kernel assumed installed (attention "
+                                   "probabilities kept once, in bf16)"});
+    }
     const bool local = m.str("transformer_impl") == "local";
     s.input_norm_separate = local || flag_of(m, "multi_latent_attention");
     s.pre_mlp_norm_separate = local;

@@ -46,6 +46,7 @@ struct OptionEstimate {
 
 struct Estimate {
     bool ok = false;
+    bool complete = true;    // false when a field it reads is unknown (a default stood in; see assumptions)
     std::string why_not;     // when !ok: which fact is missing
     std::string why_field;   // the field it is about, for locating the diagnostic
     LayerShape shape;

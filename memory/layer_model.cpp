@@ -117,7 +117,7 @@ std::vector<SavedTensor> all_tensors(const LayerShape& s, LayerKind kind, const 
     const double v_dim = s.mla ? static_cast<double>(s.v_head_dim) : d.head_dim;
     if (unfused) {
         const double p = score_elements(s, d);
-        if (s.softmax_fp32) {
+        if (s.softmax_fp32 && !s.softmax_kernel) {
             t.push_back({"attention probabilities, fp32 softmax output", "core_attn", p * 4});
             if (s.attention_dropout > 0) {
                 t.push_back({"attention dropout mask", "core_attn", p * 1});
@@ -262,7 +262,7 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
     double attention_phase = 0;
     if (unfused) {
         const double p = score_elements(s, d);
-        const double softmax_bytes = s.softmax_fp32 ? 4.0 : d.e;
+        const double softmax_bytes = s.softmax_fp32 && !s.softmax_kernel ? 4.0 : d.e;
         // At the softmax backward: saved probabilities, incoming and outgoing gradient and one more temporary of the
         // softmax dtype (measured: four score-sized fp32 tensors; PV inputs and dropout mask already freed).
         attention_phase = in_norm + 4 * p * softmax_bytes;

@@ -46,6 +46,7 @@ struct LayerShape {
     double attention_dropout = 0.0;
     double hidden_dropout = 0.0;
     bool softmax_fp32 = true;      // attention_softmax_in_fp32 (unfused path): fp32 copy of the probabilities kept
+    bool softmax_kernel = false;   // unfused path through Megatron's fused scale-mask-softmax kernel: bf16 output only
     AttentionKernel attention = AttentionKernel::Unfused;
     bool input_norm_separate = true;    // input norm is its own module (local spec; TE fuses it into linear_qkv)
     bool pre_mlp_norm_separate = true;  // pre-MLP norm is its own module (local spec; TE: only on MoE layers)

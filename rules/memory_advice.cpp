@@ -10,7 +10,7 @@ std::optional<memory::Estimate> budget_estimate(const RuleContext& ctx) {
     in.gpu_memory_bytes = ctx.options.gpu_memory_bytes;
     in.data_parallel_size = ctx.options.data_parallel_size;
     memory::Estimate est = memory::estimate(ctx.model, in);
-    if (!est.ok || !est.current_option()) return std::nullopt;
+    if (!est.ok || !est.complete || !est.current_option()) return std::nullopt;  // rules never fire on unknown values
     return est;
 }
 

@@ -194,3 +194,17 @@ TEST_CASE("check --gpu-memory turns on the memory advice rules", "[cli][estimate
     CHECK(r.out.find("warning[RC203]: predicted peak") != std::string::npos);
     CHECK(run("check --strict " + cfg + " --gpu-memory 80GiB").code == 1);
 }
+
+TEST_CASE("estimate refuses absurd sizes with a located diagnostic instead of modelling them", "[cli][estimate]") {
+    for (const std::string& field : {"num_layers: 1000000000", "pipeline_model_parallel_size: -2",
+                                     "virtual_pipeline_model_parallel_size: 4000000000", "tensor_model_parallel_size: 0",
+                                     "pipeline_model_parallel_size: 16"}) {
+        std::string body = "model:\n  hidden_size: 64\n  num_attention_heads: 4\n  seq_length: 128\n  " + field + "\n";
+        if (field.rfind("num_layers", 0) != 0) body += "  num_layers: 8\n";
+        auto cfg = write_temp("absurd.yaml", body);
+        auto r = run("estimate --color never " + cfg);
+        INFO(field << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find("IN010") != std::string::npos);
+    }
+}

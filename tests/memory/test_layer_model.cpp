@@ -256,3 +256,42 @@ TEST_CASE("byte sizes", "[memory]") {
     CHECK_FALSE(parse_byte_size("0"));
     CHECK_FALSE(parse_byte_size(""));
 }
+
+TEST_CASE("unfused attention: fp32 softmax keeps 6 bytes per score, the fused softmax kernel 2", "[memory]") {
+    auto cfg = [](const std::string& extra) {
+        return model_of("model:\n  transformer_impl: local\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 16\n"
+                        "  attention_dropout: 0.0\n  bf16: true\n" + extra);
+    };
+    auto torch_path = estimate(cfg("  seq_length: 2048\n"), {});
+    auto kernel = estimate(cfg("  seq_length: 2048\n  masked_softmax_fusion: true\n"), {});
+    auto too_long = estimate(cfg("  seq_length: 8192\n  masked_softmax_fusion: true\n"), {});
+    REQUIRE(torch_path.ok);
+    REQUIRE(kernel.ok);
+    REQUIRE(too_long.ok);
+    CHECK_FALSE(torch_path.shape.softmax_kernel);
+    CHECK(kernel.shape.softmax_kernel);
+    CHECK_FALSE(too_long.shape.softmax_kernel);  // the kernel takes at most 4096 keys
+    const double p = 1.0 * 16 * 2048 * 2048;     // b a s s
+    const auto a = layer_activations(torch_path.shape, LayerKind::Dense, {});
+    const auto k = layer_activations(kernel.shape, LayerKind::Dense, {});
+    CHECK(a.internal_bytes() - k.internal_bytes() == Approx(4 * p));
+}
+
+TEST_CASE("unknown values: the estimate says which default stood in and is marked incomplete", "[memory]") {
+    using mbl::Value;
+    Value model = Value::map();
+    model.set("num_layers", Value::integer(4));
+    model.set("hidden_size", Value::integer(1024));
+    model.set("num_attention_heads", Value::integer(16));
+    model.set("seq_length", Value::integer(2048));
+    model.set("tensor_model_parallel_size", Value::unknown("set by a helper the linter cannot follow"));
+    Value root = Value::map();
+    root.set("model", std::move(model));
+    auto fin = mbl::finalize(root, *mbl::Schema::instance().revision("main"), {});
+    auto est = estimate(fin.model, {});
+    REQUIRE(est.ok);
+    CHECK_FALSE(est.complete);
+    bool said = false;
+    for (const auto& a : est.assumptions) said |= a.text.find("tensor_model_parallel_size is unknown") != std::string::npos;
+    CHECK(said);
+}
