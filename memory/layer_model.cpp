@@ -263,8 +263,8 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
     if (unfused) {
         const double p = score_elements(s, d);
         const double softmax_bytes = s.softmax_fp32 && !s.softmax_kernel ? 4.0 : d.e;
-        // At the softmax backward: saved probabilities, incoming and outgoing gradient and one more temporary of the
-        // softmax dtype (measured: four score-sized fp32 tensors; PV inputs and dropout mask already freed).
+        // At the softmax backward: saved probabilities, incoming and outgoing gradient, and the score-sized temporary
+        // PyTorch's CUDA softmax backward allocates (PV inputs and dropout mask already freed).
         attention_phase = in_norm + 4 * p * softmax_bytes;
         if (s.mla) {
             // Latents (the projection output is freed by then) plus query and key.
