@@ -273,7 +273,7 @@ std::optional<Recompute> recompute_of(const EffectiveModel& m) {
         auto n = m.integer("recompute_num_layers");
         if (!method || !n || *n < 1) return std::nullopt;  // Megatron Core rejects this (RC004, RC005)
         rc.method = *method == "block" ? Recompute::Method::Block : Recompute::Method::Uniform;
-        rc.num_layers = static_cast<int>(*n);
+        rc.num_layers = static_cast<int>(std::min<std::int64_t>(*n, 1 << 20));
         rc.distribute_saved_activations = m.flag("distribute_saved_activations");
     } else {
         return std::nullopt;
@@ -330,8 +330,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         const std::int64_t v = int_or(m, field, 1);
         if (v < 1 || v > kMaxParallel) return missing(field, fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel));
     }
-    if (int_or(m, "pipeline_model_parallel_size", 1) > layers)
-        return missing("pipeline_model_parallel_size", "pipeline_model_parallel_size is larger than num_layers");
+    if (int_or(m, "pipeline_model_parallel_size", 1) * int_or(m, "virtual_pipeline_model_parallel_size", 1) > layers)
+        return missing("pipeline_model_parallel_size",
+                       "pipeline_model_parallel_size x virtual_pipeline_model_parallel_size is larger than num_layers");
     if (hidden <= 0) return missing("hidden_size", "hidden_size is not set (or not known)");
     if (heads <= 0) return missing("num_attention_heads", "num_attention_heads is not set (or not known)");
     auto rc = recompute_of(m);
