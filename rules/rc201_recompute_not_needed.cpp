@@ -44,6 +44,7 @@ public:
         const auto* current = est->current_option();
         const auto* none = est->options.empty() ? nullptr : &est->options.front();
         if (current == none || !none->fits || !*none->fits) return;
+        if (current->saving <= 0) return;  // recompute that frees nothing is the no-op rules' business (RC102, RC103)
         Diagnostic& d = ctx.report(
             kRule, "recompute_granularity",
             fmt::format("recompute ({}) is not needed: without it the predicted peak is {}, within the {} budget; the "
