@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     CLI::App* rules_cmd = nullptr;
     CLI::App* explain_cmd = nullptr;
     add_rules_commands(app, rules, rules_cmd, explain_cmd);
+    EstimateArgs estimate;
+    add_estimate_command(app, estimate);
 
     try {
         app.parse(argc, argv);
@@ -41,6 +43,7 @@ int main(int argc, char** argv) {
     try {
         if (app.got_subcommand("check")) return run_check(check);
         if (rules_cmd->parsed()) return run_rules(rules);
+        if (app.got_subcommand("estimate")) return run_estimate(estimate);
         if (explain_cmd->parsed()) return run_explain(rules);
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
