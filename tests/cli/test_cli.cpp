@@ -196,7 +196,7 @@ TEST_CASE("check --gpu-memory turns on the memory advice rules", "[cli][estimate
 }
 
 TEST_CASE("estimate refuses absurd sizes with a located diagnostic instead of modelling them", "[cli][estimate]") {
-    for (const char* field : {"num_layers: 1000000000", "pipeline_model_parallel_size: -2",
+    for (std::string field : {"num_layers: 1000000000", "pipeline_model_parallel_size: -2",
                                      "virtual_pipeline_model_parallel_size: 4000000000", "tensor_model_parallel_size: 0",
                                      "pipeline_model_parallel_size: 16"}) {
         std::string body = "model:\n  hidden_size: 64\n  num_attention_heads: 4\n  seq_length: 128\n  " + field + "\n";
