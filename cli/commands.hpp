@@ -34,6 +34,23 @@ void add_rules_commands(CLI::App& app, RulesArgs& args, CLI::App*& rules_cmd, CL
 int run_rules(const RulesArgs& args);
 int run_explain(const RulesArgs& args);
 
+struct GpuCheckArgs {
+    std::string target;
+    std::string mcore;
+    int layers = 4;
+    int steps = 3;
+    int warmup = 1;
+    long long micro_batch = 0;  // 0: from the config
+    long long seq_length = 0;   // 0: from the config
+    std::string attention = "auto";
+    std::vector<std::string> recompute;
+    double tolerance = 10.0;  // percent
+    unsigned long long seed = 1234;
+    std::string format = "text";
+};
+void add_gpu_check_command(CLI::App& app, GpuCheckArgs& args);
+int run_gpu_check(const GpuCheckArgs& args);
+
 // Resolves --mcore (empty = the default revision); prints the known revisions and returns nullptr when unknown.
 }  // namespace mbl::cli
 

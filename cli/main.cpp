@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     CLI::App* rules_cmd = nullptr;
     CLI::App* explain_cmd = nullptr;
     add_rules_commands(app, rules, rules_cmd, explain_cmd);
+    GpuCheckArgs gpu_check;
+    add_gpu_check_command(app, gpu_check);
 
     try {
         app.parse(argc, argv);
@@ -42,6 +44,7 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("check")) return run_check(check);
         if (rules_cmd->parsed()) return run_rules(rules);
         if (explain_cmd->parsed()) return run_explain(rules);
+        if (app.got_subcommand("gpu-check")) return run_gpu_check(gpu_check);
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
         std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());
