@@ -22,6 +22,8 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--color", args.color, "Colour the text output")->check(CLI::IsMember({"auto", "always", "never"}));
     cmd->add_flag("--strict", args.strict, "Exit with 1 on warnings too, not only on errors");
+    cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU (e.g. 80GiB): enables the memory advice rules");
+    cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size, for the memory advice rules");
     cmd->add_flag("-q,--quiet", args.quiet, "Print only the diagnostics, without the summary line");
 }
 
@@ -36,6 +38,15 @@ int run_check(const CheckArgs& args) {
             std::cerr << fmt::format("mbridge-lint: --te-version \"{}\" is not a version such as 2.6.0\n", args.te_version);
             return kUnusable;
         }
+    }
+
+    if (!args.gpu_memory.empty()) {
+        options.rule_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
+        if (!options.rule_options.gpu_memory_bytes) return kUnusable;
+    }
+    if (!args.data_parallel_size.empty()) {
+        options.rule_options.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
+        if (!options.rule_options.data_parallel_size) return kUnusable;
     }
 
     SourceManager sources;

@@ -21,6 +21,8 @@ struct CheckArgs {
     std::string color = "auto";
     bool strict = false;
     bool quiet = false;
+    std::string gpu_memory;          // enables the memory advice rules (RC2xx)
+    std::string data_parallel_size;
 };
 void add_check_command(CLI::App& app, CheckArgs& args);
 int run_check(const CheckArgs& args);
@@ -34,6 +36,21 @@ void add_rules_commands(CLI::App& app, RulesArgs& args, CLI::App*& rules_cmd, CL
 int run_rules(const RulesArgs& args);
 int run_explain(const RulesArgs& args);
 
+struct EstimateArgs {
+    std::string input;
+    std::string mcore;
+    std::string gpu_memory;
+    std::string data_parallel_size;
+    std::string gpus;
+    std::string format = "text";
+    std::string html;
+    std::string color = "auto";
+};
+void add_estimate_command(CLI::App& app, EstimateArgs& args);
+int run_estimate(const EstimateArgs& args);
+// --gpu-memory and --data-parallel-size values; print a plain error and return nullopt when malformed.
+std::optional<double> parse_gpu_memory(const std::string& text);
+std::optional<int> parse_positive(const std::string& flag, const std::string& text);
 struct GpuCheckArgs {
     std::string target;
     std::string mcore;

@@ -24,6 +24,8 @@ int main(int argc, char** argv) {
     CLI::App* rules_cmd = nullptr;
     CLI::App* explain_cmd = nullptr;
     add_rules_commands(app, rules, rules_cmd, explain_cmd);
+    EstimateArgs estimate;
+    add_estimate_command(app, estimate);
     GpuCheckArgs gpu_check;
     add_gpu_check_command(app, gpu_check);
 
@@ -43,6 +45,7 @@ int main(int argc, char** argv) {
     try {
         if (app.got_subcommand("check")) return run_check(check);
         if (rules_cmd->parsed()) return run_rules(rules);
+        if (app.got_subcommand("estimate")) return run_estimate(estimate);
         if (explain_cmd->parsed()) return run_explain(rules);
         if (app.got_subcommand("gpu-check")) return run_gpu_check(gpu_check);
     } catch (const std::exception& e) {

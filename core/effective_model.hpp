@@ -21,11 +21,22 @@ struct ModuleList {
     bool contains(std::string_view label) const;
 };
 
+// Run-shape facts that live outside `model:` (the memory estimator needs them). Each keeps its provenance; a null
+// Value means the config does not say.
+struct RunShape {
+    Value micro_batch_size;           // train.micro_batch_size
+    Value global_batch_size;          // train.global_batch_size
+    Value seq_length;                 // model.seq_length when written, else dataset.seq_length, else the model default
+    Value use_distributed_optimizer;  // optimizer.use_distributed_optimizer, else ddp.use_distributed_optimizer
+    Value grad_reduce_in_fp32;        // ddp.grad_reduce_in_fp32
+};
+
 class EffectiveModel {
 public:
     Value fields = Value::map();  // field name -> value (with provenance)
     SourceRange anchor;           // where to point for a fact with no line of its own (the `model:` section)
     const Revision* revision = nullptr;
+    RunShape run;
 
     const Value& operator[](std::string_view name) const;
     bool has(std::string_view name) const { return fields.find(name) != nullptr; }

@@ -22,6 +22,12 @@ std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRa
     return std::move(fin.model);
 }
 
+// Where facts without a line of their own point: the `model:` key, else the top of the file.
+static SourceRange model_anchor(const std::string& name, const Value& root) {
+    if (const auto* e = root.find_entry("model"); e && e->key_range.valid()) return e->key_range;
+    return SourceRange::point(name, 1, 1);
+}
+
 LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
     LintResult result;
     auto model = effective_model(std::move(root), anchor, result.diagnostics);
@@ -43,8 +49,7 @@ LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text
         r.skipped = true;
         return r;
     }
-    SourceRange anchor = SourceRange::point(name, 1, 1);
-    if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) anchor = e->key_range;
+    const SourceRange anchor = model_anchor(name, loaded.root);
     return lint_tree(std::move(loaded.root), anchor);
 }
 
@@ -58,6 +63,23 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
         return r;
     }
     return lint_yaml_text(path, *text, explicit_input);
+}
+
+std::optional<EffectiveModel> Linter::effective_model_of(const std::string& input, std::vector<Diagnostic>& errors) {
+    std::string error;
+    const std::string* text = sources_.load(input, &error);
+    if (!text) {
+        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(input),
+                                     fmt::format("cannot read {}: {}", input, error)));
+        return std::nullopt;
+    }
+    YamlLoadResult loaded = load_yaml(input, *text);
+    if (!loaded.ok()) {
+        for (auto& d : loaded.errors) errors.push_back(std::move(d));
+        return std::nullopt;
+    }
+    const SourceRange anchor = model_anchor(input, loaded.root);
+    return effective_model(std::move(loaded.root), anchor, errors);
 }
 
 static bool is_yaml(const fs::path& p) {

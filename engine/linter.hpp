@@ -36,6 +36,10 @@ public:
     std::optional<EffectiveModel> effective_model(Value root, const SourceRange& anchor,
                                                   std::vector<Diagnostic>& errors) const;
 
+    // The effective model of one input (a YAML config path; other front ends route here too), with the problems
+    // that make the input unusable or suspect in `errors`. nullopt when the input could not be read at all.
+    std::optional<EffectiveModel> effective_model_of(const std::string& input, std::vector<Diagnostic>& errors);
+
     const LintOptions& options() const { return options_; }
 
 private:

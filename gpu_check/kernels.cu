@@ -341,13 +341,19 @@ __global__ void k_softmax_fwd(float* y, const float* x, std::int64_t cols) {
     for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) y[r * cols + c] = __expf(xr[c] - m) * inv;
 }
 
-__global__ void k_softmax_bwd(float* dx, const float* y, const float* dy, std::int64_t cols) {
+// PyTorch's CUDA softmax backward: tmp = dy * y (a full-size temporary), then dx = tmp - y * rowsum(tmp).
+__global__ void k_mul_f32(float* out, const float* a, const float* b, std::int64_t n) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x)
+        out[i] = a[i] * b[i];
+}
+
+__global__ void k_softmax_bwd(float* dx, const float* y, const float* tmp, std::int64_t cols) {
     __shared__ float sh[32];
     const std::int64_t r = blockIdx.x;
     float s = 0;
-    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += y[r * cols + c] * dy[r * cols + c];
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += tmp[r * cols + c];
     s = block_sum(s, sh);
-    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) dx[r * cols + c] = y[r * cols + c] * (dy[r * cols + c] - s);
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) dx[r * cols + c] = tmp[r * cols + c] - y[r * cols + c] * s;
 }
 
 // [B*H*S, d] (row (b*H + h)*S + s) <-> tokens [S*B, H*d] (row s*B + b).
@@ -647,7 +653,10 @@ void softmax_fwd(const Tensor& y, const Tensor& x) {
 
 void softmax_bwd(const Tensor& dx, const Tensor& y, const Tensor& dy) {
     if (y.rows == 0) return;
-    k_softmax_bwd<<<static_cast<unsigned>(y.rows), 256>>>(dx.data<float>(), y.data<float>(), dy.data<float>(), y.cols);
+    Tensor tmp = empty(DType::F32, y.rows, y.cols);  // allocated before, and alive with, the gradient (as in PyTorch)
+    k_mul_f32<<<blocks_for(y.numel()), kThreads>>>(tmp.data<float>(), dy.data<float>(), y.data<float>(), y.numel());
+    MBL_LAUNCHED();
+    k_softmax_bwd<<<static_cast<unsigned>(y.rows), 256>>>(dx.data<float>(), y.data<float>(), tmp.data<float>(), y.cols);
     MBL_LAUNCHED();
 }
 

@@ -161,6 +161,7 @@ Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std:
     Tensor p32 = empty(DType::F32, B * H * S, S);
     softmax_fwd(p32, masked);
     record({masked.id}, {p32.id}, [p32](std::vector<Tensor>& g) -> std::vector<Tensor> {
+        // PyTorch allocates the product dy * y first, then the gradient: four score-sized fp32 tensors at once.
         Tensor t = empty(DType::F32, p32.rows, p32.cols);
         softmax_bwd(t, p32, g[0]);
         return {t};
@@ -456,7 +457,7 @@ std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) 
         rng() = now;
         GradMap grads;
         for (std::size_t i = 0; i < outs2.size() && i < g.size(); ++i)
-            if (g[i].defined()) grads[outs2[i].id] = std::move(g[i]);
+            if (g[i].defined()) grads[outs2[i].id] = g[i];  // the incoming gradient stays alive (PyTorch's args)
         run_backward(sub, grads);
         std::vector<Tensor> gin;
         for (const auto& t : detached) {
@@ -490,7 +491,7 @@ std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const
     record(in_ids, {st->output.id}, [st](std::vector<Tensor>& g) -> std::vector<Tensor> {
         // The recompute hook already rebuilt the graph (st->sub) and restored the output's storage.
         GradMap grads;
-        if (g[0].defined() && !st->recomputed.empty()) grads[st->recomputed[0].id] = std::move(g[0]);
+        if (g[0].defined() && !st->recomputed.empty()) grads[st->recomputed[0].id] = g[0];  // held, as PyTorch's args
         run_backward(st->sub, grads);
         std::vector<Tensor> gin;
         for (const auto& t : st->detached) {

@@ -26,6 +26,8 @@ struct RuleInfo {
 
 struct RuleOptions {
     std::optional<Version> te_version;  // installed Transformer Engine, when the user states it
+    std::optional<double> gpu_memory_bytes;  // per-GPU memory budget; the memory advice rules (RC2xx) need it
+    std::optional<int> data_parallel_size;   // not in the config; shards the distributed optimizer
 };
 
 class RuleContext {

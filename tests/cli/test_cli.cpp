@@ -121,3 +121,90 @@ TEST_CASE("docs/rules.md is the generated rule documentation", "[cli][docs]") {
     INFO("regenerate with: build/mbridge-lint rules --format markdown > docs/rules.md");
     CHECK(committed.str() == r.out);
 }
+
+TEST_CASE("estimate prints per-rank and per-option tables; JSON and HTML carry the same figures", "[cli][estimate]") {
+    const std::string cfg = fixtures + "rc203_predicted_peak_over_budget.yaml";
+    auto text = run("estimate " + cfg + " --gpu-memory 80GiB --data-parallel-size 8");
+    CHECK(text.code == 0);
+    CHECK(text.out.find("rank (pp stage)") != std::string::npos);
+    CHECK(text.out.find("0 (first)") != std::string::npos);
+    CHECK(text.out.find("1 (last)") != std::string::npos);
+    CHECK(text.out.find("selective [core_attn]") != std::string::npos);
+    CHECK(text.out.find("<- narrowest that fits") != std::string::npos);
+    CHECK(text.out.find("DP 8 (--data-parallel-size)") != std::string::npos);
+
+    auto json = run("estimate " + cfg + " --gpu-memory 80GiB --gpus 64 --format json");
+    REQUIRE(json.code == 0);
+    auto j = nlohmann::json::parse(json.out);
+    CHECK(j["version"] == 1);
+    CHECK(j["run"]["data_parallel"] == 8);  // 64 GPUs / (TP 4 x PP 2)
+    REQUIRE(j["ranks"].size() == 2);
+    const auto& hottest = j["ranks"][0];
+    CHECK(hottest["stage"] == 0);
+    CHECK(hottest["fits"] == false);
+    const double peak = hottest["peak"]["bytes"].get<double>();
+    double parts = 0;
+    for (const char* k : {"params", "grads", "optimizer", "activations", "transient"}) parts += hottest[k]["bytes"].get<double>();
+    CHECK(parts == Approx(peak).epsilon(1e-6));
+    CHECK(hottest["peak"]["gib"].get<double>() == Approx(peak / (1024.0 * 1024 * 1024)));
+    bool narrowest = false;
+    for (const auto& o : j["options"]) narrowest |= o["narrowest_fit"].get<bool>() && o["option"] == "selective [core_attn]";
+    CHECK(narrowest);
+
+    auto html_path = write_temp("report.html", "");
+    auto html = run("estimate " + cfg + " --gpu-memory 80GiB --html " + html_path);
+    CHECK(html.code == 0);
+    std::ifstream in(html_path);
+    std::stringstream page;
+    page << in.rdbuf();
+    CHECK(page.str().find("<svg") != std::string::npos);
+    CHECK(page.str().find("budget 80.0 GiB") != std::string::npos);
+    for (const char* external : {"http", "src=", "href=", "@import"}) CHECK(page.str().find(external) == std::string::npos);
+}
+
+TEST_CASE("estimate: bad flags and unusable configs exit 2", "[cli][estimate]") {
+    const std::string cfg = fixtures + "rc203_predicted_peak_over_budget.yaml";
+    auto banana = run("estimate " + cfg + " --gpu-memory banana");
+    CHECK(banana.code == 2);
+    CHECK(banana.out.find("--gpu-memory \"banana\" is not a size") != std::string::npos);
+    CHECK(run("check " + cfg + " --gpu-memory banana").code == 2);
+    CHECK(run("check " + cfg + " --data-parallel-size -3").code == 2);
+    CHECK(run("estimate " + cfg + " --data-parallel-size 0").code == 2);
+    CHECK(run("estimate " + cfg + " --gpus 12").code == 2);  // not a multiple of TP 4 x PP 2
+    CHECK(run("estimate " + cfg + " --gpus 64 --data-parallel-size 8").code == 2);
+    CHECK(run("estimate /nonexistent.yaml").code == 2);
+    CHECK(run("estimate " + fixtures + "in002_syntax_error.yaml").code == 2);
+    auto partial = write_temp("partial.yaml", "model:\n  recompute_granularity: selective\n");
+    auto r = run("estimate --color never " + partial);
+    CHECK(r.code == 2);
+    CHECK(r.out.find("error[IN010]: cannot estimate memory: num_layers is not set") != std::string::npos);
+    auto bad_mbs = write_temp("bad_mbs.yaml", "train: {micro_batch_size: banana}\nmodel: {num_layers: 2, hidden_size: 64, "
+                                              "num_attention_heads: 4, seq_length: 128}\n");
+    auto m = run("estimate --color never " + bad_mbs);
+    CHECK(m.code == 2);
+    CHECK(m.out.find("bad_mbs.yaml:1:") != std::string::npos);
+    CHECK(m.out.find("micro_batch_size") != std::string::npos);
+}
+
+TEST_CASE("check --gpu-memory turns on the memory advice rules", "[cli][estimate]") {
+    const std::string cfg = fixtures + "rc203_predicted_peak_over_budget.yaml";
+    CHECK(run("check " + cfg).out.find("RC203") == std::string::npos);
+    auto r = run("check --color never " + cfg + " --gpu-memory 80GiB --data-parallel-size 8");
+    CHECK(r.code == 0);  // a warning
+    CHECK(r.out.find("warning[RC203]: predicted peak") != std::string::npos);
+    CHECK(run("check --strict " + cfg + " --gpu-memory 80GiB").code == 1);
+}
+
+TEST_CASE("estimate refuses absurd sizes with a located diagnostic instead of modelling them", "[cli][estimate]") {
+    for (const std::string& field : {"num_layers: 1000000000", "pipeline_model_parallel_size: -2",
+                                     "virtual_pipeline_model_parallel_size: 4000000000", "tensor_model_parallel_size: 0",
+                                     "pipeline_model_parallel_size: 16"}) {
+        std::string body = "model:\n  hidden_size: 64\n  num_attention_heads: 4\n  seq_length: 128\n  " + field + "\n";
+        if (field.rfind("num_layers", 0) != 0) body += "  num_layers: 8\n";
+        auto cfg = write_temp("absurd.yaml", body);
+        auto r = run("estimate --color never " + cfg);
+        INFO(field << "\n" << r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find("IN010") != std::string::npos);
+    }
+}

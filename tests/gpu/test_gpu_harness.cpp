@@ -244,9 +244,14 @@ TEST_CASE("the harness keeps what Megatron Core's local layers keep (measured on
                                  row.at("id").get<std::string>(), want, m.retained_bytes, 100 * err, peak, m.backward_peak_bytes,
                                  100 * peak_err);
         INFO(row.at("id").get<std::string>());
-        // The one MoE full-recompute row is negative in Megatron's data (state of the previous iteration freed during
-        // forward, README of the measurements): only the others are held to the bound.
-        if (want > 0) CHECK(err < 0.03);
+        // Bounds: 3 %, or 4 MiB absolute (PyTorch's caching allocator counts a reused cached block whole when the
+        // remainder is at most 1 MiB, so small tensors can count up to 1 MiB more there). The one MoE full-recompute
+        // row is negative in Megatron's data (state of the previous iteration freed during forward, README of the
+        // measurements) and is only reported. Backward peaks are held to 2 % on dense rows; MoE rows carry that
+        // cross-iteration state and are reported only.
+        const bool moe_row = row.at("arch").contains("num_moe_experts");
+        if (want > 0) CHECK((err < 0.03 || std::abs(m.retained_bytes - want) <= 4.0 * 1024 * 1024));
+        if (!moe_row) CHECK(peak_err < 0.02);
         ++rows;
     }
     CHECK(rows > 20);

@@ -1,0 +1,75 @@
+#pragma once
+// Per-rank memory of a training run and of every recompute choice, from the effective model config and the run
+// shape (micro-batch size, sequence length, data-parallel size). Builds on memory/layer_model.hpp.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/effective_model.hpp"
+#include "memory/layer_model.hpp"
+
+namespace mbl::memory {
+
+struct EstimateInputs {
+    std::optional<double> gpu_memory_bytes;  // budget per GPU
+    std::optional<int> data_parallel_size;   // not in the config: from --data-parallel-size / --gpus
+};
+
+// Why a value is what it is, for the output ("data-parallel size 1 assumed: pass --data-parallel-size").
+struct Assumption {
+    std::string text;
+};
+
+struct RankEstimate {
+    int stage = 0;             // pipeline rank
+    std::string role;          // "only", "first", "middle", "last"
+    int layers = 0;            // transformer layers on this rank
+    int in_flight = 0;         // micro-batches (model chunks with VPP) whose activations are alive at the peak
+    double params = 0, grads = 0, optimizer = 0;
+    double activations = 0;    // retained by the in-flight micro-batches
+    double transient = 0;      // backward working set on top (re-materialised chunk, gradient temporaries)
+    double peak() const { return params + grads + optimizer + activations + transient; }
+};
+
+struct OptionEstimate {
+    Recompute recompute;
+    std::string name;           // "none", "selective [moe_act]", "full uniform 1"
+    int hottest_stage = 0;
+    double activations = 0;     // activations + transient on the hottest rank
+    double peak = 0;            // peak of the hottest rank
+    double saving = 0;          // activation bytes saved against no recompute (same rank)
+    double replay_share = 0;    // extra forward FLOPs as a share of the step's FLOPs
+    bool current = false;       // what the config sets
+    std::optional<bool> fits;   // only with a budget
+    bool narrowest_fit = false; // the cheapest option that fits
+};
+
+struct Estimate {
+    bool ok = false;
+    bool complete = true;    // false when a field it reads is unknown (a default stood in; see assumptions)
+    std::string why_not;     // when !ok: which fact is missing
+    std::string why_field;   // the field it is about, for locating the diagnostic
+    LayerShape shape;
+    std::int64_t seq_length = 0, micro_batch = 0;
+    int data_parallel = 1, pipeline = 1, virtual_pipeline = 1;
+    std::int64_t vocab = 0;
+    Recompute current;
+    std::vector<RankEstimate> ranks;     // hottest first
+    std::vector<OptionEstimate> options; // none first, then by replay cost
+    std::vector<Assumption> assumptions;
+    std::optional<double> budget;
+    const OptionEstimate* option(const Recompute& rc) const;
+    const OptionEstimate* narrowest_fit() const;
+    const OptionEstimate* current_option() const;
+};
+
+Estimate estimate(const EffectiveModel& model, const EstimateInputs& inputs);
+
+// The recompute setting the config asks for (after Megatron Core's rewrites); nullopt when unknown.
+std::optional<Recompute> recompute_of(const EffectiveModel& model);
+
+// "80GiB", "80G", "81920MiB", "85899345920" (bytes); GB/MB are decimal. nullopt for anything else.
+std::optional<double> parse_byte_size(const std::string& text);
+std::string format_gib(double bytes);  // "71.2 GiB"
+
+}  // namespace mbl::memory

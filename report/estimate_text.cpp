@@ -1,0 +1,86 @@
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "report/estimate_report.hpp"
+
+namespace mbl {
+
+using memory::format_gib;
+using memory::kGiB;
+
+std::string estimate_model_line(const memory::Estimate& est);  // shared with the HTML page
+std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader& header);
+
+std::string estimate_model_line(const memory::Estimate& est) {
+    const auto& s = est.shape;
+    std::string line = fmt::format("h {}, {} heads", s.hidden, s.heads);
+    if (s.query_groups != s.heads) line += fmt::format(" / {} query groups", s.query_groups);
+    if (s.mla) line += fmt::format(", MLA (q rank {}, kv rank {})", s.q_lora_rank, s.kv_lora_rank);
+    line += fmt::format(", FFN {}{}", s.ffn_hidden, s.gated ? " gated" : "");
+    if (s.experts > 0)
+        line += fmt::format(", MoE {} experts top-{} (expert FFN {}{})", s.experts, s.topk, s.expert_ffn,
+                            s.shared_expert_ffn > 0 ? fmt::format(", shared {}", s.shared_expert_ffn) : "");
+    line += s.attention == memory::AttentionKernel::Fused ? "; attention: fused (no s x s tensors)"
+                                                          : "; attention: unfused (s x s scores kept)";
+    if (s.fp8) line += "; fp8 (approximate)";
+    return line;
+}
+
+std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader& header) {
+    const auto& s = est.shape;
+    return fmt::format("seq {}, micro-batch {}, TP {}{}, PP {}{}, CP {}, EP {}, DP {} ({}); recompute: {}", est.seq_length,
+                       est.micro_batch, s.tp, s.sequence_parallel ? " (SP)" : "", est.pipeline,
+                       est.virtual_pipeline > 1 ? fmt::format(" x VPP {}", est.virtual_pipeline) : "", s.cp, s.ep,
+                       est.data_parallel, header.data_parallel_source.empty() ? "assumed" : header.data_parallel_source,
+                       est.current.describe());
+}
+
+void write_estimate_text(std::ostream& out, const memory::Estimate& est, const EstimateHeader& header) {
+    out << fmt::format("{} (Megatron Core {})\n", header.input, header.revision);
+    out << "  model: " << estimate_model_line(est) << '\n';
+    out << "  run:   " << estimate_run_line(est, header) << "\n\n";
+
+    const std::string fits_head = est.budget ? fmt::format("fits {}", format_gib(*est.budget)) : "";
+    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}  {}\n", "rank (pp stage)", "layers",
+                       "in flight", "params", "grads", "optim", "activations", "transient", "peak", fits_head);
+    for (const auto& r : est.ranks) {
+        std::string fits;
+        if (est.budget) fits = r.peak() <= *est.budget ? "yes" : "no";
+        std::string row = fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}  {}",
+                                      fmt::format("{} ({})", r.stage, r.role), r.layers, r.in_flight,
+                                      format_gib(r.params), format_gib(r.grads), format_gib(r.optimizer),
+                                      format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()), fits);
+        out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
+    }
+
+    size_t name_width = 28;
+    for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
+    out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>14}  {}\n", "recompute option", name_width, "act. on hottest",
+                       "peak", "saving", "replayed work", est.budget ? "fits" : "");
+    for (const auto& o : est.options) {
+        const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
+        std::string fits;
+        if (o.fits) fits = *o.fits ? "yes" : "no";
+        std::string mark;
+        if (o.narrowest_fit) mark = "   <- narrowest that fits";
+        if (o.current) mark += mark.empty() ? "   <- current" : ", current";
+        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>14}  {:<4}{}", o.name, name_width,
+                                      fmt::format("{} (r{})", format_gib(o.activations), o.hottest_stage),
+                                      format_gib(o.peak), none ? "-" : format_gib(o.saving),
+                                      none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), fits, mark);
+        out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
+    }
+    if (est.budget && !est.narrowest_fit())
+        out << fmt::format("\nno recompute option fits {}: reduce the micro-batch size or add model parallelism\n",
+                           format_gib(*est.budget));
+    out << "\nactivations: kept by the in-flight micro-batches; transient: backward working set on top (re-materialised "
+           "checkpoint, gradient temporaries); replayed work: extra forward FLOPs as a share of the step\n";
+    if (!est.assumptions.empty()) {
+        out << "assumptions:\n";
+        for (const auto& a : est.assumptions) out << "  - " << a.text << '\n';
+    }
+}
+
+}  // namespace mbl

@@ -1,0 +1,19 @@
+#pragma once
+// Shared by the memory advice rules (RC2xx): they run only when the user states a GPU memory budget, and every
+// diagnostic quotes the figures it rests on.
+#include <optional>
+#include <string>
+
+#include "memory/estimate.hpp"
+#include "rules/rule.hpp"
+
+namespace mbl::rules {
+
+// The estimate under the stated budget; nullopt without a budget or when the config lacks what the estimate needs.
+std::optional<memory::Estimate> budget_estimate(const RuleContext& ctx);
+// "71.2 GiB on rank 0 (first pipeline stage)".
+std::string peak_words(const memory::OptionEstimate& option);
+// Adds the estimate's assumptions as notes.
+void note_assumptions(Diagnostic& d, const memory::Estimate& est);
+
+}  // namespace mbl::rules

@@ -1,0 +1,73 @@
+// RC202 full-recompute-where-selective-fits
+#include <fmt/format.h>
+
+#include "rules/memory_advice.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC202", "full-recompute-where-selective-fits", Severity::Warning,
+    "full recompute where a selective recompute option is predicted to fit the GPU memory budget",
+    R"md(## What it does
+Active only with a GPU memory budget (`--gpu-memory 80GiB`). When the config uses full recompute, estimates the
+per-rank peak under each selective option that acts on this model (each label alone, and all of them together) and
+flags the config when one of them fits the budget. The message names the narrowest option that fits, with its
+predicted peak and replayed work next to those of the full recompute.
+
+## Why is this bad?
+Full recompute replays every checkpointed layer's forward pass, about a third of the step. The reference guidance is
+to checkpoint the narrowest boundary that fits: a selective label frees the big tensors (s x s attention scores,
+MoE activations, MLA up-projections) for a fraction of the replay.
+
+## Example
+```yaml
+# mbridge-lint check cfg.yaml --gpu-memory 80GiB
+model:
+  transformer_impl: local
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+```
+
+## Use instead
+```yaml
+model:
+  transformer_impl: local
+  recompute_granularity: selective
+  recompute_modules: [core_attn]
+```
+)md"};
+
+class FullRecomputeWhereSelectiveFits final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        auto est = rules::budget_estimate(ctx);
+        if (!est || est->current.granularity != memory::Recompute::Granularity::Full) return;
+        const auto& none = est->options.front();
+        if (none.fits && *none.fits) return;  // RC201 says recompute is not needed at all
+        const memory::OptionEstimate* best = nullptr;
+        for (const auto& o : est->options)  // sorted by replayed work
+            if (o.recompute.granularity == memory::Recompute::Granularity::Selective && o.fits && *o.fits) {
+                best = &o;
+                break;
+            }
+        if (!best) return;
+        const auto* current = est->current_option();
+        Diagnostic& d = ctx.report(
+            kRule, "recompute_granularity",
+            fmt::format("full recompute replays +{:.1f} % of the step, but {} is predicted to fit: peak {} of the {} "
+                        "budget for +{:.1f} % replayed work",
+                        current->replay_share * 100, best->name, rules::peak_words(*best),
+                        memory::format_gib(*est->budget), best->replay_share * 100));
+        RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
+        rules::note_assumptions(d, *est);
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC202, FullRecomputeWhereSelectiveFits)
+
+}  // namespace mbl

@@ -1,0 +1,72 @@
+// RC203 predicted-peak-over-budget
+#include <fmt/format.h>
+
+#include "rules/memory_advice.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC203", "predicted-peak-over-budget", Severity::Warning,
+    "the predicted peak memory of a rank exceeds the GPU memory budget",
+    R"md(## What it does
+Active only with a GPU memory budget (`--gpu-memory 80GiB`). Estimates the peak memory of every pipeline rank
+(parameters, gradients, optimizer states, activations of the in-flight micro-batches, backward working set) under
+the configured recompute settings, and flags the config when the hottest rank exceeds the budget. The message names
+the narrowest recompute option that is predicted to fit (least replayed work), or says that none does.
+
+## Why is this bad?
+The job would stop with a CUDA out-of-memory error after waiting in the queue and starting up. The estimate does not
+count the CUDA context, allocator fragmentation or communication buffers, so a prediction close to the budget is
+already a risk.
+
+## Example
+```yaml
+# mbridge-lint check cfg.yaml --gpu-memory 80GiB
+model:
+  transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  seq_length: 8192
+```
+
+## Use instead
+```yaml
+model:
+  transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  seq_length: 8192
+  recompute_granularity: selective
+  recompute_modules: [core_attn]
+```
+)md"};
+
+class PredictedPeakOverBudget final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        auto est = rules::budget_estimate(ctx);
+        if (!est) return;
+        const auto* current = est->current_option();
+        if (*current->fits) return;
+        const auto* fit = est->narrowest_fit();
+        std::string advice =
+            fit ? fmt::format("the narrowest option predicted to fit is {} (peak {}, +{:.1f} % replayed work)", fit->name,
+                              rules::peak_words(*fit), fit->replay_share * 100)
+                : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
+        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+                                   fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}",
+                                               rules::peak_words(*current), memory::format_gib(*est->budget),
+                                               current->name, advice));
+        rules::note_assumptions(d, *est);
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC203, PredictedPeakOverBudget)
+
+}  // namespace mbl

@@ -1,0 +1,297 @@
+// Formulas on hand-computed cases: the paper's per-layer figures (Korthikanti et al. 2022, "Reducing Activation
+// Recomputation in Large Transformer Models"), every label's effect, full recompute, pipeline in-flight counts.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "core/effective_model.hpp"
+#include "core/schema.hpp"
+#include "memory/estimate.hpp"
+#include "parser/yaml_loader.hpp"
+
+using namespace mbl::memory;
+
+namespace {
+
+// The paper's layer: MHA, GeLU MLP of 4h with biases, dropout, LayerNorm, 16-bit softmax output, 1-byte masks.
+LayerShape paper_layer() {
+    LayerShape s;
+    s.seq_length = 2048;
+    s.micro_batch = 2;
+    s.hidden = 1024;
+    s.heads = 16;
+    s.query_groups = 16;
+    s.head_dim = 64;
+    s.ffn_hidden = 4096;
+    s.linear_bias = true;
+    s.layernorm = true;
+    s.attention_dropout = 0.1;
+    s.hidden_dropout = 0.1;
+    s.softmax_fp32 = false;
+    s.attention = AttentionKernel::Unfused;
+    return s;
+}
+
+// Per-layer bytes as the paper counts them: everything but the fp32 norm statistics, the layer output included.
+double paper_count(const LayerActivations& a) {
+    double b = a.output_bytes;
+    for (const auto& t : a.saved)
+        if (t.module != "norm_stats") b += t.bytes;
+    return b;
+}
+
+double module_sum(const LayerActivations& a, const std::string& module) {
+    double b = 0;
+    for (const auto& t : a.saved)
+        if (t.module == module) b += t.bytes;
+    return b;
+}
+
+mbl::EffectiveModel model_of(const std::string& yaml) {
+    auto loaded = mbl::load_yaml("test.yaml", yaml);
+    REQUIRE(loaded.ok());
+    auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision("main"), {});
+    REQUIRE(fin.errors.empty());
+    return std::move(fin.model);
+}
+
+}  // namespace
+
+TEST_CASE("no parallelism: sbh(34 + 5as/h) per layer", "[memory]") {
+    const LayerShape s = paper_layer();
+    const double sbh = 2048.0 * 2 * 1024, as_h = 16.0 * 2048 / 1024;
+    CHECK(paper_count(layer_activations(s, LayerKind::Dense, {})) == Approx(sbh * (34 + 5 * as_h)));
+}
+
+TEST_CASE("tensor parallel: sbh(10 + 24/t + 5as/(ht))", "[memory]") {
+    LayerShape s = paper_layer();
+    s.tp = 4;
+    const double sbh = 2048.0 * 2 * 1024, as_h = 16.0 * 2048 / 1024;
+    CHECK(paper_count(layer_activations(s, LayerKind::Dense, {})) == Approx(sbh * (10 + 24.0 / 4 + 5 * as_h / 4)));
+}
+
+TEST_CASE("tensor + sequence parallel: sbh/t (34 + 5as/h); selective core_attn: 34sbh/t", "[memory]") {
+    LayerShape s = paper_layer();
+    s.tp = 4;
+    s.sequence_parallel = true;
+    const double sbh = 2048.0 * 2 * 1024, as_h = 16.0 * 2048 / 1024;
+    CHECK(paper_count(layer_activations(s, LayerKind::Dense, {})) == Approx(sbh / 4 * (34 + 5 * as_h)));
+    CHECK(paper_count(layer_activations(s, LayerKind::Dense, {"core_attn"})) == Approx(34 * sbh / 4));
+}
+
+TEST_CASE("full recompute keeps 2sbh per chunk, 2sbh/t with distributed saved activations", "[memory]") {
+    LayerShape s = paper_layer();
+    const std::vector<LayerKind> four(4, LayerKind::Dense);
+    const double sbh2 = 2048.0 * 2 * 1024 * 2;
+    StackOptions no_final;
+    no_final.final_norm = false;
+    CHECK(predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 1), no_final).retained_bytes == Approx(4 * sbh2));
+    CHECK(predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 2), no_final).retained_bytes == Approx(2 * sbh2));
+    s.tp = 4;
+    Recompute distributed = Recompute::full(Recompute::Method::Uniform, 1);
+    distributed.distribute_saved_activations = true;
+    // Three outputs feed the next checkpoint (kept as 1/t shards); the last one is kept whole by what follows.
+    CHECK(predict_stack(s, four, distributed, no_final).retained_bytes == Approx(3 * sbh2 / 4 + sbh2));
+    // Block k keeps the other layers whole: block 4 == uniform 1.
+    const auto block4 = predict_stack(s, four, Recompute::full(Recompute::Method::Block, 4), no_final);
+    const auto uniform1 = predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 1), no_final);
+    CHECK(block4.retained_bytes == Approx(uniform1.retained_bytes));
+    CHECK(block4.backward_peak_bytes == Approx(uniform1.backward_peak_bytes));
+    const auto block1 = predict_stack(s, four, Recompute::full(Recompute::Method::Block, 1), no_final);
+    const double layer = paper_count(layer_activations(s, LayerKind::Dense, {})) +
+                         module_sum(layer_activations(s, LayerKind::Dense, {}), "norm_stats");
+    CHECK(block1.retained_bytes == Approx(3 * layer + sbh2 / 1));
+}
+
+TEST_CASE("backward peak: re-materialising bigger chunks costs more", "[memory]") {
+    const LayerShape s = paper_layer();
+    const std::vector<LayerKind> four(4, LayerKind::Dense);
+    const auto u1 = predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 1));
+    const auto u2 = predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 2));
+    const auto none = predict_stack(s, four, Recompute::none());
+    CHECK(u2.backward_peak_bytes > u1.backward_peak_bytes);
+    CHECK(none.backward_peak_bytes > none.retained_bytes);
+    // Uniform 2 re-materialises one whole layer more than uniform 1 at its peak.
+    const double layer = layer_activations(s, LayerKind::Dense, {}).internal_bytes();
+    const double out = layer_activations(s, LayerKind::Dense, {}).output_bytes;
+    CHECK(u2.backward_peak_bytes - u1.backward_peak_bytes == Approx(layer + out - 2 * out));
+}
+
+TEST_CASE("each label frees what its module keeps", "[memory]") {
+    LayerShape s = paper_layer();
+    const double T = 2048.0 * 2, h = 1024, e = 2;
+    const auto none = layer_activations(s, LayerKind::Dense, {});
+
+    SECTION("mlp: the MLP internals (fc1 output and activation output), its input stays") {
+        const auto a = layer_activations(s, LayerKind::Dense, {"mlp"});
+        CHECK(none.internal_bytes() - a.internal_bytes() == Approx(2 * T * 4096 * e));
+        CHECK(module_sum(a, "pre_mlp_layernorm") == Approx(T * h * e));
+    }
+    SECTION("gated MLP without fused activation keeps 5 x ffn per token (fc1 gate+up, act, up+offset, product)") {
+        s.gated = true;
+        s.ffn_hidden = 2816;
+        const auto full = layer_activations(s, LayerKind::Dense, {});
+        CHECK(module_sum(full, "mlp") == Approx(5 * T * 2816 * e));
+        s.fused_activation = true;
+        CHECK(module_sum(layer_activations(s, LayerKind::Dense, {}), "mlp") == Approx(3 * T * 2816 * e));
+    }
+    SECTION("layernorm (output-discarding) frees both norm outputs where the norms are modules") {
+        const auto a = layer_activations(s, LayerKind::Dense, {"layernorm"});
+        CHECK(none.internal_bytes() - a.internal_bytes() == Approx(2 * T * h * e));
+        s.input_norm_separate = s.pre_mlp_norm_separate = false;  // Transformer Engine: fused into the linears
+        const auto te = layer_activations(s, LayerKind::Dense, {"layernorm"});
+        CHECK(te.ignored_labels == std::vector<std::string>{"layernorm"});
+    }
+    SECTION("core_attn under fused attention frees only the softmax statistics") {
+        s.attention = AttentionKernel::Fused;
+        const auto f = layer_activations(s, LayerKind::Dense, {});
+        const auto a = layer_activations(s, LayerKind::Dense, {"core_attn"});
+        CHECK(f.internal_bytes() - a.internal_bytes() == Approx(2.0 * 16 * 2048 * 4));
+    }
+    SECTION("core_attn with GQA keeps the query copy and the whole grouped QKV output") {
+        s.query_groups = 4;
+        s.softmax_fp32 = true;
+        s.attention_dropout = 0;
+        const auto a = layer_activations(s, LayerKind::Dense, {"core_attn"});
+        CHECK(module_sum(a, "attention") == Approx(T * h * e + T * (16 + 8) * 64 * e + T * h * e));
+        CHECK(module_sum(a, "core_attn") == 0);
+    }
+    SECTION("dense-only labels on a MoE layer and MoE labels on a dense layer act on nothing") {
+        CHECK(layer_activations(s, LayerKind::Dense, {"moe", "moe_act", "shared_experts"}).ignored_labels.size() == 3);
+        s.experts = 8;
+        s.topk = 2;
+        s.expert_ffn = 512;
+        CHECK(layer_activations(s, LayerKind::Moe, {"mlp"}).ignored_labels == std::vector<std::string>{"mlp"});
+        CHECK(layer_activations(s, LayerKind::Moe, {"mla_up_proj"}).ignored_labels == std::vector<std::string>{"mla_up_proj"});
+    }
+}
+
+TEST_CASE("MoE labels: moe frees the whole layer inside, moe_act the activation outputs, nesting adds nothing", "[memory]") {
+    LayerShape s = paper_layer();
+    s.gated = true;
+    s.experts = 8;
+    s.topk = 2;
+    s.expert_ffn = 512;
+    s.shared_expert_ffn = 1024;
+    s.expert_fused_activation = true;
+    const double A = 2048.0 * 2 * 2, e = 2;
+    const auto none = layer_activations(s, LayerKind::Moe, {});
+    const auto act = layer_activations(s, LayerKind::Moe, {"moe_act"});
+    CHECK(none.internal_bytes() - act.internal_bytes() == Approx(A * 512 * e));
+    const auto moe = layer_activations(s, LayerKind::Moe, {"moe"});
+    CHECK(module_sum(moe, "moe") == 0);
+    CHECK(module_sum(moe, "shared_experts") == 0);
+    CHECK(module_sum(moe, "pre_mlp_layernorm") > 0);  // the checkpoint input stays
+    const auto nested = layer_activations(s, LayerKind::Moe, {"moe", "moe_act", "shared_experts"});
+    CHECK(nested.internal_bytes() == Approx(moe.internal_bytes()));
+    CHECK(nested.ignored_labels.empty());
+    const auto shared = layer_activations(s, LayerKind::Moe, {"shared_experts"});
+    // Unfused gated shared expert: fc1 output (2 f), activation, up + offset, product (3 f).
+    CHECK(none.internal_bytes() - shared.internal_bytes() == Approx(2048.0 * 2 * 5 * 1024 * e));
+}
+
+TEST_CASE("MLA: mla_up_proj frees the up-projection outputs and the query, key and value built from them", "[memory]") {
+    LayerShape s = paper_layer();
+    s.attention = AttentionKernel::Fused;
+    s.mla = true;
+    s.q_lora_rank = 384;
+    s.kv_lora_rank = 256;
+    s.qk_head_dim = 64;
+    s.qk_pos_dim = 32;
+    s.v_head_dim = 64;
+    const double T = 2048.0 * 2, e = 2, a = 16;
+    const auto none = layer_activations(s, LayerKind::Dense, {});
+    const auto up = layer_activations(s, LayerKind::Dense, {"mla_up_proj"});
+    const double expected = T * a * (96 + (64 + 64) + 96 + 96 + 64) * e;
+    CHECK(none.internal_bytes() - up.internal_bytes() == Approx(expected));
+}
+
+TEST_CASE("pipeline: 1F1B keeps p - r micro-batches on stage r, interleaving multiplies by 1 + (p-1)/(pv)", "[memory]") {
+    const std::string base = "train: {micro_batch_size: 1, global_batch_size: 256}\nmodel:\n  num_layers: 16\n  hidden_size: 1024\n"
+                             "  num_attention_heads: 16\n  seq_length: 2048\n  pipeline_model_parallel_size: 4\n";
+    auto est = estimate(model_of(base), {});
+    REQUIRE(est.ok);
+    REQUIRE(est.ranks.size() == 4);
+    for (const auto& r : est.ranks) CHECK(r.in_flight == 4 - r.stage);
+    CHECK(est.ranks.front().stage == 0);  // hottest first
+
+    auto vpp = estimate(model_of(base + "  virtual_pipeline_model_parallel_size: 2\n"), {});
+    REQUIRE(vpp.ok);
+    const auto first = std::find_if(vpp.ranks.begin(), vpp.ranks.end(), [](const auto& r) { return r.stage == 0; });
+    // Model chunks of L/(p v) layers: 11 chunks x 2 layers = 22 = 16 x (1 + 3/8) layers' worth.
+    CHECK(first->in_flight == 11);
+    CHECK(first->in_flight * (16 / 8) == Approx(16 * (1 + 3.0 / 8)));
+
+    // Fewer micro-batches than stages: only those are in flight.
+    auto few = estimate(model_of("train: {micro_batch_size: 4, global_batch_size: 8}\n" + base.substr(base.find("model:"))), {});
+    REQUIRE(few.ok);
+    for (const auto& r : few.ranks) CHECK(r.in_flight == std::min(2, 4 - r.stage));
+}
+
+TEST_CASE("parameters, gradients and optimizer states per rank", "[memory]") {
+    const std::string cfg = "optimizer: {use_distributed_optimizer: true}\nmodel:\n  num_layers: 2\n  hidden_size: 1024\n"
+                            "  num_attention_heads: 16\n  ffn_hidden_size: 4096\n  add_bias_linear: false\n"
+                            "  normalization: RMSNorm\n  bf16: true\n  seq_length: 128\n";
+    auto one = estimate(model_of(cfg), {});
+    auto eight = estimate(model_of(cfg), {std::nullopt, 8});
+    REQUIRE(one.ok);
+    REQUIRE(eight.ok);
+    const double params = 2 * (1024.0 * 3 * 1024 + 1024.0 * 1024 + 2 * 1024 * 4096 + 2 * 1024);  // vocab unknown
+    CHECK(one.ranks[0].params == Approx(params * 2));
+    CHECK(one.ranks[0].grads == Approx(params * 4));
+    CHECK(one.ranks[0].optimizer == Approx(params * 12));
+    CHECK(eight.ranks[0].optimizer == Approx(params * 12 / 8));
+}
+
+TEST_CASE("byte sizes", "[memory]") {
+    CHECK(parse_byte_size("80GiB") == Approx(80 * kGiB));
+    CHECK(parse_byte_size("80 GiB") == Approx(80 * kGiB));
+    CHECK(parse_byte_size("80G") == Approx(80 * kGiB));
+    CHECK(parse_byte_size("141GB") == Approx(141e9));
+    CHECK(parse_byte_size("1024") == Approx(1024));
+    CHECK(parse_byte_size("81920MiB") == Approx(80 * kGiB));
+    CHECK_FALSE(parse_byte_size("banana"));
+    CHECK_FALSE(parse_byte_size("80 parsecs"));
+    CHECK_FALSE(parse_byte_size("-3GiB"));
+    CHECK_FALSE(parse_byte_size("0"));
+    CHECK_FALSE(parse_byte_size(""));
+}
+
+TEST_CASE("unfused attention: fp32 softmax keeps 6 bytes per score, the fused softmax kernel 2", "[memory]") {
+    auto cfg = [](const std::string& extra) {
+        return model_of("model:\n  transformer_impl: local\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 16\n"
+                        "  attention_dropout: 0.0\n  bf16: true\n" + extra);
+    };
+    auto torch_path = estimate(cfg("  seq_length: 2048\n"), {});
+    auto kernel = estimate(cfg("  seq_length: 2048\n  masked_softmax_fusion: true\n"), {});
+    auto too_long = estimate(cfg("  seq_length: 8192\n  masked_softmax_fusion: true\n"), {});
+    REQUIRE(torch_path.ok);
+    REQUIRE(kernel.ok);
+    REQUIRE(too_long.ok);
+    CHECK_FALSE(torch_path.shape.softmax_kernel);
+    CHECK(kernel.shape.softmax_kernel);
+    CHECK_FALSE(too_long.shape.softmax_kernel);  // the kernel takes at most 4096 keys
+    const double p = 1.0 * 16 * 2048 * 2048;     // b a s s
+    const auto a = layer_activations(torch_path.shape, LayerKind::Dense, {});
+    const auto k = layer_activations(kernel.shape, LayerKind::Dense, {});
+    CHECK(a.internal_bytes() - k.internal_bytes() == Approx(4 * p));
+}
+
+TEST_CASE("unknown values: the estimate says which default stood in and is marked incomplete", "[memory]") {
+    using mbl::Value;
+    Value model = Value::map();
+    model.set("num_layers", Value::integer(4));
+    model.set("hidden_size", Value::integer(1024));
+    model.set("num_attention_heads", Value::integer(16));
+    model.set("seq_length", Value::integer(2048));
+    model.set("tensor_model_parallel_size", Value::unknown("set by a helper the linter cannot follow"));
+    Value root = Value::map();
+    root.set("model", std::move(model));
+    auto fin = mbl::finalize(root, *mbl::Schema::instance().revision("main"), {});
+    auto est = estimate(fin.model, {});
+    REQUIRE(est.ok);
+    CHECK_FALSE(est.complete);
+    bool said = false;
+    for (const auto& a : est.assumptions) said |= a.text.find("tensor_model_parallel_size is unknown") != std::string::npos;
+    CHECK(said);
+}
