@@ -28,6 +28,7 @@ if [ "$what" = examples ] || [ "$what" = all ]; then
     timeout 200 build/mbridge-lint gpu-check "$cfg" "$@" ${GPU_CHECK_EXTRA:-} 2>&1 | tee -a "$out/$name.txt"
     echo "exit ${PIPESTATUS[0]}" | tee -a "$out/$name.txt"
   }
+  run moe-default examples/gpu_check/moe_shared_expert.yaml
   run dense examples/gpu_check/dense_gqa_swiglu.yaml --recompute none --recompute "selective [core_attn]" \
       --recompute "selective [mlp]" --recompute "selective [layernorm]" --recompute "full uniform 1" --recompute "full block 2"
   run moe examples/gpu_check/moe_shared_expert.yaml --recompute none --recompute "selective [moe_act]" \
