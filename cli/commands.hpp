@@ -64,6 +64,10 @@ struct GpuCheckArgs {
     double tolerance = 10.0;  // percent
     unsigned long long seed = 1234;
     std::string format = "text";
+    std::string runner;      // --runner: the user's Bridge launch command
+    std::string helper_dir;  // --helper-dir (default: the source tree's integrations/bridge)
+    std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
+    int data_parallel_size = 0;
 };
 void add_gpu_check_command(CLI::App& app, GpuCheckArgs& args);
 int run_gpu_check(const GpuCheckArgs& args);

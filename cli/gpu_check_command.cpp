@@ -4,7 +4,10 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "core/schema.hpp"
@@ -12,6 +15,8 @@
 #include "gpu_check/harness.hpp"
 #include "gpu_check/plan.hpp"
 #include "gpu_check/report.hpp"
+#include "gpu_check/runner.hpp"
+#include "memory/estimate.hpp"
 #include "parser/yaml_loader.hpp"
 #include "report/report.hpp"
 
@@ -43,6 +48,14 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         ->check(CLI::Range(0.0, 1000.0));
     cmd->add_option("--seed", a.seed, "Seed of the parameters, inputs and dropout");
     cmd->add_option("--format", a.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    cmd->add_option("--runner", a.runner,
+                    "Instead of the harness, run this Megatron Bridge launch command twice (the config's recompute setting "
+                    "and a no-recompute control, passed as model.recompute_* overrides plus train.train_iters) and compare "
+                    "each rank's peak allocated memory with the estimate of the whole job");
+    cmd->add_option("--helper-dir", a.helper_dir, "Folder holding the Bridge helper (integrations/bridge) for --runner");
+    cmd->add_option("--work-dir", a.work_dir, "Folder for --runner's logs and memory reports (default: a temporary one)");
+    cmd->add_option("--data-parallel-size", a.data_parallel_size, "Data-parallel size of the --runner job (for the estimate)")
+        ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -82,6 +95,95 @@ bool load(const std::string& path, const Revision& revision, SourceManager& sour
     return true;
 }
 
+gpu::RecomputeSpec to_spec(const memory::Recompute& r) {
+    switch (r.granularity) {
+        case memory::Recompute::Granularity::None: return gpu::RecomputeSpec::none();
+        case memory::Recompute::Granularity::Selective: return gpu::RecomputeSpec::selective(r.modules);
+        case memory::Recompute::Granularity::Full:
+            return gpu::RecomputeSpec::full(r.method == memory::Recompute::Method::Uniform, r.num_layers);
+    }
+    return gpu::RecomputeSpec::none();
+}
+
+// --runner: the user's own job, twice.
+int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
+    memory::EstimateInputs in;
+    if (a.data_parallel_size > 0) in.data_parallel_size = a.data_parallel_size;
+    const memory::Estimate est = memory::estimate(model, in);
+    if (!est.ok) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: no estimate for {}: {}\n", a.target, est.why_not);
+        return kUnusable;
+    }
+    if (est.current.granularity == memory::Recompute::Granularity::None) {
+        std::cerr << "mbridge-lint gpu-check: the config sets no activation recompute; nothing to compare\n";
+        return kUnusable;
+    }
+    const memory::OptionEstimate* pc = est.option(memory::Recompute::none());
+    const memory::OptionEstimate* px = est.current_option();
+    if (!pc || !px) {
+        std::cerr << "mbridge-lint gpu-check: the estimate lacks the control or the config's option\n";
+        return kUnusable;
+    }
+    gpu::RunnerOptions ro;
+    ro.command = a.runner;
+    ro.helper_dir = a.helper_dir.empty() ? std::string(MBRIDGE_LINT_BRIDGE_HELPER_DIR) : a.helper_dir;
+    ro.iterations = a.warmup + a.steps;
+    ro.work_dir = a.work_dir;
+    if (ro.work_dir.empty()) {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) {
+            std::cerr << "mbridge-lint gpu-check: cannot create a work folder\n";
+            return kUnusable;
+        }
+        ro.work_dir = tmpl;
+    }
+    const gpu::RecomputeSpec candidate = to_spec(est.current);
+    const gpu::RecomputeSpec control =
+        candidate.granularity == gpu::RecomputeSpec::Granularity::Selective ? gpu::RecomputeSpec::selective({}) : gpu::RecomputeSpec::none();
+    const bool text = a.format == "text";
+    std::vector<gpu::RunnerRun> runs;
+    for (const auto& [role, rc] : {std::pair{std::string("control"), control}, std::pair{std::string("candidate"), candidate}}) {
+        if (text) std::cout << fmt::format("running {} ({}): {}\n", role, rc.describe(), a.runner) << std::flush;
+        runs.push_back(gpu::run_job(ro, role, rc));
+        const auto& r = runs.back();
+        if (!r.error.empty() || r.ranks.empty()) {
+            std::cerr << fmt::format("mbridge-lint gpu-check: the {} run gave no figures: {}\n", role, r.error);
+            return kUnusable;
+        }
+        if (text)
+            std::cout << fmt::format("{} {:<9} ({})  peak allocated {} (largest of {} ranks)\n", gpu::progress_bar(1, 1), role,
+                                     rc.describe(), gpu::format_bytes(r.peak_bytes), r.ranks.size());
+    }
+    const gpu::Saving s = gpu::saving(runs[0].peak_bytes, runs[1].peak_bytes, pc->peak, px->peak);
+    const bool pass = s.error <= a.tolerance / 100.0;
+    if (text) {
+        std::cout << fmt::format("{}: peak saving measured {}, predicted {} (error {:.1f} %)    {} (tolerance {:.0f} %)\n",
+                                 candidate.describe(), gpu::format_bytes(s.measured), gpu::format_bytes(s.predicted),
+                                 100.0 * s.error, pass ? "PASS" : "FAIL", a.tolerance);
+        for (const auto& n : est.assumptions) std::cout << "note: " << n.text << '\n';
+    } else {
+        nlohmann::json j;
+        j["version"] = 1;
+        j["mode"] = "runner";
+        j["target"] = a.target;
+        j["command"] = a.runner;
+        j["work_dir"] = ro.work_dir;
+        j["runs"] = nlohmann::json::array();
+        for (const auto& r : runs) {
+            nlohmann::json ranks = nlohmann::json::array();
+            for (const auto& f : r.ranks) ranks.push_back({{"rank", f.rank}, {"peak_allocated_bytes", f.peak_allocated_bytes}});
+            j["runs"].push_back({{"role", r.role}, {"recompute", r.recompute.describe()}, {"command", r.command},
+                                 {"log", r.log_path}, {"ranks", ranks}, {"peak_allocated_bytes", r.peak_bytes}});
+        }
+        j["predicted"] = {{"control_peak_bytes", pc->peak}, {"candidate_peak_bytes", px->peak}};
+        j["peak_saving"] = {{"measured_bytes", s.measured}, {"predicted_bytes", s.predicted}, {"error", s.error}};
+        j["tolerance"] = a.tolerance / 100.0;
+        j["result"] = pass ? "pass" : "fail";
+        std::cout << j.dump(2) << '\n';
+    }
+    return pass ? kOk : kProblems;
+}
+
 }  // namespace
 
 int run_gpu_check(const GpuCheckArgs& a) {
@@ -95,6 +197,7 @@ int run_gpu_check(const GpuCheckArgs& a) {
     SourceManager sources;
     Loaded loaded;
     if (!load(a.target, *revision, sources, loaded)) return kUnusable;
+    if (!a.runner.empty()) return run_runner(a, *loaded.model);
 
     gpu::PlanOptions po;
     po.layers = a.layers;

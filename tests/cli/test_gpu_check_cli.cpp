@@ -1,8 +1,10 @@
 // `mbridge-lint gpu-check` end to end: exit codes and messages. On a machine with a GPU (and a CUDA build) the
 // small config runs for real and must pass; elsewhere the command must say it cannot run and exit 2.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -94,4 +96,90 @@ TEST_CASE("gpu-check refuses what it cannot build, before looking for a GPU", "[
     CHECK(r.code == 2);
     CHECK(run("gpu-check --help").code == 0);
     CHECK(run("gpu-check " + write_temp("small2.yaml", kSmall) + " --attention sideways").code == 2);
+}
+
+// ---- --runner: the user's own launch command, twice ---------------------------------------------------------------
+#include <cmath>
+
+#include "core/schema.hpp"
+#include "engine/linter.hpp"
+#include "memory/estimate.hpp"
+#include "parser/yaml_loader.hpp"
+
+namespace {
+
+// A stand-in for a Bridge launch: reads the recompute overrides, writes two ranks' reports like the helper does.
+const char* kFakeLauncher = R"SH(#!/bin/sh
+g=""; m=""; it=""
+for a in "$@"; do
+  case "$a" in
+    model.recompute_granularity=*) g="${a#*=}";;
+    model.recompute_modules=*) m="${a#*=}";;
+    train.train_iters=*) it="${a#*=}";;
+  esac
+done
+echo "$* | PYTHONPATH=$PYTHONPATH" > "$MBRIDGE_LINT_MEMORY_JSON/args.txt"
+[ -n "$FAKE_SILENT" ] && exit 0
+if [ "$g" = "null" ] || [ "$m" = "[]" ]; then peak=$FAKE_CONTROL; else peak=$FAKE_CANDIDATE; fi
+for r in 0 1; do
+  printf '{"version": 1, "rank": %s, "peak_allocated_bytes": %s}' "$r" "$((peak - r))" > "$MBRIDGE_LINT_MEMORY_JSON/rank$r.json"
+done
+)SH";
+
+double predicted_peak_saving(const std::string& yaml) {
+    auto y = mbl::load_yaml("runner.yaml", yaml);
+    REQUIRE(y.ok());
+    mbl::LintOptions o;
+    o.revision = mbl::Schema::instance().revision(mbl::Schema::instance().default_revision());
+    mbl::SourceManager sources;
+    mbl::Linter linter(o, sources);
+    std::vector<mbl::Diagnostic> errors;
+    auto m = linter.effective_model(y.root, mbl::SourceRange::point("runner.yaml", 1, 1), errors);
+    REQUIRE(m);
+    const auto est = mbl::memory::estimate(*m, {});
+    REQUIRE(est.ok);
+    return est.option(mbl::memory::Recompute::none())->peak - est.current_option()->peak;
+}
+
+std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+TEST_CASE("--runner runs the launch command twice with recompute overrides and compares rank peaks", "[cli][gpu_check]") {
+    const std::string cfg = write_temp("runner.yaml", kSmall);
+    const std::string launcher = write_temp("fake_launch.sh", kFakeLauncher);
+    std::filesystem::permissions(launcher, std::filesystem::perms::owner_all);
+    const double predicted = predicted_peak_saving(kSmall);
+    REQUIRE(predicted > 0);
+    const long long control = 100000000000LL;
+    auto with = [&](double factor, const std::string& extra = "") {
+        const long long candidate = control - std::llround(predicted * factor);
+        const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
+        setenv("FAKE_CONTROL", std::to_string(control).c_str(), 1);
+        setenv("FAKE_CANDIDATE", std::to_string(candidate).c_str(), 1);
+        if (extra.empty()) unsetenv("FAKE_SILENT");
+        else setenv("FAKE_SILENT", "1", 1);
+        return run("gpu-check " + cfg + " --steps 2 --warmup 1 --work-dir " + work + " --runner '" + launcher +
+                   " --config-file job.yaml'");
+    };
+    auto r = with(1.03);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(r.out.find("control   (selective [])") != std::string::npos);
+    CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
+    const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
+    const std::string args = slurp(work + "/candidate/args.txt");
+    CHECK(args.find("--config-file job.yaml model.recompute_granularity=selective model.recompute_modules=[core_attn]") !=
+          std::string::npos);
+    CHECK(args.find("train.train_iters=3") != std::string::npos);
+    CHECK(args.find("integrations/bridge") != std::string::npos);  // the helper is on PYTHONPATH
+    CHECK(slurp(work + "/control/args.txt").find("model.recompute_modules=[]") != std::string::npos);
+    CHECK(with(1.5).code == 1);
+    auto silent = with(1.0, "silent");
+    unsetenv("FAKE_SILENT");
+    CHECK(silent.code == 2);
+    CHECK(silent.out.find("no rank*.json") != std::string::npos);
 }
