@@ -148,7 +148,7 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("--runner runs the launch command twice with recompute overrides and compares rank peaks", "[cli][gpu_check]") {
+TEST_CASE("runner mode runs the launch command twice with recompute overrides and compares rank peaks", "[cli][gpu_check]") {
     const std::string cfg = write_temp("runner.yaml", kSmall);
     const std::string launcher = write_temp("fake_launch.sh", kFakeLauncher);
     std::filesystem::permissions(launcher, std::filesystem::perms::owner_all);
