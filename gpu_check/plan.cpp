@@ -143,6 +143,9 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
         plan.notes.push_back(fmt::format("tensor parallelism {}: one rank's heads and FFN width, without the "
                                          "communication{}", tp, m.flag("sequence_parallel") ? "; sequence parallelism is not emulated (full-sequence residual tensors)" : ""));
     if (m.str("fp8")) plan.notes.push_back("fp8 is not emulated: activations are kept in bf16");
+    if (s.attention == AttentionMode::Fused)
+        plan.notes.push_back("step times use the harness's own flash-style attention kernel, slower than Transformer "
+                             "Engine's cuDNN / FlashAttention kernels: replay costs that re-run attention are overstated");
     if (!m.flag("attention_softmax_in_fp32") && m.has("attention_softmax_in_fp32"))
         plan.notes.push_back("the unfused softmax runs in fp32 (attention_softmax_in_fp32 false is not emulated)");
     if (auto why = s.validate(); !why.empty()) return fail(why);
