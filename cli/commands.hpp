@@ -51,6 +51,26 @@ int run_estimate(const EstimateArgs& args);
 // --gpu-memory and --data-parallel-size values; print a plain error and return nullopt when malformed.
 std::optional<double> parse_gpu_memory(const std::string& text);
 std::optional<int> parse_positive(const std::string& flag, const std::string& text);
+struct GpuCheckArgs {
+    std::string target;
+    std::string mcore;
+    int layers = 4;
+    int steps = 3;
+    int warmup = 1;
+    long long micro_batch = 0;  // 0: from the config
+    long long seq_length = 0;   // 0: from the config
+    std::string attention = "auto";
+    std::vector<std::string> recompute;
+    double tolerance = 10.0;  // percent
+    unsigned long long seed = 1234;
+    std::string format = "text";
+    std::string runner;      // --runner: the user's Bridge launch command
+    std::string helper_dir;  // --helper-dir (default: the source tree's integrations/bridge)
+    std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
+    int data_parallel_size = 0;
+};
+void add_gpu_check_command(CLI::App& app, GpuCheckArgs& args);
+int run_gpu_check(const GpuCheckArgs& args);
 
 // Resolves --mcore (empty = the default revision); prints the known revisions and returns nullptr when unknown.
 }  // namespace mbl::cli

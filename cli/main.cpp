@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
     add_rules_commands(app, rules, rules_cmd, explain_cmd);
     EstimateArgs estimate;
     add_estimate_command(app, estimate);
+    GpuCheckArgs gpu_check;
+    add_gpu_check_command(app, gpu_check);
 
     try {
         app.parse(argc, argv);
@@ -45,6 +47,7 @@ int main(int argc, char** argv) {
         if (rules_cmd->parsed()) return run_rules(rules);
         if (app.got_subcommand("estimate")) return run_estimate(estimate);
         if (explain_cmd->parsed()) return run_explain(rules);
+        if (app.got_subcommand("gpu-check")) return run_gpu_check(gpu_check);
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
         std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());

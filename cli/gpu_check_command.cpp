@@ -1,0 +1,263 @@
+// `mbridge-lint gpu-check TARGET`: builds the target's first layers on one GPU, runs them with the target's recompute
+// setting and with a matched no-recompute control, and compares the measured memory saving with the prediction.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "core/schema.hpp"
+#include "engine/linter.hpp"
+#include "gpu_check/harness.hpp"
+#include "gpu_check/plan.hpp"
+#include "gpu_check/report.hpp"
+#include "gpu_check/runner.hpp"
+#include "memory/estimate.hpp"
+#include "parser/yaml_loader.hpp"
+#include "report/report.hpp"
+
+namespace mbl::cli {
+
+void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
+    CLI::App* cmd = app.add_subcommand(
+        "gpu-check",
+        "Run a short step of the config's layers on this machine's GPU with and without its recompute setting and "
+        "compare the measured memory saving with the prediction.\nExit codes: 0 pass; 1 a saving missed the tolerance; "
+        "2 cannot run (no GPU, no CUDA support in this build, unusable config, shapes that do not fit).");
+    cmd->add_option("target", a.target, "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
+        ->required();
+    cmd->add_option("--mcore", a.mcore, "Megatron Core revision the job runs (as for `check`)");
+    cmd->add_option("--layers", a.layers, "How many of the first pipeline stage's layers to build")->check(CLI::Range(1, 1024));
+    cmd->add_option("--steps", a.steps, "Measured steps per run (after the warm-up)")->check(CLI::Range(1, 100));
+    cmd->add_option("--warmup", a.warmup, "Warm-up steps per run")->check(CLI::Range(0, 100));
+    cmd->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default: train.micro_batch_size, else 1)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--seq-length", a.seq_length, "Sequence length (default: the config's)")->check(CLI::PositiveNumber);
+    cmd->add_option("--attention", a.attention,
+                    "Attention kernel: fused (flash-style, as with Transformer Engine), unfused (Megatron Core's local "
+                    "DotProductAttention) or auto (from transformer_impl / attention_backend)")
+        ->check(CLI::IsMember({"auto", "fused", "unfused"}));
+    cmd->add_option("--recompute", a.recompute,
+                    "Recompute option to check instead of the config's own, e.g. \"selective [core_attn, mlp]\", "
+                    "\"full uniform 1\", none (repeatable)");
+    cmd->add_option("--tolerance", a.tolerance, "Allowed error of the measured saving against the prediction, in percent")
+        ->check(CLI::Range(0.0, 1000.0));
+    cmd->add_option("--seed", a.seed, "Seed of the parameters, inputs and dropout");
+    cmd->add_option("--format", a.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    cmd->add_option("--runner", a.runner,
+                    "Instead of the harness, run this Megatron Bridge launch command twice (the config's recompute setting "
+                    "and a no-recompute control, passed as model.recompute_* overrides plus train.train_iters) and compare "
+                    "each rank's peak allocated memory with the estimate of the whole job");
+    cmd->add_option("--helper-dir", a.helper_dir, "Folder holding the Bridge helper (integrations/bridge) for --runner");
+    cmd->add_option("--work-dir", a.work_dir, "Folder for --runner's logs and memory reports (default: a temporary one)");
+    cmd->add_option("--data-parallel-size", a.data_parallel_size, "Data-parallel size of the --runner job (for the estimate)")
+        ->check(CLI::PositiveNumber);
+}
+
+namespace {
+
+// The effective model of a YAML config through the engine (the same path `check` takes).
+struct Loaded {
+    std::optional<EffectiveModel> model;
+    Value root;
+};
+
+bool load(const std::string& path, const Revision& revision, SourceManager& sources, Loaded& out) {
+    std::string error;
+    const std::string* text = sources.load(path, &error);
+    if (!text) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: cannot read {}: {}\n", path, error);
+        return false;
+    }
+    YamlLoadResult loaded = load_yaml(path, *text);
+    std::vector<Diagnostic> errors = loaded.errors;
+    if (loaded.ok()) {
+        out.root = loaded.root;
+        SourceRange anchor = SourceRange::point(path, 1, 1);
+        if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) anchor = e->key_range;
+        LintOptions options;
+        options.revision = &revision;
+        Linter linter(options, sources);
+        out.model = linter.effective_model(std::move(loaded.root), anchor, errors);
+    }
+    std::vector<Diagnostic> fatal;
+    for (auto& d : errors)
+        if (d.severity == Severity::Error) fatal.push_back(d);
+    if (!fatal.empty() || !out.model) {
+        write_text(std::cerr, fatal, sources, TextStyle{false});
+        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n", path, path);
+        return false;
+    }
+    return true;
+}
+
+gpu::RecomputeSpec to_spec(const memory::Recompute& r) {
+    switch (r.granularity) {
+        case memory::Recompute::Granularity::None: return gpu::RecomputeSpec::none();
+        case memory::Recompute::Granularity::Selective: return gpu::RecomputeSpec::selective(r.modules);
+        case memory::Recompute::Granularity::Full:
+            return gpu::RecomputeSpec::full(r.method == memory::Recompute::Method::Uniform, r.num_layers);
+    }
+    return gpu::RecomputeSpec::none();
+}
+
+// --runner: the user's own job, twice.
+int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
+    memory::EstimateInputs in;
+    if (a.data_parallel_size > 0) in.data_parallel_size = a.data_parallel_size;
+    const memory::Estimate est = memory::estimate(model, in);
+    if (!est.ok) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: no estimate for {}: {}\n", a.target, est.why_not);
+        return kUnusable;
+    }
+    if (est.current.granularity == memory::Recompute::Granularity::None) {
+        std::cerr << "mbridge-lint gpu-check: the config sets no activation recompute; nothing to compare\n";
+        return kUnusable;
+    }
+    const memory::OptionEstimate* pc = est.option(memory::Recompute::none());
+    const memory::OptionEstimate* px = est.current_option();
+    if (!pc || !px) {
+        std::cerr << "mbridge-lint gpu-check: the estimate lacks the control or the config's option\n";
+        return kUnusable;
+    }
+    gpu::RunnerOptions ro;
+    ro.command = a.runner;
+    ro.helper_dir = a.helper_dir.empty() ? std::string(MBRIDGE_LINT_BRIDGE_HELPER_DIR) : a.helper_dir;
+    ro.iterations = a.warmup + a.steps;
+    ro.work_dir = a.work_dir;
+    if (ro.work_dir.empty()) {
+        std::string tmpl = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-XXXXXX").string();
+        if (!mkdtemp(tmpl.data())) {
+            std::cerr << "mbridge-lint gpu-check: cannot create a work folder\n";
+            return kUnusable;
+        }
+        ro.work_dir = tmpl;
+    }
+    const gpu::RecomputeSpec candidate = to_spec(est.current);
+    const gpu::RecomputeSpec control =
+        candidate.granularity == gpu::RecomputeSpec::Granularity::Selective ? gpu::RecomputeSpec::selective({}) : gpu::RecomputeSpec::none();
+    const bool text = a.format == "text";
+    std::vector<gpu::RunnerRun> runs;
+    for (const auto& [role, rc] : {std::pair{std::string("control"), control}, std::pair{std::string("candidate"), candidate}}) {
+        if (text) std::cout << fmt::format("running {} ({}): {}\n", role, rc.describe(), a.runner) << std::flush;
+        runs.push_back(gpu::run_job(ro, role, rc));
+        const auto& r = runs.back();
+        if (!r.error.empty() || r.ranks.empty()) {
+            std::cerr << fmt::format("mbridge-lint gpu-check: the {} run gave no figures: {}\n", role, r.error);
+            return kUnusable;
+        }
+        if (text)
+            std::cout << fmt::format("{} {:<9} ({})  peak allocated {} (largest of {} ranks)\n", gpu::progress_bar(1, 1), role,
+                                     rc.describe(), gpu::format_bytes(r.peak_bytes), r.ranks.size());
+    }
+    const gpu::Saving s = gpu::saving(runs[0].peak_bytes, runs[1].peak_bytes, pc->peak, px->peak);
+    const bool pass = s.error <= a.tolerance / 100.0;
+    if (text) {
+        std::cout << fmt::format("{}: peak saving measured {}, predicted {} (error {:.1f} %)    {} (tolerance {:.0f} %)\n",
+                                 candidate.describe(), gpu::format_bytes(s.measured), gpu::format_bytes(s.predicted),
+                                 100.0 * s.error, pass ? "PASS" : "FAIL", a.tolerance);
+        for (const auto& n : est.assumptions) std::cout << "note: " << n.text << '\n';
+    } else {
+        nlohmann::json j;
+        j["version"] = 1;
+        j["mode"] = "runner";
+        j["target"] = a.target;
+        j["command"] = a.runner;
+        j["work_dir"] = ro.work_dir;
+        j["runs"] = nlohmann::json::array();
+        for (const auto& r : runs) {
+            nlohmann::json ranks = nlohmann::json::array();
+            for (const auto& f : r.ranks) ranks.push_back({{"rank", f.rank}, {"peak_allocated_bytes", f.peak_allocated_bytes}});
+            j["runs"].push_back({{"role", r.role}, {"recompute", r.recompute.describe()}, {"command", r.command},
+                                 {"log", r.log_path}, {"ranks", ranks}, {"peak_allocated_bytes", r.peak_bytes}});
+        }
+        j["predicted"] = {{"control_peak_bytes", pc->peak}, {"candidate_peak_bytes", px->peak}};
+        j["peak_saving"] = {{"measured_bytes", s.measured}, {"predicted_bytes", s.predicted}, {"error", s.error}};
+        j["tolerance"] = a.tolerance / 100.0;
+        j["result"] = pass ? "pass" : "fail";
+        std::cout << j.dump(2) << '\n';
+    }
+    return pass ? kOk : kProblems;
+}
+
+}  // namespace
+
+int run_gpu_check(const GpuCheckArgs& a) {
+    if (a.target.find("::") != std::string::npos) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: {} is a recipe target; this build reads YAML configs only (recipe "
+                                 "targets arrive with the recipes front end)\n", a.target);
+        return kUnusable;
+    }
+    const Revision* revision = resolve_revision(a.mcore);
+    if (!revision) return kUnusable;
+    SourceManager sources;
+    Loaded loaded;
+    if (!load(a.target, *revision, sources, loaded)) return kUnusable;
+    if (!a.runner.empty()) return run_runner(a, *loaded.model);
+
+    gpu::PlanOptions po;
+    po.layers = a.layers;
+    po.attention = a.attention;
+    po.candidates = a.recompute;
+    if (a.micro_batch > 0) po.micro_batch = a.micro_batch;
+    if (a.seq_length > 0) po.seq_length = a.seq_length;
+    const gpu::Plan plan = gpu::make_plan(*loaded.model, loaded.root, po);
+    if (!plan.error.empty()) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: cannot build the layers of {}: {}\n", a.target, plan.error);
+        return kUnusable;
+    }
+    const gpu::DeviceInfo device = gpu::device_info();
+    if (!device.usable()) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n",
+                                 device.cuda_built ? "no GPU: " + device.error : device.error);
+        return kUnusable;
+    }
+    if (auto why = gpu::fit_problem(plan, device, gpu::predict); !why.empty()) {
+        std::cerr << "mbridge-lint gpu-check: " << why << '\n';
+        return kUnusable;
+    }
+
+    const bool text = a.format == "text";
+    const bool live = isatty(STDERR_FILENO) != 0;
+    if (text) std::cout << fmt::format("building {} on {} ...\n", plan.summary, device.name) << std::flush;
+    gpu::RunOptions ro;
+    ro.steps = a.steps;
+    ro.warmup_steps = a.warmup;
+    ro.seed = a.seed;
+    gpu::CheckHooks hooks;
+    hooks.measure = gpu::measure;
+    hooks.predict = gpu::predict;
+    hooks.progress = [&](const gpu::RunRecord& run, int done, int total) {
+        if (done < total) {
+            if (live) std::cerr << '\r' << gpu::run_line(run, done, total) << std::flush;
+            return;
+        }
+        if (live) std::cerr << '\r' << std::string(60, ' ') << '\r' << std::flush;
+        if (text) std::cout << gpu::run_line(run, done, total) << '\n' << std::flush;
+    };
+    gpu::CheckResult result;
+    try {
+        result = gpu::run_check(plan, a.target, device, a.tolerance / 100.0, ro, hooks);
+    } catch (const gpu::OutOfMemory& e) {
+        if (live) std::cerr << '\n';
+        std::cerr << fmt::format("mbridge-lint gpu-check: the GPU ran out of memory ({}); use fewer --layers or a smaller "
+                                 "--seq-length\n", e.what());
+        return kUnusable;
+    } catch (const gpu::NoGpu& e) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", e.what());
+        return kUnusable;
+    }
+    if (text) gpu::write_text(std::cout, result);
+    else gpu::write_json(std::cout, result);
+    if (!gpu::predict(plan.stack, plan.control)) {
+        std::cerr << "mbridge-lint gpu-check: measured, but this build has no memory estimator to compare with\n";
+        return kUnusable;
+    }
+    return result.pass ? kOk : kProblems;
+}
+
+}  // namespace mbl::cli

@@ -1,0 +1,267 @@
+#include "gpu_check/plan.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace mbl::gpu {
+namespace {
+
+std::optional<std::int64_t> int_field(const EffectiveModel& m, const char* name) {
+    if (!m.known({name})) return std::nullopt;
+    return m.integer(name);
+}
+
+const Value* section_field(const Value& root, std::string_view section, std::string_view field) {
+    const Value* sec = root.find(section);
+    if (!sec || !sec->is_map()) return nullptr;
+    const Value* v = sec->find(field);
+    return v && v->is_int() ? v : nullptr;
+}
+
+// activation_func is a callable: a string or a `{_target_: torch.nn.functional.silu}` mapping.
+std::optional<ActivationKind> activation_of(const Value& v) {
+    std::string name;
+    if (v.is_string()) name = v.as_string();
+    else if (v.is_map()) name = v.target();
+    if (name.find("silu") != std::string::npos || name.find("swish") != std::string::npos) return ActivationKind::SiLU;
+    if (name.find("gelu") != std::string::npos) return ActivationKind::GeLU;
+    return std::nullopt;
+}
+
+std::string gib(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 * 1024.0 * 1024.0)); }
+
+}  // namespace
+
+Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o) {
+    Plan plan;
+    StackConfig& s = plan.stack;
+    auto fail = [&](std::string why) {
+        plan.error = std::move(why);
+        return plan;
+    };
+    auto need = [&](const char* name) -> std::optional<std::int64_t> {
+        auto v = int_field(m, name);
+        if (!v || *v <= 0) return std::nullopt;
+        return v;
+    };
+    const auto hidden = need("hidden_size");
+    const auto heads = need("num_attention_heads");
+    const auto num_layers = need("num_layers");
+    if (!hidden || !heads || !num_layers)
+        return fail("the config does not give hidden_size, num_attention_heads and num_layers (all are needed to build "
+                    "the layers)");
+    if (m.flag("multi_latent_attention"))
+        return fail("multi-latent attention (MLA) is not implemented by the GPU harness yet; it builds standard "
+                    "(GQA) attention only");
+    if (m.str("experimental_attention_variant")) return fail("experimental attention variants are not implemented by the GPU harness");
+
+    const std::int64_t tp = std::max<std::int64_t>(1, int_field(m, "tensor_model_parallel_size").value_or(1));
+    const std::int64_t pp = std::max<std::int64_t>(1, int_field(m, "pipeline_model_parallel_size").value_or(1));
+    const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, "context_parallel_size").value_or(1));
+    const std::int64_t ep = std::max<std::int64_t>(1, int_field(m, "expert_model_parallel_size").value_or(1));
+    const std::int64_t etp = std::max<std::int64_t>(1, int_field(m, "expert_tensor_parallel_size").value_or(tp));
+    const std::int64_t groups = int_field(m, "num_query_groups").value_or(*heads);
+    if (*heads % tp != 0) return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", *heads, tp));
+    s.hidden = *hidden;
+    s.heads = *heads / tp;
+    s.query_groups = std::max<std::int64_t>(1, groups / tp);
+    s.head_dim = int_field(m, "kv_channels").value_or(*hidden / *heads);
+    const std::int64_t ffn = int_field(m, "ffn_hidden_size").value_or(4 * *hidden);
+    s.ffn_hidden = ffn / tp;
+    s.gated = m.flag("gated_linear_unit");
+    s.linear_bias = m.flag("add_bias_linear");
+    s.fused_activation = m.flag("bias_activation_fusion") && s.gated;
+    s.norm = m.str("normalization").value_or("LayerNorm") == "RMSNorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
+    s.norm_epsilon = m.number("layernorm_epsilon").value_or(1e-5);
+    s.attention_dropout = m.number("attention_dropout").value_or(0.0);
+    s.hidden_dropout = m.number("hidden_dropout").value_or(0.0);
+    const auto act = activation_of(m["activation_func"]);
+    s.activation = act.value_or(ActivationKind::GeLU);
+    if (!act && m.has("activation_func") && !m["activation_func"].is_null())
+        plan.notes.push_back(fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU", m["activation_func"].display()));
+
+    // Sequence and micro-batch.
+    std::int64_t seq = int_field(m, "seq_length").value_or(0);
+    if (seq <= 0 || m["seq_length"].prov().origin == Origin::Default)
+        if (const Value* v = section_field(root, "dataset", "seq_length")) seq = v->as_int();
+    if (o.seq_length) seq = *o.seq_length;
+    if (seq <= 0) {
+        seq = 1024;
+        plan.notes.push_back("the config gives no sequence length: using 1024 (GPTModelProvider's default); pass --seq-length");
+    }
+    std::int64_t mbs = 1;
+    if (const Value* v = section_field(root, "train", "micro_batch_size")) mbs = v->as_int();
+    if (o.micro_batch) mbs = *o.micro_batch;
+    if (seq <= 0 || mbs <= 0) return fail("the sequence length and micro-batch size must be positive");
+    if (cp > 1) {
+        plan.notes.push_back(fmt::format("context parallelism {} is not emulated: the harness runs the rank's {} tokens "
+                                         "of the sequence as a causal sequence of their own", cp, seq / cp));
+        seq /= cp;
+    }
+    s.seq_length = seq;
+    s.micro_batch = mbs;
+
+    // Attention kernel.
+    const std::string impl = m.str("transformer_impl").value_or("transformer_engine");
+    const std::string backend = m["attention_backend"].is_string() ? m["attention_backend"].as_string() : "auto";
+    bool unfused = impl == "local" || backend.find("unfused") != std::string::npos || backend.find("local") != std::string::npos;
+    if (o.attention == "fused") unfused = false;
+    else if (o.attention == "unfused") unfused = true;
+    s.attention = unfused ? AttentionMode::Unfused : AttentionMode::Fused;
+
+    // Layers: the first pipeline stage's first N.
+    std::int64_t stage_layers = *num_layers / pp;
+    if (auto first = int_field(m, "num_layers_in_first_pipeline_stage"); first && *first > 0) stage_layers = *first;
+    const int n = static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
+    if (n < o.layers)
+        plan.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
+    const bool moe = m.is_moe();
+    s.moe.assign(static_cast<std::size_t>(n), false);
+    if (moe) {
+        const Value& freq = m["moe_layer_freq"];
+        for (int l = 0; l < n; ++l) {
+            bool is_moe = true;
+            if (freq.is_int() && freq.as_int() > 0) is_moe = l % freq.as_int() == 0;
+            else if (freq.is_list() && static_cast<std::size_t>(l) < freq.items().size()) is_moe = freq.items()[l].truthy();
+            s.moe[static_cast<std::size_t>(l)] = is_moe;
+        }
+        s.experts = *int_field(m, "num_moe_experts");
+        if (s.experts % ep != 0) return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, ep));
+        s.local_experts = s.experts / ep;
+        s.topk = int_field(m, "moe_router_topk").value_or(2);
+        s.expert_ffn = int_field(m, "moe_ffn_hidden_size").value_or(ffn) / etp;
+        s.shared_expert_ffn = int_field(m, "moe_shared_expert_intermediate_size").value_or(0) / tp;
+        if (ep > 1)
+            plan.notes.push_back(fmt::format("expert parallelism {}: this rank's {} experts receive the top-{} assignments "
+                                             "of its tokens (balanced, no all-to-all)", ep, s.local_experts, s.topk));
+        const bool any_moe_layer = s.any_moe();
+        if (!any_moe_layer) plan.notes.push_back("the built layers are all dense (moe_layer_freq)");
+    }
+    if (tp > 1)
+        plan.notes.push_back(fmt::format("tensor parallelism {}: one rank's heads and FFN width, without the "
+                                         "communication{}", tp, m.flag("sequence_parallel") ? "; sequence parallelism is not emulated (full-sequence residual tensors)" : ""));
+    if (m.str("fp8")) plan.notes.push_back("fp8 is not emulated: activations are kept in bf16");
+    if (s.attention == AttentionMode::Fused)
+        plan.notes.push_back("step times use the harness's own flash-style attention kernel, slower than Transformer "
+                             "Engine's cuDNN / FlashAttention kernels: replay costs that re-run attention are overstated");
+    if (!m.flag("attention_softmax_in_fp32") && m.has("attention_softmax_in_fp32"))
+        plan.notes.push_back("the unfused softmax runs in fp32 (attention_softmax_in_fp32 false is not emulated)");
+    if (auto why = s.validate(); !why.empty()) return fail(why);
+
+    // What to compare.
+    auto supported = [](const std::string& label) {
+        const auto& l = supported_labels();
+        return std::find(l.begin(), l.end(), label) != l.end();
+    };
+    auto clean = [&](RecomputeSpec rc) {
+        if (rc.granularity == RecomputeSpec::Granularity::Selective) {
+            std::vector<std::string> kept;
+            for (auto& label : rc.modules) {
+                if (supported(label)) kept.push_back(label);
+                else plan.notes.push_back(fmt::format("recompute label \"{}\" acts on nothing the harness builds; dropped", label));
+            }
+            rc.modules = kept;
+        }
+        if (rc.granularity == RecomputeSpec::Granularity::Full && rc.num_layers > n) {
+            plan.notes.push_back(fmt::format("recompute_num_layers {} clamped to the {} layers built", rc.num_layers, n));
+            rc.num_layers = n;
+        }
+        return rc;
+    };
+    if (!o.candidates.empty()) {
+        for (const auto& text : o.candidates) {
+            try {
+                plan.candidates.push_back(clean(parse_recompute(text)));
+            } catch (const std::invalid_argument& e) {
+                return fail(e.what());
+            }
+        }
+    } else {
+        const auto g = m.granularity_post;
+        if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"}))
+            return fail("the config's recompute settings are not known statically");
+        if (!g) return fail("the config sets no activation recompute (recompute_granularity is None); pass --recompute OPTION "
+                            "to check one, e.g. --recompute \"selective [core_attn]\"");
+        if (*g == "selective") {
+            plan.candidates.push_back(clean(RecomputeSpec::selective(m.modules_post.labels)));
+        } else if (*g == "full") {
+            const auto method = m.str("recompute_method");
+            const auto k = m.integer("recompute_num_layers");
+            if (!method || !k || *k < 1) return fail("full recompute needs recompute_method and recompute_num_layers");
+            plan.candidates.push_back(clean(RecomputeSpec::full(*method != "block", static_cast<int>(*k))));
+        } else {
+            return fail(fmt::format("unknown recompute_granularity \"{}\"", *g));
+        }
+    }
+    const bool all_selective = std::all_of(plan.candidates.begin(), plan.candidates.end(), [](const RecomputeSpec& r) {
+        return r.granularity == RecomputeSpec::Granularity::Selective;
+    });
+    plan.control = all_selective ? RecomputeSpec::selective({}) : RecomputeSpec::none();
+
+    // Summary line.
+    std::string mlp = s.gated ? fmt::format("{} {}", s.activation == ActivationKind::SiLU ? "SwiGLU" : "GeGLU", s.ffn_hidden)
+                              : fmt::format("{} MLP {}", s.activation == ActivationKind::SiLU ? "SiLU" : "GeLU", s.ffn_hidden);
+    std::string moe_part;
+    if (s.any_moe())
+        moe_part = fmt::format(", {} experts{} top-{} (FFN {}{})", s.experts,
+                               s.local_experts != s.experts ? fmt::format(" ({} on this rank)", s.local_experts) : "", s.topk,
+                               s.expert_ffn, s.shared_expert_ffn ? fmt::format(", shared {}", s.shared_expert_ffn) : "");
+    const int dense = static_cast<int>(std::count(s.moe.begin(), s.moe.end(), false));
+    plan.summary = fmt::format(
+        "{} layers of the first pipeline stage{} (h={}, {} heads, {} query groups, head size {}, {}{}, {}, {} attention, "
+        "s={}, b={})",
+        n, s.any_moe() && dense ? fmt::format(" ({} dense, {} MoE)", dense, n - dense) : "", s.hidden, s.heads, s.query_groups,
+        s.head_dim, dense ? mlp : std::string("no dense MLP"), moe_part, s.norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm",
+        s.attention == AttentionMode::Fused ? "fused" : "unfused", s.seq_length, s.micro_batch);
+    (void)gib;
+    return plan;
+}
+
+double fixed_bytes(const StackConfig& s) {
+    auto r = [](double b) { return std::ceil(b / 512.0) * 512.0; };
+    const double h = static_cast<double>(s.hidden);
+    const double mult = s.gated ? 2.0 : 1.0;
+    double elems = 0;
+    std::vector<double> tensors;
+    for (bool moe : s.moe) {
+        tensors.push_back(h);  // norms
+        tensors.push_back(h);
+        if (s.norm == NormKind::LayerNorm) {
+            tensors.push_back(h);
+            tensors.push_back(h);
+        }
+        tensors.push_back(static_cast<double>((s.heads + 2 * s.query_groups) * s.head_dim) * h);
+        tensors.push_back(h * static_cast<double>(s.heads * s.head_dim));
+        if (s.linear_bias) {
+            tensors.push_back(static_cast<double>((s.heads + 2 * s.query_groups) * s.head_dim));
+            tensors.push_back(h);
+        }
+        if (!moe) {
+            tensors.push_back(mult * static_cast<double>(s.ffn_hidden) * h);
+            tensors.push_back(h * static_cast<double>(s.ffn_hidden));
+            if (s.linear_bias) {
+                tensors.push_back(mult * static_cast<double>(s.ffn_hidden));
+                tensors.push_back(h);
+            }
+        } else {
+            tensors.push_back(static_cast<double>(s.experts) * h);
+            for (std::int64_t e = 0; e < s.local_experts; ++e) {
+                tensors.push_back(mult * static_cast<double>(s.expert_ffn) * h);
+                tensors.push_back(h * static_cast<double>(s.expert_ffn));
+            }
+            if (s.shared_expert_ffn) {
+                tensors.push_back(mult * static_cast<double>(s.shared_expert_ffn) * h);
+                tensors.push_back(h * static_cast<double>(s.shared_expert_ffn));
+            }
+        }
+    }
+    if (s.final_norm) tensors.push_back(s.norm == NormKind::LayerNorm ? 2 * h : h);
+    double bytes = 0;
+    for (double t : tensors) bytes += r(2 * t) + r(4 * t);  // bf16 weight, fp32 gradient
+    (void)elems;
+    return bytes + r(2.0 * static_cast<double>(s.seq_length * s.micro_batch) * h);
+}
+
+}  // namespace mbl::gpu

@@ -1,0 +1,46 @@
+#pragma once
+// From a config to what the GPU check runs: the harness's layer stack (the first pipeline stage's first N layers,
+// one tensor-parallel rank's shapes), the recompute options to compare, and the predictions for exactly that stack.
+// Plain C++: built and tested without CUDA.
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/effective_model.hpp"
+#include "core/value.hpp"
+#include "gpu_check/harness.hpp"
+
+namespace mbl::gpu {
+
+struct PlanOptions {
+    int layers = 4;                          // --layers: how many of the first stage's layers to build
+    std::optional<std::int64_t> micro_batch;  // --micro-batch (default: train.micro_batch_size, else 1)
+    std::optional<std::int64_t> seq_length;   // --seq-length (default: model.seq_length / dataset.seq_length)
+    std::string attention = "auto";          // auto | fused | unfused
+    std::vector<std::string> candidates;     // --recompute OPTION...; empty: the config's own setting
+};
+
+struct Plan {
+    std::string error;  // non-empty: the stack cannot be built from this config (exit 2)
+    StackConfig stack;
+    std::string summary;  // "4 layers of the first pipeline stage (h=4096, 32 heads, 8 query groups, SwiGLU 14336, ...)"
+    RecomputeSpec control;
+    std::vector<RecomputeSpec> candidates;
+    std::vector<std::string> notes;  // what the harness does not emulate, labels dropped, clamps
+};
+
+// `root` is the whole config tree (for train.micro_batch_size and dataset.seq_length).
+Plan make_plan(const EffectiveModel& model, const Value& root, const PlanOptions& options);
+
+// Predicted figures for one harness run (same baseline as Measurement).
+struct Prediction {
+    double retained_bytes = 0;
+    double backward_peak_bytes = 0;
+};
+// The memory estimator, asked for exactly the harness's stack; nullopt when the build has no estimator.
+std::optional<Prediction> predict(const StackConfig& stack, const RecomputeSpec& recompute);
+// Parameter, gradient and input bytes the harness allocates before its base (for the fit check).
+double fixed_bytes(const StackConfig& stack);
+
+}  // namespace mbl::gpu

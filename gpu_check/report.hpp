@@ -1,0 +1,70 @@
+#pragma once
+// The GPU check's flow and output, independent of CUDA: runs are made through injected functions, so the
+// comparison, the pass/fail verdict and both output formats are tested on machines without a GPU.
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpu_check/harness.hpp"
+#include "gpu_check/plan.hpp"
+
+namespace mbl::gpu {
+
+struct RunRecord {
+    std::string role;  // "control" or "candidate"
+    RecomputeSpec recompute;
+    Measurement measured;
+    std::optional<Prediction> predicted;
+};
+
+struct Saving {
+    double measured = 0, predicted = 0;
+    double error = 0;  // |measured - predicted| / max(|predicted|, 1 % of the control's predicted figure)
+};
+
+struct Comparison {
+    std::string candidate, control;
+    bool predicted = false;  // false: no estimator in this build (never a pass)
+    Saving retained;         // the verdict: retained-after-forward saving
+    Saving peak;             // backward-peak saving, reported
+    double replay_cost = 0;  // candidate step time / control step time - 1
+    bool pass = false;
+};
+
+struct CheckResult {
+    std::string target, summary;
+    DeviceInfo device;
+    StackConfig stack;
+    std::vector<std::string> notes;
+    double tolerance = 0.10;
+    int steps = 0, warmup = 0;
+    std::vector<RunRecord> runs;  // control first
+    std::vector<Comparison> comparisons;
+    bool pass = false;
+};
+
+Saving saving(double control_measured, double candidate_measured, double control_predicted, double candidate_predicted);
+Comparison compare(const RunRecord& control, const RunRecord& candidate, double tolerance);
+
+// Why the stack cannot run on this device (predicted bytes above the free memory), or "".
+std::string fit_problem(const Plan& plan, const DeviceInfo& device,
+                        const std::function<std::optional<Prediction>(const StackConfig&, const RecomputeSpec&)>& predict);
+
+struct CheckHooks {
+    std::function<Measurement(const StackConfig&, const RecomputeSpec&, const RunOptions&)> measure;
+    std::function<std::optional<Prediction>(const StackConfig&, const RecomputeSpec&)> predict;
+    std::function<void(const RunRecord&, int done, int total)> progress;  // during a run (done < total) and after it
+};
+CheckResult run_check(const Plan& plan, const std::string& target, const DeviceInfo& device, double tolerance,
+                      const RunOptions& options, const CheckHooks& hooks);
+
+std::string format_bytes(double bytes);  // "31.2 GiB", "412.0 MiB"
+std::string progress_bar(int done, int total, int width = 20);
+std::string run_line(const RunRecord& run, int done, int total);  // "[####...] control (selective [])  retained ..."
+std::string comparison_line(const Comparison& c, double tolerance);
+void write_text(std::ostream& out, const CheckResult& result);  // comparison lines and notes (run lines are printed live)
+void write_json(std::ostream& out, const CheckResult& result);
+
+}  // namespace mbl::gpu

@@ -1,0 +1,292 @@
+// The GPU check without a GPU: building the layer stack from a config, the recompute options, the comparison and
+// verdict, the fit check and both output formats (runs injected).
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/schema.hpp"
+#include "engine/linter.hpp"
+#include "gpu_check/plan.hpp"
+#include "gpu_check/report.hpp"
+#include "parser/yaml_loader.hpp"
+
+using namespace mbl;
+using namespace mbl::gpu;
+
+namespace {
+
+struct Loaded {
+    EffectiveModel model;
+    Value root;
+};
+
+Loaded load(const std::string& text) {
+    YamlLoadResult y = load_yaml("test.yaml", text);
+    REQUIRE(y.ok());
+    Loaded l;
+    l.root = y.root;
+    LintOptions o;
+    o.revision = Schema::instance().revision("0.20.dev");
+    SourceManager sources;
+    Linter linter(o, sources);
+    std::vector<Diagnostic> errors;
+    auto m = linter.effective_model(y.root, SourceRange::point("test.yaml", 1, 1), errors);
+    REQUIRE(m);
+    l.model = *m;
+    return l;
+}
+
+Plan plan_of(const std::string& text, PlanOptions o = {}) {
+    Loaded l = load(text);
+    return make_plan(l.model, l.root, o);
+}
+
+const char* kLlama = R"(
+train: {micro_batch_size: 2}
+model:
+  num_layers: 32
+  hidden_size: 4096
+  ffn_hidden_size: 14336
+  num_attention_heads: 32
+  num_query_groups: 8
+  gated_linear_unit: true
+  activation_func: {_target_: torch.nn.functional.silu, _call_: false}
+  normalization: RMSNorm
+  add_bias_linear: false
+  seq_length: 8192
+  tensor_model_parallel_size: 2
+  sequence_parallel: true
+  pipeline_model_parallel_size: 4
+  recompute_granularity: selective
+  recompute_modules: [core_attn, mlp, gdn_norm_out]
+)";
+
+const char* kMoe = R"(
+model:
+  num_layers: 8
+  hidden_size: 1024
+  num_attention_heads: 8
+  num_moe_experts: 16
+  moe_router_topk: 4
+  moe_ffn_hidden_size: 512
+  moe_shared_expert_intermediate_size: 1024
+  moe_layer_freq: [0, 1, 1, 1, 1, 1, 1, 1]
+  moe_grouped_gemm: true
+  expert_model_parallel_size: 4
+  transformer_impl: local
+  recompute_granularity: full
+  recompute_method: block
+  recompute_num_layers: 6
+)";
+
+Measurement fake(double retained, double peak, double ms) {
+    Measurement m;
+    m.retained_bytes = retained;
+    m.backward_peak_bytes = peak;
+    m.step_ms = ms;
+    m.steps_ms = {ms};
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("recompute options parse and print", "[gpu_plan]") {
+    CHECK(parse_recompute("none").describe() == "none");
+    CHECK(parse_recompute("selective []").describe() == "selective []");
+    CHECK(parse_recompute("selective [core_attn,mlp]").modules == std::vector<std::string>{"core_attn", "mlp"});
+    auto f = parse_recompute("full block 2");
+    CHECK(f.granularity == RecomputeSpec::Granularity::Full);
+    CHECK_FALSE(f.uniform);
+    CHECK(f.num_layers == 2);
+    CHECK(parse_recompute(f.describe()).describe() == "full block 2");
+    CHECK_THROWS_AS(parse_recompute("full"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_recompute("full uniform 0"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_recompute("partial"), std::invalid_argument);
+    CHECK_THROWS_AS(parse_recompute(""), std::invalid_argument);
+}
+
+TEST_CASE("a dense config becomes one tensor-parallel rank's first-stage layers", "[gpu_plan]") {
+    Plan p = plan_of(kLlama);
+    REQUIRE(p.error.empty());
+    const StackConfig& s = p.stack;
+    CHECK(s.layers() == 4);
+    CHECK(s.hidden == 4096);
+    CHECK(s.heads == 16);
+    CHECK(s.query_groups == 4);
+    CHECK(s.head_dim == 128);
+    CHECK(s.ffn_hidden == 7168);
+    CHECK(s.gated);
+    CHECK(s.activation == ActivationKind::SiLU);
+    CHECK(s.norm == NormKind::RMSNorm);
+    CHECK(s.seq_length == 8192);
+    CHECK(s.micro_batch == 2);
+    CHECK(s.attention == AttentionMode::Fused);  // transformer_impl defaults to transformer_engine
+    CHECK_FALSE(s.any_moe());
+    REQUIRE(p.candidates.size() == 1);
+    CHECK(p.candidates[0].describe() == "selective [core_attn, mlp]");  // gdn_norm_out acts on nothing here
+    CHECK(p.control.describe() == "selective []");
+    auto has_note = [&](const std::string& what) {
+        for (const auto& n : p.notes)
+            if (n.find(what) != std::string::npos) return true;
+        return false;
+    };
+    CHECK(has_note("gdn_norm_out"));
+    CHECK(has_note("sequence parallelism is not emulated"));
+    CHECK(p.summary.find("4 layers of the first pipeline stage") != std::string::npos);
+}
+
+TEST_CASE("options override the config: layers, sequence, batch, attention, candidates", "[gpu_plan]") {
+    PlanOptions o;
+    o.layers = 100;
+    o.seq_length = 1024;
+    o.micro_batch = 3;
+    o.attention = "unfused";
+    o.candidates = {"none", "full uniform 20"};
+    Plan p = plan_of(kLlama, o);
+    REQUIRE(p.error.empty());
+    CHECK(p.stack.layers() == 8);  // 32 layers over 4 pipeline stages
+    CHECK(p.stack.seq_length == 1024);
+    CHECK(p.stack.micro_batch == 3);
+    CHECK(p.stack.attention == AttentionMode::Unfused);
+    REQUIRE(p.candidates.size() == 2);
+    CHECK(p.candidates[1].num_layers == 8);  // clamped to the layers built
+    CHECK(p.control.describe() == "none");
+    o.candidates = {"sideways"};
+    CHECK_FALSE(plan_of(kLlama, o).error.empty());
+}
+
+TEST_CASE("an MoE config keeps its dense/MoE pattern and this rank's experts", "[gpu_plan]") {
+    Plan p = plan_of(kMoe);
+    REQUIRE(p.error.empty());
+    const StackConfig& s = p.stack;
+    CHECK(s.moe == std::vector<bool>{false, true, true, true});
+    CHECK(s.experts == 16);
+    CHECK(s.local_experts == 4);
+    CHECK(s.topk == 4);
+    CHECK(s.expert_ffn == 512);
+    CHECK(s.shared_expert_ffn == 1024);
+    CHECK(s.ffn_hidden == 4096);  // ffn_hidden_size defaults to 4h for the dense layer
+    CHECK(s.attention == AttentionMode::Unfused);  // transformer_impl: local
+    CHECK(s.norm == NormKind::LayerNorm);
+    CHECK(s.activation == ActivationKind::GeLU);
+    REQUIRE(p.candidates.size() == 1);
+    CHECK(p.candidates[0].describe() == "full block 4");  // 6 clamped to the 4 layers built
+}
+
+TEST_CASE("configs the harness cannot build say why", "[gpu_plan]") {
+    CHECK(plan_of("model: {num_layers: 4, hidden_size: 64, num_attention_heads: 4}").error.find("no activation recompute") !=
+          std::string::npos);
+    CHECK(plan_of("model: {num_layers: 4, hidden_size: 64, num_attention_heads: 4, multi_latent_attention: true, "
+                  "recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}")
+              .error.find("multi-latent attention") != std::string::npos);
+    CHECK(plan_of("model: {recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}")
+              .error.find("hidden_size") != std::string::npos);
+}
+
+TEST_CASE("savings are compared relative to the prediction, with a floor", "[gpu_plan]") {
+    Saving s = saving(100, 60, 100, 58);
+    CHECK(s.measured == 40);
+    CHECK(s.predicted == 42);
+    CHECK(s.error == Approx(2.0 / 42));
+    // Nothing predicted and nothing measured: exact agreement.
+    CHECK(saving(100, 100, 100, 100).error == 0);
+    // Nothing predicted: the error is taken against 1 % of the control's predicted figure.
+    CHECK(saving(1000, 995, 1000, 1000).error == Approx(0.5));
+}
+
+TEST_CASE("the check passes when every saving is within tolerance and fails otherwise", "[gpu_plan]") {
+    Plan p = plan_of(kLlama);
+    REQUIRE(p.error.empty());
+    auto predict_fake = [](const StackConfig&, const RecomputeSpec& rc) -> std::optional<Prediction> {
+        return Prediction{rc.modules.empty() ? 100e9 : 60e9, rc.modules.empty() ? 120e9 : 80e9};
+    };
+    std::vector<std::string> seen;
+    for (double factor : {1.05, 1.30}) {
+        CheckHooks hooks;
+        hooks.predict = predict_fake;
+        hooks.measure = [&](const StackConfig&, const RecomputeSpec& rc, const RunOptions& o) {
+            for (int i = 1; i <= o.warmup_steps + o.steps; ++i) o.progress(i, o.warmup_steps + o.steps);
+            return rc.modules.empty() ? fake(100e9, 120e9, 100) : fake(100e9 - 40e9 * factor, 80e9, 110);
+        };
+        hooks.progress = [&](const RunRecord& r, int done, int total) {
+            if (done == total) seen.push_back(run_line(r, done, total));
+        };
+        DeviceInfo dev;
+        dev.name = "test GPU";
+        CheckResult res = run_check(p, "cfg.yaml", dev, 0.10, RunOptions{}, hooks);
+        REQUIRE(res.comparisons.size() == 1);
+        const Comparison& c = res.comparisons[0];
+        CHECK(c.retained.measured == Approx(40e9 * factor));
+        CHECK(c.retained.predicted == Approx(40e9));
+        CHECK(c.replay_cost == Approx(0.10));
+        CHECK(res.pass == (factor < 1.1));
+        std::ostringstream text;
+        write_text(text, res);
+        CHECK(text.str().find(res.pass ? "PASS (tolerance 10 %)" : "FAIL (tolerance 10 %)") != std::string::npos);
+        CHECK(text.str().find("replay cost: +10.0 % step time") != std::string::npos);
+        std::ostringstream js;
+        write_json(js, res);
+        auto j = nlohmann::json::parse(js.str());
+        CHECK(j["result"] == (res.pass ? "pass" : "fail"));
+        CHECK(j["runs"].size() == 2);
+        CHECK(j["runs"][0]["role"] == "control");
+        CHECK(j["runs"][1]["measured"]["retained_bytes"].get<double>() == Approx(100e9 - 40e9 * factor));
+        CHECK(j["runs"][1]["predicted"]["backward_peak_bytes"].get<double>() == 80e9);
+        CHECK(j["comparisons"][0]["retained_saving"]["error"].get<double>() == Approx(factor - 1));
+        CHECK(j["stack"]["heads"] == 16);
+    }
+    REQUIRE(seen.size() == 4);
+    CHECK(seen[0].rfind("[####################] control", 0) == 0);
+    CHECK(seen[1].find("retained ") != std::string::npos);
+}
+
+TEST_CASE("without a prediction nothing passes", "[gpu_plan]") {
+    RunRecord a, b;
+    a.recompute = RecomputeSpec::none();
+    b.recompute = RecomputeSpec::full(true, 1);
+    a.measured = fake(10, 10, 1);
+    b.measured = fake(2, 5, 1);
+    Comparison c = compare(a, b, 0.1);
+    CHECK_FALSE(c.predicted);
+    CHECK_FALSE(c.pass);
+    CHECK(c.retained.measured == 8);
+}
+
+TEST_CASE("shapes that do not fit are refused with the predicted figure", "[gpu_plan]") {
+    Plan p = plan_of(kLlama);
+    DeviceInfo dev;
+    dev.free_bytes = 10e9;
+    auto big = [](const StackConfig&, const RecomputeSpec&) -> std::optional<Prediction> { return Prediction{50e9, 60e9}; };
+    const std::string why = fit_problem(p, dev, big);
+    CHECK(why.find("do not fit") != std::string::npos);
+    CHECK(why.find("GiB") != std::string::npos);
+    dev.free_bytes = 1e15;
+    CHECK(fit_problem(p, dev, big).empty());
+}
+
+TEST_CASE("fixed bytes count bf16 weights, fp32 gradients and the input", "[gpu_plan]") {
+    StackConfig s;
+    s.seq_length = 4;
+    s.micro_batch = 1;
+    s.hidden = 256;
+    s.heads = 4;
+    s.query_groups = 4;
+    s.head_dim = 64;
+    s.ffn_hidden = 512;
+    s.gated = false;
+    s.moe = {false};
+    s.final_norm = false;
+    // norms 2 x 256, qkv 768 x 256, proj 256 x 256, fc1 512 x 256, fc2 256 x 512; each weight 2 + 4 bytes, each
+    // tensor rounded to 512 bytes; input 4 x 256 bf16.
+    const double expect = 2 * (512 + 1024) + 6.0 * (768 * 256 + 256 * 256 + 512 * 256 + 256 * 512) + 2048;
+    CHECK(fixed_bytes(s) == expect);
+}
+
+TEST_CASE("byte sizes and progress bars print", "[gpu_plan]") {
+    CHECK(format_bytes(3.5 * 1024 * 1024 * 1024) == "3.5 GiB");
+    CHECK(format_bytes(-2 * 1024 * 1024) == "-2.0 MiB");
+    CHECK(progress_bar(1, 2, 4) == "[##..]");
+    CHECK(progress_bar(0, 3, 3) == "[...]");
+}
