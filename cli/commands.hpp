@@ -21,6 +21,14 @@ struct CheckArgs {
     std::string color = "auto";
     bool strict = false;
     bool quiet = false;
+    // Integrations (README "Fixes", "CI", "Configuration").
+    bool fix = false;
+    bool unsafe_fixes = false;
+    bool diff = false;
+    std::string changed_only;   // git ref
+    std::string config;         // --config FILE
+    std::string output;         // --output FILE
+    bool skip_non_configs = false;
 };
 void add_check_command(CLI::App& app, CheckArgs& args);
 int run_check(const CheckArgs& args);
@@ -33,6 +41,24 @@ struct RulesArgs {
 void add_rules_commands(CLI::App& app, RulesArgs& args, CLI::App*& rules_cmd, CLI::App*& explain_cmd);
 int run_rules(const RulesArgs& args);
 int run_explain(const RulesArgs& args);
+
+struct ConfigArgs {
+    std::string path = ".";
+    std::string format = "text";
+    std::string config;
+    std::string mcore;
+    std::string te_version;
+};
+CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
+int run_config(const ConfigArgs& args);
+
+struct LspArgs {
+    int debounce_ms = 150;
+    std::string mcore;
+    std::string config;
+};
+CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
+int run_lsp(const LspArgs& args);
 
 // Resolves --mcore (empty = the default revision); prints the known revisions and returns nullptr when unknown.
 }  // namespace mbl::cli

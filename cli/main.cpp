@@ -24,6 +24,10 @@ int main(int argc, char** argv) {
     CLI::App* rules_cmd = nullptr;
     CLI::App* explain_cmd = nullptr;
     add_rules_commands(app, rules, rules_cmd, explain_cmd);
+    ConfigArgs config;
+    CLI::App* config_cmd = add_config_command(app, config);
+    LspArgs lsp;
+    CLI::App* lsp_cmd = add_lsp_command(app, lsp);
 
     try {
         app.parse(argc, argv);
@@ -42,6 +46,8 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("check")) return run_check(check);
         if (rules_cmd->parsed()) return run_rules(rules);
         if (explain_cmd->parsed()) return run_explain(rules);
+        if (config_cmd->parsed()) return run_config(config);
+        if (lsp_cmd->parsed()) return run_lsp(lsp);
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
         std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());

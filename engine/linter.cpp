@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "engine/validate.hpp"
+#include "parser/front_end.hpp"
 #include "parser/input_errors.hpp"
 #include "parser/yaml_loader.hpp"
 #include "rules/registry.hpp"
@@ -60,10 +61,8 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
     return lint_yaml_text(path, *text, explicit_input);
 }
 
-static bool is_yaml(const fs::path& p) {
-    auto ext = p.extension().string();
-    return ext == ".yaml" || ext == ".yml";
-}
+// A file some front end reads (YAML configs, Python recipes).
+static bool is_config_source(const fs::path& p) { return front_end_for(p.string()) != nullptr; }
 
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors) {
     std::vector<InputFile> out;
@@ -78,7 +77,7 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std
                     it.disable_recursion_pending();  // .git, .venv, ...
                     continue;
                 }
-                if (it->is_regular_file(ec) && is_yaml(it->path())) found.push_back(it->path().string());
+                if (it->is_regular_file(ec) && is_config_source(it->path())) found.push_back(it->path().string());
             }
             if (ec)
                 errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
