@@ -218,9 +218,11 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
         const int line = lines.line_of(bd->end);
         const std::size_t at = lines.next_line_start(line);
         const std::string indent(t.substr(lines.line_start(site.entry.line), indent_of(t, lines, site.entry.line)));
+        const std::size_t nl = t.find('\n', lines.line_start(line));
+        const std::string eol = nl != std::string_view::npos && nl > 0 && t[nl - 1] == '\r' ? "\r\n" : "\n";
         const bool needs_newline = at == t.size() && !t.empty() && t.back() != '\n';
-        return replace(at, at, (needs_newline ? "\n" : "") + indent + bd->target.substr(0, dot + 1) + site.field + " = " +
-                                   render(new_value) + "\n");
+        return replace(at, at, (needs_newline ? eol : "") + indent + bd->target.substr(0, dot + 1) + site.field + " = " +
+                                   render(new_value) + eol);
     }
 
     // The binding must name the field the edit is about.

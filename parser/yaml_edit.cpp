@@ -96,6 +96,12 @@ std::size_t plain_end(std::string_view t, std::size_t i, bool flow) {
     return j;
 }
 
+// "\r\n" when the line starting at `line_begin` ends that way, else "\n".
+std::string line_ending(std::string_view t, std::size_t line_begin) {
+    const std::size_t nl = t.find('\n', line_begin);
+    return nl != std::string_view::npos && nl > 0 && t[nl - 1] == '\r' ? "\r\n" : "\n";
+}
+
 std::size_t indent_of(std::string_view t, std::size_t line_begin) {
     std::size_t j = line_begin;
     while (j < t.size() && t[j] == ' ') ++j;
@@ -247,8 +253,9 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
         const std::string entry = fmt::format("{}: {}", site.field, render(new_value));
         if (span->flow) return replace(span->entry_end, span->entry_end, ", " + entry);
         const std::string indent(span->key_begin - span->line_begin, ' ');
+        const std::string eol = line_ending(t, span->line_begin);
         const bool needs_newline = span->entry_end == t.size() && !t.empty() && t.back() != '\n';
-        return replace(span->entry_end, span->entry_end, (needs_newline ? "\n" : "") + indent + entry + "\n");
+        return replace(span->entry_end, span->entry_end, (needs_newline ? eol : "") + indent + entry + eol);
     }
 
     // The key written at the site must be the field the edit is about.
