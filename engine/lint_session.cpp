@@ -48,6 +48,7 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip) {
     if (!out.config->ok()) {
         out.config_unusable = true;
         out.diagnostics = out.config->errors;
+        for (const auto& d : out.diagnostics) sources_.load(d.range.file);  // for the excerpt under each message
         return out;
     }
     const ProjectConfig& config = out.config->config;
