@@ -15,6 +15,8 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
         ->check(CLI::Range(0, 10000));
     cmd->add_option("--mcore", args.mcore, "Megatron Core revision, overriding the configuration files");
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
+    // Hidden: lets the tests exercise the oversized-message path without sending hundreds of megabytes.
+    cmd->add_option("--max-message-bytes", args.max_message_bytes, "Largest message accepted")->group("");
     return cmd;
 }
 
@@ -25,6 +27,7 @@ int run_lsp(const LspArgs& args) {
     options.debounce = std::chrono::milliseconds(args.debounce_ms);
     options.mcore = args.mcore;
     options.config_file = args.config;
+    if (args.max_message_bytes > 0) options.max_message_bytes = args.max_message_bytes;
     lsp::Server server(options, STDIN_FILENO, STDOUT_FILENO);
     return server.run();
 }

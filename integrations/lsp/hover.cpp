@@ -60,7 +60,7 @@ std::string hover_markdown(const EffectiveModel& m, std::string_view field, cons
     std::string md = fmt::format("**{}** = `{}`", field, shown);
     if (m.revision) md += fmt::format(" — effective value at Megatron Core {}", m.revision->name);
     md += "\n\n" + origin_text(effective, m);
-    if (written && !written->same_as(effective)) {
+    if (written && written->display() != shown) {
         md += fmt::format("\n\nwritten here as `{}`", written->display());
         if (effective.prov().origin == Origin::Derived || effective.prov().origin == Origin::Override)
             md += ", overridden";

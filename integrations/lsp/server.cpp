@@ -44,7 +44,7 @@ int lsp_severity(Severity s) { return s == Severity::Error ? 1 : s == Severity::
 }  // namespace
 
 Server::Server(ServerOptions options, int in_fd, int out_fd)
-    : options_(std::move(options)), reader_(in_fd), writer_(out_fd),
+    : options_(std::move(options)), reader_(in_fd, options_.max_message_bytes), writer_(out_fd),
       resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
 
 Server::~Server() {
@@ -382,7 +382,8 @@ void Server::publish(const std::string& source_uri, const std::map<std::string, 
             json all = json::array();
             for (const auto& [source, lists] : published_)
                 if (auto it = lists.find(target); it != lists.end())
-                    for (const auto& d : it->second) all.push_back(d);
+                    for (const auto& d : it->second)
+                        if (std::find(all.begin(), all.end(), d) == all.end()) all.push_back(d);  // found by both
             json params{{"uri", target}, {"diagnostics", std::move(all)}};
             if (auto doc = documents_.find(target); doc != documents_.end()) params["version"] = doc->second.version;
             messages.push_back(make_notification("textDocument/publishDiagnostics", std::move(params)));

@@ -23,6 +23,7 @@ struct ServerOptions {
     std::chrono::milliseconds debounce{150};
     std::string mcore;        // as `check --mcore`
     std::string config_file;  // as `check --config`
+    std::size_t max_message_bytes = FrameReader::kDefaultMaxBody;
 };
 
 class Server {

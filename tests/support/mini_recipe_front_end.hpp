@@ -18,23 +18,15 @@ public:
     std::string_view language() const override { return "python"; }
     bool handles(std::string_view path) const override { return path.ends_with(".py"); }
 
-    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext&) const override {
+    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext& ctx) const override {
         ParseResult result;
-        static const std::regex assign(R"(^(\s*)(cfg\.model\.(\w+)\s*=\s*(.*?))\s*(#.*)?$)");
         ParsedConfig config;
         config.root = Value::map();
         Value model = Value::map();
-        LineIndex lines(text);
-        for (int l = 1; l <= lines.line_count(); ++l) {
-            const std::string line(text.substr(lines.line_start(l), lines.line_end(l) - lines.line_start(l)));
-            std::smatch m;
-            if (!std::regex_match(line, m, assign)) continue;
-            const int col = static_cast<int>(m[1].length()) + 1;
-            const SourceRange stmt{name, l, col, l, col + static_cast<int>(m[2].length())};
-            const Provenance p = Provenance::at(Origin::Recipe, stmt);
-            model.set(m[3], literal(m[4], p), stmt);
-            if (!config.anchor.valid()) config.anchor = stmt;
-        }
+        // What the modules it depends on assign comes first (read through ctx.sources: editor buffers win), then its own.
+        for (const auto& dep : dependencies(name, text, ctx))
+            if (const std::string* dep_text = ctx.sources.load(dep)) read_assignments(dep, *dep_text, model, config);
+        read_assignments(name, text, model, config);
         if (model.entries().empty()) {
             if (allow_skip) result.skipped = true;
             return result;
@@ -60,6 +52,21 @@ public:
     }
 
 private:
+    static void read_assignments(const std::string& name, std::string_view text, Value& model, ParsedConfig& config) {
+        static const std::regex assign(R"(^(\s*)(cfg\.model\.(\w+)\s*=\s*(.*?))\s*(#.*)?$)");
+        LineIndex lines(text);
+        for (int l = 1; l <= lines.line_count(); ++l) {
+            const std::string line(text.substr(lines.line_start(l), lines.line_end(l) - lines.line_start(l)));
+            std::smatch m;
+            if (!std::regex_match(line, m, assign)) continue;
+            const int col = static_cast<int>(m[1].length()) + 1;
+            const SourceRange stmt{name, l, col, l, col + static_cast<int>(m[2].length())};
+            const Provenance p = Provenance::at(Origin::Recipe, stmt);
+            model.set(m[3], literal(m[4], p), stmt);
+            if (!config.anchor.valid()) config.anchor = stmt;
+        }
+    }
+
     static Value literal(std::string s, const Provenance& p) {
         if (s == "True") return Value::boolean(true, p);
         if (s == "False") return Value::boolean(false, p);
