@@ -42,7 +42,7 @@ ino_t inode(const std::string& p) {
 
 }  // namespace
 
-TEST_CASE("--fix rewrites only files with applicable fixes, atomically, keeping permissions", "[cli][fix]") {
+TEST_CASE("check --fix rewrites only files with applicable fixes, atomically, keeping permissions", "[cli][fix]") {
     TempDir dir;
     const std::string fixable = dir.write("a.yaml", kFixable);
     const std::string unfixable = dir.write("b.yaml", kUnfixable);
@@ -74,7 +74,7 @@ TEST_CASE("--fix rewrites only files with applicable fixes, atomically, keeping 
     CHECK(read_file(unfixable).find("  recompute_granularity: full\n  recompute_method: uniform\n") != std::string::npos);
 }
 
-TEST_CASE("--diff previews fixes as a unified diff that applies, writing nothing", "[cli][fix]") {
+TEST_CASE("check --diff previews fixes as a unified diff that applies, writing nothing", "[cli][fix]") {
     TempDir dir;
     const std::string path = dir.write("a.yaml", kFixable);
     auto r = lint(dir, "check --mcore 0.20.dev --diff a.yaml");
@@ -102,7 +102,7 @@ TEST_CASE("fix flags that make no sense together are usage errors", "[cli][fix]"
     CHECK(lint(dir, "check --unsafe-fixes a.yaml").code == 2);
 }
 
-TEST_CASE("--format sarif and --output: a valid SARIF file for CI upload", "[cli][sarif]") {
+TEST_CASE("check --format sarif and --output: a valid SARIF file for CI upload", "[cli][sarif]") {
     TempDir dir;
     dir.write("configs/a.yaml", kFixable);
     dir.write("configs/b.yaml", kUnfixable);
@@ -119,7 +119,7 @@ TEST_CASE("--format sarif and --output: a valid SARIF file for CI upload", "[cli
     CHECK(uris == std::set<std::string>{"configs/a.yaml", "configs/b.yaml"});
 }
 
-TEST_CASE("--format github prints one workflow command per problem", "[cli][github]") {
+TEST_CASE("check --format github prints one workflow command per problem", "[cli][github]") {
     TempDir dir;
     dir.write("configs/b.yaml", kUnfixable);
     auto r = lint(dir, "check --mcore 0.20.dev --format github configs/b.yaml");
@@ -129,7 +129,7 @@ TEST_CASE("--format github prints one workflow command per problem", "[cli][gith
                       0) == 0);
 }
 
-TEST_CASE("--skip-non-configs: named files that are not configs are skipped (pre-commit passes every YAML)", "[cli]") {
+TEST_CASE("check --skip-non-configs: named files that are not configs are skipped (pre-commit passes every YAML)", "[cli]") {
     TempDir dir;
     dir.write("workflow.yaml", "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n");
     dir.write("setup.py", "from setuptools import setup\nsetup()\n");
@@ -141,7 +141,7 @@ TEST_CASE("--skip-non-configs: named files that are not configs are skipped (pre
     CHECK(skipped.out.find("(1 file checked)") != std::string::npos);
 }
 
-TEST_CASE("--changed-only REF lints what the branch changed, and what a changed configuration governs", "[cli][git]") {
+TEST_CASE("check --changed-only REF lints what the branch changed, and what a changed configuration governs", "[cli][git]") {
     TempDir dir;
     const std::string git = "git -c user.name=t -c user.email=t@example.org ";
     dir.write("configs/a.yaml", kUnfixable);
@@ -223,7 +223,7 @@ TEST_CASE("a broken configuration stops the run with exit code 2 and a located m
     CHECK(cfg.out.find("did you mean \"select\"") != std::string::npos);
 }
 
-TEST_CASE("--config uses one configuration file for every input", "[cli][config]") {
+TEST_CASE("check --config uses one configuration file for every input", "[cli][config]") {
     TempDir dir;
     dir.write("strict.toml", "[severity]\nRC1 = \"error\"\n");
     dir.write("a.yaml", "model:\n  recompute_granularity: selective\n  recompute_modules: [core_attn]\n");
