@@ -455,7 +455,9 @@ json Server::code_action(const json& params) {
     if (!doc) return json::array();
     const PositionMapper map(doc->text, encoding_);
     const json& range = need(params, "range");
-    const std::size_t want_b = map.offset(need(range, "start")), want_e = map.offset(need(range, "end"));
+    const LineIndex doc_lines(doc->text);
+    const int want_first_line = doc_lines.line_of(map.offset(need(range, "start")));
+    const int want_last_line = doc_lines.line_of(map.offset(need(range, "end")));
     std::vector<std::string> only;
     if (params.contains("context") && params["context"].contains("only"))
         for (const auto& k : params["context"]["only"]) only.push_back(k.get<std::string>());
@@ -466,7 +468,6 @@ json Server::code_action(const json& params) {
 
     SourceManager sources;
     FileResult r = lint_now(*doc, sources);
-    LineIndex lines(doc->text);
     json actions = json::array();
     auto workspace_edit = [&](const std::vector<TextEdit>& edits) {
         json changes = json::object();
@@ -479,9 +480,10 @@ json Server::code_action(const json& params) {
     if (wanted("quickfix")) {
         for (const auto& d : r.diagnostics) {
             if (!d.fix || d.fix->edits.empty() || d.range.file != doc->path) continue;
-            const std::size_t b = lines.offset(d.range.line, d.range.column);
-            const std::size_t e = d.range.end_line > 0 ? lines.offset(d.range.end_line, d.range.end_column) : b;
-            if (!d.range.valid() || b > want_e || want_b > e) continue;
+            // Offered for every diagnostic on the lines the request covers: editors ask with the cursor position,
+            // which is rarely inside the diagnostic's own range.
+            const int end_line = std::max(d.range.end_line, d.range.line);
+            if (!d.range.valid() || d.range.line > want_last_line || end_line < want_first_line) continue;
             actions.push_back({{"title", d.fix->safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
                                {"kind", "quickfix"},
                                {"diagnostics", json::array({to_lsp(d, sources)})},

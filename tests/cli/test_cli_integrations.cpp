@@ -230,3 +230,30 @@ TEST_CASE("check --config uses one configuration file for every input", "[cli][c
     CHECK(lint(dir, "check a.yaml").code == 0);  // RC101 is a warning by default
     CHECK(lint(dir, "check --config strict.toml a.yaml").code == 1);
 }
+
+TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options that exist", "[cli][docs]") {
+    const std::string root = std::string(MBRIDGE_LINT_TEST_DATA) + "/..";
+    const std::string help = run_shell(kBin + " check --help").out;
+    // Every --option written after `mbridge-lint check` in these files must be one `check --help` lists.
+    auto check_flags = [&](const std::string& file) {
+        const std::string text = read_file(root + "/" + file);
+        size_t uses = 0;
+        for (size_t at = text.find("mbridge-lint check"); at != std::string::npos; at = text.find("mbridge-lint check", at + 1)) {
+            ++uses;
+            const std::string line = text.substr(at, text.find('\n', at) - at);
+            for (size_t f = line.find(" --"); f != std::string::npos; f = line.find(" --", f + 1)) {
+                const std::string flag = line.substr(f + 1, line.find_first_of(" \"=", f + 1) - f - 1);
+                INFO(file << ": " << flag);
+                CHECK(help.find(flag) != std::string::npos);
+            }
+        }
+        return uses;
+    };
+    CHECK(check_flags("integrations/github/mbridge-lint.yml") == 2);
+    CHECK(check_flags(".pre-commit-hooks.yaml") == 2);
+    // The workflow uploads the SARIF file it writes.
+    const std::string workflow = read_file(root + "/integrations/github/mbridge-lint.yml");
+    CHECK(workflow.find("-o mbridge-lint.sarif") != std::string::npos);
+    CHECK(workflow.find("sarif_file: mbridge-lint.sarif") != std::string::npos);
+    CHECK(workflow.find("github/codeql-action/upload-sarif") != std::string::npos);
+}
