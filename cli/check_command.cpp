@@ -84,7 +84,7 @@ int run_check(const CheckArgs& args) {
     }
 
     SourceManager sources;
-    LintSession session(SessionOptions{args.mcore, args.te_version, args.config}, sources);
+    LintSession session(SessionOptions{args.mcore, args.te_version, args.config, {}}, sources);
     std::vector<Diagnostic> all;
     auto inputs = collect_inputs(args.paths, all);
     if (!args.changed_only.empty()) {

@@ -64,6 +64,8 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip) {
     }
     const std::string te = options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
     if (!te.empty()) out.rule_options.te_version = Version::parse(te);
+    if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
+    else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = config.gpu_memory->value.bytes;
 
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx{sources_, config.hf_config_paths.value, config.root.value};
@@ -76,6 +78,10 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip) {
     const bool usable = diags.empty();
     Linter linter(LintOptions{out.revision, out.rule_options}, sources_);
     for (const auto& config_tree : parsed.configs) {
+        if (cancelled_ && cancelled_()) {
+            out.cancelled = true;
+            return out;
+        }
         LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         for (auto& d : r.diagnostics) {

@@ -2,6 +2,8 @@
 // The whole pipeline for one file, as the CLI, --fix and the LSP server run it: find the configuration that governs
 // the file, pick the front end by file name, parse, lint every config the file defines, turn fixes into text
 // edits, apply suppression comments, then the configuration's rule selection and severity overrides.
+#include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -21,6 +23,7 @@ struct SessionOptions {
     std::string mcore;        // --mcore: wins over the configuration file
     std::string te_version;   // --te-version: likewise
     std::string config_file;  // --config: this file for every input instead of discovery
+    std::optional<std::uint64_t> gpu_memory_bytes;  // a command-line budget (--gpu-memory): wins over `gpu-memory`
 };
 
 struct FileResult {
@@ -32,6 +35,7 @@ struct FileResult {
     RuleOptions rule_options;
     std::vector<ParsedConfig> configs;      // the trees the front end read, before linting (hover, fixes)
     bool config_unusable = false;           // the configuration file has errors: nothing was linted
+    bool cancelled = false;                 // stopped early (a newer edit arrived); the diagnostics are incomplete
 };
 
 class LintSession {
@@ -47,6 +51,10 @@ public:
     // The effective model of one config of a linted file (for hover).
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;
 
+    // Asked between the configs of a file (a recipe module defines many): true stops the lint early. The LSP server
+    // cancels a lint whose document was edited meanwhile.
+    void set_cancellation(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
+
     // Files `path` is built from besides itself (imports), as its front end reports them.
     std::vector<std::string> dependencies(const std::string& path);
 
@@ -58,6 +66,7 @@ private:
     SessionOptions options_;
     SourceManager& sources_;
     std::shared_ptr<ConfigResolver> resolver_;
+    std::function<bool()> cancelled_;
 };
 
 // The same problem reported twice (two recipes sharing a helper; one broken configuration governing many files).

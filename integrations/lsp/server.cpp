@@ -334,7 +334,13 @@ FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
         for (const auto& [uri, d] : documents_) sources.add(d.path, d.text);
     }
     sources.add(doc.path, doc.text);
-    LintSession session(SessionOptions{options_.mcore, "", options_.config_file}, sources, resolver_);
+    LintSession session(session_options(), sources, resolver_);
+    // A newer edit makes this lint pointless: stop between configs (a recipe module defines many).
+    session.set_cancellation([this, uri = doc.uri, version = doc.version] {
+        std::lock_guard lock(mutex_);
+        auto it = documents_.find(uri);
+        return it == documents_.end() || it->second.version != version;
+    });
     return session.lint(doc.path, /*allow_skip=*/true);
 }
 
@@ -347,8 +353,9 @@ void Server::lint_and_publish(const Snapshot& doc) {
         diags = load_config_file(doc.path, &doc.text).errors;
     } else if (front_end_for(doc.path)) {
         FileResult r = lint_now(doc, sources);
+        if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
-        LintSession session(SessionOptions{options_.mcore, "", options_.config_file}, sources, resolver_);
+        LintSession session(session_options(), sources, resolver_);
         for (const auto& d : session.dependencies(doc.path)) dependencies.insert(d);
     } else {
         return;  // not a file this server lints
@@ -435,7 +442,7 @@ json Server::hover(const json& params) {
         const std::size_t b = lines.offset(range.line, range.column), e = lines.offset(range.end_line, range.end_column);
         return b <= at && at <= e;
     };
-    LintSession session(SessionOptions{options_.mcore, "", options_.config_file}, sources, resolver_);
+    LintSession session(session_options(), sources, resolver_);
     for (std::size_t i = 0; i < r.configs.size(); ++i) {
         for (const Value::Entry* e : model_entries(r.configs[i].root)) {
             if (!contains(e->key_range) && !contains(e->value.prov().range)) continue;
@@ -492,7 +499,7 @@ json Server::code_action(const json& params) {
         }
     }
     if (wanted("source.fixAll.mbridge-lint")) {
-        LintSession session(SessionOptions{options_.mcore, "", options_.config_file}, sources, resolver_);
+        LintSession session(session_options(), sources, resolver_);
         FixOutcome fixed = fix_file(session, doc->path, FixOptions{}, /*allow_skip=*/true);
         // One edit per changed file, replacing its whole text (computed against the text before fixing).
         json changes = json::object();

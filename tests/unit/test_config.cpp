@@ -187,7 +187,7 @@ TEST_CASE("the pipeline takes mcore from the configuration, and --mcore wins ove
                                        "  recompute_granularity: selective\n  recompute_modules: [mhc]\n");
     auto codes = [&](const std::string& mcore) {
         SourceManager sources;
-        LintSession session(SessionOptions{mcore, "", ""}, sources);
+        LintSession session(SessionOptions{mcore, "", "", {}}, sources);
         std::string out;
         for (const auto& d : session.lint(path).diagnostics) out += d.code + " ";
         return out;
@@ -209,4 +209,28 @@ TEST_CASE("a broken configuration makes its files unusable, reported at the conf
     CHECK(r.diagnostics[0].range.file == config);
     // The configuration's text is at hand for the excerpt under the message.
     CHECK(sources.text(config) != nullptr);
+}
+
+TEST_CASE("the gpu-memory budget reaches the rules; a command-line budget wins", "[config]") {
+    test::TempDir dir;
+    dir.write(".mbridge-lint.toml", "gpu-memory = \"80GiB\"\n");
+    const std::string path = dir.write("c.yaml", "model:\n  recompute_granularity: selective\n");
+    SourceManager sources;
+    LintSession from_file(SessionOptions{}, sources);
+    CHECK(from_file.lint(path).rule_options.gpu_memory_bytes == std::optional<std::uint64_t>(80ull << 30));
+    LintSession from_flag(SessionOptions{"", "", "", 141'000'000'000ull}, sources);
+    CHECK(from_flag.lint(path).rule_options.gpu_memory_bytes == std::optional<std::uint64_t>(141'000'000'000ull));
+}
+
+TEST_CASE("a cancelled lint stops before linting and says so", "[config]") {
+    test::TempDir dir;
+    const std::string path = dir.write("c.yaml", "model:\n  recompute_granularity: full\n");
+    SourceManager sources;
+    LintSession session(SessionOptions{}, sources);
+    session.set_cancellation([] { return true; });
+    FileResult r = session.lint(path);
+    CHECK(r.cancelled);
+    CHECK(r.diagnostics.empty());
+    session.set_cancellation([] { return false; });
+    CHECK(!session.lint(path).diagnostics.empty());
 }
