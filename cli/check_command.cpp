@@ -17,8 +17,9 @@
 namespace mbl::cli {
 
 void add_check_command(CLI::App& app, CheckArgs& args) {
-    CLI::App* cmd = app.add_subcommand("check", "Lint config files (YAML) and report every recompute problem");
-    cmd->add_option("paths", args.paths, "Config files or directories (directories are searched for *.yaml / *.yml)")
+    CLI::App* cmd = app.add_subcommand("check", "Lint config files and recipes and report every recompute problem");
+    cmd->add_option("paths", args.paths,
+                    "Config files or directories (directories are searched for *.yaml / *.yml configs and *.py recipes)")
         ->required();
     cmd->add_option("--mcore", args.mcore,
                     fmt::format("Megatron Core revision the job runs: {} (default {})",

@@ -8,7 +8,6 @@
 #include "engine/validate.hpp"
 #include "parser/front_end.hpp"
 #include "parser/input_errors.hpp"
-#include "parser/yaml_loader.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl {
@@ -33,20 +32,13 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
 }
 
 LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input) {
-    YamlLoadResult loaded = load_yaml(name, text);
-    if (!loaded.ok()) {
-        LintResult r;
-        r.diagnostics = std::move(loaded.errors);
-        return r;
-    }
-    if (!explicit_input && !looks_like_bridge_config(loaded.root)) {
-        LintResult r;
-        r.skipped = true;
-        return r;
-    }
-    SourceRange anchor = SourceRange::point(name, 1, 1);
-    if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) anchor = e->key_range;
-    return lint_tree(std::move(loaded.root), anchor);
+    ParseContext ctx{sources_, {}, {}};
+    ParseResult parsed = front_end_for(".yaml")->parse(name, text, /*allow_skip=*/!explicit_input, ctx);
+    LintResult r;
+    r.skipped = parsed.skipped;
+    r.diagnostics = std::move(parsed.errors);
+    if (!r.diagnostics.empty() || parsed.configs.empty()) return r;
+    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor);
 }
 
 LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
