@@ -7,17 +7,10 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <map>
 
 namespace mbl {
 
 namespace fs = std::filesystem;
-
-std::string normalized_absolute(const std::string& path) {
-    std::error_code ec;
-    fs::path p = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    return p.lexically_normal().string();
-}
 
 namespace {
 
@@ -110,7 +103,7 @@ ChangedFiles git_changed_files(const std::string& ref, const std::string& direct
         while (pos < list->size()) {
             size_t end = list->find('\0', pos);
             if (end == std::string::npos) end = list->size();
-            if (end > pos) out.files.insert(normalized_absolute((fs::path(root) / list->substr(pos, end - pos)).string()));
+            if (end > pos) out.files.insert(normalized_path((fs::path(root) / list->substr(pos, end - pos)).string()));
             pos = end + 1;
         }
     }
@@ -119,31 +112,17 @@ ChangedFiles git_changed_files(const std::string& ref, const std::string& direct
 
 std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, const std::set<std::string>& changed,
                                       LintSession& session) {
-    std::map<std::string, std::vector<std::string>> deps_of;  // memo: file -> direct dependencies (normalized)
-    auto deps = [&](const std::string& file) -> const std::vector<std::string>& {
-        auto it = deps_of.find(file);
-        if (it != deps_of.end()) return it->second;
-        std::vector<std::string> list;
-        for (const auto& d : session.dependencies(file)) list.push_back(normalized_absolute(d));
-        return deps_of[file] = std::move(list);
-    };
-    auto touched = [&](const std::string& start) {
-        std::set<std::string> seen{start};
-        std::vector<std::string> todo{start};
-        while (!todo.empty()) {
-            const std::string f = todo.back();
-            todo.pop_back();
-            if (changed.count(f)) return true;
-            for (const auto& d : deps(f))
-                if (seen.insert(d).second) todo.push_back(d);
-        }
+    auto touched = [&](const std::string& file) {
+        if (changed.count(file)) return true;
+        for (const auto& d : session.dependencies(file))
+            if (changed.count(d)) return true;
         return false;
     };
     std::vector<InputFile> out;
     for (const auto& in : inputs) {
-        const std::string abs = normalized_absolute(in.path);
+        const std::string abs = normalized_path(in.path);
         const auto config = session.configs().for_path(in.path);
-        const bool config_changed = !config->config.file.empty() && changed.count(normalized_absolute(config->config.file));
+        const bool config_changed = !config->config.file.empty() && changed.count(normalized_path(config->config.file));
         if (config_changed || touched(abs)) out.push_back(in);
     }
     return out;

@@ -24,6 +24,4 @@ ChangedFiles git_changed_files(const std::string& ref, const std::string& direct
 std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, const std::set<std::string>& changed,
                                       LintSession& session);
 
-std::string normalized_absolute(const std::string& path);
-
 }  // namespace mbl

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <tuple>
 
@@ -121,12 +122,32 @@ std::optional<EffectiveModel> LintSession::effective_model(const FileResult& fil
     return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored);
 }
 
-std::vector<std::string> LintSession::dependencies(const std::string& path) {
-    const std::string* text = sources_.load(path);
-    if (!text) return {};
-    auto config = resolver_->for_path(path);
-    ParseContext ctx{sources_, config->config.hf_config_paths.value, config->config.root.value};
-    return front_end_or_yaml(path).dependencies(path, *text, ctx);
+std::set<std::string> LintSession::dependencies(const std::string& path) {
+    auto direct = [&](const std::string& file) -> const std::vector<std::string>& {
+        if (auto it = direct_dependencies_.find(file); it != direct_dependencies_.end()) return it->second;
+        std::vector<std::string> list;
+        if (const std::string* text = sources_.load(file)) {
+            auto config = resolver_->for_path(file);
+            ParseContext ctx{sources_, config->config.hf_config_paths.value, config->config.root.value};
+            for (const auto& d : front_end_or_yaml(file).dependencies(file, *text, ctx)) list.push_back(normalized_path(d));
+        }
+        return direct_dependencies_[file] = std::move(list);
+    };
+    const std::string start = normalized_path(path);
+    std::set<std::string> seen;
+    std::vector<std::string> todo{start};
+    while (!todo.empty()) {
+        const std::string file = todo.back();
+        todo.pop_back();
+        for (const auto& d : direct(file))
+            if (d != start && seen.insert(d).second) todo.push_back(d);
+    }
+    return seen;
+}
+
+std::string normalized_path(const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).lexically_normal().string();
 }
 
 FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip) {

@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,8 +56,9 @@ public:
     // cancels a lint whose document was edited meanwhile.
     void set_cancellation(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
 
-    // Files `path` is built from besides itself (imports), as its front end reports them.
-    std::vector<std::string> dependencies(const std::string& path);
+    // Every file `path` is built from besides itself: what its front end reports it imports, and what those import,
+    // as absolute normalized paths (see normalized_path).
+    std::set<std::string> dependencies(const std::string& path);
 
     ConfigResolver& configs() { return *resolver_; }
     SourceManager& sources() { return sources_; }
@@ -67,7 +69,11 @@ private:
     SourceManager& sources_;
     std::shared_ptr<ConfigResolver> resolver_;
     std::function<bool()> cancelled_;
+    std::map<std::string, std::vector<std::string>> direct_dependencies_;  // memo, by normalized path
 };
+
+// Absolute, with symbolic links and `..` resolved: how files are compared across front ends, git and editors.
+std::string normalized_path(const std::string& path);
 
 // The same problem reported twice (two recipes sharing a helper; one broken configuration governing many files).
 bool is_duplicate(const Diagnostic& a, const Diagnostic& b);

@@ -288,8 +288,9 @@ void Server::schedule_dependents(const std::string& path) {
     std::vector<std::string> uris;
     {
         std::lock_guard lock(mutex_);
+        const std::string changed = normalized_path(path);
         for (const auto& [uri, doc] : documents_)
-            if (doc.dependencies.count(path)) uris.push_back(uri);
+            if (doc.dependencies.count(changed)) uris.push_back(uri);
     }
     for (const auto& uri : uris) schedule(uri, options_.debounce);
 }
@@ -356,7 +357,7 @@ void Server::lint_and_publish(const Snapshot& doc) {
         if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
         LintSession session(session_options(), sources, resolver_);
-        for (const auto& d : session.dependencies(doc.path)) dependencies.insert(d);
+        dependencies = session.dependencies(doc.path);
     } else {
         return;  // not a file this server lints
     }
