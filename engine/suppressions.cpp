@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <tuple>
 
 #include "core/did_you_mean.hpp"
 #include "core/line_index.hpp"
@@ -182,18 +183,7 @@ std::vector<Diagnostic> unused_suppressions(const SuppressionSet& set, std::stri
                     while (b > 0 && (text[b - 1] == ' ' || text[b - 1] == '\t')) --b;
                 }
             } else {
-                b = c.begin;
-                e = c.end;
-                std::size_t j = e;
-                while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
-                if (j < text.size() && text[j] == ',') {
-                    e = j + 1;
-                    while (e < text.size() && (text[e] == ' ' || text[e] == '\t')) ++e;
-                } else {
-                    std::size_t m = b;
-                    while (m > 0 && (text[m - 1] == ' ' || text[m - 1] == '\t')) --m;
-                    if (m > 0 && text[m - 1] == ',') b = m - 1;
-                }
+                std::tie(b, e) = list_element_removal(text, c.begin, c.end);
             }
             const SourceRange r{set.file, lines.line_of(b), lines.column_of(b), lines.line_of(e), lines.column_of(e)};
             fix.edits.push_back(TextEdit{r, ""});

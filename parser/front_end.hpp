@@ -4,6 +4,7 @@
 // that keep the rest of the file as written, and names the files a document depends on (imports).
 // YAML implements it in parser/yaml_front_end.cpp; Python recipes plug in the same way.
 #include <memory>
+#include <utility>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -73,6 +74,11 @@ public:
         return {};
     }
 };
+
+// What to delete to remove the element [begin, end) of a comma-separated list (flow mapping entry, keyword argument,
+// code in a suppression comment): the element, the comma after it and the blanks after that comma; for the last
+// element, the comma before it instead.
+std::pair<std::size_t, std::size_t> list_element_removal(std::string_view text, std::size_t begin, std::size_t end);
 
 // The front end for a file, by name; nullptr when no language claims it.
 const FrontEnd* front_end_for(std::string_view path);

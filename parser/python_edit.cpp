@@ -130,21 +130,6 @@ std::optional<Binding> binding_at(std::string_view t, const LineIndex& lines, co
     return bd;
 }
 
-// Removes `name=value` with one adjacent comma.
-std::pair<std::size_t, std::size_t> argument_extent(std::string_view t, std::size_t b, std::size_t e) {
-    std::size_t j = e;
-    while (j < t.size() && is_blank(t[j])) ++j;
-    if (j < t.size() && t[j] == ',') {
-        e = j + 1;
-        while (e < t.size() && is_blank(t[e])) ++e;
-        return {b, e};
-    }
-    std::size_t k = b;
-    while (k > 0 && std::isspace(static_cast<unsigned char>(t[k - 1]))) --k;
-    if (k > 0 && t[k - 1] == ',') b = k - 1;
-    return {b, e};
-}
-
 // The string literal [b, e) holds exactly `content`: returns its quote character, or 0.
 char plain_string_literal(std::string_view token, const std::string& content) {
     std::string_view s = trim(token);
@@ -235,7 +220,7 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
     switch (edit.op) {
         case FieldEdit::Op::Remove: {
             if (bd->keyword) {
-                auto [b, e] = argument_extent(t, bd->begin, bd->end);
+                auto [b, e] = list_element_removal(t, bd->begin, bd->end);
                 return replace(b, e, "");
             }
             const int first = site.entry.line, last = lines.line_of(bd->end);

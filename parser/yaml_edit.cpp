@@ -267,16 +267,7 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
     switch (edit.op) {
         case FieldEdit::Op::Remove: {
             if (span->flow) {
-                std::size_t b = span->key_begin, e = span->value_end, j = e;
-                while (j < t.size() && std::isspace(static_cast<unsigned char>(t[j]))) ++j;
-                if (j < t.size() && t[j] == ',') {
-                    e = j + 1;
-                    while (e < t.size() && is_blank(t[e])) ++e;
-                } else {
-                    std::size_t k = b;
-                    while (k > 0 && std::isspace(static_cast<unsigned char>(t[k - 1]))) --k;
-                    if (k > 0 && t[k - 1] == ',') b = k - 1;
-                }
+                auto [b, e] = list_element_removal(t, span->key_begin, span->value_end);
                 return replace(b, e, "");
             }
             // Removing the only entry of a block mapping would turn the mapping into null.
@@ -288,7 +279,9 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
             std::size_t end = span->entry_end;  // the value spans the following lines: replace them all
             if (end > span->colon && t[end - 1] == '\n') --end;
             if (end > span->colon && t[end - 1] == '\r') --end;
-            return replace(span->colon + 1, end, " " + render(new_value));
+            std::string value = " ";  // (not `" " + render(...)`: GCC 12 warns falsely on that, bug 105329)
+            value += render(new_value);
+            return replace(span->colon + 1, end, std::move(value));
         }
         case FieldEdit::Op::ReplaceItem: {
             if (!site.value->is_list() || edit.item_index < 0 ||
