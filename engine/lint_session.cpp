@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <filesystem>
 #include <set>
 #include <tuple>
 
@@ -143,11 +142,6 @@ std::set<std::string> LintSession::dependencies(const std::string& path) {
             if (d != start && seen.insert(d).second) todo.push_back(d);
     }
     return seen;
-}
-
-std::string normalized_path(const std::string& path) {
-    std::error_code ec;
-    return std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec).lexically_normal().string();
 }
 
 FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip) {

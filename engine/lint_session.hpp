@@ -14,6 +14,7 @@
 #include "config/project_config.hpp"
 #include "core/diagnostic.hpp"
 #include "core/effective_model.hpp"
+#include "core/paths.hpp"
 #include "core/source_manager.hpp"
 #include "engine/linter.hpp"
 #include "parser/front_end.hpp"
@@ -71,9 +72,6 @@ private:
     std::function<bool()> cancelled_;
     std::map<std::string, std::vector<std::string>> direct_dependencies_;  // memo, by normalized path
 };
-
-// Absolute, with symbolic links and `..` resolved: how files are compared across front ends, git and editors.
-std::string normalized_path(const std::string& path);
 
 // The same problem reported twice (two recipes sharing a helper; one broken configuration governing many files).
 bool is_duplicate(const Diagnostic& a, const Diagnostic& b);

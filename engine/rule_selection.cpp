@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "core/did_you_mean.hpp"
+#include "core/paths.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl {
@@ -49,14 +50,6 @@ bool rule_pattern_valid(std::string_view pattern, std::string* why) {
     return false;
 }
 
-std::string path_relative_to(const std::string& file, const std::string& root) {
-    std::error_code ec;
-    const fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
-    const fs::path rel = abs.lexically_relative(fs::path(root));
-    if (rel.empty() || rel.native().starts_with("..")) return "";
-    return rel.generic_string();
-}
-
 static bool pattern_matches_file(const std::string& pattern, const std::string& relative) {
     if (relative.empty()) return false;
     if (fnmatch(pattern.c_str(), relative.c_str(), 0) == 0) return true;
@@ -71,7 +64,7 @@ static bool pattern_matches_file(const std::string& pattern, const std::string& 
 void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& config, const std::string& file) {
     std::vector<std::string> ignored = config.ignore.value;
     if (!config.per_file_ignores.value.empty()) {
-        const std::string relative = path_relative_to(file, config.root.value);
+        const std::string relative = relative_to(file, config.root.value).value_or("");
         for (const auto& p : config.per_file_ignores.value)
             if (pattern_matches_file(p.pattern, relative)) ignored.insert(ignored.end(), p.codes.begin(), p.codes.end());
     }

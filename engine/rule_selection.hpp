@@ -19,7 +19,4 @@ bool rule_pattern_matches(std::string_view pattern, std::string_view code, std::
 // per-file-ignores patterns relative to the configuration's root.
 void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& config, const std::string& file);
 
-// The path of `file` relative to `root`, with '/' separators ("" when it is not under root).
-std::string path_relative_to(const std::string& file, const std::string& root);
-
 }  // namespace mbl

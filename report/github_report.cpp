@@ -3,6 +3,7 @@
 
 #include <ostream>
 
+#include "core/paths.hpp"
 #include "report/report.hpp"
 
 namespace mbl {
@@ -31,7 +32,7 @@ void write_github(std::ostream& out, const std::vector<Diagnostic>& diags, const
         const char* command = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "notice";
         std::vector<std::string> props;
         if (!d.range.file.empty())
-            props.push_back("file=" + escape(relative_path(d.range.file, base_dir).value_or(d.range.file), true));
+            props.push_back("file=" + escape(relative_to(d.range.file, base_dir).value_or(d.range.file), true));
         if (d.range.valid()) {
             props.push_back(fmt::format("line={}", d.range.line));
             props.push_back(fmt::format("col={}", d.range.column));
@@ -45,7 +46,7 @@ void write_github(std::ostream& out, const std::vector<Diagnostic>& diags, const
         for (const auto& n : d.notes) {
             message += "\nnote: ";
             if (n.range.valid())
-                message += fmt::format("{}:{}: ", relative_path(n.range.file, base_dir).value_or(n.range.file), n.range.line);
+                message += fmt::format("{}:{}: ", relative_to(n.range.file, base_dir).value_or(n.range.file), n.range.line);
             message += n.message;
         }
         if (d.fix) message += "\nhelp: " + d.fix->title;

@@ -38,7 +38,5 @@ void write_github(std::ostream& out, const std::vector<Diagnostic>& diags, const
 // The documentation page of a rule (docs/rules.md anchor), for SARIF helpUri and LSP codeDescription; "" for
 // codes without a page (input errors).
 std::string rule_doc_url(std::string_view code);
-// `path` relative to `base_dir` with '/' separators, or nullopt when it is outside it.
-std::optional<std::string> relative_path(const std::string& path, const std::string& base_dir);
 
 }  // namespace mbl

@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 
-#include "parser/input_errors.hpp"
+#include "core/paths.hpp"
 #include "report/report.hpp"
 #include "rules/registry.hpp"
 #include "version.hpp"
@@ -29,27 +29,9 @@ std::string rule_doc_url(std::string_view code) {
     return fmt::format("{}#{}", MBRIDGE_LINT_DOCS_URL, anchor);
 }
 
-std::optional<std::string> relative_path(const std::string& path, const std::string& base_dir) {
-    std::error_code ec;
-    const fs::path abs = fs::absolute(path, ec).lexically_normal();
-    const fs::path rel = abs.lexically_relative(fs::path(base_dir).lexically_normal());
-    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
-    return rel.generic_string();
-}
-
 namespace {
 
 constexpr const char* kFingerprintKey = "mbridgeLint/v1";
-
-// RFC 3986: keep unreserved characters and '/', percent-encode the rest.
-std::string uri_encode(std::string_view path) {
-    std::string out;
-    for (unsigned char c : path) {
-        if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' || c == '/') out += static_cast<char>(c);
-        else out += fmt::format("%{:02X}", c);
-    }
-    return out;
-}
 
 std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
     for (unsigned char c : s) {
@@ -76,10 +58,10 @@ public:
     SarifWriter(const SourceManager& sources, const SarifOptions& options) : sources_(sources), options_(options) {}
 
     json artifact(const std::string& file) const {
-        if (auto rel = relative_path(file, options_.base_dir))
-            return {{"uri", uri_encode(*rel)}, {"uriBaseId", "%SRCROOT%"}};
+        if (auto rel = relative_to(file, options_.base_dir))
+            return {{"uri", uri_encode_path(*rel)}, {"uriBaseId", "%SRCROOT%"}};
         std::error_code ec;
-        return {{"uri", "file://" + uri_encode(fs::absolute(file, ec).lexically_normal().generic_string())}};
+        return {{"uri", "file://" + uri_encode_path(fs::absolute(file, ec).lexically_normal().generic_string())}};
     }
 
     json region(const SourceRange& r) const {
@@ -109,7 +91,7 @@ public:
             for (char c : *line)
                 if (!std::isspace(static_cast<unsigned char>(c))) content += c;
         }
-        const std::string path = relative_path(d.range.file, options_.base_dir).value_or(d.range.file);
+        const std::string path = relative_to(d.range.file, options_.base_dir).value_or(d.range.file);
         const std::string key = fmt::format("{}\n{}\n{}\n{}", d.code, path, content, d.message);
         const int occurrence = seen_[key]++;
         return fmt::format("{:016x}:{}", fnv1a(key), occurrence + 1);
@@ -189,7 +171,7 @@ public:
         std::string base = fs::path(options_.base_dir).lexically_normal().generic_string();
         if (base.empty() || base.back() != '/') base += '/';
         json run{{"tool", {{"driver", std::move(driver)}}},
-                 {"originalUriBaseIds", {{"%SRCROOT%", {{"uri", "file://" + uri_encode(base)}}}}},
+                 {"originalUriBaseIds", {{"%SRCROOT%", {{"uri", "file://" + uri_encode_path(base)}}}}},
                  {"columnKind", "unicodeCodePoints"},
                  {"results", std::move(results)}};
         return json{{"$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"},

@@ -1,5 +1,7 @@
 #include "integrations/lsp/positions.hpp"
 
+#include "core/paths.hpp"
+
 #include <fmt/format.h>
 
 #include <cctype>
@@ -95,13 +97,7 @@ std::string uri_to_path(const std::string& uri) {
 std::string path_to_uri(const std::string& path) {
     if (path.find("://") != std::string::npos || path.rfind("untitled:", 0) == 0) return path;
     std::error_code ec;
-    const std::string abs = std::filesystem::absolute(path, ec).lexically_normal().generic_string();
-    std::string out = "file://";
-    for (unsigned char c : abs) {
-        if (std::isalnum(c) || c == '/' || c == '-' || c == '.' || c == '_' || c == '~') out += static_cast<char>(c);
-        else out += fmt::format("%{:02X}", c);
-    }
-    return out;
+    return "file://" + uri_encode_path(std::filesystem::absolute(path, ec).lexically_normal().generic_string());
 }
 
 }  // namespace mbl::lsp

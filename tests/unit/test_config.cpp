@@ -174,8 +174,8 @@ TEST_CASE("rule selection: select, ignore, per-file-ignores and severity overrid
     CHECK(run("x.yaml") == "RC006=error RC101=error IN004=error ");  // RC101: the exact code beats the RC1 prefix
     CHECK(run("legacy/x.yaml") == "RC006=error IN004=error ");
     CHECK(run("deep/dir/a.gen.yaml") == "IN004=error ");  // a pattern without '/' matches the file name anywhere
-    CHECK(path_relative_to(dir / "legacy/x.yaml", dir.path().string()) == "legacy/x.yaml");
-    CHECK(path_relative_to("/elsewhere/x.yaml", dir.path().string()).empty());
+    CHECK(relative_to(dir / "legacy/x.yaml", dir.path().string()) == "legacy/x.yaml");
+    CHECK(!relative_to("/elsewhere/x.yaml", dir.path().string()));
 }
 
 TEST_CASE("the pipeline takes mcore from the configuration, and --mcore wins over it", "[config]") {
