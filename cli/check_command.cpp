@@ -1,65 +1,130 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <sstream>
 
 #include "cli/commands.hpp"
 #include "core/schema.hpp"
+#include "engine/changed_files.hpp"
+#include "engine/file_output.hpp"
+#include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 #include "report/report.hpp"
 
 namespace mbl::cli {
 
 void add_check_command(CLI::App& app, CheckArgs& args) {
-    CLI::App* cmd = app.add_subcommand("check", "Lint config files (YAML) and report every recompute problem");
-    cmd->add_option("paths", args.paths, "Config files or directories (directories are searched for *.yaml / *.yml)")
+    CLI::App* cmd = app.add_subcommand("check", "Lint config files and recipes and report every recompute problem");
+    cmd->add_option("paths", args.paths,
+                    "Config files or directories (directories are searched for *.yaml / *.yml configs and *.py recipes)")
         ->required();
     cmd->add_option("--mcore", args.mcore,
                     fmt::format("Megatron Core revision the job runs: {} (default {})",
                                 fmt::join(Schema::instance().revision_names(), ", "), Schema::instance().default_revision()));
     cmd->add_option("--te-version", args.te_version,
                     "Installed Transformer Engine version (e.g. 2.5.0); enables the checks that depend on it");
-    cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    cmd->add_option("--format", args.format, "Output format (sarif: SARIF 2.1.0; github: GitHub Actions annotations)")
+        ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
     cmd->add_option("--color", args.color, "Colour the text output")->check(CLI::IsMember({"auto", "always", "never"}));
     cmd->add_flag("--strict", args.strict, "Exit with 1 on warnings too, not only on errors");
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU (e.g. 80GiB): enables the memory advice rules");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size, for the memory advice rules");
     cmd->add_flag("-q,--quiet", args.quiet, "Print only the diagnostics, without the summary line");
+    cmd->add_flag("--fix", args.fix, "Apply safe fixes to the files, in place (atomically)");
+    cmd->add_flag("--unsafe-fixes", args.unsafe_fixes, "With --fix or --diff: also apply fixes that change what the run does");
+    cmd->add_flag("--diff", args.diff, "Print the fixes as a unified diff instead of writing them; exit 1 if there is one");
+    cmd->add_option("--changed-only", args.changed_only,
+                    "Lint only files changed since the merge base with this git ref (and files that import them)");
+    cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
+    cmd->add_option("-o,--output", args.output, "Write the report to this file instead of standard output");
+    cmd->add_flag("--skip-non-configs", args.skip_non_configs,
+                  "Skip named files that are not Bridge configs or recipes, as directory walks do (pre-commit)");
 }
 
-int run_check(const CheckArgs& args) {
-    const Revision* revision = resolve_revision(args.mcore);
-    if (!revision) return kUnusable;
-    LintOptions options;
-    options.revision = revision;
-    if (!args.te_version.empty()) {
-        options.rule_options.te_version = Version::parse(args.te_version);
-        if (!options.rule_options.te_version) {
-            std::cerr << fmt::format("mbridge-lint: --te-version \"{}\" is not a version such as 2.6.0\n", args.te_version);
-            return kUnusable;
+namespace {
+
+// Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff).
+bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
+               bool& any_diff, std::ostream& diff_out) {
+    FixOutcome outcome = fix_file(session, input.path, FixOptions{args.unsafe_fixes}, !input.explicit_input || args.skip_non_configs);
+    result = std::move(outcome.after);
+    fixed += outcome.applied;
+    for (const auto& [file, text] : outcome.fixed) {
+        if (args.diff) {
+            diff_out << unified_diff(file, outcome.original[file], text);
+            any_diff = true;
+            continue;
+        }
+        std::string error;
+        if (!write_file_atomically(file, text, &error)) {
+            std::cerr << "mbridge-lint: " << error << '\n';
+            return false;
         }
     }
+    return true;
+}
 
+}  // namespace
+
+int run_check(const CheckArgs& args) {
+    // Checked here for a plain usage error; the session applies them (over the configuration file's values).
+    if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
+    if (!args.te_version.empty() && !Version::parse(args.te_version)) {
+        std::cerr << fmt::format("mbridge-lint: --te-version \"{}\" is not a version such as 2.6.0\n", args.te_version);
+        return kUnusable;
+    }
+
+    if (args.diff && args.fix) {
+        std::cerr << "mbridge-lint: --diff previews fixes and --fix writes them; pass one of them\n";
+        return kUnusable;
+    }
+    if (args.unsafe_fixes && !args.fix && !args.diff) {
+        std::cerr << "mbridge-lint: --unsafe-fixes only makes sense with --fix or --diff\n";
+        return kUnusable;
+    }
+
+    SessionOptions session_options{args.mcore, args.te_version, args.config, {}, {}};
     if (!args.gpu_memory.empty()) {
-        options.rule_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
-        if (!options.rule_options.gpu_memory_bytes) return kUnusable;
+        session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
+        if (!session_options.gpu_memory_bytes) return kUnusable;
     }
     if (!args.data_parallel_size.empty()) {
-        options.rule_options.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
-        if (!options.rule_options.data_parallel_size) return kUnusable;
+        session_options.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
+        if (!session_options.data_parallel_size) return kUnusable;
     }
 
     SourceManager sources;
-    Linter linter(options, sources);
+    LintSession session(session_options, sources);
     std::vector<Diagnostic> all;
     auto inputs = collect_inputs(args.paths, all);
-    int checked = 0;
+    if (!args.changed_only.empty()) {
+        ChangedFiles changed = git_changed_files(args.changed_only, std::filesystem::current_path().string());
+        if (!changed.error.empty()) {
+            std::cerr << "mbridge-lint: " << changed.error << '\n';
+            return kUnusable;
+        }
+        inputs = select_changed(inputs, changed.files, session);
+    }
+    int checked = 0, fixed = 0;
+    bool any_diff = false, write_failed = false;
+    std::ostringstream diffs;
     for (const auto& input : inputs) {
-        LintResult r = linter.lint_file(input.path, input.explicit_input);
+        FileResult r;
+        if (args.fix || args.diff)
+            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs);
+        else
+            r = session.lint(input.path, !input.explicit_input || args.skip_non_configs);
         if (r.skipped) continue;
         ++checked;
-        for (auto& d : r.diagnostics) all.push_back(std::move(d));
+        for (auto& d : r.diagnostics)
+            // A broken configuration file governs many inputs: report it once.
+            if (!r.config_unusable || std::none_of(all.begin(), all.end(), [&](const Diagnostic& x) { return is_duplicate(x, d); }))
+                all.push_back(std::move(d));
     }
+    if (write_failed) return kUnusable;
 
     DiagnosticCounts counts;
     bool unusable = false;
@@ -67,11 +132,31 @@ int run_check(const CheckArgs& args) {
         counts.add(d);
         unusable |= d.is_input_error() && d.severity == Severity::Error;
     }
+    if (args.diff) {
+        std::cout << diffs.str();
+        if (unusable) return kUnusable;
+        return any_diff ? kProblems : kOk;
+    }
+    std::ofstream file_out;
+    if (!args.output.empty()) {
+        file_out.open(args.output, std::ios::binary | std::ios::trunc);
+        if (!file_out) {
+            std::cerr << fmt::format("mbridge-lint: cannot write {}\n", args.output);
+            return kUnusable;
+        }
+    }
+    std::ostream& out = args.output.empty() ? std::cout : file_out;
+    const std::string base_dir = std::filesystem::current_path().string();
     if (args.format == "json") {
-        write_json(std::cout, all);
+        write_json(out, all);
+    } else if (args.format == "sarif") {
+        write_sarif(out, all, sources, SarifOptions{base_dir});
+    } else if (args.format == "github") {
+        write_github(out, all, base_dir);
     } else {
-        write_text(std::cout, all, sources, TextStyle{use_color(args.color)});
-        if (!args.quiet) std::cout << summary_line(counts, checked) << '\n';
+        write_text(out, all, sources, TextStyle{args.output.empty() && use_color(args.color)});
+        if (args.fix && fixed > 0) out << fmt::format("fixed {} problem{}\n", fixed, fixed == 1 ? "" : "s");
+        if (!args.quiet) out << summary_line(counts, checked) << '\n';
     }
     if (unusable) return kUnusable;
     if (counts.errors > 0 || (args.strict && counts.warnings > 0)) return kProblems;

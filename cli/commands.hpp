@@ -23,6 +23,14 @@ struct CheckArgs {
     bool quiet = false;
     std::string gpu_memory;          // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
+    // Integrations (README "Fixes", "CI", "Configuration").
+    bool fix = false;
+    bool unsafe_fixes = false;
+    bool diff = false;
+    std::string changed_only;   // git ref
+    std::string config;         // --config FILE
+    std::string output;         // --output FILE
+    bool skip_non_configs = false;
 };
 void add_check_command(CLI::App& app, CheckArgs& args);
 int run_check(const CheckArgs& args);
@@ -71,6 +79,24 @@ struct GpuCheckArgs {
 };
 void add_gpu_check_command(CLI::App& app, GpuCheckArgs& args);
 int run_gpu_check(const GpuCheckArgs& args);
+struct ConfigArgs {
+    std::string path = ".";
+    std::string format = "text";
+    std::string config;
+    std::string mcore;
+    std::string te_version;
+};
+CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
+int run_config(const ConfigArgs& args);
+
+struct LspArgs {
+    int debounce_ms = 150;
+    std::size_t max_message_bytes = 0;  // 0: the server's default
+    std::string mcore;
+    std::string config;
+};
+CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
+int run_lsp(const LspArgs& args);
 
 // Resolves --mcore (empty = the default revision); prints the known revisions and returns nullptr when unknown.
 }  // namespace mbl::cli

@@ -28,6 +28,10 @@ int main(int argc, char** argv) {
     add_estimate_command(app, estimate);
     GpuCheckArgs gpu_check;
     add_gpu_check_command(app, gpu_check);
+    ConfigArgs config;
+    CLI::App* config_cmd = add_config_command(app, config);
+    LspArgs lsp;
+    CLI::App* lsp_cmd = add_lsp_command(app, lsp);
 
     try {
         app.parse(argc, argv);
@@ -48,6 +52,8 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("estimate")) return run_estimate(estimate);
         if (explain_cmd->parsed()) return run_explain(rules);
         if (app.got_subcommand("gpu-check")) return run_gpu_check(gpu_check);
+        if (config_cmd->parsed()) return run_config(config);
+        if (lsp_cmd->parsed()) return run_lsp(lsp);
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
         std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());

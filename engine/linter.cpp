@@ -6,8 +6,8 @@
 #include <filesystem>
 
 #include "engine/validate.hpp"
+#include "parser/front_end.hpp"
 #include "parser/input_errors.hpp"
-#include "parser/yaml_loader.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl {
@@ -22,11 +22,7 @@ std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRa
     return std::move(fin.model);
 }
 
-// Where facts without a line of their own point: the `model:` key, else the top of the file.
-static SourceRange model_anchor(const std::string& name, const Value& root) {
-    if (const auto* e = root.find_entry("model"); e && e->key_range.valid()) return e->key_range;
-    return SourceRange::point(name, 1, 1);
-}
+
 
 LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
     LintResult result;
@@ -38,19 +34,13 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
 }
 
 LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input) {
-    YamlLoadResult loaded = load_yaml(name, text);
-    if (!loaded.ok()) {
-        LintResult r;
-        r.diagnostics = std::move(loaded.errors);
-        return r;
-    }
-    if (!explicit_input && !looks_like_bridge_config(loaded.root)) {
-        LintResult r;
-        r.skipped = true;
-        return r;
-    }
-    const SourceRange anchor = model_anchor(name, loaded.root);
-    return lint_tree(std::move(loaded.root), anchor);
+    ParseContext ctx{sources_, {}, {}};
+    ParseResult parsed = front_end_for(".yaml")->parse(name, text, /*allow_skip=*/!explicit_input, ctx);
+    LintResult r;
+    r.skipped = parsed.skipped;
+    r.diagnostics = std::move(parsed.errors);
+    if (!r.diagnostics.empty() || parsed.configs.empty()) return r;
+    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor);
 }
 
 LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
@@ -73,19 +63,18 @@ std::optional<EffectiveModel> Linter::effective_model_of(const std::string& inpu
                                      fmt::format("cannot read {}: {}", input, error)));
         return std::nullopt;
     }
-    YamlLoadResult loaded = load_yaml(input, *text);
-    if (!loaded.ok()) {
-        for (auto& d : loaded.errors) errors.push_back(std::move(d));
-        return std::nullopt;
-    }
-    const SourceRange anchor = model_anchor(input, loaded.root);
-    return effective_model(std::move(loaded.root), anchor, errors);
+    ParseContext ctx{sources_, {}, {}};
+    const FrontEnd* fe = front_end_for(input);
+    if (!fe) fe = front_end_for(".yaml");
+    ParseResult parsed = fe->parse(input, *text, /*allow_skip=*/false, ctx);
+    for (auto& d : parsed.errors) errors.push_back(std::move(d));
+    if (!errors.empty() || parsed.configs.empty()) return std::nullopt;
+    // One model per estimate: a recipe file with several recipes needs a file.py::function target.
+    return effective_model(std::move(parsed.configs.front().root), parsed.configs.front().anchor, errors);
 }
 
-static bool is_yaml(const fs::path& p) {
-    auto ext = p.extension().string();
-    return ext == ".yaml" || ext == ".yml";
-}
+// A file some front end reads (YAML configs, Python recipes).
+static bool is_config_source(const fs::path& p) { return front_end_for(p.string()) != nullptr; }
 
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors) {
     std::vector<InputFile> out;
@@ -100,7 +89,7 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std
                     it.disable_recursion_pending();  // .git, .venv, ...
                     continue;
                 }
-                if (it->is_regular_file(ec) && is_yaml(it->path())) found.push_back(it->path().string());
+                if (it->is_regular_file(ec) && is_config_source(it->path())) found.push_back(it->path().string());
             }
             if (ec)
                 errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),

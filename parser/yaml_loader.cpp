@@ -209,6 +209,8 @@ private:
 
 }  // namespace
 
+Value parse_yaml_plain_scalar(const std::string& text) { return Converter::parse_plain(text, Provenance{}); }
+
 YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin) {
     YamlLoadResult result;
     YAML::Node doc;

@@ -19,6 +19,9 @@ struct YamlLoadResult {
 // `key: value` entry that set them, so a caret can underline it.
 YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin = Origin::File);
 
+// How a plain (unquoted) YAML scalar reads: null, bool, int, float or string, as PyYAML resolves it.
+Value parse_yaml_plain_scalar(const std::string& text);
+
 // Nesting deeper than this is refused with a diagnostic instead of recursing further.
 inline constexpr int kMaxYamlDepth = 200;
 

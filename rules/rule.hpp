@@ -2,6 +2,7 @@
 // A rule is one class with a stable code and name. Its documentation string IS the user documentation:
 // `mbridge-lint explain CODE` prints it and docs/rules.md is generated from it. Every doc has the sections
 // "## What it does", "## Why is this bad?", "## Example" and "## Use instead" (a test enforces this).
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>

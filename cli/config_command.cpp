@@ -1,0 +1,119 @@
+// `mbridge-lint config [PATH]`: the configuration that governs PATH and where each value came from.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "config/project_config.hpp"
+#include "core/schema.hpp"
+#include "core/version.hpp"
+#include "report/report.hpp"
+
+namespace mbl::cli {
+
+CLI::App* add_config_command(CLI::App& app, ConfigArgs& args) {
+    CLI::App* cmd = app.add_subcommand("config", "Print the configuration that applies to a file or directory, and "
+                                                 "where each value came from");
+    cmd->add_option("path", args.path, "File or directory whose configuration to show (default: .)");
+    cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
+    cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one");
+    cmd->add_option("--mcore", args.mcore, "As for check: overrides the configuration's mcore");
+    cmd->add_option("--te-version", args.te_version, "As for check: overrides the configuration's te-version");
+    return cmd;
+}
+
+namespace {
+
+using json = nlohmann::ordered_json;
+
+json source_json(const SettingSource& s) {
+    switch (s.kind) {
+        case SettingSource::Kind::Default: return "default";
+        case SettingSource::Kind::CommandLine: return "command line";
+        case SettingSource::Kind::File:
+            return json{{"file", s.where.file}, {"line", s.where.line}, {"column", s.where.column}};
+    }
+    return nullptr;
+}
+
+json string_list(const std::vector<std::string>& v) {
+    json a = json::array();
+    for (const auto& s : v) a.push_back(s);
+    return a;
+}
+
+}  // namespace
+
+int run_config(const ConfigArgs& args) {
+    std::error_code ec;
+    if (!std::filesystem::exists(args.path, ec)) {
+        std::cerr << fmt::format("mbridge-lint: {}: no such file or directory\n", args.path);
+        return kUnusable;
+    }
+    if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
+    if (!args.te_version.empty() && !Version::parse(args.te_version)) {
+        std::cerr << fmt::format("mbridge-lint: --te-version \"{}\" is not a version such as 2.6.0\n", args.te_version);
+        return kUnusable;
+    }
+    ConfigResolver resolver(args.config);
+    auto loaded = resolver.for_path(args.path);
+    if (!loaded->ok()) {
+        SourceManager sources;
+        for (const auto& d : loaded->errors) sources.load(d.range.file);
+        write_text(std::cerr, loaded->errors, sources, TextStyle{use_color("auto")});
+        return kUnusable;
+    }
+    ProjectConfig c = loaded->config;
+    const SettingSource command_line{SettingSource::Kind::CommandLine, {}};
+    const Schema& schema = Schema::instance();
+    Setting<std::string> mcore{schema.revision(schema.default_revision())->name, {}};
+    if (c.mcore) mcore = *c.mcore;
+    if (!args.mcore.empty()) mcore = {resolve_revision(args.mcore)->name, command_line};
+    std::optional<Setting<std::string>> te = c.te_version;
+    if (!args.te_version.empty()) te = Setting<std::string>{args.te_version, command_line};
+
+    // One row per key: name, value as JSON, source.
+    std::vector<std::tuple<std::string, json, SettingSource>> rows;
+    rows.emplace_back("mcore", mcore.value, mcore.source);
+    rows.emplace_back("te-version", te ? json(te->value) : json(nullptr), te ? te->source : SettingSource{});
+    rows.emplace_back("select", string_list(c.select.value), c.select.source);
+    rows.emplace_back("ignore", string_list(c.ignore.value), c.ignore.source);
+    json pfi = json::object();
+    for (const auto& p : c.per_file_ignores.value) pfi[p.pattern] = string_list(p.codes);
+    rows.emplace_back("per-file-ignores", pfi, c.per_file_ignores.source);
+    json sev = json::object();
+    for (const auto& o : c.severity.value) sev[o.code] = severity_name(o.severity);
+    rows.emplace_back("severity", sev, c.severity.source);
+    rows.emplace_back("root", c.root.value, c.root.source);
+    json gpu = c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);
+    rows.emplace_back("gpu-memory", gpu, c.gpu_memory ? c.gpu_memory->source : SettingSource{});
+    rows.emplace_back("hf-config-paths", string_list(c.hf_config_paths.value), c.hf_config_paths.source);
+
+    if (args.format == "json") {
+        json doc;
+        doc["path"] = args.path;
+        doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
+        json settings = json::object();
+        for (const auto& [key, value, source] : rows) settings[key] = {{"value", value}, {"source", source_json(source)}};
+        doc["settings"] = std::move(settings);
+        std::cout << doc.dump(2) << '\n';
+        return kOk;
+    }
+    std::cout << fmt::format("configuration for {}\nconfig file: {}\n\n", args.path,
+                             c.file.empty() ? "none found (defaults)" : c.file);
+    for (const auto& [key, value, source] : rows) {
+        std::string shown = value.is_null() ? "unset" : value.dump();
+        if (key == "gpu-memory" && !value.is_null())
+            shown = fmt::format("\"{}\" ({} bytes)", value["text"].get<std::string>(), value["bytes"].get<std::uint64_t>());
+        std::string from = source.describe();
+        if (key == "root" && source.kind == SettingSource::Kind::Default)
+            from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
+        std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);
+    }
+    return kOk;
+}
+
+}  // namespace mbl::cli

@@ -1,0 +1,340 @@
+#include "config/project_config.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <toml++/toml.h>
+
+#include "core/did_you_mean.hpp"
+#include "core/schema.hpp"
+#include "core/source_manager.hpp"
+#include "core/version.hpp"
+#include "engine/rule_selection.hpp"
+#include "parser/input_errors.hpp"
+
+namespace mbl {
+
+namespace fs = std::filesystem;
+
+std::string SettingSource::describe() const {
+    switch (kind) {
+        case Kind::Default: return "default";
+        case Kind::CommandLine: return "command line";
+        case Kind::File: return fmt::format("{}:{}:{}", where.file, where.line, where.column);
+    }
+    return "";
+}
+
+const std::vector<std::string>& ProjectConfig::keys() {
+    static const std::vector<std::string> k{"mcore",    "te-version", "select",     "ignore",         "per-file-ignores",
+                                            "severity", "root",       "gpu-memory", "hf-config-paths"};
+    return k;
+}
+
+bool is_config_file_name(std::string_view path) {
+    const std::string name = fs::path(path).filename().string();
+    return name == kConfigFileName || name == kPyprojectFileName;
+}
+
+std::optional<MemorySize> parse_memory_size(std::string_view text) {
+    std::string s(text);
+    size_t i = 0;
+    while (i < s.size() && (std::isdigit(static_cast<unsigned char>(s[i])) || s[i] == '.')) ++i;
+    if (i == 0) return std::nullopt;
+    double number = 0;
+    try {
+        size_t used = 0;
+        number = std::stod(s.substr(0, i), &used);
+        if (used != i) return std::nullopt;
+    } catch (...) {
+        return std::nullopt;
+    }
+    while (i < s.size() && s[i] == ' ') ++i;
+    std::string unit;
+    for (; i < s.size(); ++i) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
+    static const std::map<std::string, double> units{
+        {"b", 1.0},          {"kb", 1e3},           {"mb", 1e6},           {"gb", 1e9},           {"tb", 1e12},
+        {"kib", 1024.0},     {"mib", 1048576.0},    {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+    auto it = units.find(unit);
+    if (it == units.end() || !std::isfinite(number) || number <= 0) return std::nullopt;
+    const double bytes = std::round(number * it->second);
+    if (bytes < 1 || bytes > 1e18) return std::nullopt;
+    return MemorySize{static_cast<std::uint64_t>(bytes), std::string(text)};
+}
+
+namespace {
+
+SourceRange range_of(const std::string& file, const toml::source_region& r) {
+    const int line = static_cast<int>(r.begin.line), col = static_cast<int>(r.begin.column);
+    if (line <= 0) return SourceRange::point(file, 1, 1);
+    int end_line = static_cast<int>(r.end.line), end_col = static_cast<int>(r.end.column);
+    if (end_line < line || (end_line == line && end_col <= col)) {
+        end_line = line;
+        end_col = col + 1;
+    }
+    return SourceRange{file, line, col, end_line, end_col};
+}
+
+class Reader {
+public:
+    Reader(const std::string& file, ProjectConfig& config, std::vector<Diagnostic>& errors)
+        : file_(file), config_(config), errors_(errors), dir_(fs::path(file).parent_path()) {}
+
+    void read(const toml::table& table) {
+        for (const auto& [key, node] : table) {
+            const std::string name(key.str());
+            const SourceRange where = range_of(file_, key.source());
+            const SettingSource from{SettingSource::Kind::File, where};
+            if (name == "mcore") {
+                if (auto s = string_of(node, name)) {
+                    if (!Schema::instance().revision(*s))
+                        error(InputError::UnknownValue, where,
+                              fmt::format("unknown Megatron Core revision \"{}\" for mcore{}; known revisions: {}", *s,
+                                          did_you_mean_suffix(*s, Schema::instance().revision_names()),
+                                          fmt::join(Schema::instance().revision_names(), ", ")));
+                    else
+                        config_.mcore = Setting<std::string>{*s, from};
+                }
+            } else if (name == "te-version") {
+                if (auto s = string_of(node, name)) {
+                    if (!Version::parse(*s))
+                        error(InputError::WrongType, where, fmt::format("te-version \"{}\" is not a version such as 2.6.0", *s));
+                    else
+                        config_.te_version = Setting<std::string>{*s, from};
+                }
+            } else if (name == "select" || name == "ignore") {
+                if (auto codes = codes_of(node, name)) (name == "select" ? config_.select : config_.ignore) = {*codes, from};
+            } else if (name == "per-file-ignores") {
+                const toml::table* t = node.as_table();
+                if (!t) {
+                    wrong_type(node, name, "a table of pattern = [codes]");
+                    continue;
+                }
+                config_.per_file_ignores.source = from;
+                for (const auto& [pattern, codes_node] : *t)
+                    if (auto codes = codes_of(codes_node, fmt::format("per-file-ignores.\"{}\"", pattern.str())))
+                        config_.per_file_ignores.value.push_back(
+                            PerFileIgnore{std::string(pattern.str()), *codes, range_of(file_, pattern.source())});
+            } else if (name == "severity") {
+                const toml::table* t = node.as_table();
+                if (!t) {
+                    wrong_type(node, name, "a table of code = \"error\" | \"warning\" | \"info\"");
+                    continue;
+                }
+                config_.severity.source = from;
+                for (const auto& [code, sev_node] : *t) {
+                    const SourceRange at = range_of(file_, code.source());
+                    const std::string code_name(code.str());
+                    if (!check_pattern(code_name, at)) continue;
+                    auto sev = string_of(sev_node, fmt::format("severity.{}", code_name));
+                    if (!sev) continue;
+                    static const std::vector<std::string> names{"error", "warning", "info"};
+                    if (*sev == "error" || *sev == "warning" || *sev == "info")
+                        config_.severity.value.push_back(SeverityOverride{
+                            code_name, *sev == "error" ? Severity::Error : *sev == "warning" ? Severity::Warning : Severity::Info, at});
+                    else
+                        error(InputError::UnknownValue, range_of(file_, sev_node.source()),
+                              fmt::format("severity \"{}\" for {} is not one of error, warning, info{}", *sev, code_name,
+                                          did_you_mean_suffix(*sev, names)));
+                }
+            } else if (name == "root") {
+                if (auto s = string_of(node, name)) {
+                    fs::path p = fs::path(*s).is_absolute() ? fs::path(*s) : dir_ / *s;
+                    std::error_code ec;
+                    if (!fs::is_directory(p, ec))
+                        error(InputError::Unreadable, range_of(file_, node.source()),
+                              fmt::format("root \"{}\" is not a directory ({})", *s, p.lexically_normal().string()));
+                    else
+                        config_.root = {fs::weakly_canonical(p, ec).string(), from};
+                }
+            } else if (name == "gpu-memory") {
+                if (auto s = string_of(node, name)) {
+                    if (auto size = parse_memory_size(*s))
+                        config_.gpu_memory = Setting<MemorySize>{*size, from};
+                    else
+                        error(InputError::WrongType, range_of(file_, node.source()),
+                              fmt::format("gpu-memory \"{}\" is not a memory size such as \"80GiB\" or \"141GB\"", *s));
+                }
+            } else if (name == "hf-config-paths") {
+                if (auto list = strings_of(node, name)) {
+                    std::vector<std::string> paths;
+                    for (const auto& s : *list) {
+                        std::string expanded = s;
+                        if (expanded.rfind("~/", 0) == 0)
+                            if (const char* home = std::getenv("HOME")) expanded = std::string(home) + expanded.substr(1);
+                        fs::path p = fs::path(expanded).is_absolute() ? fs::path(expanded) : dir_ / expanded;
+                        paths.push_back(p.lexically_normal().string());
+                    }
+                    config_.hf_config_paths = {paths, from};
+                }
+            } else {
+                error(InputError::UnknownKey, where,
+                      fmt::format("unknown configuration key \"{}\"{}; known keys: {}", name,
+                                  did_you_mean_suffix(name, ProjectConfig::keys()), fmt::join(ProjectConfig::keys(), ", ")));
+            }
+        }
+    }
+
+private:
+    void error(InputError kind, SourceRange at, std::string message) {
+        errors_.push_back(input_error(kind, std::move(at), std::move(message)));
+    }
+    void wrong_type(const toml::node& node, std::string_view key, std::string_view expected) {
+        error(InputError::WrongType, range_of(file_, node.source()),
+              fmt::format("{} must be {}, not {}", key, expected, type_name(node)));
+    }
+    static std::string type_name(const toml::node& node) {
+        switch (node.type()) {
+            case toml::node_type::string: return "a string";
+            case toml::node_type::integer: return "an integer";
+            case toml::node_type::floating_point: return "a number";
+            case toml::node_type::boolean: return "a boolean";
+            case toml::node_type::array: return "an array";
+            case toml::node_type::table: return "a table";
+            default: return "a date or time";
+        }
+    }
+    std::optional<std::string> string_of(const toml::node& node, std::string_view key) {
+        if (auto s = node.value<std::string>(); s && node.is_string()) return *s;
+        wrong_type(node, key, "a string");
+        return std::nullopt;
+    }
+    std::optional<std::vector<std::string>> strings_of(const toml::node& node, std::string_view key) {
+        const toml::array* a = node.as_array();
+        if (!a) {
+            wrong_type(node, key, "an array of strings");
+            return std::nullopt;
+        }
+        std::vector<std::string> out;
+        bool ok = true;
+        for (const auto& item : *a) {
+            if (auto s = item.value<std::string>(); s && item.is_string()) out.push_back(*s);
+            else {
+                wrong_type(item, fmt::format("each entry of {}", key), "a string");
+                ok = false;
+            }
+        }
+        if (!ok) return std::nullopt;
+        return out;
+    }
+    bool check_pattern(const std::string& pattern, const SourceRange& at) {
+        std::string why;
+        if (rule_pattern_valid(pattern, &why)) return true;
+        error(InputError::UnknownValue, at, why);
+        return false;
+    }
+    std::optional<std::vector<std::string>> codes_of(const toml::node& node, std::string_view key) {
+        auto list = strings_of(node, key);
+        if (!list) return std::nullopt;
+        const toml::array& a = *node.as_array();
+        bool ok = true;
+        for (size_t i = 0; i < list->size(); ++i) ok &= check_pattern((*list)[i], range_of(file_, a[i].source()));
+        if (!ok) return std::nullopt;
+        return list;
+    }
+
+    const std::string& file_;
+    ProjectConfig& config_;
+    std::vector<Diagnostic>& errors_;
+    fs::path dir_;
+};
+
+}  // namespace
+
+ConfigLoadResult load_config_file(const std::string& path, const std::string* text) {
+    ConfigLoadResult result;
+    result.config.file = path;
+    std::error_code ec;
+    result.config.root.value = fs::weakly_canonical(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path(), ec).string();
+    std::string buffer;
+    if (!text) {
+        SourceManager reader;
+        std::string why;
+        const std::string* t = reader.load(path, &why);
+        if (!t) {
+            result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(path),
+                                                fmt::format("cannot read configuration {}: {}", path, why)));
+            return result;
+        }
+        buffer = *t;
+        text = &buffer;
+    }
+    toml::table doc;
+    try {
+        doc = toml::parse(*text, path);
+    } catch (const toml::parse_error& e) {
+        result.errors.push_back(input_error(InputError::Syntax, range_of(path, e.source()),
+                                            fmt::format("TOML syntax error: {}", e.description())));
+        return result;
+    }
+    const toml::table* table = &doc;
+    if (fs::path(path).filename() == kPyprojectFileName) {
+        const toml::node* section = doc.at_path("tool.mbridge-lint").node();
+        if (!section) {
+            result.has_section = false;
+            return result;
+        }
+        table = section->as_table();
+        if (!table) {
+            result.errors.push_back(input_error(InputError::WrongType, range_of(path, section->source()),
+                                                "[tool.mbridge-lint] must be a table"));
+            return result;
+        }
+    }
+    Reader(path, result.config, result.errors).read(*table);
+    return result;
+}
+
+std::shared_ptr<const ConfigLoadResult> ConfigResolver::for_path(const std::string& path) {
+    if (!explicit_file_.empty()) {
+        std::lock_guard lock(mutex_);
+        auto& slot = by_dir_[""];
+        if (!slot) slot = std::make_shared<ConfigLoadResult>(load_config_file(explicit_file_));
+        return slot;
+    }
+    std::error_code ec;
+    fs::path p = fs::absolute(path, ec);
+    fs::path dir = fs::is_directory(p, ec) ? p : p.parent_path();
+    return for_directory(dir.lexically_normal().string());
+}
+
+std::shared_ptr<const ConfigLoadResult> ConfigResolver::for_directory(const std::string& dir) {
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = by_dir_.find(dir); it != by_dir_.end()) return it->second;
+    }
+    std::shared_ptr<const ConfigLoadResult> found;
+    std::error_code ec;
+    const fs::path d(dir);
+    for (const char* name : {kConfigFileName, kPyprojectFileName}) {
+        const fs::path candidate = d / name;
+        if (!fs::is_regular_file(candidate, ec)) continue;
+        auto loaded = std::make_shared<ConfigLoadResult>(load_config_file(candidate.string()));
+        if (loaded->has_section) {
+            found = std::move(loaded);
+            break;
+        }
+    }
+    if (!found) {
+        if (d.has_parent_path() && d.parent_path() != d) {
+            found = for_directory(d.parent_path().string());
+        } else {
+            auto none = std::make_shared<ConfigLoadResult>();
+            none->config.root.value = fs::current_path(ec).string();  // no configuration: paths relative to here
+            found = std::move(none);
+        }
+    }
+    std::lock_guard lock(mutex_);
+    by_dir_[dir] = found;
+    return found;
+}
+
+void ConfigResolver::clear() {
+    std::lock_guard lock(mutex_);
+    by_dir_.clear();
+}
+
+}  // namespace mbl

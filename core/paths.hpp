@@ -1,0 +1,19 @@
+#pragma once
+// File paths as the linter compares and prints them: normalized for comparison (git, editors and front ends name the
+// same file differently), relative to a base for output, percent-encoded for URIs.
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace mbl {
+
+// Absolute, with symbolic links and `..` resolved (as far as the path exists).
+std::string normalized_path(const std::string& path);
+
+// `path` relative to the directory `base`, with '/' separators; nullopt when it lies outside `base`.
+std::optional<std::string> relative_to(const std::string& path, const std::string& base);
+
+// A path as the path part of a URI: letters, digits, '-', '.', '_', '~' and '/' kept, every other byte as %XX.
+std::string uri_encode_path(std::string_view path);
+
+}  // namespace mbl

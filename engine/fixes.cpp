@@ -1,0 +1,132 @@
+#include "engine/fixes.hpp"
+
+#include <algorithm>
+
+#include "core/line_index.hpp"
+#include "parser/front_end.hpp"
+
+namespace mbl {
+namespace {
+
+// The mapping that holds `field` in the model section: `model`, or `model.transformer` in builder configs.
+struct FieldLookup {
+    const Value* parent = nullptr;
+    const Value* value = nullptr;
+};
+
+FieldLookup find_field(const Value& root, const std::string& section, const std::string& field) {
+    FieldLookup out;
+    const Value* sec = root.find(section);
+    if (!sec || !sec->is_map()) return out;
+    if (const Value* v = sec->find(field)) return {sec, v};
+    if (const Value* inner = sec->find("transformer"); inner && inner->is_map())
+        if (const Value* v = inner->find(field)) return {inner, v};
+    return {sec, nullptr};
+}
+
+// The mapping of `section` (or its transformer mapping) holding an entry set at `at`.
+const Value* mapping_with_entry_at(const Value& root, const std::string& section, const SourceRange& at) {
+    const Value* sec = root.find(section);
+    if (!sec || !sec->is_map()) return nullptr;
+    auto holds = [&](const Value& m) {
+        for (const auto& e : m.entries()) {
+            const SourceRange& r = e.value.prov().range;
+            if (r.file == at.file && r.line == at.line && r.column == at.column) return true;
+        }
+        return false;
+    };
+    if (holds(*sec)) return sec;
+    if (const Value* inner = sec->find("transformer"); inner && inner->is_map() && holds(*inner)) return inner;
+    return nullptr;
+}
+
+bool editable(const Value& v) {
+    const Origin o = v.prov().origin;
+    return (o == Origin::File || o == Origin::Recipe) && v.prov().range.valid();
+}
+
+std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, const Value& root, const SourceManager& sources) {
+    const auto dot = edit.field.find('.');
+    if (dot == std::string::npos) return {};
+    const std::string section = edit.field.substr(0, dot), field = edit.field.substr(dot + 1);
+    FieldLookup found = find_field(root, section, field);
+    EditSite site;
+    site.field = field;
+    if (found.value) {
+        if (!editable(*found.value)) return {};
+        site.value = found.value;
+        site.entry = found.value->prov().range;
+        site.siblings = static_cast<int>(found.parent->entries().size());
+    } else {
+        // Not written anywhere: it goes next to the entry the diagnostic points at, in the same mapping.
+        if (edit.op != FieldEdit::Op::Set) return {};
+        const Value* parent = mapping_with_entry_at(root, section, d.range);
+        if (!parent) return {};
+        site.entry = d.range;
+        site.siblings = static_cast<int>(parent->entries().size());
+    }
+    const std::string* text = sources.text(site.entry.file);
+    const FrontEnd* fe = front_end_for(site.entry.file);
+    if (!text || !fe) return {};
+    return fe->field_edit(edit, site, *text);
+}
+
+}  // namespace
+
+void resolve_fix_edits(std::vector<Diagnostic>& diags, const Value& root, const SourceManager& sources) {
+    for (auto& d : diags) {
+        if (!d.fix || d.fix->field_edits.empty() || !d.fix->edits.empty()) continue;
+        std::vector<TextEdit> all;
+        bool complete = true;
+        for (const auto& fe : d.fix->field_edits) {
+            auto edits = edits_for(fe, d, root, sources);
+            if (edits.empty()) {
+                complete = false;
+                break;
+            }
+            all.insert(all.end(), edits.begin(), edits.end());
+        }
+        if (complete) d.fix->edits = std::move(all);
+    }
+}
+
+std::vector<TextEdit> edits_in(const Fix& fix, const std::string& file) {
+    std::vector<TextEdit> out;
+    for (const auto& e : fix.edits)
+        if (e.range.file == file) out.push_back(e);
+    std::sort(out.begin(), out.end(), [](const TextEdit& a, const TextEdit& b) {
+        return std::tie(a.range.line, a.range.column) < std::tie(b.range.line, b.range.column);
+    });
+    return out;
+}
+
+std::optional<EditOutcome> apply_edits(std::string_view text, std::vector<TextEdit> edits) {
+    LineIndex lines(text);
+    struct Span {
+        std::size_t b, e;
+        std::string replacement;
+    };
+    std::vector<Span> spans;
+    for (auto& ed : edits) {
+        std::size_t b = lines.offset(ed.range.line, ed.range.column), e = lines.offset(ed.range.end_line, ed.range.end_column);
+        if (e < b) return std::nullopt;
+        spans.push_back({b, e, std::move(ed.replacement)});
+    }
+    std::stable_sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.b < b.b; });
+    EditOutcome out;
+    std::size_t pos = 0;
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+        const Span& s = spans[i];
+        if (i > 0 && s.b == spans[i - 1].b && s.e == spans[i - 1].e && s.replacement == spans[i - 1].replacement)
+            continue;  // the same edit twice (two fixes that both delete one comment)
+        if (s.b < pos) return std::nullopt;
+        out.text.append(text.substr(pos, s.b - pos));
+        out.text += s.replacement;
+        pos = s.e;
+        ++out.applied;
+    }
+    out.text.append(text.substr(pos));
+    return out;
+}
+
+}  // namespace mbl

@@ -1,0 +1,29 @@
+#pragma once
+// Fixes as text: rules describe a fix as FieldEdits; the front end of the file holding each field turns them into
+// text edits (resolve_fix_edits); apply_edits applies a set of non-overlapping edits to one text.
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/source_manager.hpp"
+#include "core/value.hpp"
+
+namespace mbl {
+
+// Fills Fix::edits of each diagnostic that has FieldEdits, from `root` (the config tree the diagnostics were found
+// in, before linting) and the file texts. A fix whose edits cannot all be made keeps empty edits: it is shown, never
+// applied.
+void resolve_fix_edits(std::vector<Diagnostic>& diags, const Value& root, const SourceManager& sources);
+
+struct EditOutcome {
+    std::string text;
+    std::size_t applied = 0;
+};
+// Applies edits to `text` (every edit's range is in this text). Returns nullopt when two edits overlap.
+std::optional<EditOutcome> apply_edits(std::string_view text, std::vector<TextEdit> edits);
+
+// The edits of a fix that fall in `file`, sorted.
+std::vector<TextEdit> edits_in(const Fix& fix, const std::string& file);
+
+}  // namespace mbl

@@ -1,0 +1,201 @@
+#include "engine/lint_session.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <set>
+#include <tuple>
+
+#include "core/schema.hpp"
+#include "engine/fixes.hpp"
+#include "engine/rule_selection.hpp"
+#include "engine/suppressions.hpp"
+#include "parser/input_errors.hpp"
+
+namespace mbl {
+namespace {
+
+// The front end for a file; files no language claims are read as YAML (`check notes.txt` still says why it fails).
+const FrontEnd& front_end_or_yaml(const std::string& path) {
+    if (const FrontEnd* fe = front_end_for(path)) return *fe;
+    return *front_end_for("any.yaml");
+}
+
+}  // namespace
+
+bool is_duplicate(const Diagnostic& a, const Diagnostic& b) {
+    return a.code == b.code && a.message == b.message && a.range.file == b.range.file && a.range.line == b.range.line &&
+           a.range.column == b.range.column;
+}
+
+LintSession::LintSession(SessionOptions options, SourceManager& sources)
+    : options_(std::move(options)), sources_(sources), resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
+
+LintSession::LintSession(SessionOptions options, SourceManager& sources, std::shared_ptr<ConfigResolver> resolver)
+    : options_(std::move(options)), sources_(sources), resolver_(std::move(resolver)) {}
+
+FileResult LintSession::lint(const std::string& path, bool allow_skip) {
+    FileResult out;
+    out.path = path;
+    std::string why;
+    const std::string* text = sources_.load(path, &why);
+    if (!text) {
+        out.diagnostics.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(path),
+                                              fmt::format("cannot read {}: {}", path, why)));
+        return out;
+    }
+    out.config = resolver_->for_path(path);
+    if (!out.config->ok()) {
+        out.config_unusable = true;
+        out.diagnostics = out.config->errors;
+        for (const auto& d : out.diagnostics) sources_.load(d.range.file);  // for the excerpt under each message
+        return out;
+    }
+    const ProjectConfig& config = out.config->config;
+
+    // Options: the command line wins over the configuration file, which wins over the defaults.
+    const Schema& schema = Schema::instance();
+    std::string mcore = options_.mcore.empty() && config.mcore ? config.mcore->value : options_.mcore;
+    out.revision = schema.revision(mcore.empty() ? schema.default_revision() : mcore);
+    if (!out.revision) {
+        out.diagnostics.push_back(input_error(InputError::UnknownValue, SourceRange::whole_file(path),
+                                              fmt::format("unknown Megatron Core revision \"{}\"", mcore)));
+        return out;
+    }
+    const std::string te = options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
+    if (!te.empty()) out.rule_options.te_version = Version::parse(te);
+    if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
+    else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
+    out.rule_options.data_parallel_size = options_.data_parallel_size;
+
+    const FrontEnd& fe = front_end_or_yaml(path);
+    ParseContext ctx{sources_, config.hf_config_paths.value, config.root.value};
+    ParseResult parsed = fe.parse(path, *text, allow_skip, ctx);
+    if (parsed.skipped) {
+        out.skipped = true;
+        return out;
+    }
+    std::vector<Diagnostic> diags = std::move(parsed.errors);
+    const bool usable = diags.empty();
+    Linter linter(LintOptions{out.revision, out.rule_options}, sources_);
+    for (const auto& config_tree : parsed.configs) {
+        if (cancelled_ && cancelled_()) {
+            out.cancelled = true;
+            return out;
+        }
+        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor);
+        resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
+        for (auto& d : r.diagnostics) {
+            // Recipes sharing a helper report its problems once.
+            if (std::none_of(diags.begin(), diags.end(), [&](const Diagnostic& x) { return is_duplicate(x, d); }))
+                diags.push_back(std::move(d));
+        }
+    }
+    out.configs = std::move(parsed.configs);
+
+    // Suppression comments of every file a diagnostic points into; only this file's unused ones are reported
+    // (a helper's suppression may serve recipes that are not linted in this run).
+    std::set<std::string> files{path};
+    for (const auto& d : diags)
+        if (!d.range.file.empty()) files.insert(d.range.file);
+    for (const auto& file : files) {
+        const std::string* t = file == path ? text : sources_.load(file);
+        if (!t) continue;
+        SuppressionSet set = find_suppressions(file, *t, front_end_or_yaml(file).comments(*t));
+        apply_suppressions(diags, set);
+        if (file != path) continue;
+        for (auto& e : set.errors) diags.push_back(std::move(e));
+        if (usable)
+            for (auto& d : unused_suppressions(set, *t)) diags.push_back(std::move(d));
+    }
+
+    apply_rule_selection(diags, config, path);
+    sort_diagnostics(diags);
+    out.diagnostics = std::move(diags);
+    return out;
+}
+
+std::optional<EffectiveModel> LintSession::effective_model(const FileResult& file, std::size_t index) const {
+    if (index >= file.configs.size() || !file.revision) return std::nullopt;
+    Linter linter(LintOptions{file.revision, file.rule_options}, sources_);
+    std::vector<Diagnostic> ignored;
+    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored);
+}
+
+std::set<std::string> LintSession::dependencies(const std::string& path) {
+    auto direct = [&](const std::string& file) -> const std::vector<std::string>& {
+        if (auto it = direct_dependencies_.find(file); it != direct_dependencies_.end()) return it->second;
+        std::vector<std::string> list;
+        if (const std::string* text = sources_.load(file)) {
+            auto config = resolver_->for_path(file);
+            ParseContext ctx{sources_, config->config.hf_config_paths.value, config->config.root.value};
+            for (const auto& d : front_end_or_yaml(file).dependencies(file, *text, ctx)) list.push_back(normalized_path(d));
+        }
+        return direct_dependencies_[file] = std::move(list);
+    };
+    const std::string start = normalized_path(path);
+    std::set<std::string> seen;
+    std::vector<std::string> todo{start};
+    while (!todo.empty()) {
+        const std::string file = todo.back();
+        todo.pop_back();
+        for (const auto& d : direct(file))
+            if (d != start && seen.insert(d).second) todo.push_back(d);
+    }
+    return seen;
+}
+
+FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip) {
+    FixOutcome out;
+    SourceManager& sources = session.sources();
+    out.after = session.lint(path, allow_skip);
+    for (int pass = 0; pass < options.max_passes && !out.after.skipped && !out.after.config_unusable; ++pass) {
+        // Each fix applies whole or not at all; one that overlaps a fix taken earlier in this pass waits for the next.
+        std::map<std::string, std::vector<TextEdit>> by_file;
+        int taken = 0;
+        for (const auto& d : out.after.diagnostics) {
+            if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) continue;
+            std::map<std::string, std::vector<TextEdit>> trial = by_file;
+            bool fits = true;
+            for (const auto& e : d.fix->edits) trial[e.range.file].push_back(e);
+            for (const auto& [file, edits] : trial) {
+                const std::string* text = sources.text(file);
+                if (!text || !apply_edits(*text, edits)) fits = false;
+            }
+            if (!fits) continue;
+            by_file = std::move(trial);
+            ++taken;
+        }
+        if (taken == 0) break;
+        // Apply, and make sure every changed file still reads: a fix must never make a file unusable.
+        std::map<std::string, std::string> before;
+        bool broke = false;
+        for (const auto& [file, edits] : by_file) {
+            const std::string old = *sources.text(file);
+            auto applied = apply_edits(old, edits);
+            before[file] = old;
+            if (!out.original.count(file)) out.original[file] = old;
+            sources.add(file, applied->text);
+            const FrontEnd* fe = front_end_for(file);
+            ParseContext ctx{sources, {}, {}};
+            if (fe && fe->parse(file, applied->text, false, ctx).errors.size() >
+                          fe->parse(file, old, false, ctx).errors.size())
+                broke = true;
+        }
+        if (broke) {
+            for (const auto& [file, old] : before) sources.add(file, old);
+            break;
+        }
+        out.applied += taken;
+        out.after = session.lint(path, allow_skip);
+    }
+    for (const auto& [file, old] : out.original) {
+        const std::string* now = sources.text(file);
+        if (now && *now != old) out.fixed[file] = *now;
+    }
+    for (auto it = out.original.begin(); it != out.original.end();)
+        it = out.fixed.count(it->first) ? std::next(it) : out.original.erase(it);
+    return out;
+}
+
+}  // namespace mbl

@@ -1,0 +1,74 @@
+#include "integrations/lsp/hover.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <vector>
+
+namespace mbl::lsp {
+namespace {
+
+std::vector<HoverSection>& sections() {
+    static std::vector<HoverSection> list;
+    return list;
+}
+
+std::string where(const SourceRange& r) {
+    return fmt::format("{}:{}", std::filesystem::path(r.file).filename().string(), r.line);
+}
+
+std::string origin_text(const Value& v, const EffectiveModel& m) {
+    const Provenance& p = v.prov();
+    switch (p.origin) {
+        case Origin::File: return p.range.valid() ? fmt::format("set in the config file at `{}`", where(p.range)) : "set in the config file";
+        case Origin::Recipe: return p.range.valid() ? fmt::format("set by the recipe at `{}`", where(p.range)) : "set by the recipe";
+        case Origin::Override: return "set by a command-line override";
+        case Origin::Default:
+            return p.detail.empty() ? fmt::format("the default of Megatron Core {}", m.revision ? m.revision->name : "")
+                                    : p.detail;
+        case Origin::Derived: return p.detail.empty() ? "derived from other settings" : p.detail;
+    }
+    return "";
+}
+
+}  // namespace
+
+void add_hover_section(HoverSection section) { sections().push_back(std::move(section)); }
+
+std::string hover_markdown(const EffectiveModel& m, std::string_view field, const Value* written) {
+    const Value& effective = m[field];
+    std::string shown = effective.display();
+    std::string rewrite;
+    if (field == "recompute_modules" && m.modules_pre.known) {
+        if (m.modules_pre.defaulted && m.granularity_pre() == "selective") {
+            shown = "[\"core_attn\"]";
+            rewrite = "Megatron Core's `__post_init__` turns `None` into `[\"core_attn\"]` under selective recompute";
+        }
+        if (m.moe_layer_converted && m.modules_post.labels != m.modules_pre.labels) {
+            std::string post = "[";
+            for (size_t i = 0; i < m.modules_post.labels.size(); ++i)
+                post += fmt::format("{}\"{}\"", i ? ", " : "", m.modules_post.labels[i]);
+            shown = post + "]";
+            rewrite = "`moe_layer_recompute` appends `\"moe\"` (Megatron Core `__post_init__`)";
+        }
+    }
+    if (field == "recompute_granularity" && m.moe_layer_converted && m.granularity_post != m.granularity_pre()) {
+        shown = fmt::format("\"{}\"", m.granularity_post.value_or("None"));
+        rewrite = "`moe_layer_recompute` turns this into selective recompute (Megatron Core `__post_init__`)";
+    }
+
+    std::string md = fmt::format("**{}** = `{}`", field, shown);
+    if (m.revision) md += fmt::format(" — effective value at Megatron Core {}", m.revision->name);
+    md += "\n\n" + origin_text(effective, m);
+    if (written && written->display() != shown) {
+        md += fmt::format("\n\nwritten here as `{}`", written->display());
+        if (effective.prov().origin == Origin::Derived || effective.prov().origin == Origin::Override)
+            md += ", overridden";
+    }
+    if (!rewrite.empty()) md += "\n\n" + rewrite;
+    for (const auto& s : sections())
+        if (auto extra = s(m, field)) md += "\n\n---\n\n" + *extra;
+    return md;
+}
+
+}  // namespace mbl::lsp

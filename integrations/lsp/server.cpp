@@ -1,0 +1,522 @@
+#include "integrations/lsp/server.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <iostream>
+#include <stdexcept>
+
+#include "core/effective_model.hpp"
+#include "engine/fixes.hpp"
+#include "integrations/lsp/hover.hpp"
+#include "parser/front_end.hpp"
+#include "report/report.hpp"
+#include "version.hpp"
+
+namespace mbl::lsp {
+
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+// A malformed `params`: answered with InvalidParams.
+struct BadParams : std::invalid_argument {
+    using std::invalid_argument::invalid_argument;
+};
+
+const json& need(const json& object, const char* key) {
+    if (!object.is_object() || !object.contains(key)) throw BadParams(fmt::format("missing \"{}\"", key));
+    return object[key];
+}
+std::string need_string(const json& object, const char* key) {
+    const json& v = need(object, key);
+    if (!v.is_string()) throw BadParams(fmt::format("\"{}\" must be a string", key));
+    return v.get<std::string>();
+}
+int need_int(const json& object, const char* key) {
+    const json& v = need(object, key);
+    if (!v.is_number_integer()) throw BadParams(fmt::format("\"{}\" must be an integer", key));
+    return v.get<int>();
+}
+
+int lsp_severity(Severity s) { return s == Severity::Error ? 1 : s == Severity::Warning ? 2 : 3; }
+
+}  // namespace
+
+Server::Server(ServerOptions options, int in_fd, int out_fd)
+    : options_(std::move(options)), reader_(in_fd, options_.max_message_bytes), writer_(out_fd),
+      resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
+
+Server::~Server() {
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (worker_.joinable()) worker_.join();
+}
+
+int Server::run() {
+    worker_ = std::thread([this] { worker(); });
+    while (!exit_requested_) {
+        FrameReader::Frame frame = reader_.next();
+        if (frame.status == FrameReader::Status::End) break;
+        if (frame.status == FrameReader::Status::BadHeader) {
+            writer_.write(make_error(nullptr, error_code::kParseError, "malformed message header: " + frame.problem));
+            continue;
+        }
+        if (frame.status == FrameReader::Status::TooLarge) {
+            writer_.write(make_error(nullptr, error_code::kInvalidRequest, frame.problem));
+            continue;
+        }
+        json message = json::parse(frame.body, nullptr, /*allow_exceptions=*/false);
+        if (message.is_discarded()) {
+            writer_.write(make_error(nullptr, error_code::kParseError, "message body is not valid JSON"));
+            continue;
+        }
+        try {
+            handle(message);
+        } catch (const std::exception& e) {
+            // Never reached for requests (handle_request answers them); a notification that failed is only logged.
+            std::cerr << "mbridge-lint lsp: " << e.what() << '\n';
+        }
+    }
+    // The protocol's exit code: 0 when `shutdown` came first, 1 otherwise (including a client that vanished).
+    return exit_requested_ && shutdown_requested_ ? 0 : 1;
+}
+
+void Server::handle(const json& m) {
+    if (!m.is_object() || m.value("jsonrpc", "") != "2.0") {
+        const json id = m.is_object() && m.contains("id") && (m["id"].is_string() || m["id"].is_number_integer()) ? m["id"] : json();
+        writer_.write(make_error(id, error_code::kInvalidRequest, "not a JSON-RPC 2.0 message"));
+        return;
+    }
+    const bool has_id = m.contains("id");
+    if (has_id && !(m["id"].is_string() || m["id"].is_number_integer())) {
+        writer_.write(make_error(nullptr, error_code::kInvalidRequest, "id must be a string or an integer"));
+        return;
+    }
+    if (!m.contains("method")) {
+        if (has_id && (m.contains("result") || m.contains("error"))) return;  // a response to us: none expected
+        writer_.write(make_error(has_id ? m["id"] : json(), error_code::kInvalidRequest, "message has no method"));
+        return;
+    }
+    if (!m["method"].is_string()) {
+        writer_.write(make_error(has_id ? m["id"] : json(), error_code::kInvalidRequest, "method must be a string"));
+        return;
+    }
+    const std::string method = m["method"].get<std::string>();
+    const json params = m.contains("params") ? m["params"] : json::object();
+    if (has_id) handle_request(method, m["id"], params);
+    else handle_notification(method, params);
+}
+
+void Server::handle_request(const std::string& method, const json& id, const json& params) {
+    if (shutdown_requested_) {
+        writer_.write(make_error(id, error_code::kInvalidRequest, "the server is shutting down"));
+        return;
+    }
+    if (!initialized_ && method != "initialize") {
+        writer_.write(make_error(id, error_code::kServerNotInitialized, "initialize must be the first request"));
+        return;
+    }
+    try {
+        if (method == "initialize") {
+            if (initialized_) {
+                writer_.write(make_error(id, error_code::kInvalidRequest, "initialize was already received"));
+                return;
+            }
+            json result = initialize(params);
+            initialized_ = true;
+            writer_.write(make_response(id, std::move(result)));
+        } else if (method == "shutdown") {
+            shutdown_requested_ = true;
+            writer_.write(make_response(id, nullptr));
+        } else if (method == "textDocument/hover") {
+            writer_.write(make_response(id, hover(params)));
+        } else if (method == "textDocument/codeAction") {
+            writer_.write(make_response(id, code_action(params)));
+        } else {
+            writer_.write(make_error(id, error_code::kMethodNotFound, fmt::format("method \"{}\" is not supported", method)));
+        }
+    } catch (const BadParams& e) {
+        writer_.write(make_error(id, error_code::kInvalidParams, fmt::format("{}: {}", method, e.what())));
+    } catch (const json::exception& e) {
+        writer_.write(make_error(id, error_code::kInvalidParams, fmt::format("{}: {}", method, e.what())));
+    } catch (const std::exception& e) {
+        writer_.write(make_error(id, error_code::kInternalError, fmt::format("{}: {}", method, e.what())));
+    }
+}
+
+void Server::handle_notification(const std::string& method, const json& params) {
+    if (method == "exit") {
+        exit_requested_ = true;
+        return;
+    }
+    if (!initialized_) return;  // notifications before initialize are dropped, as the protocol says
+    try {
+        if (method == "textDocument/didOpen") did_open(params);
+        else if (method == "textDocument/didChange") did_change(params);
+        else if (method == "textDocument/didSave") did_save(params);
+        else if (method == "textDocument/didClose") did_close(params);
+        else if (method == "workspace/didChangeWatchedFiles") did_change_watched_files(params);
+        // initialized, $/cancelRequest (requests are answered before the next message is read), $/setTrace,
+        // workspace/didChangeConfiguration and anything unknown need no action.
+    } catch (const std::exception& e) {
+        writer_.write(make_notification(
+            "window/logMessage", {{"type", 1}, {"message", fmt::format("mbridge-lint: {}: {}", method, e.what())}}));
+    }
+}
+
+json Server::initialize(const json& params) {
+    if (!params.is_object()) throw BadParams("params must be an object");
+    // UTF-8 positions when the client offers them (no transcoding); UTF-16, the protocol's default, otherwise.
+    const json encodings = params.value("/capabilities/general/positionEncodings"_json_pointer, json::array());
+    encoding_ = PositionEncoding::Utf16;
+    if (encodings.is_array())
+        for (const auto& e : encodings)
+            if (e == "utf-8") encoding_ = PositionEncoding::Utf8;
+    return {{"capabilities",
+             {{"positionEncoding", encoding_name(encoding_)},
+              {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
+              {"hoverProvider", true},
+              {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.mbridge-lint"}}}}}},
+            {"serverInfo", {{"name", "mbridge-lint"}, {"version", MBRIDGE_LINT_VERSION}}}};
+}
+
+void Server::did_open(const json& params) {
+    const json& td = need(params, "textDocument");
+    Document doc;
+    doc.uri = need_string(td, "uri");
+    doc.path = uri_to_path(doc.uri);
+    doc.language = td.value("languageId", "");
+    doc.version = need_int(td, "version");
+    doc.text = need_string(td, "text");
+    {
+        std::lock_guard lock(mutex_);
+        documents_[doc.uri] = std::move(doc);
+    }
+    schedule(need_string(td, "uri"), std::chrono::milliseconds(0));
+}
+
+void Server::did_change(const json& params) {
+    const json& td = need(params, "textDocument");
+    const std::string uri = need_string(td, "uri");
+    const json& changes = need(params, "contentChanges");
+    if (!changes.is_array()) throw BadParams("contentChanges must be an array");
+    std::string path;
+    {
+        std::lock_guard lock(mutex_);
+        auto it = documents_.find(uri);
+        if (it == documents_.end()) throw BadParams("didChange for a document that is not open: " + uri);
+        Document& doc = it->second;
+        std::string text = doc.text;
+        for (const auto& change : changes) {
+            const std::string replacement = need_string(change, "text");
+            if (!change.contains("range")) {
+                text = replacement;
+                continue;
+            }
+            const PositionMapper map(text, encoding_);
+            std::size_t b = map.offset(need(need(change, "range"), "start"));
+            std::size_t e = map.offset(need(need(change, "range"), "end"));
+            if (e < b) std::swap(b, e);
+            text.replace(b, e - b, replacement);
+        }
+        doc.text = std::move(text);
+        doc.version = need_int(td, "version");
+        path = doc.path;
+    }
+    schedule(uri, options_.debounce);
+    schedule_dependents(path);
+}
+
+void Server::did_save(const json& params) {
+    const std::string uri = need_string(need(params, "textDocument"), "uri");
+    const std::string path = uri_to_path(uri);
+    if (is_config_file_name(path)) {
+        // A saved configuration applies to every open document under it.
+        resolver_->clear();
+        schedule_all();
+        return;
+    }
+    schedule(uri, std::chrono::milliseconds(0));
+    schedule_dependents(path);
+}
+
+void Server::did_close(const json& params) {
+    const std::string uri = need_string(need(params, "textDocument"), "uri");
+    {
+        std::lock_guard lock(mutex_);
+        documents_.erase(uri);
+        due_.erase(uri);
+    }
+    publish(uri, {});  // withdraws what this document's lints published
+}
+
+void Server::did_change_watched_files(const json& params) {
+    const json& changes = need(params, "changes");
+    if (!changes.is_array()) throw BadParams("changes must be an array");
+    for (const auto& c : changes) {
+        const std::string path = uri_to_path(need_string(c, "uri"));
+        if (is_config_file_name(path)) {
+            resolver_->clear();
+            schedule_all();
+            return;
+        }
+        schedule_dependents(path);
+    }
+}
+
+std::optional<Server::Snapshot> Server::snapshot(const std::string& uri) {
+    std::lock_guard lock(mutex_);
+    auto it = documents_.find(uri);
+    if (it == documents_.end()) return std::nullopt;
+    return Snapshot{it->second.uri, it->second.path, it->second.text, it->second.version};
+}
+
+void Server::schedule(const std::string& uri, std::chrono::milliseconds delay) {
+    {
+        std::lock_guard lock(mutex_);
+        // A newer edit postpones the pending lint (debounce); the worker drops results of an outdated version.
+        due_[uri] = Clock::now() + delay;
+    }
+    wake_.notify_all();
+}
+
+void Server::schedule_dependents(const std::string& path) {
+    std::vector<std::string> uris;
+    {
+        std::lock_guard lock(mutex_);
+        const std::string changed = normalized_path(path);
+        for (const auto& [uri, doc] : documents_)
+            if (doc.dependencies.count(changed)) uris.push_back(uri);
+    }
+    for (const auto& uri : uris) schedule(uri, options_.debounce);
+}
+
+void Server::schedule_all() {
+    std::vector<std::string> uris;
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [uri, doc] : documents_) uris.push_back(uri);
+    }
+    for (const auto& uri : uris) schedule(uri, std::chrono::milliseconds(0));
+}
+
+void Server::worker() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        if (due_.empty()) {
+            wake_.wait(lock);
+            continue;
+        }
+        auto next = std::min_element(due_.begin(), due_.end(),
+                                     [](const auto& a, const auto& b) { return a.second < b.second; });
+        if (next->second > Clock::now()) {
+            wake_.wait_until(lock, next->second);
+            continue;
+        }
+        const std::string uri = next->first;
+        due_.erase(next);
+        lock.unlock();
+        try {
+            if (auto snap = snapshot(uri)) lint_and_publish(*snap);
+        } catch (const std::exception& e) {
+            std::cerr << "mbridge-lint lsp: linting " << uri << " failed: " << e.what() << '\n';
+        }
+        lock.lock();
+    }
+}
+
+FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
+    {
+        std::lock_guard lock(mutex_);
+        for (const auto& [uri, d] : documents_) sources.add(d.path, d.text);
+    }
+    sources.add(doc.path, doc.text);
+    LintSession session(session_options(), sources, resolver_);
+    // A newer edit makes this lint pointless: stop between configs (a recipe module defines many).
+    session.set_cancellation([this, uri = doc.uri, version = doc.version] {
+        std::lock_guard lock(mutex_);
+        auto it = documents_.find(uri);
+        return it == documents_.end() || it->second.version != version;
+    });
+    return session.lint(doc.path, /*allow_skip=*/true);
+}
+
+void Server::lint_and_publish(const Snapshot& doc) {
+    SourceManager sources;
+    std::vector<Diagnostic> diags;
+    std::set<std::string> dependencies;
+    if (is_config_file_name(doc.path)) {
+        sources.add(doc.path, doc.text);
+        diags = load_config_file(doc.path, &doc.text).errors;
+    } else if (front_end_for(doc.path)) {
+        FileResult r = lint_now(doc, sources);
+        if (r.cancelled) return;  // a newer version is scheduled
+        diags = std::move(r.diagnostics);
+        LintSession session(session_options(), sources, resolver_);
+        dependencies = session.dependencies(doc.path);
+    } else {
+        return;  // not a file this server lints
+    }
+    std::map<std::string, json> by_uri{{doc.uri, json::array()}};
+    for (const auto& d : diags) {
+        const std::string file = d.range.file.empty() ? doc.path : d.range.file;
+        by_uri[file == doc.path ? doc.uri : path_to_uri(file)].push_back(to_lsp(d, sources));
+    }
+    {
+        std::lock_guard lock(mutex_);
+        auto it = documents_.find(doc.uri);
+        // Edited (or closed) while this lint ran: a newer lint is scheduled; these results are stale.
+        if (it == documents_.end() || it->second.version != doc.version) return;
+        it->second.dependencies = std::move(dependencies);
+    }
+    publish(doc.uri, by_uri);
+}
+
+void Server::publish(const std::string& source_uri, const std::map<std::string, json>& by_uri) {
+    std::vector<json> messages;
+    {
+        std::lock_guard lock(mutex_);
+        std::set<std::string> targets;
+        for (const auto& [uri, list] : published_[source_uri]) targets.insert(uri);
+        for (const auto& [uri, list] : by_uri) targets.insert(uri);
+        if (by_uri.empty()) published_.erase(source_uri);
+        else published_[source_uri] = by_uri;
+        for (const auto& target : targets) {
+            // A file's diagnostics are the union of what every open document's lint found in it.
+            json all = json::array();
+            for (const auto& [source, lists] : published_)
+                if (auto it = lists.find(target); it != lists.end())
+                    for (const auto& d : it->second)
+                        if (std::find(all.begin(), all.end(), d) == all.end()) all.push_back(d);  // found by both
+            json params{{"uri", target}, {"diagnostics", std::move(all)}};
+            if (auto doc = documents_.find(target); doc != documents_.end()) params["version"] = doc->second.version;
+            messages.push_back(make_notification("textDocument/publishDiagnostics", std::move(params)));
+        }
+    }
+    for (const auto& m : messages) writer_.write(m);
+}
+
+json Server::range_in(const SourceRange& r, const SourceManager& sources) const {
+    if (const std::string* text = sources.text(r.file)) return PositionMapper(*text, encoding_).range(r);
+    // Text not at hand (a file that vanished): byte columns are the best guess.
+    const int line = std::max(r.line - 1, 0), col = std::max(r.column - 1, 0);
+    const int end_line = std::max(r.end_line - 1, line), end_col = std::max(r.end_column - 1, 0);
+    return {{"start", {{"line", line}, {"character", col}}}, {"end", {{"line", end_line}, {"character", end_col}}}};
+}
+
+json Server::to_lsp(const Diagnostic& d, const SourceManager& sources) const {
+    std::string message = d.message;
+    json related = json::array();
+    for (const auto& n : d.notes) {
+        if (n.range.valid())
+            related.push_back({{"location", {{"uri", path_to_uri(n.range.file)}, {"range", range_in(n.range, sources)}}},
+                               {"message", n.message}});
+        else
+            message += "\nnote: " + n.message;
+    }
+    if (d.fix) message += "\nhelp: " + d.fix->title;
+    json j{{"range", range_in(d.range, sources)},
+           {"severity", lsp_severity(d.severity)},
+           {"code", d.code},
+           {"source", "mbridge-lint"},
+           {"message", message}};
+    if (const std::string url = rule_doc_url(d.code); !url.empty()) j["codeDescription"] = {{"href", url}};
+    if (!related.empty()) j["relatedInformation"] = std::move(related);
+    if (d.code == "RC900") j["tags"] = {1};  // Unnecessary: editors fade the stale suppression
+    return j;
+}
+
+json Server::hover(const json& params) {
+    const std::string uri = need_string(need(params, "textDocument"), "uri");
+    auto doc = snapshot(uri);
+    if (!doc || !front_end_for(doc->path) || is_config_file_name(doc->path)) return nullptr;
+    const std::size_t at = PositionMapper(doc->text, encoding_).offset(need(params, "position"));
+    SourceManager sources;
+    FileResult r = lint_now(*doc, sources);
+    LineIndex lines(doc->text);
+    auto contains = [&](const SourceRange& range) {
+        if (!range.valid() || range.file != doc->path) return false;
+        const std::size_t b = lines.offset(range.line, range.column), e = lines.offset(range.end_line, range.end_column);
+        return b <= at && at <= e;
+    };
+    LintSession session(session_options(), sources, resolver_);
+    for (std::size_t i = 0; i < r.configs.size(); ++i) {
+        for (const Value::Entry* e : model_entries(r.configs[i].root)) {
+            if (!contains(e->key_range) && !contains(e->value.prov().range)) continue;
+            auto model = session.effective_model(r, i);
+            if (!model || !model->has(e->key)) return nullptr;
+            const SourceRange span = contains(e->value.prov().range) ? e->value.prov().range : e->key_range;
+            return {{"contents", {{"kind", "markdown"}, {"value", hover_markdown(*model, e->key, &e->value)}}},
+                    {"range", range_in(span, sources)}};
+        }
+    }
+    return nullptr;
+}
+
+json Server::code_action(const json& params) {
+    const std::string uri = need_string(need(params, "textDocument"), "uri");
+    auto doc = snapshot(uri);
+    if (!doc) return json::array();
+    const PositionMapper map(doc->text, encoding_);
+    const json& range = need(params, "range");
+    const LineIndex doc_lines(doc->text);
+    const int want_first_line = doc_lines.line_of(map.offset(need(range, "start")));
+    const int want_last_line = doc_lines.line_of(map.offset(need(range, "end")));
+    std::vector<std::string> only;
+    if (params.contains("context") && params["context"].contains("only"))
+        for (const auto& k : params["context"]["only"]) only.push_back(k.get<std::string>());
+    auto wanted = [&](const std::string& kind) {
+        if (only.empty()) return true;
+        return std::any_of(only.begin(), only.end(), [&](const std::string& o) { return kind == o || kind.rfind(o + ".", 0) == 0; });
+    };
+
+    SourceManager sources;
+    FileResult r = lint_now(*doc, sources);
+    json actions = json::array();
+    auto workspace_edit = [&](const std::vector<TextEdit>& edits) {
+        json changes = json::object();
+        for (const auto& e : edits) {
+            const std::string target = e.range.file == doc->path ? uri : path_to_uri(e.range.file);
+            changes[target].push_back({{"range", range_in(e.range, sources)}, {"newText", e.replacement}});
+        }
+        return json{{"changes", std::move(changes)}};
+    };
+    if (wanted("quickfix")) {
+        for (const auto& d : r.diagnostics) {
+            if (!d.fix || d.fix->edits.empty() || d.range.file != doc->path) continue;
+            // Offered for every diagnostic on the lines the request covers: editors ask with the cursor position,
+            // which is rarely inside the diagnostic's own range.
+            const int end_line = std::max(d.range.end_line, d.range.line);
+            if (!d.range.valid() || d.range.line > want_last_line || end_line < want_first_line) continue;
+            actions.push_back({{"title", d.fix->safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
+                               {"kind", "quickfix"},
+                               {"diagnostics", json::array({to_lsp(d, sources)})},
+                               {"isPreferred", d.fix->safe},
+                               {"edit", workspace_edit(d.fix->edits)}});
+        }
+    }
+    if (wanted("source.fixAll.mbridge-lint")) {
+        LintSession session(session_options(), sources, resolver_);
+        FixOutcome fixed = fix_file(session, doc->path, FixOptions{}, /*allow_skip=*/true);
+        // One edit per changed file, replacing its whole text (computed against the text before fixing).
+        json changes = json::object();
+        for (const auto& [file, text] : fixed.fixed) {
+            const std::string& before = fixed.original[file];
+            const PositionMapper m(before, encoding_);
+            const std::string target = file == doc->path ? uri : path_to_uri(file);
+            changes[target].push_back(
+                {{"range", {{"start", m.position(0)}, {"end", m.position(before.size())}}}, {"newText", text}});
+        }
+        if (!changes.empty())
+            actions.push_back({{"title", fmt::format("Fix all safe mbridge-lint problems ({})", fixed.applied)},
+                               {"kind", "source.fixAll.mbridge-lint"},
+                               {"edit", {{"changes", std::move(changes)}}}});
+    }
+    return actions;
+}
+
+}  // namespace mbl::lsp

@@ -1,0 +1,91 @@
+#pragma once
+// `mbridge-lint lsp`: a Language Server Protocol 3.17 server over stdio. Documents (YAML configs, Python recipes and
+// the configuration files) are synchronised incrementally; edits are linted after a short pause (debounce), and a
+// lint whose document changed meanwhile is thrown away. Diagnostics carry a link to the rule's documentation and the
+// notes as related information; fixable ones offer quick fixes; hovering a field shows its effective value.
+#include <chrono>
+#include <condition_variable>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "config/project_config.hpp"
+#include "engine/lint_session.hpp"
+#include "integrations/lsp/json_rpc.hpp"
+#include "integrations/lsp/positions.hpp"
+
+namespace mbl::lsp {
+
+struct ServerOptions {
+    std::chrono::milliseconds debounce{150};
+    std::string mcore;        // as `check --mcore`
+    std::string config_file;  // as `check --config`
+    std::size_t max_message_bytes = FrameReader::kDefaultMaxBody;
+};
+
+class Server {
+public:
+    Server(ServerOptions options, int in_fd, int out_fd);
+    ~Server();
+    // Serves until `exit` or the end of input; returns the process exit code (0 only after `shutdown`).
+    int run();
+
+private:
+    struct Document {
+        std::string uri, path, language, text;
+        int version = 0;
+        std::set<std::string> dependencies;  // files it was built from (imports), from its last lint
+    };
+    struct Snapshot {
+        std::string uri, path, text;
+        int version = 0;
+    };
+
+    void handle(const json& message);
+    void handle_request(const std::string& method, const json& id, const json& params);
+    void handle_notification(const std::string& method, const json& params);
+
+    json initialize(const json& params);
+    void did_open(const json& params);
+    void did_change(const json& params);
+    void did_save(const json& params);
+    void did_close(const json& params);
+    void did_change_watched_files(const json& params);
+    json hover(const json& params);
+    json code_action(const json& params);
+
+    // Linting.
+    void schedule(const std::string& uri, std::chrono::milliseconds delay);
+    void schedule_dependents(const std::string& path);
+    void schedule_all();
+    void worker();
+    // Lints a document as it is now, with every open buffer visible to the front end (imports read buffers).
+    FileResult lint_now(const Snapshot& doc, SourceManager& sources);
+    void lint_and_publish(const Snapshot& doc);
+    void publish(const std::string& source_uri, const std::map<std::string, json>& by_uri);
+    json to_lsp(const Diagnostic& d, const SourceManager& sources) const;
+    json range_in(const SourceRange& r, const SourceManager& sources) const;
+    std::optional<Snapshot> snapshot(const std::string& uri);
+    SessionOptions session_options() const { return SessionOptions{options_.mcore, "", options_.config_file, {}, {}}; }
+
+    ServerOptions options_;
+    FrameReader reader_;
+    FrameWriter writer_;
+    PositionEncoding encoding_ = PositionEncoding::Utf16;
+    bool initialized_ = false, shutdown_requested_ = false, exit_requested_ = false;
+
+    std::shared_ptr<ConfigResolver> resolver_;
+    std::mutex mutex_;  // guards everything below
+    std::condition_variable wake_;
+    std::map<std::string, Document> documents_;  // by URI
+    std::map<std::string, std::chrono::steady_clock::time_point> due_;  // pending lints
+    // What each document's last lint published, by target URI (a recipe's problem may sit in a helper module).
+    std::map<std::string, std::map<std::string, json>> published_;
+    bool stopping_ = false;
+    std::thread worker_;
+};
+
+}  // namespace mbl::lsp

@@ -1,0 +1,90 @@
+#pragma once
+// What the engine, the LSP server and --fix need from a source language. A front end turns a file's text into
+// config trees (with provenance), lists its comments (suppressions live there), turns a FieldEdit into text edits
+// that keep the rest of the file as written, and names the files a document depends on (imports).
+// YAML implements it in parser/yaml_front_end.cpp; Python recipes plug in the same way.
+#include <memory>
+#include <utility>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/source_manager.hpp"
+#include "core/value.hpp"
+
+namespace mbl {
+
+// A `#` comment. Lines and columns are 1-based; `column` is the byte column of the `#`.
+struct SourceComment {
+    int line = 0;
+    int column = 0;
+    std::string text;       // after the `#`, without the line ending
+    bool own_line = false;  // nothing but whitespace before it on its line
+};
+
+// One config a document defines: a YAML file defines one; a Python recipe module one per recipe function.
+struct ParsedConfig {
+    std::string label;  // "" for a YAML file; the recipe function ("pretrain_config") for Python
+    Value root;         // sections model, mixed_precision, comm_overlap, ...
+    SourceRange anchor; // where facts without a line of their own point (the `model:` key, the function name)
+};
+
+struct ParseResult {
+    std::vector<ParsedConfig> configs;
+    std::vector<Diagnostic> errors;  // IN0xx: the document (or part of it) cannot be used
+    bool skipped = false;            // not a config at all; only when the caller allowed skipping
+};
+
+struct ParseContext {
+    // Texts of other files (imported modules); editor buffers registered with SourceManager::add win over disk.
+    SourceManager& sources;
+    // Directories holding Hugging Face config.json files, from the configuration file (for recipe front ends).
+    std::vector<std::string> hf_config_paths;
+    // Project root from the configuration file: where Python imports resolve from. Empty: the file's directory.
+    std::string root;
+};
+
+// Where a FieldEdit lands, worked out by the engine from the config tree (see engine/fixes.hpp).
+struct EditSite {
+    std::string field;             // the field's own name: "recompute_method"
+    const Value* value = nullptr;  // its current value, when the file sets it; null when the edit must insert it
+    // value != null: the range of the entry that set the value (its provenance).
+    // value == null: a sibling entry (the diagnostic's own line); the new entry goes right after it.
+    SourceRange entry;
+    int siblings = 0;  // entries in the mapping (or call) that holds the field
+};
+
+class FrontEnd {
+public:
+    virtual ~FrontEnd() = default;
+    virtual std::string_view language() const = 0;  // "yaml", "python"
+    // By file name (extension); the registry asks each front end in turn.
+    virtual bool handles(std::string_view path) const = 0;
+    // `allow_skip`: a file that is plainly not a config (unrelated YAML, a Python module without recipes) is
+    // reported as skipped instead of being linted (directory walks, pre-commit).
+    virtual ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext& ctx) const = 0;
+    virtual std::vector<SourceComment> comments(std::string_view text) const = 0;
+    // The text edits for one FieldEdit on `text` (the file holding site.entry). Empty when the edit cannot be made
+    // without guessing at the layout; the fix is then offered without edits (shown, never applied).
+    virtual std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text) const = 0;
+    // Files (absolute or as named) whose contents this document's configs are built from, besides itself.
+    virtual std::vector<std::string> dependencies(const std::string& /*path*/, std::string_view /*text*/,
+                                                  ParseContext& /*ctx*/) const {
+        return {};
+    }
+};
+
+// What to delete to remove the element [begin, end) of a comma-separated list (flow mapping entry, keyword argument,
+// code in a suppression comment): the element, the comma after it and the blanks after that comma; for the last
+// element, the comma before it instead.
+std::pair<std::size_t, std::size_t> list_element_removal(std::string_view text, std::size_t begin, std::size_t end);
+
+// The front end for a file, by name; nullptr when no language claims it.
+const FrontEnd* front_end_for(std::string_view path);
+// Every registered front end (YAML, Python, and any a test registered).
+const std::vector<std::unique_ptr<FrontEnd>>& front_ends();
+// Adds a front end ahead of the built-in ones (tests; a language added at start-up).
+void register_front_end(std::unique_ptr<FrontEnd> front_end);
+
+}  // namespace mbl

@@ -1,0 +1,44 @@
+// The YAML front end: Bridge config dumps, override files and bare `model:` mappings.
+#include "engine/validate.hpp"
+#include "parser/front_end.hpp"
+#include "parser/yaml_edit.hpp"
+#include "parser/yaml_loader.hpp"
+
+namespace mbl {
+namespace {
+
+class YamlFrontEnd final : public FrontEnd {
+public:
+    std::string_view language() const override { return "yaml"; }
+    bool handles(std::string_view path) const override {
+        return path.ends_with(".yaml") || path.ends_with(".yml");
+    }
+    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext&) const override {
+        ParseResult result;
+        YamlLoadResult loaded = load_yaml(name, text);
+        if (!loaded.ok()) {
+            result.errors = std::move(loaded.errors);
+            return result;
+        }
+        if (allow_skip && !looks_like_bridge_config(loaded.root)) {
+            result.skipped = true;
+            return result;
+        }
+        ParsedConfig config;
+        config.anchor = SourceRange::point(name, 1, 1);
+        if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) config.anchor = e->key_range;
+        config.root = std::move(loaded.root);
+        result.configs.push_back(std::move(config));
+        return result;
+    }
+    std::vector<SourceComment> comments(std::string_view text) const override { return yaml_edit::comments(text); }
+    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text) const override {
+        return yaml_edit::field_edit(site.entry.file, edit, site, text);
+    }
+};
+
+}  // namespace
+
+std::unique_ptr<FrontEnd> make_yaml_front_end() { return std::make_unique<YamlFrontEnd>(); }
+
+}  // namespace mbl

@@ -1,0 +1,9 @@
+# unsafe-fixes
+def pretrain_config():
+    cfg = _base()
+    cfg.model.hidden_dropout = 0.0
+    cfg.model.attention_dropout = 0.0
+    cfg.model.recompute_granularity = "full"
+    cfg.model.recompute_method = "uniform"
+    cfg.model.recompute_num_layers = 1
+    return cfg

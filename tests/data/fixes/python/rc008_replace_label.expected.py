@@ -1,0 +1,6 @@
+def pretrain_config():
+    cfg = _base()
+    cfg.model.transformer_impl = "local"
+    cfg.model.recompute_granularity = "selective"
+    cfg.model.recompute_modules = ["core_attn", 'mlp']  # attention and MLP
+    return cfg

@@ -1,0 +1,92 @@
+// The real pre-commit tool (installed by scripts/setup.sh) against a temporary repository that uses this repository's
+// .pre-commit-hooks.yaml: a broken config fails the commit check, a fixed one passes, and the --fix hook repairs.
+#include <catch2/catch.hpp>
+#include <filesystem>
+
+#include "../support/run.hpp"
+#include "../support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+using mbl::test::read_file;
+using mbl::test::run_shell;
+using mbl::test::TempDir;
+
+namespace {
+
+const std::string kGit = "git -c user.name=test -c user.email=test@example.org -c init.defaultBranch=main ";
+
+struct Env {
+    TempDir home;
+    std::string prefix() const {
+        // Offline and isolated: pre-commit's cache in the temp dir, the freshly built linter first on PATH.
+        return "HOME=" + home.path().string() + " PRE_COMMIT_HOME=" + (home / "cache") +
+               " PATH=" + fs::path(mbl::test::lint_binary()).parent_path().string() + ":/usr/bin:/bin ";
+    }
+};
+
+// A hook repository holding this repository's .pre-commit-hooks.yaml, committed; returns its commit.
+std::string make_hook_repo(const TempDir& dir) {
+    dir.write(".pre-commit-hooks.yaml", read_file(std::string(MBRIDGE_LINT_TEST_DATA) + "/../.pre-commit-hooks.yaml"));
+    auto r = run_shell("cd " + dir.path().string() + " && " + kGit + "init -q && " + kGit + "add -A && " + kGit +
+                       "commit -qm hooks && git rev-parse HEAD");
+    REQUIRE(r.code == 0);
+    return r.out.substr(0, r.out.find('\n'));
+}
+
+const std::string kBroken =
+    "model:\n  hidden_dropout: 0.0\n  attention_dropout: 0.0\n  recompute_granularity: full\n  recompute_num_layers: 1\n";
+const std::string kFixed =
+    "model:\n  hidden_dropout: 0.0\n  attention_dropout: 0.0\n  recompute_granularity: full\n  recompute_method: uniform\n"
+    "  recompute_num_layers: 1\n";
+
+}  // namespace
+
+TEST_CASE("pre-commit run: a broken config fails, the fixed one passes; unrelated YAML and Python are skipped", "[precommit]") {
+    REQUIRE(run_shell("pre-commit --version").code == 0);  // scripts/setup.sh installs the Debian package
+    Env env;
+    TempDir hooks, project;
+    const std::string rev = make_hook_repo(hooks);
+    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
+                                                 "\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, \"0.20.dev\"]\n");
+    project.write("configs/run.yaml", kBroken);
+    project.write(".github/workflows/ci.yaml", "name: CI\non: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n");
+    project.write("setup.py", "from setuptools import setup\nsetup()\n");
+    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
+    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+
+    auto failing = run_shell(in + "pre-commit run --all-files --color never");
+    INFO(failing.out);
+    CHECK(failing.code == 1);
+    CHECK(failing.out.find("mbridge-lint (activation recompute)") != std::string::npos);
+    CHECK(failing.out.find("Failed") != std::string::npos);
+    CHECK(failing.out.find("configs/run.yaml:4:3: error[RC004]") != std::string::npos);
+    CHECK(failing.out.find("ci.yaml") == std::string::npos);  // not a Bridge config: skipped, not reported
+
+    project.write("configs/run.yaml", kFixed);
+    REQUIRE(run_shell(in + kGit + "add -A").code == 0);
+    auto passing = run_shell(in + "pre-commit run --all-files --color never");
+    INFO(passing.out);
+    CHECK(passing.code == 0);
+    CHECK(passing.out.find("Passed") != std::string::npos);
+}
+
+TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, as formatters do", "[precommit]") {
+    Env env;
+    TempDir hooks, project;
+    const std::string rev = make_hook_repo(hooks);
+    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
+                                                 "\n    hooks:\n      - id: mbridge-lint-fix\n        args: [--mcore, \"0.20.dev\"]\n");
+    const std::string fixable = "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
+    project.write("configs/run.yaml", fixable);
+    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
+    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+    auto first = run_shell(in + "pre-commit run --all-files --color never");
+    INFO(first.out);
+    CHECK(first.code == 1);
+    CHECK(first.out.find("files were modified by this hook") != std::string::npos);
+    CHECK(read_file(project / "configs/run.yaml") == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
+    REQUIRE(run_shell(in + kGit + "add -A").code == 0);
+    auto second = run_shell(in + "pre-commit run --all-files --color never");
+    INFO(second.out);
+    CHECK(second.code == 0);
+}

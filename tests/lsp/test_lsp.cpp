@@ -1,0 +1,380 @@
+// The LSP server as an editor meets it: the real binary over stdio with Content-Length framing.
+#include <catch2/catch.hpp>
+
+#include "core/line_index.hpp"
+#include "integrations/lsp/positions.hpp"
+#include "../support/lsp_client.hpp"
+#include "../support/temp_dir.hpp"
+
+using json = nlohmann::json;
+using mbl::test::LspClient;
+using mbl::test::TempDir;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string kBinary = MBRIDGE_LINT_BINARY;
+
+const std::string kBroken =
+    "# run config under test\n"
+    "model:\n"
+    "  transformer_impl: local\n"
+    "  hidden_dropout: 0.0\n"
+    "  attention_dropout: 0.0\n"
+    "  recompute_granularity: full\n"
+    "  recompute_num_layers: 2\n"
+    "  recompute_modules: [core_attn]\n";
+
+std::string uri_of(const std::string& path) { return mbl::lsp::path_to_uri(path); }
+
+json initialize(LspClient& c, json capabilities = json::object()) {
+    const int id = c.request("initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", capabilities}});
+    auto r = c.response(id);
+    REQUIRE(r);
+    REQUIRE(r->contains("result"));
+    c.notify("initialized", json::object());
+    return (*r)["result"];
+}
+
+void open(LspClient& c, const std::string& uri, const std::string& text, int version = 1, const std::string& language = "yaml") {
+    c.notify("textDocument/didOpen",
+             {{"textDocument", {{"uri", uri}, {"languageId", language}, {"version", version}, {"text", text}}}});
+}
+
+json position(int line, int character) { return {{"line", line}, {"character", character}}; }
+json range(int l1, int c1, int l2, int c2) { return {{"start", position(l1, c1)}, {"end", position(l2, c2)}}; }
+
+const json* find_code(const json& diagnostics, const std::string& code) {
+    for (const auto& d : diagnostics)
+        if (d["code"] == code) return &d;
+    return nullptr;
+}
+
+// Applies LSP text edits (UTF-16 positions) to a text, last edit first, as an editor does.
+std::string apply(std::string text, json edits) {
+    std::sort(edits.begin(), edits.end(), [](const json& a, const json& b) {
+        return std::make_pair(a["range"]["start"]["line"].get<int>(), a["range"]["start"]["character"].get<int>()) >
+               std::make_pair(b["range"]["start"]["line"].get<int>(), b["range"]["start"]["character"].get<int>());
+    });
+    for (const auto& e : edits) {
+        const mbl::lsp::PositionMapper map(text, mbl::lsp::PositionEncoding::Utf16);
+        const size_t b = map.offset(e["range"]["start"]), end = map.offset(e["range"]["end"]);
+        text.replace(b, end - b, e["newText"].get<std::string>());
+    }
+    return text;
+}
+
+void shutdown_and_exit(LspClient& c, int expected_code = 0) {
+    const int id = c.request("shutdown", nullptr);
+    auto r = c.response(id);
+    REQUIRE(r);
+    CHECK((*r)["result"].is_null());
+    c.notify("exit", nullptr);
+    CHECK(c.wait_exit() == expected_code);
+}
+
+}  // namespace
+
+TEST_CASE("an editor session: diagnostics, hover, an edit, a quick fix, shutdown", "[lsp]") {
+    TempDir dir;
+    const std::string path = dir.write("run.yaml", kBroken);
+    const std::string uri = uri_of(path);
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "50"});
+
+    json caps = initialize(c);
+    CHECK(caps["capabilities"]["positionEncoding"] == "utf-16");  // the default when the client offers nothing
+    CHECK(caps["capabilities"]["textDocumentSync"]["change"] == 2);  // incremental
+    CHECK(caps["capabilities"]["hoverProvider"] == true);
+    CHECK(caps["serverInfo"]["name"] == "mbridge-lint");
+
+    // 1. Opening the file publishes its problems, linked to the rule documentation, notes as related information.
+    open(c, uri, kBroken);
+    auto published = c.diagnostics(uri, 1);
+    REQUIRE(published);
+    const json& diags = (*published)["params"]["diagnostics"];
+    const json* rc004 = find_code(diags, "RC004");
+    REQUIRE(rc004);
+    CHECK((*rc004)["severity"] == 1);
+    CHECK((*rc004)["source"] == "mbridge-lint");
+    CHECK((*rc004)["range"] == range(5, 2, 5, 29));
+    CHECK((*rc004)["codeDescription"]["href"].get<std::string>().ends_with("#rc004-full-recompute-without-method"));
+    CHECK((*rc004)["message"].get<std::string>().find("recompute_method is not set") != std::string::npos);
+    const json* rc109 = find_code(diags, "RC109");
+    REQUIRE(rc109);
+    CHECK((*rc109)["severity"] == 2);
+    REQUIRE((*rc109).contains("relatedInformation"));
+    CHECK((*rc109)["relatedInformation"][0]["location"]["uri"] == uri);
+    CHECK((*rc109)["relatedInformation"][0]["location"]["range"]["start"]["line"] == 5);
+
+    // 2. Hover over a recompute field: its effective value and where it came from.
+    int id = c.request("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(6, 5)}});
+    auto hover = c.response(id);
+    REQUIRE(hover);
+    const std::string md = (*hover)["result"]["contents"]["value"];
+    CHECK((*hover)["result"]["contents"]["kind"] == "markdown");
+    CHECK(md.find("**recompute_num_layers** = `2`") != std::string::npos);
+    CHECK(md.find("Megatron Core 0.20.dev") != std::string::npos);
+    CHECK(md.find("set in the config file at `run.yaml:7`") != std::string::npos);
+    id = c.request("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(0, 3)}});
+    auto nothing = c.response(id);
+    REQUIRE(nothing);
+    CHECK((*nothing)["result"].is_null());
+
+    // 3. An incremental edit (full -> selective) is linted again: RC004 goes, RC006 (num_layers under selective) comes.
+    std::string text = kBroken;
+    json change = {{"range", range(5, 25, 5, 29)}, {"text", "selective"}};
+    text = apply(text, json::array({{{"range", change["range"]}, {"newText", "selective"}}}));
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"contentChanges", {change}}});
+    published = c.diagnostics(uri, 2);
+    REQUIRE(published);
+    CHECK(!find_code((*published)["params"]["diagnostics"], "RC004"));
+    const json* rc006 = find_code((*published)["params"]["diagnostics"], "RC006");
+    REQUIRE(rc006);
+    CHECK((*rc006)["range"]["start"]["line"] == 6);
+
+    // 4. The quick fix for RC006, applied as the editor would, and sent back as the next edit.
+    id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
+                                               {"range", (*rc006)["range"]},
+                                               {"context", {{"diagnostics", json::array({*rc006})}}}});
+    auto actions = c.response(id);
+    REQUIRE(actions);
+    const json* fix = nullptr;
+    for (const auto& a : (*actions)["result"])
+        if (a["kind"] == "quickfix" && a["title"] == "Remove recompute_num_layers") fix = &a;
+    REQUIRE(fix);
+    CHECK((*fix)["isPreferred"] == true);
+    CHECK((*fix)["diagnostics"][0]["code"] == "RC006");
+    const json edits = (*fix)["edit"]["changes"][uri];
+    REQUIRE(edits.size() == 1);
+    text = apply(text, edits);
+    CHECK(text.find("recompute_num_layers") == std::string::npos);
+    CHECK(text.find("  recompute_granularity: selective\n  recompute_modules: [core_attn]\n") != std::string::npos);
+    json changes = json::array();
+    for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 3}}}, {"contentChanges", changes}});
+    published = c.diagnostics(uri, 3);
+    REQUIRE(published);
+    CHECK((*published)["params"]["diagnostics"].empty());
+
+    // 5. Closing withdraws the diagnostics; shutdown then exit ends the process with 0.
+    c.notify("textDocument/didClose", {{"textDocument", {{"uri", uri}}}});
+    published = c.diagnostics(uri);
+    REQUIRE(published);
+    CHECK((*published)["params"]["diagnostics"].empty());
+    shutdown_and_exit(c, 0);
+}
+
+TEST_CASE("hover shows what Megatron Core makes of a value: None becomes [\"core_attn\"]", "[lsp]") {
+    TempDir dir;
+    const std::string text = "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_modules: null\n";
+    const std::string uri = uri_of(dir.write("sel.yaml", text));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+    initialize(c);
+    open(c, uri, text);
+    REQUIRE(c.diagnostics(uri, 1));
+    const int id = c.request("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(3, 4)}});
+    auto hover = c.response(id);
+    REQUIRE(hover);
+    const std::string md = (*hover)["result"]["contents"]["value"];
+    CHECK(md.find("**recompute_modules** = `[\"core_attn\"]`") != std::string::npos);
+    CHECK(md.find("written here as `None`") != std::string::npos);
+    CHECK(md.find("`__post_init__` turns `None` into") != std::string::npos);
+    shutdown_and_exit(c);
+}
+
+TEST_CASE("position encoding: UTF-8 when the client offers it, UTF-16 otherwise", "[lsp]") {
+    TempDir dir;
+    // Two bytes for é, four for the emoji (two UTF-16 code units) before the flagged entry.
+    const std::string text = "model: {_target_: \"é😀\", recompute_granularity: full, recompute_num_layers: 1}\n";
+    const std::string uri = uri_of(dir.write("u.yaml", text));
+    const int prefix_bytes = static_cast<int>(std::string("model: {_target_: \"é😀\", ").size());
+    for (const bool utf8 : {true, false}) {
+        auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+        json caps = json::object();
+        if (utf8) caps = {{"general", {{"positionEncodings", {"utf-8", "utf-16"}}}}};
+        json result = initialize(c, caps);
+        CHECK(result["capabilities"]["positionEncoding"] == (utf8 ? "utf-8" : "utf-16"));
+        open(c, uri, text);
+        auto published = c.diagnostics(uri, 1);
+        REQUIRE(published);
+        const json* rc004 = find_code((*published)["params"]["diagnostics"], "RC004");
+        REQUIRE(rc004);
+        // UTF-16: é is one unit, the emoji two; UTF-8: 2 and 4 bytes.
+        CHECK((*rc004)["range"]["start"]["character"] == (utf8 ? prefix_bytes : prefix_bytes - 1 - 2));
+        shutdown_and_exit(c);
+    }
+}
+
+TEST_CASE("bad messages get JSON-RPC errors and the server keeps serving", "[lsp]") {
+    auto c = LspClient::spawn(kBinary, {"--max-message-bytes", "100000"});
+    auto error_code = [](const std::optional<json>& m) { return m && m->contains("error") ? (*m)["error"]["code"].get<int>() : 0; };
+
+    // A request before initialize.
+    int id = c.request("textDocument/hover", json::object());
+    CHECK(error_code(c.response(id)) == -32002);
+    // Notifications before initialize are dropped silently; exit still works later.
+    c.notify("textDocument/didOpen", json::object());
+
+    initialize(c);
+    // A header block without Content-Length, then a valid request: an error, then the answer.
+    c.send_raw("Content-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n");
+    auto parse_error = c.wait_for([](const json& m) { return m.contains("error"); });
+    REQUIRE(parse_error);
+    CHECK((*parse_error)["error"]["code"] == -32700);
+    CHECK((*parse_error)["id"].is_null());
+    // A body that is not JSON.
+    c.send_raw("Content-Length: 9\r\n\r\n{not json");
+    CHECK(error_code(c.wait_for([](const json& m) { return m.contains("error"); })) == -32700);
+    // Not JSON-RPC 2.0; an id of the wrong type; no method.
+    c.send({{"jsonrpc", "1.0"}, {"id", 50}, {"method", "shutdown"}});
+    CHECK(error_code(c.response(50)) == -32600);
+    c.send({{"jsonrpc", "2.0"}, {"id", json::array({1})}, {"method", "shutdown"}});
+    CHECK(error_code(c.wait_for([](const json& m) { return m.contains("error"); })) == -32600);
+    c.send({{"jsonrpc", "2.0"}, {"id", 51}});
+    CHECK(error_code(c.response(51)) == -32600);
+    // An unknown method, and parameters of the wrong shape.
+    id = c.request("workspace/frobnicate", json::object());
+    CHECK(error_code(c.response(id)) == -32601);
+    id = c.request("textDocument/hover", {{"textDocument", {{"uri", 42}}}});
+    CHECK(error_code(c.response(id)) == -32602);
+    id = c.request("initialize", {{"capabilities", json::object()}});
+    CHECK(error_code(c.response(id)) == -32600);  // a second initialize
+    // An unknown notification is ignored; a notification about a document that is not open is logged, not fatal.
+    c.notify("$/unknownThing", json::object());
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", "file:///nope.yaml"}, {"version", 2}}}, {"contentChanges", json::array()}});
+    auto log = c.wait_for([](const json& m) { return m.value("method", "") == "window/logMessage"; });
+    REQUIRE(log);
+    CHECK((*log)["params"]["message"].get<std::string>().find("not open") != std::string::npos);
+    // A message above the size limit is read and dropped with an error.
+    const std::string big(150000, 'x');
+    c.send_raw("Content-Length: " + std::to_string(big.size()) + "\r\n\r\n" + big);
+    auto too_large = c.wait_for([](const json& m) { return m.contains("error"); });
+    REQUIRE(too_large);
+    CHECK((*too_large)["error"]["message"].get<std::string>().find("above the limit") != std::string::npos);
+
+    // Still alive and answering.
+    shutdown_and_exit(c, 0);
+}
+
+TEST_CASE("a huge document is linted and the server stays responsive", "[lsp]") {
+    TempDir dir;
+    std::string text = "# generated\n";
+    while (text.size() < 8u << 20) text += "# " + std::string(100, 'x') + "\n";  // 8 MiB of comments
+    text += kBroken.substr(kBroken.find("model:"));
+    const std::string uri = uri_of(dir.write("huge.yaml", text));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+    initialize(c);
+    open(c, uri, text);
+    auto published = c.diagnostics(uri, 1, 60s);
+    REQUIRE(published);
+    CHECK(find_code((*published)["params"]["diagnostics"], "RC004"));
+    const int id = c.request("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(0, 0)}});
+    CHECK(c.response(id));
+    shutdown_and_exit(c);
+}
+
+TEST_CASE("edits in quick succession are linted once, for the newest version (debounce)", "[lsp]") {
+    TempDir dir;
+    const std::string uri = uri_of(dir.write("d.yaml", kBroken));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "400"});
+    initialize(c);
+    open(c, uri, kBroken);
+    REQUIRE(c.diagnostics(uri, 1));
+    for (int v = 2; v <= 6; ++v) {
+        // Each edit rewrites the layer count; only the last version's diagnostics may be published.
+        c.notify("textDocument/didChange",
+                 {{"textDocument", {{"uri", uri}, {"version", v}}},
+                  {"contentChanges", {{{"range", range(6, 24, 6, 25)}, {"text", std::to_string(v)}}}}});
+    }
+    auto last = c.diagnostics(uri, 6, 10s);
+    REQUIRE(last);
+    // Nothing more arrives, and nothing for an intermediate version was published.
+    CHECK(!c.diagnostics(uri, -1, 1500ms));
+    for (const auto& m : c.received())
+        if (m.value("method", "") == "textDocument/publishDiagnostics") CHECK((m["params"]["version"] == 1 || m["params"]["version"] == 6));
+    shutdown_and_exit(c);
+}
+
+TEST_CASE("exit without shutdown ends with 1; so does the client going away", "[lsp]") {
+    {
+        auto c = LspClient::spawn(kBinary, {});
+        initialize(c);
+        c.notify("exit", nullptr);
+        CHECK(c.wait_exit() == 1);
+    }
+    {
+        auto c = LspClient::spawn(kBinary, {});
+        initialize(c);
+        c.close_input();
+        CHECK(c.wait_exit() == 1);
+    }
+    {
+        auto c = LspClient::spawn(kBinary, {});
+        initialize(c);
+        const int id = c.request("shutdown", nullptr);
+        REQUIRE(c.response(id));
+        const int after = c.request("textDocument/hover", json::object());
+        auto r = c.response(after);
+        REQUIRE(r);
+        CHECK((*r)["error"]["code"] == -32600);
+        c.notify("exit", nullptr);
+        CHECK(c.wait_exit() == 0);
+    }
+}
+
+TEST_CASE("configuration files: their own errors are shown; saving one re-lints open documents", "[lsp][config]") {
+    TempDir dir;
+    const std::string config = dir.write(".mbridge-lint.toml", "ignore = [\"RC109\"]\n");
+    const std::string doc = dir.write("c.yaml", kBroken);
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+    initialize(c);
+    open(c, uri_of(doc), kBroken);
+    auto first = c.diagnostics(uri_of(doc), 1);
+    REQUIRE(first);
+    CHECK(!find_code((*first)["params"]["diagnostics"], "RC109"));  // ignored by the configuration
+
+    // Editing the configuration shows its problems as they are typed.
+    const std::string typo = "ignroe = [\"RC109\"]\n";
+    open(c, uri_of(config), typo, 1, "toml");
+    auto config_diags = c.diagnostics(uri_of(config), 1);
+    REQUIRE(config_diags);
+    REQUIRE((*config_diags)["params"]["diagnostics"].size() == 1);
+    CHECK((*config_diags)["params"]["diagnostics"][0]["code"] == "IN004");
+    CHECK((*config_diags)["params"]["diagnostics"][0]["message"].get<std::string>().find("did you mean \"ignore\"") !=
+          std::string::npos);
+
+    // Saved with a different selection, the open config file's documents are linted again.
+    dir.write(".mbridge-lint.toml", "ignore = [\"RC004\"]\n");
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri_of(config)}, {"version", 2}}},
+                                        {"contentChanges", {{{"text", "ignore = [\"RC004\"]\n"}}}}});
+    c.notify("textDocument/didSave", {{"textDocument", {{"uri", uri_of(config)}}}});
+    auto relinted = c.wait_for([&](const json& m) {
+        return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == uri_of(doc) &&
+               find_code(m["params"]["diagnostics"], "RC109") != nullptr;
+    });
+    REQUIRE(relinted);
+    CHECK(!find_code((*relinted)["params"]["diagnostics"], "RC004"));
+    shutdown_and_exit(c);
+}
+
+TEST_CASE("fix all: a source action with every safe fix of the document", "[lsp]") {
+    TempDir dir;
+    const std::string text =
+        "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n"
+        "  recompute_method: block  # mbridge-lint: disable=RC104\n";
+    const std::string uri = uri_of(dir.write("f.yaml", text));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+    initialize(c);
+    open(c, uri, text);
+    REQUIRE(c.diagnostics(uri, 1));
+    const int id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
+                                                         {"range", range(0, 0, 0, 0)},
+                                                         {"context", {{"diagnostics", json::array()}, {"only", {"source.fixAll"}}}}});
+    auto r = c.response(id);
+    REQUIRE(r);
+    REQUIRE((*r)["result"].size() == 1);
+    const json& action = (*r)["result"][0];
+    CHECK(action["kind"] == "source.fixAll.mbridge-lint");
+    CHECK(apply(text, action["edit"]["changes"][uri]) == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
+    shutdown_and_exit(c);
+}
