@@ -1,5 +1,10 @@
 #include "parser/input_errors.hpp"
 
+#include <fmt/format.h>
+
+#include "core/line_index.hpp"
+#include "core/utf8.hpp"
+
 namespace mbl {
 
 const char* input_error_code(InputError kind) {
@@ -44,6 +49,17 @@ Diagnostic input_error(InputError kind, SourceRange range, std::string message) 
     d.range = std::move(range);
     d.message = std::move(message);
     return d;
+}
+
+std::optional<Diagnostic> encoding_error(const std::string& name, std::string_view text) {
+    const auto bad = first_invalid_utf8(text);
+    if (!bad) return std::nullopt;
+    LineIndex lines(text);
+    const int line = lines.line_of(*bad);
+    const int column = lines.column_of(*bad);
+    return input_error(InputError::Syntax, SourceRange{name, line, column, line, column + 1},
+                       fmt::format("byte 0x{:02X} is not valid UTF-8; save the file as UTF-8",
+                                   static_cast<unsigned char>(text[*bad])));
 }
 
 }  // namespace mbl

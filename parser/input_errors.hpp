@@ -1,5 +1,7 @@
 #pragma once
 // Diagnostics for input the linter cannot use (exit code 2). One code per kind of problem.
+#include <optional>
+#include <string_view>
 #include <string>
 
 #include "core/diagnostic.hpp"
@@ -23,5 +25,8 @@ enum class InputError {
 const char* input_error_code(InputError kind);
 const char* input_error_name(InputError kind);
 Diagnostic input_error(InputError kind, SourceRange range, std::string message);
+
+// IN002 at the first byte that is not UTF-8, or nullopt for a valid text. Every front end calls it first.
+std::optional<Diagnostic> encoding_error(const std::string& name, std::string_view text);
 
 }  // namespace mbl

@@ -1,6 +1,7 @@
 // The YAML front end: Bridge config dumps, override files and bare `model:` mappings.
 #include "engine/validate.hpp"
 #include "parser/front_end.hpp"
+#include "parser/input_errors.hpp"
 #include "parser/yaml_edit.hpp"
 #include "parser/yaml_loader.hpp"
 
@@ -15,6 +16,10 @@ public:
     }
     ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext&) const override {
         ParseResult result;
+        if (auto bad = encoding_error(name, text)) {
+            result.errors.push_back(std::move(*bad));
+            return result;
+        }
         YamlLoadResult loaded = load_yaml(name, text);
         if (!loaded.ok()) {
             result.errors = std::move(loaded.errors);

@@ -76,7 +76,7 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
     ordered_json assumptions = ordered_json::array();
     for (const auto& a : est.assumptions) assumptions.push_back(a.text);
     j["assumptions"] = std::move(assumptions);
-    out << j.dump(2) << '\n';
+    out << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace mbl

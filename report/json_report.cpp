@@ -41,7 +41,7 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags) {
     doc["version"] = 1;
     doc["diagnostics"] = std::move(list);
     doc["summary"] = {{"errors", counts.errors}, {"warnings", counts.warnings}, {"infos", counts.infos}};
-    out << doc.dump(2) << '\n';
+    out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace mbl

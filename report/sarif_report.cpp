@@ -199,7 +199,7 @@ private:
 void write_sarif(std::ostream& out, const std::vector<Diagnostic>& diags, const SourceManager& sources,
                  const SarifOptions& options) {
     SarifWriter writer(sources, options);
-    out << writer.write(diags).dump(2) << '\n';
+    out << writer.write(diags).dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 
 }  // namespace mbl

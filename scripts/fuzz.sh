@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Long fuzzing session of one target: scripts/fuzz.sh TARGET SECONDS [JOBS]. Needs `cmake --preset fuzz` built.
+set -euo pipefail
+target=${1:?usage: scripts/fuzz.sh TARGET SECONDS [JOBS]  (targets: yaml toml lsp python overrides)}
+seconds=${2:?usage: scripts/fuzz.sh TARGET SECONDS [JOBS]}
+jobs=${3:-1}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-fuzz
+binary=$build/fuzz/fuzz_$target
+[[ -x $binary ]] || { echo "error: $binary not built; run: cmake --preset fuzz && cmake --build --preset fuzz" >&2; exit 2; }
+case $target in
+  yaml) seeds=("$root/tests/fixtures/yaml" "$root/examples") ;;
+  python) seeds=("$root/fuzz/seeds/python") ;;
+  *) seeds=("$root/fuzz/seeds/$target") ;;
+esac
+corpus=$build/fuzz-corpus/$target
+findings=$build/fuzz-findings/$target
+mkdir -p "$corpus" "$findings"
+parallel=()
+# Several jobs run as separate processes, each logging to fuzz-N.log in the current folder.
+(( jobs > 1 )) && parallel=(-jobs="$jobs" -workers="$jobs")
+# The first folder receives new inputs; seeds and reproducers are only read.
+exec "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  "${parallel[@]}" -artifact_prefix="$findings/" \
+  "$corpus" "${seeds[@]}" "$root/fuzz/regressions/$target"
