@@ -18,8 +18,15 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Run `mbridge-lint <command> --help` for a command's options. Docs: README.md");
 
+    // Hydra-style overrides follow `--`; they apply to every config checked or shown.
+    const std::vector<std::string> overrides = split_overrides(argc, argv);
     CheckArgs check;
     add_check_command(app, check);
+    check.recipe.overrides = overrides;
+    ShowArgs show;
+    CLI::App* show_cmd = nullptr;
+    add_show_command(app, show, show_cmd);
+    show.recipe.overrides = overrides;
     RulesArgs rules;
     CLI::App* rules_cmd = nullptr;
     CLI::App* explain_cmd = nullptr;
@@ -40,6 +47,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (app.got_subcommand("check")) return run_check(check);
+        if (show_cmd->parsed()) return run_show(show);
         if (rules_cmd->parsed()) return run_rules(rules);
         if (explain_cmd->parsed()) return run_explain(rules);
     } catch (const std::exception& e) {

@@ -24,6 +24,7 @@ std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRa
 
 LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
     LintResult result;
+    if (options_.prepare) options_.prepare(root, result.diagnostics);
     auto model = effective_model(std::move(root), anchor, result.diagnostics);
     if (model)
         for (auto& d : run_rules(*model, options_.rule_options)) result.diagnostics.push_back(std::move(d));
@@ -62,7 +63,7 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
 
 static bool is_yaml(const fs::path& p) {
     auto ext = p.extension().string();
-    return ext == ".yaml" || ext == ".yml";
+    return ext == ".yaml" || ext == ".yml" || ext == ".py";  // Python files hold recipes (engine/recipe_runner)
 }
 
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors) {

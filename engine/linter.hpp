@@ -1,5 +1,6 @@
 #pragma once
 // Front-end independent pipeline: config tree -> validation -> effective model -> rules -> diagnostics.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,8 +14,12 @@
 namespace mbl {
 
 struct LintOptions {
+    LintOptions(const Revision* rev = nullptr, RuleOptions rules = {}) : revision(rev), rule_options(std::move(rules)) {}
     const Revision* revision = nullptr;  // required
     RuleOptions rule_options;
+    // Runs on every config tree before it is checked (--config-file and command-line overrides); must be
+    // thread-safe. Problems it finds go to `diagnostics`.
+    std::function<void(Value& root, std::vector<Diagnostic>& diagnostics)> prepare;
 };
 
 struct LintResult {
@@ -43,7 +48,7 @@ private:
     SourceManager& sources_;
 };
 
-// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml.
+// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml / *.py.
 struct InputFile {
     std::string path;
     bool explicit_input = true;
