@@ -117,6 +117,46 @@ std::optional<TSNode> first_error(TSNode root) {
     return found;
 }
 
+// The first bracket that is never closed (or a closer without opener) in `text`, skipping strings and comments.
+struct BracketProblem {
+    size_t pos;
+    char c;
+    bool unclosed;
+};
+std::optional<BracketProblem> bracket_problem(std::string_view text) {
+    std::vector<std::pair<size_t, char>> stack;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '#') {
+            while (i < text.size() && text[i] != '\n') ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            const bool triple = text.substr(i, 3) == std::string(3, c);
+            const size_t q = triple ? 3 : 1;
+            size_t j = i + q;
+            for (; j < text.size(); ++j) {
+                if (text[j] == '\\') {
+                    ++j;
+                    continue;
+                }
+                if (!triple && text[j] == '\n') break;
+                if (text.substr(j, q) == std::string(q, c)) break;
+            }
+            i = j + q - 1;
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{') stack.emplace_back(i, c);
+        if (c == ')' || c == ']' || c == '}') {
+            char want = c == ')' ? '(' : c == ']' ? '[' : '{';
+            if (stack.empty() || stack.back().second != want) return BracketProblem{i, c, false};
+            stack.pop_back();
+        }
+    }
+    if (!stack.empty()) return BracketProblem{stack.front().first, stack.front().second, true};
+    return std::nullopt;
+}
+
 }  // namespace
 
 NodeId Ast::field(NodeId id, Field f) const {
@@ -168,7 +208,26 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
             SourceRange r{file, static_cast<int>(p.row) + 1, static_cast<int>(p.column) + 1,
                           static_cast<int>(e.row) + 1, static_cast<int>(e.column) + 1};
             if (r.end_line == r.line && r.end_column <= r.column) r.end_column = r.column + 1;
+            // An unbalanced bracket is the most common cause, and tree-sitter's recovery hides where it is.
+            if (!ts_node_is_missing(*err)) {
+                if (auto b = bracket_problem(ast.text)) {
+                    size_t line = 1, col = 1;
+                    for (size_t i = 0; i < b->pos; ++i) {
+                        if (ast.text[i] == '\n') {
+                            ++line;
+                            col = 1;
+                        } else {
+                            ++col;
+                        }
+                    }
+                    r = SourceRange::point(file, static_cast<int>(line), static_cast<int>(col));
+                    message = b->unclosed ? fmt::format("invalid Python syntax: this \"{}\" is never closed", b->c)
+                                          : fmt::format("invalid Python syntax: unmatched \"{}\"", b->c);
+                }
+            }
             out.syntax_error = input_error(InputError::Syntax, r, message);
+            out.syntax_error->notes.push_back(
+                Note{SourceRange{}, "Python cannot import this file, so the linter does not evaluate it"});
         }
     }
 

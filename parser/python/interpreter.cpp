@@ -744,6 +744,7 @@ Flow Interp::exec_while(Frame& f, NodeId s) {
         if (fl == Flow::Return || fl == Flow::Raise) return fl;
         if (out_of_budget()) return Flow::Raise;
     }
+    steps_ = project_.limits().max_steps + 1;  // a loop that does not end: stop the recipe as over budget
     return Flow::Raise;
 }
 
