@@ -72,7 +72,7 @@ TEST_CASE("command-line overrides after -- are located in <override N>", "[cli][
     CHECK(has(missing.out, "did you mean \"recompute_granularity\""));
 }
 
-TEST_CASE("--config-file merges before the command line, and both apply to YAML inputs too", "[cli][overrides]") {
+TEST_CASE("a YAML --config-file merges before the command line, and both apply to YAML inputs too", "[cli][overrides]") {
     auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
     std::filesystem::create_directories(dir);
     const std::string over = (dir / "over.yaml").string();
