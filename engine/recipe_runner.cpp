@@ -75,12 +75,31 @@ std::vector<const py::RecipeInfo*> RecipeSession::collect(const std::vector<Reci
     std::vector<const py::RecipeInfo*> out;
     std::set<std::pair<const py::Module*, std::string>> seen;
     std::set<const py::Module*> counted;
+    // Parse every target file first, on all cores.
+    std::vector<std::pair<py::Project*, py::Module*>> modules;
     for (const auto& target : targets) {
         py::Project& project = project_for(target.file);
-        py::Module* m = project.index().module_for_file(target.file, errors);
+        modules.emplace_back(&project, project.index().module_for_file(target.file, errors));
+    }
+    {
+        std::atomic<size_t> next{0};
+        auto parse = [&] {
+            for (size_t i; (i = next.fetch_add(1)) < modules.size();)
+                if (modules[i].second) modules[i].first->index().ensure_parsed(modules[i].second);
+        };
+        unsigned threads = options_.jobs > 0 ? static_cast<unsigned>(options_.jobs) : std::thread::hardware_concurrency();
+        threads = std::max(1u, std::min<unsigned>(threads, static_cast<unsigned>(modules.size())));
+        std::vector<std::thread> pool;
+        for (unsigned t = 1; t < threads; ++t) pool.emplace_back(parse);
+        parse();
+        for (auto& t : pool) t.join();
+    }
+    for (size_t ti = 0; ti < targets.size(); ++ti) {
+        const auto& target = targets[ti];
+        py::Project& project = *modules[ti].first;
+        py::Module* m = modules[ti].second;
         if (!m) continue;
         if (counted.insert(m).second) ++files;
-        project.index().ensure_parsed(m);
         if (m->syntax_error) {
             if (seen.insert({m, "\x01syntax"}).second) {
                 errors.push_back(*m->syntax_error);
