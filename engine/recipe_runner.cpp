@@ -198,15 +198,28 @@ RecipeRunResult RecipeSession::lint(const std::vector<const py::RecipeInfo*>& re
                     for (const char* f : kRecomputeFields) slot.resolved &= !(*model)[f].contains_unknown();
                     for (auto& d : run_rules(*model, linter.options().rule_options)) diags.push_back(std::move(d));
                     if (options_.show_unknowns) {
+                        // One info per (place, reason): a model the linter could not follow is one line, not 400.
+                        std::vector<std::tuple<SourceRange, std::string, std::vector<std::string>>> groups;
                         for (const auto& e : model->fields.entries()) {
                             const Value* u = first_unknown(e.value);
                             if (!u) continue;
                             SourceRange at = u->prov().range.valid() ? u->prov().range
-                                                                     : e.value.prov().range.valid() ? e.value.prov().range
-                                                                                                    : r.def;
+                                             : e.value.prov().range.valid() ? e.value.prov().range
+                                                                            : r.def;
+                            auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) {
+                                return std::get<1>(x) == u->unknown_reason() && std::get<0>(x).file == at.file &&
+                                       std::get<0>(x).line == at.line && std::get<0>(x).column == at.column;
+                            });
+                            if (g == groups.end()) groups.emplace_back(at, u->unknown_reason(), std::vector<std::string>{e.key});
+                            else std::get<2>(*g).push_back(e.key);
+                        }
+                        for (auto& [at, reason, fields] : groups) {
+                            std::string names;
+                            for (size_t k = 0; k < fields.size() && k < 4; ++k) names += (k ? ", model." : "model.") + fields[k];
+                            if (fields.size() > 4) names += fmt::format(" and {} more model fields", fields.size() - 4);
                             Diagnostic d = input_error(InputError::NotResolved, at,
-                                                       fmt::format("model.{} is not known statically: {}", e.key,
-                                                                   u->unknown_reason()));
+                                                       fmt::format("{} {} not known statically: {}", names,
+                                                                   fields.size() == 1 ? "is" : "are", reason));
                             d.severity = Severity::Info;
                             diags.push_back(std::move(d));
                         }

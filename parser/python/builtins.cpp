@@ -606,6 +606,7 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
                 poison(*a0, "setattr() with an attribute name known only at run time");
                 return Val::none(site);
             }
+            if (a0->may_alias()) spoil_candidates(*a0, "setattr() on a value that may be this object");
             set_attr(f, *a0, a1->s, *value, store_info(f));
             return Val::none(site);
         }

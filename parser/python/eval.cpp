@@ -109,6 +109,7 @@ Val Interp::thaw_inner(const Val& v) {
             c->class_path = src->class_path;
             c->model_like = src->model_like;
             c->poisoned = src->poisoned;
+            c->opaque = src->opaque;
             c->created = src->created;
             for (const auto& a : src->attrs) c->attrs.push_back(Attr{a.name, thaw(a.value), a.info});
             copy = c;
@@ -1065,6 +1066,24 @@ Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
 }
 
 Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {
+    // An unknown result of a call that received objects may be one of them.
+    auto mutable_obj = [](const Val& v) {
+        return v.is_obj(ObjKind::Instance) || v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Dict) ||
+               v.is_obj(ObjKind::Set) || v.may_alias();
+    };
+    std::vector<Val> passed;
+    for (const auto& v : args.pos)
+        if (mutable_obj(v)) passed.push_back(v);
+    for (const auto& [_, v] : args.kw)
+        if (mutable_obj(v)) passed.push_back(v);
+    if (callee.is_obj(ObjKind::Method) && mutable_obj(callee.as<MethodObj>()->self)) passed.push_back(callee.as<MethodObj>()->self);
+    if (callee.is_obj(ObjKind::Builtin) && mutable_obj(callee.as<BuiltinObj>()->self)) passed.push_back(callee.as<BuiltinObj>()->self);
+    Val out = call_inner(f, callee, std::move(args), site);
+    if (out.is_unknown() && !passed.empty()) mark_alias(out, passed);
+    return out;
+}
+
+Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
     if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", site);
     if (callee.is_unknown()) return Val::unknown("calls something unknown: " + callee.reason(), site);
     if (!callee.is_obj()) return Val::unknown(fmt::format("calls {}", type_name(callee)), site);

@@ -81,6 +81,10 @@ std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& ra
         for (const char* k : {"model_type", "architectures"})
             if (!cfg.contains(k) && raw.contains(k)) cfg[k] = raw[k];
     }
+    // Keys config.json may omit take the transformers config class defaults.
+    const json& hf_defaults = mapping().value("hf_defaults", json::object());
+    for (auto it = hf_defaults.begin(); it != hf_defaults.end(); ++it)
+        if (!cfg.contains(it.key())) cfg[it.key()] = it.value();
     arch->family = cfg.value("model_type", std::string());
     const json& m = mapping();
     const json* family = nullptr;

@@ -192,7 +192,34 @@ void Interp::note_mutation(Object* container) {
     record(Slot{Slot::Contents, container->shared_from_this(), nullptr, {}});
 }
 
+void Interp::mark_alias(Val& unknown, const std::vector<Val>& candidates) {
+    unknown.b = true;
+    auto list = std::make_shared<SeqObj>(ObjKind::Tuple);
+    for (const auto& c : candidates) {
+        if (c.is_obj()) list->items.push_back(c);
+        else if (c.may_alias() && c.o)
+            for (const auto& inner : static_cast<SeqObj*>(c.o.get())->items) list->items.push_back(inner);
+        else if (c.may_alias()) list->unknown = "an unknown candidate";
+    }
+    unknown.o = list;
+}
+
+void Interp::spoil_candidates(const Val& unknown, const std::string& reason) {
+    if (!unknown.may_alias() || !unknown.o) return;
+    for (const auto& c : static_cast<SeqObj*>(unknown.o.get())->items) poison(c, reason);
+}
+
 void Interp::poison(const Val& v, const std::string& reason) {
+    if (v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Set) || v.is_obj(ObjKind::Tuple)) {
+        note_mutation(v.o.get());
+        v.as<SeqObj>()->unknown = reason;
+        return;
+    }
+    if (v.is_obj(ObjKind::Dict)) {
+        note_mutation(v.o.get());
+        v.as<DictObj>()->unknown = reason;
+        return;
+    }
     if (!v.is_obj(ObjKind::Instance)) return;
     auto* inst = v.as<InstanceObj>();
     if (!inst->poisoned.empty()) return;
@@ -263,8 +290,12 @@ struct BranchRunner {
                 }
             const std::string reason = fmt::format("set differently depending on the condition at {}:{}",
                                                    where.file ? *where.file : "", where.line);
+            std::vector<Val> objects;
+            for (const auto& st : states)
+                if (st.value.is_obj() || st.value.may_alias()) objects.push_back(st.value);
             u.present = true;
             u.value = Val::unknown(reason, where);
+            if (!objects.empty()) Interp::mark_alias(u.value, objects);
             u.unknown = reason;  // for list/dict contents
             return u;
         }
@@ -365,8 +396,10 @@ struct BranchRunner {
 
 Val merge_vals(const Val& a, const Val& b, Loc where) {
     if (same_val(a, b)) return a;
-    return Val::unknown(fmt::format("depends on the condition at {}:{}", where.file ? *where.file : "", where.line),
-                        where);
+    Val u = Val::unknown(fmt::format("depends on the condition at {}:{}", where.file ? *where.file : "", where.line),
+                         where);
+    if (a.is_obj() || b.is_obj() || a.may_alias() || b.may_alias()) Interp::mark_alias(u, {a, b});
+    return u;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -458,7 +491,8 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
     if (m->state.load() != Module::Ready)
         return Val::unknown(fmt::format("\"{}\" is not yet defined when {} is imported (an import cycle)", name, m->path),
                             at);
-    return Val::unknown(fmt::format("module {} has no name \"{}\"", m->name, name), at);
+    // A name the module does not define (a version mismatch, a namespace package): a symbol, as if outside the root.
+    return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
 }
 
 Val Interp::import_module(Frame&, const std::string& dotted, Loc at) {
@@ -704,7 +738,9 @@ Flow Interp::exec_for(Frame& f, NodeId s) {
         Loc where = loc(f, a.field(s, Field::Right));
         std::vector<std::function<Flow()>> branches;
         branches.push_back([&, this] {
-            assign_target(f, target, Val::unknown("loop variable over " + reason, where), info);
+            Val var = Val::unknown("loop variable over " + reason, where);
+            var.b = true;  // the elements may be objects the evaluator knows
+            assign_target(f, target, var, info);
             Flow fl = exec_block(f, body);
             return fl == Flow::Break || fl == Flow::Continue ? Flow::Normal : fl;
         });
@@ -908,7 +944,10 @@ void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
     switch (a.kind(t)) {
         case Kind::Identifier: bind(f, std::string(a.source(t)), std::move(value)); return;
         case Kind::Attribute: {
-            Val obj = eval(f, a.field(t, Field::Object));
+            NodeId object = a.field(t, Field::Object);
+            Val obj = eval(f, object);
+            if (obj.may_alias()) spoil_candidates(obj, "an attribute was set on a value that may be this object");
+            else if (obj.is_unknown()) obj = materialize(f, object, obj);
             set_attr(f, obj, std::string(a.source(a.field(t, Field::AttributeName))), std::move(value), info);
             return;
         }
@@ -941,6 +980,8 @@ void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
                 }
             } else if (container.is_obj(ObjKind::Instance)) {
                 poison(container, "an item was set on it with []");
+            } else if (container.may_alias()) {
+                spoil_candidates(container, "an item was set on a value that may be this object");
             }
             return;
         }
@@ -987,6 +1028,33 @@ void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
         }
         default: return;
     }
+}
+
+// A write into an unknown object (`cfg.x = 1` where cfg came from a helper the linter cannot follow): the name, or
+// the attribute, gets a fresh object that remembers what is written from here on; everything else on it stays
+// unknown. Only for unknowns that cannot be an object known elsewhere (see Val::may_alias).
+Val Interp::materialize(Frame& f, NodeId expr, const Val& unknown) {
+    const Ast& a = ast(f);
+    auto inst = std::make_shared<InstanceObj>();
+    inst->opaque = unknown.reason().empty() ? std::string("made at run time") : unknown.reason();
+    inst->created = store_info(f);
+    Val fresh = Val::obj(inst, unknown.at.valid() ? unknown.at : f.stmt);
+    if (a.kind(expr) == Kind::Identifier) {
+        bind(f, std::string(a.source(expr)), fresh);
+        return fresh;
+    }
+    if (a.kind(expr) == Kind::Attribute) {
+        NodeId object = a.field(expr, Field::Object);
+        Val parent = eval(f, object);
+        if (parent.is_unknown() && !parent.may_alias()) parent = materialize(f, object, parent);
+        if (!parent.is_obj(ObjKind::Instance)) return unknown;
+        const std::string name(a.source(a.field(expr, Field::AttributeName)));
+        SetInfo info = store_info(f);
+        if (const Attr* existing = parent.as<InstanceObj>()->find(name)) info = existing->info;
+        set_attr(f, parent, name, fresh, info);
+        return fresh;
+    }
+    return unknown;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -96,6 +96,7 @@ public:
 
     // --- used by the builtins (builtins.cpp) ---
     Val call(Frame& f, const Val& callee, CallArgs args, Loc site);
+    Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
     Val get_attr(Frame& f, const Val& obj, const std::string& name, Loc at);
     bool set_attr(Frame& f, const Val& obj, const std::string& name, Val value, const SetInfo& info);
     Val thaw(const Val& v);
@@ -106,6 +107,10 @@ public:
     SetInfo store_info(Frame& f) const;
     void note_mutation(Object* container);  // journal a list/dict/set before changing it
     void poison(const Val& v, const std::string& reason);
+    // Marks an unknown as possibly one of `candidates` (objects, or unknowns that may be objects).
+    static void mark_alias(Val& unknown, const std::vector<Val>& candidates);
+    // A write through an unknown that may be a known object: those objects can no longer be trusted.
+    void spoil_candidates(const Val& unknown, const std::string& reason);
     void report(Diagnostic d);
     Project& project() { return project_; }
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
@@ -138,6 +143,7 @@ private:
     void exec_class_def(Frame& f, NodeId def, NodeId decorated);
     void exec_delete(Frame& f, NodeId node);
     void assign_target(Frame& f, NodeId target, Val value, const SetInfo& info);
+    Val materialize(Frame& f, NodeId expr, const Val& unknown);
 
     // expressions
     Val eval(Frame& f, NodeId e);

@@ -85,7 +85,12 @@ Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std
 }
 
 Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) {
-    if (obj.is_unknown()) return Val::unknown(obj.reason(), obj.at.valid() ? obj.at : at);
+    if (obj.is_unknown()) {
+        Val u = Val::unknown(obj.reason(), obj.at.valid() ? obj.at : at);
+        u.b = obj.b;
+        u.o = obj.o;  // an attribute of what may be a known object may be part of it
+        return u;
+    }
     if (!obj.is_obj()) {
         if (obj.is_none()) return Val::unknown(fmt::format("reads .{} of None", name), at);
         return builtin_method(obj, name, at);
@@ -100,6 +105,7 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
                 Val v = class_attr(f, inst->cls, name, &obj, at, found);
                 if (found) return v;
             }
+            if (!inst->opaque.empty()) return Val::unknown(inst->opaque, at);
             if (inst->model_like)
                 if (auto d = project_.model_default(name)) {
                     Val v = *d;

@@ -230,7 +230,8 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
             out.root.set("model", unknown_model(model->poisoned, p, project.revision()));
             continue;
         }
-        Value m = Value::map(p);
+        // A model object made for an unknown value knows only what was written to it since.
+        Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, project.revision());
         for (const auto& attr : model->attrs) {
             if (!schema.field(attr.name)) {
                 // Python accepts any attribute on a dataclass instance; a misspelt recompute field is silently
@@ -254,6 +255,14 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
             m.set(attr.name, e.value(attr.value, provenance_of(attr.info), 1));
         }
         out.root.set("model", std::move(m));
+    }
+    if (!inst->opaque.empty()) {
+        // The config came from something the linter cannot follow: what the recipe did not set is unknown.
+        for (const char* section : {"model", "mixed_precision", "comm_overlap"})
+            if (!out.root.find(section))
+                out.root.set(section, std::string(section) == "model"
+                                          ? unknown_model(inst->opaque, anchor, project.revision())
+                                          : Value::unknown(inst->opaque, anchor));
     }
     return out;
 }

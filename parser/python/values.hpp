@@ -93,6 +93,10 @@ public:
     bool is_obj() const { return k == K::Obj; }
     bool is_obj(ObjKind kind) const { return k == K::Obj && o->kind == kind; }
     bool is_unknown() const { return k == K::Unknown; }
+    // An unknown that may stand for an object the evaluator knows (the result of a call that received it, a merge
+    // of branches holding different objects): writes through it cannot be redirected to a fresh object. When the
+    // candidates are known, `o` holds them (a tuple) so that a write through the unknown can spoil them.
+    bool may_alias() const { return k == K::Unknown && b; }
     std::int64_t as_int() const { return k == K::Bool ? (b ? 1 : 0) : i; }
     double as_number() const { return k == K::Float ? d : static_cast<double>(as_int()); }
     const std::string& reason() const { return s; }
@@ -137,6 +141,7 @@ struct InstanceObj : Object {
     std::vector<Attr> attrs;
     bool model_like = false;         // a TransformerConfig / model provider: unset fields take Megatron defaults
     std::string poisoned;            // non-empty: arbitrary attributes may have been changed (the reason)
+    std::string opaque;              // non-empty: made for an unknown value; attributes not set since are unknown
     SetInfo created;                 // where the object was made (for the provenance of defaults)
 
     Attr* find(std::string_view name) {

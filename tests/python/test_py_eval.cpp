@@ -461,3 +461,46 @@ def three_config() -> ConfigContainer:
     }
     CHECK(rc004 == 1);
 }
+
+TEST_CASE("writes into a config from an unknown base are kept; writes through a possible alias spoil it",
+          "[python][eval]") {
+    TempTree tree({{"r.py", recipe_file(R"(
+from megatron.bridge.recipes.elsewhere import base_recipe, get_model
+
+
+def all_five_config() -> ConfigContainer:
+    cfg = base_recipe()  # outside the root: unknown, and it received nothing it could return
+    cfg.model.recompute_granularity = "full"
+    cfg.model.recompute_method = "uniform"
+    cfg.model.recompute_num_layers = 1
+    cfg.model.recompute_modules = None
+    cfg.model.distribute_saved_activations = False
+    return cfg
+
+
+def some_config() -> ConfigContainer:
+    cfg = base_recipe()
+    cfg.model.recompute_granularity = "selective"
+    return cfg
+
+
+def alias_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    cfg.model.recompute_granularity = "selective"
+    model = get_model(cfg)  # may be cfg.model itself
+    model.recompute_granularity = "full"
+    return cfg
+)")}});
+    auto e = pytest::evaluate(tree, "r.py");
+    CHECK(e.get("all_five_config", "model.recompute_granularity")->display() == "\"full\"");
+    CHECK(e.get("all_five_config", "model.recompute_num_layers")->display() == "1");
+    CHECK(e.get("all_five_config", "model.num_layers")->is_unknown());  // not written: unknown, not a default
+    CHECK(e.get("all_five_config", "mixed_precision")->is_unknown());
+    CHECK(e.get("some_config", "model.recompute_granularity")->display() == "\"selective\"");
+    CHECK(e.get("some_config", "model.recompute_method")->is_unknown());
+    CHECK(e.get("alias_config", "model.recompute_granularity")->is_unknown());
+
+    auto r = pytest::lint(tree, "r.py");
+    CHECK(r.recipes == 3);
+    CHECK(r.resolved == 1);
+}
