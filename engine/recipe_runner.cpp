@@ -96,7 +96,6 @@ std::vector<const py::RecipeInfo*> RecipeSession::collect(const std::vector<Reci
     }
     for (size_t ti = 0; ti < targets.size(); ++ti) {
         const auto& target = targets[ti];
-        py::Project& project = *modules[ti].first;
         py::Module* m = modules[ti].second;
         if (!m) continue;
         if (counted.insert(m).second) ++files;

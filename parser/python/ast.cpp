@@ -160,7 +160,7 @@ std::optional<BracketProblem> bracket_problem(std::string_view text) {
 }  // namespace
 
 NodeId Ast::field(NodeId id, Field f) const {
-    const Node& n = nodes[id];
+    const Node& n = (*this)[id];
     for (std::uint32_t i = 0; i < n.kid_count; ++i) {
         NodeId k = kids[n.first_kid + i];
         if (nodes[k].field == f) return k;
@@ -170,7 +170,7 @@ NodeId Ast::field(NodeId id, Field f) const {
 
 std::vector<NodeId> Ast::named_kids(NodeId id) const {
     std::vector<NodeId> out;
-    const Node& n = nodes[id];
+    const Node& n = (*this)[id];
     out.reserve(n.kid_count);
     for (std::uint32_t i = 0; i < n.kid_count; ++i) {
         NodeId k = kids[n.first_kid + i];

@@ -63,17 +63,28 @@ public:
     std::vector<NodeId> kids;
     NodeId root = kNoNode;
 
-    const Node& operator[](NodeId id) const { return nodes[id]; }
-    Kind kind(NodeId id) const { return nodes[id].kind; }
+    // Accessors accept kNoNode (an absent field) and answer "nothing", so an unexpected tree never reads out of range.
+    const Node& operator[](NodeId id) const { return id < nodes.size() ? nodes[id] : empty_; }
+    Kind kind(NodeId id) const { return (*this)[id].kind; }
     std::string_view source(NodeId id) const {
-        return std::string_view(text).substr(nodes[id].start, nodes[id].end - nodes[id].start);
+        const Node& n = (*this)[id];
+        if (n.end < n.start || n.end > text.size()) return {};
+        return std::string_view(text).substr(n.start, n.end - n.start);
     }
-    std::uint32_t count(NodeId id) const { return nodes[id].kid_count; }
+    std::uint32_t count(NodeId id) const { return (*this)[id].kid_count; }
     NodeId kid(NodeId id, std::uint32_t i) const { return kids[nodes[id].first_kid + i]; }
     // First child filling `field`, or kNoNode.
     NodeId field(NodeId id, Field f) const;
     // Children that are not operator tokens or comments.
     std::vector<NodeId> named_kids(NodeId id) const;
+    // The first of them, or kNoNode.
+    NodeId first_named(NodeId id) const {
+        auto named = named_kids(id);
+        return named.empty() ? kNoNode : named.front();
+    }
+
+private:
+    static inline const Node empty_{};
 };
 
 struct ParseOutcome {

@@ -873,7 +873,7 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
                     for (const auto& item : l->items)
                         if (py_equal(item, *a0) == true) return Val::none(site);
                 if (limit_items(l->items.size() + 1)) l->unknown = "the list is too long for the linter";
-                else l->items.push_back(*a0);
+                else if (l->unknown.empty()) l->items.push_back(*a0);  // unknown contents stay unknown
                 return Val::none(site);
             case Builtin::ListExtend:
             case Builtin::SetUpdate: {
@@ -882,7 +882,7 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
                 auto items = iterate(*a0, reason);
                 if (!items) {
                     l->unknown = reason;
-                } else {
+                } else if (l->unknown.empty()) {
                     for (auto& item : *items) {
                         bool dup = false;
                         if (b.id == Builtin::SetUpdate)

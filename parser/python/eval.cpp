@@ -310,7 +310,7 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
                         }
                     if (!replaced) d->items.emplace_back(std::move(key), std::move(value));
                 } else if (a.kind(k) == Kind::DictionarySplat) {
-                    Val src = eval(f, a.named_kids(k).front());
+                    Val src = eval(f, a.first_named(k));
                     if (!src.is_obj(ObjKind::Dict) || !src.as<DictObj>()->unknown.empty()) {
                         d->unknown = src.is_unknown() ? src.reason() : "unpacks a value that is not a known dict";
                         continue;
@@ -394,7 +394,7 @@ void Interp::collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std:
     for (NodeId k : a.named_kids(node)) {
         Kind kind = a.kind(k);
         if (kind == Kind::ListSplat || kind == Kind::ListSplatPattern) {
-            Val src = eval(f, a.named_kids(k).front());
+            Val src = eval(f, a.first_named(k));
             std::string reason;
             auto items = iterate(src, reason);
             if (!items) {
@@ -967,11 +967,11 @@ Val Interp::eval_lambda(Frame& f, NodeId e) {
                     break;
                 case Kind::ListSplatPattern:
                     param.kind = Param::Kind::VarArgs;
-                    param.name = a.source(a.named_kids(p).front());
+                    param.name = a.source(a.first_named(p));
                     break;
                 case Kind::DictionarySplatPattern:
                     param.kind = Param::Kind::VarKw;
-                    param.name = a.source(a.named_kids(p).front());
+                    param.name = a.source(a.first_named(p));
                     break;
                 case Kind::KeywordSeparator: keyword_only = true; continue;
                 default: continue;
@@ -1002,13 +1002,13 @@ CallArgs Interp::eval_args(Frame& f, NodeId arglist) {
                 break;
             case Kind::ListSplat: {
                 std::string reason;
-                auto items = iterate(eval(f, a.named_kids(k).front()), reason);
+                auto items = iterate(eval(f, a.first_named(k)), reason);
                 if (items) args.pos.insert(args.pos.end(), items->begin(), items->end());
                 else args.unknown = "*args " + reason;
                 break;
             }
             case Kind::DictionarySplat: {
-                Val d = eval(f, a.named_kids(k).front());
+                Val d = eval(f, a.first_named(k));
                 if (d.is_obj(ObjKind::Dict) && d.as<DictObj>()->unknown.empty()) {
                     for (const auto& [key, value] : d.as<DictObj>()->items) {
                         if (!key.is_str()) {

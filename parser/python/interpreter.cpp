@@ -69,6 +69,7 @@ namespace {
 constexpr const char* kPoisonSlot = "\x01poisoned";
 
 struct SlotState {
+    bool too_big = false;  // a container too large to copy: restoring it makes its contents unknown
     bool present = false;
     Val value;
     SetInfo info;
@@ -84,7 +85,9 @@ struct Interp::Journal {
     std::map<std::tuple<int, const void*, std::string>, std::pair<Slot, SlotState>> originals;
 };
 
-static SlotState capture_slot(const Interp::Slot& s) {
+constexpr std::size_t kMaxTrackedItems = 512;  // larger containers changed in a branch become unknown
+
+static SlotState capture_slot(const Interp::Slot& s) {  // cost: see BranchRunner::run_one
     SlotState st;
     switch (s.kind) {
         case Interp::Slot::Attr: {
@@ -109,11 +112,13 @@ static SlotState capture_slot(const Interp::Slot& s) {
             st.present = true;
             if (s.obj->kind == ObjKind::Dict) {
                 auto* d = static_cast<DictObj*>(s.obj.get());
-                st.dict_items = d->items;
+                if (d->items.size() > kMaxTrackedItems) st.too_big = true;
+                else st.dict_items = d->items;
                 st.unknown = d->unknown;
             } else {
                 auto* q = static_cast<SeqObj*>(s.obj.get());
-                st.items = q->items;
+                if (q->items.size() > kMaxTrackedItems) st.too_big = true;
+                else st.items = q->items;
                 st.unknown = q->unknown;
             }
             break;
@@ -144,21 +149,24 @@ static void restore_slot(const Interp::Slot& s, const SlotState& st) {
             if (st.present) s.env->set(s.name, st.value);
             else s.env->erase(s.name);
             break;
-        case Interp::Slot::Contents:
+        case Interp::Slot::Contents: {
+            const std::string big = "a container too large to follow through branches";
             if (s.obj->kind == ObjKind::Dict) {
                 auto* d = static_cast<DictObj*>(s.obj.get());
                 d->items = st.dict_items;
-                d->unknown = st.unknown;
+                d->unknown = st.too_big ? big : st.unknown;
             } else {
                 auto* q = static_cast<SeqObj*>(s.obj.get());
                 q->items = st.items;
-                q->unknown = st.unknown;
+                q->unknown = st.too_big ? big : st.unknown;
             }
             break;
+        }
     }
 }
 
 static bool same_state(const SlotState& a, const SlotState& b) {
+    if (a.too_big || b.too_big) return false;
     if (a.present != b.present) return false;
     if (!a.present) return true;
     if (a.unknown != b.unknown) return false;
@@ -193,12 +201,19 @@ void Interp::note_mutation(Object* container) {
 }
 
 void Interp::mark_alias(Val& unknown, const std::vector<Val>& candidates) {
+    constexpr std::size_t kMaxCandidates = 64;
     unknown.b = true;
     auto list = std::make_shared<SeqObj>(ObjKind::Tuple);
+    auto add = [&](const Val& c) {
+        for (const auto& have : list->items)
+            if (have.o == c.o) return;  // each object once: merges in loops must not pile them up
+        if (list->items.size() < kMaxCandidates) list->items.push_back(c);
+        else list->unknown = "too many candidates";
+    };
     for (const auto& c : candidates) {
-        if (c.is_obj()) list->items.push_back(c);
+        if (c.is_obj()) add(c);
         else if (c.may_alias() && c.o)
-            for (const auto& inner : static_cast<SeqObj*>(c.o.get())->items) list->items.push_back(inner);
+            for (const auto& inner : static_cast<SeqObj*>(c.o.get())->items) add(inner);
         else if (c.may_alias()) list->unknown = "an unknown candidate";
     }
     unknown.o = list;
@@ -266,7 +281,12 @@ struct BranchRunner {
         o.flow = body();
         o.result = f.result;
         f.result = saved;
-        for (auto& [key, entry] : j.originals) o.finals.emplace(key, std::make_pair(entry.first, capture_slot(entry.first)));
+        // Undoing and merging cost work the statements do not count: charge it to the step budget.
+        in.steps_ += static_cast<std::int64_t>(2 * j.originals.size());
+        for (auto& [key, entry] : j.originals) {
+            auto& fin = o.finals.emplace(key, std::make_pair(entry.first, capture_slot(entry.first))).first->second.second;
+            in.steps_ += static_cast<std::int64_t>(fin.items.size() + fin.dict_items.size());
+        }
         for (auto& [key, entry] : j.originals) restore_slot(entry.first, entry.second);
         in.journals_.pop_back();
         o.originals = std::move(j.originals);
@@ -279,47 +299,47 @@ struct BranchRunner {
         return merge_vals(*a, *b, where);
     }
 
-    SlotState merged_state(const std::vector<SlotState>& states) const {
+    // The merge of several outcomes of one slot (pointers: the states may hold large containers).
+    SlotState merged_state(const std::vector<const SlotState*>& states) const {
         for (size_t i = 1; i < states.size(); ++i) {
-            if (same_state(states.front(), states[i])) continue;
+            if (same_state(*states.front(), *states[i])) continue;
             // Keep the provenance of a branch that wrote the slot, so the unknown has a location.
-            SlotState u = states.front();
-            for (const auto& s : states)
-                if (s.present) {
-                    if (s.info.loc.valid() || !u.present) u = s;
-                }
+            const SlotState* keep = states.front();
+            for (const SlotState* st : states)
+                if (st->present && (st->info.loc.valid() || !keep->present)) keep = st;
+            SlotState u;
+            u.present = true;
+            u.info = keep->info;
             const std::string reason = fmt::format("set differently depending on the condition at {}:{}",
                                                    where.file ? *where.file : "", where.line);
             std::vector<Val> objects;
-            for (const auto& st : states)
-                if (st.value.is_obj() || st.value.may_alias()) objects.push_back(st.value);
-            u.present = true;
+            for (const SlotState* st : states)
+                if (st->value.is_obj() || st->value.may_alias()) objects.push_back(st->value);
             u.value = Val::unknown(reason, where);
             if (!objects.empty()) Interp::mark_alias(u.value, objects);
-            u.unknown = reason;  // for list/dict contents
+            u.unknown = reason;  // a list or dict whose contents differ: contents unknown
             return u;
         }
-        return states.front();
+        return *states.front();
     }
 
     // Applies the merge of `outs` to the live state (journaled for enclosing branches).
     void apply_merge(const std::vector<const Outcome*>& outs) {
-        std::map<std::tuple<int, const void*, std::string>, Interp::Slot> slots;
-        std::map<std::tuple<int, const void*, std::string>, SlotState> originals;
+        std::map<std::tuple<int, const void*, std::string>, std::pair<const Interp::Slot*, const SlotState*>> slots;
         for (const Outcome* o : outs)
-            for (const auto& [key, entry] : o->originals) {
-                slots.emplace(key, entry.first);
-                originals.emplace(key, entry.second);
-            }
+            for (const auto& [key, entry] : o->originals) slots.emplace(key, std::make_pair(&entry.first, &entry.second));
+        in.steps_ += static_cast<std::int64_t>(slots.size() * outs.size());
+        std::vector<const SlotState*> states;
         for (const auto& [key, slot] : slots) {
-            std::vector<SlotState> states;
+            states.clear();
             for (const Outcome* o : outs) {
                 auto it = o->finals.find(key);
-                states.push_back(it != o->finals.end() ? it->second.second : originals[key]);
+                states.push_back(it != o->finals.end() ? &it->second.second : slot.second);
+                in.steps_ += static_cast<std::int64_t>(states.back()->items.size() + states.back()->dict_items.size());
             }
             SlotState st = merged_state(states);
-            in.record(slot);
-            restore_slot(slot, st);
+            in.record(*slot.first);
+            restore_slot(*slot.first, st);
         }
     }
 
@@ -369,11 +389,13 @@ struct BranchRunner {
                     slots.emplace(key, entry.first);
                     merged_end.originals.emplace(key, entry);
                 }
+            std::vector<const SlotState*> states;
             for (const auto& [key, slot] : slots) {
-                std::vector<SlotState> states;
+                states.clear();
+                const SlotState& original = merged_end.originals[key].second;
                 for (const Outcome* o : ending) {
                     auto it = o->finals.find(key);
-                    states.push_back(it != o->finals.end() ? it->second.second : merged_end.originals[key].second);
+                    states.push_back(it != o->finals.end() ? &it->second.second : &original);
                 }
                 merged_end.finals.emplace(key, std::make_pair(slot, merged_state(states)));
             }
@@ -762,7 +784,7 @@ Flow Interp::exec_while(Frame& f, NodeId s) {
     const Ast& a = ast(f);
     NodeId cond = a.field(s, Field::Condition);
     NodeId body = a.field(s, Field::Body);
-    for (int iteration = 0; iteration < 100000; ++iteration) {
+    for (int iteration = 0; iteration < project_.limits().max_while_iterations; ++iteration) {
         auto t = truthy(eval(f, cond));
         if (t && !*t) return Flow::Normal;
         if (!t) {
@@ -931,7 +953,7 @@ void Interp::exec_aug_assignment(Frame& f, NodeId node) {
         auto items = iterate(rhs, reason);
         if (!items) l->unknown = reason;
         else if (limit_items(l->items.size() + items->size())) l->unknown = "the list is too long";
-        else l->items.insert(l->items.end(), items->begin(), items->end());
+        else if (l->unknown.empty()) l->items.insert(l->items.end(), items->begin(), items->end());
         return;
     }
     std::string binop = opstr.substr(0, opstr.size() - 1);
@@ -1002,7 +1024,7 @@ void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
                 std::string why = items ? "the number of values does not match" : reason;
                 for (NodeId k : targets) {
                     NodeId inner = (a.kind(k) == Kind::ListSplatPattern || a.kind(k) == Kind::ListSplat)
-                                       ? a.named_kids(k).front()
+                                       ? a.first_named(k)
                                        : k;
                     assign_target(f, inner, Val::unknown("unpacked from a value whose " + why, value.at), info);
                 }
@@ -1016,7 +1038,7 @@ void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
             for (size_t i = 0; i < star; ++i) assign_target(f, targets[i], (*items)[i], info);
             std::vector<Val> middle(items->begin() + static_cast<std::ptrdiff_t>(star),
                                     items->end() - static_cast<std::ptrdiff_t>(after));
-            assign_target(f, a.named_kids(targets[star]).front(), make_list(std::move(middle)), info);
+            assign_target(f, a.first_named(targets[star]), make_list(std::move(middle)), info);
             for (size_t i = 0; i < after; ++i)
                 assign_target(f, targets[star + 1 + i], (*items)[items->size() - after + i], info);
             return;
@@ -1083,21 +1105,21 @@ static std::vector<Param> read_params(Interp& in, Frame& f, const Ast& a, NodeId
                     if (a.kind(k) == Kind::Identifier) param.name = a.source(k);
                     else if (a.kind(k) == Kind::ListSplatPattern) {
                         param.kind = Param::Kind::VarArgs;
-                        param.name = a.source(a.named_kids(k).front());
+                        param.name = a.source(a.first_named(k));
                     } else if (a.kind(k) == Kind::DictionarySplatPattern) {
                         param.kind = Param::Kind::VarKw;
-                        param.name = a.source(a.named_kids(k).front());
+                        param.name = a.source(a.first_named(k));
                     }
                 }
                 break;
             }
             case Kind::ListSplatPattern:
                 param.kind = Param::Kind::VarArgs;
-                param.name = a.source(a.named_kids(p).front());
+                param.name = a.source(a.first_named(p));
                 break;
             case Kind::DictionarySplatPattern:
                 param.kind = Param::Kind::VarKw;
-                param.name = a.source(a.named_kids(p).front());
+                param.name = a.source(a.first_named(p));
                 break;
             case Kind::KeywordSeparator: keyword_only = true; continue;
             default: continue;  // positional separator `/`

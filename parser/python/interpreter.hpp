@@ -26,8 +26,9 @@ struct EvalLimits {
     int max_call_depth = 40;          // nested Python calls (recursive helpers end here)
     int max_expr_depth = 150;         // nested expressions
     int max_import_depth = 48;        // nested module initializations
-    std::int64_t max_steps = 3'000'000;  // evaluation steps per recipe
-    std::size_t max_items = 200'000;  // elements of one list/dict/string built by the evaluator
+    std::int64_t max_steps = 1'000'000;  // evaluation steps per recipe
+    std::size_t max_items = 100'000;  // elements of one list/dict/string built by the evaluator
+    int max_while_iterations = 10'000;  // a `while` that runs longer stops the recipe as over budget
 };
 
 // Everything shared by the evaluators of one source root. Thread-safe.

@@ -57,6 +57,7 @@ public:
     // The package relative imports start from.
     std::string package() const;
     Loc loc(NodeId id) const {
+        if (!ast || id == kNoNode) return {};
         const Node& n = (*ast)[id];
         return Loc{&path, n.line, n.col, n.end_line, n.end_col};
     }

@@ -108,6 +108,60 @@ Value unknown_model(const std::string& reason, const Provenance& p, const Revisi
     return m;
 }
 
+std::string last_component(const std::string& path) {
+    auto dot = path.rfind('.');
+    return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+Provenance provenance_of(const SetInfo& info);
+
+namespace {
+
+// A name from outside the source root stored in a model field: a string where the field takes names (dtypes,
+// functions, enum-like strings), the matching enum value for enum fields, else unknown (never a wrong type).
+Value external_field_value(const FieldSpec& spec, const std::string& path, const Provenance& p) {
+    if (!spec.enum_values.empty()) {
+        const std::string member = lower(last_component(path));
+        for (const auto& allowed : spec.enum_values)
+            if (lower(allowed) == member) return Value::string(allowed, p);
+        return Value::unknown(fmt::format("{}, a name from outside the source root", path), p);
+    }
+    switch (spec.type) {
+        case FieldType::Str:
+        case FieldType::Any:
+        case FieldType::Dtype:
+        case FieldType::Callable: return Value::string(path, p);
+        default: return Value::unknown(fmt::format("{}, a name from outside the source root", path), p);
+    }
+}
+
+Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p, Exporter& e) {
+    if (v.is_obj(ObjKind::External)) return external_field_value(spec, v.as<ExternalObj>()->path, p);
+    if ((v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple)) && spec.type == FieldType::List) {
+        Value out = e.value(v, p, 1);
+        if (!out.is_list()) return out;
+        // Labels written as enum members from outside the root are not label strings.
+        const auto& items = v.as<SeqObj>()->items;
+        const bool scope = spec.name == "cuda_graph_scope" || spec.name == "cuda_graph_modules";
+        for (size_t i = 0; i < items.size() && i < out.items().size(); ++i)
+            if (items[i].is_obj(ObjKind::External)) {
+                const std::string& path = items[i].as<ExternalObj>()->path;
+                out.items()[i] = scope ? Value::string(last_component(path), out.items()[i].prov())
+                                       : Value::unknown(fmt::format("{}, a name from outside the source root", path),
+                                                        out.items()[i].prov());
+            }
+        return out;
+    }
+    return e.value(v, p, 1);
+}
+
 }  // namespace
 
 Provenance provenance_of(const SetInfo& info) {
@@ -164,6 +218,41 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
         out.push_back(std::move(r));
     }
     return out;
+}
+
+// The fields of a model object that Megatron Core knows; a builder config's nested `transformer` object keeps its
+// nesting (the engine flattens it).
+static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e, std::vector<Diagnostic>& diagnostics,
+                                int depth) {
+    const Schema& schema = Schema::instance();
+    for (const auto& attr : model.attrs) {
+        if (attr.name == "transformer" && depth == 0 && attr.value.is_obj(ObjKind::Instance)) {
+            Value nested = Value::map(provenance_of(attr.info));
+            export_model_fields(*attr.value.as<InstanceObj>(), nested, e, diagnostics, depth + 1);
+            m.set(attr.name, std::move(nested));
+            continue;
+        }
+        const FieldSpec* spec = schema.field(attr.name);
+        if (!spec) {
+            // Python accepts any attribute on a dataclass instance; a misspelt recompute field is silently
+            // ignored by Megatron Core, so say so.
+            if (attr.name.find("recompute") != std::string::npos && attr.info.origin != Origin::Default) {
+                auto suffix = did_you_mean_suffix(attr.name, schema.field_names());
+                if (!suffix.empty()) {
+                    Diagnostic d = input_error(InputError::UnknownKey, attr.info.loc.range(),
+                                               fmt::format("\"{}\" is not a model field{}; Python accepts the "
+                                                           "assignment and Megatron Core never reads it",
+                                                           attr.name, suffix));
+                    d.severity = Severity::Warning;
+                    for (const auto& step : provenance_of(attr.info).chain)
+                        d.notes.push_back(Note{step.range, step.message});
+                    diagnostics.push_back(std::move(d));
+                }
+            }
+            continue;
+        }
+        m.set(attr.name, model_field_value(*spec, attr.value, provenance_of(attr.info), e));
+    }
 }
 
 RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
@@ -232,28 +321,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         }
         // A model object made for an unknown value knows only what was written to it since.
         Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, project.revision());
-        for (const auto& attr : model->attrs) {
-            if (!schema.field(attr.name)) {
-                // Python accepts any attribute on a dataclass instance; a misspelt recompute field is silently
-                // ignored by Megatron Core, so say so.
-                if (attr.name.find("recompute") != std::string::npos && attr.info.origin != Origin::Default) {
-                    auto suffix = did_you_mean_suffix(attr.name, schema.field_names());
-                    if (!suffix.empty()) {
-                        Diagnostic d = input_error(
-                            InputError::UnknownKey, attr.info.loc.range(),
-                            fmt::format("\"{}\" is not a model field{}; Python accepts the assignment and Megatron "
-                                        "Core never reads it",
-                                        attr.name, suffix));
-                        d.severity = Severity::Warning;
-                        for (const auto& step : provenance_of(attr.info).chain)
-                            d.notes.push_back(Note{step.range, step.message});
-                        out.diagnostics.push_back(std::move(d));
-                    }
-                }
-                continue;
-            }
-            m.set(attr.name, e.value(attr.value, provenance_of(attr.info), 1));
-        }
+        export_model_fields(*model, m, e, out.diagnostics, 0);
         out.root.set("model", std::move(m));
     }
     if (!inst->opaque.empty()) {

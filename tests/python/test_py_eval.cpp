@@ -504,3 +504,44 @@ def alias_config() -> ConfigContainer:
     CHECK(r.recipes == 3);
     CHECK(r.resolved == 1);
 }
+
+TEST_CASE("names from outside the root stored in model fields never get a wrong type", "[python][eval]") {
+    TempTree tree({{"r.py", recipe_file(R"(
+import torch
+from megatron.core.transformer.enums import AttnBackend, RecomputeKind
+from megatron.core.defaults import DEFAULT_LABELS, DEFAULT_LAYERS
+from megatron.bridge.models.gpt.model_config import GPTModelConfig
+from megatron.core.transformer.transformer_config import TransformerConfig
+
+
+def externals_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    cfg.model.attention_backend = AttnBackend.unfused
+    cfg.model.params_dtype = torch.bfloat16
+    cfg.model.recompute_granularity = RecomputeKind.SELECTIVE
+    cfg.model.recompute_modules = DEFAULT_LABELS
+    cfg.model.num_layers = DEFAULT_LAYERS
+    return cfg
+
+
+def builder_config() -> ConfigContainer:
+    """A builder config nests the TransformerConfig fields under model.transformer."""
+    transformer = TransformerConfig(num_layers=4, recompute_granularity="full", recompute_num_layers=1)
+    return ConfigContainer(model=GPTModelConfig(transformer=transformer, vocab_size=32000))
+)")}});
+    auto e = pytest::evaluate(tree, "r.py");
+    CHECK(e.get("externals_config", "model.attention_backend")->display() ==
+          "\"megatron.core.transformer.enums.AttnBackend.unfused\"");
+    CHECK(e.get("externals_config", "model.params_dtype")->display() == "\"torch.bfloat16\"");
+    CHECK(e.get("externals_config", "model.recompute_granularity")->display() == "\"selective\"");
+    CHECK(e.get("externals_config", "model.recompute_modules")->is_unknown());
+    CHECK(e.get("externals_config", "model.num_layers")->is_unknown());
+    CHECK(e.get("builder_config", "model.transformer.recompute_granularity")->display() == "\"full\"");
+
+    auto r = pytest::lint(tree, "r.py");
+    std::multiset<std::string> codes;
+    for (const auto& d : r.diagnostics) codes.insert(d.code);
+    CHECK(codes.count("IN005") == 0);
+    CHECK(codes.count("RC004") == 1);  // in the builder config
+    CHECK(codes.count("RC101") == 0);  // unfused attention: core_attn would pay off (and the labels are unknown)
+}
