@@ -604,6 +604,10 @@ void Interp::exec_import_from(Frame& f, NodeId node) {
             continue;
         }
         if (!m) {
+            if (dotted == "typing" && name == "TYPE_CHECKING") {
+                bind(f, alias, Val::boolean(false, at));  // False whenever the code runs
+                continue;
+            }
             bind(f, alias, Val::obj(std::make_shared<ExternalObj>(dotted + "." + name), at));
         } else if (lazy) {
             bind(f, alias, Val::obj(std::make_shared<LazyImportObj>(f.module, dotted, name), at));

@@ -127,6 +127,7 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
         case ObjKind::Module: return module_attr(f, obj.as<ModuleObj>()->module, name, at);
         case ObjKind::External: {
             const std::string& path = obj.as<ExternalObj>()->path;
+            if (path == "typing" && name == "TYPE_CHECKING") return Val::boolean(false, at);
             if (name == "from_hf_pretrained" && ends_with(path, "AutoBridge"))
                 return Val::obj(std::make_shared<BuiltinObj>(Builtin::HfFromPretrained, "from_hf_pretrained"), at);
             return Val::obj(std::make_shared<ExternalObj>(path + "." + name), at);

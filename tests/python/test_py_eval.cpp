@@ -545,3 +545,29 @@ def builder_config() -> ConfigContainer:
     CHECK(codes.count("RC004") == 1);  // in the builder config
     CHECK(codes.count("RC101") == 0);  // unfused attention: core_attn would pay off (and the labels are unknown)
 }
+
+TEST_CASE("imports only for type checkers do not make names unknown", "[python][eval]") {
+    TempTree tree(pytest::Files{{"r.py", R"(
+import typing
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from megatron.bridge.training.config import ConfigContainer
+else:
+    from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.models import GPTModelProvider
+
+if typing.TYPE_CHECKING:
+    MODE = "checking"
+else:
+    MODE = "selective"
+
+
+def typed_config() -> "ConfigContainer":
+    cfg = ConfigContainer(model=GPTModelProvider())
+    cfg.model.recompute_granularity = MODE
+    return cfg
+)"}});
+    auto e = pytest::evaluate(tree, "r.py");
+    CHECK(e.get("typed_config", "model.recompute_granularity")->display() == "\"selective\"");
+}
