@@ -145,3 +145,19 @@ TEST_CASE("unusable Python input exits 2", "[cli][python]") {
     CHECK(hf.code == 2);
     CHECK(has(hf.out, "--hf-config /nonexistent/config.json"));
 }
+
+TEST_CASE("show works on YAML configs and marks unknown values", "[cli][show]") {
+    auto y = run("show --mcore 0.20.dev " + yaml_fixtures + "rc004_full_recompute_without_method.yaml --only model.recompute_granularity --only model.distribute_saved_activations");
+    INFO(y.out);
+    CHECK(y.code == 0);
+    CHECK(has(y.out, "recompute_granularity: full  # "));
+    CHECK(has(y.out, "rc004_full_recompute_without_method.yaml:5"));
+    CHECK(has(y.out, "distribute_saved_activations: false  # default (Megatron Core 0.20.dev)"));
+
+    auto u = run("show --mcore 0.20.dev " + tree + "/src/megatron/bridge/recipes/misc/shapes.py::environment_dependent_config "
+                 "--only model.recompute_granularity");
+    INFO(u.out);
+    CHECK(has(u.out, "recompute_granularity: !unknown \"set differently depending on the condition at "));
+    YAML::Node doc = YAML::Load(u.out);
+    CHECK(doc["model"]["recompute_granularity"].Tag() == "!unknown");
+}
