@@ -1085,7 +1085,11 @@ Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {
 
 Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
     if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", site);
-    if (callee.is_unknown()) return Val::unknown("calls something unknown: " + callee.reason(), site);
+    if (callee.is_unknown())
+        return Val::unknown(callee.reason().rfind("calls something unknown", 0) == 0
+                                ? callee.reason()
+                                : "calls something unknown: " + callee.reason(),
+                            site);
     if (!callee.is_obj()) return Val::unknown(fmt::format("calls {}", type_name(callee)), site);
     switch (callee.o->kind) {
         case ObjKind::Function: {

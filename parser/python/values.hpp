@@ -80,7 +80,13 @@ public:
     static Val floating(double d, Loc at = {}) { Val v; v.k = K::Float; v.d = d; v.at = at; return v; }
     static Val str(std::string s, Loc at = {}) { Val v; v.k = K::Str; v.s = std::move(s); v.at = at; return v; }
     static Val obj(ObjPtr o, Loc at = {}) { Val v; v.k = K::Obj; v.o = std::move(o); v.at = at; return v; }
+    // Reasons are kept short: in loops they would otherwise nest into ever longer texts.
+    static constexpr std::size_t kMaxReason = 200;
     static Val unknown(std::string reason, Loc at = {}) {
+        if (reason.size() > kMaxReason) {
+            reason.resize(kMaxReason);
+            reason += "...";
+        }
         Val v; v.k = K::Unknown; v.s = std::move(reason); v.at = at; return v;
     }
 
