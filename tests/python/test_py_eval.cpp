@@ -571,3 +571,61 @@ def typed_config() -> "ConfigContainer":
     auto e = pytest::evaluate(tree, "r.py");
     CHECK(e.get("typed_config", "model.recompute_granularity")->display() == "\"selective\"");
 }
+
+TEST_CASE("pathological shapes stay bounded: nested unknowns, branches in long loops, growing containers",
+          "[python][eval][limits]") {
+    TempTree tree(pytest::Files{{"r.py", recipe_file(R"(
+import os
+from somewhere_else import transform
+
+
+def c3_like_merge(seqs):
+    result = []
+    while True:
+        seqs = [s for s in seqs if s]
+        if not seqs:
+            return result
+        for s1 in seqs:
+            candidate = s1[0]
+            for s2 in seqs:
+                if candidate in s2[1:]:
+                    candidate = None
+                    break
+            else:
+                break
+        if candidate is None:
+            raise RuntimeError("inconsistent")
+        result.append(candidate)
+        for seq in seqs:
+            if seq[0] == candidate:
+                del seq[0]
+
+
+def pathological_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8), train=TrainingConfig())
+    x = transform()
+    grown = []
+    table = {}
+    for i in range(20000):
+        x = transform(x)
+        if os.environ.get(str(i)):
+            grown.append(i)
+            table[i] = x
+    cfg.train.x = x
+    cfg.train.grown = grown
+    cfg.train.merged = c3_like_merge([[os.environ.get("A"), "b"], ["b", os.environ.get("C")]])
+    cfg.model.recompute_granularity = "selective"
+    return cfg
+)")}});
+    auto e = pytest::evaluate(tree, "r.py");
+    REQUIRE(e.recipes.count("pathological_config"));
+    const mbl::Value* x = e.get("pathological_config", "train.x");
+    // Either evaluated to an unknown with a short reason, or the recipe ran out of budget; never a huge text.
+    if (x) {
+        CHECK(x->is_unknown());
+        CHECK(x->unknown_reason().size() < 260);
+    }
+    const mbl::Value* g = e.get("pathological_config", "model.recompute_granularity");
+    REQUIRE(g);
+    CHECK((g->is_unknown() || g->display() == "\"selective\""));
+}
