@@ -419,9 +419,10 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
             }
             if (step == 0) return unknown("range() step of zero");
             std::vector<Val> items;
-            for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) {
+            for (std::int64_t i = start; step > 0 ? i < stop : i > stop;) {
                 if (limit_items(items.size())) return unknown("a range too long for the linter");
                 items.push_back(Val::integer(i, site));
+                if (__builtin_add_overflow(i, step, &i)) break;
             }
             return make_list(std::move(items), ObjKind::List, site);
         }
@@ -520,14 +521,16 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
             return best;
         }
         case Builtin::Abs:
-            if (a0 && a0->is_int()) return Val::integer(std::llabs(a0->as_int()), site);
+            if (a0 && a0->is_int() && a0->as_int() != INT64_MIN) return Val::integer(std::llabs(a0->as_int()), site);
             if (a0 && a0->is_float()) return Val::floating(std::fabs(a0->d), site);
             return unknown("abs() of an unknown value");
         case Builtin::Round:
-            if (a0 && a0->is_number() && !a1) return Val::integer(static_cast<std::int64_t>(std::nearbyint(a0->as_number())), site);
+            if (a0 && a0->is_number() && !a1 && std::fabs(a0->as_number()) < 9e18)
+                return Val::integer(static_cast<std::int64_t>(std::nearbyint(a0->as_number())), site);
             return unknown("round() with digits");
         case Builtin::Divmod:
-            if (a0 && a1 && a0->is_int() && a1->is_int() && a1->as_int() != 0)
+            if (a0 && a1 && a0->is_int() && a1->is_int() && a1->as_int() != 0 &&
+                !(a0->as_int() == INT64_MIN && a1->as_int() == -1))
                 return make_list({binary_op("//", *a0, *a1, site), binary_op("%", *a0, *a1, site)}, ObjKind::Tuple, site);
             return unknown("divmod() of unknown values");
         case Builtin::Int:

@@ -528,6 +528,7 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
             return v ? Val::integer(*v, at) : Val::unknown(overflow, at);
         }
         if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(double(x) / double(y), at);
+        if ((op == "//" || op == "%") && x == INT64_MIN && y == -1) return Val::unknown(overflow, at);
         if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::integer(floor_div(x, y), at);
         if (op == "%") {
             if (y == 0) return Val::unknown("division by zero", at);
@@ -547,7 +548,10 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
         if (op == "&") return Val::integer(x & y, at);
         if (op == "|") return Val::integer(x | y, at);
         if (op == "^") return Val::integer(x ^ y, at);
-        if (op == "<<") return (y < 0 || y > 62) ? Val::unknown(overflow, at) : Val::integer(x << y, at);
+        if (op == "<<") {
+            if (y < 0 || y > 62 || x > (INT64_MAX >> y) || x < -(INT64_MAX >> y)) return Val::unknown(overflow, at);
+            return Val::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << y), at);
+        }
         if (op == ">>") return y < 0 ? Val::unknown("negative shift", at) : Val::integer(x >> std::min<std::int64_t>(y, 63), at);
     }
     if (l.is_number() && r.is_number()) {
