@@ -182,11 +182,16 @@ static bool same_state(const SlotState& a, const SlotState& b) {
 }
 
 void Interp::record(const Slot& s) {
-    for (Journal* j : journals_) {
-        std::uint64_t epoch = s.kind == Slot::Var ? s.env->epoch : s.obj->epoch;
-        if (epoch > j->start_epoch) continue;  // created inside the branch: nothing to undo
-        auto key = s.key();
-        if (!j->originals.count(key)) j->originals.emplace(key, std::make_pair(s, capture_slot(s)));
+    const std::uint64_t epoch = s.kind == Slot::Var ? s.env->epoch : s.obj->epoch;
+    const auto key = s.key();
+    // Innermost journal first: once one already holds the slot, every older one does too (they were all active
+    // when it was first recorded); a slot created after a journal started is also newer than every older one.
+    for (auto it = journals_.rbegin(); it != journals_.rend(); ++it) {
+        Journal* j = *it;
+        ++steps_;
+        if (epoch > j->start_epoch) break;  // created inside the branch: nothing to undo
+        if (j->originals.count(key)) break;
+        j->originals.emplace(key, std::make_pair(s, capture_slot(s)));
     }
 }
 
