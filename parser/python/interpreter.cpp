@@ -18,6 +18,38 @@ thread_local std::uint64_t tls_epoch = 0;
 std::uint64_t next_epoch() { return ++tls_epoch; }
 std::uint64_t current_epoch() { return tls_epoch; }
 
+namespace {
+thread_local ObjectRegistry* tls_registry = nullptr;
+}  // namespace
+
+Object::Object(ObjKind k) : kind(k), epoch(next_epoch()), registry(tls_registry) {
+    if (registry) registry->live_.insert(this);
+}
+
+Object::~Object() {
+    if (registry) registry->live_.erase(this);
+}
+
+ObjectRegistry::ObjectRegistry() : previous_(tls_registry) { tls_registry = this; }
+
+ObjectRegistry::~ObjectRegistry() {
+    sweep();
+    tls_registry = previous_;
+}
+
+void ObjectRegistry::sweep() {
+    while (!live_.empty()) {
+        Object* p = *live_.begin();
+        live_.erase(live_.begin());
+        p->registry = nullptr;
+        ObjPtr keep = p->weak_from_this().lock();
+        if (keep) keep->clear_refs();  // may free others, which leave live_ themselves
+    }
+}
+
+ObjectRegistry::Pause::Pause() : saved(tls_registry) { tls_registry = nullptr; }
+ObjectRegistry::Pause::~Pause() { tls_registry = saved; }
+
 // ---------------------------------------------------------------------------------------------------------------
 // Project
 
@@ -40,6 +72,7 @@ void Project::ensure_initialized(Module* m, int import_depth) {
     if (m->syntax_error) {
         diags.push_back(*m->syntax_error);
     } else if (import_depth <= limits_.max_import_depth) {
+        ObjectRegistry::Pause shared;  // module globals outlive the recipe being evaluated
         Interp init(*this, &diags);
         init.run_module(m, import_depth + 1);
     }

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -62,11 +63,39 @@ enum class ObjKind : std::uint8_t {
 std::uint64_t next_epoch();
 std::uint64_t current_epoch();
 
+struct Object;
+
+// The objects one recipe evaluation made (on its thread). Python values form cycles (a nested function and the scope
+// that holds it, `self.parent = self`); when the evaluation ends, sweep() drops every reference they hold so that
+// shared pointers free them.
+class ObjectRegistry {
+public:
+    ObjectRegistry();   // becomes the current thread's registry
+    ~ObjectRegistry();  // sweeps, and restores the previous one
+    ObjectRegistry(const ObjectRegistry&) = delete;
+    ObjectRegistry& operator=(const ObjectRegistry&) = delete;
+    void sweep();
+    // Objects made while `paused` belong to no registry (module globals: they live as long as the modules).
+    struct Pause {
+        Pause();
+        ~Pause();
+        ObjectRegistry* saved;
+    };
+
+private:
+    friend struct Object;
+    std::unordered_set<Object*> live_;
+    ObjectRegistry* previous_;
+};
+
 struct Object : std::enable_shared_from_this<Object> {
-    explicit Object(ObjKind k) : kind(k), epoch(next_epoch()) {}
-    virtual ~Object() = default;
+    explicit Object(ObjKind k);
+    virtual ~Object();
+    // Drops the references this object holds to other values.
+    virtual void clear_refs() {}
     ObjKind kind;
     std::uint64_t epoch;
+    ObjectRegistry* registry = nullptr;
 };
 using ObjPtr = std::shared_ptr<Object>;
 
@@ -122,12 +151,14 @@ public:
 
 struct SeqObj : Object {  // list, tuple, set (a set keeps insertion order and no duplicates)
     explicit SeqObj(ObjKind k) : Object(k) {}
+    void clear_refs() override { items.clear(); }
     std::vector<Val> items;
     std::string unknown;  // non-empty: the contents are not known (the reason)
 };
 
 struct DictObj : Object {
     DictObj() : Object(ObjKind::Dict) {}
+    void clear_refs() override { items.clear(); }
     std::vector<std::pair<Val, Val>> items;
     std::string unknown;
 };
@@ -142,6 +173,11 @@ struct ClassObj;
 
 struct InstanceObj : Object {
     InstanceObj() : Object(ObjKind::Instance) {}
+    void clear_refs() override {
+        attrs.clear();
+        cls.reset();
+        created = SetInfo();
+    }
     std::shared_ptr<ClassObj> cls;  // a class of the source root, or null for an external class
     std::string class_path;          // dotted name of the class (external or root qualified name)
     std::vector<Attr> attrs;
@@ -168,6 +204,10 @@ struct Param {
 
 struct FunctionObj : Object {
     FunctionObj() : Object(ObjKind::Function) {}
+    void clear_refs() override {
+        params.clear();
+        closure.reset();
+    }
     Module* module = nullptr;
     NodeId def = kNoNode;    // function_definition or lambda
     NodeId body = kNoNode;   // block, or the lambda's expression
@@ -190,6 +230,11 @@ struct DataField {
 
 struct ClassObj : Object {
     ClassObj() : Object(ObjKind::Class) {}
+    void clear_refs() override {
+        bases.clear();
+        fields.clear();
+        attrs.clear();
+    }
     std::string name;
     std::string qualname;
     Module* module = nullptr;
@@ -214,6 +259,10 @@ struct ModuleObj : Object {
 
 struct MethodObj : Object {  // a function bound to an instance (or class, for classmethods)
     MethodObj() : Object(ObjKind::Method) {}
+    void clear_refs() override {
+        self = Val();
+        func = Val();
+    }
     Val self;
     Val func;
 };
@@ -222,6 +271,7 @@ enum class Builtin : std::uint16_t;
 
 struct BuiltinObj : Object {  // a builtin function, or a method of a builtin value (`items.append`)
     BuiltinObj(Builtin i, std::string n) : Object(ObjKind::Builtin), id(i), name(std::move(n)) {}
+    void clear_refs() override { self = Val(); }
     Builtin id;
     std::string name;
     Val self;
@@ -234,6 +284,11 @@ struct ExternalObj : Object {  // a name from outside the source root: never rea
 
 struct PartialObj : Object {  // functools.partial
     PartialObj() : Object(ObjKind::Partial) {}
+    void clear_refs() override {
+        func = Val();
+        args.clear();
+        kwargs.clear();
+    }
     Val func;
     std::vector<Val> args;
     std::vector<std::pair<std::string, Val>> kwargs;
@@ -241,6 +296,10 @@ struct PartialObj : Object {  // functools.partial
 
 struct HfBridgeObj : Object {  // AutoBridge.from_hf_pretrained("org/name")
     HfBridgeObj() : Object(ObjKind::HfBridge) {}
+    void clear_refs() override {
+        model_id = Val();
+        chain.reset();
+    }
     Val model_id;
     Loc loc;
     Chain chain;
@@ -248,6 +307,10 @@ struct HfBridgeObj : Object {  // AutoBridge.from_hf_pretrained("org/name")
 
 struct FieldSpecObj : Object {  // dataclasses.field(default=..., default_factory=...)
     FieldSpecObj() : Object(ObjKind::FieldSpec) {}
+    void clear_refs() override {
+        default_value.reset();
+        factory.reset();
+    }
     std::optional<Val> default_value;
     std::optional<Val> factory;
     bool init = true;
@@ -265,6 +328,7 @@ struct LazyImportObj : Object {
 
 struct PropertyObj : Object {  // @property: the getter runs on attribute access
     PropertyObj() : Object(ObjKind::Property) {}
+    void clear_refs() override { getter = Val(); }
     Val getter;
 };
 
