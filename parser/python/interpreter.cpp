@@ -30,13 +30,6 @@ Object::~Object() {
     if (registry) registry->live_.erase(this);
 }
 
-ObjectRegistry::ObjectRegistry() : previous_(tls_registry) { tls_registry = this; }
-
-ObjectRegistry::~ObjectRegistry() {
-    sweep();
-    tls_registry = previous_;
-}
-
 void ObjectRegistry::sweep() {
     while (!live_.empty()) {
         Object* p = *live_.begin();
@@ -47,8 +40,8 @@ void ObjectRegistry::sweep() {
     }
 }
 
-ObjectRegistry::Pause::Pause() : saved(tls_registry) { tls_registry = nullptr; }
-ObjectRegistry::Pause::~Pause() { tls_registry = saved; }
+ObjectRegistry::Use::Use(ObjectRegistry& r) : saved(tls_registry) { tls_registry = &r; }
+ObjectRegistry::Use::~Use() { tls_registry = saved; }
 
 // ---------------------------------------------------------------------------------------------------------------
 // Project
@@ -72,7 +65,7 @@ void Project::ensure_initialized(Module* m, int import_depth) {
     if (m->syntax_error) {
         diags.push_back(*m->syntax_error);
     } else if (import_depth <= limits_.max_import_depth) {
-        ObjectRegistry::Pause shared;  // module globals outlive the recipe being evaluated
+        ObjectRegistry::Use shared(module_objects_);  // module globals outlive the recipe being evaluated
         Interp init(*this, &diags);
         init.run_module(m, import_depth + 1);
     }

@@ -58,6 +58,9 @@ private:
     std::atomic<std::uint64_t> ids_{0};
     std::mutex diag_mutex_;
     std::vector<Diagnostic> module_diags_;
+    // The objects module top levels made (written only under the module initialization lock); swept when the
+    // project ends, before the modules that hold them.
+    ObjectRegistry module_objects_;
 };
 
 enum class Flow : std::uint8_t { Normal, Return, Raise, Break, Continue };

@@ -283,6 +283,7 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
 
 RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
     ObjectRegistry objects;  // destroyed last: frees the recipe's objects, cycles included
+    ObjectRegistry::Use use(objects);
     RecipeOutcome out;
     Interp in(project, &out.diagnostics);
     Val fn = in.module_global(recipe.module, recipe.name);

@@ -70,22 +70,23 @@ struct Object;
 // shared pointers free them.
 class ObjectRegistry {
 public:
-    ObjectRegistry();   // becomes the current thread's registry
-    ~ObjectRegistry();  // sweeps, and restores the previous one
+    ObjectRegistry() = default;
+    ~ObjectRegistry() { sweep(); }
     ObjectRegistry(const ObjectRegistry&) = delete;
     ObjectRegistry& operator=(const ObjectRegistry&) = delete;
     void sweep();
-    // Objects made while `paused` belong to no registry (module globals: they live as long as the modules).
-    struct Pause {
-        Pause();
-        ~Pause();
+    // While a Use is alive, the objects made on this thread join the registry.
+    struct Use {
+        explicit Use(ObjectRegistry& r);
+        ~Use();
+        Use(const Use&) = delete;
+        Use& operator=(const Use&) = delete;
         ObjectRegistry* saved;
     };
 
 private:
     friend struct Object;
     std::unordered_set<Object*> live_;
-    ObjectRegistry* previous_;
 };
 
 struct Object : std::enable_shared_from_this<Object> {
