@@ -3,6 +3,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <iostream>
 #include <sstream>
 
@@ -19,7 +20,8 @@ namespace mbl::cli {
 void add_check_command(CLI::App& app, CheckArgs& args) {
     CLI::App* cmd = app.add_subcommand("check", "Lint config files and recipes and report every recompute problem");
     cmd->add_option("paths", args.paths,
-                    "Config files or directories (directories are searched for *.yaml / *.yml configs and *.py recipes)")
+                    "Config files, recipe files (file.py, or file.py::function for one recipe) or directories "
+                    "(searched for *.yaml / *.yml configs and *.py recipes); Hydra-style overrides follow `--`")
         ->required();
     cmd->add_option("--mcore", args.mcore,
                     fmt::format("Megatron Core revision the job runs: {} (default {})",
@@ -42,6 +44,9 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
     cmd->add_option("-o,--output", args.output, "Write the report to this file instead of standard output");
     cmd->add_flag("--skip-non-configs", args.skip_non_configs,
                   "Skip named files that are not Bridge configs or recipes, as directory walks do (pre-commit)");
+    cmd->add_flag("--show-unknowns", args.show_unknowns,
+                  "List every model field a recipe computes in a way the linter cannot follow (IN012 infos)");
+    add_recipe_options(*cmd, args.recipe);
 }
 
 namespace {
@@ -49,7 +54,8 @@ namespace {
 // Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff).
 bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
                bool& any_diff, std::ostream& diff_out) {
-    FixOutcome outcome = fix_file(session, input.path, FixOptions{args.unsafe_fixes}, !input.explicit_input || args.skip_non_configs);
+    FixOutcome outcome = fix_file(session, input.path, FixOptions{args.unsafe_fixes},
+                                  !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
     fixed += outcome.applied;
     for (const auto& [file, text] : outcome.fixed) {
@@ -86,7 +92,7 @@ int run_check(const CheckArgs& args) {
         return kUnusable;
     }
 
-    SessionOptions session_options{args.mcore, args.te_version, args.config, {}, {}};
+    SessionOptions session_options{.mcore = args.mcore, .te_version = args.te_version, .config_file = args.config};
     if (!args.gpu_memory.empty()) {
         session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!session_options.gpu_memory_bytes) return kUnusable;
@@ -96,9 +102,21 @@ int run_check(const CheckArgs& args) {
         if (!session_options.data_parallel_size) return kUnusable;
     }
 
+    session_options.root = args.recipe.root;
+    session_options.hf_configs = args.recipe.hf_configs;
+    session_options.jobs = args.recipe.jobs;
+    session_options.show_unknowns = args.show_unknowns;
+
     SourceManager sources;
-    LintSession session(session_options, sources);
     std::vector<Diagnostic> all;
+    const TextStyle style{args.output.empty() && use_color(args.color)};
+    if (!setup_overrides(args.recipe, session_options.prepare, sources, all)) {
+        // A malformed override or --config-file: nothing is checked.
+        if (args.format == "json") write_json(std::cout, all);
+        else write_text(std::cout, all, sources, TextStyle{use_color(args.color)});
+        return kUnusable;
+    }
+    LintSession session(session_options, sources);
     auto inputs = collect_inputs(args.paths, all);
     if (!args.changed_only.empty()) {
         ChangedFiles changed = git_changed_files(args.changed_only, std::filesystem::current_path().string());
@@ -108,7 +126,9 @@ int run_check(const CheckArgs& args) {
         }
         inputs = select_changed(inputs, changed.files, session);
     }
-    int checked = 0, fixed = 0;
+    int checked = 0, fixed = 0, recipes = 0, unresolved = 0;
+    std::set<DiagnosticIdentity> reported;
+    for (const auto& d : all) reported.insert(diagnostic_identity(d));
     bool any_diff = false, write_failed = false;
     std::ostringstream diffs;
     for (const auto& input : inputs) {
@@ -116,14 +136,16 @@ int run_check(const CheckArgs& args) {
         if (args.fix || args.diff)
             write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs);
         else
-            r = session.lint(input.path, !input.explicit_input || args.skip_non_configs);
+            r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
         if (r.skipped) continue;
         ++checked;
+        recipes += r.recipes;
+        unresolved += static_cast<int>(r.unresolved.size());
         for (auto& d : r.diagnostics)
-            // A broken configuration file governs many inputs: report it once.
-            if (!r.config_unusable || std::none_of(all.begin(), all.end(), [&](const Diagnostic& x) { return is_duplicate(x, d); }))
-                all.push_back(std::move(d));
+            // A broken configuration file, or a helper shared by recipes in several files: report it once.
+            if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
     }
+    sort_diagnostics(all);
     if (write_failed) return kUnusable;
 
     DiagnosticCounts counts;
@@ -154,9 +176,15 @@ int run_check(const CheckArgs& args) {
     } else if (args.format == "github") {
         write_github(out, all, base_dir);
     } else {
-        write_text(out, all, sources, TextStyle{args.output.empty() && use_color(args.color)});
+        write_text(out, all, sources, style);
         if (args.fix && fixed > 0) out << fmt::format("fixed {} problem{}\n", fixed, fixed == 1 ? "" : "s");
-        if (!args.quiet) out << summary_line(counts, checked) << '\n';
+        if (!args.quiet) {
+            out << summary_line(counts, checked) << '\n';
+            if (recipes > 0)
+                out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%)\n", recipes,
+                                   recipes == 1 ? "" : "s", recipes - unresolved,
+                                   100.0 * (recipes - unresolved) / recipes);
+        }
     }
     if (unusable) return kUnusable;
     if (counts.errors > 0 || (args.strict && counts.warnings > 0)) return kProblems;

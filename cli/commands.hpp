@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/linter.hpp"
+
 namespace CLI {
 class App;
 }
@@ -12,6 +14,15 @@ class App;
 namespace mbl::cli {
 
 enum ExitCode { kOk = 0, kProblems = 1, kUnusable = 2 };
+
+// Options shared by the commands that read recipes and apply overrides (check, show).
+struct RecipeArgs {
+    std::string root;                       // --root
+    std::vector<std::string> hf_configs;    // --hf-config
+    std::vector<std::string> config_files;  // --config-file
+    std::vector<std::string> overrides;     // everything after `--`
+    int jobs = 0;                           // --jobs
+};
 
 struct CheckArgs {
     std::vector<std::string> paths;
@@ -31,9 +42,20 @@ struct CheckArgs {
     std::string config;         // --config FILE
     std::string output;         // --output FILE
     bool skip_non_configs = false;
+    bool show_unknowns = false;
+    RecipeArgs recipe;
 };
 void add_check_command(CLI::App& app, CheckArgs& args);
 int run_check(const CheckArgs& args);
+
+struct ShowArgs {
+    std::string target;
+    std::string mcore;
+    std::vector<std::string> only;  // --only model.recompute
+    RecipeArgs recipe;
+};
+void add_show_command(CLI::App& app, ShowArgs& args, CLI::App*& show_cmd);
+int run_show(const ShowArgs& args);
 
 struct RulesArgs {
     std::string format = "text";
@@ -110,5 +132,19 @@ namespace mbl::cli {
 const Revision* resolve_revision(const std::string& name);
 
 bool use_color(const std::string& mode);
+
+// The command-line arguments after the first `--` (Hydra-style overrides); `argc` is shortened to exclude them.
+std::vector<std::string> split_overrides(int& argc, char** argv);
+// Adds --root, --hf-config, --config-file and --jobs to a command.
+void add_recipe_options(CLI::App& cmd, RecipeArgs& args);
+
+}  // namespace mbl::cli
+
+namespace mbl::cli {
+
+// Reads --config-file files and the overrides, registers their text in `sources`, and sets `prepare` to apply
+// them to every config tree. Returns false (errors in `errors`) when one is malformed.
+bool setup_overrides(const RecipeArgs& args, ConfigPreparer& prepare, SourceManager& sources,
+                     std::vector<Diagnostic>& errors);
 
 }  // namespace mbl::cli

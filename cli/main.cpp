@@ -18,8 +18,15 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Run `mbridge-lint <command> --help` for a command's options. Docs: README.md");
 
+    // Hydra-style overrides follow `--`; they apply to every config checked or shown.
+    const std::vector<std::string> overrides = split_overrides(argc, argv);
     CheckArgs check;
     add_check_command(app, check);
+    check.recipe.overrides = overrides;
+    ShowArgs show;
+    CLI::App* show_cmd = nullptr;
+    add_show_command(app, show, show_cmd);
+    show.recipe.overrides = overrides;
     RulesArgs rules;
     CLI::App* rules_cmd = nullptr;
     CLI::App* explain_cmd = nullptr;
@@ -46,8 +53,13 @@ int main(int argc, char** argv) {
         std::cerr << "Run `mbridge-lint --help` for usage.\n";
         return kUnusable;
     }
+    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed()) {
+        std::cerr << "mbridge-lint: overrides after `--` apply to `check` and `show` only\n";
+        return kUnusable;
+    }
     try {
         if (app.got_subcommand("check")) return run_check(check);
+        if (show_cmd->parsed()) return run_show(show);
         if (rules_cmd->parsed()) return run_rules(rules);
         if (app.got_subcommand("estimate")) return run_estimate(estimate);
         if (explain_cmd->parsed()) return run_explain(rules);

@@ -23,9 +23,52 @@ const FrontEnd& front_end_or_yaml(const std::string& path) {
 
 }  // namespace
 
-bool is_duplicate(const Diagnostic& a, const Diagnostic& b) {
-    return a.code == b.code && a.message == b.message && a.range.file == b.range.file && a.range.line == b.range.line &&
-           a.range.column == b.range.column;
+ParseContext LintSession::parse_context(const ProjectConfig& config) {
+    // The import root: --root, else a `root` the configuration file sets, else the front end finds one per file
+    // (the configuration's default root, its own directory, is about path patterns, not imports).
+    std::string root = options_.root;
+    if (root.empty() && config.root.source.kind != SettingSource::Kind::Default) root = config.root.value;
+    ParseContext ctx{.sources = sources_, .hf_config_paths = options_.hf_configs, .root = root};
+    for (const auto& p : config.hf_config_paths.value) ctx.hf_config_paths.push_back(p);
+    ctx.jobs = options_.jobs;
+    ctx.state = &front_end_state_;
+    return ctx;
+}
+
+std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config) {
+    std::vector<Diagnostic> out;
+    std::vector<std::vector<std::string>> others;  // per merged diagnostic: the other recipes it stands for
+    std::map<std::tuple<std::string, std::string, int, int, int, int, std::string>, std::size_t> index;
+    for (auto& [recipe, diags] : per_config) {
+        for (auto& d : diags) {
+            auto key = std::make_tuple(d.code, d.range.file, d.range.line, d.range.column, d.range.end_line,
+                                       d.range.end_column, d.message);
+            auto [it, inserted] = index.emplace(key, out.size());
+            if (inserted) {
+                out.push_back(std::move(d));
+                others.push_back({recipe});
+                continue;
+            }
+            auto& names = others[it->second];
+            if (!recipe.empty() && std::find(names.begin(), names.end(), recipe) == names.end()) names.push_back(recipe);
+        }
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        // The first recipe is named by the diagnostic's own "in recipe" note.
+        std::vector<std::string> names(others[i].begin() + 1, others[i].end());
+        if (names.empty()) continue;
+        std::string list;
+        for (std::size_t k = 0; k < names.size() && k < 5; ++k) list += (k ? ", " : "") + names[k];
+        if (names.size() > 5) list += fmt::format(" and {} more", names.size() - 5);
+        out[i].notes.push_back(Note{SourceRange{}, fmt::format("the same line also affects {} other recipe{}: {}",
+                                                               names.size(), names.size() == 1 ? "" : "s", list)});
+    }
+    sort_diagnostics(out);
+    return out;
+}
+
+DiagnosticIdentity diagnostic_identity(const Diagnostic& d) {
+    return {d.code, d.message, d.range.file, d.range.line, d.range.column};
 }
 
 LintSession::LintSession(SessionOptions options, SourceManager& sources)
@@ -34,7 +77,7 @@ LintSession::LintSession(SessionOptions options, SourceManager& sources)
 LintSession::LintSession(SessionOptions options, SourceManager& sources, std::shared_ptr<ConfigResolver> resolver)
     : options_(std::move(options)), sources_(sources), resolver_(std::move(resolver)) {}
 
-FileResult LintSession::lint(const std::string& path, bool allow_skip) {
+FileResult LintSession::lint(const std::string& path, bool allow_skip, const std::string& function) {
     FileResult out;
     out.path = path;
     std::string why;
@@ -69,7 +112,9 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip) {
     out.rule_options.data_parallel_size = options_.data_parallel_size;
 
     const FrontEnd& fe = front_end_or_yaml(path);
-    ParseContext ctx{sources_, config.hf_config_paths.value, config.root.value};
+    ParseContext ctx = parse_context(config);
+    ctx.revision = out.revision;
+    ctx.function = function;
     ParseResult parsed = fe.parse(path, *text, allow_skip, ctx);
     if (parsed.skipped) {
         out.skipped = true;
@@ -77,7 +122,11 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip) {
     }
     std::vector<Diagnostic> diags = std::move(parsed.errors);
     const bool usable = diags.empty();
-    Linter linter(LintOptions{out.revision, out.rule_options}, sources_);
+    LintOptions lint_options{out.revision, out.rule_options};
+    lint_options.prepare = options_.prepare;
+    lint_options.show_unknowns = options_.show_unknowns;
+    Linter linter(lint_options, sources_);
+    std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config;
     for (const auto& config_tree : parsed.configs) {
         if (cancelled_ && cancelled_()) {
             out.cancelled = true;
@@ -85,12 +134,19 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip) {
         }
         LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
-        for (auto& d : r.diagnostics) {
-            // Recipes sharing a helper report its problems once.
-            if (std::none_of(diags.begin(), diags.end(), [&](const Diagnostic& x) { return is_duplicate(x, d); }))
-                diags.push_back(std::move(d));
+        std::vector<Diagnostic> found = config_tree.findings;
+        for (auto& d : r.diagnostics) found.push_back(std::move(d));
+        if (!config_tree.label.empty()) {
+            ++out.recipes;
+            if (!r.resolved) out.unresolved.emplace_back(config_tree.label, config_tree.anchor);
+            for (auto& d : found)
+                // An override is the same for every recipe; a recipe's own problems say which recipe they are in.
+                if (d.range.file.rfind('<', 0) != 0)
+                    d.notes.insert(d.notes.begin(), Note{config_tree.anchor, fmt::format("in recipe {}", config_tree.label)});
         }
+        per_config.emplace_back(config_tree.label, std::move(found));
     }
+    for (auto& d : merge_config_diagnostics(std::move(per_config))) diags.push_back(std::move(d));
     out.configs = std::move(parsed.configs);
 
     // Suppression comments of every file a diagnostic points into; only this file's unused ones are reported
@@ -128,7 +184,7 @@ std::set<std::string> LintSession::dependencies(const std::string& path) {
         std::vector<std::string> list;
         if (const std::string* text = sources_.load(file)) {
             auto config = resolver_->for_path(file);
-            ParseContext ctx{sources_, config->config.hf_config_paths.value, config->config.root.value};
+            ParseContext ctx = parse_context(config->config);
             for (const auto& d : front_end_or_yaml(file).dependencies(file, *text, ctx)) list.push_back(normalized_path(d));
         }
         return direct_dependencies_[file] = std::move(list);
@@ -145,10 +201,11 @@ std::set<std::string> LintSession::dependencies(const std::string& path) {
     return seen;
 }
 
-FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip) {
+FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip,
+                    const std::string& function) {
     FixOutcome out;
     SourceManager& sources = session.sources();
-    out.after = session.lint(path, allow_skip);
+    out.after = session.lint(path, allow_skip, function);
     for (int pass = 0; pass < options.max_passes && !out.after.skipped && !out.after.config_unusable; ++pass) {
         // Each fix applies whole or not at all; one that overlaps a fix taken earlier in this pass waits for the next.
         std::map<std::string, std::vector<TextEdit>> by_file;
@@ -177,7 +234,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             if (!out.original.count(file)) out.original[file] = old;
             sources.add(file, applied->text);
             const FrontEnd* fe = front_end_for(file);
-            ParseContext ctx{sources, {}, {}};
+            ParseContext ctx{.sources = sources};
             if (fe && fe->parse(file, applied->text, false, ctx).errors.size() >
                           fe->parse(file, old, false, ctx).errors.size())
                 broke = true;
@@ -187,7 +244,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             break;
         }
         out.applied += taken;
-        out.after = session.lint(path, allow_skip);
+        out.after = session.lint(path, allow_skip, function);
     }
     for (const auto& [file, old] : out.original) {
         const std::string* now = sources.text(file);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "config/project_config.hpp"
@@ -22,11 +23,18 @@
 namespace mbl {
 
 struct SessionOptions {
-    std::string mcore;        // --mcore: wins over the configuration file
-    std::string te_version;   // --te-version: likewise
-    std::string config_file;  // --config: this file for every input instead of discovery
-    std::optional<double> gpu_memory_bytes;  // a command-line budget (--gpu-memory): wins over `gpu-memory`
-    std::optional<int> data_parallel_size;   // --data-parallel-size, for the memory advice rules
+    std::string mcore{};      // --mcore: wins over the configuration file
+    std::string te_version{}; // --te-version: likewise
+    std::string config_file{};// --config: this file for every input instead of discovery
+    std::optional<double> gpu_memory_bytes{};  // a command-line budget (--gpu-memory): wins over `gpu-memory`
+    std::optional<int> data_parallel_size{};   // --data-parallel-size, for the memory advice rules
+    // Python recipes: --root and --hf-config win over the configuration file's root and hf-config-paths.
+    std::string root{};
+    std::vector<std::string> hf_configs{};
+    int jobs = 0;                 // threads for evaluating the recipes of one file (0: one per core)
+    bool show_unknowns = false;   // IN012 infos for model fields a recipe computes in ways the linter cannot follow
+    // --config-file trees and command-line overrides, applied to every config tree before it is checked.
+    ConfigPreparer prepare{};
 };
 
 struct FileResult {
@@ -36,7 +44,9 @@ struct FileResult {
     std::shared_ptr<const ConfigLoadResult> config;
     const Revision* revision = nullptr;
     RuleOptions rule_options;
-    std::vector<ParsedConfig> configs;      // the trees the front end read, before linting (hover, fixes)
+    std::vector<ParsedConfig> configs;      // the trees the front end read, before linting (hover, fixes, show)
+    int recipes = 0;                        // configs that came from recipe functions
+    std::vector<std::pair<std::string, SourceRange>> unresolved;  // recipes with a recompute field not known
     bool config_unusable = false;           // the configuration file has errors: nothing was linted
     bool cancelled = false;                 // stopped early (a newer edit arrived); the diagnostics are incomplete
 };
@@ -49,7 +59,8 @@ public:
 
     // Lints `path`; its text comes from the SourceManager (an editor buffer when one was added) or from disk.
     // `allow_skip`: files that are plainly not configs are reported as skipped (directory walks, pre-commit).
-    FileResult lint(const std::string& path, bool allow_skip = false);
+    // `function`: only that recipe of a Python file (`file.py::function`).
+    FileResult lint(const std::string& path, bool allow_skip = false, const std::string& function = {});
 
     // The effective model of one config of a linted file (for hover).
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;
@@ -67,15 +78,25 @@ public:
     const SessionOptions& options() const { return options_; }
 
 private:
+    ParseContext parse_context(const ProjectConfig& config);
+
     SessionOptions options_;
     SourceManager& sources_;
     std::shared_ptr<ConfigResolver> resolver_;
     std::function<bool()> cancelled_;
     std::map<std::string, std::vector<std::string>> direct_dependencies_;  // memo, by normalized path
+    std::map<std::string, std::shared_ptr<void>> front_end_state_;          // parsed modules shared between files
 };
 
-// The same problem reported twice (two recipes sharing a helper; one broken configuration governing many files).
-bool is_duplicate(const Diagnostic& a, const Diagnostic& b);
+// Merges diagnostics that are identical across configs (same code, location and message: recipes inheriting one
+// helper line) into one whose last note names the other recipes, then sorts. Each element: recipe name (may be
+// empty) and its diagnostics.
+std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config);
+
+// The same problem reported twice (recipes in two files sharing a helper; one broken configuration governing many
+// files) has the same code, message and position.
+using DiagnosticIdentity = std::tuple<std::string, std::string, std::string, int, int>;
+DiagnosticIdentity diagnostic_identity(const Diagnostic& d);
 
 // --fix / --diff: applies fixes to one file until none is left (at most a few passes, since one fix can make
 // another possible or overlap it), re-linting between passes. Nothing is written here: the new texts are returned.
@@ -89,6 +110,7 @@ struct FixOutcome {
     int applied = 0;                              // fixes applied
     FileResult after;                             // the file linted once more, after the fixes
 };
-FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip = false);
+FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip = false,
+                    const std::string& function = {});
 
 }  // namespace mbl

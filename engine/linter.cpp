@@ -1,9 +1,11 @@
 #include "engine/linter.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <filesystem>
+#include <tuple>
 
 #include "engine/validate.hpp"
 #include "parser/front_end.hpp"
@@ -22,19 +24,67 @@ std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRa
     return std::move(fin.model);
 }
 
+namespace {
 
+const char* const kRecomputeFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers",
+                                        "recompute_modules", "distribute_saved_activations"};
+
+// The first unknown inside a value.
+const Value* first_unknown(const Value& v) {
+    if (v.is_unknown()) return &v;
+    for (const auto& item : v.items())
+        if (const Value* u = first_unknown(item)) return u;
+    for (const auto& e : v.entries())
+        if (const Value* u = first_unknown(e.value)) return u;
+    return nullptr;
+}
+
+// One IN012 info per (place, reason): a model the linter could not follow is one line, not 400.
+void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std::vector<Diagnostic>& out) {
+    std::vector<std::tuple<SourceRange, std::string, std::vector<std::string>>> groups;
+    for (const auto& e : model.fields.entries()) {
+        const Value* u = first_unknown(e.value);
+        if (!u) continue;
+        const SourceRange at = u->prov().range.valid()         ? u->prov().range
+                               : e.value.prov().range.valid() ? e.value.prov().range
+                                                              : anchor;
+        auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) {
+            return std::get<1>(x) == u->unknown_reason() && std::get<0>(x).file == at.file &&
+                   std::get<0>(x).line == at.line && std::get<0>(x).column == at.column;
+        });
+        if (g == groups.end()) groups.emplace_back(at, u->unknown_reason(), std::vector<std::string>{e.key});
+        else std::get<2>(*g).push_back(e.key);
+    }
+    for (auto& [at, reason, fields] : groups) {
+        std::string names;
+        for (std::size_t k = 0; k < fields.size() && k < 4; ++k) names += (k ? ", model." : "model.") + fields[k];
+        if (fields.size() > 4) names += fmt::format(" and {} more model fields", fields.size() - 4);
+        Diagnostic d = input_error(InputError::NotResolved, at,
+                                   fmt::format("{} {} not known statically: {}", names,
+                                               fields.size() == 1 ? "is" : "are", reason));
+        d.severity = Severity::Info;
+        out.push_back(std::move(d));
+    }
+}
+
+}  // namespace
 
 LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
     LintResult result;
+    if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
     auto model = effective_model(std::move(root), anchor, result.diagnostics);
-    if (model)
+    if (model) {
+        result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
+                                       [&](const char* f) { return (*model)[f].contains_unknown(); });
         for (auto& d : run_rules(*model, options_.rule_options)) result.diagnostics.push_back(std::move(d));
+        if (options_.show_unknowns) report_unknowns(*model, anchor, result.diagnostics);
+    }
     sort_diagnostics(result.diagnostics);
     return result;
 }
 
 LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input) {
-    ParseContext ctx{sources_, {}, {}};
+    ParseContext ctx{.sources = sources_};
     ParseResult parsed = front_end_for(".yaml")->parse(name, text, /*allow_skip=*/!explicit_input, ctx);
     LintResult r;
     r.skipped = parsed.skipped;
@@ -56,21 +106,39 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
 }
 
 std::optional<EffectiveModel> Linter::effective_model_of(const std::string& input, std::vector<Diagnostic>& errors) {
+    std::string path = input, function;
+    if (auto sep = input.find("::"); sep != std::string::npos && !fs::exists(input)) {
+        path = input.substr(0, sep);  // file.py::function
+        function = input.substr(sep + 2);
+    }
     std::string error;
-    const std::string* text = sources_.load(input, &error);
+    const std::string* text = sources_.load(path, &error);
     if (!text) {
-        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(input),
-                                     fmt::format("cannot read {}: {}", input, error)));
+        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(path),
+                                     fmt::format("cannot read {}: {}", path, error)));
         return std::nullopt;
     }
-    ParseContext ctx{sources_, {}, {}};
-    const FrontEnd* fe = front_end_for(input);
+    ParseContext ctx{.sources = sources_, .revision = options_.revision, .function = function};
+    const FrontEnd* fe = front_end_for(path);
     if (!fe) fe = front_end_for(".yaml");
-    ParseResult parsed = fe->parse(input, *text, /*allow_skip=*/false, ctx);
+    ParseResult parsed = fe->parse(path, *text, /*allow_skip=*/false, ctx);
     for (auto& d : parsed.errors) errors.push_back(std::move(d));
-    if (!errors.empty() || parsed.configs.empty()) return std::nullopt;
-    // One model per estimate: a recipe file with several recipes needs a file.py::function target.
-    return effective_model(std::move(parsed.configs.front().root), parsed.configs.front().anchor, errors);
+    if (!errors.empty()) return std::nullopt;
+    if (parsed.configs.size() != 1) {
+        // One model per estimate: say which targets there are instead of picking one.
+        std::vector<std::string> names;
+        for (const auto& c : parsed.configs) names.push_back(path + "::" + c.label);
+        errors.push_back(input_error(
+            InputError::UnknownTarget, SourceRange::whole_file(path),
+            parsed.configs.empty() ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", path)
+                                   : fmt::format("{} defines {} recipes; name one: {}", path, parsed.configs.size(),
+                                                 fmt::join(names, ", "))));
+        return std::nullopt;
+    }
+    ParsedConfig& config = parsed.configs.front();
+    for (auto& d : config.findings) errors.push_back(std::move(d));
+    if (options_.prepare) options_.prepare(config.root, *options_.revision, errors);
+    return effective_model(std::move(config.root), config.anchor, errors);
 }
 
 // A file some front end reads (YAML configs, Python recipes).
@@ -95,9 +163,11 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std
                 errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
                                              fmt::format("cannot walk {}: {}", arg, ec.message())));
             std::sort(found.begin(), found.end());
-            for (auto& f : found) out.push_back({std::move(f), false});
+            for (auto& f : found) out.push_back({std::move(f), false, {}});
         } else if (fs::exists(arg, ec)) {
-            out.push_back({arg, true});
+            out.push_back({arg, true, {}});
+        } else if (auto sep = arg.find("::"); sep != std::string::npos && fs::is_regular_file(arg.substr(0, sep), ec)) {
+            out.push_back({arg.substr(0, sep), true, arg.substr(sep + 2)});  // file.py::function
         } else {
             errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
                                          fmt::format("{}: no such file or directory", arg)));

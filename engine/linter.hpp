@@ -1,5 +1,6 @@
 #pragma once
 // Front-end independent pipeline: config tree -> validation -> effective model -> rules -> diagnostics.
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,14 +13,22 @@
 
 namespace mbl {
 
+// Runs on every config tree before it is checked (--config-file and command-line overrides, see
+// cli/recipe_options.cpp); must be thread-safe. Problems it finds go to `diagnostics`.
+using ConfigPreparer = std::function<void(Value& root, const Revision& revision, std::vector<Diagnostic>& diagnostics)>;
+
 struct LintOptions {
+    LintOptions(const Revision* rev = nullptr, RuleOptions rules = {}) : revision(rev), rule_options(std::move(rules)) {}
     const Revision* revision = nullptr;  // required
     RuleOptions rule_options;
+    ConfigPreparer prepare;
+    bool show_unknowns = false;  // an IN012 info per place a model field became unknown
 };
 
 struct LintResult {
     std::vector<Diagnostic> diagnostics;
-    bool skipped = false;  // a YAML file found by a directory walk that is not a Bridge config
+    bool skipped = false;   // a YAML file found by a directory walk that is not a Bridge config
+    bool resolved = false;  // the five recompute fields all have known values
 };
 
 class Linter {
@@ -47,10 +56,12 @@ private:
     SourceManager& sources_;
 };
 
-// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml.
+// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml / *.py.
+// A Python target may name one recipe: `file.py::function`.
 struct InputFile {
     std::string path;
     bool explicit_input = true;
+    std::string function;
 };
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors);
 

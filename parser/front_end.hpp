@@ -3,6 +3,7 @@
 // config trees (with provenance), lists its comments (suppressions live there), turns a FieldEdit into text edits
 // that keep the rest of the file as written, and names the files a document depends on (imports).
 // YAML implements it in parser/yaml_front_end.cpp; Python recipes plug in the same way.
+#include <map>
 #include <memory>
 #include <utility>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/source_manager.hpp"
+#include "core/schema.hpp"
 #include "core/value.hpp"
 
 namespace mbl {
@@ -28,6 +30,7 @@ struct ParsedConfig {
     std::string label;  // "" for a YAML file; the recipe function ("pretrain_config") for Python
     Value root;         // sections model, mixed_precision, comm_overlap, ...
     SourceRange anchor; // where facts without a line of their own point (the `model:` key, the function name)
+    std::vector<Diagnostic> findings;  // the front end's own findings about this config (unknown architecture, ...)
 };
 
 struct ParseResult {
@@ -37,12 +40,22 @@ struct ParseResult {
 };
 
 struct ParseContext {
-    // Texts of other files (imported modules); editor buffers registered with SourceManager::add win over disk.
+    // Texts of other files (imported modules), and where a front end registers the texts it read so that output
+    // can quote them.
     SourceManager& sources;
-    // Directories holding Hugging Face config.json files, from the configuration file (for recipe front ends).
-    std::vector<std::string> hf_config_paths;
-    // Project root from the configuration file: where Python imports resolve from. Empty: the file's directory.
-    std::string root;
+    // Hugging Face config.json files or directories (--hf-config, then the configuration file's hf-config-paths).
+    std::vector<std::string> hf_config_paths{};
+    // Source root where Python imports resolve from (--root, then the configuration file). Empty: found per file.
+    std::string root{};
+    // The Megatron Core revision whose defaults fill fields nobody set (null: the default revision).
+    const Revision* revision = nullptr;
+    // Only this recipe function of the file (`file.py::function`); empty: every recipe.
+    std::string function{};
+    // Worker threads a front end may use for one document (0: one per core).
+    int jobs = 0;
+    // State a front end keeps between the documents of one run (parsed modules), by language; owned by the caller.
+    // Null: nothing is shared.
+    std::map<std::string, std::shared_ptr<void>>* state = nullptr;
 };
 
 // Where a FieldEdit lands, worked out by the engine from the config tree (see engine/fixes.hpp).

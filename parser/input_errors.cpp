@@ -20,6 +20,7 @@ const char* input_error_code(InputError kind) {
         case InputError::UnknownTarget: return "IN009";
         case InputError::UnknownModel: return "IN010";
         case InputError::UnknownValue: return "IN011";
+        case InputError::NotResolved: return "IN012";
     }
     return "IN000";
 }
@@ -37,6 +38,7 @@ const char* input_error_name(InputError kind) {
         case InputError::UnknownTarget: return "unknown-target";
         case InputError::UnknownModel: return "unknown-model";
         case InputError::UnknownValue: return "unknown-value";
+        case InputError::NotResolved: return "not-resolved";
     }
     return "input-error";
 }

@@ -20,6 +20,7 @@ enum class InputError {
     UnknownTarget,  // IN009 unknown-target (recipe function or file not found)
     UnknownModel,   // IN010 unknown-model (architecture could not be found)
     UnknownValue,   // IN011 unknown-value (a name the linter must look up, e.g. a mixed_precision recipe)
+    NotResolved,    // IN012 not-resolved (a value a recipe computes in a way the linter cannot follow; info)
 };
 
 const char* input_error_code(InputError kind);

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev catch2 libtree-sitter-dev
   libcli11-dev libtomlplusplus-dev libbenchmark-dev
-  nodejs
+  nodejs python3
   # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
   pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
 )

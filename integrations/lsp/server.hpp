@@ -69,7 +69,7 @@ private:
     json to_lsp(const Diagnostic& d, const SourceManager& sources) const;
     json range_in(const SourceRange& r, const SourceManager& sources) const;
     std::optional<Snapshot> snapshot(const std::string& uri);
-    SessionOptions session_options() const { return SessionOptions{options_.mcore, "", options_.config_file, {}, {}}; }
+    SessionOptions session_options() const { return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file}; }
 
     ServerOptions options_;
     FrameReader reader_;

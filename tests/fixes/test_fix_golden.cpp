@@ -49,7 +49,7 @@ void run_cases(const std::string& language, const std::string& ext, std::size_t 
         test::TempDir dir;
         const std::string path = dir.write("case" + ext, input);
         SourceManager sources;
-        LintSession session(SessionOptions{mcore, "", "", {}, {}}, sources);
+        LintSession session(SessionOptions{.mcore = mcore}, sources);
         FixOutcome outcome = fix_file(session, path, FixOptions{unsafe});
         const std::string fixed = outcome.fixed.count(path) ? outcome.fixed[path] : input;
         CHECK(fixed == test::read_file(c.expected.string()));

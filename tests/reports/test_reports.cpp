@@ -29,7 +29,7 @@ const test::JsonSchemaValidator& sarif_schema() {
 // Lints files under `dir` and returns the SARIF document, with `base` as the repository root.
 json sarif_for(const std::vector<std::string>& paths, const std::string& base) {
     SourceManager sources;
-    LintSession session(SessionOptions{"0.20.dev", "", "", {}, {}}, sources);
+    LintSession session(SessionOptions{.mcore = "0.20.dev"}, sources);
     std::vector<Diagnostic> all;
     for (const auto& p : paths)
         for (auto& d : session.lint(p).diagnostics) all.push_back(std::move(d));

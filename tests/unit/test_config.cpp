@@ -187,7 +187,7 @@ TEST_CASE("the pipeline takes mcore from the configuration, and --mcore wins ove
                                        "  recompute_granularity: selective\n  recompute_modules: [mhc]\n");
     auto codes = [&](const std::string& mcore) {
         SourceManager sources;
-        LintSession session(SessionOptions{mcore, "", "", {}, {}}, sources);
+        LintSession session(SessionOptions{.mcore = mcore}, sources);
         std::string out;
         for (const auto& d : session.lint(path).diagnostics) out += d.code + " ";
         return out;
@@ -218,7 +218,7 @@ TEST_CASE("the gpu-memory budget reaches the rules; a command-line budget wins",
     SourceManager sources;
     LintSession from_file(SessionOptions{}, sources);
     CHECK(from_file.lint(path).rule_options.gpu_memory_bytes == std::optional<std::uint64_t>(80ull << 30));
-    LintSession from_flag(SessionOptions{"", "", "", 141'000'000'000.0, {}}, sources);
+    LintSession from_flag(SessionOptions{.gpu_memory_bytes = 141'000'000'000.0}, sources);
     CHECK(from_flag.lint(path).rule_options.gpu_memory_bytes == std::optional<std::uint64_t>(141'000'000'000ull));
 }
 

@@ -22,7 +22,7 @@ TEST_CASE("dependencies are followed through imports of imports, without looping
     CHECK(session.dependencies(y).empty());
 
     // --changed-only: a change to c.py selects every recipe that reaches it, and not the unrelated YAML.
-    std::vector<InputFile> inputs{{a, true}, {b, true}, {c, true}, {y, true}};
+    std::vector<InputFile> inputs{{a, true, {}}, {b, true, {}}, {c, true, {}}, {y, true, {}}};
     auto selected = select_changed(inputs, {normalized_path(c)}, session);
     REQUIRE(selected.size() == 3);
     CHECK(selected[0].path == a);

@@ -22,7 +22,7 @@ struct Linted {
 Linted lint(const test::TempDir& dir, const std::string& name, const std::string& text, const std::string& mcore = "0.20.dev") {
     const std::string path = dir.write(name, text);
     SourceManager sources;
-    LintSession session(SessionOptions{mcore, "", "", {}, {}}, sources);
+    LintSession session(SessionOptions{.mcore = mcore}, sources);
     Linted out{session.lint(path), {}};
     for (const auto& d : out.result.diagnostics) out.codes.push_back(std::to_string(d.range.line) + ":" + d.code);
     return out;

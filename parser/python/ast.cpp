@@ -1,0 +1,309 @@
+#include "parser/python/ast.hpp"
+
+#include <fmt/format.h>
+#include <tree_sitter/api.h>
+
+#include <cstring>
+#include <memory>
+#include <unordered_map>
+
+#include "parser/input_errors.hpp"
+
+extern "C" const TSLanguage* tree_sitter_python(void);
+
+namespace mbl::py {
+namespace {
+
+const std::unordered_map<std::string_view, Kind>& kind_table() {
+    static const std::unordered_map<std::string_view, Kind> table = {
+        {"module", Kind::Module}, {"block", Kind::Block}, {"comment", Kind::Comment},
+        {"expression_statement", Kind::ExpressionStatement}, {"assignment", Kind::Assignment},
+        {"augmented_assignment", Kind::AugmentedAssignment}, {"return_statement", Kind::ReturnStatement},
+        {"if_statement", Kind::IfStatement}, {"elif_clause", Kind::ElifClause}, {"else_clause", Kind::ElseClause},
+        {"for_statement", Kind::ForStatement}, {"while_statement", Kind::WhileStatement},
+        {"try_statement", Kind::TryStatement}, {"except_clause", Kind::ExceptClause},
+        {"except_group_clause", Kind::ExceptClause}, {"finally_clause", Kind::FinallyClause},
+        {"with_statement", Kind::WithStatement}, {"with_clause", Kind::WithClause}, {"with_item", Kind::WithItem},
+        {"function_definition", Kind::FunctionDefinition}, {"class_definition", Kind::ClassDefinition},
+        {"decorated_definition", Kind::DecoratedDefinition}, {"decorator", Kind::Decorator},
+        {"import_statement", Kind::ImportStatement}, {"import_from_statement", Kind::ImportFromStatement},
+        {"future_import_statement", Kind::FutureImportStatement}, {"aliased_import", Kind::AliasedImport},
+        {"dotted_name", Kind::DottedName}, {"relative_import", Kind::RelativeImport},
+        {"import_prefix", Kind::ImportPrefix}, {"wildcard_import", Kind::WildcardImport},
+        {"pass_statement", Kind::PassStatement}, {"break_statement", Kind::BreakStatement},
+        {"continue_statement", Kind::ContinueStatement}, {"raise_statement", Kind::RaiseStatement},
+        {"assert_statement", Kind::AssertStatement}, {"global_statement", Kind::GlobalStatement},
+        {"nonlocal_statement", Kind::NonlocalStatement}, {"delete_statement", Kind::DeleteStatement},
+        {"match_statement", Kind::MatchStatement}, {"case_clause", Kind::CaseClause},
+        {"type_alias_statement", Kind::TypeAliasStatement},
+        {"parameters", Kind::Parameters}, {"lambda_parameters", Kind::LambdaParameters},
+        {"default_parameter", Kind::DefaultParameter}, {"typed_parameter", Kind::TypedParameter},
+        {"typed_default_parameter", Kind::TypedDefaultParameter}, {"list_splat_pattern", Kind::ListSplatPattern},
+        {"dictionary_splat_pattern", Kind::DictionarySplatPattern}, {"keyword_separator", Kind::KeywordSeparator},
+        {"positional_separator", Kind::PositionalSeparator}, {"type", Kind::Type},
+        {"identifier", Kind::Identifier}, {"attribute", Kind::Attribute}, {"subscript", Kind::Subscript},
+        {"slice", Kind::Slice}, {"call", Kind::Call}, {"argument_list", Kind::ArgumentList},
+        {"keyword_argument", Kind::KeywordArgument}, {"list_splat", Kind::ListSplat},
+        {"dictionary_splat", Kind::DictionarySplat}, {"string", Kind::String}, {"string_start", Kind::StringStart},
+        {"string_content", Kind::StringContent}, {"string_end", Kind::StringEnd},
+        {"escape_sequence", Kind::EscapeSequence}, {"interpolation", Kind::Interpolation},
+        {"concatenated_string", Kind::ConcatenatedString}, {"integer", Kind::Integer}, {"float", Kind::Float},
+        {"true", Kind::True}, {"false", Kind::False}, {"none", Kind::None}, {"ellipsis", Kind::Ellipsis},
+        {"list", Kind::List}, {"tuple", Kind::Tuple}, {"dictionary", Kind::Dictionary}, {"pair", Kind::Pair},
+        {"set", Kind::Set}, {"parenthesized_expression", Kind::ParenthesizedExpression},
+        {"expression_list", Kind::ExpressionList}, {"pattern_list", Kind::PatternList},
+        {"tuple_pattern", Kind::TuplePattern}, {"list_pattern", Kind::ListPattern},
+        {"binary_operator", Kind::BinaryOperator}, {"unary_operator", Kind::UnaryOperator},
+        {"not_operator", Kind::NotOperator}, {"boolean_operator", Kind::BooleanOperator},
+        {"comparison_operator", Kind::ComparisonOperator}, {"conditional_expression", Kind::ConditionalExpression},
+        {"lambda", Kind::Lambda}, {"list_comprehension", Kind::ListComprehension},
+        {"dictionary_comprehension", Kind::DictionaryComprehension}, {"set_comprehension", Kind::SetComprehension},
+        {"generator_expression", Kind::GeneratorExpression}, {"for_in_clause", Kind::ForInClause},
+        {"if_clause", Kind::IfClause}, {"named_expression", Kind::NamedExpression}, {"await", Kind::Await},
+        {"yield", Kind::Yield}, {"format_specifier", Kind::FormatSpecifier},
+        {"type_conversion", Kind::TypeConversion}, {"line_continuation", Kind::LineContinuation},
+        {"escape_interpolation", Kind::EscapeInterpolation},
+    };
+    return table;
+}
+
+Field field_from_name(const char* name) {
+    if (!name) return Field::None;
+    static const std::unordered_map<std::string_view, Field> table = {
+        {"left", Field::Left}, {"right", Field::Right}, {"type", Field::Type}, {"operator", Field::Operator},
+        {"operators", Field::Operators}, {"object", Field::Object}, {"attribute", Field::AttributeName},
+        {"value", Field::Value}, {"subscript", Field::Subscript}, {"function", Field::Function},
+        {"arguments", Field::Arguments}, {"name", Field::Name}, {"body", Field::Body},
+        {"condition", Field::Condition}, {"consequence", Field::Consequence}, {"alternative", Field::Alternative},
+        {"parameters", Field::Parameters}, {"return_type", Field::ReturnType},
+        {"superclasses", Field::Superclasses}, {"definition", Field::Definition},
+        {"module_name", Field::ModuleName}, {"alias", Field::Alias}, {"key", Field::Key},
+        {"argument", Field::Argument}, {"subject", Field::Subject}, {"cause", Field::Cause},
+        {"expression", Field::Expression}, {"format_specifier", Field::FormatSpec}, {"guard", Field::Guard},
+    };
+    auto it = table.find(name);
+    return it == table.end() ? Field::None : it->second;
+}
+
+struct ParserDeleter {
+    void operator()(TSParser* p) const { ts_parser_delete(p); }
+};
+struct TreeDeleter {
+    void operator()(TSTree* t) const { ts_tree_delete(t); }
+};
+
+// The first ERROR or MISSING node in document order, for the syntax-error location.
+std::optional<TSNode> first_error(TSNode root) {
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    std::optional<TSNode> found;
+    for (;;) {
+        TSNode n = ts_tree_cursor_current_node(&cursor);
+        if (ts_node_is_missing(n) || (ts_node_is_named(n) && std::strcmp(ts_node_type(n), "ERROR") == 0)) {
+            found = n;
+            break;
+        }
+        if (ts_node_has_error(n) && ts_tree_cursor_goto_first_child(&cursor)) continue;
+        bool moved = false;
+        while (!moved) {
+            if (ts_tree_cursor_goto_next_sibling(&cursor)) {
+                moved = true;
+            } else if (!ts_tree_cursor_goto_parent(&cursor)) {
+                break;
+            }
+        }
+        if (!moved) break;
+    }
+    ts_tree_cursor_delete(&cursor);
+    return found;
+}
+
+// The first bracket that is never closed (or a closer without opener) in `text`, skipping strings and comments.
+struct BracketProblem {
+    size_t pos;
+    char c;
+    bool unclosed;
+};
+std::optional<BracketProblem> bracket_problem(std::string_view text) {
+    std::vector<std::pair<size_t, char>> stack;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (c == '#') {
+            while (i < text.size() && text[i] != '\n') ++i;
+            continue;
+        }
+        if (c == '"' || c == '\'') {
+            const bool triple = text.substr(i, 3) == std::string(3, c);
+            const size_t q = triple ? 3 : 1;
+            size_t j = i + q;
+            for (; j < text.size(); ++j) {
+                if (text[j] == '\\') {
+                    ++j;
+                    continue;
+                }
+                if (!triple && text[j] == '\n') break;
+                if (text.substr(j, q) == std::string(q, c)) break;
+            }
+            i = j + q - 1;
+            continue;
+        }
+        if (c == '(' || c == '[' || c == '{') stack.emplace_back(i, c);
+        if (c == ')' || c == ']' || c == '}') {
+            char want = c == ')' ? '(' : c == ']' ? '[' : '{';
+            if (stack.empty() || stack.back().second != want) return BracketProblem{i, c, false};
+            stack.pop_back();
+        }
+    }
+    if (!stack.empty()) return BracketProblem{stack.front().first, stack.front().second, true};
+    return std::nullopt;
+}
+
+}  // namespace
+
+NodeId Ast::field(NodeId id, Field f) const {
+    const Node& n = (*this)[id];
+    for (std::uint32_t i = 0; i < n.kid_count; ++i) {
+        NodeId k = kids[n.first_kid + i];
+        if (nodes[k].field == f) return k;
+    }
+    return kNoNode;
+}
+
+std::vector<NodeId> Ast::named_kids(NodeId id) const {
+    std::vector<NodeId> out;
+    const Node& n = (*this)[id];
+    out.reserve(n.kid_count);
+    for (std::uint32_t i = 0; i < n.kid_count; ++i) {
+        NodeId k = kids[n.first_kid + i];
+        if (nodes[k].kind != Kind::Operator && nodes[k].kind != Kind::Comment) out.push_back(k);
+    }
+    return out;
+}
+
+ParseOutcome parse_python(const std::string& file, std::string text) {
+    ParseOutcome out;
+    Ast& ast = out.ast;
+    ast.text = std::move(text);
+    std::unique_ptr<TSParser, ParserDeleter> parser(ts_parser_new());
+    ts_parser_set_language(parser.get(), tree_sitter_python());
+    std::unique_ptr<TSTree, TreeDeleter> tree(
+        ts_parser_parse_string(parser.get(), nullptr, ast.text.data(), static_cast<std::uint32_t>(ast.text.size())));
+    if (!tree) {
+        out.syntax_error = input_error(InputError::Syntax, SourceRange::point(file, 1, 1),
+                                       "the Python parser could not read this file");
+        ast.nodes.push_back(Node{Kind::Module});
+        ast.root = 0;
+        return out;
+    }
+    TSNode root = ts_tree_root_node(tree.get());
+    if (ts_node_has_error(root)) {
+        if (auto err = first_error(root)) {
+            TSPoint p = ts_node_start_point(*err);
+            std::string message;
+            if (ts_node_is_missing(*err)) {
+                message = fmt::format("invalid Python syntax: expected \"{}\" here", ts_node_type(*err));
+            } else {
+                message = "invalid Python syntax";
+            }
+            TSPoint e = ts_node_end_point(*err);
+            SourceRange r{file, static_cast<int>(p.row) + 1, static_cast<int>(p.column) + 1,
+                          static_cast<int>(e.row) + 1, static_cast<int>(e.column) + 1};
+            if (r.end_line == r.line && r.end_column <= r.column) r.end_column = r.column + 1;
+            // An unbalanced bracket is the most common cause, and tree-sitter's recovery hides where it is.
+            if (!ts_node_is_missing(*err)) {
+                if (auto b = bracket_problem(ast.text)) {
+                    size_t line = 1, col = 1;
+                    for (size_t i = 0; i < b->pos; ++i) {
+                        if (ast.text[i] == '\n') {
+                            ++line;
+                            col = 1;
+                        } else {
+                            ++col;
+                        }
+                    }
+                    r = SourceRange::point(file, static_cast<int>(line), static_cast<int>(col));
+                    message = b->unclosed ? fmt::format("invalid Python syntax: this \"{}\" is never closed", b->c)
+                                          : fmt::format("invalid Python syntax: unmatched \"{}\"", b->c);
+                }
+            }
+            out.syntax_error = input_error(InputError::Syntax, r, message);
+            out.syntax_error->notes.push_back(
+                Note{SourceRange{}, "Python cannot import this file, so the linter does not evaluate it"});
+        }
+    }
+
+    const auto& kinds = kind_table();
+    ast.nodes.reserve(ast.text.size() / 6 + 16);
+    // Iterative depth-first conversion: each open node collects its kids, written out contiguously when it closes.
+    struct Open {
+        NodeId id;
+        std::vector<NodeId> kids;
+    };
+    std::vector<Open> stack;
+    auto make = [&](TSNode n, Field field, Kind kind) {
+        Node node;
+        node.kind = kind;
+        node.field = field;
+        node.start = ts_node_start_byte(n);
+        node.end = ts_node_end_byte(n);
+        TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+        node.line = s.row + 1;
+        node.col = s.column + 1;
+        node.end_line = e.row + 1;
+        node.end_col = e.column + 1;
+        ast.nodes.push_back(node);
+        return static_cast<NodeId>(ast.nodes.size() - 1);
+    };
+    auto close = [&]() {
+        Open top = std::move(stack.back());
+        stack.pop_back();
+        ast.nodes[top.id].first_kid = static_cast<std::uint32_t>(ast.kids.size());
+        ast.nodes[top.id].kid_count = static_cast<std::uint32_t>(top.kids.size());
+        ast.kids.insert(ast.kids.end(), top.kids.begin(), top.kids.end());
+    };
+
+    TSTreeCursor cursor = ts_tree_cursor_new(root);
+    ast.root = make(root, Field::None, Kind::Module);
+    stack.push_back({ast.root, {}});
+    if (ts_tree_cursor_goto_first_child(&cursor)) {
+        for (;;) {
+            TSNode n = ts_tree_cursor_current_node(&cursor);
+            Field field = field_from_name(ts_tree_cursor_current_field_name(&cursor));
+            bool keep = false;
+            Kind kind = Kind::Other;
+            if (ts_node_is_named(n)) {
+                auto it = kinds.find(ts_node_type(n));
+                kind = it == kinds.end() ? Kind::Other : it->second;
+                keep = kind != Kind::Comment;
+            } else if (field == Field::Operator || field == Field::Operators) {
+                kind = Kind::Operator;
+                keep = true;
+            }
+            bool descended = false;
+            if (keep) {
+                NodeId id = make(n, field, kind);
+                stack.back().kids.push_back(id);
+                if (ts_tree_cursor_goto_first_child(&cursor)) {
+                    stack.push_back({id, {}});
+                    descended = true;
+                }
+            }
+            if (descended) continue;
+            // Move to the next sibling, closing finished nodes on the way up.
+            bool moved = false;
+            while (!moved) {
+                if (ts_tree_cursor_goto_next_sibling(&cursor)) {
+                    moved = true;
+                } else {
+                    if (!ts_tree_cursor_goto_parent(&cursor)) break;
+                    if (stack.size() > 1) close();
+                }
+            }
+            if (!moved) break;
+        }
+    }
+    while (!stack.empty()) close();
+    ts_tree_cursor_delete(&cursor);
+    return out;
+}
+
+}  // namespace mbl::py

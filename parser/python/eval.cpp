@@ -1,0 +1,1231 @@
+// Expressions, calls, classes and attribute access of the abstract evaluator.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <functional>
+#include <nlohmann/json.hpp>
+
+#include "core/schema.hpp"
+#include "parser/input_errors.hpp"
+#include "parser/python/builtins.hpp"
+#include "parser/python/interpreter.hpp"
+
+namespace mbl::py {
+
+
+// A config Value (schemas) as an evaluator value.
+static Val from_value(const Value& v, Loc at) {
+    switch (v.kind()) {
+        case Value::Kind::Null: return Val::none(at);
+        case Value::Kind::Bool: return Val::boolean(v.as_bool(), at);
+        case Value::Kind::Int: return Val::integer(v.as_int(), at);
+        case Value::Kind::Float: return Val::floating(v.as_number(), at);
+        case Value::Kind::String: return Val::str(v.as_string(), at);
+        case Value::Kind::List: {
+            auto l = std::make_shared<SeqObj>(ObjKind::List);
+            for (const auto& item : v.items()) l->items.push_back(from_value(item, at));
+            return Val::obj(l, at);
+        }
+        case Value::Kind::Map: {
+            auto d = std::make_shared<DictObj>();
+            for (const auto& e : v.entries()) d->items.emplace_back(Val::str(e.key, at), from_value(e.value, at));
+            return Val::obj(d, at);
+        }
+        case Value::Kind::Unknown: return Val::unknown(v.unknown_reason(), at);
+    }
+    return Val::none(at);
+}
+
+std::optional<Val> Project::model_default(const std::string& field) const {
+    for (const auto& [name, v] : revision_.defaults)
+        if (name == field) return from_value(v, {});
+    static const nlohmann::json fields = [] {
+        auto text = schema_file("fields/model.json");
+        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+        return j.is_object() && j.contains("fields") ? j["fields"] : nlohmann::json::object();
+    }();
+    auto it = fields.find(field);
+    if (it == fields.end() || !it->is_object() || !it->contains("default")) return std::nullopt;
+    const Value v = value_from_json((*it)["default"], {});
+    return from_value(v, {});
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Copies of shared values
+
+Val Interp::thaw(const Val& v) {
+    if (!v.is_obj()) return v;
+    switch (v.o->kind) {
+        case ObjKind::List:
+        case ObjKind::Tuple:
+        case ObjKind::Set:
+        case ObjKind::Dict:
+        case ObjKind::Instance:
+        case ObjKind::Partial:
+        case ObjKind::Method:
+        case ObjKind::Builtin:
+        case ObjKind::FieldSpec: return thaw_inner(v);
+        default: return v;
+    }
+}
+
+Val Interp::thaw_inner(const Val& v) {
+    if (auto it = thawed_.find(v.o.get()); it != thawed_.end()) {
+        Val out = v;
+        out.o = it->second;
+        return out;
+    }
+    ObjPtr copy;
+    switch (v.o->kind) {
+        case ObjKind::List:
+        case ObjKind::Tuple:
+        case ObjKind::Set: {
+            auto src = v.as<SeqObj>();
+            auto c = std::make_shared<SeqObj>(src->kind);
+            thawed_[src] = c;
+            c->unknown = src->unknown;
+            c->items.reserve(src->items.size());
+            for (const auto& item : src->items) c->items.push_back(thaw(item));
+            copy = c;
+            break;
+        }
+        case ObjKind::Dict: {
+            auto src = v.as<DictObj>();
+            auto c = std::make_shared<DictObj>();
+            thawed_[src] = c;
+            c->unknown = src->unknown;
+            for (const auto& [k, val] : src->items) c->items.emplace_back(thaw(k), thaw(val));
+            copy = c;
+            break;
+        }
+        case ObjKind::Instance: {
+            auto src = v.as<InstanceObj>();
+            auto c = std::make_shared<InstanceObj>();
+            thawed_[src] = c;
+            c->cls = src->cls;
+            c->class_path = src->class_path;
+            c->model_like = src->model_like;
+            c->poisoned = src->poisoned;
+            c->opaque = src->opaque;
+            c->created = src->created;
+            for (const auto& a : src->attrs) c->attrs.push_back(Attr{a.name, thaw(a.value), a.info});
+            copy = c;
+            break;
+        }
+        case ObjKind::Partial: {
+            auto src = v.as<PartialObj>();
+            auto c = std::make_shared<PartialObj>();
+            thawed_[src] = c;
+            c->func = thaw(src->func);
+            for (const auto& a : src->args) c->args.push_back(thaw(a));
+            for (const auto& [k, a] : src->kwargs) c->kwargs.emplace_back(k, thaw(a));
+            copy = c;
+            break;
+        }
+        case ObjKind::Method: {
+            auto src = v.as<MethodObj>();
+            auto c = std::make_shared<MethodObj>();
+            thawed_[src] = c;
+            c->self = thaw(src->self);
+            c->func = src->func;
+            copy = c;
+            break;
+        }
+        case ObjKind::Builtin: {
+            auto src = v.as<BuiltinObj>();
+            if (!src->self.is_obj()) return v;
+            auto c = std::make_shared<BuiltinObj>(src->id, src->name);
+            thawed_[src] = c;
+            c->self = thaw(src->self);
+            copy = c;
+            break;
+        }
+        case ObjKind::FieldSpec: {
+            auto src = v.as<FieldSpecObj>();
+            auto c = std::make_shared<FieldSpecObj>();
+            thawed_[src] = c;
+            if (src->default_value) c->default_value = thaw(*src->default_value);
+            c->factory = src->factory;
+            c->init = src->init;
+            copy = c;
+            break;
+        }
+        default: return v;
+    }
+    copy->epoch = 0;  // a copy stands for state that existed before any branch: always journaled
+    Val out = v;
+    out.o = copy;
+    return out;
+}
+
+Val Interp::make_list(std::vector<Val> items, ObjKind kind, Loc at) {
+    auto l = std::make_shared<SeqObj>(kind);
+    if (limit_items(items.size())) {
+        l->unknown = "the list is too long for the linter";
+    } else {
+        l->items = std::move(items);
+    }
+    return Val::obj(l, at);
+}
+
+std::optional<std::vector<Val>> Interp::iterate(const Val& v, std::string& reason) {
+    if (v.is_unknown()) {
+        reason = v.reason();
+        return std::nullopt;
+    }
+    if (v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple) || v.is_obj(ObjKind::Set)) {
+        auto* s = v.as<SeqObj>();
+        if (!s->unknown.empty()) {
+            reason = s->unknown;
+            return std::nullopt;
+        }
+        return s->items;
+    }
+    if (v.is_obj(ObjKind::Dict)) {
+        auto* d = v.as<DictObj>();
+        if (!d->unknown.empty()) {
+            reason = d->unknown;
+            return std::nullopt;
+        }
+        std::vector<Val> keys;
+        for (const auto& kv : d->items) keys.push_back(kv.first);
+        return keys;
+    }
+    if (v.is_str()) {
+        std::vector<Val> chars;
+        for (char c : v.s) chars.push_back(Val::str(std::string(1, c), v.at));
+        return chars;
+    }
+    reason = fmt::format("{}, which the linter cannot iterate", type_name(v));
+    return std::nullopt;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Expressions
+
+Val Interp::eval(Frame& f, NodeId e) {
+    if (e == kNoNode) return Val::none();
+    if (++steps_ > project_.limits().max_steps) return Val::unknown("the evaluation budget of the recipe is spent");
+    if (expr_depth_ >= project_.limits().max_expr_depth)
+        return Val::unknown("the expression is nested too deeply", loc(f, e));
+    ++expr_depth_;
+    Val v = eval_inner(f, e);
+    --expr_depth_;
+    return v;
+}
+
+static std::optional<std::int64_t> parse_int(std::string_view text) {
+    std::string digits;
+    for (char c : text)
+        if (c != '_') digits += c;
+    if (digits.empty() || digits.back() == 'j' || digits.back() == 'J' || digits.back() == 'l' || digits.back() == 'L')
+        return std::nullopt;
+    int base = 10;
+    std::string body = digits;
+    if (digits.size() > 2 && digits[0] == '0') {
+        char p = static_cast<char>(std::tolower(digits[1]));
+        if (p == 'x') base = 16;
+        else if (p == 'o') base = 8;
+        else if (p == 'b') base = 2;
+        if (base != 10) body = digits.substr(2);
+    }
+    errno = 0;
+    char* end = nullptr;
+    long long v = std::strtoll(body.c_str(), &end, base);
+    if (errno == ERANGE || !end || *end != '\0') return std::nullopt;
+    return static_cast<std::int64_t>(v);
+}
+
+Val Interp::eval_inner(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, e);
+    switch (a.kind(e)) {
+        case Kind::Identifier: return lookup(f, std::string(a.source(e)), at);
+        case Kind::Integer: {
+            auto v = parse_int(a.source(e));
+            return v ? Val::integer(*v, at) : Val::unknown("an integer literal the linter does not model", at);
+        }
+        case Kind::Float: {
+            std::string text;
+            for (char c : a.source(e))
+                if (c != '_') text += c;
+            if (!text.empty() && (text.back() == 'j' || text.back() == 'J'))
+                return Val::unknown("a complex number", at);
+            return Val::floating(std::strtod(text.c_str(), nullptr), at);
+        }
+        case Kind::True: return Val::boolean(true, at);
+        case Kind::False: return Val::boolean(false, at);
+        case Kind::None: return Val::none(at);
+        case Kind::Ellipsis: return Val::obj(std::make_shared<ExternalObj>("Ellipsis"), at);
+        case Kind::String:
+        case Kind::ConcatenatedString: return eval_string(f, e);
+        case Kind::Attribute: {
+            Val obj = eval(f, a.field(e, Field::Object));
+            return get_attr(f, obj, std::string(a.source(a.field(e, Field::AttributeName))), at);
+        }
+        case Kind::Subscript: return eval_subscript(f, e);
+        case Kind::Call: return eval_call(f, e);
+        case Kind::List:
+        case Kind::Tuple:
+        case Kind::Set:
+        case Kind::ExpressionList:
+        case Kind::PatternList: {
+            std::vector<Val> items;
+            std::string unknown;
+            collect_sequence(f, e, items, unknown);
+            ObjKind kind = a.kind(e) == Kind::List ? ObjKind::List
+                           : a.kind(e) == Kind::Set ? ObjKind::Set
+                                                    : ObjKind::Tuple;
+            if (kind == ObjKind::Set) {
+                std::vector<Val> unique;
+                for (auto& item : items) {
+                    bool dup = false;
+                    for (const auto& u : unique) dup |= py_equal(u, item) == true;
+                    if (!dup) unique.push_back(std::move(item));
+                }
+                items = std::move(unique);
+            }
+            Val out = make_list(std::move(items), kind, at);
+            if (!unknown.empty()) out.as<SeqObj>()->unknown = unknown;
+            return out;
+        }
+        case Kind::Dictionary: {
+            auto d = std::make_shared<DictObj>();
+            for (NodeId k : a.named_kids(e)) {
+                if (a.kind(k) == Kind::Pair) {
+                    Val key = eval(f, a.field(k, Field::Key));
+                    Val value = eval(f, a.field(k, Field::Value));
+                    if (key.is_unknown()) {
+                        d->unknown = "a key is unknown: " + key.reason();
+                        continue;
+                    }
+                    bool replaced = false;
+                    for (auto& kv : d->items)
+                        if (py_equal(kv.first, key) == true) {
+                            kv.second = value;
+                            replaced = true;
+                        }
+                    if (!replaced) d->items.emplace_back(std::move(key), std::move(value));
+                } else if (a.kind(k) == Kind::DictionarySplat) {
+                    Val src = eval(f, a.first_named(k));
+                    if (!src.is_obj(ObjKind::Dict) || !src.as<DictObj>()->unknown.empty()) {
+                        d->unknown = src.is_unknown() ? src.reason() : "unpacks a value that is not a known dict";
+                        continue;
+                    }
+                    for (const auto& [key, value] : src.as<DictObj>()->items) {
+                        bool replaced = false;
+                        for (auto& kv : d->items)
+                            if (py_equal(kv.first, key) == true) {
+                                kv.second = value;
+                                replaced = true;
+                            }
+                        if (!replaced) d->items.emplace_back(key, value);
+                    }
+                }
+            }
+            return Val::obj(d, at);
+        }
+        case Kind::ParenthesizedExpression: {
+            auto kids = a.named_kids(e);
+            return kids.empty() ? Val::none(at) : eval(f, kids[0]);
+        }
+        case Kind::BinaryOperator: return eval_binary(f, e);
+        case Kind::UnaryOperator: {
+            Val v = eval(f, a.field(e, Field::Argument));
+            std::string_view op = a.source(a.field(e, Field::Operator));
+            if (v.is_unknown()) return v;
+            if (op == "-") {
+                if (v.is_int() && v.as_int() != INT64_MIN) return Val::integer(-v.as_int(), at);
+                if (v.is_float()) return Val::floating(-v.d, at);
+            } else if (op == "+") {
+                if (v.is_number()) return v;
+            } else if (op == "~" && v.is_int()) {
+                return Val::integer(~v.as_int(), at);
+            }
+            return Val::unknown(fmt::format("unary {} on {}", op, type_name(v)), at);
+        }
+        case Kind::NotOperator: {
+            auto t = truthy(eval(f, a.field(e, Field::Argument)));
+            return t ? Val::boolean(!*t, at) : Val::unknown("the negated value is unknown", at);
+        }
+        case Kind::BooleanOperator: {
+            Val left = eval(f, a.field(e, Field::Left));
+            std::string_view op = a.source(a.field(e, Field::Operator));
+            auto t = truthy(left);
+            if (t) {
+                if ((op == "and" && !*t) || (op == "or" && *t)) return left;
+                return eval(f, a.field(e, Field::Right));
+            }
+            Val right = eval(f, a.field(e, Field::Right));
+            if (same_val(left, right)) return left;
+            return Val::unknown(left.is_unknown() ? left.reason() : "an operand of `" + std::string(op) + "` is unknown",
+                                at);
+        }
+        case Kind::ComparisonOperator: return eval_compare(f, e);
+        case Kind::ConditionalExpression: {
+            auto kids = a.named_kids(e);
+            if (kids.size() < 3) return Val::unknown("incomplete conditional expression", at);
+            auto t = truthy(eval(f, kids[1]));
+            if (t) return eval(f, *t ? kids[0] : kids[2]);
+            Val x = eval(f, kids[0]), y = eval(f, kids[2]);
+            if (same_val(x, y)) return x;
+            return Val::unknown(fmt::format("depends on the condition at {}:{}", *at.file, at.line), at);
+        }
+        case Kind::Lambda: return eval_lambda(f, e);
+        case Kind::ListComprehension:
+        case Kind::SetComprehension:
+        case Kind::DictionaryComprehension:
+        case Kind::GeneratorExpression: return eval_comprehension(f, e);
+        case Kind::NamedExpression: {
+            Val v = eval(f, a.field(e, Field::Value));
+            bind(f, std::string(a.source(a.field(e, Field::Name))), v);
+            return v;
+        }
+        case Kind::KeywordArgument: return eval(f, a.field(e, Field::Value));
+        default: return Val::unknown(fmt::format("Python syntax the linter does not evaluate ({})", a.source(e).substr(0, 40)), at);
+    }
+}
+
+void Interp::collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std::string& unknown) {
+    const Ast& a = ast(f);
+    for (NodeId k : a.named_kids(node)) {
+        Kind kind = a.kind(k);
+        if (kind == Kind::ListSplat || kind == Kind::ListSplatPattern) {
+            Val src = eval(f, a.first_named(k));
+            std::string reason;
+            auto items = iterate(src, reason);
+            if (!items) {
+                unknown = "unpacks " + reason;
+                continue;
+            }
+            out.insert(out.end(), items->begin(), items->end());
+        } else if (kind == Kind::Other && a.source(k).rfind("(*", 0) == 0) {
+            unknown = "unpacks a parenthesized value";
+        } else {
+            out.push_back(eval(f, k));
+        }
+    }
+}
+
+static std::string decode_escapes(std::string_view s) {
+    std::string out;
+    for (size_t i = 0; i < s.size(); ++i) {
+        if (s[i] != '\\' || i + 1 == s.size()) {
+            out += s[i];
+            continue;
+        }
+        char c = s[++i];
+        switch (c) {
+            case 'n': out += '\n'; break;
+            case 't': out += '\t'; break;
+            case 'r': out += '\r'; break;
+            case '0': out += '\0'; break;
+            case '\\': out += '\\'; break;
+            case '\'': out += '\''; break;
+            case '"': out += '"'; break;
+            case '\n': break;  // line continuation inside a string
+            case 'x':
+                if (i + 2 < s.size() + 0 && i + 2 <= s.size() - 1) {
+                    out += static_cast<char>(std::strtol(std::string(s.substr(i + 1, 2)).c_str(), nullptr, 16));
+                    i += 2;
+                }
+                break;
+            default:
+                out += '\\';
+                out += c;
+        }
+    }
+    return out;
+}
+
+Val Interp::eval_string(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, e);
+    if (a.kind(e) == Kind::ConcatenatedString) {
+        std::string out;
+        for (NodeId k : a.named_kids(e)) {
+            Val part = eval_string(f, k);
+            if (!part.is_str()) return part;
+            out += part.s;
+        }
+        return Val::str(std::move(out), at);
+    }
+    std::string prefix;
+    std::string out;
+    bool raw = false, fstring = false;
+    for (std::uint32_t i = 0; i < a.count(e); ++i) {
+        NodeId k = a.kid(e, i);
+        switch (a.kind(k)) {
+            case Kind::StringStart: {
+                for (char c : a.source(k)) {
+                    if (c == '"' || c == '\'') break;
+                    char l = static_cast<char>(std::tolower(c));
+                    raw |= l == 'r';
+                    fstring |= l == 'f';
+                }
+                break;
+            }
+            case Kind::StringContent: {
+                std::string text(a.source(k));
+                if (fstring) {
+                    std::string unescaped;
+                    for (size_t j = 0; j < text.size(); ++j) {
+                        unescaped += text[j];
+                        if ((text[j] == '{' || text[j] == '}') && j + 1 < text.size() && text[j + 1] == text[j]) ++j;
+                    }
+                    text = std::move(unescaped);
+                }
+                out += raw ? text : decode_escapes(text);
+                break;
+            }
+            case Kind::Interpolation: {
+                if (a.field(k, Field::FormatSpec) != kNoNode || a.field(k, Field::Type) != kNoNode)
+                    return Val::unknown("an f-string with a format specification", at);
+                Val v = eval(f, a.field(k, Field::Expression));
+                if (v.is_unknown()) return Val::unknown("an f-string with an unknown part: " + v.reason(), at);
+                if (v.is_obj() && !v.is_obj(ObjKind::List) && !v.is_obj(ObjKind::Tuple) && !v.is_obj(ObjKind::Dict))
+                    return Val::unknown("an f-string formatting an object", at);
+                out += py_str(v);
+                break;
+            }
+            default: break;
+        }
+    }
+    if (limit_items(out.size())) return Val::unknown("the string is too long for the linter", at);
+    return Val::str(std::move(out), at);
+}
+
+static std::optional<std::int64_t> checked(std::int64_t a, std::int64_t b, char op) {
+    std::int64_t r = 0;
+    bool overflow = false;
+    switch (op) {
+        case '+': overflow = __builtin_add_overflow(a, b, &r); break;
+        case '-': overflow = __builtin_sub_overflow(a, b, &r); break;
+        case '*': overflow = __builtin_mul_overflow(a, b, &r); break;
+        default: return std::nullopt;
+    }
+    if (overflow) return std::nullopt;
+    return r;
+}
+
+static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
+    std::int64_t q = a / b;
+    if ((a % b != 0) && ((a < 0) != (b < 0))) --q;
+    return q;
+}
+
+Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at) {
+    if (l.is_unknown()) return Val::unknown(l.reason(), l.at.valid() ? l.at : at);
+    if (r.is_unknown()) return Val::unknown(r.reason(), r.at.valid() ? r.at : at);
+    const std::string overflow = "an integer too large for the linter";
+    if (l.is_int() && r.is_int()) {
+        std::int64_t x = l.as_int(), y = r.as_int();
+        if (op == "+" || op == "-" || op == "*") {
+            auto v = checked(x, y, op[0]);
+            return v ? Val::integer(*v, at) : Val::unknown(overflow, at);
+        }
+        if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(double(x) / double(y), at);
+        if ((op == "//" || op == "%") && x == INT64_MIN && y == -1) return Val::unknown(overflow, at);
+        if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::integer(floor_div(x, y), at);
+        if (op == "%") {
+            if (y == 0) return Val::unknown("division by zero", at);
+            return Val::integer(x - floor_div(x, y) * y, at);
+        }
+        if (op == "**") {
+            if (y < 0) return Val::floating(std::pow(double(x), double(y)), at);
+            std::int64_t result = 1;
+            for (std::int64_t i = 0; i < y; ++i) {
+                auto v = checked(result, x, '*');
+                if (!v) return Val::unknown(overflow, at);
+                result = *v;
+                if (result == 0 || result == 1) break;
+            }
+            return Val::integer(result, at);
+        }
+        if (op == "&") return Val::integer(x & y, at);
+        if (op == "|") return Val::integer(x | y, at);
+        if (op == "^") return Val::integer(x ^ y, at);
+        if (op == "<<") {
+            if (y < 0 || y > 62 || x > (INT64_MAX >> y) || x < -(INT64_MAX >> y)) return Val::unknown(overflow, at);
+            return Val::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << y), at);
+        }
+        if (op == ">>") return y < 0 ? Val::unknown("negative shift", at) : Val::integer(x >> std::min<std::int64_t>(y, 63), at);
+    }
+    if (l.is_number() && r.is_number()) {
+        double x = l.as_number(), y = r.as_number();
+        if (op == "+") return Val::floating(x + y, at);
+        if (op == "-") return Val::floating(x - y, at);
+        if (op == "*") return Val::floating(x * y, at);
+        if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x / y, at);
+        if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(std::floor(x / y), at);
+        if (op == "%") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x - std::floor(x / y) * y, at);
+        if (op == "**") return Val::floating(std::pow(x, y), at);
+    }
+    if (l.is_str() && r.is_str() && op == "+") {
+        if (limit_items(l.s.size() + r.s.size())) return Val::unknown("the string is too long for the linter", at);
+        return Val::str(l.s + r.s, at);
+    }
+    if (op == "*" && ((l.is_str() && r.is_int()) || (l.is_int() && r.is_str()))) {
+        const std::string& s = l.is_str() ? l.s : r.s;
+        std::int64_t n = l.is_str() ? r.as_int() : l.as_int();
+        if (n <= 0) return Val::str("", at);
+        if (limit_items(s.size() * static_cast<std::size_t>(n)) || n > 1'000'000)
+            return Val::unknown("the string is too long for the linter", at);
+        std::string out;
+        for (std::int64_t i = 0; i < n; ++i) out += s;
+        return Val::str(std::move(out), at);
+    }
+    auto seq = [](const Val& v) {
+        return v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple);
+    };
+    if (seq(l) && seq(r) && op == "+" && l.o->kind == r.o->kind) {
+        auto* x = l.as<SeqObj>();
+        auto* y = r.as<SeqObj>();
+        if (!x->unknown.empty() || !y->unknown.empty())
+            return Val::unknown(!x->unknown.empty() ? x->unknown : y->unknown, at);
+        std::vector<Val> items = x->items;
+        items.insert(items.end(), y->items.begin(), y->items.end());
+        return make_list(std::move(items), l.o->kind, at);
+    }
+    if (op == "*" && ((seq(l) && r.is_int()) || (l.is_int() && seq(r)))) {
+        const Val& s = seq(l) ? l : r;
+        std::int64_t n = seq(l) ? r.as_int() : l.as_int();
+        auto* x = s.as<SeqObj>();
+        if (!x->unknown.empty()) return Val::unknown(x->unknown, at);
+        if (n <= 0) return make_list({}, s.o->kind, at);
+        if (limit_items(x->items.size() * static_cast<std::size_t>(std::min<std::int64_t>(n, 1'000'000'000))) ||
+            n > 1'000'000)
+            return Val::unknown("the list is too long for the linter", at);
+        std::vector<Val> items;
+        items.reserve(x->items.size() * static_cast<std::size_t>(n));
+        for (std::int64_t i = 0; i < n; ++i) items.insert(items.end(), x->items.begin(), x->items.end());
+        return make_list(std::move(items), s.o->kind, at);
+    }
+    if (l.is_obj(ObjKind::Dict) && r.is_obj(ObjKind::Dict) && op == "|") {
+        auto d = std::make_shared<DictObj>();
+        auto* x = l.as<DictObj>();
+        auto* y = r.as<DictObj>();
+        d->unknown = !x->unknown.empty() ? x->unknown : y->unknown;
+        d->items = x->items;
+        for (const auto& [k, v] : y->items) {
+            bool replaced = false;
+            for (auto& kv : d->items)
+                if (py_equal(kv.first, k) == true) {
+                    kv.second = v;
+                    replaced = true;
+                }
+            if (!replaced) d->items.emplace_back(k, v);
+        }
+        return Val::obj(d, at);
+    }
+    if (l.is_obj(ObjKind::Set) && r.is_obj(ObjKind::Set) && (op == "|" || op == "&" || op == "-")) {
+        auto* x = l.as<SeqObj>();
+        auto* y = r.as<SeqObj>();
+        if (!x->unknown.empty() || !y->unknown.empty()) return Val::unknown("a set with unknown contents", at);
+        auto in = [](const SeqObj* s, const Val& v) {
+            for (const auto& i : s->items)
+                if (py_equal(i, v) == true) return true;
+            return false;
+        };
+        std::vector<Val> items;
+        if (op == "|") {
+            items = x->items;
+            for (const auto& v : y->items)
+                if (!in(x, v)) items.push_back(v);
+        } else {
+            for (const auto& v : x->items)
+                if (in(y, v) == (op == "&")) items.push_back(v);
+        }
+        return make_list(std::move(items), ObjKind::Set, at);
+    }
+    return Val::unknown(fmt::format("`{}` between {} and {}", op, type_name(l), type_name(r)), at);
+}
+
+Val Interp::eval_binary(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Val l = eval(f, a.field(e, Field::Left));
+    Val r = eval(f, a.field(e, Field::Right));
+    return binary_op(std::string(a.source(a.field(e, Field::Operator))), l, r, loc(f, e));
+}
+
+static std::optional<bool> compare(const std::string& op, const Val& l, const Val& r) {
+    if (op == "==") return py_equal(l, r);
+    if (op == "!=") {
+        auto eq = py_equal(l, r);
+        return eq ? std::optional<bool>(!*eq) : std::nullopt;
+    }
+    if (op == "is" || op == "is not") {
+        std::optional<bool> same;
+        if (l.is_unknown() || r.is_unknown()) same = std::nullopt;
+        else if (l.is_none() || r.is_none()) same = l.is_none() && r.is_none();
+        else if (l.is_obj() && r.is_obj()) same = l.o == r.o ? std::optional<bool>(true)
+                                                   : (l.is_obj(ObjKind::External) || r.is_obj(ObjKind::External))
+                                                       ? std::nullopt
+                                                       : std::optional<bool>(false);
+        else if (l.is_bool() && r.is_bool()) same = l.b == r.b;
+        else same = py_equal(l, r);
+        if (!same) return std::nullopt;
+        return op == "is" ? *same : !*same;
+    }
+    if (op == "in" || op == "not in") {
+        std::optional<bool> found;
+        if (r.is_str() && l.is_str()) {
+            found = r.s.find(l.s) != std::string::npos;
+        } else if (r.is_obj(ObjKind::List) || r.is_obj(ObjKind::Tuple) || r.is_obj(ObjKind::Set) ||
+                   r.is_obj(ObjKind::Dict)) {
+            bool unknown = false;
+            found = false;
+            auto check = [&](const Val& item) {
+                auto eq = py_equal(item, l);
+                if (!eq) unknown = true;
+                else if (*eq) found = true;
+            };
+            if (r.is_obj(ObjKind::Dict)) {
+                auto* d = r.as<DictObj>();
+                unknown |= !d->unknown.empty();
+                for (const auto& kv : d->items) check(kv.first);
+            } else {
+                auto* s = r.as<SeqObj>();
+                unknown |= !s->unknown.empty();
+                for (const auto& item : s->items) check(item);
+            }
+            if (!*found && unknown) found = std::nullopt;
+        }
+        if (!found) return std::nullopt;
+        return op == "in" ? *found : !*found;
+    }
+    if (l.is_number() && r.is_number()) {
+        double x = l.as_number(), y = r.as_number();
+        if (op == "<") return x < y;
+        if (op == "<=") return x <= y;
+        if (op == ">") return x > y;
+        if (op == ">=") return x >= y;
+    }
+    if (l.is_str() && r.is_str()) {
+        if (op == "<") return l.s < r.s;
+        if (op == "<=") return l.s <= r.s;
+        if (op == ">") return l.s > r.s;
+        if (op == ">=") return l.s >= r.s;
+    }
+    return std::nullopt;
+}
+
+Val Interp::eval_compare(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, e);
+    std::vector<NodeId> operands;
+    std::vector<std::string> ops;
+    for (std::uint32_t i = 0; i < a.count(e); ++i) {
+        NodeId k = a.kid(e, i);
+        if (a.kind(k) == Kind::Operator) {
+            std::string op;
+            for (char c : a.source(k)) {
+                if (c == ' ' || c == '\t' || c == '\n') {
+                    if (!op.empty() && op.back() != ' ') op += ' ';
+                } else {
+                    op += c;
+                }
+            }
+            ops.push_back(op);
+        } else {
+            operands.push_back(k);
+        }
+    }
+    if (operands.empty()) return Val::unknown("empty comparison", at);
+    Val left = eval(f, operands[0]);
+    bool unknown = false;
+    std::string reason;
+    for (size_t i = 0; i < ops.size() && i + 1 < operands.size(); ++i) {
+        Val right = eval(f, operands[i + 1]);
+        auto r = compare(ops[i], left, right);
+        if (!r) {
+            unknown = true;
+            if (reason.empty())
+                reason = left.is_unknown() ? left.reason() : right.is_unknown() ? right.reason()
+                                                                                 : "a comparison the linter cannot decide";
+        } else if (!*r) {
+            return Val::boolean(false, at);
+        }
+        left = std::move(right);
+    }
+    if (unknown) return Val::unknown(reason, at);
+    return Val::boolean(true, at);
+}
+
+// Splits a slice's text at its top-level colons and tells which part each expression fills.
+static std::array<NodeId, 3> slice_parts(const Ast& a, NodeId slice) {
+    std::array<NodeId, 3> parts{kNoNode, kNoNode, kNoNode};
+    std::string_view text = a.source(slice);
+    std::vector<std::uint32_t> colons;
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = 0; i < text.size(); ++i) {
+        char c = text[i];
+        if (quote) {
+            if (c == quote) quote = 0;
+            continue;
+        }
+        if (c == '"' || c == '\'') quote = c;
+        else if (c == '(' || c == '[' || c == '{') ++depth;
+        else if (c == ')' || c == ']' || c == '}') --depth;
+        else if (c == ':' && depth == 0) colons.push_back(a[slice].start + static_cast<std::uint32_t>(i));
+    }
+    for (NodeId k : a.named_kids(slice)) {
+        size_t part = 0;
+        while (part < colons.size() && a[k].start > colons[part]) ++part;
+        if (part < 3) parts[part] = k;
+    }
+    return parts;
+}
+
+Val Interp::eval_subscript(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, e);
+    Val container = eval(f, a.field(e, Field::Value));
+    std::vector<NodeId> subs;
+    for (std::uint32_t i = 0; i < a.count(e); ++i)
+        if (a[a.kid(e, i)].field == Field::Subscript) subs.push_back(a.kid(e, i));
+    if (subs.empty()) return Val::unknown("empty subscript", at);
+    // Generic aliases (Optional[int], Base[T]) stand for the class itself.
+    if (container.is_obj(ObjKind::Class) || container.is_obj(ObjKind::External)) return container;
+    if (container.is_unknown()) return container;
+    if (subs.size() == 1 && a.kind(subs[0]) == Kind::Slice) {
+        auto parts = slice_parts(a, subs[0]);
+        std::optional<std::int64_t> bounds[3];
+        for (int i = 0; i < 3; ++i) {
+            if (parts[i] == kNoNode) continue;
+            Val b = eval(f, parts[i]);
+            if (b.is_none()) continue;
+            if (!b.is_int()) return Val::unknown("a slice with unknown bounds", at);
+            bounds[i] = b.as_int();
+        }
+        std::int64_t step = bounds[2].value_or(1);
+        if (step == 0) return Val::unknown("a slice step of zero", at);
+        auto take = [&](std::int64_t n, const std::function<void(std::int64_t)>& emit) {
+            auto norm = [&](std::optional<std::int64_t> v, std::int64_t dflt) {
+                if (!v) return dflt;
+                std::int64_t x = *v < 0 ? *v + n : *v;
+                if (step > 0) return std::clamp<std::int64_t>(x, 0, n);
+                return std::clamp<std::int64_t>(x, -1, n - 1);
+            };
+            std::int64_t start = norm(bounds[0], step > 0 ? 0 : n - 1);
+            std::int64_t stop = norm(bounds[1], step > 0 ? n : -1);
+            for (std::int64_t i = start; step > 0 ? i < stop : i > stop; i += step) emit(i);
+        };
+        if (container.is_str()) {
+            std::string out;
+            take(static_cast<std::int64_t>(container.s.size()), [&](std::int64_t i) { out += container.s[size_t(i)]; });
+            return Val::str(std::move(out), at);
+        }
+        if (container.is_obj(ObjKind::List) || container.is_obj(ObjKind::Tuple)) {
+            auto* s = container.as<SeqObj>();
+            if (!s->unknown.empty()) return Val::unknown(s->unknown, at);
+            std::vector<Val> out;
+            take(static_cast<std::int64_t>(s->items.size()), [&](std::int64_t i) { out.push_back(s->items[size_t(i)]); });
+            return make_list(std::move(out), container.o->kind, at);
+        }
+        return Val::unknown(fmt::format("slicing {}", type_name(container)), at);
+    }
+    Val key;
+    if (subs.size() == 1) {
+        key = eval(f, subs[0]);
+    } else {
+        std::vector<Val> items;
+        for (NodeId s : subs) items.push_back(eval(f, s));
+        key = make_list(std::move(items), ObjKind::Tuple, at);
+    }
+    if (key.is_unknown()) return Val::unknown(key.reason(), at);
+    if (container.is_obj(ObjKind::Dict)) {
+        auto* d = container.as<DictObj>();
+        for (const auto& [k, v] : d->items) {
+            auto eq = py_equal(k, key);
+            if (!eq) return Val::unknown("a dict key comparison the linter cannot decide", at);
+            if (*eq) return v;
+        }
+        if (!d->unknown.empty()) return Val::unknown(d->unknown, at);
+        return Val::unknown(fmt::format("the key {} is not in the dict", repr(key)), at);
+    }
+    if ((container.is_obj(ObjKind::List) || container.is_obj(ObjKind::Tuple)) && key.is_int()) {
+        auto* s = container.as<SeqObj>();
+        if (!s->unknown.empty()) return Val::unknown(s->unknown, at);
+        std::int64_t n = static_cast<std::int64_t>(s->items.size());
+        std::int64_t i = key.as_int() < 0 ? key.as_int() + n : key.as_int();
+        if (i < 0 || i >= n) return Val::unknown("index out of range", at);
+        return s->items[static_cast<size_t>(i)];
+    }
+    if (container.is_str() && key.is_int()) {
+        std::int64_t n = static_cast<std::int64_t>(container.s.size());
+        std::int64_t i = key.as_int() < 0 ? key.as_int() + n : key.as_int();
+        if (i < 0 || i >= n) return Val::unknown("index out of range", at);
+        return Val::str(std::string(1, container.s[static_cast<size_t>(i)]), at);
+    }
+    return Val::unknown(fmt::format("indexing {}", type_name(container)), at);
+}
+
+Val Interp::eval_comprehension(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, e);
+    NodeId body = a.field(e, Field::Body);
+    std::vector<NodeId> clauses;
+    for (NodeId k : a.named_kids(e))
+        if (a.kind(k) == Kind::ForInClause || a.kind(k) == Kind::IfClause) clauses.push_back(k);
+    Frame inner = f;
+    inner.locals = std::make_shared<Env>();
+    inner.locals->owner = id_;
+    inner.locals->parent = f.locals;
+    inner.class_body = false;
+    std::vector<Val> items;
+    std::vector<std::pair<Val, Val>> pairs;
+    std::string failure;
+    const bool is_dict = a.kind(e) == Kind::DictionaryComprehension;
+    std::function<void(size_t)> gen = [&](size_t i) {
+        if (!failure.empty()) return;
+        if (out_of_budget()) {
+            failure = "the evaluation budget of the recipe is spent";
+            return;
+        }
+        if (i == clauses.size()) {
+            if (is_dict) {
+                Val k = eval(inner, a.field(body, Field::Key));
+                if (k.is_unknown()) {
+                    failure = k.reason();
+                    return;
+                }
+                pairs.emplace_back(k, eval(inner, a.field(body, Field::Value)));
+            } else {
+                items.push_back(eval(inner, body));
+            }
+            if (limit_items(items.size() + pairs.size())) failure = "too many elements for the linter";
+            return;
+        }
+        NodeId c = clauses[i];
+        if (a.kind(c) == Kind::ForInClause) {
+            std::string reason;
+            // Only the first iterable is evaluated outside the comprehension's scope.
+            Val src = eval(i == 0 ? f : inner, a.field(c, Field::Right));
+            auto values = iterate(src, reason);
+            if (!values) {
+                failure = reason;
+                return;
+            }
+            SetInfo info = store_info(inner);
+            for (auto& v : *values) {
+                assign_target(inner, a.field(c, Field::Left), v, info);
+                gen(i + 1);
+                if (!failure.empty()) return;
+            }
+        } else {
+            auto kids = a.named_kids(c);
+            auto t = kids.empty() ? std::optional<bool>(true) : truthy(eval(inner, kids[0]));
+            if (!t) {
+                failure = "a filter condition is unknown";
+                return;
+            }
+            if (*t) gen(i + 1);
+        }
+    };
+    gen(0);
+    if (!failure.empty()) return Val::unknown("a comprehension over " + failure, at);
+    if (is_dict) {
+        auto d = std::make_shared<DictObj>();
+        for (auto& [k, v] : pairs) {
+            bool replaced = false;
+            for (auto& kv : d->items)
+                if (py_equal(kv.first, k) == true) {
+                    kv.second = v;
+                    replaced = true;
+                }
+            if (!replaced) d->items.emplace_back(std::move(k), std::move(v));
+        }
+        return Val::obj(d, at);
+    }
+    ObjKind kind = a.kind(e) == Kind::SetComprehension ? ObjKind::Set
+                   : a.kind(e) == Kind::GeneratorExpression ? ObjKind::Tuple
+                                                            : ObjKind::List;
+    return make_list(std::move(items), kind, at);
+}
+
+Val Interp::eval_lambda(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    auto fn = std::make_shared<FunctionObj>();
+    fn->module = f.module;
+    fn->def = e;
+    fn->body = a.field(e, Field::Body);
+    fn->name = "<lambda>";
+    fn->qualname = f.module->name + ".<lambda>";
+    fn->is_lambda = true;
+    fn->closure = f.class_body ? (f.locals ? f.locals->parent : nullptr) : f.locals;
+    NodeId params = a.field(e, Field::Parameters);
+    if (params != kNoNode) {
+        bool keyword_only = false;
+        for (NodeId p : a.named_kids(params)) {
+            Param param;
+            switch (a.kind(p)) {
+                case Kind::Identifier: param.name = a.source(p); break;
+                case Kind::DefaultParameter:
+                    param.name = a.source(a.field(p, Field::Name));
+                    param.default_value = eval(f, a.field(p, Field::Value));
+                    break;
+                case Kind::ListSplatPattern:
+                    param.kind = Param::Kind::VarArgs;
+                    param.name = a.source(a.first_named(p));
+                    break;
+                case Kind::DictionarySplatPattern:
+                    param.kind = Param::Kind::VarKw;
+                    param.name = a.source(a.first_named(p));
+                    break;
+                case Kind::KeywordSeparator: keyword_only = true; continue;
+                default: continue;
+            }
+            if (param.kind == Param::Kind::Normal && keyword_only) param.kind = Param::Kind::KeywordOnly;
+            fn->params.push_back(std::move(param));
+        }
+    }
+    return Val::obj(fn, loc(f, e));
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Calls
+
+CallArgs Interp::eval_args(Frame& f, NodeId arglist) {
+    CallArgs args;
+    if (arglist == kNoNode) return args;
+    const Ast& a = ast(f);
+    if (a.kind(arglist) == Kind::GeneratorExpression) {
+        args.pos.push_back(eval(f, arglist));
+        return args;
+    }
+    for (NodeId k : a.named_kids(arglist)) {
+        switch (a.kind(k)) {
+            case Kind::KeywordArgument:
+                args.kw.emplace_back(std::string(a.source(a.field(k, Field::Name))), eval(f, a.field(k, Field::Value)));
+                args.kw_locs.push_back(loc(f, k));
+                break;
+            case Kind::ListSplat: {
+                std::string reason;
+                auto items = iterate(eval(f, a.first_named(k)), reason);
+                if (items) args.pos.insert(args.pos.end(), items->begin(), items->end());
+                else args.unknown = "*args " + reason;
+                break;
+            }
+            case Kind::DictionarySplat: {
+                Val d = eval(f, a.first_named(k));
+                if (d.is_obj(ObjKind::Dict) && d.as<DictObj>()->unknown.empty()) {
+                    for (const auto& [key, value] : d.as<DictObj>()->items) {
+                        if (!key.is_str()) {
+                            args.unknown = "**kwargs with a key that is not a string";
+                            continue;
+                        }
+                        args.kw.emplace_back(key.s, value);
+                        args.kw_locs.push_back(loc(f, k));
+                    }
+                } else {
+                    args.unknown = d.is_unknown() ? "**kwargs: " + d.reason() : "**kwargs of an unknown mapping";
+                }
+                break;
+            }
+            default: args.pos.push_back(eval(f, k)); break;
+        }
+    }
+    return args;
+}
+
+Val Interp::eval_call(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Val callee = eval(f, a.field(e, Field::Function));
+    CallArgs args = eval_args(f, a.field(e, Field::Arguments));
+    return call(f, callee, std::move(args), loc(f, e));
+}
+
+std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
+                                     CallArgs& args, Loc site) {
+    const Schema& schema = Schema::instance();
+    const bool precision_module = qualname.find("mixed_precision") != std::string::npos;
+    if (precision_module && schema.precision_recipe(short_name)) return precision_recipe(f, short_name, site);
+    if (short_name == "get_mixed_precision_config" && precision_module) {
+        const Val* name = !args.pos.empty() ? &args.pos[0] : nullptr;
+        if (name && name->is_str() && schema.precision_recipe(name->s)) return precision_recipe(f, name->s, site);
+        if (name && name->is_obj(ObjKind::Instance)) return *name;
+        return Val::unknown("get_mixed_precision_config of a name the linter does not know", site);
+    }
+    return std::nullopt;
+}
+
+Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
+    const PrecisionRecipe* recipe = Schema::instance().precision_recipe(name);
+    auto inst = std::make_shared<InstanceObj>();
+    inst->class_path = "megatron.bridge.training.mixed_precision.MixedPrecisionConfig";
+    inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
+    if (recipe)
+        for (const auto& [field, value] : recipe->fields) {
+            SetInfo info{site, f.chain, Origin::Derived,
+                         std::make_shared<const std::string>(fmt::format(
+                             "{} = {} comes from mixed_precision recipe {}()", field, value.display(), name))};
+            inst->attrs.push_back(Attr{field, from_value(value, site), info});
+        }
+    return Val::obj(inst, site);
+}
+
+Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {
+    // An unknown result of a call that received objects may be one of them.
+    auto mutable_obj = [](const Val& v) {
+        return v.is_obj(ObjKind::Instance) || v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Dict) ||
+               v.is_obj(ObjKind::Set) || v.may_alias();
+    };
+    std::vector<Val> passed;
+    for (const auto& v : args.pos)
+        if (mutable_obj(v)) passed.push_back(v);
+    for (const auto& [_, v] : args.kw)
+        if (mutable_obj(v)) passed.push_back(v);
+    if (callee.is_obj(ObjKind::Method) && mutable_obj(callee.as<MethodObj>()->self)) passed.push_back(callee.as<MethodObj>()->self);
+    if (callee.is_obj(ObjKind::Builtin) && mutable_obj(callee.as<BuiltinObj>()->self)) passed.push_back(callee.as<BuiltinObj>()->self);
+    Val out = call_inner(f, callee, std::move(args), site);
+    if (out.is_unknown() && !passed.empty()) mark_alias(out, passed);
+    return out;
+}
+
+Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
+    if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", site);
+    if (callee.is_unknown())
+        return Val::unknown(callee.reason().rfind("calls something unknown", 0) == 0
+                                ? callee.reason()
+                                : "calls something unknown: " + callee.reason(),
+                            site);
+    if (!callee.is_obj()) return Val::unknown(fmt::format("calls {}", type_name(callee)), site);
+    switch (callee.o->kind) {
+        case ObjKind::Function: {
+            auto fn = std::static_pointer_cast<FunctionObj>(callee.o);
+            if (auto v = intercept(f, fn->qualname, fn->name, args, site)) return *v;
+            return call_function(f, fn, std::move(args), site, nullptr);
+        }
+        case ObjKind::Method: {
+            auto* m = callee.as<MethodObj>();
+            if (m->func.is_obj(ObjKind::Function)) {
+                auto fn = std::static_pointer_cast<FunctionObj>(m->func.o);
+                Val self = m->self;
+                return call_function(f, fn, std::move(args), site, &self);
+            }
+            return call(f, m->func, std::move(args), site);
+        }
+        case ObjKind::Class: return instantiate(f, std::static_pointer_cast<ClassObj>(callee.o), std::move(args), site);
+        case ObjKind::Builtin: return call_builtin(f, *callee.as<BuiltinObj>(), args, site);
+        case ObjKind::External: return external_call(f, *callee.as<ExternalObj>(), std::move(args), site);
+        case ObjKind::Partial: {
+            auto* p = callee.as<PartialObj>();
+            CallArgs merged;
+            merged.pos = p->args;
+            merged.pos.insert(merged.pos.end(), args.pos.begin(), args.pos.end());
+            merged.kw = p->kwargs;
+            merged.kw_locs.assign(p->kwargs.size(), site);
+            for (size_t i = 0; i < args.kw.size(); ++i) {
+                merged.kw.push_back(args.kw[i]);
+                merged.kw_locs.push_back(i < args.kw_locs.size() ? args.kw_locs[i] : site);
+            }
+            merged.unknown = args.unknown;
+            return call(f, p->func, std::move(merged), site);
+        }
+        default: return Val::unknown(fmt::format("calls {}", type_name(callee)), site);
+    }
+}
+
+Val Interp::call_recipe(const Val& fn) {
+    if (!fn.is_obj(ObjKind::Function)) return Val::unknown("not a function");
+    auto func = std::static_pointer_cast<FunctionObj>(fn.o);
+    Frame top;
+    top.module = func->module;
+    top.depth = -1;  // the recipe's own frame is depth 0 and has no call chain
+    return call_function(top, func, {}, func->module->loc(func->def), nullptr);
+}
+
+Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
+                          const Val* self) {
+    const int depth = caller.depth + 1;
+    if (depth > project_.limits().max_call_depth) {
+        const std::string reason =
+            fmt::format("calls nested deeper than {} (a recursive helper?) at {}", project_.limits().max_call_depth,
+                        fn->qualname);
+        for (const auto& v : args.pos) poison(v, reason);
+        for (const auto& [_, v] : args.kw) poison(v, reason);
+        if (self) poison(*self, reason);
+        return Val::unknown(reason, site);
+    }
+    project_.ensure_initialized(fn->module, import_depth_);
+    Frame f;
+    f.module = fn->module;
+    f.locals = std::make_shared<Env>();
+    f.locals->owner = id_;
+    f.locals->parent = fn->closure;
+    f.function = fn->name;
+    f.depth = depth;
+    if (depth == 0) {
+        f.chain = nullptr;
+    } else {
+        auto step = std::make_shared<CallSite>();
+        step->loc = site;
+        step->callee = fn->name;
+        step->parent = caller.chain;
+        step->depth = caller.chain ? caller.chain->depth + 1 : 1;
+        f.chain = step;
+    }
+    f.stmt = site;
+    // Bind the arguments.
+    std::vector<Val> pos;
+    if (self && !fn->staticmethod) pos.push_back(*self);
+    pos.insert(pos.end(), args.pos.begin(), args.pos.end());
+    std::vector<bool> kw_used(args.kw.size(), false);
+    size_t next_pos = 0;
+    const std::string missing_reason =
+        args.unknown.empty() ? std::string() : "may come from " + args.unknown;
+    for (const Param& p : fn->params) {
+        switch (p.kind) {
+            case Param::Kind::Normal:
+            case Param::Kind::KeywordOnly: {
+                std::optional<Val> v;
+                if (p.kind == Param::Kind::Normal && next_pos < pos.size()) v = pos[next_pos++];
+                for (size_t i = 0; !v && i < args.kw.size(); ++i)
+                    if (!kw_used[i] && args.kw[i].first == p.name) {
+                        v = args.kw[i].second;
+                        kw_used[i] = true;
+                    }
+                if (!v && !missing_reason.empty()) v = Val::unknown(fmt::format("argument \"{}\" {}", p.name, missing_reason), site);
+                if (!v && p.default_value) v = thaw(*p.default_value);
+                if (!v) v = Val::unknown(fmt::format("argument \"{}\" of {} is not given", p.name, fn->name), site);
+                f.locals->set(p.name, std::move(*v));
+                break;
+            }
+            case Param::Kind::VarArgs: {
+                std::vector<Val> rest(pos.begin() + static_cast<std::ptrdiff_t>(std::min(next_pos, pos.size())), pos.end());
+                next_pos = pos.size();
+                Val t = make_list(std::move(rest), ObjKind::Tuple, site);
+                if (!args.unknown.empty()) t.as<SeqObj>()->unknown = args.unknown;
+                f.locals->set(p.name, std::move(t));
+                break;
+            }
+            case Param::Kind::VarKw: {
+                auto d = std::make_shared<DictObj>();
+                for (size_t i = 0; i < args.kw.size(); ++i)
+                    if (!kw_used[i]) {
+                        d->items.emplace_back(Val::str(args.kw[i].first, site), args.kw[i].second);
+                        kw_used[i] = true;
+                    }
+                if (!args.unknown.empty()) d->unknown = args.unknown;
+                f.locals->set(p.name, Val::obj(d, site));
+                break;
+            }
+        }
+    }
+    if (fn->is_lambda) return eval(f, fn->body);
+    Flow flow = exec_block(f, fn->body);
+    if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", site);
+    if (flow == Flow::Raise)
+        return Val::unknown(fmt::format("{} raises an exception on this path (line {})", fn->name, f.stmt.line), f.stmt);
+    if (flow == Flow::Return) return f.result ? *f.result : Val::none();
+    // Fell off the end: an implicit `return None`, merged with any earlier return.
+    if (f.result) return merge_vals(*f.result, Val::none(), f.stmt);
+    return Val::none(site);
+}
+
+}  // namespace mbl::py

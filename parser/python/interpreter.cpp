@@ -1,0 +1,1302 @@
+// Statements, scopes, imports and the merging of branches whose condition is unknown.
+#include "parser/python/interpreter.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <tuple>
+
+#include "parser/input_errors.hpp"
+
+namespace mbl::py {
+
+namespace {
+thread_local std::uint64_t tls_epoch = 0;
+}  // namespace
+
+std::uint64_t next_epoch() { return ++tls_epoch; }
+std::uint64_t current_epoch() { return tls_epoch; }
+
+namespace {
+thread_local ObjectRegistry* tls_registry = nullptr;
+}  // namespace
+
+Object::Object(ObjKind k) : kind(k), epoch(next_epoch()), registry(tls_registry) {
+    if (registry) registry->live_.insert(this);
+}
+
+Object::~Object() {
+    if (registry) registry->live_.erase(this);
+}
+
+void ObjectRegistry::sweep() {
+    while (!live_.empty()) {
+        Object* p = *live_.begin();
+        live_.erase(live_.begin());
+        p->registry = nullptr;
+        ObjPtr keep = p->weak_from_this().lock();
+        if (keep) keep->clear_refs();  // may free others, which leave live_ themselves
+    }
+}
+
+ObjectRegistry::Use::Use(ObjectRegistry& r) : saved(tls_registry) { tls_registry = &r; }
+ObjectRegistry::Use::~Use() { tls_registry = saved; }
+
+// ---------------------------------------------------------------------------------------------------------------
+// Project
+
+Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits)
+    : index_(std::move(root)), revision_(revision), hf_(hf), limits_(limits) {}
+
+std::vector<Diagnostic> Project::take_module_diagnostics() {
+    std::lock_guard<std::mutex> lock(diag_mutex_);
+    return std::move(module_diags_);
+}
+
+void Project::ensure_initialized(Module* m, int import_depth) {
+    if (m->state.load(std::memory_order_acquire) == Module::Ready) return;
+    std::lock_guard<std::recursive_mutex> lock(index_.init_mutex());
+    if (m->state.load(std::memory_order_acquire) != Module::New) return;  // ready, or a cycle on this thread
+    index_.ensure_parsed(m);
+    m->state.store(Module::Initializing, std::memory_order_release);
+    m->init_thread = std::this_thread::get_id();
+    std::vector<Diagnostic> diags;
+    if (m->syntax_error) {
+        diags.push_back(*m->syntax_error);
+    } else if (import_depth <= limits_.max_import_depth) {
+        ObjectRegistry::Use shared(module_objects_);  // module globals outlive the recipe being evaluated
+        Interp init(*this, &diags);
+        init.run_module(m, import_depth + 1);
+    }
+    m->state.store(Module::Ready, std::memory_order_release);
+    if (!diags.empty()) {
+        std::lock_guard<std::mutex> dlock(diag_mutex_);
+        for (auto& d : diags) module_diags_.push_back(std::move(d));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Branch journals: while a branch of an unknown condition runs, every slot it changes is recorded with its
+// original state, so the branch can be undone and the outcomes of all branches merged.
+
+struct Interp::Slot {
+    enum Kind { Attr = 0, Var = 1, Contents = 2 } kind;
+    ObjPtr obj;                // the instance (Attr) or container (Contents)
+    std::shared_ptr<Env> env;  // Var
+    std::string name;
+    std::tuple<int, const void*, std::string> key() const {
+        return {kind, kind == Var ? static_cast<const void*>(env.get()) : static_cast<const void*>(obj.get()), name};
+    }
+};
+
+namespace {
+
+constexpr const char* kPoisonSlot = "\x01poisoned";
+
+struct SlotState {
+    bool too_big = false;  // a container too large to copy: restoring it makes its contents unknown
+    bool present = false;
+    Val value;
+    SetInfo info;
+    std::vector<Val> items;
+    std::vector<std::pair<Val, Val>> dict_items;
+    std::string unknown;
+};
+
+}  // namespace
+
+struct Interp::Journal {
+    std::uint64_t start_epoch = 0;
+    std::map<std::tuple<int, const void*, std::string>, std::pair<Slot, SlotState>> originals;
+};
+
+constexpr std::size_t kMaxTrackedItems = 512;  // larger containers changed in a branch become unknown
+
+static SlotState capture_slot(const Interp::Slot& s) {  // cost: see BranchRunner::run_one
+    SlotState st;
+    switch (s.kind) {
+        case Interp::Slot::Attr: {
+            auto* inst = static_cast<InstanceObj*>(s.obj.get());
+            if (s.name == kPoisonSlot) {
+                st.present = !inst->poisoned.empty();
+                st.value = Val::str(inst->poisoned);
+            } else if (const Attr* a = inst->find(s.name)) {
+                st.present = true;
+                st.value = a->value;
+                st.info = a->info;
+            }
+            break;
+        }
+        case Interp::Slot::Var:
+            if (const Val* v = s.env->find(s.name)) {
+                st.present = true;
+                st.value = *v;
+            }
+            break;
+        case Interp::Slot::Contents:
+            st.present = true;
+            if (s.obj->kind == ObjKind::Dict) {
+                auto* d = static_cast<DictObj*>(s.obj.get());
+                if (d->items.size() > kMaxTrackedItems) st.too_big = true;
+                else st.dict_items = d->items;
+                st.unknown = d->unknown;
+            } else {
+                auto* q = static_cast<SeqObj*>(s.obj.get());
+                if (q->items.size() > kMaxTrackedItems) st.too_big = true;
+                else st.items = q->items;
+                st.unknown = q->unknown;
+            }
+            break;
+    }
+    return st;
+}
+
+static void restore_slot(const Interp::Slot& s, const SlotState& st) {
+    switch (s.kind) {
+        case Interp::Slot::Attr: {
+            auto* inst = static_cast<InstanceObj*>(s.obj.get());
+            if (s.name == kPoisonSlot) {
+                inst->poisoned = st.present ? st.value.s : std::string();
+                break;
+            }
+            auto it = std::find_if(inst->attrs.begin(), inst->attrs.end(), [&](const Attr& a) { return a.name == s.name; });
+            if (!st.present) {
+                if (it != inst->attrs.end()) inst->attrs.erase(it);
+            } else if (it != inst->attrs.end()) {
+                it->value = st.value;
+                it->info = st.info;
+            } else {
+                inst->attrs.push_back(Attr{s.name, st.value, st.info});
+            }
+            break;
+        }
+        case Interp::Slot::Var:
+            if (st.present) s.env->set(s.name, st.value);
+            else s.env->erase(s.name);
+            break;
+        case Interp::Slot::Contents: {
+            const std::string big = "a container too large to follow through branches";
+            if (s.obj->kind == ObjKind::Dict) {
+                auto* d = static_cast<DictObj*>(s.obj.get());
+                d->items = st.dict_items;
+                d->unknown = st.too_big ? big : st.unknown;
+            } else {
+                auto* q = static_cast<SeqObj*>(s.obj.get());
+                q->items = st.items;
+                q->unknown = st.too_big ? big : st.unknown;
+            }
+            break;
+        }
+    }
+}
+
+static bool same_state(const SlotState& a, const SlotState& b) {
+    if (a.too_big || b.too_big) return false;
+    if (a.present != b.present) return false;
+    if (!a.present) return true;
+    if (a.unknown != b.unknown) return false;
+    if (!same_val(a.value, b.value)) return false;
+    if (a.items.size() != b.items.size() || a.dict_items.size() != b.dict_items.size()) return false;
+    for (size_t i = 0; i < a.items.size(); ++i)
+        if (!same_val(a.items[i], b.items[i])) return false;
+    for (size_t i = 0; i < a.dict_items.size(); ++i)
+        if (!same_val(a.dict_items[i].first, b.dict_items[i].first) ||
+            !same_val(a.dict_items[i].second, b.dict_items[i].second))
+            return false;
+    return true;
+}
+
+void Interp::record(const Slot& s) {
+    const std::uint64_t epoch = s.kind == Slot::Var ? s.env->epoch : s.obj->epoch;
+    const auto key = s.key();
+    // Innermost journal first: once one already holds the slot, every older one does too (they were all active
+    // when it was first recorded); a slot created after a journal started is also newer than every older one.
+    for (auto it = journals_.rbegin(); it != journals_.rend(); ++it) {
+        Journal* j = *it;
+        ++steps_;
+        if (epoch > j->start_epoch) break;  // created inside the branch: nothing to undo
+        if (j->originals.count(key)) break;
+        j->originals.emplace(key, std::make_pair(s, capture_slot(s)));
+    }
+}
+
+void Interp::bind_local(Env& env, const std::string& name, Val v) {
+    if (!journals_.empty()) record(Slot{Slot::Var, nullptr, env.shared_from_this(), name});
+    env.set(name, std::move(v));
+}
+
+void Interp::note_mutation(Object* container) {
+    if (journals_.empty() || !container) return;
+    record(Slot{Slot::Contents, container->shared_from_this(), nullptr, {}});
+}
+
+void Interp::mark_alias(Val& unknown, const std::vector<Val>& candidates) {
+    constexpr std::size_t kMaxCandidates = 64;
+    unknown.b = true;
+    auto list = std::make_shared<SeqObj>(ObjKind::Tuple);
+    auto add = [&](const Val& c) {
+        for (const auto& have : list->items)
+            if (have.o == c.o) return;  // each object once: merges in loops must not pile them up
+        if (list->items.size() < kMaxCandidates) list->items.push_back(c);
+        else list->unknown = "too many candidates";
+    };
+    for (const auto& c : candidates) {
+        if (c.is_obj()) add(c);
+        else if (c.may_alias() && c.o)
+            for (const auto& inner : static_cast<SeqObj*>(c.o.get())->items) add(inner);
+        else if (c.may_alias()) list->unknown = "an unknown candidate";
+    }
+    unknown.o = list;
+}
+
+void Interp::spoil_candidates(const Val& unknown, const std::string& reason) {
+    if (!unknown.may_alias() || !unknown.o) return;
+    for (const auto& c : static_cast<SeqObj*>(unknown.o.get())->items) poison(c, reason);
+}
+
+void Interp::poison(const Val& v, const std::string& reason) {
+    if (v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Set) || v.is_obj(ObjKind::Tuple)) {
+        note_mutation(v.o.get());
+        v.as<SeqObj>()->unknown = reason;
+        return;
+    }
+    if (v.is_obj(ObjKind::Dict)) {
+        note_mutation(v.o.get());
+        v.as<DictObj>()->unknown = reason;
+        return;
+    }
+    if (!v.is_obj(ObjKind::Instance)) return;
+    auto* inst = v.as<InstanceObj>();
+    if (!inst->poisoned.empty()) return;
+    if (!journals_.empty()) record(Slot{Slot::Attr, v.o, nullptr, kPoisonSlot});
+    inst->poisoned = reason;
+}
+
+bool Interp::set_attr(Frame&, const Val& obj, const std::string& name, Val value, const SetInfo& info) {
+    if (!obj.is_obj(ObjKind::Instance)) return false;
+    auto* inst = obj.as<InstanceObj>();
+    if (!journals_.empty()) record(Slot{Slot::Attr, obj.o, nullptr, name});
+    // Whatever its class, the object stored as a config's `model` is the model config.
+    if (name == "model" && value.is_obj(ObjKind::Instance)) value.as<InstanceObj>()->model_like = true;
+    if (Attr* a = inst->find(name)) {
+        a->value = std::move(value);
+        a->info = info;
+    } else {
+        inst->attrs.push_back(Attr{name, std::move(value), info});
+    }
+    return true;
+}
+
+// Runs each branch from the same starting state and merges the outcomes. `rest` are the statements after the
+// branching statement in its block: when some branches end (return/break/continue) and others fall through, the
+// rest runs once, in the merged state of the falling-through branches, and is then merged with the ended ones.
+struct BranchRunner {
+    Interp& in;
+    Frame& f;
+    Loc where;
+
+    struct Outcome {
+        Flow flow = Flow::Normal;
+        std::optional<Val> result;
+        std::map<std::tuple<int, const void*, std::string>, std::pair<Interp::Slot, SlotState>> finals;
+        std::map<std::tuple<int, const void*, std::string>, std::pair<Interp::Slot, SlotState>> originals;
+    };
+
+    Outcome run_one(const std::function<Flow()>& body) {
+        Interp::Journal j;
+        j.start_epoch = current_epoch();
+        in.journals_.push_back(&j);
+        std::optional<Val> saved = f.result;
+        Outcome o;
+        o.flow = body();
+        o.result = f.result;
+        f.result = saved;
+        // Undoing and merging cost work the statements do not count: charge it to the step budget.
+        in.steps_ += static_cast<std::int64_t>(2 * j.originals.size());
+        for (auto& [key, entry] : j.originals) {
+            auto& fin = o.finals.emplace(key, std::make_pair(entry.first, capture_slot(entry.first))).first->second.second;
+            in.steps_ += static_cast<std::int64_t>(fin.items.size() + fin.dict_items.size());
+        }
+        for (auto& [key, entry] : j.originals) restore_slot(entry.first, entry.second);
+        in.journals_.pop_back();
+        o.originals = std::move(j.originals);
+        return o;
+    }
+
+    Val merge_val(const std::optional<Val>& a, const std::optional<Val>& b) const {
+        if (!a) return b ? *b : Val::none();
+        if (!b) return *a;
+        return merge_vals(*a, *b, where);
+    }
+
+    // The merge of several outcomes of one slot (pointers: the states may hold large containers).
+    SlotState merged_state(const std::vector<const SlotState*>& states) const {
+        for (size_t i = 1; i < states.size(); ++i) {
+            if (same_state(*states.front(), *states[i])) continue;
+            // Keep the provenance of a branch that wrote the slot, so the unknown has a location.
+            const SlotState* keep = states.front();
+            for (const SlotState* st : states)
+                if (st->present && (st->info.loc.valid() || !keep->present)) keep = st;
+            SlotState u;
+            u.present = true;
+            u.info = keep->info;
+            const std::string reason = fmt::format("set differently depending on the condition at {}:{}",
+                                                   where.file ? *where.file : "", where.line);
+            std::vector<Val> objects;
+            for (const SlotState* st : states)
+                if (st->value.is_obj() || st->value.may_alias()) objects.push_back(st->value);
+            u.value = Val::unknown(reason, where);
+            if (!objects.empty()) Interp::mark_alias(u.value, objects);
+            u.unknown = reason;  // a list or dict whose contents differ: contents unknown
+            return u;
+        }
+        return *states.front();
+    }
+
+    // Applies the merge of `outs` to the live state (journaled for enclosing branches).
+    void apply_merge(const std::vector<const Outcome*>& outs) {
+        std::map<std::tuple<int, const void*, std::string>, std::pair<const Interp::Slot*, const SlotState*>> slots;
+        for (const Outcome* o : outs)
+            for (const auto& [key, entry] : o->originals) slots.emplace(key, std::make_pair(&entry.first, &entry.second));
+        in.steps_ += static_cast<std::int64_t>(slots.size() * outs.size());
+        std::vector<const SlotState*> states;
+        for (const auto& [key, slot] : slots) {
+            states.clear();
+            for (const Outcome* o : outs) {
+                auto it = o->finals.find(key);
+                states.push_back(it != o->finals.end() ? &it->second.second : slot.second);
+                in.steps_ += static_cast<std::int64_t>(states.back()->items.size() + states.back()->dict_items.size());
+            }
+            SlotState st = merged_state(states);
+            in.record(*slot.first);
+            restore_slot(*slot.first, st);
+        }
+    }
+
+    Flow run(const std::vector<std::function<Flow()>>& branches, const std::vector<NodeId>* rest, size_t next,
+             bool& consumed_rest) {
+        consumed_rest = false;
+        std::vector<Outcome> outs;
+        outs.reserve(branches.size());
+        for (const auto& b : branches) outs.push_back(run_one(b));
+        std::vector<const Outcome*> live, falling, ending;
+        for (const auto& o : outs)
+            if (o.flow != Flow::Raise) live.push_back(&o);
+        if (live.empty()) return Flow::Raise;  // every path fails; the state is the pre-branch one
+        for (const Outcome* o : live) (o->flow == Flow::Normal ? falling : ending).push_back(o);
+        std::optional<Val> ended_result;
+        for (const Outcome* o : ending)
+            if (o->flow == Flow::Return) ended_result = ended_result ? merge_val(ended_result, o->result) : o->result;
+
+        if (ending.empty()) {
+            apply_merge(falling);
+            return Flow::Normal;
+        }
+        if (falling.empty()) {
+            apply_merge(ending);
+            bool any_return = false;
+            for (const Outcome* o : ending) any_return |= o->flow == Flow::Return;
+            if (any_return) {
+                f.result = ended_result;
+                return Flow::Return;
+            }
+            return ending.front()->flow;
+        }
+        // Some paths ended, others go on: run the rest of the block for the latter, then merge both worlds.
+        Outcome cont = run_one([&] {
+            apply_merge(falling);
+            if (!rest || next >= rest->size()) return Flow::Normal;
+            return in.exec_stmts(f, *rest, next);
+        });
+        consumed_rest = rest && next < rest->size();
+        std::vector<const Outcome*> ended_world = ending;
+        Outcome merged_end;
+        {
+            // The state of the ended paths, as one outcome.
+            std::map<std::tuple<int, const void*, std::string>, Interp::Slot> slots;
+            for (const Outcome* o : ending)
+                for (const auto& [key, entry] : o->originals) {
+                    slots.emplace(key, entry.first);
+                    merged_end.originals.emplace(key, entry);
+                }
+            std::vector<const SlotState*> states;
+            for (const auto& [key, slot] : slots) {
+                states.clear();
+                const SlotState& original = merged_end.originals[key].second;
+                for (const Outcome* o : ending) {
+                    auto it = o->finals.find(key);
+                    states.push_back(it != o->finals.end() ? &it->second.second : &original);
+                }
+                merged_end.finals.emplace(key, std::make_pair(slot, merged_state(states)));
+            }
+        }
+        apply_merge({&merged_end, &cont});
+        if (cont.flow == Flow::Return) {
+            f.result = merge_val(ended_result, cont.result);
+            return Flow::Return;
+        }
+        if (cont.flow == Flow::Raise) {
+            // The going-on paths fail later: only the ended ones remain.
+            apply_merge({&merged_end});
+            if (ended_result) f.result = ended_result;
+            return ended_result ? Flow::Return : ending.front()->flow;
+        }
+        if (ended_result) f.result = f.result ? merge_val(f.result, ended_result) : ended_result;
+        return cont.flow;
+    }
+};
+
+Val merge_vals(const Val& a, const Val& b, Loc where) {
+    if (same_val(a, b)) return a;
+    Val u = Val::unknown(fmt::format("depends on the condition at {}:{}", where.file ? *where.file : "", where.line),
+                         where);
+    if (a.is_obj() || b.is_obj() || a.may_alias() || b.may_alias()) Interp::mark_alias(u, {a, b});
+    return u;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Interp: setup, scopes
+
+Interp::Interp(Project& project, std::vector<Diagnostic>* diagnostics)
+    : project_(project), diagnostics_(diagnostics), id_(project.next_id()) {}
+
+void Interp::report(Diagnostic d) {
+    if (diagnostics_) diagnostics_->push_back(std::move(d));
+}
+
+SetInfo Interp::store_info(Frame& f) const {
+    SetInfo info;
+    info.loc = f.stmt;
+    info.chain = f.chain;
+    info.origin = Origin::Recipe;
+    return info;
+}
+
+Env& Interp::scope(Frame& f) { return f.locals ? *f.locals : *f.module->globals; }
+
+void Interp::bind(Frame& f, const std::string& name, Val v) {
+    Env& env = scope(f);
+    if (env.owner != id_) return;  // never write another evaluator's scope
+    bind_local(env, name, std::move(v));
+}
+
+Val Interp::lookup(Frame& f, const std::string& name, Loc at) {
+    for (Env* e = f.locals.get(); e; e = e->parent.get()) {
+        if (const Val* v = e->find(name)) {
+            if (v->is_obj(ObjKind::LazyImport)) {
+                auto* lazy = v->as<LazyImportObj>();
+                Module* m = project_.index().find(lazy->module);
+                if (!m) return Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
+                return module_attr(f, m, lazy->name, at);
+            }
+            return e->owner == id_ ? *v : thaw(*v);
+        }
+    }
+    if (f.module) {
+        Env& g = *f.module->globals;
+        if (const Val* v = g.find(name)) {
+            if (v->is_obj(ObjKind::LazyImport)) {
+                auto* lazy = v->as<LazyImportObj>();
+                Module* m = project_.index().find(lazy->module);
+                if (!m) return Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
+                return module_attr(f, m, lazy->name, at);
+            }
+            return g.owner == id_ ? *v : thaw(*v);
+        }
+    }
+    if (const Val* b = builtin_global(name)) return *b;
+    if (f.module && f.module->syntax_error)
+        return Val::unknown(fmt::format("{} has a syntax error", f.module->path), at);
+    return Val::unknown(fmt::format("name \"{}\" is not defined", name), at);
+}
+
+Val Interp::module_global(Module* m, const std::string& name) {
+    Frame f;
+    f.module = m;
+    return module_attr(f, m, name, {});
+}
+
+Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
+    project_.ensure_initialized(m, import_depth_);
+    if (const Val* v = m->globals->find(name)) {
+        if (v->is_obj(ObjKind::LazyImport)) {
+            auto* lazy = v->as<LazyImportObj>();
+            if (++import_depth_ > project_.limits().max_import_depth) {
+                --import_depth_;
+                return Val::unknown(fmt::format("re-export chain of \"{}\" is too long (a cycle?)", name), at);
+            }
+            Val out;
+            if (Module* target = project_.index().find(lazy->module)) {
+                out = module_attr(f, target, lazy->name, at);
+            } else {
+                out = Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
+            }
+            --import_depth_;
+            return out;
+        }
+        return m->globals->owner == id_ ? *v : thaw(*v);
+    }
+    const std::string sub = m->name + "." + name;
+    if (m->is_package && m->name.rfind("__file__:", 0) != 0)
+        if (Module* s = project_.index().find(sub)) return Val::obj(std::make_shared<ModuleObj>(s), at);
+    if (m->syntax_error) return Val::unknown(fmt::format("{} has a syntax error", m->path), at);
+    if (m->state.load() != Module::Ready)
+        return Val::unknown(fmt::format("\"{}\" is not yet defined when {} is imported (an import cycle)", name, m->path),
+                            at);
+    // A name the module does not define (a version mismatch, a namespace package): a symbol, as if outside the root.
+    return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
+}
+
+Val Interp::import_module(Frame&, const std::string& dotted, Loc at) {
+    if (Module* m = project_.index().find(dotted)) return Val::obj(std::make_shared<ModuleObj>(m), at);
+    return Val::obj(std::make_shared<ExternalObj>(dotted), at);
+}
+
+std::string Interp::resolve_relative(Frame& f, NodeId rel) {
+    const Ast& a = ast(f);
+    int dots = 0;
+    std::string tail;
+    for (NodeId k : a.named_kids(rel)) {
+        if (a.kind(k) == Kind::ImportPrefix) dots = static_cast<int>(a.source(k).size());
+        else if (a.kind(k) == Kind::DottedName) tail = std::string(a.source(k));
+    }
+    std::string base = f.module->package();
+    for (int i = 1; i < dots; ++i) {
+        auto dot = base.rfind('.');
+        base = dot == std::string::npos ? std::string() : base.substr(0, dot);
+    }
+    if (tail.empty()) return base;
+    return base.empty() ? tail : base + "." + tail;
+}
+
+static std::string strip_spaces(std::string_view s) {
+    std::string out;
+    for (char c : s)
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\\') out += c;
+    return out;
+}
+
+void Interp::exec_import(Frame& f, NodeId node) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, node);
+    for (NodeId k : a.named_kids(node)) {
+        if (a.kind(k) == Kind::DottedName) {
+            std::string dotted = strip_spaces(a.source(k));
+            std::string top = dotted.substr(0, dotted.find('.'));
+            // `import a.b.c` binds `a`; attribute access then finds the submodules.
+            bind(f, top, import_module(f, top, at));
+        } else if (a.kind(k) == Kind::AliasedImport) {
+            std::string dotted = strip_spaces(a.source(a.field(k, Field::Name)));
+            std::string alias(a.source(a.field(k, Field::Alias)));
+            bind(f, alias, import_module(f, dotted, at));
+        }
+    }
+}
+
+void Interp::exec_import_from(Frame& f, NodeId node) {
+    const Ast& a = ast(f);
+    Loc at = loc(f, node);
+    NodeId modnode = a.field(node, Field::ModuleName);
+    if (modnode == kNoNode) return;
+    std::string dotted = a.kind(modnode) == Kind::RelativeImport ? resolve_relative(f, modnode)
+                                                                  : strip_spaces(a.source(modnode));
+    Module* m = dotted.empty() ? nullptr : project_.index().find(dotted);
+    const bool lazy = !f.locals && f.module->globals->owner == id_;  // module level: resolve names on first use
+    for (std::uint32_t i = 0; i < a.count(node); ++i) {
+        NodeId k = a.kid(node, i);
+        if (a[k].field == Field::ModuleName) continue;
+        if (a.kind(k) == Kind::WildcardImport) {
+            if (!m) continue;  // names of an outside module are not known; reading one gives an unknown
+            project_.ensure_initialized(m, import_depth_);
+            std::vector<std::string> names;
+            const Val* all = m->globals->find("__all__");
+            if (all && (all->is_obj(ObjKind::List) || all->is_obj(ObjKind::Tuple))) {
+                for (const auto& item : all->as<SeqObj>()->items)
+                    if (item.is_str()) names.push_back(item.s);
+            } else {
+                for (const auto& [name, _] : m->globals->vars)
+                    if (!name.empty() && name[0] != '_') names.push_back(name);
+            }
+            for (const auto& name : names) {
+                const Val* v = m->globals->find(name);
+                if (v && v->is_obj(ObjKind::LazyImport)) bind(f, name, *v);
+                else bind(f, name, module_attr(f, m, name, at));
+            }
+            continue;
+        }
+        std::string name, alias;
+        if (a.kind(k) == Kind::DottedName) {
+            name = alias = strip_spaces(a.source(k));
+        } else if (a.kind(k) == Kind::AliasedImport) {
+            name = strip_spaces(a.source(a.field(k, Field::Name)));
+            alias = std::string(a.source(a.field(k, Field::Alias)));
+        } else {
+            continue;
+        }
+        if (!m) {
+            if (dotted == "typing" && name == "TYPE_CHECKING") {
+                bind(f, alias, Val::boolean(false, at));  // False whenever the code runs
+                continue;
+            }
+            bind(f, alias, Val::obj(std::make_shared<ExternalObj>(dotted + "." + name), at));
+        } else if (lazy) {
+            bind(f, alias, Val::obj(std::make_shared<LazyImportObj>(f.module, dotted, name), at));
+        } else {
+            bind(f, alias, module_attr(f, m, name, at));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Statements
+
+void Interp::run_module(Module* m, int import_depth) {
+    import_depth_ = import_depth;
+    m->globals->owner = id_;
+    Frame f;
+    f.module = m;
+    f.function = "<module>";
+    bind(f, "__name__", Val::str(m->name));
+    if (!m->ast) return;
+    const Ast& a = *m->ast;
+    std::vector<NodeId> stmts;
+    for (std::uint32_t i = 0; i < a.count(a.root); ++i) stmts.push_back(a.kid(a.root, i));
+    exec_stmts(f, stmts, 0);
+}
+
+Flow Interp::exec_block(Frame& f, NodeId block) {
+    if (block == kNoNode) return Flow::Normal;
+    const Ast& a = ast(f);
+    std::vector<NodeId> stmts;
+    stmts.reserve(a.count(block));
+    for (std::uint32_t i = 0; i < a.count(block); ++i) stmts.push_back(a.kid(block, i));
+    return exec_stmts(f, stmts, 0);
+}
+
+Flow Interp::exec_stmts(Frame& f, const std::vector<NodeId>& stmts, std::size_t from) {
+    for (std::size_t i = from; i < stmts.size(); ++i) {
+        bool consumed = false;
+        Flow flow = exec_stmt(f, stmts[i], stmts, i + 1, consumed);
+        if (consumed || flow != Flow::Normal) return flow;
+    }
+    return Flow::Normal;
+}
+
+Flow Interp::exec_stmt(Frame& f, NodeId s, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest) {
+    if (++steps_ > project_.limits().max_steps) return Flow::Raise;  // budget spent: unwind (the result is dropped)
+    const Ast& a = ast(f);
+    f.stmt = loc(f, s);
+    switch (a.kind(s)) {
+        case Kind::ExpressionStatement:
+            for (NodeId k : a.named_kids(s)) {
+                f.stmt = loc(f, k);
+                if (a.kind(k) == Kind::Assignment) exec_assignment(f, k);
+                else if (a.kind(k) == Kind::AugmentedAssignment) exec_aug_assignment(f, k);
+                else eval(f, k);
+            }
+            return Flow::Normal;
+        case Kind::ReturnStatement: {
+            auto kids = a.named_kids(s);
+            Val v = kids.empty() ? Val::none() : eval(f, kids[0]);
+            f.result = f.result ? BranchRunner{*this, f, f.stmt}.merge_val(f.result, v) : v;
+            return Flow::Return;
+        }
+        case Kind::IfStatement: return exec_if(f, s, rest, next, consumed_rest);
+        case Kind::ForStatement: return exec_for(f, s);
+        case Kind::WhileStatement: return exec_while(f, s);
+        case Kind::TryStatement: return exec_try(f, s);
+        case Kind::MatchStatement: return exec_match(f, s);
+        case Kind::WithStatement: {
+            for (NodeId k : a.named_kids(s))
+                if (a.kind(k) == Kind::WithClause)
+                    for (NodeId item : a.named_kids(k)) eval(f, a.field(item, Field::Value));
+            return exec_block(f, a.field(s, Field::Body));
+        }
+        case Kind::FunctionDefinition: exec_function_def(f, s, {}); return Flow::Normal;
+        case Kind::ClassDefinition: exec_class_def(f, s, kNoNode); return Flow::Normal;
+        case Kind::DecoratedDefinition: {
+            std::vector<Val> decorators;
+            for (NodeId k : a.named_kids(s))
+                if (a.kind(k) == Kind::Decorator) {
+                    auto kids = a.named_kids(k);
+                    decorators.push_back(kids.empty() ? Val::unknown("empty decorator") : eval(f, kids[0]));
+                }
+            NodeId def = a.field(s, Field::Definition);
+            if (def == kNoNode) return Flow::Normal;
+            if (a.kind(def) == Kind::FunctionDefinition) exec_function_def(f, def, decorators);
+            else exec_class_def(f, def, s);
+            return Flow::Normal;
+        }
+        case Kind::ImportStatement: exec_import(f, s); return Flow::Normal;
+        case Kind::ImportFromStatement: exec_import_from(f, s); return Flow::Normal;
+        case Kind::BreakStatement: return Flow::Break;
+        case Kind::ContinueStatement: return Flow::Continue;
+        case Kind::RaiseStatement: return Flow::Raise;
+        case Kind::DeleteStatement: exec_delete(f, s); return Flow::Normal;
+        default:
+            // pass, assert, global, nonlocal, future imports, type aliases: nothing the config depends on.
+            return Flow::Normal;
+    }
+}
+
+Flow Interp::exec_if(Frame& f, NodeId s, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest) {
+    const Ast& a = ast(f);
+    // Clauses in order: (condition or none for else, body).
+    std::vector<std::pair<NodeId, NodeId>> clauses;
+    clauses.emplace_back(a.field(s, Field::Condition), a.field(s, Field::Consequence));
+    for (std::uint32_t i = 0; i < a.count(s); ++i) {
+        NodeId k = a.kid(s, i);
+        if (a.kind(k) == Kind::ElifClause)
+            clauses.emplace_back(a.field(k, Field::Condition), a.field(k, Field::Consequence));
+        else if (a.kind(k) == Kind::ElseClause)
+            clauses.emplace_back(kNoNode, a.field(k, Field::Body));
+    }
+    std::vector<NodeId> candidates;  // bodies that may run
+    bool has_else = false;
+    Loc where = loc(f, s);
+    for (const auto& [cond, body] : clauses) {
+        if (cond == kNoNode) {
+            candidates.push_back(body);
+            has_else = true;
+            break;
+        }
+        Val c = eval(f, cond);
+        auto t = truthy(c);
+        if (t && *t) {
+            candidates.push_back(body);
+            has_else = true;  // an always-true clause ends the chain
+            break;
+        }
+        if (!t) {
+            candidates.push_back(body);
+            where = loc(f, cond);
+        }
+    }
+    if (candidates.size() == 1 && has_else) return exec_block(f, candidates[0]);
+    if (candidates.empty()) return Flow::Normal;
+    std::vector<std::function<Flow()>> branches;
+    for (NodeId body : candidates) branches.push_back([this, &f, body] { return exec_block(f, body); });
+    if (!has_else) branches.push_back([] { return Flow::Normal; });
+    return BranchRunner{*this, f, where}.run(branches, &rest, next, consumed_rest);
+}
+
+Flow Interp::exec_for(Frame& f, NodeId s) {
+    const Ast& a = ast(f);
+    NodeId target = a.field(s, Field::Left);
+    NodeId body = a.field(s, Field::Body);
+    NodeId else_clause = a.field(s, Field::Alternative);
+    Val iterable = eval(f, a.field(s, Field::Right));
+    std::string reason;
+    auto items = iterate(iterable, reason);
+    SetInfo info = store_info(f);
+    if (!items) {
+        // Unknown iterations: the body may run (with an unknown loop variable) or not.
+        Loc where = loc(f, a.field(s, Field::Right));
+        std::vector<std::function<Flow()>> branches;
+        branches.push_back([&, this] {
+            Val var = Val::unknown("loop variable over " + reason, where);
+            var.b = true;  // the elements may be objects the evaluator knows
+            assign_target(f, target, var, info);
+            Flow fl = exec_block(f, body);
+            return fl == Flow::Break || fl == Flow::Continue ? Flow::Normal : fl;
+        });
+        branches.push_back([] { return Flow::Normal; });
+        bool consumed = false;
+        return BranchRunner{*this, f, where}.run(branches, nullptr, 0, consumed);
+    }
+    for (auto& item : *items) {
+        assign_target(f, target, item, info);
+        Flow fl = exec_block(f, body);
+        if (fl == Flow::Break) return Flow::Normal;
+        if (fl == Flow::Return || fl == Flow::Raise) return fl;
+    }
+    if (else_clause != kNoNode) return exec_block(f, a.field(else_clause, Field::Body));
+    return Flow::Normal;
+}
+
+Flow Interp::exec_while(Frame& f, NodeId s) {
+    const Ast& a = ast(f);
+    NodeId cond = a.field(s, Field::Condition);
+    NodeId body = a.field(s, Field::Body);
+    for (int iteration = 0; iteration < project_.limits().max_while_iterations; ++iteration) {
+        auto t = truthy(eval(f, cond));
+        if (t && !*t) return Flow::Normal;
+        if (!t) {
+            std::vector<std::function<Flow()>> branches;
+            branches.push_back([&, this] {
+                Flow fl = exec_block(f, body);
+                return fl == Flow::Break || fl == Flow::Continue ? Flow::Normal : fl;
+            });
+            branches.push_back([] { return Flow::Normal; });
+            bool consumed = false;
+            return BranchRunner{*this, f, loc(f, cond)}.run(branches, nullptr, 0, consumed);
+        }
+        Flow fl = exec_block(f, body);
+        if (fl == Flow::Break) return Flow::Normal;
+        if (fl == Flow::Return || fl == Flow::Raise) return fl;
+        if (out_of_budget()) return Flow::Raise;
+    }
+    steps_ = project_.limits().max_steps + 1;  // a loop that does not end: stop the recipe as over budget
+    return Flow::Raise;
+}
+
+static bool contains_import(const Ast& a, NodeId n, int depth = 0) {
+    if (depth > 50) return false;
+    if (a.kind(n) == Kind::ImportStatement || a.kind(n) == Kind::ImportFromStatement) return true;
+    if (a.kind(n) == Kind::FunctionDefinition || a.kind(n) == Kind::ClassDefinition) return false;
+    for (std::uint32_t i = 0; i < a.count(n); ++i)
+        if (contains_import(a, a.kid(n, i), depth + 1)) return true;
+    return false;
+}
+
+Flow Interp::exec_try(Frame& f, NodeId s) {
+    const Ast& a = ast(f);
+    NodeId body = a.field(s, Field::Body);
+    NodeId handler = kNoNode, else_body = kNoNode, finally_body = kNoNode;
+    for (NodeId k : a.named_kids(s)) {
+        if (a.kind(k) == Kind::ExceptClause && handler == kNoNode) {
+            for (NodeId c : a.named_kids(k))
+                if (a.kind(c) == Kind::Block) handler = c;
+        } else if (a.kind(k) == Kind::ElseClause) {
+            else_body = a.field(k, Field::Body);
+        } else if (a.kind(k) == Kind::FinallyClause) {
+            for (NodeId c : a.named_kids(k))
+                if (a.kind(c) == Kind::Block) finally_body = c;
+        }
+    }
+    auto run_body = [&, this] {
+        Flow fl = exec_block(f, body);
+        if (fl == Flow::Raise && handler != kNoNode) return exec_block(f, handler);
+        if (fl == Flow::Normal && else_body != kNoNode) return exec_block(f, else_body);
+        return fl;
+    };
+    Flow flow;
+    if (handler != kNoNode && contains_import(a, body)) {
+        // An import that may fail at run time (optional dependency): both outcomes are possible.
+        std::vector<std::function<Flow()>> branches{run_body, [&, this] { return exec_block(f, handler); }};
+        bool consumed = false;
+        flow = BranchRunner{*this, f, loc(f, s)}.run(branches, nullptr, 0, consumed);
+    } else {
+        flow = run_body();
+    }
+    if (finally_body != kNoNode) {
+        Flow fin = exec_block(f, finally_body);
+        if (fin != Flow::Normal) return fin;
+    }
+    return flow;
+}
+
+Flow Interp::exec_match(Frame& f, NodeId s) {
+    const Ast& a = ast(f);
+    eval(f, a.field(s, Field::Subject));
+    std::vector<std::function<Flow()>> branches;
+    NodeId body = a.field(s, Field::Body);
+    if (body != kNoNode)
+        for (NodeId c : a.named_kids(body))
+            if (a.kind(c) == Kind::CaseClause) {
+                NodeId consequence = a.field(c, Field::Consequence);
+                branches.push_back([this, &f, consequence] { return exec_block(f, consequence); });
+            }
+    branches.push_back([] { return Flow::Normal; });
+    bool consumed = false;
+    return BranchRunner{*this, f, loc(f, s)}.run(branches, nullptr, 0, consumed);
+}
+
+void Interp::exec_delete(Frame& f, NodeId s) {
+    const Ast& a = ast(f);
+    std::vector<NodeId> targets;
+    for (NodeId k : a.named_kids(s)) {
+        if (a.kind(k) == Kind::ExpressionList)
+            for (NodeId t : a.named_kids(k)) targets.push_back(t);
+        else
+            targets.push_back(k);
+    }
+    for (NodeId t : targets) {
+        if (a.kind(t) == Kind::Identifier) {
+            Env& env = scope(f);
+            if (env.owner == id_) {
+                if (!journals_.empty()) record(Slot{Slot::Var, nullptr, env.shared_from_this(), std::string(a.source(t))});
+                env.erase(a.source(t));
+            }
+        } else if (a.kind(t) == Kind::Attribute) {
+            Val obj = eval(f, a.field(t, Field::Object));
+            std::string name(a.source(a.field(t, Field::AttributeName)));
+            if (obj.is_obj(ObjKind::Instance)) {
+                if (!journals_.empty()) record(Slot{Slot::Attr, obj.o, nullptr, name});
+                auto& attrs = obj.as<InstanceObj>()->attrs;
+                attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [&](const Attr& x) { return x.name == name; }),
+                            attrs.end());
+            }
+        } else if (a.kind(t) == Kind::Subscript) {
+            Val container = eval(f, a.field(t, Field::Value));
+            Val key = eval(f, a.field(t, Field::Subscript));
+            if (container.is_obj(ObjKind::Dict)) {
+                auto* d = container.as<DictObj>();
+                note_mutation(d);
+                if (key.is_unknown()) {
+                    d->unknown = "an entry with an unknown key was deleted";
+                } else {
+                    d->items.erase(std::remove_if(d->items.begin(), d->items.end(),
+                                                  [&](const auto& kv) { return py_equal(kv.first, key) == true; }),
+                                   d->items.end());
+                }
+            } else if (container.is_obj(ObjKind::List)) {
+                auto* l = container.as<SeqObj>();
+                note_mutation(l);
+                if (key.is_int()) {
+                    std::int64_t i = key.as_int();
+                    std::int64_t n = static_cast<std::int64_t>(l->items.size());
+                    if (i < 0) i += n;
+                    if (i >= 0 && i < n) l->items.erase(l->items.begin() + i);
+                } else {
+                    l->unknown = "an element was deleted at an unknown position";
+                }
+            }
+        }
+    }
+}
+
+void Interp::exec_assignment(Frame& f, NodeId node) {
+    const Ast& a = ast(f);
+    // `a = b = value`: the right side nests; every left side receives the same value.
+    std::vector<NodeId> targets;
+    NodeId cur = node;
+    while (a.kind(cur) == Kind::Assignment) {
+        targets.push_back(a.field(cur, Field::Left));
+        NodeId right = a.field(cur, Field::Right);
+        if (right == kNoNode) return;  // an annotation without a value
+        cur = right;
+    }
+    Val value = eval(f, cur);
+    SetInfo info = store_info(f);
+    for (NodeId t : targets) assign_target(f, t, value, info);
+}
+
+void Interp::exec_aug_assignment(Frame& f, NodeId node) {
+    const Ast& a = ast(f);
+    NodeId target = a.field(node, Field::Left);
+    NodeId op = a.field(node, Field::Operator);
+    std::string opstr(op == kNoNode ? "" : a.source(op));
+    Val current = eval(f, target);
+    Val rhs = eval(f, a.field(node, Field::Right));
+    if (opstr == "+=" && current.is_obj(ObjKind::List)) {
+        // In place: every alias of the list sees the change.
+        auto* l = current.as<SeqObj>();
+        note_mutation(l);
+        std::string reason;
+        auto items = iterate(rhs, reason);
+        if (!items) l->unknown = reason;
+        else if (limit_items(l->items.size() + items->size())) l->unknown = "the list is too long";
+        else if (l->unknown.empty()) l->items.insert(l->items.end(), items->begin(), items->end());
+        return;
+    }
+    std::string binop = opstr.substr(0, opstr.size() - 1);
+    Val result = binary_op(binop, current, rhs, f.stmt);
+    assign_target(f, target, std::move(result), store_info(f));
+}
+
+void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
+    const Ast& a = ast(f);
+    switch (a.kind(t)) {
+        case Kind::Identifier: bind(f, std::string(a.source(t)), std::move(value)); return;
+        case Kind::Attribute: {
+            NodeId object = a.field(t, Field::Object);
+            Val obj = eval(f, object);
+            if (obj.may_alias()) spoil_candidates(obj, "an attribute was set on a value that may be this object");
+            else if (obj.is_unknown()) obj = materialize(f, object, obj);
+            set_attr(f, obj, std::string(a.source(a.field(t, Field::AttributeName))), std::move(value), info);
+            return;
+        }
+        case Kind::Subscript: {
+            Val container = eval(f, a.field(t, Field::Value));
+            Val key = eval(f, a.field(t, Field::Subscript));
+            if (container.is_obj(ObjKind::Dict)) {
+                auto* d = container.as<DictObj>();
+                note_mutation(d);
+                if (key.is_unknown()) {
+                    d->unknown = "an entry with an unknown key was set";
+                    return;
+                }
+                for (auto& kv : d->items)
+                    if (py_equal(kv.first, key) == true) {
+                        kv.second = std::move(value);
+                        return;
+                    }
+                d->items.emplace_back(std::move(key), std::move(value));
+            } else if (container.is_obj(ObjKind::List)) {
+                auto* l = container.as<SeqObj>();
+                note_mutation(l);
+                std::int64_t n = static_cast<std::int64_t>(l->items.size());
+                if (key.is_int()) {
+                    std::int64_t i = key.as_int();
+                    if (i < 0) i += n;
+                    if (i >= 0 && i < n) l->items[static_cast<size_t>(i)] = std::move(value);
+                } else {
+                    l->unknown = "an element was set at an unknown position";
+                }
+            } else if (container.is_obj(ObjKind::Instance)) {
+                poison(container, "an item was set on it with []");
+            } else if (container.may_alias()) {
+                spoil_candidates(container, "an item was set on a value that may be this object");
+            }
+            return;
+        }
+        case Kind::PatternList:
+        case Kind::TuplePattern:
+        case Kind::ListPattern:
+        case Kind::ExpressionList:
+        case Kind::Tuple:
+        case Kind::List: {
+            auto targets = a.named_kids(t);
+            std::string reason;
+            auto items = iterate(value, reason);
+            size_t star = targets.size();
+            for (size_t i = 0; i < targets.size(); ++i)
+                if (a.kind(targets[i]) == Kind::ListSplatPattern || a.kind(targets[i]) == Kind::ListSplat) star = i;
+            if (!items || (star == targets.size() && items->size() != targets.size()) ||
+                (star != targets.size() && items->size() + 1 < targets.size())) {
+                std::string why = items ? "the number of values does not match" : reason;
+                for (NodeId k : targets) {
+                    NodeId inner = (a.kind(k) == Kind::ListSplatPattern || a.kind(k) == Kind::ListSplat)
+                                       ? a.first_named(k)
+                                       : k;
+                    assign_target(f, inner, Val::unknown("unpacked from a value whose " + why, value.at), info);
+                }
+                return;
+            }
+            if (star == targets.size()) {
+                for (size_t i = 0; i < targets.size(); ++i) assign_target(f, targets[i], (*items)[i], info);
+                return;
+            }
+            size_t after = targets.size() - star - 1;
+            for (size_t i = 0; i < star; ++i) assign_target(f, targets[i], (*items)[i], info);
+            std::vector<Val> middle(items->begin() + static_cast<std::ptrdiff_t>(star),
+                                    items->end() - static_cast<std::ptrdiff_t>(after));
+            assign_target(f, a.first_named(targets[star]), make_list(std::move(middle)), info);
+            for (size_t i = 0; i < after; ++i)
+                assign_target(f, targets[star + 1 + i], (*items)[items->size() - after + i], info);
+            return;
+        }
+        case Kind::ParenthesizedExpression: {
+            auto kids = a.named_kids(t);
+            if (!kids.empty()) assign_target(f, kids[0], std::move(value), info);
+            return;
+        }
+        default: return;
+    }
+}
+
+// A write into an unknown object (`cfg.x = 1` where cfg came from a helper the linter cannot follow): the name, or
+// the attribute, gets a fresh object that remembers what is written from here on; everything else on it stays
+// unknown. Only for unknowns that cannot be an object known elsewhere (see Val::may_alias).
+Val Interp::materialize(Frame& f, NodeId expr, const Val& unknown) {
+    const Ast& a = ast(f);
+    auto inst = std::make_shared<InstanceObj>();
+    inst->opaque = unknown.reason().empty() ? std::string("made at run time") : unknown.reason();
+    inst->created = store_info(f);
+    Val fresh = Val::obj(inst, unknown.at.valid() ? unknown.at : f.stmt);
+    if (a.kind(expr) == Kind::Identifier) {
+        bind(f, std::string(a.source(expr)), fresh);
+        return fresh;
+    }
+    if (a.kind(expr) == Kind::Attribute) {
+        NodeId object = a.field(expr, Field::Object);
+        Val parent = eval(f, object);
+        if (parent.is_unknown() && !parent.may_alias()) parent = materialize(f, object, parent);
+        if (!parent.is_obj(ObjKind::Instance)) return unknown;
+        const std::string name(a.source(a.field(expr, Field::AttributeName)));
+        SetInfo info = store_info(f);
+        if (const Attr* existing = parent.as<InstanceObj>()->find(name)) info = existing->info;
+        set_attr(f, parent, name, fresh, info);
+        return fresh;
+    }
+    return unknown;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Function and class definitions
+
+static std::vector<Param> read_params(Interp& in, Frame& f, const Ast& a, NodeId params,
+                                      const std::function<Val(NodeId)>& eval_default) {
+    std::vector<Param> out;
+    if (params == kNoNode) return out;
+    bool keyword_only = false;
+    (void)in;
+    (void)f;
+    for (NodeId p : a.named_kids(params)) {
+        Param param;
+        param.loc = Loc{};
+        switch (a.kind(p)) {
+            case Kind::Identifier: param.name = a.source(p); break;
+            case Kind::DefaultParameter:
+            case Kind::TypedDefaultParameter:
+                param.name = a.source(a.field(p, Field::Name));
+                param.default_value = eval_default(a.field(p, Field::Value));
+                break;
+            case Kind::TypedParameter: {
+                for (NodeId k : a.named_kids(p)) {
+                    if (a[k].field == Field::Type) continue;
+                    if (a.kind(k) == Kind::Identifier) param.name = a.source(k);
+                    else if (a.kind(k) == Kind::ListSplatPattern) {
+                        param.kind = Param::Kind::VarArgs;
+                        param.name = a.source(a.first_named(k));
+                    } else if (a.kind(k) == Kind::DictionarySplatPattern) {
+                        param.kind = Param::Kind::VarKw;
+                        param.name = a.source(a.first_named(k));
+                    }
+                }
+                break;
+            }
+            case Kind::ListSplatPattern:
+                param.kind = Param::Kind::VarArgs;
+                param.name = a.source(a.first_named(p));
+                break;
+            case Kind::DictionarySplatPattern:
+                param.kind = Param::Kind::VarKw;
+                param.name = a.source(a.first_named(p));
+                break;
+            case Kind::KeywordSeparator: keyword_only = true; continue;
+            default: continue;  // positional separator `/`
+        }
+        if (param.kind == Param::Kind::VarArgs) keyword_only = true;
+        else if (param.kind == Param::Kind::Normal && keyword_only) param.kind = Param::Kind::KeywordOnly;
+        if (param.kind == Param::Kind::VarArgs) {
+            out.push_back(std::move(param));
+            continue;
+        }
+        out.push_back(std::move(param));
+    }
+    return out;
+}
+
+void Interp::exec_function_def(Frame& f, NodeId def, const std::vector<Val>& decorators) {
+    const Ast& a = ast(f);
+    auto fn = std::make_shared<FunctionObj>();
+    fn->module = f.module;
+    fn->def = def;
+    fn->body = a.field(def, Field::Body);
+    fn->name = a.source(a.field(def, Field::Name));
+    fn->qualname = f.module->name + "." + fn->name;
+    NodeId rt = a.field(def, Field::ReturnType);
+    fn->returns_config = rt != kNoNode && a.source(rt).find("ConfigContainer") != std::string_view::npos;
+    fn->params = read_params(*this, f, a, a.field(def, Field::Parameters), [&](NodeId e) { return eval(f, e); });
+    fn->closure = f.class_body ? f.locals->parent : f.locals;
+    Val result = Val::obj(fn, loc(f, def));
+    // Decorators apply bottom-up. Unknown and outside decorators are taken to return the function unchanged.
+    for (auto it = decorators.rbegin(); it != decorators.rend(); ++it) {
+        const Val& d = *it;
+        if (d.is_obj(ObjKind::Builtin)) {
+            const std::string& n = d.as<BuiltinObj>()->name;
+            if (n == "staticmethod") fn->staticmethod = true;
+            else if (n == "classmethod") fn->classmethod = true;
+            else if (n == "property") {
+                auto prop = std::make_shared<PropertyObj>();
+                prop->getter = result;
+                result = Val::obj(prop);
+            }
+            continue;
+        }
+        if (d.is_obj(ObjKind::Function) || d.is_obj(ObjKind::Partial)) {
+            CallArgs args;
+            args.pos.push_back(result);
+            Val wrapped = call(f, d, std::move(args), loc(f, def));
+            if (wrapped.is_obj(ObjKind::Function) || wrapped.is_obj(ObjKind::Partial)) result = wrapped;
+        }
+    }
+    bind(f, fn->name, result);
+}
+
+static bool is_dataclass_decorator(const Ast& a, NodeId decorated) {
+    if (decorated == kNoNode) return false;
+    for (NodeId k : a.named_kids(decorated)) {
+        if (a.kind(k) != Kind::Decorator) continue;
+        std::string_view text = a.source(k);
+        auto paren = text.find('(');
+        if (paren != std::string_view::npos) text = text.substr(0, paren);
+        while (!text.empty() && (text.back() == ' ' || text.back() == '\n')) text.remove_suffix(1);
+        if (text.size() >= 9 && text.substr(text.size() - 9) == "dataclass") return true;
+    }
+    return false;
+}
+
+void Interp::exec_class_def(Frame& f, NodeId def, NodeId decorated) {
+    const Ast& a = ast(f);
+    auto cls = std::make_shared<ClassObj>();
+    cls->module = f.module;
+    cls->name = a.source(a.field(def, Field::Name));
+    cls->qualname = f.module->name + "." + cls->name;
+    cls->loc = loc(f, def);
+    cls->dataclass = is_dataclass_decorator(a, decorated);
+    if (NodeId sup = a.field(def, Field::Superclasses); sup != kNoNode) {
+        for (NodeId k : a.named_kids(sup)) {
+            if (a.kind(k) == Kind::KeywordArgument) continue;  // metaclass=...
+            Val base = eval(f, k);
+            if (base.is_obj(ObjKind::Class)) {
+                auto* b = base.as<ClassObj>();
+                if (b->is_enum) cls->is_enum = true;
+            } else if (base.is_obj(ObjKind::External)) {
+                const std::string& p = base.as<ExternalObj>()->path;
+                if (p.size() >= 4 && p.compare(p.size() - 4, 4, "Enum") == 0) cls->is_enum = true;
+            }
+            cls->bases.push_back(std::move(base));
+        }
+    }
+    // The class body runs in its own scope; annotated assignments are the dataclass fields.
+    Frame body_frame;
+    body_frame.module = f.module;
+    body_frame.locals = std::make_shared<Env>();
+    body_frame.locals->owner = id_;
+    body_frame.locals->parent = f.locals;
+    body_frame.chain = f.chain;
+    body_frame.function = cls->name;
+    body_frame.depth = f.depth;
+    body_frame.class_body = true;
+    NodeId body = a.field(def, Field::Body);
+    if (body != kNoNode) {
+        for (std::uint32_t i = 0; i < a.count(body); ++i) {
+            NodeId st = a.kid(body, i);
+            body_frame.stmt = loc(body_frame, st);
+            if (a.kind(st) == Kind::ExpressionStatement) {
+                auto kids = a.named_kids(st);
+                if (kids.size() == 1 && a.kind(kids[0]) == Kind::Assignment &&
+                    a.field(kids[0], Field::Type) != kNoNode &&
+                    a.kind(a.field(kids[0], Field::Left)) == Kind::Identifier) {
+                    NodeId asg = kids[0];
+                    std::string name(a.source(a.field(asg, Field::Left)));
+                    std::string_view type = a.source(a.field(asg, Field::Type));
+                    NodeId right = a.field(asg, Field::Right);
+                    Val value = right == kNoNode ? Val() : eval(body_frame, right);
+                    if (type.find("ClassVar") != std::string_view::npos) {
+                        if (right != kNoNode) bind(body_frame, name, value);
+                        continue;
+                    }
+                    DataField field;
+                    field.name = name;
+                    field.loc = loc(body_frame, asg);
+                    if (right != kNoNode) {
+                        if (value.is_obj(ObjKind::FieldSpec)) {
+                            auto* spec = value.as<FieldSpecObj>();
+                            field.default_value = spec->default_value;
+                            field.factory = spec->factory;
+                            field.init = spec->init;
+                            if (spec->default_value) bind(body_frame, name, *spec->default_value);
+                        } else {
+                            field.default_value = value;
+                            bind(body_frame, name, value);
+                        }
+                    }
+                    cls->fields.push_back(std::move(field));
+                    continue;
+                }
+            }
+            bool consumed = false;
+            std::vector<NodeId> none;
+            exec_stmt(body_frame, st, none, 0, consumed);
+        }
+    }
+    for (auto& [name, v] : body_frame.locals->vars) cls->attrs.emplace_back(name, v);
+    bind(f, cls->name, Val::obj(cls, cls->loc));
+}
+
+}  // namespace mbl::py

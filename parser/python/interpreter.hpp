@@ -1,0 +1,211 @@
+#pragma once
+// The abstract evaluator: walks recipe and helper code over the syntax tree and computes values without running
+// anything. What it cannot follow becomes an Unknown value with a reason. When a condition is unknown, both
+// branches run and their effects are merged (a slot that ends up different becomes unknown).
+//
+// One Interp evaluates one recipe (or one module's top level) on one thread. Module globals are shared between
+// threads and never written after their module is initialized: reading a mutable global makes a private copy.
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/schema.hpp"
+#include "parser/python/hf_models.hpp"
+#include "parser/python/module_index.hpp"
+#include "parser/python/values.hpp"
+
+namespace mbl::py {
+
+struct EvalLimits {
+    int max_call_depth = 40;          // nested Python calls (recursive helpers end here)
+    int max_expr_depth = 150;         // nested expressions
+    int max_import_depth = 48;        // nested module initializations
+    std::int64_t max_steps = 1'000'000;  // evaluation steps per recipe
+    std::size_t max_items = 100'000;  // elements of one list/dict/string built by the evaluator
+    int max_while_iterations = 10'000;  // a `while` that runs longer stops the recipe as over budget
+};
+
+// Everything shared by the evaluators of one source root. Thread-safe.
+class Project {
+public:
+    Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits = {});
+
+    ModuleIndex& index() { return index_; }
+    const Revision& revision() const { return revision_; }
+    const HfResolver& hf() const { return hf_; }
+    const EvalLimits& limits() const { return limits_; }
+    // Runs a module's top level once (thread-safe; an import cycle sees the partially initialized module).
+    void ensure_initialized(Module* m, int import_depth);
+    // A new evaluator id (Env ownership).
+    std::uint64_t next_id() { return ++ids_; }
+    // Default of a model field at the selected revision (schemas), or nullopt.
+    std::optional<Val> model_default(const std::string& field) const;
+
+    // Diagnostics raised while initializing modules (syntax errors in helpers, ...), collected once.
+    std::vector<Diagnostic> take_module_diagnostics();
+
+private:
+    ModuleIndex index_;
+    const Revision& revision_;
+    const HfResolver& hf_;
+    EvalLimits limits_;
+    std::atomic<std::uint64_t> ids_{0};
+    std::mutex diag_mutex_;
+    std::vector<Diagnostic> module_diags_;
+    // The objects module top levels made (written only under the module initialization lock); swept when the
+    // project ends, before the modules that hold them.
+    ObjectRegistry module_objects_;
+};
+
+enum class Flow : std::uint8_t { Normal, Return, Raise, Break, Continue };
+
+struct Frame {
+    Module* module = nullptr;
+    std::shared_ptr<Env> locals;  // null at module level (globals are the scope)
+    Chain chain;                  // the calls that led here
+    std::string function;         // name, for messages
+    std::optional<Val> result;    // merged return value
+    Loc stmt;                     // the statement being executed (provenance of stores)
+    int depth = 0;
+    bool class_body = false;      // a class body: its names are not visible to the methods
+    std::shared_ptr<ClassObj> defining_class;  // the class of the running method (for super())
+    Val self;                                  // its first argument
+};
+
+struct CallArgs {
+    std::vector<Val> pos;
+    std::vector<std::pair<std::string, Val>> kw;
+    std::vector<Loc> kw_locs;  // location of each keyword argument (provenance of constructor fields)
+    std::string unknown;       // non-empty: *args / **kwargs whose contents are unknown
+};
+
+class Interp {
+public:
+    Interp(Project& project, std::vector<Diagnostic>* diagnostics);
+
+    // Runs `m`'s top level into its globals (used by Project::ensure_initialized).
+    void run_module(Module* m, int import_depth);
+    // Calls a recipe function with no arguments; `site` is where the recipe is defined.
+    Val call_recipe(const Val& fn);
+    // A global of a module (initializing it first), copied for this evaluator.
+    Val module_global(Module* m, const std::string& name);
+    bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
+    std::int64_t steps() const { return steps_; }
+
+    // --- used by the builtins (builtins.cpp) ---
+    Val call(Frame& f, const Val& callee, CallArgs args, Loc site);
+    Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
+    Val get_attr(Frame& f, const Val& obj, const std::string& name, Loc at);
+    bool set_attr(Frame& f, const Val& obj, const std::string& name, Val value, const SetInfo& info);
+    Val thaw(const Val& v);
+    // Python iteration: the items, or nullopt (with `reason`) when unknown.
+    std::optional<std::vector<Val>> iterate(const Val& v, std::string& reason);
+    Val make_list(std::vector<Val> items, ObjKind kind = ObjKind::List, Loc at = {});
+    Val unknown_here(Frame& f, std::string reason) const { return Val::unknown(std::move(reason), f.stmt); }
+    SetInfo store_info(Frame& f) const;
+    void note_mutation(Object* container);  // journal a list/dict/set before changing it
+    void poison(const Val& v, const std::string& reason);
+    // Marks an unknown as possibly one of `candidates` (objects, or unknowns that may be objects).
+    static void mark_alias(Val& unknown, const std::vector<Val>& candidates);
+    // A write through an unknown that may be a known object: those objects can no longer be trusted.
+    void spoil_candidates(const Val& unknown, const std::string& reason);
+    void report(Diagnostic d);
+    Project& project() { return project_; }
+    bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
+    Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
+
+    // branch merging (interpreter.cpp)
+    struct Slot;
+    struct Journal;
+
+private:
+    friend struct BranchRunner;
+    friend struct BuiltinCalls;
+    const Ast& ast(const Frame& f) const { return *f.module->ast; }
+    Loc loc(const Frame& f, NodeId id) const { return f.module->loc(id); }
+
+    // statements
+    Flow exec_block(Frame& f, NodeId block);
+    Flow exec_stmts(Frame& f, const std::vector<NodeId>& stmts, std::size_t from);
+    Flow exec_stmt(Frame& f, NodeId stmt, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest);
+    Flow exec_if(Frame& f, NodeId stmt, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest);
+    Flow exec_for(Frame& f, NodeId stmt);
+    Flow exec_while(Frame& f, NodeId stmt);
+    Flow exec_try(Frame& f, NodeId stmt);
+    Flow exec_match(Frame& f, NodeId stmt);
+    void exec_assignment(Frame& f, NodeId node);
+    void exec_aug_assignment(Frame& f, NodeId node);
+    void exec_import(Frame& f, NodeId node);
+    void exec_import_from(Frame& f, NodeId node);
+    void exec_function_def(Frame& f, NodeId def, const std::vector<Val>& decorators);
+    void exec_class_def(Frame& f, NodeId def, NodeId decorated);
+    void exec_delete(Frame& f, NodeId node);
+    void assign_target(Frame& f, NodeId target, Val value, const SetInfo& info);
+    Val materialize(Frame& f, NodeId expr, const Val& unknown);
+
+    // expressions
+    Val eval(Frame& f, NodeId e);
+    Val eval_inner(Frame& f, NodeId e);
+    Val eval_call(Frame& f, NodeId e);
+    Val eval_binary(Frame& f, NodeId e);
+    Val eval_compare(Frame& f, NodeId e);
+    Val eval_string(Frame& f, NodeId e);
+    Val eval_subscript(Frame& f, NodeId e);
+    Val eval_comprehension(Frame& f, NodeId e);
+    Val eval_lambda(Frame& f, NodeId e);
+    CallArgs eval_args(Frame& f, NodeId arglist);
+    void collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std::string& unknown);
+
+    // names and modules
+    Val lookup(Frame& f, const std::string& name, Loc at);
+    void bind(Frame& f, const std::string& name, Val v);
+    Env& scope(Frame& f);
+    Val import_module(Frame& f, const std::string& dotted, Loc at);
+    Val module_attr(Frame& f, Module* m, const std::string& name, Loc at);
+    std::string resolve_relative(Frame& f, NodeId relative_import);
+
+    // calls and objects
+    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
+                      const Val* self);
+    Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
+    Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
+    Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
+    Val precision_recipe(Frame& f, const std::string& name, Loc site);
+    std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
+                                 Loc site);
+    std::vector<std::shared_ptr<ClassObj>> mro(const std::shared_ptr<ClassObj>& cls) const;
+    bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
+    Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
+                   bool& found);
+    Val builtin_method(const Val& self, const std::string& name, Loc at);
+    Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
+
+    void record(const Slot& s);
+    void bind_local(Env& env, const std::string& name, Val v);
+    Val thaw_inner(const Val& v);
+
+    Project& project_;
+    std::vector<Diagnostic>* diagnostics_;
+    std::uint64_t id_;
+    std::int64_t steps_ = 0;
+    int expr_depth_ = 0;
+    int import_depth_ = 0;
+    std::unordered_map<const Object*, ObjPtr> thawed_;
+    std::vector<Journal*> journals_;
+};
+
+// One of two values: the value when both are the same, else an unknown that names the condition at `where`.
+Val merge_vals(const Val& a, const Val& b, Loc where);
+// Python's str() of a known scalar or container.
+std::string py_str(const Val& v);
+
+// The builtin namespace (len, range, isinstance, ...).
+const Val* builtin_global(const std::string& name);
+
+}  // namespace mbl::py

@@ -1,0 +1,106 @@
+#pragma once
+// The modules of one source root: dotted name <-> file, parsed once on first use, evaluated once (module level)
+// under one lock so that import cycles and threads behave. Only files inside the root are ever read; names from
+// anywhere else (torch, megatron.core, transformers) stay symbols.
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "parser/python/ast.hpp"
+#include "parser/python/values.hpp"
+
+namespace mbl::py {
+
+// A scope: module globals, a function's locals, a class body. `owner` is the id of the evaluator that may write
+// it; any other evaluator reads copies of its mutable values (see Interp::thaw).
+struct Env : std::enable_shared_from_this<Env> {
+    Env() : epoch(next_epoch()) {}
+    std::uint64_t epoch;
+    std::vector<std::pair<std::string, Val>> vars;
+    std::shared_ptr<Env> parent;  // enclosing function scope (closures)
+    std::uint64_t owner = 0;
+
+    const Val* find(std::string_view name) const;
+    Val* find(std::string_view name) { return const_cast<Val*>(static_cast<const Env*>(this)->find(name)); }
+    void set(const std::string& name, Val v);
+    bool erase(std::string_view name);
+
+private:
+    std::unordered_map<std::string, std::size_t> index_;  // built for large scopes (module globals)
+    void reindex();
+};
+
+class Module {
+public:
+    enum State { New = 0, Initializing = 1, Ready = 2 };
+
+    std::string name;        // dotted
+    std::string path;        // display path, used in diagnostics (Loc::file points here)
+    std::string fs_path;     // absolute path; the package directory for namespace packages
+    bool is_package = false;
+    bool namespace_package = false;  // a directory without __init__.py
+    std::shared_ptr<const Ast> ast;  // null until parsed, and for namespace packages
+    std::optional<Diagnostic> syntax_error;
+    std::once_flag parsed;
+    std::once_flag named;  // `path` may be set once, before parsing, to the name a caller uses for the file
+    std::shared_ptr<Env> globals = std::make_shared<Env>();
+    std::atomic<int> state{New};
+    std::thread::id init_thread;
+
+    // The package relative imports start from.
+    std::string package() const;
+    Loc loc(NodeId id) const {
+        if (!ast || id == kNoNode) return {};
+        const Node& n = (*ast)[id];
+        return Loc{&path, n.line, n.col, n.end_line, n.end_col};
+    }
+};
+
+class ModuleIndex {
+public:
+    // `root` is the source root; module search starts at `root/src` (when present) and `root`.
+    explicit ModuleIndex(std::string root);
+
+    const std::string& root() const { return root_; }
+    // The module with this dotted name inside the root, or nullptr. Parses it on first use. Thread-safe.
+    Module* find(const std::string& dotted);
+    // Reads and parses a module once (thread-safe); `ast` is set afterwards (an empty tree when unreadable).
+    // `text`: the module's text when the caller has it (an editor buffer); otherwise it is read from disk.
+    void ensure_parsed(Module* m, const std::string* text = nullptr);
+    // The module of a file given on the command line; nullptr (and an IN001 in `errors`) when unreadable. `text`
+    // is its text when the caller has it; diagnostics then name the file as `file` is written.
+    Module* module_for_file(const std::string& file, std::vector<Diagnostic>& errors, const std::string* text = nullptr);
+    // Every module read so far, sorted by path.
+    std::vector<const Module*> modules() const;
+    // Held while a module's top level is evaluated (recursive: imports nest).
+    std::recursive_mutex& init_mutex() { return init_mutex_; }
+
+private:
+    Module* load(const std::string& dotted, const std::string& file, bool package, bool namespace_package);
+    std::optional<std::string> dotted_name_of(const std::string& abs_file) const;
+
+    std::string root_;
+    std::vector<std::string> bases_;
+    mutable std::mutex mutex_;
+    std::map<std::string, std::unique_ptr<Module>> by_name_;
+    std::map<std::string, Module*> by_file_;
+    std::map<std::string, bool> missing_;
+    std::recursive_mutex init_mutex_;
+};
+
+// The default --root for a file: the nearest parent holding src/megatron/bridge, else the parent of the file's
+// top-level package (the highest directory chain with __init__.py files).
+std::string default_root(const std::string& file);
+
+// How a path is shown in diagnostics: relative to the working directory when inside it, else absolute.
+std::string display_path(const std::string& path);
+
+}  // namespace mbl::py

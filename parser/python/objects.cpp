@@ -1,0 +1,358 @@
+// Classes, instances, attribute access, and the calls the linter models instead of following: names from outside
+// the source root, AutoBridge's Hugging Face providers, mixed-precision recipes.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+
+#include "core/schema.hpp"
+#include "parser/input_errors.hpp"
+#include "parser/python/builtins.hpp"
+#include "parser/python/interpreter.hpp"
+
+namespace mbl::py {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string last_component(const std::string& path) {
+    auto dot = path.rfind('.');
+    return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+// Class names of TransformerConfig-like objects: their unset fields take Megatron Core's defaults.
+bool model_class_name(std::string_view name) {
+    return ends_with(name, "Provider") || name.find("TransformerConfig") != std::string_view::npos ||
+           ends_with(name, "ModelConfig");
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<ClassObj>> Interp::mro(const std::shared_ptr<ClassObj>& cls) const {
+    std::vector<std::shared_ptr<ClassObj>> out;
+    // Depth-first, left to right, each class once: close enough to C3 for dataclass hierarchies.
+    std::function<void(const std::shared_ptr<ClassObj>&, int)> visit = [&](const std::shared_ptr<ClassObj>& c, int depth) {
+        if (depth > 50 || std::find(out.begin(), out.end(), c) != out.end()) return;
+        out.push_back(c);
+        for (const auto& b : c->bases)
+            if (b.is_obj(ObjKind::Class)) visit(std::static_pointer_cast<ClassObj>(b.o), depth + 1);
+    };
+    visit(cls, 0);
+    return out;
+}
+
+bool Interp::is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const {
+    if (!path.empty() && model_class_name(last_component(path))) return true;
+    if (!cls) return false;
+    for (const auto& c : mro(cls)) {
+        if (model_class_name(c->name)) return true;
+        for (const auto& b : c->bases)
+            if (b.is_obj(ObjKind::External) && model_class_name(last_component(b.as<ExternalObj>()->path))) return true;
+    }
+    return false;
+}
+
+Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self,
+                       Loc at, bool& found) {
+    found = false;
+    for (const auto& c : mro(cls)) {
+        const Val* v = c->own_attr(name);
+        if (!v) continue;
+        found = true;
+        if (v->is_obj(ObjKind::Function)) {
+            auto* fn = v->as<FunctionObj>();
+            if (fn->staticmethod) return *v;
+            auto m = std::make_shared<MethodObj>();
+            m->func = *v;
+            if (fn->classmethod) m->self = Val::obj(cls);
+            else if (self) m->self = *self;
+            else return *v;
+            return Val::obj(m, at);
+        }
+        if (v->is_obj(ObjKind::Property)) {
+            if (!self) return *v;
+            CallArgs args;
+            args.pos.push_back(*self);
+            return call(f, v->as<PropertyObj>()->getter, std::move(args), at);
+        }
+        if (c->is_enum) return Val::obj(std::make_shared<ExternalObj>(c->qualname + "." + name), at);
+        return thaw(*v);
+    }
+    return Val();
+}
+
+Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) {
+    if (obj.is_unknown()) {
+        Val u = Val::unknown(obj.reason(), obj.at.valid() ? obj.at : at);
+        u.b = obj.b;
+        u.o = obj.o;  // an attribute of what may be a known object may be part of it
+        return u;
+    }
+    if (!obj.is_obj()) {
+        if (obj.is_none()) return Val::unknown(fmt::format("reads .{} of None", name), at);
+        return builtin_method(obj, name, at);
+    }
+    switch (obj.o->kind) {
+        case ObjKind::Instance: {
+            auto* inst = obj.as<InstanceObj>();
+            if (!inst->poisoned.empty()) return Val::unknown(inst->poisoned, at);
+            if (const Attr* a = inst->find(name)) return a->value;
+            if (inst->cls) {
+                bool found = false;
+                Val v = class_attr(f, inst->cls, name, &obj, at, found);
+                if (found) return v;
+            }
+            if (!inst->opaque.empty()) return Val::unknown(inst->opaque, at);
+            if (inst->model_like)
+                if (auto d = project_.model_default(name)) {
+                    Val v = *d;
+                    v.at = at;
+                    return v;
+                }
+            return Val::unknown(fmt::format("{} has no known attribute \"{}\"", type_name(obj), name), at);
+        }
+        case ObjKind::Class: {
+            auto cls = std::static_pointer_cast<ClassObj>(obj.o);
+            if (cls->name == "AutoBridge" && name == "from_hf_pretrained")
+                return Val::obj(std::make_shared<BuiltinObj>(Builtin::HfFromPretrained, "from_hf_pretrained"), at);
+            bool found = false;
+            Val v = class_attr(f, cls, name, nullptr, at, found);
+            if (found) return v;
+            if (name == "__name__") return Val::str(cls->name, at);
+            return Val::unknown(fmt::format("class {} has no known attribute \"{}\"", cls->name, name), at);
+        }
+        case ObjKind::Module: return module_attr(f, obj.as<ModuleObj>()->module, name, at);
+        case ObjKind::External: {
+            const std::string& path = obj.as<ExternalObj>()->path;
+            if (path == "typing" && name == "TYPE_CHECKING") return Val::boolean(false, at);
+            if (name == "from_hf_pretrained" && ends_with(path, "AutoBridge"))
+                return Val::obj(std::make_shared<BuiltinObj>(Builtin::HfFromPretrained, "from_hf_pretrained"), at);
+            return Val::obj(std::make_shared<ExternalObj>(path + "." + name), at);
+        }
+        case ObjKind::HfBridge: {
+            if (name == "to_megatron_provider") {
+                auto b = std::make_shared<BuiltinObj>(Builtin::HfToProvider, "to_megatron_provider");
+                b->self = obj;
+                return Val::obj(b, at);
+            }
+            return Val::unknown(fmt::format("AutoBridge.{} is not modelled", name), at);
+        }
+        case ObjKind::Function:
+            if (name == "__name__") return Val::str(obj.as<FunctionObj>()->name, at);
+            return Val::unknown(fmt::format("attribute {} of a function", name), at);
+        default: return builtin_method(obj, name, at);
+    }
+}
+
+Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site) {
+    if (cls->is_enum) return Val::unknown(fmt::format("an enum value of {} made at run time", cls->name), site);
+    if (cls->name == "AutoBridge") return Val::unknown("AutoBridge(...) is not modelled", site);
+    auto inst = std::make_shared<InstanceObj>();
+    inst->cls = cls;
+    inst->class_path = cls->qualname;
+    inst->model_like = is_model_class(cls, {});
+    inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
+    Val self = Val::obj(inst, site);
+    const auto classes = mro(cls);
+    bool dataclass = false, external_base = false;
+    for (const auto& c : classes) {
+        dataclass |= c->dataclass;
+        for (const auto& b : c->bases) external_base |= !b.is_obj(ObjKind::Class);
+    }
+    // An explicit __init__ runs (a dataclass's generated one is modelled below).
+    for (const auto& c : classes) {
+        const Val* init = c->own_attr("__init__");
+        if (!init || !init->is_obj(ObjKind::Function)) continue;
+        if (dataclass && c->dataclass) break;
+        call_function(f, std::static_pointer_cast<FunctionObj>(init->o), std::move(args), site, &self);
+        return self;
+    }
+    if (!dataclass) {
+        for (size_t i = 0; i < args.kw.size(); ++i)
+            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second,
+                                       SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
+        if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
+        return self;
+    }
+    // Dataclass fields, base classes first; a redefinition keeps its base's position.
+    std::vector<const DataField*> fields;
+    std::vector<const ClassObj*> owners;
+    for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
+        if (!(*it)->dataclass) continue;
+        for (const auto& df : (*it)->fields) {
+            auto same = std::find_if(fields.begin(), fields.end(), [&](const DataField* x) { return x->name == df.name; });
+            if (same != fields.end()) {
+                owners[static_cast<size_t>(same - fields.begin())] = it->get();
+                *same = &df;
+            } else {
+                fields.push_back(&df);
+                owners.push_back(it->get());
+            }
+        }
+    }
+    std::vector<bool> kw_used(args.kw.size(), false);
+    size_t next_pos = 0;
+    for (size_t i = 0; i < fields.size(); ++i) {
+        const DataField& df = *fields[i];
+        std::optional<Val> v;
+        SetInfo info{site, f.chain, Origin::Recipe, nullptr};
+        if (df.init && next_pos < args.pos.size()) v = args.pos[next_pos++];
+        for (size_t k = 0; df.init && !v && k < args.kw.size(); ++k)
+            if (!kw_used[k] && args.kw[k].first == df.name) {
+                v = args.kw[k].second;
+                kw_used[k] = true;
+                if (k < args.kw_locs.size()) info.loc = args.kw_locs[k];
+            }
+        if (!v && !args.unknown.empty()) {
+            v = Val::unknown(fmt::format("{} may be set by {}", df.name, args.unknown), site);
+        }
+        if (!v && (df.default_value || df.factory)) {
+            info = SetInfo{df.loc, f.chain, Origin::Default,
+                           std::make_shared<const std::string>(fmt::format("default of {}", owners[i]->name))};
+            if (df.default_value) {
+                v = thaw(*df.default_value);
+            } else {
+                v = call(f, *df.factory, {}, df.loc);
+            }
+        }
+        if (!v) {
+            if (external_base) continue;  // may be filled by the outside base class; nothing to record
+            v = Val::unknown(fmt::format("field \"{}\" of {} is not given", df.name, cls->name), site);
+        }
+        inst->attrs.push_back(Attr{df.name, std::move(*v), info});
+    }
+    for (size_t k = 0; k < args.kw.size(); ++k)
+        if (!kw_used[k] && external_base)
+            inst->attrs.push_back(Attr{args.kw[k].first, args.kw[k].second,
+                                       SetInfo{k < args.kw_locs.size() ? args.kw_locs[k] : site, f.chain}});
+    return self;
+}
+
+Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
+    auto inst = std::make_shared<InstanceObj>();
+    inst->model_like = true;
+    inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
+    inst->class_path = "megatron.bridge.models.GPTModelProvider";
+    if (!bridge.model_id.is_str()) {
+        const std::string reason = "the Hugging Face model id is computed at run time";
+        for (const auto& field : HfResolver::architecture_fields())
+            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
+        return Val::obj(inst, site);
+    }
+    const std::string& id = bridge.model_id.s;
+    auto arch = project_.hf().lookup(id);
+    if (!arch) {
+        const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
+        for (const auto& field : HfResolver::architecture_fields())
+            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
+        Diagnostic d = input_error(InputError::UnknownModel, bridge.loc.range(),
+                                   fmt::format("the architecture of \"{}\" is not known, so the checks that need it "
+                                               "(layers, experts, attention type) are skipped",
+                                               id));
+        d.severity = Severity::Warning;
+        d.notes.push_back(Note{SourceRange{}, fmt::format("its config.json is not given with --hf-config, not in the Hugging Face "
+                                               "cache and not in the bundled catalog")});
+        d.notes.push_back(Note{SourceRange{}, fmt::format("download it with `huggingface-cli download {} config.json`, or pass "
+                                               "--hf-config {}=PATH/TO/config.json",
+                                               id, id)});
+        report(std::move(d));
+        return Val::obj(inst, site);
+    }
+    for (const auto& field : arch->fields) {
+        SetInfo info{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
+        Val v;
+        if (field.value.is_unknown()) {
+            v = Val::unknown(field.value.unknown_reason(), site);
+        } else {
+            // Schema values become evaluator values (lists for moe_layer_freq).
+            switch (field.value.kind()) {
+                case Value::Kind::Null: v = Val::none(site); break;
+                case Value::Kind::Bool: v = Val::boolean(field.value.as_bool(), site); break;
+                case Value::Kind::Int: v = Val::integer(field.value.as_int(), site); break;
+                case Value::Kind::Float: v = Val::floating(field.value.as_number(), site); break;
+                case Value::Kind::String: v = Val::str(field.value.as_string(), site); break;
+                case Value::Kind::List: {
+                    std::vector<Val> items;
+                    for (const auto& item : field.value.items())
+                        items.push_back(item.is_int() ? Val::integer(item.as_int(), site)
+                                                      : Val::unknown("an element the linter does not model", site));
+                    v = make_list(std::move(items), ObjKind::List, site);
+                    break;
+                }
+                default: v = Val::unknown("a value the linter does not model", site); break;
+            }
+        }
+        inst->attrs.push_back(Attr{field.field, std::move(v), std::move(info)});
+    }
+    return Val::obj(inst, site);
+}
+
+Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site) {
+    const std::string& path = ext.path;
+    const std::string name = last_component(path);
+    if (auto v = intercept(f, path, name, args, site)) return *v;
+    if (path == "dataclasses.field" || (name == "field" && path.find("dataclass") != std::string::npos)) {
+        auto spec = std::make_shared<FieldSpecObj>();
+        for (const auto& [k, v] : args.kw) {
+            if (k == "default") spec->default_value = v;
+            else if (k == "default_factory") spec->factory = v;
+            else if (k == "init") spec->init = truthy(v).value_or(true);
+        }
+        return Val::obj(spec, site);
+    }
+    if ((path == "dataclasses.replace" || path == "copy.deepcopy" || path == "copy.copy") && !args.pos.empty()) {
+        // A copy: a fresh object the caller may change without touching the original.
+        std::unordered_map<const Object*, ObjPtr> saved;
+        saved.swap(thawed_);
+        Val copy = thaw(args.pos[0]);
+        saved.swap(thawed_);
+        if (copy.is_obj()) copy.o->epoch = next_epoch();
+        if (path == "dataclasses.replace") {
+            SetInfo info = store_info(f);
+            for (size_t i = 0; i < args.kw.size(); ++i) {
+                info.loc = i < args.kw_locs.size() ? args.kw_locs[i] : site;
+                set_attr(f, copy, args.kw[i].first, args.kw[i].second, info);
+            }
+        }
+        return copy;
+    }
+    if (path == "functools.partial" && !args.pos.empty()) {
+        auto p = std::make_shared<PartialObj>();
+        p->func = args.pos[0];
+        p->args.assign(args.pos.begin() + 1, args.pos.end());
+        p->kwargs = args.kw;
+        return Val::obj(p, site);
+    }
+    if (path == "typing.cast" && args.pos.size() == 2) return args.pos[1];
+    if (path == "os.path.join") {
+        std::string out;
+        for (const auto& p : args.pos) {
+            if (!p.is_str()) return Val::unknown("a path computed at run time", site);
+            if (!p.s.empty() && p.s[0] == '/') out = p.s;
+            else out += (out.empty() || out.back() == '/' ? "" : "/") + p.s;
+        }
+        return Val::str(out, site);
+    }
+    if (path == "logging.getLogger" || ends_with(path, ".info") || ends_with(path, ".warning") ||
+        ends_with(path, ".debug") || path == "warnings.warn")
+        return Val::none(site);
+    // An outside class: an object holding the keyword arguments (a config dataclass of Megatron Core, say).
+    if (!name.empty() && std::isupper(static_cast<unsigned char>(name[0])) && name.find('_') != 0 &&
+        !(name.size() > 1 && std::all_of(name.begin(), name.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)) || c == '_' || std::isdigit(static_cast<unsigned char>(c)); }))) {
+        auto inst = std::make_shared<InstanceObj>();
+        inst->class_path = path;
+        inst->model_like = is_model_class(nullptr, path);
+        inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
+        for (size_t i = 0; i < args.kw.size(); ++i)
+            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second,
+                                       SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
+        if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
+        return Val::obj(inst, site);
+    }
+    return Val::unknown(fmt::format("the result of {}(), which is outside the source root", path), site);
+}
+
+}  // namespace mbl::py

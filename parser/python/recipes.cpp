@@ -1,0 +1,366 @@
+#include "parser/python/recipes.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "core/did_you_mean.hpp"
+#include "core/schema.hpp"
+#include "parser/input_errors.hpp"
+
+namespace mbl::py {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+NodeId function_of(const Ast& a, NodeId stmt) {
+    if (a.kind(stmt) == Kind::FunctionDefinition) return stmt;
+    if (a.kind(stmt) == Kind::DecoratedDefinition) {
+        NodeId def = a.field(stmt, Field::Definition);
+        if (def != kNoNode && a.kind(def) == Kind::FunctionDefinition) return def;
+    }
+    return kNoNode;
+}
+
+constexpr int kMaxExportDepth = 40;
+
+struct Exporter {
+    std::unordered_set<const Object*> active;  // cycle guard
+
+    Value value(const Val& v, const Provenance& prov, int depth) {
+        const Provenance& p = prov;
+        if (depth > kMaxExportDepth) return Value::unknown("nested too deeply", p);
+        switch (v.k) {
+            case Val::K::None: return Value::null(p);
+            case Val::K::Bool: return Value::boolean(v.b, p);
+            case Val::K::Int: return Value::integer(v.i, p);
+            case Val::K::Float: return Value::floating(v.d, p);
+            case Val::K::Str: return Value::string(v.s, p);
+            case Val::K::Unknown: {
+                Provenance up = p;
+                if (!up.range.valid() && v.at.valid()) up.range = v.at.range();
+                return Value::unknown(v.reason(), up);
+            }
+            case Val::K::Obj: break;
+        }
+        if (active.count(v.o.get())) return Value::unknown("refers to itself", p);
+        active.insert(v.o.get());
+        Value out = object(v, p, depth);
+        active.erase(v.o.get());
+        return out;
+    }
+
+    Value object(const Val& v, const Provenance& p, int depth) {
+        switch (v.o->kind) {
+            case ObjKind::List:
+            case ObjKind::Tuple:
+            case ObjKind::Set: {
+                auto* s = v.as<SeqObj>();
+                if (!s->unknown.empty()) return Value::unknown(s->unknown, p);
+                std::vector<Value> items;
+                for (const auto& item : s->items) {
+                    Provenance ip = p;
+                    // An element written literally points at itself (`["core_attn", "mlp"]` underlines "mlp").
+                    if (item.at.valid() && !item.is_obj()) ip.range = item.at.range();
+                    items.push_back(value(item, ip, depth + 1));
+                }
+                return Value::list(std::move(items), p);
+            }
+            case ObjKind::Dict: {
+                auto* d = v.as<DictObj>();
+                if (!d->unknown.empty()) return Value::unknown(d->unknown, p);
+                Value m = Value::map(p);
+                for (const auto& [k, item] : d->items) {
+                    if (!k.is_str()) return Value::unknown("a dict with keys that are not strings", p);
+                    m.set(k.s, value(item, p, depth + 1));
+                }
+                return m;
+            }
+            case ObjKind::Instance: {
+                auto* inst = v.as<InstanceObj>();
+                if (!inst->poisoned.empty()) return Value::unknown(inst->poisoned, p);
+                Value m = Value::map(p);
+                for (const auto& a : inst->attrs) m.set(a.name, value(a.value, provenance_of(a.info), depth + 1));
+                return m;
+            }
+            case ObjKind::External: return Value::string(v.as<ExternalObj>()->path, p);
+            case ObjKind::Function: return Value::string(v.as<FunctionObj>()->qualname, p);
+            case ObjKind::Class: return Value::string(v.as<ClassObj>()->qualname, p);
+            case ObjKind::Builtin: return Value::string(v.as<BuiltinObj>()->name, p);
+            default: return Value::unknown(fmt::format("{} is not a config value", type_name(v)), p);
+        }
+    }
+};
+
+// Every model field at once, unknown: the model object could not be followed.
+Value unknown_model(const std::string& reason, const Provenance& p, const Revision& rev) {
+    Value m = Value::map(p);
+    const Schema& schema = Schema::instance();
+    for (const auto& name : schema.field_names()) {
+        const FieldSpec* f = schema.field(name);
+        if (!f || !schema.field_exists_at(*f, rev) || name[0] == '_') continue;
+        m.set(name, Value::unknown(reason, p));
+    }
+    return m;
+}
+
+std::string last_component(const std::string& path) {
+    auto dot = path.rfind('.');
+    return dot == std::string::npos ? path : path.substr(dot + 1);
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+}  // namespace
+
+Provenance provenance_of(const SetInfo& info);
+
+namespace {
+
+// A name from outside the source root stored in a model field: a string where the field takes names (dtypes,
+// functions, enum-like strings), the matching enum value for enum fields, else unknown (never a wrong type).
+Value external_field_value(const FieldSpec& spec, const std::string& path, const Provenance& p) {
+    if (!spec.enum_values.empty()) {
+        const std::string member = lower(last_component(path));
+        for (const auto& allowed : spec.enum_values)
+            if (lower(allowed) == member) return Value::string(allowed, p);
+        return Value::unknown(fmt::format("{}, a name from outside the source root", path), p);
+    }
+    switch (spec.type) {
+        case FieldType::Str:
+        case FieldType::Any:
+        case FieldType::Dtype:
+        case FieldType::Callable: return Value::string(path, p);
+        default: return Value::unknown(fmt::format("{}, a name from outside the source root", path), p);
+    }
+}
+
+bool fits(FieldType t, const Value& v) {
+    if (v.is_null() || v.is_unknown()) return true;
+    switch (t) {
+        case FieldType::Bool: return v.is_bool();
+        case FieldType::Int: return v.is_int();
+        case FieldType::Float: return v.is_number();
+        case FieldType::Str: return v.is_string();
+        case FieldType::List: return v.is_list();
+        case FieldType::Dict: return v.is_map();
+        case FieldType::Dtype:
+        case FieldType::Callable: return v.is_string() || v.is_map();
+        case FieldType::Any: return true;
+    }
+    return true;
+}
+
+Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p, Exporter& e) {
+    if (v.is_obj(ObjKind::External)) return external_field_value(spec, v.as<ExternalObj>()->path, p);
+    if (v.is_obj(ObjKind::Instance) || v.is_obj(ObjKind::Function) || v.is_obj(ObjKind::Class) ||
+        v.is_obj(ObjKind::Builtin) || v.is_obj(ObjKind::Partial) || v.is_obj(ObjKind::Method)) {
+        // How an object is written in the config tree (a mapping, a qualified name) is the linter's choice, so it
+        // must not turn into a type error: where it does not fit the field, it is unknown.
+        Value out = e.value(v, p, 1);
+        if (fits(spec.type, out)) return out;
+        return Value::unknown(fmt::format("{}, which the linter does not model as a {} value", type_name(v),
+                                          field_type_name(spec.type)),
+                              p);
+    }
+    if ((v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple)) && spec.type == FieldType::List) {
+        Value out = e.value(v, p, 1);
+        if (!out.is_list()) return out;
+        // Labels written as enum members from outside the root are not label strings.
+        const auto& items = v.as<SeqObj>()->items;
+        const bool scope = spec.name == "cuda_graph_scope" || spec.name == "cuda_graph_modules";
+        for (size_t i = 0; i < items.size() && i < out.items().size(); ++i)
+            if (items[i].is_obj(ObjKind::External)) {
+                const std::string& path = items[i].as<ExternalObj>()->path;
+                out.items()[i] = scope ? Value::string(last_component(path), out.items()[i].prov())
+                                       : Value::unknown(fmt::format("{}, a name from outside the source root", path),
+                                                        out.items()[i].prov());
+            }
+        return out;
+    }
+    return e.value(v, p, 1);
+}
+
+}  // namespace
+
+Provenance provenance_of(const SetInfo& info) {
+    Provenance p;
+    p.origin = info.origin;
+    p.range = info.loc.range();
+    if (info.detail) p.detail = *info.detail;
+    std::vector<ChainStep> steps;
+    for (const CallSite* s = info.chain.get(); s; s = s->parent.get())
+        steps.push_back(ChainStep{s->loc.range(), fmt::format("{}() is called here", s->callee)});
+    p.chain.assign(steps.rbegin(), steps.rend());
+    return p;
+}
+
+Value export_value(const Val& v, const SetInfo& info) {
+    Exporter e;
+    return e.value(v, provenance_of(info), 0);
+}
+
+std::vector<std::string> function_names(const Module& m) {
+    std::vector<std::string> out;
+    if (!m.ast) return out;
+    const Ast& a = *m.ast;
+    for (std::uint32_t i = 0; i < a.count(a.root); ++i) {
+        NodeId def = function_of(a, a.kid(a.root, i));
+        if (def != kNoNode) out.emplace_back(a.source(a.field(def, Field::Name)));
+    }
+    return out;
+}
+
+std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
+    std::vector<RecipeInfo> out;
+    if (!m.ast) return out;
+    const Ast& a = *m.ast;
+    for (std::uint32_t i = 0; i < a.count(a.root); ++i) {
+        NodeId def = function_of(a, a.kid(a.root, i));
+        if (def == kNoNode) continue;
+        NodeId name_node = a.field(def, Field::Name);
+        std::string name(a.source(name_node));
+        if (!include_private && !name.empty() && name[0] == '_') continue;
+        NodeId rt = a.field(def, Field::ReturnType);
+        bool annotated = rt != kNoNode && ends_with(a.source(rt), "ConfigContainer");
+        if (!annotated) {
+            std::string_view t = rt == kNoNode ? std::string_view() : a.source(rt);
+            annotated = t.find("ConfigContainer") != std::string_view::npos && t.find('|') == std::string_view::npos &&
+                        t.find("Optional") == std::string_view::npos;
+        }
+        if (!annotated && !ends_with(name, "_config")) continue;
+        RecipeInfo r;
+        r.module = const_cast<Module*>(&m);
+        r.name = name;
+        r.def = m.loc(name_node).range();
+        r.annotated = annotated;
+        out.push_back(std::move(r));
+    }
+    return out;
+}
+
+// The fields of a model object that Megatron Core knows; a builder config's nested `transformer` object keeps its
+// nesting (the engine flattens it).
+static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e, std::vector<Diagnostic>& diagnostics,
+                                int depth) {
+    const Schema& schema = Schema::instance();
+    for (const auto& attr : model.attrs) {
+        if (attr.name == "transformer" && depth == 0 && attr.value.is_obj(ObjKind::Instance)) {
+            Value nested = Value::map(provenance_of(attr.info));
+            export_model_fields(*attr.value.as<InstanceObj>(), nested, e, diagnostics, depth + 1);
+            m.set(attr.name, std::move(nested));
+            continue;
+        }
+        const FieldSpec* spec = schema.field(attr.name);
+        if (!spec) {
+            // Python accepts any attribute on a dataclass instance; a misspelt recompute field is silently
+            // ignored by Megatron Core, so say so.
+            if (attr.name.find("recompute") != std::string::npos && attr.info.origin != Origin::Default) {
+                auto suffix = did_you_mean_suffix(attr.name, schema.field_names());
+                if (!suffix.empty()) {
+                    Diagnostic d = input_error(InputError::UnknownKey, attr.info.loc.range(),
+                                               fmt::format("\"{}\" is not a model field{}; Python accepts the "
+                                                           "assignment and Megatron Core never reads it",
+                                                           attr.name, suffix));
+                    d.severity = Severity::Warning;
+                    for (const auto& step : provenance_of(attr.info).chain)
+                        d.notes.push_back(Note{step.range, step.message});
+                    diagnostics.push_back(std::move(d));
+                }
+            }
+            continue;
+        }
+        m.set(attr.name, model_field_value(*spec, attr.value, provenance_of(attr.info), e));
+    }
+}
+
+RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
+    ObjectRegistry objects;  // destroyed last: frees the recipe's objects, cycles included
+    ObjectRegistry::Use use(objects);
+    RecipeOutcome out;
+    Interp in(project, &out.diagnostics);
+    Val fn = in.module_global(recipe.module, recipe.name);
+    Val cfg = in.call_recipe(fn);
+    out.steps = in.steps();
+    Provenance anchor = Provenance::at(Origin::Recipe, recipe.def, {});
+    out.root = Value::map(anchor);
+    if (in.out_of_budget()) {
+        const std::string reason =
+            fmt::format("evaluating recipe {} took more than {} steps; its values are not known",
+                        recipe.name, project.limits().max_steps);
+        Diagnostic d = input_error(InputError::LimitExceeded, recipe.def, reason);
+        d.severity = Severity::Warning;
+        out.diagnostics.push_back(std::move(d));
+        out.root.set("model", unknown_model(reason, anchor, project.revision()));
+        return out;
+    }
+    if (!cfg.is_obj(ObjKind::Instance)) {
+        if (!recipe.annotated) {
+            out.is_recipe = false;
+            return out;
+        }
+        const std::string reason = cfg.is_unknown() ? cfg.reason()
+                                                    : fmt::format("{} returns {}, not a config", recipe.name,
+                                                                  type_name(cfg));
+        Provenance p = anchor;
+        if (cfg.at.valid()) p.range = cfg.at.range();
+        out.root.set("model", unknown_model(reason, p, project.revision()));
+        return out;
+    }
+    auto* inst = cfg.as<InstanceObj>();
+    if (!recipe.annotated && !inst->find("model") && inst->class_path.find("ConfigContainer") == std::string::npos) {
+        out.is_recipe = false;
+        return out;
+    }
+    if (!inst->poisoned.empty()) {
+        out.root.set("model", unknown_model(inst->poisoned, anchor, project.revision()));
+        return out;
+    }
+    const Schema& schema = Schema::instance();
+    const auto& sections = schema.config_sections();
+    Exporter e;
+    for (const auto& a : inst->attrs) {
+        if (std::find(sections.begin(), sections.end(), a.name) == sections.end()) continue;  // not checked
+        Provenance p = provenance_of(a.info);
+        if (a.name != "model") {
+            out.root.set(a.name, e.value(a.value, p, 0));
+            continue;
+        }
+        if (a.value.is_unknown()) {
+            Provenance up = p;
+            out.root.set("model", unknown_model(a.value.reason(), up, project.revision()));
+            continue;
+        }
+        if (!a.value.is_obj(ObjKind::Instance)) {
+            out.root.set("model", e.value(a.value, p, 0));
+            continue;
+        }
+        auto* model = a.value.as<InstanceObj>();
+        if (!model->poisoned.empty()) {
+            out.root.set("model", unknown_model(model->poisoned, p, project.revision()));
+            continue;
+        }
+        // A model object made for an unknown value knows only what was written to it since.
+        Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, project.revision());
+        export_model_fields(*model, m, e, out.diagnostics, 0);
+        out.root.set("model", std::move(m));
+    }
+    if (!inst->opaque.empty()) {
+        // The config came from something the linter cannot follow: what the recipe did not set is unknown.
+        for (const char* section : {"model", "mixed_precision", "comm_overlap"})
+            if (!out.root.find(section))
+                out.root.set(section, std::string(section) == "model"
+                                          ? unknown_model(inst->opaque, anchor, project.revision())
+                                          : Value::unknown(inst->opaque, anchor));
+    }
+    return out;
+}
+
+}  // namespace mbl::py

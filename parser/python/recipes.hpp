@@ -1,0 +1,42 @@
+#pragma once
+// Recipes: top-level functions that return a ConfigContainer. Finding them needs only the syntax tree; evaluating
+// one runs the abstract evaluator and turns the returned config object into the engine's config tree, every value
+// carrying the provenance of the statement that set it and the chain of calls that led there.
+#include <string>
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/value.hpp"
+#include "parser/python/interpreter.hpp"
+
+namespace mbl::py {
+
+struct RecipeInfo {
+    Module* module = nullptr;
+    std::string name;
+    SourceRange def;          // the function's name in its `def` line (where facts without a line point)
+    bool annotated = false;   // `-> ConfigContainer`; otherwise found by its *_config name
+};
+
+// Recipe candidates among the top-level functions of a parsed module. Names starting with `_` are helpers and are
+// left out unless `include_private`.
+std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private = false);
+// Every top-level function name of a parsed module (for "did you mean").
+std::vector<std::string> function_names(const Module& m);
+
+struct RecipeOutcome {
+    bool is_recipe = true;   // false: a *_config function that does not return a config object
+    Value root;              // the config tree: sections model, mixed_precision, comm_overlap, train, ...
+    std::vector<Diagnostic> diagnostics;  // front-end findings (unknown model architecture, evaluation limits)
+    std::int64_t steps = 0;  // evaluation steps used
+};
+
+// Evaluates one recipe. Thread-safe (one evaluator per call; modules are shared read-only).
+RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe);
+
+// An evaluator value as a config value; `info` is where it was stored.
+Value export_value(const Val& v, const SetInfo& info);
+// Provenance for a stored value: its statement, the call chain as notes.
+Provenance provenance_of(const SetInfo& info);
+
+}  // namespace mbl::py

@@ -1,0 +1,347 @@
+#pragma once
+// Values of the abstract Python evaluator. Scalars are held inline; lists, dicts, instances, functions, classes and
+// modules live on the heap behind shared pointers so that aliasing (`m = cfg.model; m.x = 1`) behaves as in Python.
+// Anything the evaluator cannot work out is an Unknown value that carries the reason.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "core/source_range.hpp"
+#include "core/value.hpp"
+#include "parser/python/ast.hpp"
+
+namespace mbl::py {
+
+class Module;
+struct Env;
+
+// A span in a module. `file` points at the module's display path, which lives as long as the module index.
+struct Loc {
+    const std::string* file = nullptr;
+    std::uint32_t line = 0, col = 0, end_line = 0, end_col = 0;
+
+    bool valid() const { return file != nullptr && line > 0; }
+    SourceRange range() const {
+        if (!valid()) return {};
+        return {*file, static_cast<int>(line), static_cast<int>(col), static_cast<int>(end_line),
+                static_cast<int>(end_col)};
+    }
+};
+
+// One call on the way from a recipe to the line that set a value: where the call is and what it calls.
+struct CallSite;
+using Chain = std::shared_ptr<const CallSite>;
+struct CallSite {
+    Loc loc;
+    std::string callee;
+    Chain parent;
+    int depth = 0;
+};
+
+// How a stored value got there: the statement (or keyword argument, or dataclass field) and the calls leading to it.
+struct SetInfo {
+    SetInfo() = default;
+    SetInfo(Loc l, Chain c, Origin o = Origin::Recipe, std::shared_ptr<const std::string> d = nullptr)
+        : loc(l), chain(std::move(c)), origin(o), detail(std::move(d)) {}
+    Loc loc;
+    Chain chain;
+    Origin origin = Origin::Recipe;
+    std::shared_ptr<const std::string> detail;  // "default of LlamaModelProvider", "from config.json of ..."
+};
+
+enum class ObjKind : std::uint8_t {
+    List, Tuple, Set, Dict, Instance, Function, Class, Module, Method, Builtin, External, Partial, HfBridge,
+    FieldSpec, Property, LazyImport,
+};
+
+// Creation counter of the current thread: a branch journal only records changes to objects older than itself.
+std::uint64_t next_epoch();
+std::uint64_t current_epoch();
+
+struct Object;
+
+// The objects one recipe evaluation made (on its thread). Python values form cycles (a nested function and the scope
+// that holds it, `self.parent = self`); when the evaluation ends, sweep() drops every reference they hold so that
+// shared pointers free them.
+class ObjectRegistry {
+public:
+    ObjectRegistry() = default;
+    ~ObjectRegistry() { sweep(); }
+    ObjectRegistry(const ObjectRegistry&) = delete;
+    ObjectRegistry& operator=(const ObjectRegistry&) = delete;
+    void sweep();
+    // While a Use is alive, the objects made on this thread join the registry.
+    struct Use {
+        explicit Use(ObjectRegistry& r);
+        ~Use();
+        Use(const Use&) = delete;
+        Use& operator=(const Use&) = delete;
+        ObjectRegistry* saved;
+    };
+
+private:
+    friend struct Object;
+    std::unordered_set<Object*> live_;
+};
+
+struct Object : std::enable_shared_from_this<Object> {
+    explicit Object(ObjKind k);
+    virtual ~Object();
+    // Drops the references this object holds to other values.
+    virtual void clear_refs() {}
+    ObjKind kind;
+    std::uint64_t epoch;
+    ObjectRegistry* registry = nullptr;
+};
+using ObjPtr = std::shared_ptr<Object>;
+
+class Val {
+public:
+    enum class K : std::uint8_t { None, Bool, Int, Float, Str, Obj, Unknown };
+
+    static Val none(Loc at = {}) { Val v; v.at = at; return v; }
+    static Val boolean(bool b, Loc at = {}) { Val v; v.k = K::Bool; v.b = b; v.at = at; return v; }
+    static Val integer(std::int64_t i, Loc at = {}) { Val v; v.k = K::Int; v.i = i; v.at = at; return v; }
+    static Val floating(double d, Loc at = {}) { Val v; v.k = K::Float; v.d = d; v.at = at; return v; }
+    static Val str(std::string s, Loc at = {}) { Val v; v.k = K::Str; v.s = std::move(s); v.at = at; return v; }
+    static Val obj(ObjPtr o, Loc at = {}) { Val v; v.k = K::Obj; v.o = std::move(o); v.at = at; return v; }
+    // Reasons are kept short: in loops they would otherwise nest into ever longer texts.
+    static constexpr std::size_t kMaxReason = 200;
+    static Val unknown(std::string reason, Loc at = {}) {
+        if (reason.size() > kMaxReason) {
+            reason.resize(kMaxReason);
+            reason += "...";
+        }
+        Val v; v.k = K::Unknown; v.s = std::move(reason); v.at = at; return v;
+    }
+
+    bool is_none() const { return k == K::None; }
+    bool is_bool() const { return k == K::Bool; }
+    bool is_int() const { return k == K::Int || k == K::Bool; }  // Python bools are ints
+    bool is_float() const { return k == K::Float; }
+    bool is_number() const { return is_int() || is_float(); }
+    bool is_str() const { return k == K::Str; }
+    bool is_obj() const { return k == K::Obj; }
+    bool is_obj(ObjKind kind) const { return k == K::Obj && o->kind == kind; }
+    bool is_unknown() const { return k == K::Unknown; }
+    // An unknown that may stand for an object the evaluator knows (the result of a call that received it, a merge
+    // of branches holding different objects): writes through it cannot be redirected to a fresh object. When the
+    // candidates are known, `o` holds them (a tuple) so that a write through the unknown can spoil them.
+    bool may_alias() const { return k == K::Unknown && b; }
+    std::int64_t as_int() const { return k == K::Bool ? (b ? 1 : 0) : i; }
+    double as_number() const { return k == K::Float ? d : static_cast<double>(as_int()); }
+    const std::string& reason() const { return s; }
+    template <class T>
+    T* as() const { return static_cast<T*>(o.get()); }
+
+    K k = K::None;
+    bool b = false;
+    std::int64_t i = 0;
+    double d = 0.0;
+    std::string s;  // string value, or the reason of an Unknown
+    ObjPtr o;
+    Loc at;         // where the value was written (a literal) or where it became unknown
+};
+
+// --- heap objects ---
+
+struct SeqObj : Object {  // list, tuple, set (a set keeps insertion order and no duplicates)
+    explicit SeqObj(ObjKind k) : Object(k) {}
+    void clear_refs() override { items.clear(); }
+    std::vector<Val> items;
+    std::string unknown;  // non-empty: the contents are not known (the reason)
+};
+
+struct DictObj : Object {
+    DictObj() : Object(ObjKind::Dict) {}
+    void clear_refs() override { items.clear(); }
+    std::vector<std::pair<Val, Val>> items;
+    std::string unknown;
+};
+
+struct Attr {
+    std::string name;
+    Val value;
+    SetInfo info;
+};
+
+struct ClassObj;
+
+struct InstanceObj : Object {
+    InstanceObj() : Object(ObjKind::Instance) {}
+    void clear_refs() override {
+        attrs.clear();
+        cls.reset();
+        created = SetInfo();
+    }
+    std::shared_ptr<ClassObj> cls;  // a class of the source root, or null for an external class
+    std::string class_path;          // dotted name of the class (external or root qualified name)
+    std::vector<Attr> attrs;
+    bool model_like = false;         // a TransformerConfig / model provider: unset fields take Megatron defaults
+    std::string poisoned;            // non-empty: arbitrary attributes may have been changed (the reason)
+    std::string opaque;              // non-empty: made for an unknown value; attributes not set since are unknown
+    SetInfo created;                 // where the object was made (for the provenance of defaults)
+
+    Attr* find(std::string_view name) {
+        for (auto& a : attrs)
+            if (a.name == name) return &a;
+        return nullptr;
+    }
+    const Attr* find(std::string_view name) const { return const_cast<InstanceObj*>(this)->find(name); }
+};
+
+struct Param {
+    enum class Kind : std::uint8_t { Normal, KeywordOnly, VarArgs, VarKw };
+    std::string name;
+    Kind kind = Kind::Normal;
+    std::optional<Val> default_value;
+    Loc loc;
+};
+
+struct FunctionObj : Object {
+    FunctionObj() : Object(ObjKind::Function) {}
+    void clear_refs() override {
+        params.clear();
+        closure.reset();
+    }
+    Module* module = nullptr;
+    NodeId def = kNoNode;    // function_definition or lambda
+    NodeId body = kNoNode;   // block, or the lambda's expression
+    std::string name;
+    std::string qualname;    // module.name, for messages and exports
+    std::vector<Param> params;
+    std::shared_ptr<Env> closure;  // enclosing function scope, null at module level
+    bool is_lambda = false;
+    bool returns_config = false;   // annotated `-> ConfigContainer`
+    bool staticmethod = false, classmethod = false;
+};
+
+struct DataField {
+    std::string name;
+    std::optional<Val> default_value;
+    std::optional<Val> factory;  // default_factory callable
+    bool init = true;
+    Loc loc;                     // the field's line in the class body
+};
+
+struct ClassObj : Object {
+    ClassObj() : Object(ObjKind::Class) {}
+    void clear_refs() override {
+        bases.clear();
+        fields.clear();
+        attrs.clear();
+    }
+    std::string name;
+    std::string qualname;
+    Module* module = nullptr;
+    std::vector<Val> bases;               // root classes or externals
+    std::vector<DataField> fields;        // own annotated fields, in order
+    std::vector<std::pair<std::string, Val>> attrs;  // class attributes and methods
+    bool dataclass = false;
+    bool is_enum = false;
+    Loc loc;
+
+    const Val* own_attr(std::string_view n) const {
+        for (const auto& [k, v] : attrs)
+            if (k == n) return &v;
+        return nullptr;
+    }
+};
+
+struct ModuleObj : Object {
+    explicit ModuleObj(Module* m) : Object(ObjKind::Module), module(m) {}
+    Module* module;
+};
+
+struct MethodObj : Object {  // a function bound to an instance (or class, for classmethods)
+    MethodObj() : Object(ObjKind::Method) {}
+    void clear_refs() override {
+        self = Val();
+        func = Val();
+    }
+    Val self;
+    Val func;
+};
+
+enum class Builtin : std::uint16_t;
+
+struct BuiltinObj : Object {  // a builtin function, or a method of a builtin value (`items.append`)
+    BuiltinObj(Builtin i, std::string n) : Object(ObjKind::Builtin), id(i), name(std::move(n)) {}
+    void clear_refs() override { self = Val(); }
+    Builtin id;
+    std::string name;
+    Val self;
+};
+
+struct ExternalObj : Object {  // a name from outside the source root: never read, never run
+    explicit ExternalObj(std::string p) : Object(ObjKind::External), path(std::move(p)) {}
+    std::string path;
+};
+
+struct PartialObj : Object {  // functools.partial
+    PartialObj() : Object(ObjKind::Partial) {}
+    void clear_refs() override {
+        func = Val();
+        args.clear();
+        kwargs.clear();
+    }
+    Val func;
+    std::vector<Val> args;
+    std::vector<std::pair<std::string, Val>> kwargs;
+};
+
+struct HfBridgeObj : Object {  // AutoBridge.from_hf_pretrained("org/name")
+    HfBridgeObj() : Object(ObjKind::HfBridge) {}
+    void clear_refs() override {
+        model_id = Val();
+        chain.reset();
+    }
+    Val model_id;
+    Loc loc;
+    Chain chain;
+};
+
+struct FieldSpecObj : Object {  // dataclasses.field(default=..., default_factory=...)
+    FieldSpecObj() : Object(ObjKind::FieldSpec) {}
+    void clear_refs() override {
+        default_value.reset();
+        factory.reset();
+    }
+    std::optional<Val> default_value;
+    std::optional<Val> factory;
+    bool init = true;
+};
+
+// `from m import name` at module level: resolved when first read, so that importing a large package does not
+// evaluate every module it re-exports.
+struct LazyImportObj : Object {
+    LazyImportObj(Module* importer, std::string mod, std::string n)
+        : Object(ObjKind::LazyImport), from(importer), module(std::move(mod)), name(std::move(n)) {}
+    Module* from;
+    std::string module;  // absolute dotted name
+    std::string name;
+};
+
+struct PropertyObj : Object {  // @property: the getter runs on attribute access
+    PropertyObj() : Object(ObjKind::Property) {}
+    void clear_refs() override { getter = Val(); }
+    Val getter;
+};
+
+// Python truthiness; nullopt when it depends on something unknown.
+std::optional<bool> truthy(const Val& v);
+// Python `==`; nullopt when unknown.
+std::optional<bool> py_equal(const Val& a, const Val& b);
+// Structural sameness for merging branches: equal scalars, equal containers, the same object.
+bool same_val(const Val& a, const Val& b);
+// Short Python-like rendering for messages.
+std::string repr(const Val& v, int depth = 0);
+// "a list", "an instance of LlamaModelProvider" ...
+std::string type_name(const Val& v);
+
+}  // namespace mbl::py

@@ -1,0 +1,163 @@
+// The real binary on Python recipes: targets, overrides, --config-file, show, exit codes.
+#include <catch2/catch.hpp>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
+
+namespace {
+
+struct Run {
+    int code;
+    std::string out;
+};
+
+Run run(const std::string& args) {
+    const std::string cmd = std::string(MBRIDGE_LINT_BINARY) + " " + args + " 2>&1";
+    FILE* pipe = popen(cmd.c_str(), "r");
+    REQUIRE(pipe);
+    std::string out;
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
+    int status = pclose(pipe);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+const std::string tree = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/python/bridge_tree";
+const std::string llama = tree + "/src/megatron/bridge/recipes/llama/llama3.py";
+const std::string yaml_fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";
+
+bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
+
+}  // namespace
+
+TEST_CASE("check file.py::function finds the root, follows helpers, names the recipe", "[cli][python]") {
+    auto r = run("check --color never --mcore 0.20.dev " + llama + "::llama3_8b_provider_config");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "llama/llama_provider.py:21:5: error[RC004]: recompute_granularity is \"full\" but "
+                     "recompute_method is not set"));
+    CHECK(has(r.out, "   21 |     recompute_granularity: str = \"full\"  # expect: RC004\n"));
+    CHECK(has(r.out, "in recipe llama3_8b_provider_config"));
+    CHECK(has(r.out, "1 recipe evaluated; 1 resolve all five recompute fields (100.0%)"));
+}
+
+TEST_CASE("an unknown function is IN009 with a suggestion, exit 2", "[cli][python]") {
+    auto r = run("check --color never " + llama + "::llama3_8b_pretrain_confg");
+    CHECK(r.code == 2);
+    CHECK(has(r.out, "error[IN009]"));
+    CHECK(has(r.out, "did you mean \"llama3_8b_pretrain_config\""));
+}
+
+TEST_CASE("command-line overrides after -- are located in <override N>", "[cli][python][overrides]") {
+    auto r = run("check --color never --mcore 0.20.dev " + llama +
+                 "::llama3_8b_pretrain_config -- model.recompute_granularity=full model.recompute_method=uniform");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "<override 1>:1:29: error[RC005]"));
+    CHECK(has(r.out, "    1 | model.recompute_granularity=full\n"));
+    CHECK(has(r.out, "      |                             ^~~~\n"));
+    CHECK_FALSE(has(r.out, "RC004"));  // the method came from override 2
+
+    auto bad = run("check --color never " + llama + "::llama3_8b_pretrain_config -- model.recompute_granularity");
+    CHECK(bad.code == 2);
+    CHECK(has(bad.out, "<override 1>:1:28: error[IN007]: malformed override"));
+
+    auto missing = run("check --color never " + llama + "::llama3_8b_pretrain_config -- model.recompute_granularty=full");
+    CHECK(missing.code == 2);
+    CHECK(has(missing.out, "error[IN004]"));
+    CHECK(has(missing.out, "did you mean \"recompute_granularity\""));
+}
+
+TEST_CASE("a YAML --config-file merges before the command line, and both apply to YAML inputs too", "[cli][overrides]") {
+    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
+    std::filesystem::create_directories(dir);
+    const std::string over = (dir / "over.yaml").string();
+    std::ofstream(over) << "model:\n  recompute_granularity: full\n  recompute_method: block\n";
+    auto r = run("check --color never --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --config-file " + over +
+                 " -- model.recompute_num_layers=40");
+    INFO(r.out);
+    CHECK(r.code == 0);  // block with 40 layers is out of range (a warning), not an error
+    CHECK(has(r.out, "<override 1>:1:28: warning[RC111]"));
+
+    auto y = run("check --color never --mcore 0.20.dev " + yaml_fixtures + "clean_bridge_dump.yaml -- ++model.recompute_granularity=full");
+    INFO(y.out);
+    CHECK(y.code == 1);
+    CHECK(has(y.out, "<override 1>:1:31: error[RC004]"));
+}
+
+TEST_CASE("show prints the effective config as YAML with provenance comments", "[cli][python][show]") {
+    auto r = run("show --mcore 0.20.dev " + llama + "::llama3_8b_sp_config --only model.recompute --only model.sequence_parallel");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "# recipe llama3_8b_sp_config"));
+    CHECK(has(r.out, "recompute_granularity: full  # default of Llama3ModelProvider8B, "));
+    CHECK(has(r.out, "recompute_method: block  # "));
+    CHECK(has(r.out, "llama3.py:64"));
+    CHECK(has(r.out, "sequence_parallel: true  # "));
+    CHECK(has(r.out, "via _enable_sequence_parallel() at "));
+    CHECK_FALSE(has(r.out, "\n  num_layers:"));
+    YAML::Node doc = YAML::Load(r.out);
+    CHECK(doc["model"]["recompute_method"].as<std::string>() == "block");
+    CHECK(doc["model"]["recompute_num_layers"].as<int>() == 4);
+
+    auto o = run("show --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --only model.recompute_method "
+                 "-- model.recompute_method=uniform");
+    CHECK(has(o.out, "recompute_method: uniform  # override, <override 1>"));
+    auto d = run("show --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --only model.hidden_size");
+    CHECK(has(d.out, "hidden_size: 4096  # "));
+    CHECK(has(d.out, "bundled catalog"));
+}
+
+TEST_CASE("directories are walked for recipes and YAML; JSON carries the notes", "[cli][python]") {
+    auto r = run("check --color never --format json --mcore 0.20.dev " + tree + "/src/megatron/bridge/recipes/misc");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    auto j = nlohmann::json::parse(r.out);
+    bool found = false;
+    for (const auto& d : j["diagnostics"]) {
+        if (d["code"] != "RC010") continue;
+        found = true;
+        CHECK(d["file"].get<std::string>().find("cycle_b.py") != std::string::npos);
+        CHECK(d["notes"][0]["message"] == "in recipe import_cycle_config");
+        CHECK(d["notes"][0]["line"].is_number());
+    }
+    CHECK(found);
+
+    auto u = run("check --color never --show-unknowns --mcore 0.20.dev " + tree +
+                 "/src/megatron/bridge/recipes/misc/shapes.py::environment_dependent_config");
+    CHECK(has(u.out, "info[IN012]: model.recompute_granularity is not known statically: set differently depending on "
+                     "the condition at"));
+}
+
+TEST_CASE("unusable Python input exits 2", "[cli][python]") {
+    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
+    std::filesystem::create_directories(dir);
+    const std::string bad = (dir / "bad.py").string();
+    std::ofstream(bad) << "def x_config():\n    return (\n";
+    auto r = run("check --color never " + bad);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, "bad.py:2:12: error[IN002]: invalid Python syntax: this \"(\" is never closed"));
+    auto hf = run("check --hf-config /nonexistent/config.json " + llama);
+    CHECK(hf.code == 2);
+    CHECK(has(hf.out, "--hf-config /nonexistent/config.json"));
+}
+
+TEST_CASE("show works on YAML configs and marks unknown values", "[cli][show]") {
+    auto y = run("show --mcore 0.20.dev " + yaml_fixtures + "rc004_full_recompute_without_method.yaml --only model.recompute_granularity --only model.distribute_saved_activations");
+    INFO(y.out);
+    CHECK(y.code == 0);
+    CHECK(has(y.out, "recompute_granularity: full  # "));
+    CHECK(has(y.out, "rc004_full_recompute_without_method.yaml:5"));
+    CHECK(has(y.out, "distribute_saved_activations: false  # default (Megatron Core 0.20.dev)"));
+
+    auto u = run("show --mcore 0.20.dev " + tree + "/src/megatron/bridge/recipes/misc/shapes.py::environment_dependent_config "
+                 "--only model.recompute_granularity");
+    INFO(u.out);
+    CHECK(has(u.out, "recompute_granularity: !unknown \"set differently depending on the condition at "));
+    YAML::Node doc = YAML::Load(u.out);
+    CHECK(doc["model"]["recompute_granularity"].Tag() == "!unknown");
+}
