@@ -1,9 +1,11 @@
 #include "parser/yaml_loader.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
+#include <sstream>
 #include <cmath>
 #include <limits>
 
@@ -211,19 +213,59 @@ private:
 
 Value parse_yaml_plain_scalar(const std::string& text) { return Converter::parse_plain(text, Provenance{}); }
 
+namespace {
+
+// Counts the events of one document, to tell a real document from the empty one yaml-cpp reports at the end.
+class DocumentEvents final : public YAML::EventHandler {
+public:
+    int events = 0;
+    void OnDocumentStart(const YAML::Mark&) override {}
+    void OnDocumentEnd() override {}
+    void OnNull(const YAML::Mark&, YAML::anchor_t) override { ++events; }
+    void OnAlias(const YAML::Mark&, YAML::anchor_t) override { ++events; }
+    void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { ++events; }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events; }
+    void OnSequenceEnd() override {}
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events; }
+    void OnMapEnd() override {}
+};
+
+// Documents in the text, counting at most to 2. Not YAML::LoadAll: yaml-cpp 0.7 loops forever, allocating, on some
+// malformed streams (a lone ",": jbeder/yaml-cpp#1040, fixed upstream by #1319 after the Debian release). Only
+// `---` / `...` markers at a line start can begin another document, so at most that many + 1 are read.
+int count_documents(std::string_view text) {
+    int markers = 0;
+    for (std::size_t at = 0; at < text.size();) {
+        if (text.compare(at, 3, "---") == 0 || text.compare(at, 3, "...") == 0) ++markers;
+        const std::size_t newline = text.find('\n', at);
+        if (newline == std::string_view::npos) break;
+        at = newline + 1;
+    }
+    if (markers == 0) return 1;
+    std::istringstream in{std::string(text)};
+    YAML::Parser parser(in);
+    int documents = 0;
+    for (int round = 0; round <= markers && documents < 2; ++round) {
+        DocumentEvents events;
+        if (!parser.HandleNextDocument(events)) break;
+        if (events.events > 0) ++documents;
+    }
+    return documents;
+}
+
+}  // namespace
+
 YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin) {
     YamlLoadResult result;
     YAML::Node doc;
     try {
-        std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-        if (docs.size() > 1) {
+        if (count_documents(text) > 1) {
             result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
-                                                fmt::format("file holds {} YAML documents; a config is one document "
-                                                            "(remove the extra `---` separators)",
-                                                            docs.size())));
+                                                "file holds more than one YAML document; a config is one document "
+                                                "(remove the extra `---` separators)"));
             return result;
         }
-        if (!docs.empty()) doc = docs.front();
+        doc = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
         SourceRange at = e.mark.is_null() ? SourceRange::point(file, 1, 1)
                                           : SourceRange::point(file, e.mark.line + 1, e.mark.column + 1);
@@ -236,6 +278,23 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
         return result;
     }
     if (!doc.IsDefined() || doc.IsNull()) {
+        // yaml-cpp reads some malformed text (a lone ",") as an empty document: only blank, comment and marker lines
+        // make a file empty.
+        int line = 0;
+        for (std::size_t at = 0; at < text.size() && line >= 0;) {
+            std::size_t end = text.find('\n', at);
+            if (end == std::string_view::npos) end = text.size();
+            std::string_view content = text.substr(at, end - at);
+            content.remove_prefix(std::min(content.find_first_not_of(" \t\r"), content.size()));
+            ++line;
+            if (!content.empty() && content[0] != '#' && content != "---" && content != "..." && content != "~" &&
+                content != "null") {
+                result.errors.push_back(input_error(InputError::Syntax, SourceRange::point(file, line, 1),
+                                                    "YAML syntax error: this line is not a value YAML can read"));
+                return result;
+            }
+            at = end + 1;
+        }
         result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
                                             "file is empty; expected a mapping such as `model: {...}`"));
         return result;

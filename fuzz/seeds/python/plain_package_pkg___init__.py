@@ -1,0 +1,1 @@
+from .recipes import *  # noqa: F401,F403
