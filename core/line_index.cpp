@@ -36,6 +36,11 @@ std::size_t LineIndex::offset(int line, int column) const {
     return std::min(start + col, line_end(line));
 }
 
+std::optional<std::string_view> LineIndex::line_text(int line) const {
+    if (line < 1 || line > line_count()) return std::nullopt;
+    return text_.substr(line_start(line), line_end(line) - line_start(line));
+}
+
 int LineIndex::line_of(std::size_t offset) const {
     auto it = std::upper_bound(starts_.begin(), starts_.end(), offset);
     return static_cast<int>(it - starts_.begin());

@@ -1,6 +1,7 @@
 #pragma once
 // Byte offsets <-> 1-based (line, byte column) positions of one text, as SourceRange uses them.
 #include <cstddef>
+#include <optional>
 #include <string_view>
 #include <vector>
 
@@ -22,6 +23,8 @@ public:
     std::size_t line_end(int line) const;
     // Offset just past the line's newline (the text size on the last line).
     std::size_t next_line_start(int line) const;
+    // The text of a 1-based line without its line ending; nullopt outside the text.
+    std::optional<std::string_view> line_text(int line) const;
     // 1-based line and column of an offset.
     int line_of(std::size_t offset) const;
     int column_of(std::size_t offset) const { return static_cast<int>(offset - line_start(line_of(offset))) + 1; }

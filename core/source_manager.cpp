@@ -24,7 +24,7 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
     }
     auto size = std::filesystem::file_size(path, ec);
     if (!ec && size > kMaxFileBytes) {
-        if (error) *error = fmt::format("file is {} bytes, above the limit of {} bytes", size, kMaxFileBytes);
+        if (error) *error = fmt::format("the file is {} bytes, above mbridge-lint's limit of {} MiB", size, kMaxFileBytes >> 20);
         return nullptr;
     }
     std::ostringstream buf;
@@ -36,7 +36,10 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
     return &(texts_[path] = buf.str());
 }
 
-void SourceManager::add(const std::string& name, std::string text) { texts_[name] = std::move(text); }
+void SourceManager::add(const std::string& name, std::string text) {
+    line_indexes_.erase(name);
+    texts_[name] = std::move(text);
+}
 
 const std::string* SourceManager::text(const std::string& name) const {
     auto it = texts_.find(name);
@@ -58,10 +61,18 @@ std::optional<std::string_view> nth_line(std::string_view text, int line) {
     return out;
 }
 
-std::optional<std::string_view> SourceManager::line(const std::string& name, int line) const {
+const LineIndex* SourceManager::lines(const std::string& name) const {
     const std::string* t = text(name);
-    if (!t) return std::nullopt;
-    return nth_line(*t, line);
+    if (!t) return nullptr;
+    auto it = line_indexes_.find(name);
+    if (it == line_indexes_.end()) it = line_indexes_.emplace(name, LineIndex(*t)).first;
+    return &it->second;
+}
+
+std::optional<std::string_view> SourceManager::line(const std::string& name, int line) const {
+    const LineIndex* index = lines(name);
+    if (!index) return std::nullopt;
+    return index->line_text(line);
 }
 
 }  // namespace mbl

@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "core/line_index.hpp"
+
 namespace mbl {
 
 class SourceManager {
@@ -16,12 +18,18 @@ public:
     const std::string* text(const std::string& name) const;
     // The 1-based line of a registered text, without its newline; nullopt when out of range.
     std::optional<std::string_view> line(const std::string& name, int line) const;
+    // The line index of a registered text (built once, dropped when the text changes); null when unknown.
+    const LineIndex* lines(const std::string& name) const;
 
     // Largest file the linter reads; bigger input is refused with a clear message instead of exhausting memory.
-    static constexpr std::size_t kMaxFileBytes = 64u << 20;
+    // Bridge configs and recipe modules are kilobytes; 16 MiB leaves room for generated recipe files (100,000
+    // recipe functions fit) while a stray 50 MB file is refused at once instead of costing seconds and a GiB.
+    static constexpr std::size_t kMaxFileBytes = 16u << 20;
 
 private:
     std::map<std::string, std::string> texts_;
+    // Built on first line() of a text (diagnostics quote lines of large files); dropped when the text changes.
+    mutable std::map<std::string, LineIndex> line_indexes_;
 };
 
 std::optional<std::string_view> nth_line(std::string_view text, int line);

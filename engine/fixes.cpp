@@ -68,7 +68,7 @@ std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, cons
     const std::string* text = sources.text(site.entry.file);
     const FrontEnd* fe = front_end_for(site.entry.file);
     if (!text || !fe) return {};
-    return fe->field_edit(edit, site, *text);
+    return fe->field_edit(edit, site, *text, *sources.lines(site.entry.file));
 }
 
 }  // namespace

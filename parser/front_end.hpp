@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/line_index.hpp"
 #include "core/source_manager.hpp"
 #include "core/schema.hpp"
 #include "core/value.hpp"
@@ -80,7 +81,9 @@ public:
     virtual std::vector<SourceComment> comments(std::string_view text) const = 0;
     // The text edits for one FieldEdit on `text` (the file holding site.entry). Empty when the edit cannot be made
     // without guessing at the layout; the fix is then offered without edits (shown, never applied).
-    virtual std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text) const = 0;
+    // `lines` indexes `text` (built once per file, not per edit: a file may hold thousands of fixable findings).
+    virtual std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text,
+                                             const LineIndex& lines) const = 0;
     // Files (absolute or as named) whose contents this document's configs are built from, besides itself.
     virtual std::vector<std::string> dependencies(const std::string& /*path*/, std::string_view /*text*/,
                                                   ParseContext& /*ctx*/) const {

@@ -183,9 +183,9 @@ std::string render(const Value& v) {
     return v.display();  // None, True/False, numbers
 }
 
-std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site, std::string_view t) {
+std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site, std::string_view t,
+                                 const LineIndex& lines) {
     if (!site.entry.valid()) return {};
-    LineIndex lines(t);
     auto replace = [&](std::size_t b, std::size_t e, std::string text) {
         SourceRange r{file, lines.line_of(b), lines.column_of(b), lines.line_of(e), lines.column_of(e)};
         return std::vector<TextEdit>{TextEdit{r, std::move(text)}};

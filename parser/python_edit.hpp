@@ -22,6 +22,6 @@ std::string render(const Value& value);
 // The edits for one FieldEdit (see FrontEnd::field_edit); empty when the site is not a plain assignment or
 // keyword argument, or the edit would leave the code invalid (the only statement of a block).
 std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site,
-                                 std::string_view text);
+                                 std::string_view text, const LineIndex& lines);
 
 }  // namespace mbl::python_edit

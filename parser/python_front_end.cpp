@@ -177,8 +177,9 @@ public:
     }
 
     std::vector<SourceComment> comments(std::string_view text) const override { return python_edit::comments(text); }
-    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text) const override {
-        return python_edit::field_edit(site.entry.file, edit, site, text);
+    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text,
+                                     const LineIndex& lines) const override {
+        return python_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 
     // Every module the document's recipes read while being evaluated (imports at any depth, inside functions too).

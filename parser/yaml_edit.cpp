@@ -233,9 +233,9 @@ std::string render(const Value& v) {
     }
 }
 
-std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site, std::string_view t) {
+std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site, std::string_view t,
+                                 const LineIndex& lines) {
     if (!site.entry.valid()) return {};
-    LineIndex lines(t);
     auto range_of = [&](std::size_t b, std::size_t e) {
         return SourceRange{file, lines.line_of(b), lines.column_of(b), lines.line_of(e), lines.column_of(e)};
     };

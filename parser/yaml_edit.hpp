@@ -37,6 +37,6 @@ std::string render(const Value& value);
 
 // The edits for one FieldEdit (see FrontEnd::field_edit); `file` names the text in the returned ranges.
 std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site,
-                                 std::string_view text);
+                                 std::string_view text, const LineIndex& lines);
 
 }  // namespace mbl::yaml_edit

@@ -37,8 +37,9 @@ public:
         return result;
     }
     std::vector<SourceComment> comments(std::string_view text) const override { return yaml_edit::comments(text); }
-    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text) const override {
-        return yaml_edit::field_edit(site.entry.file, edit, site, text);
+    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text,
+                                     const LineIndex& lines) const override {
+        return yaml_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 };
 

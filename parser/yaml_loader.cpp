@@ -1,6 +1,7 @@
 #include "parser/yaml_loader.hpp"
 
 #include <fmt/format.h>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
@@ -9,6 +10,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/line_index.hpp"
 #include "core/source_manager.hpp"
 #include "parser/input_errors.hpp"
 
@@ -60,7 +62,7 @@ size_t token_end(std::string_view line, size_t col) {
 class Converter {
 public:
     Converter(const std::string& file, std::string_view text, Origin origin)
-        : file_(file), text_(text), origin_(origin) {}
+        : file_(file), text_(text), lines_(text), origin_(origin) {}
 
     std::vector<Diagnostic> errors;
 
@@ -69,14 +71,14 @@ public:
     }
     // The span of a scalar token that starts at `m`.
     SourceRange token_range(const YAML::Mark& m) const {
-        auto line = nth_line(text_, m.line + 1);
+        auto line = lines_.line_text(m.line + 1);
         size_t end = line ? token_end(*line, static_cast<size_t>(m.column)) : static_cast<size_t>(m.column) + 1;
         if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
         return range_at(m, end);
     }
     // The span of a mapping key starting at `m` (up to the `:` that ends it).
     SourceRange key_range(const YAML::Mark& m) const {
-        auto line = nth_line(text_, m.line + 1);
+        auto line = lines_.line_text(m.line + 1);
         size_t col = static_cast<size_t>(m.column);
         if (!line || col >= line->size()) return range_at(m, col + 1);
         if ((*line)[col] == '"' || (*line)[col] == '\'') return token_range(m);
@@ -88,7 +90,7 @@ public:
     }
     // From `m` to the end of the content on its line: a whole `key: value` entry.
     SourceRange rest_of_line(const YAML::Mark& m) const {
-        auto line = nth_line(text_, m.line + 1);
+        auto line = lines_.line_text(m.line + 1);
         size_t end = line ? content_end(*line) : static_cast<size_t>(m.column) + 1;
         if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
         return range_at(m, end);
@@ -148,6 +150,16 @@ public:
 
     // `entry_prov` is the provenance of the whole `key: value` entry holding this node (or of the list item).
     Value convert(const YAML::Node& node, const Provenance& entry_prov, int depth) {
+        if (++values_ > kMaxYamlValues) {
+            if (!size_reported_) {
+                size_reported_ = true;
+                errors.push_back(input_error(
+                    InputError::LimitExceeded, entry_prov.range,
+                    fmt::format("the document expands to more than the limit of {} values (aliases of aliases?)",
+                                kMaxYamlValues)));
+            }
+            return Value::unknown("size limit", entry_prov);
+        }
         if (depth > kMaxYamlDepth) {
             if (!limit_reported_) {
                 limit_reported_ = true;
@@ -205,8 +217,11 @@ public:
 private:
     const std::string& file_;
     std::string_view text_;
+    LineIndex lines_;  // every Mark is looked up by line: an index, not a scan per lookup
     Origin origin_;
     bool limit_reported_ = false;
+    bool size_reported_ = false;
+    std::size_t values_ = 0;
 };
 
 }  // namespace
@@ -266,6 +281,11 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
             return result;
         }
         doc = YAML::Load(std::string(text));
+    } catch (const YAML::DeepRecursion& e) {
+        result.errors.push_back(input_error(
+            InputError::LimitExceeded, SourceRange::point(file, e.mark.line + 1, e.mark.column + 1),
+            "nesting is deeper than the YAML reader's recursion limit (yaml-cpp's depth guard); flatten the document"));
+        return result;
     } catch (const YAML::Exception& e) {
         SourceRange at = e.mark.is_null() ? SourceRange::point(file, 1, 1)
                                           : SourceRange::point(file, e.mark.line + 1, e.mark.column + 1);

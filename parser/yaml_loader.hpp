@@ -1,5 +1,6 @@
 #pragma once
 // YAML front end: a Bridge config dump, an override file or a bare `model:` mapping -> config tree.
+#include <cstddef>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,5 +25,8 @@ Value parse_yaml_plain_scalar(const std::string& text);
 
 // Nesting deeper than this is refused with a diagnostic instead of recursing further.
 inline constexpr int kMaxYamlDepth = 200;
+// Values one document may expand to. Aliases share nodes in yaml-cpp but are copied into the config tree, so a few
+// lines of nested aliases ("billion laughs") would otherwise expand without bound.
+inline constexpr std::size_t kMaxYamlValues = 1'000'000;
 
 }  // namespace mbl

@@ -9,6 +9,8 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev catch2 libtree-sitter-dev
   libcli11-dev libtomlplusplus-dev libbenchmark-dev
   nodejs python3
+  # reliability tests: strace watches the linter for side effects; clang builds the libFuzzer targets
+  strace clang
   # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
   pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
 )

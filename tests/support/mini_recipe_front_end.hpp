@@ -38,8 +38,9 @@ public:
 
     std::vector<SourceComment> comments(std::string_view text) const override { return python_edit::comments(text); }
 
-    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text) const override {
-        return python_edit::field_edit(site.entry.file, edit, site, text);
+    std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text,
+                                     const LineIndex& lines) const override {
+        return python_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 
     std::vector<std::string> dependencies(const std::string& path, std::string_view text, ParseContext&) const override {

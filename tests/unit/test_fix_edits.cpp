@@ -199,7 +199,7 @@ std::string edit_python(const std::string& text, const FieldEdit& edit, const Va
     site.value = value;
     site.entry = std::move(entry);
     site.siblings = siblings;
-    auto edits = python_edit::field_edit(kPy, edit, site, text);
+    auto edits = python_edit::field_edit(kPy, edit, site, text, LineIndex(text));
     if (edits.empty()) return "<none>";
     return apply_edits(text, edits)->text;
 }
