@@ -16,10 +16,9 @@ esac
 corpus=$build/fuzz-corpus/$target
 findings=$build/fuzz-findings/$target
 mkdir -p "$corpus" "$findings"
-parallel=()
-# Several jobs run as separate processes, each logging to fuzz-N.log in the current folder.
-(( jobs > 1 )) && parallel=(-jobs="$jobs" -workers="$jobs")
 # The first folder receives new inputs; seeds and reproducers are only read.
-exec "$binary" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
-  "${parallel[@]}" -artifact_prefix="$findings/" \
+# Fork mode keeps going past a timeout (a unit starved of CPU on a loaded machine looks the same as a hang; every
+# timeout artifact is re-run on a quiet machine afterwards); crashes, leaks and out-of-memory still stop the run.
+exec "$binary" -max_total_time="$seconds" -timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
+  -fork="$jobs" -ignore_timeouts=1 -artifact_prefix="$findings/" \
   "$corpus" "${seeds[@]}" "$root/fuzz/regressions/$target"
