@@ -6,3 +6,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 cmake --preset release > /dev/null
 cmake --build --preset release
 ctest --preset release -j"$(nproc)"
+# Every fuzz target for a few seconds, with ASan + UBSan (libFuzzer needs clang). Long runs: scripts/fuzz.sh.
+cmake --preset fuzz -DMBRIDGE_LINT_FUZZ_SECONDS=5 > /dev/null
+cmake --build --preset fuzz
+ctest --preset fuzz -L fuzz
