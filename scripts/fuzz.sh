@@ -10,7 +10,7 @@ binary=$build/fuzz/fuzz_$target
 [[ -x $binary ]] || { echo "error: $binary not built; run: cmake --preset fuzz && cmake --build --preset fuzz" >&2; exit 2; }
 case $target in
   yaml) seeds=("$root/tests/fixtures/yaml" "$root/examples") ;;
-  python) seeds=("$root/fuzz/seeds/python") ;;
+  python) seeds=("$root/tests/fixtures/python" "$root/fuzz/seeds/python") ;;
   *) seeds=("$root/fuzz/seeds/$target") ;;
 esac
 corpus=$build/fuzz-corpus/$target

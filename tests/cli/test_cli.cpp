@@ -1,5 +1,7 @@
 // Drives the real binary: exit codes, formats, subcommands.
 #include <catch2/catch.hpp>
+
+#include "../support/run.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,22 +11,9 @@
 
 namespace {
 
-struct Run {
-    int code;
-    std::string out;
-};
+using Run = mbl::test::RunResult;
 
-Run run(const std::string& args) {
-    const std::string cmd = std::string(MBRIDGE_LINT_BINARY) + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    REQUIRE(pipe);
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-    int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Run run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
 
 std::string write_temp(const std::string& name, const std::string& text) {
     auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-test";

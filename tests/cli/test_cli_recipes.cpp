@@ -1,5 +1,7 @@
 // The real binary on Python recipes: targets, overrides, --config-file, show, exit codes.
 #include <catch2/catch.hpp>
+
+#include "../support/run.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -9,22 +11,9 @@
 
 namespace {
 
-struct Run {
-    int code;
-    std::string out;
-};
+using Run = mbl::test::RunResult;
 
-Run run(const std::string& args) {
-    const std::string cmd = std::string(MBRIDGE_LINT_BINARY) + " " + args + " 2>&1";
-    FILE* pipe = popen(cmd.c_str(), "r");
-    REQUIRE(pipe);
-    std::string out;
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
-    int status = pclose(pipe);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
-}
+Run run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
 
 const std::string tree = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/python/bridge_tree";
 const std::string llama = tree + "/src/megatron/bridge/recipes/llama/llama3.py";

@@ -1,40 +1,30 @@
 from megatron.bridge.training.config import ConfigContainer
-from megatron.bridge.training.mixed_precision import MixedPrecisionConfig, bf16_with_fp8_delayed_scaling_mixed
 
-from .m0 import *  # noqa: F403  (BASE_LAYERS, base_model)
+from .m0 import *
+from pkg.m1 import tune as tune_model
 
 
-def tiny_full_config() -> ConfigContainer:
-    """recompute_num_layers comes from the command-line override (2 of 4 layers: even)."""
-    cfg = ConfigContainer(model=base_model(), mixed_precision="bf16_mixed")
-    cfg.model.recompute_granularity = "full"  # expect: RC115
-    cfg.model.recompute_method = "uniform"  # expect: RC108
+def starred_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=make_model(layers=LAYERS), mixed_precision="bf16_mixed")
+    tune_model(cfg, modules=["core_attn", "mlp"])
     return cfg
 
 
-def fp8_delayed_config() -> ConfigContainer:
-    cfg = ConfigContainer(model=base_model(transformer_impl="transformer_engine"))
-    cfg.mixed_precision = bf16_with_fp8_delayed_scaling_mixed()  # a recipe the linter knows by name
-    cfg.model.recompute_granularity = "selective"
-    cfg.model.recompute_modules = ["layernorm"]  # expect: RC013, RC106
+def branch_config() -> ConfigContainer:
+    cfg = starred_config()
+    if cfg.model.num_layers > 2:
+        cfg.model.recompute_granularity = "full"
     return cfg
-
-
-def mixed_precision_object_config() -> ConfigContainer:
-    cfg = ConfigContainer(model=base_model())
-    cfg.mixed_precision = MixedPrecisionConfig(bf16=True, fp8="hybrid", fp8_recipe="delayed")
-    cfg.model.recompute_granularity = "selective"
-    cfg.model.recompute_modules = ["moe_act"]  # expect: RC009, RC013, RC103
-    return cfg
-
 #=== m0
-from megatron.bridge.models import GPTModelProvider  # outside this root: Megatron Core defaults apply
+from megatron.bridge.models import GPTModelProvider
 
-__all__ = ["BASE_LAYERS", "base_model"]
-
-BASE_LAYERS = 2 * 2
-_PRIVATE = "not exported by *"
+__all__ = ["LAYERS", "make_model"]
+LAYERS = 2 * 2
 
 
-def base_model(**overrides):
-    return GPTModelProvider(num_layers=BASE_LAYERS, hidden_size=256, num_attention_heads=4, **overrides)
+def make_model(layers, **overrides):
+    return GPTModelProvider(num_layers=layers, hidden_size=256, num_attention_heads=4, **overrides)
+#=== m1
+def tune(cfg, modules=None):
+    cfg.model.recompute_granularity = "selective"
+    cfg.model.recompute_modules = list(modules or []) + ["layernorm"]

@@ -1,1 +1,0 @@
-from .recipes import *  # noqa: F401,F403
