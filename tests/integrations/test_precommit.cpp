@@ -90,3 +90,43 @@ TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, a
     INFO(second.out);
     CHECK(second.code == 0);
 }
+
+TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[precommit][python]") {
+    Env env;
+    TempDir hooks, project;
+    const std::string rev = make_hook_repo(hooks);
+    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
+                                                 "\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, \"0.20.dev\"]\n");
+    project.write("recipes/__init__.py", "");
+    project.write("recipes/common.py",
+                  "from megatron.bridge.training.config import ConfigContainer\n"
+                  "from megatron.bridge.models import GPTModelProvider\n\n\n"
+                  "def base():\n"
+                  "    model = GPTModelProvider(num_layers=8, hidden_dropout=0.0, attention_dropout=0.0)\n"
+                  "    return ConfigContainer(model=model)\n");
+    const std::string broken = "from megatron.bridge.training.config import ConfigContainer\n"
+                               "from recipes.common import base\n\n\n"
+                               "def small_config() -> ConfigContainer:\n"
+                               "    cfg = base()\n"
+                               "    cfg.model.recompute_granularity = \"full\"\n"
+                               "    cfg.model.recompute_num_layers = 1\n"
+                               "    return cfg\n";
+    project.write("recipes/small.py", broken);
+    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
+    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+
+    auto failing = run_shell(in + "pre-commit run --all-files --color never");
+    INFO(failing.out);
+    CHECK(failing.code == 1);
+    CHECK(failing.out.find("recipes/small.py:7:5: error[RC004]") != std::string::npos);
+    CHECK(failing.out.find("in recipe small_config") != std::string::npos);
+
+    std::string fixed = broken;
+    fixed.replace(fixed.find("    cfg.model.recompute_num_layers"), 0, "    cfg.model.recompute_method = \"uniform\"\n");
+    project.write("recipes/small.py", fixed);
+    REQUIRE(run_shell(in + kGit + "add -A").code == 0);
+    auto passing = run_shell(in + "pre-commit run --all-files --color never");
+    INFO(passing.out);
+    CHECK(passing.code == 0);
+    CHECK(passing.out.find("Passed") != std::string::npos);
+}

@@ -378,3 +378,68 @@ TEST_CASE("fix all: a source action with every safe fix of the document", "[lsp]
     CHECK(apply(text, action["edit"]["changes"][uri]) == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
     shutdown_and_exit(c);
 }
+
+TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Python", "[lsp][python]") {
+    TempDir dir;
+    dir.write("pkg/__init__.py", "");
+    const std::string recipe =
+        "from megatron.bridge.training.config import ConfigContainer\n"
+        "from megatron.bridge.models import GPTModelProvider\n"
+        "\n"
+        "\n"
+        "def small_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, transformer_impl=\"local\"))\n"
+        "    cfg.model.recompute_granularity = \"selective\"\n"
+        "    cfg.model.recompute_num_layers = 2\n"
+        "    return cfg\n";
+    const std::string path = dir.write("pkg/recipes.py", recipe);
+    const std::string uri = uri_of(path);
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "50"});
+    initialize(c);
+
+    open(c, uri, recipe, 1, "python");
+    auto published = c.diagnostics(uri, 1);
+    REQUIRE(published);
+    const json* rc006 = find_code((*published)["params"]["diagnostics"], "RC006");
+    REQUIRE(rc006);
+    CHECK((*rc006)["severity"] == 1);
+    CHECK((*rc006)["range"]["start"]["line"] == 7);
+    bool names_recipe = false;
+    for (const auto& info : (*rc006)["relatedInformation"])
+        names_recipe |= info["message"].get<std::string>().find("in recipe small_config") != std::string::npos;
+    CHECK(names_recipe);
+
+    // Hover on the assignment: the effective value and the line that set it.
+    int id = c.request("textDocument/hover", {{"textDocument", {{"uri", uri}}}, {"position", position(6, 16)}});
+    auto hover = c.response(id);
+    REQUIRE(hover);
+    REQUIRE(hover->contains("result"));
+    REQUIRE((*hover)["result"].is_object());
+    const std::string md = (*hover)["result"]["contents"]["value"];
+    INFO(md);
+    CHECK(md.find("**recompute_granularity**") != std::string::npos);
+    CHECK(md.find("selective") != std::string::npos);
+    CHECK(md.find("recipes.py:7") != std::string::npos);
+
+    // The quick fix deletes the statement; the buffer sent back lints clean of RC006.
+    id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
+                                               {"range", (*rc006)["range"]},
+                                               {"context", {{"diagnostics", json::array({*rc006})}}}});
+    auto actions = c.response(id);
+    REQUIRE(actions);
+    const json* fix = nullptr;
+    for (const auto& a : (*actions)["result"])
+        if (a["kind"] == "quickfix" && a["title"] == "Remove recompute_num_layers") fix = &a;
+    REQUIRE(fix);
+    const json edits = (*fix)["edit"]["changes"][uri];
+    const std::string fixed = apply(recipe, edits);
+    CHECK(fixed.find("recompute_num_layers") == std::string::npos);
+    CHECK(fixed.find("    cfg.model.recompute_granularity = \"selective\"\n    return cfg\n") != std::string::npos);
+    json changes = json::array();
+    for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"contentChanges", changes}});
+    published = c.diagnostics(uri, 2);
+    REQUIRE(published);
+    CHECK(!find_code((*published)["params"]["diagnostics"], "RC006"));
+    shutdown_and_exit(c, 0);
+}
