@@ -10,7 +10,7 @@ packages=(
   libcli11-dev libtomlplusplus-dev libbenchmark-dev
   nodejs python3
   # reliability tests: strace watches the linter for side effects; clang builds the libFuzzer targets
-  strace clang
+  strace clang libclang-rt-14-dev
   # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
   pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
 )
