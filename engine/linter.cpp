@@ -105,12 +105,18 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
     return lint_yaml_text(path, *text, explicit_input);
 }
 
+// `file.py::function` names one recipe of a file; a path that exists as written is taken whole.
+static std::optional<InputFile> recipe_target(const std::string& arg) {
+    std::error_code ec;
+    const auto sep = arg.find("::");
+    if (sep == std::string::npos || fs::exists(arg, ec) || !fs::is_regular_file(arg.substr(0, sep), ec)) return std::nullopt;
+    return InputFile{arg.substr(0, sep), true, arg.substr(sep + 2)};
+}
+
 std::optional<EffectiveModel> Linter::effective_model_of(const std::string& input, std::vector<Diagnostic>& errors) {
-    std::string path = input, function;
-    if (auto sep = input.find("::"); sep != std::string::npos && !fs::exists(input)) {
-        path = input.substr(0, sep);  // file.py::function
-        function = input.substr(sep + 2);
-    }
+    const auto target = recipe_target(input);
+    const std::string path = target ? target->path : input;
+    const std::string function = target ? target->function : std::string();
     std::string error;
     const std::string* text = sources_.load(path, &error);
     if (!text) {
@@ -166,8 +172,8 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std
             for (auto& f : found) out.push_back({std::move(f), false, {}});
         } else if (fs::exists(arg, ec)) {
             out.push_back({arg, true, {}});
-        } else if (auto sep = arg.find("::"); sep != std::string::npos && fs::is_regular_file(arg.substr(0, sep), ec)) {
-            out.push_back({arg.substr(0, sep), true, arg.substr(sep + 2)});  // file.py::function
+        } else if (auto target = recipe_target(arg)) {
+            out.push_back(std::move(*target));
         } else {
             errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
                                          fmt::format("{}: no such file or directory", arg)));
