@@ -958,32 +958,7 @@ Val Interp::eval_lambda(Frame& f, NodeId e) {
     fn->qualname = f.module->name + ".<lambda>";
     fn->is_lambda = true;
     fn->closure = f.class_body ? (f.locals ? f.locals->parent : nullptr) : f.locals;
-    NodeId params = a.field(e, Field::Parameters);
-    if (params != kNoNode) {
-        bool keyword_only = false;
-        for (NodeId p : a.named_kids(params)) {
-            Param param;
-            switch (a.kind(p)) {
-                case Kind::Identifier: param.name = a.source(p); break;
-                case Kind::DefaultParameter:
-                    param.name = a.source(a.field(p, Field::Name));
-                    param.default_value = eval(f, a.field(p, Field::Value));
-                    break;
-                case Kind::ListSplatPattern:
-                    param.kind = Param::Kind::VarArgs;
-                    param.name = a.source(a.first_named(p));
-                    break;
-                case Kind::DictionarySplatPattern:
-                    param.kind = Param::Kind::VarKw;
-                    param.name = a.source(a.first_named(p));
-                    break;
-                case Kind::KeywordSeparator: keyword_only = true; continue;
-                default: continue;
-            }
-            if (param.kind == Param::Kind::Normal && keyword_only) param.kind = Param::Kind::KeywordOnly;
-            fn->params.push_back(std::move(param));
-        }
-    }
+    fn->params = read_params(a, a.field(e, Field::Parameters), [&](NodeId d) { return eval(f, d); });
     return Val::obj(fn, loc(f, e));
 }
 

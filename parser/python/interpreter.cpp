@@ -1117,16 +1117,12 @@ Val Interp::materialize(Frame& f, NodeId expr, const Val& unknown) {
 // ---------------------------------------------------------------------------------------------------------------
 // Function and class definitions
 
-static std::vector<Param> read_params(Interp& in, Frame& f, const Ast& a, NodeId params,
-                                      const std::function<Val(NodeId)>& eval_default) {
+std::vector<Param> read_params(const Ast& a, NodeId params, const std::function<Val(NodeId)>& eval_default) {
     std::vector<Param> out;
     if (params == kNoNode) return out;
     bool keyword_only = false;
-    (void)in;
-    (void)f;
     for (NodeId p : a.named_kids(params)) {
         Param param;
-        param.loc = Loc{};
         switch (a.kind(p)) {
             case Kind::Identifier: param.name = a.source(p); break;
             case Kind::DefaultParameter:
@@ -1159,12 +1155,9 @@ static std::vector<Param> read_params(Interp& in, Frame& f, const Ast& a, NodeId
             case Kind::KeywordSeparator: keyword_only = true; continue;
             default: continue;  // positional separator `/`
         }
+        // Parameters after `*args` or a bare `*` are keyword-only.
         if (param.kind == Param::Kind::VarArgs) keyword_only = true;
         else if (param.kind == Param::Kind::Normal && keyword_only) param.kind = Param::Kind::KeywordOnly;
-        if (param.kind == Param::Kind::VarArgs) {
-            out.push_back(std::move(param));
-            continue;
-        }
         out.push_back(std::move(param));
     }
     return out;
@@ -1180,7 +1173,7 @@ void Interp::exec_function_def(Frame& f, NodeId def, const std::vector<Val>& dec
     fn->qualname = f.module->name + "." + fn->name;
     NodeId rt = a.field(def, Field::ReturnType);
     fn->returns_config = rt != kNoNode && a.source(rt).find("ConfigContainer") != std::string_view::npos;
-    fn->params = read_params(*this, f, a, a.field(def, Field::Parameters), [&](NodeId e) { return eval(f, e); });
+    fn->params = read_params(a, a.field(def, Field::Parameters), [&](NodeId e) { return eval(f, e); });
     fn->closure = f.class_body ? f.locals->parent : f.locals;
     Val result = Val::obj(fn, loc(f, def));
     // Decorators apply bottom-up. Unknown and outside decorators are taken to return the function unchanged.

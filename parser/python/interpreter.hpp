@@ -7,6 +7,7 @@
 // threads and never written after their module is initialized: reading a mutable global makes a private copy.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -199,6 +200,9 @@ private:
     std::unordered_map<const Object*, ObjPtr> thawed_;
     std::vector<Journal*> journals_;
 };
+
+// The parameters of a `def` or `lambda` (`params` may be kNoNode); defaults are evaluated by `eval_default`.
+std::vector<Param> read_params(const Ast& a, NodeId params, const std::function<Val(NodeId)>& eval_default);
 
 // One of two values: the value when both are the same, else an unknown that names the condition at `where`.
 Val merge_vals(const Val& a, const Val& b, Loc where);
