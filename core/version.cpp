@@ -35,6 +35,7 @@ std::optional<Version> Version::parse(std::string_view text) {
     rest.remove_prefix(skip);
     while (!rest.empty() && std::isdigit(static_cast<unsigned char>(rest[0]))) {
         v.pre_number = v.pre_number * 10 + (rest[0] - '0');
+        if (v.pre_number > 1000000) return std::nullopt;  // same bound as the release parts: no overflow
         rest.remove_prefix(1);
     }
     if (!rest.empty() && rest[0] != '+') return std::nullopt;  // "+local" build tags are ignored

@@ -19,4 +19,8 @@ TEST_CASE("malformed versions are refused", "[version]") {
     CHECK_FALSE(Version::parse("latest"));
     CHECK_FALSE(Version::parse("2.x"));
     CHECK_FALSE(Version::parse("2.6.0foo"));
+    // Numbers too long for any real version are refused rather than overflowing (found by fuzz_toml, UBSan).
+    CHECK_FALSE(Version::parse("2.6.0dev88888888888888888888"));
+    CHECK_FALSE(Version::parse("99999999999.0"));
+    CHECK(Version::parse("2.6.0rc1000000"));
 }
