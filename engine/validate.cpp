@@ -8,7 +8,6 @@
 #include "parser/input_errors.hpp"
 
 namespace mbl {
-namespace {
 
 bool type_matches(const Value& v, FieldType t) {
     if (v.is_null() || v.is_unknown()) return true;  // None is accepted by every dataclass field at construction
@@ -25,6 +24,9 @@ bool type_matches(const Value& v, FieldType t) {
     }
     return true;
 }
+
+namespace {
+
 
 const char* kind_words(const Value& v) {
     switch (v.kind()) {

@@ -7,6 +7,7 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/schema.hpp"
+#include "engine/validate.hpp"
 #include "parser/input_errors.hpp"
 
 namespace mbl::py {
@@ -142,21 +143,6 @@ Value external_field_value(const FieldSpec& spec, const std::string& path, const
     }
 }
 
-bool fits(FieldType t, const Value& v) {
-    if (v.is_null() || v.is_unknown()) return true;
-    switch (t) {
-        case FieldType::Bool: return v.is_bool();
-        case FieldType::Int: return v.is_int();
-        case FieldType::Float: return v.is_number();
-        case FieldType::Str: return v.is_string();
-        case FieldType::List: return v.is_list();
-        case FieldType::Dict: return v.is_map();
-        case FieldType::Dtype:
-        case FieldType::Callable: return v.is_string() || v.is_map();
-        case FieldType::Any: return true;
-    }
-    return true;
-}
 
 Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p, Exporter& e) {
     if (v.is_obj(ObjKind::External)) return external_field_value(spec, v.as<ExternalObj>()->path, p);
@@ -165,7 +151,7 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
         // How an object is written in the config tree (a mapping, a qualified name) is the linter's choice, so it
         // must not turn into a type error: where it does not fit the field, it is unknown.
         Value out = e.value(v, p, 1);
-        if (fits(spec.type, out)) return out;
+        if (type_matches(out, spec.type)) return out;
         return Value::unknown(fmt::format("{}, which the linter does not model as a {} value", type_name(v),
                                           field_type_name(spec.type)),
                               p);
