@@ -64,6 +64,25 @@ std::string apply(std::string text, json edits) {
     return text;
 }
 
+// Asks for the code actions on one diagnostic and returns the quick fix with that title (null when none is offered).
+json quick_fix(LspClient& c, const std::string& uri, const json& diagnostic, const std::string& title) {
+    const int id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
+                                                         {"range", diagnostic["range"]},
+                                                         {"context", {{"diagnostics", json::array({diagnostic})}}}});
+    auto actions = c.response(id);
+    REQUIRE(actions);
+    for (const auto& a : (*actions)["result"])
+        if (a["kind"] == "quickfix" && a["title"] == title) return a;
+    return nullptr;
+}
+
+// Sends text edits back to the server as the document's next incremental change, as an editor does after applying them.
+void send_edits(LspClient& c, const std::string& uri, int version, const json& edits) {
+    json changes = json::array();
+    for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", changes}});
+}
+
 void shutdown_and_exit(LspClient& c, int expected_code = 0) {
     const int id = c.request("shutdown", nullptr);
     auto r = c.response(id);
@@ -133,25 +152,16 @@ TEST_CASE("an editor session: diagnostics, hover, an edit, a quick fix, shutdown
     CHECK((*rc006)["range"]["start"]["line"] == 6);
 
     // 4. The quick fix for RC006, applied as the editor would, and sent back as the next edit.
-    id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
-                                               {"range", (*rc006)["range"]},
-                                               {"context", {{"diagnostics", json::array({*rc006})}}}});
-    auto actions = c.response(id);
-    REQUIRE(actions);
-    const json* fix = nullptr;
-    for (const auto& a : (*actions)["result"])
-        if (a["kind"] == "quickfix" && a["title"] == "Remove recompute_num_layers") fix = &a;
-    REQUIRE(fix);
-    CHECK((*fix)["isPreferred"] == true);
-    CHECK((*fix)["diagnostics"][0]["code"] == "RC006");
-    const json edits = (*fix)["edit"]["changes"][uri];
+    const json fix = quick_fix(c, uri, *rc006, "Remove recompute_num_layers");
+    REQUIRE(fix.is_object());
+    CHECK(fix["isPreferred"] == true);
+    CHECK(fix["diagnostics"][0]["code"] == "RC006");
+    const json edits = fix["edit"]["changes"][uri];
     REQUIRE(edits.size() == 1);
     text = apply(text, edits);
     CHECK(text.find("recompute_num_layers") == std::string::npos);
     CHECK(text.find("  recompute_granularity: selective\n  recompute_modules: [core_attn]\n") != std::string::npos);
-    json changes = json::array();
-    for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
-    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 3}}}, {"contentChanges", changes}});
+    send_edits(c, uri, 3, edits);
     published = c.diagnostics(uri, 3);
     REQUIRE(published);
     CHECK((*published)["params"]["diagnostics"].empty());
@@ -422,22 +432,13 @@ TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Pyt
     CHECK(md.find("recipes.py:7") != std::string::npos);
 
     // The quick fix deletes the statement; the buffer sent back lints clean of RC006.
-    id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
-                                               {"range", (*rc006)["range"]},
-                                               {"context", {{"diagnostics", json::array({*rc006})}}}});
-    auto actions = c.response(id);
-    REQUIRE(actions);
-    const json* fix = nullptr;
-    for (const auto& a : (*actions)["result"])
-        if (a["kind"] == "quickfix" && a["title"] == "Remove recompute_num_layers") fix = &a;
-    REQUIRE(fix);
-    const json edits = (*fix)["edit"]["changes"][uri];
+    const json fix = quick_fix(c, uri, *rc006, "Remove recompute_num_layers");
+    REQUIRE(fix.is_object());
+    const json edits = fix["edit"]["changes"][uri];
     const std::string fixed = apply(recipe, edits);
     CHECK(fixed.find("recompute_num_layers") == std::string::npos);
     CHECK(fixed.find("    cfg.model.recompute_granularity = \"selective\"\n    return cfg\n") != std::string::npos);
-    json changes = json::array();
-    for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
-    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"contentChanges", changes}});
+    send_edits(c, uri, 2, edits);
     published = c.diagnostics(uri, 2);
     REQUIRE(published);
     CHECK(!find_code((*published)["params"]["diagnostics"], "RC006"));

@@ -18,6 +18,7 @@
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 #include "parser/overrides.hpp"
+#include "../support/expect_annotations.hpp"
 
 namespace fs = std::filesystem;
 
@@ -35,7 +36,6 @@ struct TreeExpectations {
 
 TreeExpectations read_tree(const fs::path& tree) {
     TreeExpectations e;
-    static const std::regex expect_re(R"(#\s*expect:\s*([A-Z0-9, ]+?)\s*$)");
     static const std::regex unresolved_re(R"(#\s*expect-unresolved\b)");
     std::vector<fs::path> files;
     for (auto it = fs::recursive_directory_iterator(tree); it != fs::recursive_directory_iterator(); ++it)
@@ -48,16 +48,8 @@ TreeExpectations read_tree(const fs::path& tree) {
         int number = 0;
         while (std::getline(in, line)) {
             ++number;
-            std::smatch m;
-            if (std::regex_search(line, m, expect_re)) {
-                std::stringstream codes(m[1].str());
-                std::string code;
-                while (std::getline(codes, code, ',')) {
-                    code.erase(0, code.find_first_not_of(' '));
-                    code.erase(code.find_last_not_of(' ') + 1);
-                    if (!code.empty()) e.diagnostics.emplace(canonical(f.string()), number, code);
-                }
-            }
+            for (const auto& code : test_support::expected_codes(line))
+                e.diagnostics.emplace(canonical(f.string()), number, code);
             if (std::regex_search(line, unresolved_re)) e.unresolved.emplace(canonical(f.string()), number);
         }
     }
