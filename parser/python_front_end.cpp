@@ -22,11 +22,12 @@ namespace {
 namespace fs = std::filesystem;
 
 // What one run shares between the recipe modules it reads: the parsed and initialized modules of each source root
-// (a helper imported by 100 recipe files is read once) and the Hugging Face lookups.
+// (a helper imported by 100 recipe files is read once) and the Hugging Face lookups. A helper module whose text the
+// run's SourceManager holds (an editor's unsaved buffer) is read from there instead of from disk.
 class PythonState {
 public:
     py::Project& project(const std::string& root_arg, const std::string& file, const Revision& revision,
-                         const std::vector<std::string>& hf_config_paths) {
+                         const std::vector<std::string>& hf_config_paths, const SourceManager& sources) {
         if (!hf_ || hf_args_ != hf_config_paths) {
             hf_args_ = hf_config_paths;
             hf_ = std::make_unique<py::HfResolver>(hf_config_paths);
@@ -37,7 +38,8 @@ public:
             fs::weakly_canonical(fs::absolute(root_arg.empty() ? py::default_root(file) : root_arg, ec), ec).string();
         for (auto& p : projects_)
             if (p->index().root() == root && &p->revision() == &revision) return *p;
-        projects_.push_back(std::make_unique<py::Project>(root, revision, *hf_));
+        projects_.push_back(std::make_unique<py::Project>(
+            root, revision, *hf_, py::EvalLimits{}, [&sources](const std::string& path) { return sources.text(path); }));
         return *projects_.back();
     }
     const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
@@ -133,7 +135,7 @@ public:
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
         const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        py::Project& project = state.project(ctx.root, name, revision, ctx.hf_config_paths);
+        py::Project& project = state.project(ctx.root, name, revision, ctx.hf_config_paths, ctx.sources);
         for (const auto& e : state.hf_errors())
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
@@ -188,7 +190,7 @@ public:
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(own, local);
         const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        py::Project& project = state.project(ctx.root, path, revision, ctx.hf_config_paths);
+        py::Project& project = state.project(ctx.root, path, revision, ctx.hf_config_paths, ctx.sources);
         std::vector<Diagnostic> ignored;
         const std::string owned(text);
         py::Module* m = project.index().module_for_file(path, ignored, &owned);

@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "core/effective_model.hpp"
+#include "core/paths.hpp"
 #include "engine/fixes.hpp"
 #include "integrations/lsp/hover.hpp"
 #include "parser/front_end.hpp"
@@ -332,7 +333,12 @@ void Server::worker() {
 FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
     {
         std::lock_guard lock(mutex_);
-        for (const auto& [uri, d] : documents_) sources.add(d.path, d.text);
+        for (const auto& [uri, d] : documents_) {
+            sources.add(d.path, d.text);
+            // Imported modules are looked up by their normalized path: an open helper's unsaved text is what a
+            // recipe importing it sees.
+            if (const std::string normal = normalized_path(d.path); normal != d.path) sources.add(normal, d.text);
+        }
     }
     sources.add(doc.path, doc.text);
     LintSession session(session_options(), sources, resolver_);

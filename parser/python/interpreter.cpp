@@ -46,8 +46,9 @@ ObjectRegistry::Use::~Use() { tls_registry = saved; }
 // ---------------------------------------------------------------------------------------------------------------
 // Project
 
-Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits)
-    : index_(std::move(root)), revision_(revision), hf_(hf), limits_(limits) {}
+Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits,
+                 ModuleIndex::Buffers buffers)
+    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {}
 
 std::vector<Diagnostic> Project::take_module_diagnostics() {
     std::lock_guard<std::mutex> lock(diag_mutex_);

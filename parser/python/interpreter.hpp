@@ -35,7 +35,8 @@ struct EvalLimits {
 // Everything shared by the evaluators of one source root. Thread-safe.
 class Project {
 public:
-    Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits = {});
+    Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits = {},
+            ModuleIndex::Buffers buffers = {});
 
     ModuleIndex& index() { return index_; }
     const Revision& revision() const { return revision_; }

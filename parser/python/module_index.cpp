@@ -82,7 +82,7 @@ std::string default_root(const std::string& file) {
     return d.string();
 }
 
-ModuleIndex::ModuleIndex(std::string root) : root_(std::move(root)) {
+ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : root_(std::move(root)), buffers_(std::move(buffers)) {
     std::error_code ec;
     fs::path r = fs::weakly_canonical(fs::absolute(root_, ec), ec);
     root_ = r.string();
@@ -126,6 +126,7 @@ Module* ModuleIndex::load(const std::string& dotted, const std::string& file, bo
 }
 
 void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
+    if (!given && buffers_ && !m->namespace_package) given = buffers_(m->fs_path);
     std::call_once(m->parsed, [m, given] {
         if (m->namespace_package) {
             m->ast = std::make_shared<const Ast>(parse_python(m->path, std::string()).ast);

@@ -3,6 +3,7 @@
 // under one lock so that import cycles and threads behave. Only files inside the root are ever read; names from
 // anywhere else (torch, megatron.core, transformers) stay symbols.
 #include <atomic>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -66,8 +67,12 @@ public:
 
 class ModuleIndex {
 public:
+    // The text of a module's file when a newer one than the disk's exists (an unsaved editor buffer), else null.
+    // Called with the module's absolute normalized path, from any thread.
+    using Buffers = std::function<const std::string*(const std::string& path)>;
+
     // `root` is the source root; module search starts at `root/src` (when present) and `root`.
-    explicit ModuleIndex(std::string root);
+    explicit ModuleIndex(std::string root, Buffers buffers = {});
 
     const std::string& root() const { return root_; }
     // The module with this dotted name inside the root, or nullptr. Parses it on first use. Thread-safe.
@@ -88,6 +93,7 @@ private:
     std::optional<std::string> dotted_name_of(const std::string& abs_file) const;
 
     std::string root_;
+    Buffers buffers_;
     std::vector<std::string> bases_;
     mutable std::mutex mutex_;
     std::map<std::string, std::unique_ptr<Module>> by_name_;

@@ -4,6 +4,7 @@
 #include "core/line_index.hpp"
 #include "integrations/lsp/positions.hpp"
 #include "../support/lsp_client.hpp"
+#include "../support/run.hpp"
 #include "../support/temp_dir.hpp"
 
 using json = nlohmann::json;
@@ -443,4 +444,57 @@ TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Pyt
     REQUIRE(published);
     CHECK(!find_code((*published)["params"]["diagnostics"], "RC006"));
     shutdown_and_exit(c, 0);
+}
+
+TEST_CASE("an unsaved edit to a helper module is what the recipes importing it see", "[lsp][python][dependents]") {
+    TempDir dir;
+    dir.write("pkg/__init__.py", "");
+    const std::string helper =
+        "def apply_recompute(cfg):\n"
+        "    cfg.model.recompute_granularity = \"selective\"\n";
+    const std::string recipe =
+        "from megatron.bridge.training.config import ConfigContainer\n"
+        "from megatron.bridge.models import GPTModelProvider\n"
+        "from pkg.common import apply_recompute\n"
+        "\n"
+        "\n"
+        "def small_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, transformer_impl=\"local\"))\n"
+        "    apply_recompute(cfg)\n"
+        "    cfg.model.recompute_num_layers = 2\n"
+        "    return cfg\n";
+    const std::string helper_uri = uri_of(dir.write("pkg/common.py", helper));
+    const std::string recipe_uri = uri_of(dir.write("pkg/recipes.py", recipe));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "50"});
+    initialize(c);
+    open(c, helper_uri, helper, 1, "python");
+    open(c, recipe_uri, recipe, 1, "python");
+    auto has = [&](const std::string& code) {
+        return [&, code](const json& m) {
+            return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == recipe_uri &&
+                   find_code(m["params"]["diagnostics"], code) != nullptr;
+        };
+    };
+    REQUIRE(c.wait_for(has("RC006")));  // num_layers in the recipe, selective in the helper
+
+    // The helper now asks for full recompute with a method; the file on disk still says selective.
+    const std::string edited =
+        "def apply_recompute(cfg):\n"
+        "    cfg.model.recompute_granularity = \"full\"\n"
+        "    cfg.model.recompute_method = \"uniform\"\n";
+    c.notify("textDocument/didChange", {{"textDocument", {{"uri", helper_uri}, {"version", 2}}},
+                                        {"contentChanges", json::array({{{"text", edited}}})}});
+    auto relinted = c.wait_for([&](const json& m) {
+        return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == recipe_uri &&
+               !find_code(m["params"]["diagnostics"], "RC006");
+    });
+    REQUIRE(relinted);
+    for (const auto& d : (*relinted)["params"]["diagnostics"]) CHECK(d["severity"] != 1);  // no errors left
+
+    // Nothing was saved: the same recipe linted from disk still fails on the helper's old text.
+    const auto on_disk = mbl::test::run_shell("cd " + dir.path().string() + " && " + kBinary + " check --mcore 0.20.dev pkg/recipes.py");
+    INFO(on_disk.out);
+    CHECK(on_disk.code == 1);
+    CHECK(on_disk.out.find("RC006") != std::string::npos);
+    shutdown_and_exit(c);
 }
