@@ -31,6 +31,16 @@ __device__ inline float warp_sum(float v) {
     return v;
 }
 
+// Copies rows r0 .. r0 + kTile of one head into shared memory as floats, `pitch` floats apart (d + 1 keeps the
+// lanes that read down a column on different banks), zeros past the sequence end. Every thread of the block takes
+// part.
+__device__ inline void load_tile(float* dst, int pitch, const HeadPtr& src, int head, int d, int r0, int S, int B, int b) {
+    for (int idx = threadIdx.x; idx < kTile * d; idx += blockDim.x) {
+        const int rr = idx / d, c = idx % d, r = r0 + rr;
+        dst[rr * pitch + c] = r < S ? __bfloat162float(src.row((std::int64_t)r * B + b, head)[c]) : 0.0f;
+    }
+}
+
 // grid (ceil(S / kWarps), H, B)
 __global__ void k_flash_fwd(HeadPtr q, HeadPtr k, HeadPtr v, bf16* o, float* lse, int S, int B, int H, int KVH, int dk,
                             int dv, float scale) {
@@ -50,14 +60,8 @@ __global__ void k_flash_fwd(HeadPtr q, HeadPtr k, HeadPtr v, bf16* o, float* lse
     for (int t = 0; t < kMaxPerLane; ++t) acc[t] = 0;
     for (int j0 = 0; j0 <= last; j0 += kTile) {
         __syncthreads();
-        for (int idx = threadIdx.x; idx < kTile * dk; idx += blockDim.x) {
-            const int jj = idx / dk, c = idx % dk, j = j0 + jj;
-            Ks[jj * (dk + 1) + c] = j < S ? __bfloat162float(k.row((std::int64_t)j * B + b, kvh)[c]) : 0.0f;
-        }
-        for (int idx = threadIdx.x; idx < kTile * dv; idx += blockDim.x) {
-            const int jj = idx / dv, c = idx % dv, j = j0 + jj;
-            Vs[jj * dv + c] = j < S ? __bfloat162float(v.row((std::int64_t)j * B + b, kvh)[c]) : 0.0f;
-        }
+        load_tile(Ks, dk + 1, k, kvh, dk, j0, S, B, b);
+        load_tile(Vs, dv, v, kvh, dv, j0, S, B, b);
         __syncthreads();
         if (!active || j0 > i) continue;
         const int j = j0 + lane;
@@ -133,14 +137,8 @@ __global__ void k_flash_dq(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, st
     for (int t = 0; t < kMaxPerLane; ++t) acc[t] = 0;
     for (int j0 = 0; j0 <= last; j0 += kTile) {
         __syncthreads();
-        for (int idx = threadIdx.x; idx < kTile * dk; idx += blockDim.x) {
-            const int jj = idx / dk, c = idx % dk, j = j0 + jj;
-            Ks[jj * (dk + 1) + c] = j < S ? __bfloat162float(k.row((std::int64_t)j * B + b, kvh)[c]) : 0.0f;
-        }
-        for (int idx = threadIdx.x; idx < kTile * dv; idx += blockDim.x) {
-            const int jj = idx / dv, c = idx % dv, j = j0 + jj;
-            Vs[jj * (dv + 1) + c] = j < S ? __bfloat162float(v.row((std::int64_t)j * B + b, kvh)[c]) : 0.0f;
-        }
+        load_tile(Ks, dk + 1, k, kvh, dk, j0, S, B, b);
+        load_tile(Vs, dv + 1, v, kvh, dv, j0, S, B, b);
         __syncthreads();
         if (!active || j0 > i) continue;
         const int j = j0 + lane;
@@ -198,15 +196,8 @@ __global__ void k_flash_dkdv(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, 
         const int h = kvh * rep + hh;
         for (int i0 = first; i0 < S; i0 += kTile) {
             __syncthreads();
-            for (int idx = threadIdx.x; idx < kTile * dk; idx += blockDim.x) {
-                const int ii = idx / dk, c = idx % dk, i = i0 + ii;
-                Qs[ii * (dk + 1) + c] = i < S ? __bfloat162float(q.row((std::int64_t)i * B + b, h)[c]) : 0.0f;
-            }
-            for (int idx = threadIdx.x; idx < kTile * dv; idx += blockDim.x) {
-                const int ii = idx / dv, c = idx % dv, i = i0 + ii;
-                dOs[ii * (dv + 1) + c] =
-                    i < S ? __bfloat162float(dout[((std::int64_t)i * B + b) * ldd + (std::int64_t)h * dv + c]) : 0.0f;
-            }
+            load_tile(Qs, dk + 1, q, h, dk, i0, S, B, b);
+            load_tile(dOs, dv + 1, HeadPtr{dout, ldd, 0, dv}, h, dv, i0, S, B, b);
             for (int ii = threadIdx.x; ii < kTile; ii += blockDim.x) {
                 const int i = i0 + ii;
                 Ls[ii] = i < S ? lse[((std::int64_t)b * H + h) * S + i] : 0.0f;

@@ -97,6 +97,17 @@ struct Tape {
 };
 // The tape ops record on; nullptr while a checkpoint runs its forward (no_grad).
 Tape*& current_tape();
+// Makes `tape` the current tape for one scope; the previous one comes back at its end, when an op throws too.
+class TapeScope {
+public:
+    explicit TapeScope(Tape* tape) : saved_(current_tape()) { current_tape() = tape; }
+    ~TapeScope() { current_tape() = saved_; }
+    TapeScope(const TapeScope&) = delete;
+    TapeScope& operator=(const TapeScope&) = delete;
+
+private:
+    Tape* saved_;
+};
 void record(std::vector<std::int64_t> inputs, std::vector<std::int64_t> outputs, GradFn fn, bool always = false);
 using GradMap = std::unordered_map<std::int64_t, Tensor>;
 void accumulate(GradMap& grads, std::int64_t id, Tensor g);

@@ -343,16 +343,12 @@ StepFigures step(Model& model, const Tensor& x, std::uint64_t rng_seed, std::uin
     {
         rng() = RngState{rng_seed, 0};
         Tape tape;
-        current_tape() = &tape;
         Tensor xin = x.alias();
         Tensor out;
-        try {
+        {
+            TapeScope recording(&tape);
             out = model.forward(xin);
-        } catch (...) {
-            current_tape() = nullptr;
-            throw;
         }
-        current_tape() = nullptr;
         f.retained = static_cast<double>(A.allocated()) - static_cast<double>(base);
         f.fwd_peak = static_cast<double>(A.peak()) - static_cast<double>(base);
         A.reset_peak();

@@ -427,64 +427,73 @@ Tensor unpermute(const Tensor& expert_out, const Permuted& p, std::int64_t T, in
     return y;
 }
 
-std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) {
-    Tape* outer = current_tape();
-    if (!outer) return fn(inputs);
-    const RngState saved = rng();
-    current_tape() = nullptr;
+namespace {
+
+// Re-runs a checkpointed forward for the backward: on fresh aliases of its inputs (`detached`, where the replayed
+// graph ends), with the random state of the first run (the same dropout masks), recording on `tape`. The caller's
+// random state and tape come back afterwards.
+std::vector<Tensor> replay(const Fn& fn, const std::vector<Tensor>& inputs, const RngState& first_run, Tape& tape,
+                           std::vector<Tensor>& detached) {
+    const RngState now = rng();
+    rng() = first_run;
     std::vector<Tensor> outs;
-    try {
-        outs = fn(inputs);
-    } catch (...) {
-        current_tape() = outer;
-        throw;
+    {
+        TapeScope recording(&tape);
+        for (const auto& t : inputs) detached.push_back(t.alias());
+        outs = fn(detached);
     }
-    current_tape() = outer;
+    rng() = now;
+    return outs;
+}
+
+// The gradients that reached the replay's inputs, in their order (undefined where none arrived).
+std::vector<Tensor> input_gradients(const std::vector<Tensor>& detached, const GradMap& grads) {
+    std::vector<Tensor> gin;
+    for (const auto& t : detached) {
+        auto it = grads.find(t.id);
+        gin.push_back(it == grads.end() ? Tensor{} : it->second);
+    }
+    return gin;
+}
+
+}  // namespace
+
+std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) {
+    if (!current_tape()) return fn(inputs);
+    const RngState saved = rng();
+    std::vector<Tensor> outs;
+    {
+        TapeScope no_grad(nullptr);
+        outs = fn(inputs);
+    }
     std::vector<std::int64_t> in_ids, out_ids;
     for (const auto& t : inputs) in_ids.push_back(t.id);
     for (const auto& t : outs) out_ids.push_back(t.id);
     record(in_ids, out_ids, [fn, inputs, saved](std::vector<Tensor>& g) -> std::vector<Tensor> {
         // Re-run the forward with the saved inputs and random state, recording this time, then back-propagate.
-        const RngState now = rng();
-        rng() = saved;
         Tape sub;
-        Tape* outer_tape = current_tape();
-        current_tape() = &sub;
         std::vector<Tensor> detached;
-        for (const auto& t : inputs) detached.push_back(t.alias());
-        std::vector<Tensor> outs2 = fn(detached);
-        current_tape() = outer_tape;
-        rng() = now;
+        std::vector<Tensor> outs2 = replay(fn, inputs, saved, sub, detached);
         GradMap grads;
         for (std::size_t i = 0; i < outs2.size() && i < g.size(); ++i)
             if (g[i].defined()) grads[outs2[i].id] = g[i];  // the incoming gradient stays alive (PyTorch's args)
         run_backward(sub, grads);
-        std::vector<Tensor> gin;
-        for (const auto& t : detached) {
-            auto it = grads.find(t.id);
-            gin.push_back(it == grads.end() ? Tensor{} : it->second);
-        }
-        return gin;
+        return input_gradients(detached, grads);
     });
     return outs;
 }
 
 std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const Fn& fn, const std::vector<Tensor>& inputs) {
-    Tape* outer = current_tape();
-    if (!outer) return {fn(inputs).at(0), nullptr};
+    if (!current_tape()) return {fn(inputs).at(0), nullptr};
     auto st = std::make_shared<DiscardState>();
     st->fn = fn;
     st->inputs = inputs;
     st->rng = rng();
-    current_tape() = nullptr;
     std::vector<Tensor> outs;
-    try {
+    {
+        TapeScope no_grad(nullptr);
         outs = fn(inputs);
-    } catch (...) {
-        current_tape() = outer;
-        throw;
     }
-    current_tape() = outer;
     st->output = outs.at(0);
     std::vector<std::int64_t> in_ids;
     for (const auto& t : inputs) in_ids.push_back(t.id);
@@ -493,11 +502,7 @@ std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const
         GradMap grads;
         if (g[0].defined() && !st->recomputed.empty()) grads[st->recomputed[0].id] = g[0];  // held, as PyTorch's args
         run_backward(st->sub, grads);
-        std::vector<Tensor> gin;
-        for (const auto& t : st->detached) {
-            auto it = grads.find(t.id);
-            gin.push_back(it == grads.end() ? Tensor{} : it->second);
-        }
+        std::vector<Tensor> gin = input_gradients(st->detached, grads);
         st->recomputed.clear();
         st->detached.clear();
         st->inputs.clear();
@@ -511,14 +516,7 @@ void discard_output_and_register_recompute(const std::shared_ptr<DiscardState>& 
     if (!st) return;
     st->output.st->discard();
     record({}, {}, [st](std::vector<Tensor>&) -> std::vector<Tensor> {
-        const RngState now = rng();
-        rng() = st->rng;
-        Tape* outer = current_tape();
-        current_tape() = &st->sub;
-        for (const auto& t : st->inputs) st->detached.push_back(t.alias());
-        st->recomputed = st->fn(st->detached);
-        current_tape() = outer;
-        rng() = now;
+        st->recomputed = replay(st->fn, st->inputs, st->rng, st->sub, st->detached);
         st->output.st->restore();
         copy(st->output, st->recomputed.at(0));
         return {};

@@ -10,6 +10,8 @@ what="${1:-all}"
 cd "$here"
 # The test binaries carry the build machine's absolute paths (test data, the CLI binary).
 if [ ! -e /work/main ]; then mkdir -p /work && ln -s "$here" /work/main; fi
+# Where the device's copy of the repository is itself /work/main, the staged binaries are its build/.
+if [ ! -e /work/main/build ] && [ "$(cd /work/main && pwd -P)" != "$(cd "$here" && pwd -P)" ]; then ln -s "$here/build" /work/main/build; fi
 cublas="$(ls /usr/local/cuda*/lib64/libcublas.so.13 /usr/local/cuda*/lib/libcublas.so.13 2>/dev/null | head -1)"
 [ -n "$cublas" ] || cublas="$(find / -name 'libcublas.so.13' -not -path '*/proc/*' 2>/dev/null | head -1)"
 export LD_LIBRARY_PATH="$here/devlib:$(dirname "${cublas:-/nonexistent/x}"):${LD_LIBRARY_PATH:-}"
