@@ -38,6 +38,16 @@ std::pair<std::size_t, std::size_t> list_element_removal(std::string_view t, std
     return {b, e};
 }
 
+SourceComment comment_at(std::string_view text, const LineIndex& lines, std::size_t hash, std::size_t end) {
+    SourceComment c;
+    c.line = lines.line_of(hash);
+    c.column = lines.column_of(hash);
+    c.text = std::string(text.substr(hash + 1, end - hash - 1));
+    const std::size_t line_start = lines.line_start(c.line);
+    c.own_line = text.substr(line_start, hash - line_start).find_first_not_of(" \t") == std::string_view::npos;
+    return c;
+}
+
 const FrontEnd* front_end_for(std::string_view path) {
     for (const auto& f : registry())
         if (f->handles(path)) return f.get();

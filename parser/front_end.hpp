@@ -26,6 +26,9 @@ struct SourceComment {
     bool own_line = false;  // nothing but whitespace before it on its line
 };
 
+// The comment whose `#` is at byte `hash` of `text` and which ends at byte `end` (its line ending).
+SourceComment comment_at(std::string_view text, const LineIndex& lines, std::size_t hash, std::size_t end);
+
 // One config a document defines: a YAML file defines one; a Python recipe module one per recipe function.
 struct ParsedConfig {
     std::string label;  // "" for a YAML file; the recipe function ("pretrain_config") for Python

@@ -154,13 +154,7 @@ std::vector<SourceComment> comments(std::string_view t) {
         if (t[i] != '#') continue;
         std::size_t e = i;
         while (e < t.size() && t[e] != '\n' && t[e] != '\r') ++e;
-        SourceComment c;
-        c.line = lines.line_of(i);
-        c.column = lines.column_of(i);
-        c.text = std::string(t.substr(i + 1, e - i - 1));
-        const std::size_t ls = lines.line_start(c.line);
-        c.own_line = t.substr(ls, i - ls).find_first_not_of(" \t") == std::string_view::npos;
-        out.push_back(std::move(c));
+        out.push_back(comment_at(t, lines, i, e));
         i = e;
     }
     return out;

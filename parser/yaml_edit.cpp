@@ -113,15 +113,7 @@ std::size_t indent_of(std::string_view t, std::size_t line_begin) {
 std::vector<SourceComment> comments(std::string_view text) {
     std::vector<SourceComment> out;
     LineIndex lines(text);
-    scan(text, text.size(), [&](std::size_t b, std::size_t e) {
-        SourceComment c;
-        c.line = lines.line_of(b);
-        c.column = lines.column_of(b);
-        c.text = std::string(text.substr(b + 1, e - b - 1));
-        const std::size_t ls = lines.line_start(c.line);
-        c.own_line = text.substr(ls, b - ls).find_first_not_of(" \t") == std::string_view::npos;
-        out.push_back(std::move(c));
-    });
+    scan(text, text.size(), [&](std::size_t b, std::size_t e) { out.push_back(comment_at(text, lines, b, e)); });
     return out;
 }
 
