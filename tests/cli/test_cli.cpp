@@ -111,7 +111,7 @@ TEST_CASE("docs/rules.md is the generated rule documentation", "[cli][docs]") {
     CHECK(committed.str() == r.out);
 }
 
-TEST_CASE("estimate prints per-rank and per-option tables; JSON and HTML carry the same figures", "[cli][estimate]") {
+TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry the same figures", "[cli][estimate]") {
     const std::string cfg = fixtures + "rc203_predicted_peak_over_budget.yaml";
     auto text = run("estimate " + cfg + " --gpu-memory 80GiB --data-parallel-size 8");
     CHECK(text.code == 0);

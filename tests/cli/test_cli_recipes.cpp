@@ -101,7 +101,7 @@ TEST_CASE("show prints the effective config as YAML with provenance comments", "
     CHECK(has(d.out, "bundled catalog"));
 }
 
-TEST_CASE("directories are walked for recipes and YAML; JSON carries the notes", "[cli][python]") {
+TEST_CASE("directories are walked for recipes and YAML, JSON carries the notes", "[cli][python]") {
     auto r = run("check --color never --format json --mcore 0.20.dev " + tree + "/src/megatron/bridge/recipes/misc");
     INFO(r.out);
     CHECK(r.code == 1);

@@ -306,7 +306,7 @@ TEST_CASE("edits in quick succession are linted once, for the newest version (de
     shutdown_and_exit(c);
 }
 
-TEST_CASE("exit without shutdown ends with 1; so does the client going away", "[lsp]") {
+TEST_CASE("exit without shutdown ends with 1, so does the client going away", "[lsp]") {
     {
         auto c = LspClient::spawn(kBinary, {});
         initialize(c);
@@ -333,7 +333,7 @@ TEST_CASE("exit without shutdown ends with 1; so does the client going away", "[
     }
 }
 
-TEST_CASE("configuration files: their own errors are shown; saving one re-lints open documents", "[lsp][config]") {
+TEST_CASE("configuration files: their own errors are shown, saving one re-lints open documents", "[lsp][config]") {
     TempDir dir;
     const std::string config = dir.write(".mbridge-lint.toml", "ignore = [\"RC109\"]\n");
     const std::string doc = dir.write("c.yaml", kBroken);

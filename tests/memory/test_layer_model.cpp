@@ -70,7 +70,7 @@ TEST_CASE("tensor parallel: sbh(10 + 24/t + 5as/(ht))", "[memory]") {
     CHECK(paper_count(layer_activations(s, LayerKind::Dense, {})) == Approx(sbh * (10 + 24.0 / 4 + 5 * as_h / 4)));
 }
 
-TEST_CASE("tensor + sequence parallel: sbh/t (34 + 5as/h); selective core_attn: 34sbh/t", "[memory]") {
+TEST_CASE("tensor + sequence parallel: sbh/t (34 + 5as/h), selective core_attn: 34sbh/t", "[memory]") {
     LayerShape s = paper_layer();
     s.tp = 4;
     s.sequence_parallel = true;

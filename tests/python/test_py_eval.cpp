@@ -182,7 +182,7 @@ def child_config() -> ConfigContainer:
     CHECK(g->prov().range.line == 15);
 }
 
-TEST_CASE("unknown conditions merge both branches; equal outcomes stay known; raising paths drop out",
+TEST_CASE("unknown conditions merge both branches, equal outcomes stay known, raising paths drop out",
           "[python][eval]") {
     TempTree tree({{"r.py", recipe_file(R"(
 import os
@@ -461,7 +461,7 @@ def three_config() -> ConfigContainer:
     CHECK(rc004 == 1);
 }
 
-TEST_CASE("writes into a config from an unknown base are kept; writes through a possible alias spoil it",
+TEST_CASE("writes into a config from an unknown base are kept, writes through a possible alias spoil it",
           "[python][eval]") {
     TempTree tree({{"r.py", recipe_file(R"(
 from megatron.bridge.recipes.elsewhere import base_recipe, get_model

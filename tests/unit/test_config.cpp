@@ -111,7 +111,7 @@ TEST_CASE("TOML syntax errors are located", "[config]") {
     CHECK(r.errors[0].message.rfind("TOML syntax error: ", 0) == 0);
 }
 
-TEST_CASE("pyproject.toml: only [tool.mbridge-lint] is read; other tools' tables are theirs", "[config]") {
+TEST_CASE("pyproject.toml: only [tool.mbridge-lint] is read, other tools' tables are theirs", "[config]") {
     test::TempDir dir;
     auto none = load(dir, "pyproject.toml", "[project]\nname = \"x\"\n[tool.ruff]\nline-length = 100\n");
     CHECK(none.ok());
@@ -124,7 +124,7 @@ TEST_CASE("pyproject.toml: only [tool.mbridge-lint] is read; other tools' tables
     CHECK(first_error(load(dir, "pyproject.toml", "[tool.mbridge-lint]\nmcores = \"main\"\n")).rfind("IN004 2:1", 0) == 0);
 }
 
-TEST_CASE("discovery: the closest configuration wins; .mbridge-lint.toml before pyproject.toml", "[config]") {
+TEST_CASE("discovery: the closest configuration wins, .mbridge-lint.toml before pyproject.toml", "[config]") {
     test::TempDir dir;
     dir.write(".mbridge-lint.toml", "mcore = \"0.18\"\n");
     dir.write("a/pyproject.toml", "[tool.mbridge-lint]\nmcore = \"0.19\"\n");
@@ -211,7 +211,7 @@ TEST_CASE("a broken configuration makes its files unusable, reported at the conf
     CHECK(sources.text(config) != nullptr);
 }
 
-TEST_CASE("the gpu-memory budget reaches the rules; a command-line budget wins", "[config]") {
+TEST_CASE("the gpu-memory budget reaches the rules, a command-line budget wins", "[config]") {
     test::TempDir dir;
     dir.write(".mbridge-lint.toml", "gpu-memory = \"80GiB\"\n");
     const std::string path = dir.write("c.yaml", "model:\n  recompute_granularity: selective\n");

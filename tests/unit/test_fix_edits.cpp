@@ -218,7 +218,7 @@ TEST_CASE("Python: an assignment statement is removed with its line, comment inc
           "def recipe():\n    cfg = base()\n    cfg.model.recompute_granularity = \"selective\"\n    return cfg\n");
 }
 
-TEST_CASE("Python: a multi-line assignment goes as a whole; the only statement of a block stays", "[edits][python]") {
+TEST_CASE("Python: a multi-line assignment goes as a whole, the only statement of a block stays", "[edits][python]") {
     const std::string text =
         "def recipe(cfg):\n"
         "    cfg.model.recompute_modules = [\n"
