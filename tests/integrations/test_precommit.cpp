@@ -33,6 +33,22 @@ std::string make_hook_repo(const TempDir& dir) {
     return r.out.substr(0, r.out.find('\n'));
 }
 
+// Makes `project` use the hook `hook_id` of a fresh hook repository in `hooks`, with --mcore 0.20.dev.
+void use_hook(const TempDir& hooks, const TempDir& project, const std::string& hook_id) {
+    const std::string rev = make_hook_repo(hooks);
+    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
+                                                 "\n    hooks:\n      - id: " + hook_id +
+                                                 "\n        args: [--mcore, \"0.20.dev\"]\n");
+}
+
+// Puts the files written so far under git (pre-commit only sees tracked files); returns the prefix that runs a
+// command inside the project with the isolated environment.
+std::string init_project(const TempDir& project, const Env& env) {
+    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
+    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+    return in;
+}
+
 const std::string kBroken =
     "model:\n  hidden_dropout: 0.0\n  attention_dropout: 0.0\n  recompute_granularity: full\n  recompute_num_layers: 1\n";
 const std::string kFixed =
@@ -41,18 +57,15 @@ const std::string kFixed =
 
 }  // namespace
 
-TEST_CASE("pre-commit run: a broken config fails, the fixed one passes; unrelated YAML and Python are skipped", "[precommit]") {
+TEST_CASE("pre-commit run: a broken config fails, the fixed one passes, unrelated YAML and Python are skipped", "[precommit]") {
     REQUIRE(run_shell("pre-commit --version").code == 0);  // scripts/setup.sh installs the Debian package
     Env env;
     TempDir hooks, project;
-    const std::string rev = make_hook_repo(hooks);
-    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
-                                                 "\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, \"0.20.dev\"]\n");
+    use_hook(hooks, project, "mbridge-lint");
     project.write("configs/run.yaml", kBroken);
     project.write(".github/workflows/ci.yaml", "name: CI\non: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n");
     project.write("setup.py", "from setuptools import setup\nsetup()\n");
-    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
-    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+    const std::string in = init_project(project, env);
 
     auto failing = run_shell(in + "pre-commit run --all-files --color never");
     INFO(failing.out);
@@ -73,13 +86,10 @@ TEST_CASE("pre-commit run: a broken config fails, the fixed one passes; unrelate
 TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, as formatters do", "[precommit]") {
     Env env;
     TempDir hooks, project;
-    const std::string rev = make_hook_repo(hooks);
-    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
-                                                 "\n    hooks:\n      - id: mbridge-lint-fix\n        args: [--mcore, \"0.20.dev\"]\n");
+    use_hook(hooks, project, "mbridge-lint-fix");
     const std::string fixable = "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
     project.write("configs/run.yaml", fixable);
-    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
-    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+    const std::string in = init_project(project, env);
     auto first = run_shell(in + "pre-commit run --all-files --color never");
     INFO(first.out);
     CHECK(first.code == 1);
@@ -94,9 +104,7 @@ TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, a
 TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[precommit][python]") {
     Env env;
     TempDir hooks, project;
-    const std::string rev = make_hook_repo(hooks);
-    project.write(".pre-commit-config.yaml", "repos:\n  - repo: " + hooks.path().string() + "\n    rev: " + rev +
-                                                 "\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, \"0.20.dev\"]\n");
+    use_hook(hooks, project, "mbridge-lint");
     project.write("recipes/__init__.py", "");
     project.write("recipes/common.py",
                   "from megatron.bridge.training.config import ConfigContainer\n"
@@ -112,8 +120,7 @@ TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[pr
                                "    cfg.model.recompute_num_layers = 1\n"
                                "    return cfg\n";
     project.write("recipes/small.py", broken);
-    const std::string in = "cd " + project.path().string() + " && " + env.prefix();
-    REQUIRE(run_shell(in + kGit + "init -q && " + kGit + "add -A").code == 0);
+    const std::string in = init_project(project, env);
 
     auto failing = run_shell(in + "pre-commit run --all-files --color never");
     INFO(failing.out);
