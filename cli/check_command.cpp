@@ -126,7 +126,7 @@ int run_check(const CheckArgs& args) {
         }
         inputs = select_changed(inputs, changed.files, session);
     }
-    int checked = 0, fixed = 0, recipes = 0, unresolved = 0;
+    int checked = 0, fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
     std::set<DiagnosticIdentity> reported;
     for (const auto& d : all) reported.insert(diagnostic_identity(d));
     bool any_diff = false, write_failed = false;
@@ -141,6 +141,7 @@ int run_check(const CheckArgs& args) {
         ++checked;
         recipes += r.recipes;
         unresolved += static_cast<int>(r.unresolved.size());
+        architecture_known += r.architecture_known;
         for (auto& d : r.diagnostics)
             // A broken configuration file, or a helper shared by recipes in several files: report it once.
             if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
@@ -181,9 +182,11 @@ int run_check(const CheckArgs& args) {
         if (!args.quiet) {
             out << summary_line(counts, checked) << '\n';
             if (recipes > 0)
-                out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%)\n", recipes,
-                                   recipes == 1 ? "" : "s", recipes - unresolved,
-                                   100.0 * (recipes - unresolved) / recipes);
+                out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%); {} have a "
+                                   "known architecture ({:.1f}%)\n",
+                                   recipes, recipes == 1 ? "" : "s", recipes - unresolved,
+                                   100.0 * (recipes - unresolved) / recipes, architecture_known,
+                                   100.0 * architecture_known / recipes);
         }
     }
     if (unusable) return kUnusable;

@@ -139,6 +139,7 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
         if (!config_tree.label.empty()) {
             ++out.recipes;
             if (!r.resolved) out.unresolved.emplace_back(config_tree.label, config_tree.anchor);
+            out.architecture_known += r.architecture_known ? 1 : 0;
             for (auto& d : found)
                 // An override is the same for every recipe; a recipe's own problems say which recipe they are in.
                 if (d.range.file.rfind('<', 0) != 0)

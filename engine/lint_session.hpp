@@ -47,6 +47,7 @@ struct FileResult {
     std::vector<ParsedConfig> configs;      // the trees the front end read, before linting (hover, fixes, show)
     int recipes = 0;                        // configs that came from recipe functions
     std::vector<std::pair<std::string, SourceRange>> unresolved;  // recipes with a recompute field not known
+    int architecture_known = 0;             // recipes whose layers, hidden size and heads are known
     bool config_unusable = false;           // the configuration file has errors: nothing was linted
     bool cancelled = false;                 // stopped early (a newer edit arrived); the diagnostics are incomplete
 };

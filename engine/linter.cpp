@@ -76,6 +76,7 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });
+        result.architecture_known = model->known({"num_layers", "hidden_size", "num_attention_heads"});
         for (auto& d : run_rules(*model, options_.rule_options)) result.diagnostics.push_back(std::move(d));
         if (options_.show_unknowns) report_unknowns(*model, anchor, result.diagnostics);
     }

@@ -29,6 +29,7 @@ struct LintResult {
     std::vector<Diagnostic> diagnostics;
     bool skipped = false;   // a YAML file found by a directory walk that is not a Bridge config
     bool resolved = false;  // the five recompute fields all have known values
+    bool architecture_known = false;  // num_layers, hidden_size and num_attention_heads are known
 };
 
 class Linter {

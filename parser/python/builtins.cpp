@@ -573,7 +573,31 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
             auto r = is_instance(*this, *a0, *a1);
             return r ? Val::boolean(*r, site) : unknown(fmt::format("isinstance() of {} the linter cannot decide", type_name(*a0)));
         }
-        case Builtin::Issubclass: return unknown("issubclass() is not modelled");
+        case Builtin::Super: {
+            // super() in a method: the method's class and its first argument; super(C, obj) names them.
+            Val self = a1 ? *a1 : f.self;
+            std::shared_ptr<ClassObj> after = a0 && a0->is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(a0->o)
+                                                                                : f.defining_class;
+            if (!after || !(self.is_obj(ObjKind::Instance) || self.is_obj(ObjKind::Class)))
+                return unknown("super() outside a method of a class the linter read");
+            auto sup = std::make_shared<SuperObj>();
+            sup->self = self;
+            sup->after = after;
+            return Val::obj(sup, site);
+        }
+        case Builtin::Issubclass: {
+            if (!a0 || !a1) return unknown("issubclass() needs two arguments");
+            std::vector<Val> bases{*a1};
+            if (a1->is_obj(ObjKind::Tuple)) bases = a1->as<SeqObj>()->items;
+            bool undecided = false;
+            for (const auto& base : bases) {
+                auto r = is_subclass(*a0, base);
+                if (r && *r) return Val::boolean(true, site);
+                undecided |= !r;
+            }
+            if (undecided) return unknown(fmt::format("issubclass() of {} the linter cannot decide", type_name(*a0)));
+            return Val::boolean(false, site);
+        }
         case Builtin::Getattr: {
             if (!a0 || !a1 || !a1->is_str()) return unknown("getattr() with an unknown attribute name");
             const std::string& name = a1->s;
@@ -584,8 +608,8 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
                     bool found = false;
                     if (inst->cls) class_attr(f, inst->cls, name, a0, site, found);
                     if (!found && inst->model_like && project_.model_default(name)) found = true;
-                    bool closed = inst->cls && !inst->model_like;
-                    if (closed)
+                    bool closed = inst->closed || (inst->cls && !inst->model_like);
+                    if (closed && inst->cls)
                         for (const auto& c : mro(inst->cls))
                             for (const auto& base : c->bases) closed &= base.is_obj(ObjKind::Class);
                     if (!found) return closed ? *dflt : unknown(fmt::format("getattr of \"{}\", which {} may lack", name, type_name(*a0)));
@@ -623,6 +647,7 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
                 if (inst->cls) class_attr(f, inst->cls, a1->s, a0, site, found);
                 if (found) return Val::boolean(true, site);
                 if (inst->model_like && project_.model_default(a1->s)) return Val::boolean(true, site);
+                if (inst->closed) return Val::boolean(false, site);
                 return unknown(fmt::format("whether {} has \"{}\"", type_name(*a0), a1->s));
             }
             if (a0->is_none() || a0->is_number() || a0->is_str()) return Val::boolean(false, site);
@@ -727,18 +752,12 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
             return Val::obj(inst, site);
         }
         case Builtin::Open: return unknown("open() is never run by the linter");
-        case Builtin::HfFromPretrained: {
-            auto bridge = std::make_shared<HfBridgeObj>();
-            const Val* id = arg(args, 0, "pretrained_model_name_or_path");
-            if (!id) id = arg(args, 0, "hf_path");
-            bridge->model_id = id ? *id : Val::unknown("no model id given");
-            bridge->loc = site;
-            bridge->chain = f.chain;
-            return Val::obj(bridge, site);
-        }
+        case Builtin::HfFromPretrained:
+        case Builtin::HfFromConfig:
+        case Builtin::HfAutoConfig:
         case Builtin::HfToProvider:
-            if (b.self.is_obj(ObjKind::HfBridge)) return hf_provider(f, *b.self.as<HfBridgeObj>(), site);
-            return unknown("to_megatron_provider() of an unknown bridge");
+        case Builtin::HfGetModelConfig:
+        case Builtin::HfToTextProvider: return call_auto_bridge(f, b, args, site);
         default: break;
     }
 

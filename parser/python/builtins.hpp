@@ -11,7 +11,7 @@ enum class Builtin : std::uint16_t {
     Callable, Super, Type, Iter, Next, Map, Filter, Id, Hash, Vars, Open, Exception, Staticmethod, Classmethod,
     Property, Object,
     // Megatron Bridge entry points the linter models instead of reading
-    HfFromPretrained, HfToProvider,
+    HfFromPretrained, HfFromConfig, HfAutoConfig, HfToProvider, HfGetModelConfig, HfToTextProvider,
     // methods of str
     StrLower, StrUpper, StrStrip, StrLstrip, StrRstrip, StrSplit, StrJoin, StrReplace, StrStartswith, StrEndswith,
     StrFormat, StrTitle, StrCapitalize,

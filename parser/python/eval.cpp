@@ -16,8 +16,7 @@
 namespace mbl::py {
 
 
-// A config Value (schemas) as an evaluator value.
-static Val from_value(const Value& v, Loc at) {
+Val from_value(const Value& v, Loc at) {
     switch (v.kind()) {
         case Value::Kind::Null: return Val::none(at);
         case Value::Kind::Bool: return Val::boolean(v.as_bool(), at);
@@ -110,6 +109,7 @@ Val Interp::thaw_inner(const Val& v) {
             c->model_like = src->model_like;
             c->poisoned = src->poisoned;
             c->opaque = src->opaque;
+            c->closed = src->closed;
             c->created = src->created;
             for (const auto& a : src->attrs) c->attrs.push_back(Attr{a.name, thaw(a.value), a.info});
             copy = c;
@@ -1072,9 +1072,8 @@ Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
     if (!callee.is_obj()) return Val::unknown(fmt::format("calls {}", type_name(callee)), site);
     switch (callee.o->kind) {
         case ObjKind::Function: {
-            auto fn = std::static_pointer_cast<FunctionObj>(callee.o);
-            if (auto v = intercept(f, fn->qualname, fn->name, args, site)) return *v;
-            return call_function(f, fn, std::move(args), site, nullptr);
+            // Functions of the source root are followed, the tree's own precision recipes included.
+            return call_function(f, std::static_pointer_cast<FunctionObj>(callee.o), std::move(args), site, nullptr);
         }
         case ObjKind::Method: {
             auto* m = callee.as<MethodObj>();
@@ -1191,6 +1190,11 @@ Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn,
                 break;
             }
         }
+    }
+    if (auto owner = fn->owner.lock()) {  // a method: what super() needs
+        f.defining_class = owner;
+        if (!fn->params.empty())
+            if (const Val* first = f.locals->find(fn->params.front().name)) f.self = *first;
     }
     if (fn->is_lambda) return eval(f, fn->body);
     Flow flow = exec_block(f, fn->body);

@@ -74,6 +74,16 @@ std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& ra
     auto arch = std::make_shared<HfArchitecture>();
     arch->model_id = id;
     arch->source = source;
+    {
+        // The config object Bridge's code reads: config.json with the transformers class defaults it may omit.
+        json full = raw;
+        const json& defaults = mapping().value("hf_defaults", json::object());
+        for (json* part : {&full, full.contains("text_config") && full["text_config"].is_object() ? &full["text_config"] : nullptr})
+            if (part)
+                for (auto it = defaults.begin(); it != defaults.end(); ++it)
+                    if (!part->contains(it.key())) (*part)[it.key()] = it.value();
+        arch->config = std::make_shared<const json>(std::move(full));
+    }
     // Multimodal models keep the language model's keys under text_config.
     json cfg = raw;
     if (raw.contains("text_config") && raw["text_config"].is_object()) {

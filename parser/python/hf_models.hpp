@@ -3,6 +3,7 @@
 // this order: --hf-config, the local Hugging Face cache, the catalog bundled in schemas/models/. The HF keys are
 // mapped onto Megatron fields as Bridge does (schemas/models/hf-mapping.json).
 #include <map>
+#include <nlohmann/json_fwd.hpp>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -24,6 +25,7 @@ struct HfArchitecture {
     std::string family;  // model_type
     std::string provider_class;
     std::vector<HfField> fields;
+    std::shared_ptr<const nlohmann::json> config;  // the config.json it was read from
 };
 
 class HfResolver {

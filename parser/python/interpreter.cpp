@@ -1289,7 +1289,11 @@ void Interp::exec_class_def(Frame& f, NodeId def, NodeId decorated) {
             exec_stmt(body_frame, st, none, 0, consumed);
         }
     }
-    for (auto& [name, v] : body_frame.locals->vars) cls->attrs.emplace_back(name, v);
+    for (auto& [name, v] : body_frame.locals->vars) {
+        if (v.is_obj(ObjKind::Function) && !v.as<FunctionObj>()->owner.lock()) v.as<FunctionObj>()->owner = cls;
+        cls->attrs.emplace_back(name, v);
+    }
+    note_bridge_registration(f, *cls, decorated);
     bind(f, cls->name, Val::obj(cls, cls->loc));
 }
 

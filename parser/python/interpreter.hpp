@@ -49,6 +49,16 @@ public:
     // Default of a model field at the selected revision (schemas), or nullopt.
     std::optional<Val> model_default(const std::string& field) const;
 
+    // A class of the tree registered as Megatron Bridge's model bridge for Hugging Face architectures
+    // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files on first use.
+    struct BridgeRegistration {
+        std::string module;      // dotted module name
+        std::string class_name;
+        std::string source;      // the architecture as written: a string literal's text, or a name to evaluate
+        bool source_is_literal = false;
+    };
+    const std::vector<BridgeRegistration>& model_bridges();
+
     // Diagnostics raised while initializing modules (syntax errors in helpers, ...), collected once.
     std::vector<Diagnostic> take_module_diagnostics();
 
@@ -58,6 +68,8 @@ private:
     const HfResolver& hf_;
     EvalLimits limits_;
     std::atomic<std::uint64_t> ids_{0};
+    std::once_flag bridges_scanned_;
+    std::vector<BridgeRegistration> bridges_;
     std::mutex diag_mutex_;
     std::vector<Diagnostic> module_diags_;
     // The objects module top levels made (written only under the module initialization lock); swept when the
@@ -97,6 +109,10 @@ public:
     Val call_recipe(const Val& fn);
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
+    // A `mixed_precision` name stored on `config`, resolved as Bridge does at run time by the tree's own
+    // get_mixed_precision_config (bridge_api.cpp): the config object, an unknown (IN011 reported when the tree's
+    // registry lacks the name), or nullopt when the tree has no such function (the bundled catalog decides).
+    std::optional<Val> resolve_precision_name(const InstanceObj& config, const Attr& mixed_precision);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
     std::int64_t steps() const { return steps_; }
 
@@ -147,6 +163,8 @@ private:
     void exec_import_from(Frame& f, NodeId node);
     void exec_function_def(Frame& f, NodeId def, const std::vector<Val>& decorators);
     void exec_class_def(Frame& f, NodeId def, NodeId decorated);
+    // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
+    void note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated);
     void exec_delete(Frame& f, NodeId node);
     void assign_target(Frame& f, NodeId target, Val value, const SetInfo& info);
     Val materialize(Frame& f, NodeId expr, const Val& unknown);
@@ -177,7 +195,16 @@ private:
                       const Val* self);
     Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
     Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
+    // Megatron Bridge's AutoBridge and Hugging Face configs (bridge_api.cpp).
+    Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
+    Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
+    Val call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
+    Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
+    Val hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site);
+    std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
+                                         bool model_config, Loc site);
     Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
+    void report_unknown_model(const std::string& model_id, Loc at);  // IN010
     Val precision_recipe(Frame& f, const std::string& name, Loc site);
     std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
                                  Loc site);
@@ -185,6 +212,13 @@ private:
     bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
     Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
                    bool& found);
+    // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
+    Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
+                  const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
+    // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
+    // or nullopt when an outside base class may add fields the linter does not know.
+    std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
+    std::optional<bool> is_subclass(const Val& cls, const Val& base) const;
     Val builtin_method(const Val& self, const std::string& name, Loc at);
     Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
@@ -204,6 +238,9 @@ private:
 
 // The parameters of a `def` or `lambda` (`params` may be kNoNode); defaults are evaluated by `eval_default`.
 std::vector<Param> read_params(const Ast& a, NodeId params, const std::function<Val(NodeId)>& eval_default);
+
+// A config Value (schemas, config.json facts) as an evaluator value; lists and maps become new objects.
+Val from_value(const Value& v, Loc at);
 
 // One of two values: the value when both are the same, else an unknown that names the condition at `where`.
 Val merge_vals(const Val& a, const Val& b, Loc where);

@@ -1,12 +1,11 @@
-// Classes, instances, attribute access, and the calls the linter models instead of following: names from outside
-// the source root, AutoBridge's Hugging Face providers, mixed-precision recipes.
+// Classes, instances, attribute access, and calls to names from outside the source root (what Bridge's own API
+// does at run time is modelled in bridge_api.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
 
 #include "core/schema.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
 
@@ -57,8 +56,13 @@ bool Interp::is_model_class(const std::shared_ptr<ClassObj>& cls, const std::str
 
 Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self,
                        Loc at, bool& found) {
+    return lookup_in(f, mro(cls), name, self, cls, at, found);
+}
+
+Val Interp::lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
+                      const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found) {
     found = false;
-    for (const auto& c : mro(cls)) {
+    for (const auto& c : classes) {
         const Val* v = c->own_attr(name);
         if (!v) continue;
         found = true;
@@ -67,7 +71,7 @@ Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std
             if (fn->staticmethod) return *v;
             auto m = std::make_shared<MethodObj>();
             m->func = *v;
-            if (fn->classmethod) m->self = Val::obj(cls);
+            if (fn->classmethod) m->self = Val::obj(owner);
             else if (self) m->self = *self;
             else return *v;
             return Val::obj(m, at);
@@ -82,6 +86,47 @@ Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std
         return thaw(*v);
     }
     return Val();
+}
+
+std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const {
+    std::vector<std::string> names;
+    bool outside_base = false;
+    const auto order = mro(cls);
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        for (const auto& b : (*it)->bases) outside_base |= !b.is_obj(ObjKind::Class);
+        if (!(*it)->dataclass) continue;
+        for (const auto& df : (*it)->fields)
+            if (std::find(names.begin(), names.end(), df.name) == names.end()) names.push_back(df.name);
+    }
+    if (outside_base) {
+        // An outside TransformerConfig (or a provider built on it) adds Megatron Core's fields of the revision.
+        if (!is_model_class(cls, {})) return std::nullopt;
+        for (const auto& n : Schema::instance().field_names())
+            if (const FieldSpec* spec = Schema::instance().field(n);
+                spec && Schema::instance().field_exists_at(*spec, project_.revision()) &&
+                std::find(names.begin(), names.end(), n) == names.end())
+                names.push_back(n);
+    }
+    return names;
+}
+
+std::optional<bool> Interp::is_subclass(const Val& cls, const Val& base) const {
+    if (!cls.is_obj(ObjKind::Class)) {
+        if (cls.is_obj(ObjKind::External) && base.is_obj(ObjKind::External))
+            return cls.as<ExternalObj>()->path == base.as<ExternalObj>()->path ? std::optional<bool>(true) : std::nullopt;
+        return cls.is_obj(ObjKind::External) && base.is_obj(ObjKind::Class) ? std::optional<bool>(false) : std::nullopt;
+    }
+    const auto order = mro(std::static_pointer_cast<ClassObj>(cls.o));
+    if (base.is_obj(ObjKind::Class))  // an outside class never derives from a class of the root
+        return std::find(order.begin(), order.end(), std::static_pointer_cast<ClassObj>(base.o)) != order.end();
+    if (!base.is_obj(ObjKind::External)) return std::nullopt;
+    bool outside_base = false;
+    for (const auto& c : order)
+        for (const auto& b : c->bases) {
+            if (b.is_obj(ObjKind::External) && b.as<ExternalObj>()->path == base.as<ExternalObj>()->path) return true;
+            outside_base |= !b.is_obj(ObjKind::Class);
+        }
+    return outside_base ? std::nullopt : std::optional<bool>(false);
 }
 
 Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) {
@@ -106,6 +151,9 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
                 if (found) return v;
             }
             if (!inst->opaque.empty()) return Val::unknown(inst->opaque, at);
+            if (inst->closed) return Val::unknown(fmt::format("{} has no attribute \"{}\"", type_name(obj), name), at);
+            if (name == "to_text_provider" && inst->model_like && !inst->cls)
+                return auto_bridge_method(obj, name, at);  // a provider the linter made from a config.json
             if (inst->model_like)
                 if (auto d = project_.model_default(name)) {
                     Val v = *d;
@@ -116,28 +164,46 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
         }
         case ObjKind::Class: {
             auto cls = std::static_pointer_cast<ClassObj>(obj.o);
-            if (cls->name == "AutoBridge" && name == "from_hf_pretrained")
-                return Val::obj(std::make_shared<BuiltinObj>(Builtin::HfFromPretrained, "from_hf_pretrained"), at);
+            if (auto m = cls->name == "AutoBridge" ? auto_bridge_method(obj, name, at) : Val(); m.is_obj()) return m;
             bool found = false;
             Val v = class_attr(f, cls, name, nullptr, at, found);
             if (found) return v;
             if (name == "__name__") return Val::str(cls->name, at);
+            if (name == "__dataclass_fields__") {
+                auto names = dataclass_field_names(cls);
+                if (!names) return Val::unknown(fmt::format("the fields of {}, which an outside base class adds to", cls->name), at);
+                auto d = std::make_shared<DictObj>();
+                for (const auto& n : *names) d->items.emplace_back(Val::str(n, at), Val::none(at));
+                return Val::obj(d, at);
+            }
             return Val::unknown(fmt::format("class {} has no known attribute \"{}\"", cls->name, name), at);
         }
         case ObjKind::Module: return module_attr(f, obj.as<ModuleObj>()->module, name, at);
+        case ObjKind::Super: {
+            auto* sup = obj.as<SuperObj>();
+            std::shared_ptr<ClassObj> cls = sup->self.is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(sup->self.o)
+                                            : sup->self.is_obj(ObjKind::Instance) ? sup->self.as<InstanceObj>()->cls
+                                                                                  : nullptr;
+            if (!cls) return Val::unknown(fmt::format("super().{} of an object of an outside class", name), at);
+            auto order = mro(cls);
+            auto start = std::find(order.begin(), order.end(), sup->after);
+            if (start == order.end()) return Val::unknown(fmt::format("super().{} outside its class", name), at);
+            std::vector<std::shared_ptr<ClassObj>> rest(start + 1, order.end());
+            bool found = false;
+            const Val* self = sup->self.is_obj(ObjKind::Instance) ? &sup->self : nullptr;
+            Val v = lookup_in(f, rest, name, self, cls, at, found);
+            if (found) return v;
+            return Val::unknown(fmt::format("super().{}, which an outside base class may define", name), at);
+        }
         case ObjKind::External: {
             const std::string& path = obj.as<ExternalObj>()->path;
             if (path == "typing" && name == "TYPE_CHECKING") return Val::boolean(false, at);
-            if (name == "from_hf_pretrained" && ends_with(path, "AutoBridge"))
-                return Val::obj(std::make_shared<BuiltinObj>(Builtin::HfFromPretrained, "from_hf_pretrained"), at);
+            if (ends_with(path, "AutoBridge") || ends_with(path, "AutoConfig"))
+                if (auto m = auto_bridge_method(obj, name, at); m.is_obj()) return m;
             return Val::obj(std::make_shared<ExternalObj>(path + "." + name), at);
         }
         case ObjKind::HfBridge: {
-            if (name == "to_megatron_provider") {
-                auto b = std::make_shared<BuiltinObj>(Builtin::HfToProvider, "to_megatron_provider");
-                b->self = obj;
-                return Val::obj(b, at);
-            }
+            if (auto m = auto_bridge_method(obj, name, at); m.is_obj()) return m;
             return Val::unknown(fmt::format("AutoBridge.{} is not modelled", name), at);
         }
         case ObjKind::Function:
@@ -149,7 +215,7 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
 
 Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site) {
     if (cls->is_enum) return Val::unknown(fmt::format("an enum value of {} made at run time", cls->name), site);
-    if (cls->name == "AutoBridge") return Val::unknown("AutoBridge(...) is not modelled", site);
+    if (cls->name == "AutoBridge") return auto_bridge_from_config(f, args.pos.empty() ? Val() : args.pos[0], site);
     auto inst = std::make_shared<InstanceObj>();
     inst->cls = cls;
     inst->class_path = cls->qualname;
@@ -231,69 +297,39 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     return self;
 }
 
-Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
-    auto inst = std::make_shared<InstanceObj>();
-    inst->model_like = true;
-    inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
-    inst->class_path = "megatron.bridge.models.GPTModelProvider";
-    if (!bridge.model_id.is_str()) {
-        const std::string reason = "the Hugging Face model id is computed at run time";
-        for (const auto& field : HfResolver::architecture_fields())
-            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
-        return Val::obj(inst, site);
-    }
-    const std::string& id = bridge.model_id.s;
-    auto arch = project_.hf().lookup(id);
-    if (!arch) {
-        const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
-        for (const auto& field : HfResolver::architecture_fields())
-            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
-        Diagnostic d = input_error(InputError::UnknownModel, bridge.loc.range(),
-                                   fmt::format("the architecture of \"{}\" is not known, so the checks that need it "
-                                               "(layers, experts, attention type) are skipped",
-                                               id));
-        d.severity = Severity::Warning;
-        d.notes.push_back(Note{SourceRange{}, fmt::format("its config.json is not given with --hf-config, not in the Hugging Face "
-                                               "cache and not in the bundled catalog")});
-        d.notes.push_back(Note{SourceRange{}, fmt::format("download it with `huggingface-cli download {} config.json`, or pass "
-                                               "--hf-config {}=PATH/TO/config.json",
-                                               id, id)});
-        report(std::move(d));
-        return Val::obj(inst, site);
-    }
-    for (const auto& field : arch->fields) {
-        SetInfo info{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
-        Val v;
-        if (field.value.is_unknown()) {
-            v = Val::unknown(field.value.unknown_reason(), site);
-        } else {
-            // Schema values become evaluator values (lists for moe_layer_freq).
-            switch (field.value.kind()) {
-                case Value::Kind::Null: v = Val::none(site); break;
-                case Value::Kind::Bool: v = Val::boolean(field.value.as_bool(), site); break;
-                case Value::Kind::Int: v = Val::integer(field.value.as_int(), site); break;
-                case Value::Kind::Float: v = Val::floating(field.value.as_number(), site); break;
-                case Value::Kind::String: v = Val::str(field.value.as_string(), site); break;
-                case Value::Kind::List: {
-                    std::vector<Val> items;
-                    for (const auto& item : field.value.items())
-                        items.push_back(item.is_int() ? Val::integer(item.as_int(), site)
-                                                      : Val::unknown("an element the linter does not model", site));
-                    v = make_list(std::move(items), ObjKind::List, site);
-                    break;
-                }
-                default: v = Val::unknown("a value the linter does not model", site); break;
-            }
-        }
-        inst->attrs.push_back(Attr{field.field, std::move(v), std::move(info)});
-    }
-    return Val::obj(inst, site);
-}
-
 Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site) {
     const std::string& path = ext.path;
     const std::string name = last_component(path);
     if (auto v = intercept(f, path, name, args, site)) return *v;
+    if ((path == "dataclasses.fields" || path == "dataclasses.is_dataclass") && !args.pos.empty()) {
+        const Val& x = args.pos[0];
+        std::shared_ptr<ClassObj> cls = x.is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(x.o)
+                                        : x.is_obj(ObjKind::Instance) ? x.as<InstanceObj>()->cls
+                                                                      : nullptr;
+        if (!cls) return Val::unknown(fmt::format("{}() of {}", path, type_name(x)), site);
+        bool dataclass = false;
+        for (const auto& c : mro(cls)) dataclass |= c->dataclass;
+        auto names = dataclass_field_names(cls);
+        if (path == "dataclasses.is_dataclass") {
+            if (dataclass) return Val::boolean(true, site);
+            return names ? Val::boolean(false, site) : Val::unknown(fmt::format("whether {} is a dataclass", cls->name), site);
+        }
+        if (!names) return Val::unknown(fmt::format("the fields of {}, which an outside base class adds to", cls->name), site);
+        std::vector<Val> items;
+        for (const auto& n : *names) {
+            bool init = true;
+            for (const auto& c : mro(cls))
+                for (const auto& df : c->fields)
+                    if (df.name == n) init = df.init;
+            auto field_obj = std::make_shared<InstanceObj>();
+            field_obj->class_path = "dataclasses.Field";
+            field_obj->closed = true;
+            field_obj->attrs.push_back(Attr{"name", Val::str(n, site), {}});
+            field_obj->attrs.push_back(Attr{"init", Val::boolean(init, site), {}});
+            items.push_back(Val::obj(field_obj, site));
+        }
+        return make_list(std::move(items), ObjKind::Tuple, site);
+    }
     if (path == "dataclasses.field" || (name == "field" && path.find("dataclass") != std::string::npos)) {
         auto spec = std::make_shared<FieldSpecObj>();
         for (const auto& [k, v] : args.kw) {

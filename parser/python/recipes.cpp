@@ -235,12 +235,18 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
 // The fields of a model object that Megatron Core knows; a builder config's nested `transformer` object keeps its
 // nesting (the engine flattens it).
 static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e, std::vector<Diagnostic>& diagnostics,
-                                int depth) {
+                                int depth, const Revision& rev) {
     const Schema& schema = Schema::instance();
     for (const auto& attr : model.attrs) {
+        if (attr.name == "transformer" && depth == 0 && !attr.value.is_obj(ObjKind::Instance) && !attr.value.is_none()) {
+            // A builder config whose nested transformer config is not known: none of its fields are.
+            const std::string reason = attr.value.is_unknown() ? attr.value.reason() : "the transformer config is not an object";
+            m.set(attr.name, unknown_model(reason, provenance_of(attr.info), rev));
+            continue;
+        }
         if (attr.name == "transformer" && depth == 0 && attr.value.is_obj(ObjKind::Instance)) {
             Value nested = Value::map(provenance_of(attr.info));
-            export_model_fields(*attr.value.as<InstanceObj>(), nested, e, diagnostics, depth + 1);
+            export_model_fields(*attr.value.as<InstanceObj>(), nested, e, diagnostics, depth + 1, rev);
             m.set(attr.name, std::move(nested));
             continue;
         }
@@ -309,6 +315,9 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         out.root.set("model", unknown_model(inst->poisoned, anchor, project.revision()));
         return out;
     }
+    // Bridge turns a mixed_precision name into a config at run time; the tree's own registry says which names exist.
+    if (Attr* mp = inst->find("mixed_precision"))
+        if (auto resolved = in.resolve_precision_name(*inst, *mp)) mp->value = std::move(*resolved);
     const Schema& schema = Schema::instance();
     const auto& sections = schema.config_sections();
     Exporter e;
@@ -335,7 +344,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         }
         // A model object made for an unknown value knows only what was written to it since.
         Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, project.revision());
-        export_model_fields(*model, m, e, out.diagnostics, 0);
+        export_model_fields(*model, m, e, out.diagnostics, 0, project.revision());
         out.root.set("model", std::move(m));
     }
     if (!inst->opaque.empty()) {

@@ -56,7 +56,7 @@ struct SetInfo {
 
 enum class ObjKind : std::uint8_t {
     List, Tuple, Set, Dict, Instance, Function, Class, Module, Method, Builtin, External, Partial, HfBridge,
-    FieldSpec, Property, LazyImport,
+    FieldSpec, Property, LazyImport, Super,
 };
 
 // Creation counter of the current thread: a branch journal only records changes to objects older than itself.
@@ -185,6 +185,8 @@ struct InstanceObj : Object {
     bool model_like = false;         // a TransformerConfig / model provider: unset fields take Megatron defaults
     std::string poisoned;            // non-empty: arbitrary attributes may have been changed (the reason)
     std::string opaque;              // non-empty: made for an unknown value; attributes not set since are unknown
+    bool closed = false;             // its attributes are all it has (a Hugging Face config read from config.json):
+                                     // a missing one is absent (getattr's default, hasattr False), not unknown
     SetInfo created;                 // where the object was made (for the provenance of defaults)
 
     Attr* find(std::string_view name) {
@@ -219,6 +221,7 @@ struct FunctionObj : Object {
     bool is_lambda = false;
     bool returns_config = false;   // annotated `-> ConfigContainer`
     bool staticmethod = false, classmethod = false;
+    std::weak_ptr<ClassObj> owner;  // the class whose body defined it (for super())
 };
 
 struct DataField {
@@ -295,13 +298,15 @@ struct PartialObj : Object {  // functools.partial
     std::vector<std::pair<std::string, Val>> kwargs;
 };
 
-struct HfBridgeObj : Object {  // AutoBridge.from_hf_pretrained("org/name")
+struct HfBridgeObj : Object {  // AutoBridge.from_hf_pretrained("org/name"), AutoBridge.from_hf_config(config)
     HfBridgeObj() : Object(ObjKind::HfBridge) {}
     void clear_refs() override {
         model_id = Val();
+        config = Val();
         chain.reset();
     }
-    Val model_id;
+    Val model_id;  // the Hugging Face model id, when known
+    Val config;    // the Hugging Face config object it was made from (from_hf_config), else None
     Loc loc;
     Chain chain;
 };
@@ -325,6 +330,16 @@ struct LazyImportObj : Object {
     Module* from;
     std::string module;  // absolute dotted name
     std::string name;
+};
+
+struct SuperObj : Object {  // super(): attribute lookup starts after `after` in the class order of `self`
+    SuperObj() : Object(ObjKind::Super) {}
+    void clear_refs() override {
+        self = Val();
+        after.reset();
+    }
+    Val self;  // an instance, or a class (in a classmethod)
+    std::shared_ptr<ClassObj> after;
 };
 
 struct PropertyObj : Object {  // @property: the getter runs on attribute access

@@ -1,0 +1,463 @@
+// The parts of Megatron Bridge's run-time behaviour that the evaluator models at its boundary, because they read
+// files or registries at run time: how a mixed_precision name becomes a config, and how AutoBridge turns a Hugging
+// Face model into a provider or a model config. Where the linted tree defines them (its precision registry, the model
+// bridges it registers for each Hugging Face architecture), the tree's own code is followed, with its lines as
+// provenance; the bundled catalog and mapping (schemas/) are the fallback.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "core/did_you_mean.hpp"
+#include "parser/input_errors.hpp"
+#include "parser/python/builtins.hpp"
+#include "parser/python/interpreter.hpp"
+
+namespace mbl::py {
+
+namespace {
+
+// The names a module's registries hold: the string keys of its module-level dicts whose values are all functions
+// (Bridge's MIXED_PRECISION_RECIPES, filled by a @register decorator). Empty when any such dict is not fully known.
+std::optional<std::vector<std::string>> registry_names(const Module& m) {
+    std::vector<std::string> names;
+    bool found = false;
+    for (const auto& [_, v] : m.globals->vars) {
+        if (!v.is_obj(ObjKind::Dict)) continue;
+        auto* d = v.as<DictObj>();
+        if (d->items.empty()) continue;
+        const bool functions = std::all_of(d->items.begin(), d->items.end(), [](const auto& kv) {
+            return kv.first.is_str() && kv.second.is_obj(ObjKind::Function);
+        });
+        if (!functions) continue;
+        if (!d->unknown.empty()) return std::nullopt;
+        found = true;
+        for (const auto& [k, _v] : d->items) names.push_back(k.s);
+    }
+    if (!found) return std::nullopt;
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+    return names;
+}
+
+}  // namespace
+
+std::optional<Val> Interp::resolve_precision_name(const InstanceObj& config, const Attr& mixed_precision) {
+    const Val& name = mixed_precision.value;
+    if (!name.is_str() || !config.cls || !config.cls->module) return std::nullopt;
+    // Bridge resolves the name with get_mixed_precision_config, imported where its ConfigContainer is defined.
+    Val resolver = module_global(config.cls->module, "get_mixed_precision_config");
+    if (!resolver.is_obj(ObjKind::Function)) return std::nullopt;
+    auto fn = std::static_pointer_cast<FunctionObj>(resolver.o);
+
+    // Called where the recipe stored the name, so that the values it produces point back there.
+    Frame caller;
+    caller.module = config.cls->module;
+    caller.chain = mixed_precision.info.chain;
+    caller.depth = caller.chain ? caller.chain->depth : 0;
+    caller.stmt = mixed_precision.info.loc;
+    CallArgs args;
+    args.pos.push_back(name);
+    Val out = call_function(caller, fn, std::move(args), mixed_precision.info.loc, nullptr);
+    if (out.is_obj(ObjKind::Instance)) return out;
+
+    auto names = registry_names(*fn->module);
+    std::string underscored = name.s;
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    if (names && !std::binary_search(names->begin(), names->end(), name.s) &&
+        !std::binary_search(names->begin(), names->end(), underscored)) {
+        Diagnostic d = input_error(
+            InputError::UnknownValue, mixed_precision.info.loc.range(),
+            fmt::format("unknown mixed_precision recipe \"{}\"{}", name.s, did_you_mean_suffix(name.s, *names)));
+        d.notes.push_back(Note{fn->module->loc(fn->def).range(),
+                               fmt::format("{}() looks recipes up in the registry of {}, which has no \"{}\"", fn->name,
+                                           fn->module->path, name.s)});
+        report(std::move(d));
+        return Val::unknown(fmt::format("mixed_precision names the unknown recipe \"{}\"", name.s), name.at);
+    }
+    return out;
+}
+
+
+// --- AutoBridge -------------------------------------------------------------------------------------------------
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+std::string last_component(std::string_view path) {
+    auto dot = path.rfind('.');
+    return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
+}
+
+Val bridge_builtin(Builtin id, const char* name, const Val& self, Loc at) {
+    auto b = std::make_shared<BuiltinObj>(id, name);
+    b->self = self;
+    return Val::obj(b, at);
+}
+
+const Val* call_arg(const CallArgs& args, size_t pos, std::initializer_list<const char*> names) {
+    if (pos < args.pos.size()) return &args.pos[pos];
+    for (const auto& [k, v] : args.kw)
+        for (const char* n : names)
+            if (k == n) return &v;
+    return nullptr;
+}
+
+// The model id a Hugging Face config object was read for (Hugging Face keeps it as `_name_or_path`).
+std::string config_model_id(const Val& config) {
+    if (!config.is_obj(ObjKind::Instance)) return {};
+    const Attr* a = config.as<InstanceObj>()->find("_name_or_path");
+    return a && a->value.is_str() ? a->value.s : std::string();
+}
+
+}  // namespace
+
+Val Interp::auto_bridge_method(const Val& self, const std::string& name, Loc at) {
+    if (self.is_obj(ObjKind::HfBridge)) {
+        if (name == "to_megatron_provider") return bridge_builtin(Builtin::HfToProvider, "to_megatron_provider", self, at);
+        if (name == "get_model_config") return bridge_builtin(Builtin::HfGetModelConfig, "get_model_config", self, at);
+        return Val();
+    }
+    if (self.is_obj(ObjKind::Instance)) {
+        // A vision-language provider made from the bundled mapping already holds the language model's fields.
+        if (name == "to_text_provider") return bridge_builtin(Builtin::HfToTextProvider, "to_text_provider", self, at);
+        return Val();
+    }
+    const bool auto_config = self.is_obj(ObjKind::External) && ends_with(self.as<ExternalObj>()->path, "AutoConfig");
+    if (auto_config) return name == "from_pretrained" ? bridge_builtin(Builtin::HfAutoConfig, "from_pretrained", Val(), at) : Val();
+    if (name == "from_hf_pretrained") return bridge_builtin(Builtin::HfFromPretrained, "from_hf_pretrained", Val(), at);
+    if (name == "from_hf_config") return bridge_builtin(Builtin::HfFromConfig, "from_hf_config", Val(), at);
+    return Val();
+}
+
+Val Interp::auto_bridge_from_config(Frame& f, const Val& config, Loc site) {
+    auto bridge = std::make_shared<HfBridgeObj>();
+    bridge->loc = site;
+    bridge->chain = f.chain;
+    if (config.is_obj(ObjKind::HfBridge)) return config;
+    if (config.is_obj(ObjKind::Instance)) {
+        bridge->config = config;
+        // A wrapper (PreTrainedCausalLM) holds its config as `.config`.
+        if (const Attr* inner = config.as<InstanceObj>()->find("config"); inner && inner->value.is_obj(ObjKind::Instance))
+            bridge->config = inner->value;
+        std::string id = config_model_id(bridge->config);
+        bridge->model_id = id.empty() ? Val::unknown("the Hugging Face config was not read from a known model", site)
+                                      : Val::str(id, site);
+    } else {
+        bridge->model_id = Val::unknown(config.is_unknown() ? config.reason() : "no Hugging Face config given", site);
+    }
+    return Val::obj(bridge, site);
+}
+
+Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
+    switch (b.id) {
+        case Builtin::HfFromPretrained: {
+            auto bridge = std::make_shared<HfBridgeObj>();
+            const Val* id = call_arg(args, 0, {"path", "pretrained_model_name_or_path", "hf_path"});
+            bridge->model_id = id ? *id : Val::unknown("no model id given", site);
+            bridge->loc = site;
+            bridge->chain = f.chain;
+            return Val::obj(bridge, site);
+        }
+        case Builtin::HfFromConfig: {
+            const Val* config = call_arg(args, 0, {"config", "hf_config"});
+            return auto_bridge_from_config(f, config ? *config : Val(), site);
+        }
+        case Builtin::HfAutoConfig: {
+            const Val* id = call_arg(args, 0, {"pretrained_model_name_or_path"});
+            if (!id || !id->is_str()) return Val::unknown("AutoConfig.from_pretrained() of a model id computed at run time", site);
+            return hf_config_object(f, id->s, site);
+        }
+        case Builtin::HfToProvider:
+        case Builtin::HfGetModelConfig:
+            if (!b.self.is_obj(ObjKind::HfBridge)) return Val::unknown(fmt::format("{}() of an unknown bridge", b.name), site);
+            return hf_model(f, *b.self.as<HfBridgeObj>(), b.id == Builtin::HfGetModelConfig, site);
+        case Builtin::HfToTextProvider: return b.self;
+        default: return Val::unknown(fmt::format("{}() is not modelled", b.name), site);
+    }
+}
+
+Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
+    auto arch = project_.hf().lookup(model_id);
+    if (!arch || !arch->config) {
+        report_unknown_model(model_id, site);
+        return Val::unknown(fmt::format("the architecture of {} is not known (no config.json found)", model_id), site);
+    }
+    const std::string from = fmt::format("the config.json of {} ({})", model_id, arch->source);
+    // Objects under keys ending in _config (text_config, vision_config) are configs of their own.
+    std::function<Val(const nlohmann::json&, bool, int)> convert = [&](const nlohmann::json& j, bool config,
+                                                                       int depth) -> Val {
+        if (depth > 8) return Val::unknown("nested too deeply", site);
+        if (j.is_null()) return Val::none(site);
+        if (j.is_boolean()) return Val::boolean(j.get<bool>(), site);
+        if (j.is_number_integer()) return Val::integer(j.get<std::int64_t>(), site);
+        if (j.is_number()) return Val::floating(j.get<double>(), site);
+        if (j.is_string()) return Val::str(j.get<std::string>(), site);
+        if (j.is_array()) {
+            std::vector<Val> items;
+            for (const auto& item : j) items.push_back(convert(item, false, depth + 1));
+            return make_list(std::move(items), ObjKind::List, site);
+        }
+        if (!config) {
+            auto d = std::make_shared<DictObj>();
+            for (auto it = j.begin(); it != j.end(); ++it)
+                d->items.emplace_back(Val::str(it.key(), site), convert(it.value(), false, depth + 1));
+            return Val::obj(d, site);
+        }
+        auto inst = std::make_shared<InstanceObj>();
+        inst->class_path = "transformers.PretrainedConfig";
+        inst->closed = true;
+        inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
+        auto detail = std::make_shared<const std::string>(from);
+        for (auto it = j.begin(); it != j.end(); ++it)
+            inst->attrs.push_back(Attr{it.key(), convert(it.value(), ends_with(it.key(), "_config"), depth + 1),
+                                       SetInfo{site, f.chain, Origin::Derived, detail}});
+        if (!inst->find("_name_or_path"))
+            inst->attrs.push_back(Attr{"_name_or_path", Val::str(model_id, site), SetInfo{site, f.chain, Origin::Derived, detail}});
+        return Val::obj(inst, site);
+    };
+    return convert(*arch->config, true, 0);
+}
+
+Val Interp::hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site) {
+    std::string id = bridge.model_id.is_str() ? bridge.model_id.s : config_model_id(bridge.config);
+    Val config = bridge.config;
+    // An unknown model is reported once, by the mapping fallback below.
+    if (!config.is_obj(ObjKind::Instance) && !id.empty() && project_.hf().lookup(id)) config = hf_config_object(f, id, site);
+    if (config.is_obj(ObjKind::Instance))
+        if (auto made = tree_model_bridge(f, config, id, model_config, site)) {
+            // What the tree's bridge leaves unknown, the bundled mapping may know.
+            if (auto arch = id.empty() ? nullptr : project_.hf().lookup(id)) {
+                auto* inst = made->as<InstanceObj>();
+                for (const auto& field : arch->fields) {
+                    Attr* a = inst->find(field.field);
+                    if (!a || !a->value.is_unknown() || field.value.is_unknown()) continue;
+                    a->value = from_value(field.value, site);
+                    a->info = SetInfo{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
+                }
+            }
+            return *made;
+        }
+    HfBridgeObj by_id = bridge;
+    if (!id.empty()) by_id.model_id = Val::str(id, bridge.loc);
+    Val out = hf_provider(f, by_id, site);
+    if (model_config && out.is_obj(ObjKind::Instance))
+        out.as<InstanceObj>()->class_path = "megatron.bridge.models.gpt.model_config.BridgeGPTModelConfig";
+    return out;
+}
+
+void Interp::report_unknown_model(const std::string& id, Loc at) {
+    Diagnostic d = input_error(InputError::UnknownModel, at.range(),
+                               fmt::format("the architecture of \"{}\" is not known, so the checks that need it "
+                                           "(layers, experts, attention type) are skipped",
+                                           id));
+    d.severity = Severity::Warning;
+    d.notes.push_back(Note{SourceRange{}, "its config.json is not given with --hf-config, not in the Hugging Face cache "
+                                          "and not in the bundled catalog"});
+    d.notes.push_back(Note{SourceRange{}, fmt::format("download it with `huggingface-cli download {} config.json`, or "
+                                                      "pass --hf-config {}=PATH/TO/config.json",
+                                                      id, id)});
+    report(std::move(d));
+}
+
+Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
+    auto inst = std::make_shared<InstanceObj>();
+    inst->model_like = true;
+    inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
+    inst->class_path = "megatron.bridge.models.GPTModelProvider";
+    if (!bridge.model_id.is_str()) {
+        const std::string reason =
+            bridge.model_id.is_unknown() ? bridge.model_id.reason() : "the Hugging Face model id is computed at run time";
+        for (const auto& field : HfResolver::architecture_fields())
+            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
+        return Val::obj(inst, site);
+    }
+    const std::string& id = bridge.model_id.s;
+    auto arch = project_.hf().lookup(id);
+    if (!arch) {
+        const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
+        for (const auto& field : HfResolver::architecture_fields())
+            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
+        report_unknown_model(id, bridge.loc);
+        return Val::obj(inst, site);
+    }
+    for (const auto& field : arch->fields) {
+        SetInfo info{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
+        // config.json facts are scalars and integer lists (moe_layer_freq); anything else is not modelled.
+        Val v = field.value.is_map() ? Val::unknown("a value the linter does not model", site) : from_value(field.value, site);
+        inst->attrs.push_back(Attr{field.field, std::move(v), std::move(info)});
+    }
+    return Val::obj(inst, site);
+}
+
+// --- model bridges registered by the tree ---------------------------------------------------------------------------
+
+namespace {
+
+// `@X.register_bridge(source=..., ...)` on a class: the `source` argument's node, else kNoNode.
+NodeId registered_source(const Ast& a, NodeId decorator) {
+    NodeId call = a.first_named(decorator);
+    if (a.kind(call) != Kind::Call || !ends_with(a.source(a.field(call, Field::Function)), "register_bridge")) return kNoNode;
+    for (NodeId arg : a.named_kids(a.field(call, Field::Arguments)))
+        if (a.kind(arg) == Kind::KeywordArgument && a.source(a.field(arg, Field::Name)) == "source")
+            return a.field(arg, Field::Value);
+    return kNoNode;
+}
+
+// The text of a plain string literal ("x", 'x', """x""").
+std::string literal_text(std::string_view quoted) {
+    auto open = quoted.find_first_of("\"'");
+    auto close = quoted.find_last_of("\"'");
+    if (open == std::string_view::npos || close <= open) return {};
+    std::string_view body = quoted.substr(open, close - open + 1);
+    const bool triple = body.size() >= 6 && body[0] == body[1] && body[1] == body[2];
+    const size_t q = triple ? 3 : 1;
+    return std::string(body.substr(q, body.size() - 2 * q));
+}
+
+}  // namespace
+
+const std::vector<Project::BridgeRegistration>& Project::model_bridges() {
+    std::call_once(bridges_scanned_, [this] {
+        namespace fs = std::filesystem;
+        std::error_code ec;
+        fs::path base = fs::path(index_.root()) / "src";
+        if (!fs::is_directory(base, ec)) base = index_.root();
+        std::vector<std::string> files;
+        for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
+             !ec && it != end; it.increment(ec)) {
+            const std::string name = it->path().filename().string();
+            if (it->is_directory(ec)) {
+                if (name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules")
+                    it.disable_recursion_pending();
+                continue;
+            }
+            if (it->path().extension() != ".py") continue;
+            // Only files that mention the decorator are parsed.
+            std::ifstream in(it->path(), std::ios::binary);
+            std::stringstream text;
+            text << in.rdbuf();
+            if (text.str().find("register_bridge") != std::string::npos) files.push_back(it->path().string());
+        }
+        std::sort(files.begin(), files.end());
+        for (const auto& file : files) {
+            std::vector<Diagnostic> ignored;
+            Module* m = index_.module_for_file(file, ignored);
+            if (!m) continue;
+            index_.ensure_parsed(m);
+            if (!m->ast) continue;
+            const Ast& a = *m->ast;
+            for (NodeId st : a.named_kids(a.root)) {
+                if (a.kind(st) != Kind::DecoratedDefinition) continue;
+                NodeId def = a.field(st, Field::Definition);
+                if (a.kind(def) != Kind::ClassDefinition) continue;
+                for (NodeId dec : a.named_kids(st)) {
+                    if (a.kind(dec) != Kind::Decorator) continue;
+                    NodeId source = registered_source(a, dec);
+                    if (source == kNoNode) continue;
+                    BridgeRegistration r{m->name, std::string(a.source(a.field(def, Field::Name))), {}, false};
+                    if (a.kind(source) == Kind::String) {
+                        r.source = literal_text(a.source(source));
+                        r.source_is_literal = true;
+                    } else if (a.kind(source) == Kind::Identifier || a.kind(source) == Kind::Attribute) {
+                        r.source = std::string(a.source(source));
+                    } else {
+                        continue;
+                    }
+                    bridges_.push_back(std::move(r));
+                }
+            }
+        }
+    });
+    return bridges_;
+}
+
+std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
+                                             bool model_config, Loc site) {
+    auto* config = hf_config.as<InstanceObj>();
+    const Attr* archs = config->find("architectures");
+    if (!archs || !archs->value.is_obj(ObjKind::List) || archs->value.as<SeqObj>()->items.empty()) return std::nullopt;
+    const Val& first = archs->value.as<SeqObj>()->items.front();
+    if (!first.is_str()) return std::nullopt;
+    const std::string& architecture = first.s;
+
+    // The registered class for this architecture: a literal or a same-named import first, then names evaluated in
+    // their module (a constant, or a class imported under another name).
+    const auto& bridges = project_.model_bridges();
+    const Project::BridgeRegistration* found = nullptr;
+    for (const auto& r : bridges)
+        if ((r.source_is_literal ? r.source : last_component(r.source)) == architecture) {
+            found = &r;
+            break;
+        }
+    for (size_t i = 0; !found && i < bridges.size(); ++i) {
+        const auto& r = bridges[i];
+        if (r.source_is_literal || r.source.find('.') != std::string::npos) continue;
+        Module* m = project_.index().find(r.module);
+        if (!m) continue;
+        Val v = module_global(m, r.source);
+        std::string name = v.is_str()                     ? v.s
+                           : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
+                           : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
+                                                         : std::string();
+        if (name == architecture) found = &r;
+    }
+    if (!found) return std::nullopt;
+    Module* m = project_.index().find(found->module);
+    if (!m) return std::nullopt;
+    Val cls = module_global(m, found->class_name);
+    if (!cls.is_obj(ObjKind::Class)) return std::nullopt;
+
+    // As AutoBridge does: a bridge instance that knows the config, and a pretrained wrapper holding it.
+    Val bridge = call(f, cls, {}, site);
+    if (!bridge.is_obj(ObjKind::Instance)) return std::nullopt;
+    SetInfo info{site, f.chain, Origin::Derived, nullptr};
+    auto wrapper = std::make_shared<InstanceObj>();
+    wrapper->class_path = "megatron.bridge.models.hf_pretrained.causal_lm.PreTrainedCausalLM";
+    wrapper->closed = true;
+    wrapper->attrs.push_back(Attr{"config", hf_config, info});
+    wrapper->attrs.push_back(Attr{"model_name_or_path", model_id.empty() ? Val::none(site) : Val::str(model_id, site), info});
+    Val pretrained = Val::obj(wrapper, site);
+    set_attr(f, bridge, "hf_config", hf_config, info);
+    set_attr(f, bridge, "hf_pretrained", pretrained, info);
+
+    Val method = get_attr(f, bridge, model_config ? "hf_config_to_model_config" : "provider_bridge", site);
+    CallArgs args;
+    args.pos.push_back(model_config ? hf_config : pretrained);
+    Val made = call(f, method, std::move(args), site);
+    if (!made.is_obj(ObjKind::Instance) || !made.as<InstanceObj>()->poisoned.empty()) return std::nullopt;
+    made.as<InstanceObj>()->model_like = true;
+    return made;
+}
+
+
+void Interp::note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated) {
+    if (decorated == kNoNode) return;
+    const Ast& a = ast(f);
+    for (NodeId dec : a.named_kids(decorated)) {
+        if (a.kind(dec) != Kind::Decorator || registered_source(a, dec) == kNoNode) continue;
+        NodeId call = a.first_named(dec);
+        for (NodeId arg : a.named_kids(a.field(call, Field::Arguments))) {
+            if (a.kind(arg) != Kind::KeywordArgument) continue;
+            const std::string_view key = a.source(a.field(arg, Field::Name));
+            Val v = eval(f, a.field(arg, Field::Value));
+            if (key == "provider" && !v.is_none()) {
+                cls.attrs.emplace_back("PROVIDER_CLASS", v);
+            } else if (key == "model_type" && !v.is_none()) {
+                cls.attrs.emplace_back("MODEL_TYPE", v);
+            } else if (key == "source") {
+                if (v.is_obj(ObjKind::External)) v = Val::str(last_component(v.as<ExternalObj>()->path), v.at);
+                else if (v.is_obj(ObjKind::Class)) v = Val::str(v.as<ClassObj>()->name, v.at);
+                cls.attrs.emplace_back("SOURCE_NAME", v);
+            }
+        }
+    }
+}
+
+}  // namespace mbl::py
