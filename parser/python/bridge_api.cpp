@@ -323,13 +323,12 @@ std::string literal_text(std::string_view quoted) {
 
 }  // namespace
 
-const std::vector<Project::BridgeRegistration>& Project::model_bridges() {
-    std::call_once(bridges_scanned_, [this] {
+std::vector<Project::BridgeRegistration> Project::model_bridges(std::string_view text) {
+    std::call_once(bridge_files_listed_, [this] {
         namespace fs = std::filesystem;
         std::error_code ec;
         fs::path base = fs::path(index_.root()) / "src";
         if (!fs::is_directory(base, ec)) base = index_.root();
-        std::vector<std::string> files;
         for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
              !ec && it != end; it.increment(ec)) {
             const std::string name = it->path().filename().string();
@@ -339,43 +338,54 @@ const std::vector<Project::BridgeRegistration>& Project::model_bridges() {
                 continue;
             }
             if (it->path().extension() != ".py") continue;
-            // Only files that mention the decorator are parsed.
             std::ifstream in(it->path(), std::ios::binary);
-            std::stringstream text;
-            text << in.rdbuf();
-            if (text.str().find("register_bridge") != std::string::npos) files.push_back(it->path().string());
+            std::stringstream content;
+            content << in.rdbuf();
+            if (content.str().find("register_bridge") != std::string::npos)
+                bridge_files_.emplace_back(it->path().string(), content.str());
         }
-        std::sort(files.begin(), files.end());
-        for (const auto& file : files) {
-            std::vector<Diagnostic> ignored;
-            Module* m = index_.module_for_file(file, ignored);
-            if (!m) continue;
+        std::sort(bridge_files_.begin(), bridge_files_.end());
+    });
+    std::vector<BridgeRegistration> out;
+    for (const auto& [file, content] : bridge_files_) {
+        if (!text.empty() && content.find(text) == std::string::npos) continue;
+        {
+            std::lock_guard<std::mutex> lock(bridges_mutex_);
+            if (auto it = bridges_by_file_.find(file); it != bridges_by_file_.end()) {
+                out.insert(out.end(), it->second.begin(), it->second.end());
+                continue;
+            }
+        }
+        std::vector<BridgeRegistration> found;
+        std::vector<Diagnostic> ignored;
+        if (Module* m = index_.module_for_file(file, ignored)) {
             index_.ensure_parsed(m);
-            if (!m->ast) continue;
-            const Ast& a = *m->ast;
-            for (NodeId st : a.named_kids(a.root)) {
-                if (a.kind(st) != Kind::DecoratedDefinition) continue;
-                NodeId def = a.field(st, Field::Definition);
-                if (a.kind(def) != Kind::ClassDefinition) continue;
-                for (NodeId dec : a.named_kids(st)) {
-                    if (a.kind(dec) != Kind::Decorator) continue;
-                    NodeId source = registered_source(a, dec);
+            const Ast* a = m->ast.get();
+            for (NodeId st : a ? a->named_kids(a->root) : std::vector<NodeId>{}) {
+                if (a->kind(st) != Kind::DecoratedDefinition) continue;
+                NodeId def = a->field(st, Field::Definition);
+                if (a->kind(def) != Kind::ClassDefinition) continue;
+                for (NodeId dec : a->named_kids(st)) {
+                    NodeId source = a->kind(dec) == Kind::Decorator ? registered_source(*a, dec) : kNoNode;
                     if (source == kNoNode) continue;
-                    BridgeRegistration r{m->name, std::string(a.source(a.field(def, Field::Name))), {}, false};
-                    if (a.kind(source) == Kind::String) {
-                        r.source = literal_text(a.source(source));
+                    BridgeRegistration r{m->name, std::string(a->source(a->field(def, Field::Name))), {}, false};
+                    if (a->kind(source) == Kind::String) {
+                        r.source = literal_text(a->source(source));
                         r.source_is_literal = true;
-                    } else if (a.kind(source) == Kind::Identifier || a.kind(source) == Kind::Attribute) {
-                        r.source = std::string(a.source(source));
+                    } else if (a->kind(source) == Kind::Identifier || a->kind(source) == Kind::Attribute) {
+                        r.source = std::string(a->source(source));
                     } else {
                         continue;
                     }
-                    bridges_.push_back(std::move(r));
+                    found.push_back(std::move(r));
                 }
             }
         }
-    });
-    return bridges_;
+        out.insert(out.end(), found.begin(), found.end());
+        std::lock_guard<std::mutex> lock(bridges_mutex_);
+        bridges_by_file_.emplace(file, std::move(found));
+    }
+    return out;
 }
 
 std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
@@ -387,27 +397,30 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
     if (!first.is_str()) return std::nullopt;
     const std::string& architecture = first.s;
 
-    // The registered class for this architecture: a literal or a same-named import first, then names evaluated in
-    // their module (a constant, or a class imported under another name).
-    const auto& bridges = project_.model_bridges();
-    const Project::BridgeRegistration* found = nullptr;
-    for (const auto& r : bridges)
+    // The registered class for this architecture: a literal or a same-named import in a file that names it first,
+    // then the names other files register under, evaluated in their module (a constant, a class imported under
+    // another name).
+    std::optional<Project::BridgeRegistration> found;
+    for (const auto& r : project_.model_bridges(architecture))
         if ((r.source_is_literal ? r.source : last_component(r.source)) == architecture) {
-            found = &r;
+            found = r;
             break;
         }
-    for (size_t i = 0; !found && i < bridges.size(); ++i) {
-        const auto& r = bridges[i];
-        if (r.source_is_literal || r.source.find('.') != std::string::npos) continue;
-        Module* m = project_.index().find(r.module);
-        if (!m) continue;
-        Val v = module_global(m, r.source);
-        std::string name = v.is_str()                     ? v.s
-                           : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
-                           : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
-                                                         : std::string();
-        if (name == architecture) found = &r;
-    }
+    if (!found)
+        for (const auto& r : project_.model_bridges({})) {
+            if (r.source_is_literal || r.source.find('.') != std::string::npos) continue;
+            Module* m = project_.index().find(r.module);
+            if (!m) continue;
+            Val v = module_global(m, r.source);
+            std::string name = v.is_str()                     ? v.s
+                               : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
+                               : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
+                                                             : std::string();
+            if (name == architecture) {
+                found = r;
+                break;
+            }
+        }
     if (!found) return std::nullopt;
     Module* m = project_.index().find(found->module);
     if (!m) return std::nullopt;

@@ -50,14 +50,16 @@ public:
     std::optional<Val> model_default(const std::string& field) const;
 
     // A class of the tree registered as Megatron Bridge's model bridge for Hugging Face architectures
-    // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files on first use.
+    // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files.
     struct BridgeRegistration {
         std::string module;      // dotted module name
         std::string class_name;
         std::string source;      // the architecture as written: a string literal's text, or a name to evaluate
         bool source_is_literal = false;
     };
-    const std::vector<BridgeRegistration>& model_bridges();
+    // The registrations in the tree's files that mention `text` (every registering file when empty). The files are
+    // listed once; each is parsed only when a lookup needs it.
+    std::vector<BridgeRegistration> model_bridges(std::string_view text);
 
     // Diagnostics raised while initializing modules (syntax errors in helpers, ...), collected once.
     std::vector<Diagnostic> take_module_diagnostics();
@@ -68,8 +70,10 @@ private:
     const HfResolver& hf_;
     EvalLimits limits_;
     std::atomic<std::uint64_t> ids_{0};
-    std::once_flag bridges_scanned_;
-    std::vector<BridgeRegistration> bridges_;
+    std::once_flag bridge_files_listed_;
+    std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges
+    std::mutex bridges_mutex_;
+    std::map<std::string, std::vector<BridgeRegistration>> bridges_by_file_;
     std::mutex diag_mutex_;
     std::vector<Diagnostic> module_diags_;
     // The objects module top levels made (written only under the module initialization lock); swept when the
