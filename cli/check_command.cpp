@@ -146,7 +146,8 @@ int run_check(const CheckArgs& args) {
             // A broken configuration file, or a helper shared by recipes in several files: report it once.
             if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
     }
-    sort_diagnostics(all);
+    merge_subjects_across_files(all);  // one unknown model loaded in several files: reported once; sorts
+
     if (write_failed) return kUnusable;
 
     DiagnosticCounts counts;

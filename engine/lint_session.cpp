@@ -21,7 +21,80 @@ const FrontEnd& front_end_or_yaml(const std::string& path) {
     return *front_end_for("any.yaml");
 }
 
+constexpr std::string_view kInRecipe = "in recipe ";          // the note naming a diagnostic's recipe
+constexpr std::string_view kAlsoInRecipe = "also in recipe ";  // a place a once-per-subject diagnostic also has
+
+bool located_before(const SourceRange& a, const SourceRange& b) {
+    return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
+}
+
+// The recipe a diagnostic was found in, from its "in recipe" note.
+std::string recipe_of(const Diagnostic& d) {
+    if (!d.notes.empty() && d.notes.front().message.rfind(kInRecipe, 0) == 0)
+        return d.notes.front().message.substr(kInRecipe.size());
+    return {};
+}
+
+bool is_also_note(const Note& n) { return n.range.valid() && n.message.rfind(kAlsoInRecipe, 0) == 0; }
+
+// One diagnostic for a group reported once per subject: the one at the first place keeps its notes, every other
+// member adds a located note naming its recipe.
+Diagnostic merge_subject_group(std::vector<std::pair<std::string, Diagnostic>> members) {
+    std::stable_sort(members.begin(), members.end(),
+                     [](const auto& a, const auto& b) { return located_before(a.second.range, b.second.range); });
+    Diagnostic first = std::move(members.front().second);
+    auto own_end = std::stable_partition(first.notes.begin(), first.notes.end(), [](const Note& n) { return !is_also_note(n); });
+    std::vector<Note> also(std::make_move_iterator(own_end), std::make_move_iterator(first.notes.end()));
+    first.notes.erase(own_end, first.notes.end());
+    for (size_t i = 1; i < members.size(); ++i) {
+        auto& [recipe, d] = members[i];
+        also.push_back(Note{d.range, fmt::format("{}{}", kAlsoInRecipe, recipe)});
+        for (auto& n : d.notes)
+            if (is_also_note(n)) also.push_back(std::move(n));
+    }
+    std::stable_sort(also.begin(), also.end(), [](const Note& a, const Note& b) { return located_before(a.range, b.range); });
+    for (auto& n : also) first.notes.push_back(std::move(n));
+    return first;
+}
+
 }  // namespace
+
+bool reported_once_per_subject(const Diagnostic& d) { return d.code == input_error_code(InputError::UnknownModel); }
+
+void merge_subjects_across_files(std::vector<Diagnostic>& diags) {
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, Diagnostic>>> groups;
+    std::vector<Diagnostic> kept;
+    for (auto& d : diags) {
+        if (!reported_once_per_subject(d)) {
+            kept.push_back(std::move(d));
+            continue;
+        }
+        std::string recipe = recipe_of(d);
+        groups[{d.code, d.message}].emplace_back(std::move(recipe), std::move(d));
+    }
+    for (auto& [key, members] : groups) {
+        Diagnostic d = merge_subject_group(std::move(members));
+        // The other places as one note: the editor server keeps them as separate located notes instead.
+        std::vector<std::string> places;
+        for (const auto& n : d.notes)
+            if (is_also_note(n))
+                places.push_back(fmt::format("{} ({}:{}:{})", n.message.substr(kAlsoInRecipe.size()), n.range.file,
+                                             n.range.line, n.range.column));
+        d.notes.erase(std::remove_if(d.notes.begin(), d.notes.end(), is_also_note), d.notes.end());
+        if (!places.empty()) {
+            constexpr size_t kListed = 8;
+            std::string list;
+            for (size_t k = 0; k < places.size() && k < kListed; ++k) list += (k ? ", " : "") + places[k];
+            if (places.size() > kListed) list += fmt::format(" and {} more", places.size() - kListed);
+            d.notes.push_back(Note{SourceRange{}, fmt::format("reported once: {} other recipe{} load{} it too: {}",
+                                                              places.size(), places.size() == 1 ? "" : "s",
+                                                              places.size() == 1 ? "s" : "", list)});
+        }
+        kept.push_back(std::move(d));
+    }
+    diags = std::move(kept);
+    sort_diagnostics(diags);
+}
 
 ParseContext LintSession::parse_context(const ProjectConfig& config) {
     // The import root: --root, else a `root` the configuration file sets, else the front end finds one per file
@@ -39,8 +112,13 @@ std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::stri
     std::vector<Diagnostic> out;
     std::vector<std::vector<std::string>> others;  // per merged diagnostic: the other recipes it stands for
     std::map<std::tuple<std::string, std::string, int, int, int, int, std::string>, std::size_t> index;
+    std::map<std::pair<std::string, std::string>, std::vector<std::pair<std::string, Diagnostic>>> subjects;
     for (auto& [recipe, diags] : per_config) {
         for (auto& d : diags) {
+            if (reported_once_per_subject(d)) {
+                subjects[{d.code, d.message}].emplace_back(recipe, std::move(d));
+                continue;
+            }
             auto key = std::make_tuple(d.code, d.range.file, d.range.line, d.range.column, d.range.end_line,
                                        d.range.end_column, d.message);
             auto [it, inserted] = index.emplace(key, out.size());
@@ -63,6 +141,7 @@ std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::stri
         out[i].notes.push_back(Note{SourceRange{}, fmt::format("the same line also affects {} other recipe{}: {}",
                                                                names.size(), names.size() == 1 ? "" : "s", list)});
     }
+    for (auto& [key, members] : subjects) out.push_back(merge_subject_group(std::move(members)));
     sort_diagnostics(out);
     return out;
 }
@@ -143,7 +222,7 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             for (auto& d : found)
                 // An override is the same for every recipe; a recipe's own problems say which recipe they are in.
                 if (d.range.file.rfind('<', 0) != 0)
-                    d.notes.insert(d.notes.begin(), Note{config_tree.anchor, fmt::format("in recipe {}", config_tree.label)});
+                    d.notes.insert(d.notes.begin(), Note{config_tree.anchor, fmt::format("{}{}", kInRecipe, config_tree.label)});
         }
         per_config.emplace_back(config_tree.label, std::move(found));
     }

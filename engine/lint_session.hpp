@@ -94,6 +94,12 @@ private:
 // empty) and its diagnostics.
 std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config);
 
+// Diagnostics about a subject rather than a place, reported once per subject: IN010, once per unknown model id.
+// merge_config_diagnostics keeps the one at the first place and adds a located note ("also in recipe X") for each
+// other place; merge_subjects_across_files does the same across files (check) and writes the other places as one note.
+bool reported_once_per_subject(const Diagnostic& d);
+void merge_subjects_across_files(std::vector<Diagnostic>& diags);
+
 // The same problem reported twice (recipes in two files sharing a helper; one broken configuration governing many
 // files) has the same code, message and position.
 using DiagnosticIdentity = std::tuple<std::string, std::string, std::string, int, int>;

@@ -184,12 +184,12 @@ Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) 
 }
 
 Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
-    auto arch = project_.hf().lookup(model_id);
-    if (!arch || !arch->config) {
+    auto config = project_.hf().config(model_id);
+    if (!config) {
         report_unknown_model(model_id, site);
         return Val::unknown(fmt::format("the architecture of {} is not known (no config.json found)", model_id), site);
     }
-    const std::string from = fmt::format("the config.json of {} ({})", model_id, arch->source);
+    const std::string from = fmt::format("the config.json of {} ({})", model_id, config->source);
     // Objects under keys ending in _config (text_config, vision_config) are configs of their own.
     std::function<Val(const nlohmann::json&, bool, int)> convert = [&](const nlohmann::json& j, bool config,
                                                                        int depth) -> Val {
@@ -212,17 +212,22 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
         }
         auto inst = std::make_shared<InstanceObj>();
         inst->class_path = "transformers.PretrainedConfig";
+        // Closed: what config.json and the config class defaults Bridge reads do not have is absent.
         inst->closed = true;
         inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
         auto detail = std::make_shared<const std::string>(from);
         for (auto it = j.begin(); it != j.end(); ++it)
             inst->attrs.push_back(Attr{it.key(), convert(it.value(), ends_with(it.key(), "_config"), depth + 1),
                                        SetInfo{site, f.chain, Origin::Derived, detail}});
+        for (auto it = hf_class_defaults().begin(); it != hf_class_defaults().end(); ++it)
+            if (!j.contains(it.key()))
+                inst->attrs.push_back(Attr{it.key(), convert(it.value(), false, depth + 1),
+                                           SetInfo{site, f.chain, Origin::Default, detail}});
         if (!inst->find("_name_or_path"))
             inst->attrs.push_back(Attr{"_name_or_path", Val::str(model_id, site), SetInfo{site, f.chain, Origin::Derived, detail}});
         return Val::obj(inst, site);
     };
-    return convert(*arch->config, true, 0);
+    return convert(config->raw, true, 0);
 }
 
 Val Interp::hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site) {

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string_view>
 
 #include "core/schema.hpp"
 
@@ -26,20 +27,12 @@ const json& mapping() {
     return m;
 }
 
-std::optional<json> read_json(const std::string& path, std::string& error) {
+std::optional<json> read_json(const std::string& path) {
     std::ifstream in(path);
-    if (!in) {
-        error = fmt::format("cannot read {}", path);
-        return std::nullopt;
-    }
+    if (!in) return std::nullopt;
     std::stringstream buf;
     buf << in.rdbuf();
-    json j = json::parse(buf.str(), nullptr, false);
-    if (j.is_discarded() || !j.is_object()) {
-        error = fmt::format("{} is not a JSON object", path);
-        return std::nullopt;
-    }
-    return j;
+    return parse_config_json(buf.str());
 }
 
 // config.json of `id` under a hub cache directory: models--ORG--NAME/snapshots/<rev>/config.json, preferring the
@@ -70,48 +63,163 @@ std::string format_value(const json& j) {
     return j.dump();
 }
 
-std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& raw, const std::string& source) {
-    auto arch = std::make_shared<HfArchitecture>();
-    arch->model_id = id;
-    arch->source = source;
-    {
-        // The config object Bridge's code reads: config.json with the transformers class defaults it may omit.
-        json full = raw;
-        const json& defaults = mapping().value("hf_defaults", json::object());
-        for (json* part : {&full, full.contains("text_config") && full["text_config"].is_object() ? &full["text_config"] : nullptr})
-            if (part)
-                for (auto it = defaults.begin(); it != defaults.end(); ++it)
-                    if (!part->contains(it.key())) (*part)[it.key()] = it.value();
-        arch->config = std::make_shared<const json>(std::move(full));
+// The object at a dotted path ("thinker_config.text_config"), or null.
+const json* object_at(const json& j, const std::string& dotted) {
+    const json* at = &j;
+    for (size_t start = 0; start <= dotted.size();) {
+        size_t dot = dotted.find('.', start);
+        if (dot == std::string::npos) dot = dotted.size();
+        const std::string key = dotted.substr(start, dot - start);
+        if (!at->is_object() || !at->contains(key)) return nullptr;
+        at = &(*at)[key];
+        start = dot + 1;
     }
-    // Multimodal models keep the language model's keys under text_config.
-    json cfg = raw;
-    if (raw.contains("text_config") && raw["text_config"].is_object()) {
-        cfg = raw["text_config"];
-        for (const char* k : {"model_type", "architectures"})
-            if (!cfg.contains(k) && raw.contains(k)) cfg[k] = raw[k];
-    }
-    // Keys config.json may omit take the transformers config class defaults.
-    const json& hf_defaults = mapping().value("hf_defaults", json::object());
-    for (auto it = hf_defaults.begin(); it != hf_defaults.end(); ++it)
-        if (!cfg.contains(it.key())) cfg[it.key()] = it.value();
-    arch->family = cfg.value("model_type", std::string());
+    return at->is_object() ? at : nullptr;
+}
+
+std::string first_architecture(const json& j) {
+    if (j.contains("architectures") && j["architectures"].is_array() && !j["architectures"].empty() &&
+        j["architectures"][0].is_string())
+        return j["architectures"][0].get<std::string>();
+    return {};
+}
+
+// The family entry of hf-mapping.json that describes how Bridge configures this model: by model_type, then by
+// architecture, of the top level first (that is what AutoBridge dispatches on), then of the language model.
+const json* find_family(const json& raw, const json& cfg, std::string& name) {
+    static const json kNone = json::object();
     const json& m = mapping();
+    // References into the mapping itself: the family returned points into it.
+    const json& families = m.contains("families") ? m["families"] : kNone;
+    const json& by_arch = m.contains("by_architecture") ? m["by_architecture"] : kNone;
     const json* family = nullptr;
-    std::string family_name = arch->family;
-    if (m.contains("families") && m["families"].contains(family_name)) family = &m["families"][family_name];
-    if (!family && cfg.contains("architectures") && cfg["architectures"].is_array() && !cfg["architectures"].empty() &&
-        cfg["architectures"][0].is_string() && m.contains("by_architecture")) {
-        auto a = cfg["architectures"][0].get<std::string>();
-        if (m["by_architecture"].contains(a)) {
-            family_name = m["by_architecture"][a].get<std::string>();
-            family = &m["families"][family_name];
+    for (const json* level : {&raw, &cfg}) {
+        const std::string type = level->value("model_type", std::string());
+        if (!type.empty() && families.contains(type)) {
+            name = type;
+            family = &families[type];
+            break;
         }
     }
-    if (family && family->contains("same_as")) {
-        family_name = (*family)["same_as"].get<std::string>();
-        family = &m["families"][family_name];
+    for (const json* level : {&raw, &cfg}) {
+        if (family) break;
+        const std::string arch = first_architecture(*level);
+        if (!arch.empty() && by_arch.contains(arch) && by_arch[arch].is_string() &&
+            families.contains(by_arch[arch].get<std::string>())) {
+            name = by_arch[arch].get<std::string>();
+            family = &families[name];
+        }
     }
+    for (int hops = 0; family && family->contains("same_as") && hops < 8; ++hops) {
+        name = (*family)["same_as"].get<std::string>();
+        family = families.contains(name) ? &families[name] : nullptr;
+    }
+    return family;
+}
+
+std::optional<std::int64_t> integer_key(const json& cfg, const std::string& key) {
+    if (cfg.contains(key) && cfg[key].is_number_integer()) return cfg[key].get<std::int64_t>();
+    return std::nullopt;
+}
+
+// moe_layer_freq as a 0/1 list from a per-layer schedule in config.json, with words for the note; nullopt when the
+// spec does not apply. Specs: {"flags": key} (0/1 or booleans), {"kinds": key, "values": {kind: 0|1}},
+// {"indices": key} (MoE layer numbers, a list or a comma-separated string; needs num_hidden_layers).
+std::optional<std::pair<std::vector<Value>, std::string>> moe_layer_pattern(const json& cfg, const json& spec) {
+    if (!spec.is_object()) return std::nullopt;
+    constexpr size_t kMaxLayers = 100000;
+    std::vector<Value> pattern;
+    if (spec.contains("flags")) {
+        const std::string key = spec["flags"].get<std::string>();
+        if (!cfg.contains(key) || !cfg[key].is_array() || cfg[key].empty() || cfg[key].size() > kMaxLayers)
+            return std::nullopt;
+        for (const auto& v : cfg[key]) {
+            if (v.is_boolean()) pattern.push_back(Value::integer(v.get<bool>() ? 1 : 0));
+            else if (v.is_number_integer()) pattern.push_back(Value::integer(v.get<std::int64_t>() != 0 ? 1 : 0));
+            else return std::nullopt;
+        }
+        return std::make_pair(std::move(pattern), fmt::format("the {}-entry list {}", cfg[key].size(), key));
+    }
+    if (spec.contains("kinds")) {
+        const std::string key = spec["kinds"].get<std::string>();
+        const json values = spec.value("values", json::object());
+        if (!cfg.contains(key) || !cfg[key].is_array() || cfg[key].empty() || cfg[key].size() > kMaxLayers)
+            return std::nullopt;
+        for (const auto& v : cfg[key]) {
+            if (!v.is_string() || !values.contains(v.get<std::string>()) ||
+                !values[v.get<std::string>()].is_number_integer())
+                return std::nullopt;
+            pattern.push_back(Value::integer(values[v.get<std::string>()].get<std::int64_t>()));
+        }
+        return std::make_pair(std::move(pattern), fmt::format("the {}-entry list {}", cfg[key].size(), key));
+    }
+    if (spec.contains("indices")) {
+        const std::string key = spec["indices"].get<std::string>();
+        auto n = integer_key(cfg, "num_hidden_layers");
+        if (!n || *n <= 0 || *n > static_cast<std::int64_t>(kMaxLayers) || !cfg.contains(key)) return std::nullopt;
+        std::vector<std::int64_t> indices;
+        if (cfg[key].is_array()) {
+            for (const auto& v : cfg[key]) {
+                if (!v.is_number_integer()) return std::nullopt;
+                indices.push_back(v.get<std::int64_t>());
+            }
+        } else if (cfg[key].is_string()) {
+            std::stringstream in(cfg[key].get<std::string>());
+            for (std::string item; std::getline(in, item, ',');) {
+                if (item.empty()) continue;
+                char* end = nullptr;
+                const long long v = std::strtoll(item.c_str(), &end, 10);
+                if (end == item.c_str() || *end != '\0') return std::nullopt;
+                indices.push_back(v);
+            }
+        } else {
+            return std::nullopt;
+        }
+        pattern.assign(static_cast<size_t>(*n), Value::integer(0));
+        for (auto i : indices)
+            if (i >= 0 && i < *n) pattern[static_cast<size_t>(i)] = Value::integer(1);
+        return std::make_pair(std::move(pattern), fmt::format("MoE at the layers listed in {}", key));
+    }
+    return std::nullopt;
+}
+
+std::shared_ptr<HfArchitecture> map_config(const std::shared_ptr<const HfConfig>& config) {
+    const std::string& id = config->model_id;
+    const json& raw = config->raw;
+    auto arch = std::make_shared<HfArchitecture>();
+    arch->model_id = id;
+    arch->source = config->source;
+    arch->config = config;
+    json cfg = language_model_config(raw);
+    // Keys config.json may omit take the transformers config class defaults.
+    const json& hf_defaults = hf_class_defaults();
+    for (auto it = hf_defaults.begin(); it != hf_defaults.end(); ++it)
+        if (!cfg.contains(it.key())) cfg[it.key()] = it.value();
+    // Keys the transformers config class derives from others (a layer list spelled as a pattern string).
+    for (const auto& rule : mapping().value("hf_derived", json::array())) {
+        const std::string key = rule.value("key", std::string());
+        if (key.empty() || cfg.contains(key)) continue;
+        const std::string list_key = rule.value(rule.contains("pattern_of") ? "pattern_of" : "length_of", std::string());
+        if (!cfg.contains(list_key) || !cfg[list_key].is_array() || cfg[list_key].empty()) continue;
+        if (rule.contains("length_of")) {
+            cfg[key] = cfg[list_key].size();
+            continue;
+        }
+        const json chars = rule.value("chars", json::object());
+        std::string pattern;
+        for (const auto& kind : cfg[list_key]) {
+            if (!kind.is_string() || !chars.contains(kind.get<std::string>()) || !chars[kind.get<std::string>()].is_string()) {
+                pattern.clear();
+                break;
+            }
+            pattern += chars[kind.get<std::string>()].get<std::string>();
+        }
+        if (!pattern.empty()) cfg[key] = pattern;
+    }
+    arch->family = raw.value("model_type", cfg.value("model_type", std::string()));
+    const json& m = mapping();
+    std::string family_name;
+    const json* family = find_family(raw, cfg, family_name);
 
     std::map<std::string, size_t> index;
     auto put = [&](const std::string& field, Value v, std::string detail) {
@@ -123,7 +231,7 @@ std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& ra
         index[field] = arch->fields.size();
         arch->fields.push_back(HfField{field, std::move(v), std::move(detail)});
     };
-    const std::string from = fmt::format("the config.json of {} ({})", id, source);
+    const std::string from = fmt::format("the config.json of {} ({})", id, config->source);
 
     if (!family) {
         for (const auto& f : m.value("family_fields", json::array()))
@@ -143,7 +251,6 @@ std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& ra
     };
     apply_keys(m.value("keys", json::object()));
     if (family) {
-        if (family->contains("keys")) apply_keys((*family)["keys"]);
         const std::string bridge = family->value("bridge", family_name);
         if (family->contains("set")) {
             const json& set = (*family)["set"];
@@ -151,28 +258,89 @@ std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& ra
                 put(it.key(), value_from_json(it.value(), {}),
                     fmt::format("{} = {} is set by Megatron Bridge's {}", it.key(), format_value(it.value()), bridge));
         }
-        // Dense-first layer pattern: the first k layers are dense, the rest MoE.
-        if (family->contains("dense_first")) {
-            const std::string key = (*family)["dense_first"].get<std::string>();
-            if (cfg.contains(key) && cfg[key].is_number_integer() && cfg.contains("num_hidden_layers") &&
-                cfg["num_hidden_layers"].is_number_integer()) {
-                std::int64_t k = cfg[key].get<std::int64_t>(), n = cfg["num_hidden_layers"].get<std::int64_t>();
-                if (k >= 0 && n >= k && n < 100000) {
-                    std::vector<Value> pattern;
-                    for (std::int64_t i = 0; i < n; ++i) pattern.push_back(Value::integer(i < k ? 0 : 1));
-                    put("moe_layer_freq", Value::list(std::move(pattern)),
-                        fmt::format("moe_layer_freq = [0] * {} + [1] * {} from {} = {} in {}", k, n - k, key, k, from));
+        // What config.json says wins over the bridge's constants (a key the bridge copies when present).
+        if (family->contains("keys")) apply_keys((*family)["keys"]);
+        for (const auto& f : family->value("unknown", json::array()))
+            if (f.is_string())
+                put(f.get<std::string>(),
+                    Value::unknown(fmt::format("Megatron Bridge's {} computes {} in a way the bundled mapping does not "
+                                               "follow",
+                                               bridge, f.get<std::string>())),
+                    fmt::format("{} is computed by Megatron Bridge's {}", f.get<std::string>(), bridge));
+        // A per-layer MoE schedule in config.json, else the dense-first pattern.
+        bool moe_layers_done = false;
+        if (family->contains("moe_layers")) {
+            const json& specs = (*family)["moe_layers"];
+            for (const auto& spec : specs.is_array() ? specs : json::array({specs})) {
+                if (auto pattern = moe_layer_pattern(cfg, spec)) {
+                    put("moe_layer_freq", Value::list(std::move(pattern->first)),
+                        fmt::format("moe_layer_freq = {} in {}", pattern->second, from));
+                    moe_layers_done = true;
+                    break;
                 }
             }
         }
+        // Dense-first layer pattern: the first k layers are dense, the rest MoE.
+        if (!moe_layers_done && family->contains("dense_first")) {
+            const std::string key = (*family)["dense_first"].get<std::string>();
+            auto k = integer_key(cfg, key), n = integer_key(cfg, "num_hidden_layers");
+            if (k && n && *k >= 0 && *n >= *k && *n < 100000) {
+                std::vector<Value> pattern;
+                for (std::int64_t i = 0; i < *n; ++i) pattern.push_back(Value::integer(i < *k ? 0 : 1));
+                put("moe_layer_freq", Value::list(std::move(pattern)),
+                    fmt::format("moe_layer_freq = [0] * {} + [1] * {} from {} = {} in {}", *k, *n - *k, key, *k, from));
+            }
+        }
+        // Shared experts: count x width ("shared_experts": "n_shared_experts" counts experts of
+        // moe_intermediate_size; an object names the width key, and a flag key that must be true).
         if (family->contains("shared_experts")) {
-            const std::string key = (*family)["shared_experts"].get<std::string>();
-            if (cfg.contains(key) && cfg[key].is_number_integer() && cfg.contains("moe_intermediate_size") &&
-                cfg["moe_intermediate_size"].is_number_integer()) {
-                std::int64_t v = cfg[key].get<std::int64_t>() * cfg["moe_intermediate_size"].get<std::int64_t>();
+            const json& spec = (*family)["shared_experts"];
+            std::string count_key = spec.is_string() ? spec.get<std::string>() : spec.value("count", std::string());
+            std::string width_key = spec.is_object() ? spec.value("width", std::string("moe_intermediate_size"))
+                                                     : std::string("moe_intermediate_size");
+            std::string flag_key = spec.is_object() ? spec.value("if", std::string()) : std::string();
+            auto count = count_key.empty() ? std::optional<std::int64_t>(1) : integer_key(cfg, count_key);
+            auto width = integer_key(cfg, width_key);
+            const bool enabled = flag_key.empty() || (cfg.contains(flag_key) && cfg[flag_key].is_boolean() &&
+                                                      cfg[flag_key].get<bool>());
+            if (enabled && count && width) {
+                std::int64_t v = *count * *width;
                 put("moe_shared_expert_intermediate_size", v > 0 ? Value::integer(v) : Value::null(),
-                    fmt::format("moe_shared_expert_intermediate_size = {} = {} x moe_intermediate_size in {}", v, key,
-                                from));
+                    count_key.empty()
+                        ? fmt::format("moe_shared_expert_intermediate_size = {} = {} in {}", v, width_key, from)
+                        : fmt::format("moe_shared_expert_intermediate_size = {} = {} x {} in {}", v, count_key,
+                                      width_key, from));
+            }
+        }
+        // Which layers use linear attention: a per-layer list of kinds, else an interval (every n-th layer is
+        // full attention), as Bridge's full_attention_interval_from_hf reads them.
+        if (family->contains("layer_kinds")) {
+            const json& spec = (*family)["layer_kinds"];
+            const std::string field = spec.value("field", std::string());
+            const std::string list_key = spec.value("list", std::string());
+            const std::string interval_key = spec.value("interval", std::string());
+            const json values = spec.value("values", json::object());
+            bool done = false;
+            if (!list_key.empty() && cfg.contains(list_key) && cfg[list_key].is_array() && !cfg[list_key].empty()) {
+                std::vector<Value> pattern;
+                for (const auto& kind : cfg[list_key])
+                    if (kind.is_string() && values.contains(kind.get<std::string>()) &&
+                        values[kind.get<std::string>()].is_number_integer())
+                        pattern.push_back(Value::integer(values[kind.get<std::string>()].get<std::int64_t>()));
+                if (pattern.size() == cfg[list_key].size()) {
+                    put(field, Value::list(std::move(pattern)),
+                        fmt::format("{} = the {}-entry list {} in {} (1 = linear attention, 0 = full attention)",
+                                    field, cfg[list_key].size(), list_key, from));
+                } else {
+                    put(field, Value::unknown(fmt::format("{} in {} names a layer kind the mapping does not know",
+                                                          list_key, from)),
+                        fmt::format("{} in {}", list_key, from));
+                }
+                done = true;
+            }
+            if (!done && !interval_key.empty()) {
+                if (auto n = integer_key(cfg, interval_key))
+                    put(field, Value::integer(*n), fmt::format("{} = {} from {} in {}", field, *n, interval_key, from));
             }
         }
     }
@@ -196,6 +364,15 @@ std::shared_ptr<HfArchitecture> map_config(const std::string& id, const json& ra
     return arch;
 }
 
+// Catalog entries carry bookkeeping beside the config.json keys; the raw config is the entry without it.
+json catalog_config(const json& entry) {
+    json raw = entry;
+    const json& catalog = Schema::instance().model_catalog();
+    for (const auto& key : catalog.value("metadata_keys", json::array()))
+        if (key.is_string()) raw.erase(key.get<std::string>());
+    return raw;
+}
+
 }  // namespace
 
 const std::vector<std::string>& HfResolver::architecture_fields() {
@@ -203,9 +380,65 @@ const std::vector<std::string>& HfResolver::architecture_fields() {
         "num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "ffn_hidden_size", "kv_channels",
         "num_moe_experts", "moe_ffn_hidden_size", "moe_router_topk", "moe_layer_freq",
         "moe_shared_expert_intermediate_size", "moe_shared_expert_overlap", "moe_grouped_gemm",
-        "multi_latent_attention", "experimental_attention_variant", "hidden_dropout", "attention_dropout",
-        "vocab_size"};
+        "multi_latent_attention", "experimental_attention_variant", "linear_attention_freq", "hybrid_layer_pattern",
+        "mtp_num_layers", "hidden_dropout", "attention_dropout", "vocab_size"};
     return fields;
+}
+
+std::optional<json> parse_config_json(const std::string& text) {
+    json j = json::parse(text, nullptr, false);
+    if (j.is_discarded()) {
+        // NaN, Infinity and -Infinity outside strings become null; nothing else changes.
+        std::string cleaned;
+        cleaned.reserve(text.size());
+        bool in_string = false;
+        for (size_t i = 0; i < text.size(); ++i) {
+            const char c = text[i];
+            if (in_string) {
+                cleaned += c;
+                if (c == '\\' && i + 1 < text.size()) cleaned += text[++i];
+                else if (c == '"') in_string = false;
+                continue;
+            }
+            if (c == '"') in_string = true;
+            bool replaced = false;
+            for (std::string_view token : {"-Infinity", "Infinity", "NaN"}) {
+                if (text.compare(i, token.size(), token) == 0) {
+                    cleaned += "null";
+                    i += token.size() - 1;
+                    replaced = true;
+                    break;
+                }
+            }
+            if (!replaced) cleaned += c;
+        }
+        j = json::parse(cleaned, nullptr, false);
+    }
+    if (j.is_discarded() || !j.is_object()) return std::nullopt;
+    return j;
+}
+
+const json& hf_class_defaults() {
+    static const json empty = json::object();
+    const json& m = mapping();
+    return m.contains("hf_defaults") ? m["hf_defaults"] : empty;
+}
+
+json language_model_config(const json& raw) {
+    const json& m = mapping();
+    for (const auto& path : m.value("text_config", json::array())) {
+        if (!path.is_string()) continue;
+        const json* nested = object_at(raw, path.get<std::string>());
+        if (!nested) continue;
+        json cfg = *nested;
+        for (const char* k : {"model_type", "architectures"})
+            if (!cfg.contains(k) && raw.contains(k)) cfg[k] = raw[k];
+        for (const auto& key : m.value("top_level_keys", json::array()))
+            if (key.is_string() && raw.contains(key.get<std::string>()))
+                cfg[key.get<std::string>()] = raw[key.get<std::string>()];
+        return cfg;
+    }
+    return raw;
 }
 
 HfResolver::HfResolver(std::vector<std::string> hf_config_args, std::vector<std::string> cache_dirs) {
@@ -240,40 +473,56 @@ HfResolver::HfResolver(std::vector<std::string> hf_config_args, std::vector<std:
 }
 
 std::shared_ptr<const HfArchitecture> HfResolver::lookup(const std::string& model_id) const {
+    return resolved(model_id).architecture;
+}
+
+std::shared_ptr<const HfConfig> HfResolver::config(const std::string& model_id) const {
+    return resolved(model_id).config;
+}
+
+const HfResolver::Resolved& HfResolver::resolved(const std::string& model_id) const {
     {
         std::lock_guard<std::mutex> lock(mutex_);
         if (auto it = cache_.find(model_id); it != cache_.end()) return it->second;
     }
-    auto arch = resolve(model_id);
+    Resolved r;
+    r.config = find_config(model_id);
+    if (r.config) r.architecture = map_config(r.config);
     std::lock_guard<std::mutex> lock(mutex_);
-    return cache_.emplace(model_id, std::move(arch)).first->second;
+    // std::map never moves its elements: the reference stays valid while the resolver lives.
+    return cache_.emplace(model_id, std::move(r)).first->second;
 }
 
-std::shared_ptr<const HfArchitecture> HfResolver::resolve(const std::string& id) const {
-    std::string error;
-    auto from_file = [&](const std::string& path, const std::string& source) -> std::shared_ptr<const HfArchitecture> {
-        auto j = read_json(path, error);
-        if (!j) return nullptr;
-        return map_config(id, *j, source);
+std::shared_ptr<const HfConfig> HfResolver::find_config(const std::string& id) const {
+    auto make = [&](json raw, std::string source) {
+        auto c = std::make_shared<HfConfig>();
+        c->model_id = id;
+        c->source = std::move(source);
+        c->raw = std::move(raw);
+        return std::shared_ptr<const HfConfig>(std::move(c));
+    };
+    auto from_file = [&](const std::string& path, const std::string& source) -> std::shared_ptr<const HfConfig> {
+        auto j = read_json(path);
+        return j ? make(std::move(*j), source) : nullptr;
     };
     if (auto it = bound_.find(id); it != bound_.end())
-        if (auto a = from_file(it->second, fmt::format("--hf-config {}", it->second))) return a;
+        if (auto c = from_file(it->second, fmt::format("--hf-config {}", it->second))) return c;
     for (const auto& f : generic_files_)
-        if (auto a = from_file(f, fmt::format("--hf-config {}", f))) return a;
+        if (auto c = from_file(f, fmt::format("--hf-config {}", f))) return c;
     std::error_code ec;
     for (const auto& d : search_dirs_) {
         if (auto p = find_in_cache(d, id))
-            if (auto a = from_file(*p, fmt::format("--hf-config {}", *p))) return a;
+            if (auto c = from_file(*p, fmt::format("--hf-config {}", *p))) return c;
         fs::path nested = fs::path(d) / id / "config.json";
         if (fs::is_regular_file(nested, ec))
-            if (auto a = from_file(nested.string(), fmt::format("--hf-config {}", nested.string()))) return a;
+            if (auto c = from_file(nested.string(), fmt::format("--hf-config {}", nested.string()))) return c;
     }
     for (const auto& d : cache_dirs_)
         if (auto p = find_in_cache(d, id))
-            if (auto a = from_file(*p, fmt::format("the Hugging Face cache, {}", *p))) return a;
+            if (auto c = from_file(*p, fmt::format("the Hugging Face cache, {}", *p))) return c;
     const json& catalog = Schema::instance().model_catalog();
     if (catalog.contains("models") && catalog["models"].contains(id))
-        return map_config(id, catalog["models"][id], "the bundled catalog");
+        return make(catalog_config(catalog["models"][id]), "the bundled catalog");
     return nullptr;
 }
 

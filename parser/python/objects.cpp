@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_set>
 
 #include "core/schema.hpp"
 #include "parser/python/builtins.hpp"
@@ -90,21 +91,22 @@ Val Interp::lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& cl
 
 std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const {
     std::vector<std::string> names;
+    std::unordered_set<std::string> seen;
     bool outside_base = false;
     const auto order = mro(cls);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
         for (const auto& b : (*it)->bases) outside_base |= !b.is_obj(ObjKind::Class);
         if (!(*it)->dataclass) continue;
         for (const auto& df : (*it)->fields)
-            if (std::find(names.begin(), names.end(), df.name) == names.end()) names.push_back(df.name);
+            if (seen.insert(df.name).second) names.push_back(df.name);
     }
     if (outside_base) {
         // An outside TransformerConfig (or a provider built on it) adds Megatron Core's fields of the revision.
         if (!is_model_class(cls, {})) return std::nullopt;
-        for (const auto& n : Schema::instance().field_names())
-            if (const FieldSpec* spec = Schema::instance().field(n);
-                spec && Schema::instance().field_exists_at(*spec, project_.revision()) &&
-                std::find(names.begin(), names.end(), n) == names.end())
+        const Schema& schema = Schema::instance();
+        for (const auto& n : schema.field_names())
+            if (const FieldSpec* spec = schema.field(n); spec && schema.field_exists_at(*spec, project_.revision()) &&
+                                                         seen.insert(n).second)
                 names.push_back(n);
     }
     return names;

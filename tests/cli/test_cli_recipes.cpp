@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/run.hpp"
+#include "../support/temp_dir.hpp"
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -149,4 +150,36 @@ TEST_CASE("show works on YAML configs and marks unknown values", "[cli][show]") 
     CHECK(has(u.out, "recompute_granularity: !unknown \"set differently depending on the condition at "));
     YAML::Node doc = YAML::Load(u.out);
     CHECK(doc["model"]["recompute_granularity"].Tag() == "!unknown");
+}
+
+TEST_CASE("check reports an unknown model once across files, at the first call site", "[cli][python][hf]") {
+    mbl::test::TempDir dir;
+    const std::string head = "from megatron.bridge import AutoBridge\nfrom megatron.bridge.training.config import ConfigContainer\n\n\n";
+    const std::string load = "    return ConfigContainer(model=AutoBridge.from_hf_pretrained(\"nobody/nothing\").to_megatron_provider())\n";
+    dir.write("pkg/b.py", head + "def late_config() -> ConfigContainer:\n" + load + "\n\ndef later_config() -> ConfigContainer:\n" + load);
+    dir.write("pkg/a.py", head + "def first_config() -> ConfigContainer:\n" + load);
+    dir.write("pkg/__init__.py", "");
+    const std::string cmd = "check --color never --mcore 0.20.dev --root " + dir.path().string() + " ";
+    // HOME points at an empty directory: no Hugging Face cache of the user's can know the model.
+    auto r = mbl::test::run_shell("HOME=" + (dir / "home") + " HF_HOME= HF_HUB_CACHE= " + mbl::test::lint_binary() + " " + cmd +
+                                  (dir / "pkg/b.py") + " " + (dir / "pkg/a.py"));
+    INFO(r.out);
+    size_t count = 0;
+    for (size_t p = r.out.find("warning[IN010]"); p != std::string::npos; p = r.out.find("warning[IN010]", p + 1)) ++count;
+    CHECK(count == 1);
+    CHECK(has(r.out, (dir / "pkg/a.py") + ":6:34: warning[IN010]: the architecture of \"nobody/nothing\" is not known"));
+    CHECK(has(r.out, "note: reported once: 2 other recipes load it too: late_config (" + (dir / "pkg/b.py") +
+                         ":6:34), later_config (" + (dir / "pkg/b.py") + ":10:34)"));
+
+    // JSON carries the same single diagnostic.
+    auto j = mbl::test::run_shell("HOME=" + (dir / "home") + " HF_HOME= HF_HUB_CACHE= " + mbl::test::lint_binary() + " " + cmd +
+                                  "--format json " + (dir / "pkg"));
+    auto parsed = nlohmann::json::parse(j.out);
+    int in010 = 0;
+    for (const auto& d : parsed["diagnostics"])
+        if (d["code"] == "IN010") {
+            ++in010;
+            CHECK(d["file"].get<std::string>().find("a.py") != std::string::npos);
+        }
+    CHECK(in010 == 1);
 }
