@@ -13,9 +13,7 @@ const Revision* resolve_revision(const std::string& name) {
     const Schema& schema = Schema::instance();
     const std::string wanted = name.empty() ? schema.default_revision() : name;
     if (const Revision* r = schema.revision(wanted)) return r;
-    std::cerr << fmt::format("mbridge-lint: unknown Megatron Core revision \"{}\" for --mcore; known revisions: {} "
-                             "(default {})\n",
-                             wanted, fmt::join(schema.revision_names(), ", "), schema.default_revision());
+    std::cerr << "mbridge-lint: " << schema.revision_error(wanted, "--mcore") << '\n';
     return nullptr;
 }
 

@@ -17,7 +17,7 @@ namespace mbl::cli {
 void add_estimate_command(CLI::App& app, EstimateArgs& args) {
     CLI::App* cmd = app.add_subcommand("estimate", "Predict per-rank GPU memory and the effect of every recompute choice");
     cmd->add_option("input", args.input, "Config file (YAML)")->required();
-    cmd->add_option("--mcore", args.mcore, "Megatron Core revision the job runs (as for check)");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)");
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size (shards the distributed optimizer)");
     cmd->add_option("--gpus", args.gpus, "Total GPUs; the data-parallel size is GPUs / (TP x PP x CP)");

@@ -67,6 +67,40 @@ std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::stri
     return out;
 }
 
+constexpr std::string_view kInRecipe = "in recipe ";
+
+std::string recipe_of(const Diagnostic& d) {
+    if (d.notes.empty() || d.notes.front().message.rfind(kInRecipe, 0) != 0) return {};
+    return d.notes.front().message.substr(kInRecipe.size());
+}
+
+RevisionChoice LintSession::choose_revision(const std::string& path, const ProjectConfig& config) {
+    const Schema& schema = Schema::instance();
+    RevisionChoice choice;
+    std::string name;
+    if (!options_.mcore.empty()) {
+        choice.source = RevisionChoice::Source::CommandLine;
+        name = options_.mcore;
+    } else if (config.mcore) {
+        choice.source = RevisionChoice::Source::ConfigFile;
+        name = config.mcore->value;
+    } else if (auto detected = revisions_.detect(path)) {
+        return *detected;
+    } else {
+        name = schema.default_revision();
+    }
+    choice.revision = schema.revision(name);
+    if (!choice.revision) {
+        choice.reason = schema.revision_error(name, choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore");
+        return choice;
+    }
+    choice.reason = choice.source == RevisionChoice::Source::CommandLine ? fmt::format("--mcore {}", name)
+                    : choice.source == RevisionChoice::Source::ConfigFile
+                        ? fmt::format("mcore = \"{}\" ({})", name, config.mcore->source.describe())
+                        : fmt::format("the default, {}", choice.revision->name);
+    return choice;
+}
+
 DiagnosticIdentity diagnostic_identity(const Diagnostic& d) {
     return {d.code, d.message, d.range.file, d.range.line, d.range.column};
 }
@@ -96,13 +130,13 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     }
     const ProjectConfig& config = out.config->config;
 
-    // Options: the command line wins over the configuration file, which wins over the defaults.
-    const Schema& schema = Schema::instance();
-    std::string mcore = options_.mcore.empty() && config.mcore ? config.mcore->value : options_.mcore;
-    out.revision = schema.revision(mcore.empty() ? schema.default_revision() : mcore);
+    // Options: the command line wins over the configuration file, which wins over the revision a Bridge checkout
+    // pins, which wins over the default.
+    out.revision_choice = choose_revision(path, config);
+    out.revision = out.revision_choice.revision;
     if (!out.revision) {
         out.diagnostics.push_back(input_error(InputError::UnknownValue, SourceRange::whole_file(path),
-                                              fmt::format("unknown Megatron Core revision \"{}\"", mcore)));
+                                              out.revision_choice.reason));
         return out;
     }
     const std::string te = options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
@@ -142,11 +176,16 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             for (auto& d : found)
                 // An override is the same for every recipe; a recipe's own problems say which recipe they are in.
                 if (d.range.file.rfind('<', 0) != 0)
-                    d.notes.insert(d.notes.begin(), Note{config_tree.anchor, fmt::format("in recipe {}", config_tree.label)});
+                    d.notes.insert(d.notes.begin(), Note{config_tree.anchor, std::string(kInRecipe) + config_tree.label});
         }
         per_config.emplace_back(config_tree.label, std::move(found));
     }
-    for (auto& d : merge_config_diagnostics(std::move(per_config))) diags.push_back(std::move(d));
+    if (options_.merge_recipes) {
+        for (auto& d : merge_config_diagnostics(std::move(per_config))) diags.push_back(std::move(d));
+    } else {
+        for (auto& [recipe, found] : per_config)
+            for (auto& d : found) diags.push_back(std::move(d));
+    }
     out.configs = std::move(parsed.configs);
 
     // Suppression comments of every file a diagnostic points into; only this file's unused ones are reported
