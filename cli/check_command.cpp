@@ -169,14 +169,9 @@ int run_check(const CheckArgs& args) {
         return any_diff ? kProblems : kOk;
     }
     std::ofstream file_out;
-    if (!args.output.empty()) {
-        file_out.open(args.output, std::ios::binary | std::ios::trunc);
-        if (!file_out) {
-            std::cerr << fmt::format("mbridge-lint: cannot write {}\n", args.output);
-            return kUnusable;
-        }
-    }
-    std::ostream& out = args.output.empty() ? std::cout : file_out;
+    std::ostream* report = report_stream(args.output, file_out);
+    if (!report) return kUnusable;
+    std::ostream& out = *report;
     const std::string base_dir = std::filesystem::current_path().string();
     if (args.format == "json") {
         write_json(out, all, revisions);

@@ -1,6 +1,7 @@
 #pragma once
 // One function per subcommand. Each returns the process exit code:
 // 0 no errors; 1 errors found (or warnings with --strict); 2 bad usage or unusable input.
+#include <fstream>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -150,6 +151,9 @@ int run_upgrade_check(const CheckArgs& args, const std::string& from, const std:
 std::optional<SessionOptions> check_session_options(const CheckArgs& args);
 
 bool use_color(const std::string& mode);
+// --output: the report goes to `path` (opened into `file`, truncated) or, when empty, to standard output; nullptr
+// after a plain error when the file cannot be written.
+std::ostream* report_stream(const std::string& path, std::ofstream& file);
 
 // The command-line arguments after the first `--` (Hydra-style overrides); `argc` is shortened to exclude them.
 std::vector<std::string> split_overrides(int& argc, char** argv);

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -14,6 +15,14 @@ const Revision* resolve_revision(const std::string& name) {
     const std::string wanted = name.empty() ? schema.default_revision() : name;
     if (const Revision* r = schema.revision(wanted)) return r;
     std::cerr << "mbridge-lint: " << schema.revision_error(wanted, "--mcore") << '\n';
+    return nullptr;
+}
+
+std::ostream* report_stream(const std::string& path, std::ofstream& file) {
+    if (path.empty()) return &std::cout;
+    file.open(path, std::ios::binary | std::ios::trunc);
+    if (file) return &file;
+    std::cerr << fmt::format("mbridge-lint: cannot write {}\n", path);
     return nullptr;
 }
 

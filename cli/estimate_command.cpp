@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/revision_detection.hpp"
 #include "core/schema.hpp"
 #include "engine/linter.hpp"
 #include "memory/estimate.hpp"
@@ -45,7 +46,14 @@ std::optional<int> parse_positive(const std::string& flag, const std::string& te
 }
 
 int run_estimate(const EstimateArgs& args) {
-    const Revision* revision = resolve_revision(args.mcore);
+    // Without --mcore, the revision the Bridge checkout around the input pins (README "Revision detection").
+    const Revision* revision = nullptr;
+    if (args.mcore.empty())
+        if (auto detected = RevisionDetector().detect(args.input.substr(0, args.input.find("::")))) {
+            revision = detected->revision;
+            std::cerr << detection_note(*detected) << '\n';
+        }
+    if (!revision) revision = resolve_revision(args.mcore);
     if (!revision) return kUnusable;
     memory::EstimateInputs inputs;
     if (!args.gpu_memory.empty()) {

@@ -53,6 +53,8 @@ int run_show(const ShowArgs& args) {
     }
     LintSession session(session_options, sources);
     FileResult file = session.lint(inputs[0].path, false, inputs[0].function);
+    if (file.revision_choice.source == RevisionChoice::Source::Detected)
+        std::cerr << detection_note(file.revision_choice) << '\n';
     // Only what makes the config unusable or unknown is repeated here; `check` reports the rest.
     for (auto& d : file.diagnostics)
         if (d.is_input_error()) problems.push_back(std::move(d));

@@ -75,14 +75,9 @@ int run_upgrade_check(const CheckArgs& args, const std::string& from_name, const
 
     const RevisionDiff diff = compare_revisions(side[0], side[1]);
     std::ofstream file_out;
-    if (!args.output.empty()) {
-        file_out.open(args.output, std::ios::binary | std::ios::trunc);
-        if (!file_out) {
-            std::cerr << fmt::format("mbridge-lint: cannot write {}\n", args.output);
-            return kUnusable;
-        }
-    }
-    std::ostream& out = args.output.empty() ? std::cout : file_out;
+    std::ostream* report = report_stream(args.output, file_out);
+    if (!report) return kUnusable;
+    std::ostream& out = *report;
     const UpgradeReportHeader header{from->name, to->name, checked};
     if (args.format == "json") write_upgrade_json(out, diff, header);
     else write_upgrade_text(out, diff, header);

@@ -412,15 +412,20 @@ def dev_cases(base, rng):
         if rng.random() < 0.15:
             m["moe_layer_recompute"] = True
         out.append(m)
-    # Full recompute under the expert-parallel overlap, which dev runs as whole-stage recompute.
-    for _ in range(220):
+    def overlapped(vpp_chance):
+        # A MoE model with the expert-parallel overlap switched on (its preconditions met but for VPP, at times).
         m = clear_recompute(pick(moe))
         m.pop("cuda_graph_scope", None)
         m.pop("cuda_graph_impl", None)
         m.update({"overlap_moe_expert_parallel_comm": True, "expert_model_parallel_size": 2,
                   "moe_token_dispatcher_type": "alltoall", "moe_shared_expert_overlap": False})
-        if m.get("pipeline_model_parallel_size", 1) > 1 and rng.random() < 0.8:
+        if m.get("pipeline_model_parallel_size", 1) > 1 and rng.random() < vpp_chance:
             m["virtual_pipeline_model_parallel_size"] = 2
+        return m
+
+    # Full recompute under the expert-parallel overlap, which dev runs as whole-stage recompute.
+    for _ in range(220):
+        m = overlapped(0.8)
         m["recompute_granularity"] = rng.choice(["full", "full", "full", "selective", None])
         if rng.random() < 0.3:
             m["recompute_method"] = rng.choice(["uniform", "block"])
@@ -436,15 +441,9 @@ def dev_cases(base, rng):
         out.append(m)
     # mHC recompute under the overlap with and without CUDA graphs.
     for _ in range(120):
-        m = clear_recompute(pick(moe))
-        m.pop("cuda_graph_scope", None)
-        m.pop("cuda_graph_impl", None)
-        m.update({"overlap_moe_expert_parallel_comm": True, "expert_model_parallel_size": 2,
-                  "moe_token_dispatcher_type": "alltoall", "moe_shared_expert_overlap": False,
-                  "enable_hyper_connections": True, "recompute_granularity": "selective",
+        m = overlapped(1.0)
+        m.update({"enable_hyper_connections": True, "recompute_granularity": "selective",
                   "recompute_modules": rng.choice([["mhc"], ["moe_act", "mhc"], ["mhc", "mla_up_proj"]])})
-        if m.get("pipeline_model_parallel_size", 1) > 1:
-            m["virtual_pipeline_model_parallel_size"] = 2
         graph = rng.choice(["none", "none", "local", "transformer_engine", "full_iteration", "legacy"])
         if graph == "legacy":
             m["enable_cuda_graph"] = True
