@@ -23,9 +23,9 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
                     "Config files, recipe files (file.py, or file.py::function for one recipe) or directories "
                     "(searched for *.yaml / *.yml configs and *.py recipes); Hydra-style overrides follow `--`")
         ->required();
-    cmd->add_option("--mcore", args.mcore,
-                    fmt::format("Megatron Core revision the job runs: {} (default {})",
-                                fmt::join(Schema::instance().revision_names(), ", "), Schema::instance().default_revision()));
+    add_mcore_option(*cmd, args.mcore,
+                     "Megatron Core revision the job runs; A,B lints for both and reports what changes from A to B "
+                     "(exit 1 when B has errors A has not)");
     cmd->add_option("--te-version", args.te_version,
                     "Installed Transformer Engine version (e.g. 2.5.0); enables the checks that depend on it");
     cmd->add_option("--format", args.format, "Output format (sarif: SARIF 2.1.0; github: GitHub Actions annotations)")
@@ -75,37 +75,44 @@ bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& inp
 
 }  // namespace
 
-int run_check(const CheckArgs& args) {
-    // Checked here for a plain usage error; the session applies them (over the configuration file's values).
-    if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
+std::optional<SessionOptions> check_session_options(const CheckArgs& args) {
     if (!args.te_version.empty() && !Version::parse(args.te_version)) {
         std::cerr << fmt::format("mbridge-lint: --te-version \"{}\" is not a version such as 2.6.0\n", args.te_version);
-        return kUnusable;
+        return std::nullopt;
     }
-
     if (args.diff && args.fix) {
         std::cerr << "mbridge-lint: --diff previews fixes and --fix writes them; pass one of them\n";
-        return kUnusable;
+        return std::nullopt;
     }
     if (args.unsafe_fixes && !args.fix && !args.diff) {
         std::cerr << "mbridge-lint: --unsafe-fixes only makes sense with --fix or --diff\n";
-        return kUnusable;
+        return std::nullopt;
     }
 
     SessionOptions session_options{.mcore = args.mcore, .te_version = args.te_version, .config_file = args.config};
     if (!args.gpu_memory.empty()) {
         session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
-        if (!session_options.gpu_memory_bytes) return kUnusable;
+        if (!session_options.gpu_memory_bytes) return std::nullopt;
     }
     if (!args.data_parallel_size.empty()) {
         session_options.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
-        if (!session_options.data_parallel_size) return kUnusable;
+        if (!session_options.data_parallel_size) return std::nullopt;
     }
 
     session_options.root = args.recipe.root;
     session_options.hf_configs = args.recipe.hf_configs;
     session_options.jobs = args.recipe.jobs;
     session_options.show_unknowns = args.show_unknowns;
+    return session_options;
+}
+
+int run_check(const CheckArgs& args) {
+    if (auto pair = split_mcore_pair(args.mcore)) return run_upgrade_check(args, pair->first, pair->second);
+    // Checked here for a plain usage error; the session applies them (over the configuration file's values).
+    if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
+    std::optional<SessionOptions> options = check_session_options(args);
+    if (!options) return kUnusable;
+    SessionOptions& session_options = *options;
 
     SourceManager sources;
     std::vector<Diagnostic> all;
@@ -127,6 +134,7 @@ int run_check(const CheckArgs& args) {
         inputs = select_changed(inputs, changed.files, session);
     }
     int checked = 0, fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
+    std::vector<RevisionChoice> revisions;  // each distinct revision choice once (README "Revision detection")
     std::set<DiagnosticIdentity> reported;
     for (const auto& d : all) reported.insert(diagnostic_identity(d));
     bool any_diff = false, write_failed = false;
@@ -139,6 +147,7 @@ int run_check(const CheckArgs& args) {
             r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
         if (r.skipped) continue;
         ++checked;
+        note_revision_choice(revisions, r.revision_choice);
         recipes += r.recipes;
         unresolved += static_cast<int>(r.unresolved.size());
         architecture_known += r.architecture_known;
@@ -162,17 +171,12 @@ int run_check(const CheckArgs& args) {
         return any_diff ? kProblems : kOk;
     }
     std::ofstream file_out;
-    if (!args.output.empty()) {
-        file_out.open(args.output, std::ios::binary | std::ios::trunc);
-        if (!file_out) {
-            std::cerr << fmt::format("mbridge-lint: cannot write {}\n", args.output);
-            return kUnusable;
-        }
-    }
-    std::ostream& out = args.output.empty() ? std::cout : file_out;
+    std::ostream* report = report_stream(args.output, file_out);
+    if (!report) return kUnusable;
+    std::ostream& out = *report;
     const std::string base_dir = std::filesystem::current_path().string();
     if (args.format == "json") {
-        write_json(out, all);
+        write_json(out, all, revisions);
     } else if (args.format == "sarif") {
         write_sarif(out, all, sources, SarifOptions{base_dir});
     } else if (args.format == "github") {
@@ -188,6 +192,7 @@ int run_check(const CheckArgs& args) {
                                    recipes, recipes == 1 ? "" : "s", recipes - unresolved,
                                    100.0 * (recipes - unresolved) / recipes, architecture_known,
                                    100.0 * architecture_known / recipes);
+            write_detection_notes(out, revisions);
         }
     }
     if (unusable) return kUnusable;

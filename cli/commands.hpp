@@ -1,10 +1,13 @@
 #pragma once
 // One function per subcommand. Each returns the process exit code:
 // 0 no errors; 1 errors found (or warnings with --strict); 2 bad usage or unusable input.
+#include <fstream>
+#include <iosfwd>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 
 namespace CLI {
@@ -131,7 +134,26 @@ namespace mbl::cli {
 
 const Revision* resolve_revision(const std::string& name);
 
+// --mcore with its help: the option on `cmd`, and the revision names with what each is (release tag, commit,
+// branch) as the command's --help footer.
+void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description);
+std::string revisions_help();
+// Keeps each distinct revision choice of a run once, in the order first seen.
+void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice);
+// One line per detected choice (README "Revision detection"): which revision files in a Bridge checkout get, and why.
+void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices);
+// `check --mcore A,B`: the two names, or nullopt when `value` holds no comma.
+std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value);
+// `check --mcore A,B`: lints for both and reports what changes (cli/upgrade_check.cpp).
+int run_upgrade_check(const CheckArgs& args, const std::string& from, const std::string& to);
+// The session options --mcore aside that `check` builds from its arguments; prints a plain error and returns
+// nullopt for a malformed value.
+std::optional<SessionOptions> check_session_options(const CheckArgs& args);
+
 bool use_color(const std::string& mode);
+// --output: the report goes to `path` (opened into `file`, truncated) or, when empty, to standard output; nullptr
+// after a plain error when the file cannot be written.
+std::ostream* report_stream(const std::string& path, std::ofstream& file);
 
 // The command-line arguments after the first `--` (Hydra-style overrides); `argc` is shortened to exclude them.
 std::vector<std::string> split_overrides(int& argc, char** argv);

@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -13,9 +14,15 @@ const Revision* resolve_revision(const std::string& name) {
     const Schema& schema = Schema::instance();
     const std::string wanted = name.empty() ? schema.default_revision() : name;
     if (const Revision* r = schema.revision(wanted)) return r;
-    std::cerr << fmt::format("mbridge-lint: unknown Megatron Core revision \"{}\" for --mcore; known revisions: {} "
-                             "(default {})\n",
-                             wanted, fmt::join(schema.revision_names(), ", "), schema.default_revision());
+    std::cerr << "mbridge-lint: " << schema.revision_error(wanted, "--mcore") << '\n';
+    return nullptr;
+}
+
+std::ostream* report_stream(const std::string& path, std::ofstream& file) {
+    if (path.empty()) return &std::cout;
+    file.open(path, std::ios::binary | std::ios::trunc);
+    if (file) return &file;
+    std::cerr << fmt::format("mbridge-lint: cannot write {}\n", path);
     return nullptr;
 }
 

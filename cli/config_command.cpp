@@ -8,6 +8,7 @@
 
 #include "cli/commands.hpp"
 #include "config/project_config.hpp"
+#include "core/revision_detection.hpp"
 #include "core/schema.hpp"
 #include "core/version.hpp"
 #include "report/report.hpp"
@@ -20,7 +21,7 @@ CLI::App* add_config_command(CLI::App& app, ConfigArgs& args) {
     cmd->add_option("path", args.path, "File or directory whose configuration to show (default: .)");
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one");
-    cmd->add_option("--mcore", args.mcore, "As for check: overrides the configuration's mcore");
+    add_mcore_option(*cmd, args.mcore, "As for check: overrides the configuration's mcore");
     cmd->add_option("--te-version", args.te_version, "As for check: overrides the configuration's te-version");
     return cmd;
 }
@@ -72,6 +73,10 @@ int run_config(const ConfigArgs& args) {
     Setting<std::string> mcore{schema.revision(schema.default_revision())->name, {}};
     if (c.mcore) mcore = *c.mcore;
     if (!args.mcore.empty()) mcore = {resolve_revision(args.mcore)->name, command_line};
+    // Neither says: the revision a Bridge checkout around PATH pins (README "Revision detection").
+    std::optional<RevisionChoice> detected;
+    if (!c.mcore && args.mcore.empty()) detected = RevisionDetector().detect(args.path);
+    if (detected) mcore.value = detected->revision->name;
     std::optional<Setting<std::string>> te = c.te_version;
     if (!args.te_version.empty()) te = Setting<std::string>{args.te_version, command_line};
 
@@ -98,6 +103,10 @@ int run_config(const ConfigArgs& args) {
         doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
         json settings = json::object();
         for (const auto& [key, value, source] : rows) settings[key] = {{"value", value}, {"source", source_json(source)}};
+        if (detected)
+            settings["mcore"]["source"] = {{"detected", {{"checkout", detected->checkout},
+                                                         {"commit", detected->commit.empty() ? json(nullptr) : json(detected->commit)},
+                                                         {"reason", detected->reason}}}};
         doc["settings"] = std::move(settings);
         std::cout << doc.dump(2) << '\n';
         return kOk;
@@ -109,6 +118,7 @@ int run_config(const ConfigArgs& args) {
         if (key == "gpu-memory" && !value.is_null())
             shown = fmt::format("\"{}\" ({} bytes)", value["text"].get<std::string>(), value["bytes"].get<std::uint64_t>());
         std::string from = source.describe();
+        if (key == "mcore" && detected) from = fmt::format("detected from {}: {}", detected->checkout, detected->reason);
         if (key == "root" && source.kind == SettingSource::Kind::Default)
             from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
         std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/revision_detection.hpp"
 #include "core/schema.hpp"
 #include "engine/linter.hpp"
 #include "memory/estimate.hpp"
@@ -17,7 +18,7 @@ namespace mbl::cli {
 void add_estimate_command(CLI::App& app, EstimateArgs& args) {
     CLI::App* cmd = app.add_subcommand("estimate", "Predict per-rank GPU memory and the effect of every recompute choice");
     cmd->add_option("input", args.input, "Config file (YAML)")->required();
-    cmd->add_option("--mcore", args.mcore, "Megatron Core revision the job runs (as for check)");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)");
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size (shards the distributed optimizer)");
     cmd->add_option("--gpus", args.gpus, "Total GPUs; the data-parallel size is GPUs / (TP x PP x CP)");
@@ -45,7 +46,14 @@ std::optional<int> parse_positive(const std::string& flag, const std::string& te
 }
 
 int run_estimate(const EstimateArgs& args) {
-    const Revision* revision = resolve_revision(args.mcore);
+    // Without --mcore, the revision the Bridge checkout around the input pins (README "Revision detection").
+    const Revision* revision = nullptr;
+    if (args.mcore.empty())
+        if (auto detected = RevisionDetector().detect(args.input.substr(0, args.input.find("::")))) {
+            revision = detected->revision;
+            std::cerr << detection_note(*detected) << '\n';
+        }
+    if (!revision) revision = resolve_revision(args.mcore);
     if (!revision) return kUnusable;
     memory::EstimateInputs inputs;
     if (!args.gpu_memory.empty()) {

@@ -30,7 +30,7 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         "2 cannot run (no GPU, no CUDA support in this build, unusable config, shapes that do not fit).");
     cmd->add_option("target", a.target, "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
         ->required();
-    cmd->add_option("--mcore", a.mcore, "Megatron Core revision the job runs (as for `check`)");
+    add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)");
     cmd->add_option("--layers", a.layers, "How many of the first pipeline stage's layers to build")->check(CLI::Range(1, 1024));
     cmd->add_option("--steps", a.steps, "Measured steps per run (after the warm-up)")->check(CLI::Range(1, 100));
     cmd->add_option("--warmup", a.warmup, "Warm-up steps per run")->check(CLI::Range(0, 100));

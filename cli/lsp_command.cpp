@@ -13,7 +13,7 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
     CLI::App* cmd = app.add_subcommand("lsp", "Run the Language Server Protocol server on stdin/stdout (for editors)");
     cmd->add_option("--debounce-ms", args.debounce_ms, "Pause after an edit before linting again (default 150)")
         ->check(CLI::Range(0, 10000));
-    cmd->add_option("--mcore", args.mcore, "Megatron Core revision, overriding the configuration files");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision, overriding the configuration files");
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
     // Hidden: lets the tests exercise the oversized-message path without sending hundreds of megabytes.
     cmd->add_option("--max-message-bytes", args.max_message_bytes, "Largest message accepted")->group("");

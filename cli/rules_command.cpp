@@ -15,7 +15,7 @@ void add_rules_commands(CLI::App& app, RulesArgs& args, CLI::App*& rules_cmd, CL
     rules_cmd = app.add_subcommand("rules", "List every rule: code, name, severity and summary");
     rules_cmd->add_option("--format", args.format, "Output format (markdown: the full documentation of every rule)")
         ->check(CLI::IsMember({"text", "json", "markdown"}));
-    rules_cmd->add_option("--mcore", args.mcore, "Mark which error rules Megatron Core enforces at this revision");
+    add_mcore_option(*rules_cmd, args.mcore, "Mark which error rules Megatron Core enforces at this revision");
     explain_cmd = app.add_subcommand("explain", "Print a rule's documentation: what it does, why, examples");
     explain_cmd->add_option("rule", args.code, "Rule code or name, e.g. RC004 or full-recompute-without-method")->required();
 }

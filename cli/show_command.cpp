@@ -21,7 +21,7 @@ void add_show_command(CLI::App& app, ShowArgs& args, CLI::App*& show_cmd) {
         ->required();
     show_cmd->add_option("--only", args.only, "Show only the keys under this dotted prefix, e.g. model.recompute; repeatable")
         ->allow_extra_args(false);
-    show_cmd->add_option("--mcore", args.mcore, "Megatron Core revision whose defaults fill unset fields");
+    add_mcore_option(*show_cmd, args.mcore, "Megatron Core revision whose defaults fill unset fields");
     add_recipe_options(*show_cmd, args.recipe);
 }
 
@@ -53,6 +53,8 @@ int run_show(const ShowArgs& args) {
     }
     LintSession session(session_options, sources);
     FileResult file = session.lint(inputs[0].path, false, inputs[0].function);
+    if (file.revision_choice.source == RevisionChoice::Source::Detected)
+        std::cerr << detection_note(file.revision_choice) << '\n';
     // Only what makes the config unusable or unknown is repeated here; `check` reports the rest.
     for (auto& d : file.diagnostics)
         if (d.is_input_error()) problems.push_back(std::move(d));

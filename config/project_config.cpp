@@ -91,10 +91,7 @@ public:
             if (name == "mcore") {
                 if (auto s = string_of(node, name)) {
                     if (!Schema::instance().revision(*s))
-                        error(InputError::UnknownValue, where,
-                              fmt::format("unknown Megatron Core revision \"{}\" for mcore{}; known revisions: {}", *s,
-                                          did_you_mean_suffix(*s, Schema::instance().revision_names()),
-                                          fmt::join(Schema::instance().revision_names(), ", ")));
+                        error(InputError::UnknownValue, where, Schema::instance().revision_error(*s, "mcore"));
                     else
                         config_.mcore = Setting<std::string>{*s, from};
                 }

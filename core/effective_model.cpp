@@ -191,6 +191,7 @@ static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
         Value copy = *v;
         copy.prov().detail = "comm_overlap sets overlap_moe_expert_parallel_comm on the model";
         m.fields.set("overlap_moe_expert_parallel_comm", std::move(copy));
+        m.overlap_from_comm_overlap = true;
     } else {
         Provenance p = co.prov();
         p.origin = Origin::Derived;

@@ -56,6 +56,7 @@ public:
     std::optional<std::string> granularity_post;
     ModuleList modules_post;
     bool moe_layer_converted = false;
+    bool overlap_from_comm_overlap = false;  // Bridge's comm_overlap section set overlap_moe_expert_parallel_comm
 
     // Architecture facts derived from the fields; nullopt when unknown.
     bool is_moe() const;  // num_moe_experts set and > 0

@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "core/did_you_mean.hpp"
 #include "core/embedded_data.hpp"
 
 namespace mbl {
@@ -100,6 +102,8 @@ Schema::Schema() {
     default_revision_ = index.at("default").get<std::string>();
     const json aliases = index.value("aliases", json::object());
     for (auto it = aliases.begin(); it != aliases.end(); ++it) aliases_[it.key()] = it.value().get<std::string>();
+    const json ambiguous = index.value("ambiguous", json::object());
+    for (auto it = ambiguous.begin(); it != ambiguous.end(); ++it) ambiguous_[it.key()] = it.value().get<std::string>();
 
     int order = 0;
     for (const auto& name_json : index.at("order")) {
@@ -116,6 +120,18 @@ Schema::Schema() {
         rev.name = name;
         rev.order = order++;
         rev.description = j.value("description", "");
+        // What the name stands for is the revision's own, never inherited.
+        rev.release = j.value("release", "");
+        rev.tags.clear();
+        if (j.contains("tags"))
+            for (auto it = j.at("tags").begin(); it != j.at("tags").end(); ++it)
+                rev.tags.emplace_back(it.key(), it.value().get<std::string>());
+        rev.commit = j.value("commit", "");
+        rev.date = j.value("date", "");
+        rev.branch = j.value("branch", "");
+        rev.pinned_by = j.value("pinned_by", "");
+        if (rev.release.empty() == rev.commit.empty())
+            throw std::runtime_error(fmt::format("schemas/mcore/{}.json must name either a release or a commit", name));
         if (j.contains("recompute_modules")) rev.labels = string_list(j, "recompute_modules");
         for (auto& l : string_list(j, "recompute_modules_add")) rev.labels.push_back(l);
         for (auto& l : string_list(j, "recompute_modules_remove")) std::erase(rev.labels, l);
@@ -146,6 +162,9 @@ Schema::Schema() {
         for (auto& [field, v] : rev.defaults) v.prov().detail = fmt::format("default of Megatron Core {}", name);
         revisions_.push_back(std::move(rev));
     }
+    for (const auto& [alias, target] : aliases_)
+        if (!revision(target) || ambiguous_.count(alias))
+            throw std::runtime_error(fmt::format("schemas/mcore/index.json: alias {} must name one revision", alias));
 
     if (schema_file("fields/model.json")) {
         const json fields = parse_schema_file("fields/model.json");
@@ -186,15 +205,79 @@ const Schema& Schema::instance() {
     return schema;
 }
 
-const Revision* Schema::revision(std::string_view name) const {
+static bool is_commit_prefix(std::string_view s) {
+    return s.size() >= 7 && s.size() <= 40 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+static std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+std::string Revision::what() const {
+    if (!release.empty()) {
+        std::string out = fmt::format("release {}", release);
+        if (tags.size() > 1) {
+            std::vector<std::string> patches;
+            for (const auto& [tag, sha] : tags)
+                if (tag != release) patches.push_back(tag.substr(tag.rfind('.') + 1));
+            out += fmt::format(" (patch releases .{} too)", fmt::join(patches, ", ."));
+        }
+        return out;
+    }
+    std::string out = fmt::format("commit {} ({}{})", commit.substr(0, 12), date,
+                                  branch.empty() ? "" : fmt::format(", {} branch", branch));
+    if (!pinned_by.empty()) out += ", " + pinned_by;
+    return out;
+}
+
+std::optional<std::string> Revision::matches_commit(std::string_view sha) const {
+    if (!is_commit_prefix(sha)) return std::nullopt;
+    const std::string wanted = lower(sha);
+    auto same = [&](const std::string& recorded) {
+        const std::size_t n = std::min(recorded.size(), wanted.size());
+        return recorded.compare(0, n, wanted, 0, n) == 0;
+    };
+    if (!commit.empty() && same(commit)) return commit;
+    for (const auto& [tag, recorded] : tags)
+        if (same(recorded)) return tag;
+    return std::nullopt;
+}
+
+RevisionLookup Schema::lookup_revision(std::string_view name) const {
     std::string key(name);
-    if (key.rfind("core_v", 0) == 0) key = key.substr(6);
-    if (key.size() > 2 && key.compare(key.size() - 2, 2, ".0") == 0 && std::count(key.begin(), key.end(), '.') == 2)
-        key = key.substr(0, key.size() - 2);  // "0.19.0" -> "0.19"
+    if (auto it = ambiguous_.find(key); it != ambiguous_.end()) return {nullptr, it->second};
     if (auto it = aliases_.find(key); it != aliases_.end()) key = it->second;
+    const std::string bare = key.rfind("core_v", 0) == 0 ? key.substr(6) : key;  // "core_v0.19" -> "0.19"
     for (const auto& r : revisions_)
-        if (r.name == key) return &r;
+        if (r.name == key || (!r.release.empty() && r.name == bare)) return {&r, {}};
+    // A release tag, with or without the "core_v" prefix: "core_v0.19.0", "0.15.2".
+    for (const auto& r : revisions_)
+        for (const auto& [tag, sha] : r.tags)
+            if (key == tag || (tag.rfind("core_v", 0) == 0 && key == tag.substr(6))) return {&r, {}};
+    if (const Revision* r = revision_for_commit(key)) return {r, {}};
+    return {};
+}
+
+const Revision* Schema::revision(std::string_view name) const { return lookup_revision(name).revision; }
+
+const Revision* Schema::revision_for_commit(std::string_view sha) const {
+    for (const auto& r : revisions_)
+        if (r.matches_commit(sha)) return &r;
     return nullptr;
+}
+
+std::string Schema::revision_error(std::string_view name, std::string_view setting) const {
+    const RevisionLookup found = lookup_revision(name);
+    if (found.revision) return {};
+    const std::vector<std::string> names = revision_names();
+    if (!found.ambiguity.empty())
+        return fmt::format("Megatron Core revision \"{}\" for {} is ambiguous: {}; pass one of {}", name, setting,
+                           found.ambiguity, fmt::join(names, ", "));
+    return fmt::format("unknown Megatron Core revision \"{}\" for {}{}; known revisions: {} (default {})", name, setting,
+                       did_you_mean_suffix(std::string(name), names), fmt::join(names, ", "), default_revision_);
 }
 
 std::vector<std::string> Schema::revision_names() const {

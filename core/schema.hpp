@@ -29,7 +29,12 @@ struct FieldSpec {
 struct Revision {
     std::string name;
     std::string description;
-    int order = 0;                               // position in release order
+    int order = 0;                               // position in index.json's order (releases, then commits by date)
+    // What the name stands for: a release (its tag and the tags of its patch releases, each with its commit), or one
+    // Megatron-LM commit (with its date, branch and who pins it).
+    std::string release;                                   // "core_v0.19.0"; empty for a commit
+    std::vector<std::pair<std::string, std::string>> tags;  // release tag -> commit
+    std::string commit, date, branch, pinned_by;           // for a commit
     std::vector<std::string> labels;             // accepted recompute_modules labels
     std::set<std::string> rejections;            // codes of the error rules Megatron Core enforces here
     std::set<std::string> known_crashes;         // ids of configurations known to crash at run time here
@@ -41,6 +46,19 @@ struct Revision {
     bool rejects(std::string_view code) const { return rejections.count(std::string(code)) > 0; }
     bool has_label(std::string_view label) const;
     bool crashes(std::string_view id) const { return known_crashes.count(std::string(id)) > 0; }
+
+    // One line for --help: "release core_v0.19.0" / "commit 2a75ac12c54b (2026-08-13, main branch), Megatron
+    // Bridge's main pin (...)".
+    std::string what() const;
+    // The commit that `sha` matches (either is a prefix of the other, 7 hex digits at least), with the tag naming it
+    // for a release; nullopt when none does.
+    std::optional<std::string> matches_commit(std::string_view sha) const;
+};
+
+// Why a --mcore / mcore value names no single revision.
+struct RevisionLookup {
+    const Revision* revision = nullptr;
+    std::string ambiguity;  // set when the name could mean several revisions: what it could mean
 };
 
 struct PrecisionRecipe {
@@ -53,8 +71,18 @@ public:
     // Parsed once, on first use; thread-safe.
     static const Schema& instance();
 
-    const Revision* revision(std::string_view name) const;  // accepts aliases ("0.20" -> "0.20.dev")
+    // A revision by name, alias ("bridge-dev"), release tag ("core_v0.19.0", "0.15.2") or commit (7 hex digits or
+    // more); nullptr when unknown or ambiguous.
+    const Revision* revision(std::string_view name) const;
+    RevisionLookup lookup_revision(std::string_view name) const;
+    // The sentence saying why `name` (given as `setting`, e.g. "--mcore") is not usable: unknown (with "did you
+    // mean" and the known names) or ambiguous (with what it could mean).
+    std::string revision_error(std::string_view name, std::string_view setting) const;
     std::vector<std::string> revision_names() const;
+    const std::map<std::string, std::string>& revision_aliases() const { return aliases_; }
+    const std::map<std::string, std::string>& ambiguous_revision_names() const { return ambiguous_; }  // name -> why
+    // The revision whose recorded commit `sha` matches (see Revision::matches_commit), or nullptr.
+    const Revision* revision_for_commit(std::string_view sha) const;
     const std::string& default_revision() const { return default_revision_; }
 
     const FieldSpec* field(std::string_view name) const;
@@ -74,6 +102,7 @@ private:
     Schema();
     std::vector<Revision> revisions_;
     std::map<std::string, std::string> aliases_;
+    std::map<std::string, std::string> ambiguous_;  // name -> what it could mean
     std::string default_revision_;
     std::map<std::string, FieldSpec, std::less<>> fields_;
     std::vector<std::string> field_names_;

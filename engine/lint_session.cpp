@@ -28,12 +28,6 @@ bool located_before(const SourceRange& a, const SourceRange& b) {
     return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
 }
 
-// The recipe a diagnostic was found in, from its "in recipe" note.
-std::string recipe_of(const Diagnostic& d) {
-    if (!d.notes.empty() && d.notes.front().message.rfind(kInRecipe, 0) == 0)
-        return d.notes.front().message.substr(kInRecipe.size());
-    return {};
-}
 
 bool is_also_note(const Note& n) { return n.range.valid() && n.message.rfind(kAlsoInRecipe, 0) == 0; }
 
@@ -146,6 +140,38 @@ std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::stri
     return out;
 }
 
+std::string recipe_of(const Diagnostic& d) {
+    if (d.notes.empty() || d.notes.front().message.rfind(kInRecipe, 0) != 0) return {};
+    return d.notes.front().message.substr(kInRecipe.size());
+}
+
+RevisionChoice LintSession::choose_revision(const std::string& path, const ProjectConfig& config) {
+    const Schema& schema = Schema::instance();
+    RevisionChoice choice;
+    std::string name;
+    if (!options_.mcore.empty()) {
+        choice.source = RevisionChoice::Source::CommandLine;
+        name = options_.mcore;
+    } else if (config.mcore) {
+        choice.source = RevisionChoice::Source::ConfigFile;
+        name = config.mcore->value;
+    } else if (auto detected = revisions_.detect(path)) {
+        return *detected;
+    } else {
+        name = schema.default_revision();
+    }
+    choice.revision = schema.revision(name);
+    if (!choice.revision) {
+        choice.reason = schema.revision_error(name, choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore");
+        return choice;
+    }
+    choice.reason = choice.source == RevisionChoice::Source::CommandLine ? fmt::format("--mcore {}", name)
+                    : choice.source == RevisionChoice::Source::ConfigFile
+                        ? fmt::format("mcore = \"{}\" ({})", name, config.mcore->source.describe())
+                        : fmt::format("the default, {}", choice.revision->name);
+    return choice;
+}
+
 DiagnosticIdentity diagnostic_identity(const Diagnostic& d) {
     return {d.code, d.message, d.range.file, d.range.line, d.range.column};
 }
@@ -175,13 +201,13 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     }
     const ProjectConfig& config = out.config->config;
 
-    // Options: the command line wins over the configuration file, which wins over the defaults.
-    const Schema& schema = Schema::instance();
-    std::string mcore = options_.mcore.empty() && config.mcore ? config.mcore->value : options_.mcore;
-    out.revision = schema.revision(mcore.empty() ? schema.default_revision() : mcore);
+    // Options: the command line wins over the configuration file, which wins over the revision a Bridge checkout
+    // pins, which wins over the default.
+    out.revision_choice = choose_revision(path, config);
+    out.revision = out.revision_choice.revision;
     if (!out.revision) {
         out.diagnostics.push_back(input_error(InputError::UnknownValue, SourceRange::whole_file(path),
-                                              fmt::format("unknown Megatron Core revision \"{}\"", mcore)));
+                                              out.revision_choice.reason));
         return out;
     }
     const std::string te = options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
@@ -226,7 +252,12 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
         }
         per_config.emplace_back(config_tree.label, std::move(found));
     }
-    for (auto& d : merge_config_diagnostics(std::move(per_config))) diags.push_back(std::move(d));
+    if (options_.merge_recipes) {
+        for (auto& d : merge_config_diagnostics(std::move(per_config))) diags.push_back(std::move(d));
+    } else {
+        for (auto& [recipe, found] : per_config)
+            for (auto& d : found) diags.push_back(std::move(d));
+    }
     out.configs = std::move(parsed.configs);
 
     // Suppression comments of every file a diagnostic points into; only this file's unused ones are reported

@@ -16,6 +16,7 @@
 #include "core/diagnostic.hpp"
 #include "core/effective_model.hpp"
 #include "core/paths.hpp"
+#include "core/revision_detection.hpp"
 #include "core/source_manager.hpp"
 #include "engine/linter.hpp"
 #include "parser/front_end.hpp"
@@ -35,6 +36,9 @@ struct SessionOptions {
     bool show_unknowns = false;   // IN012 infos for model fields a recipe computes in ways the linter cannot follow
     // --config-file trees and command-line overrides, applied to every config tree before it is checked.
     ConfigPreparer prepare{};
+    // Identical diagnostics of several recipes are merged into one (merge_config_diagnostics); the upgrade check
+    // (--mcore A,B) compares recipe by recipe and turns that off.
+    bool merge_recipes = true;
 };
 
 struct FileResult {
@@ -43,6 +47,7 @@ struct FileResult {
     std::vector<Diagnostic> diagnostics;    // final; fixes carry their text edits
     std::shared_ptr<const ConfigLoadResult> config;
     const Revision* revision = nullptr;
+    RevisionChoice revision_choice;         // where `revision` came from, and why
     RuleOptions rule_options;
     std::vector<ParsedConfig> configs;      // the trees the front end read, before linting (hover, fixes, show)
     int recipes = 0;                        // configs that came from recipe functions
@@ -80,10 +85,12 @@ public:
 
 private:
     ParseContext parse_context(const ProjectConfig& config);
+    RevisionChoice choose_revision(const std::string& path, const ProjectConfig& config);
 
     SessionOptions options_;
     SourceManager& sources_;
     std::shared_ptr<ConfigResolver> resolver_;
+    RevisionDetector revisions_;  // the revision a Bridge checkout pins, read once per checkout
     std::function<bool()> cancelled_;
     std::map<std::string, std::vector<std::string>> direct_dependencies_;  // memo, by normalized path
     std::map<std::string, std::shared_ptr<void>> front_end_state_;          // parsed modules shared between files
@@ -104,6 +111,9 @@ void merge_subjects_across_files(std::vector<Diagnostic>& diags);
 // files) has the same code, message and position.
 using DiagnosticIdentity = std::tuple<std::string, std::string, std::string, int, int>;
 DiagnosticIdentity diagnostic_identity(const Diagnostic& d);
+
+// The recipe a diagnostic was reported for (its first note, "in recipe NAME"); "" for YAML configs and overrides.
+std::string recipe_of(const Diagnostic& d);
 
 // --fix / --diff: applies fixes to one file until none is left (at most a few passes, since one fix can make
 // another possible or overlap it), re-linting between passes. Nothing is written here: the new texts are returned.

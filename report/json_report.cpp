@@ -15,7 +15,7 @@ static json position(const SourceRange& r) {
     return j;
 }
 
-void write_json(std::ostream& out, const std::vector<Diagnostic>& diags) {
+void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions) {
     DiagnosticCounts counts;
     json list = json::array();
     for (const auto& d : diags) {
@@ -41,6 +41,19 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags) {
     doc["version"] = 1;
     doc["diagnostics"] = std::move(list);
     doc["summary"] = {{"errors", counts.errors}, {"warnings", counts.warnings}, {"infos", counts.infos}};
+    if (!revisions.empty()) {
+        json list_of_revisions = json::array();
+        for (const auto& r : revisions) {
+            json j;
+            j["revision"] = r.revision ? json(r.revision->name) : json(nullptr);
+            j["source"] = revision_source_name(r.source);
+            j["reason"] = r.reason;
+            j["checkout"] = r.checkout.empty() ? json(nullptr) : json(r.checkout);
+            j["commit"] = r.commit.empty() ? json(nullptr) : json(r.commit);
+            list_of_revisions.push_back(std::move(j));
+        }
+        doc["revisions"] = std::move(list_of_revisions);
+    }
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/revision_detection.hpp"
 #include "core/source_manager.hpp"
 
 namespace mbl {
@@ -21,7 +22,8 @@ void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const S
 // "2 problems (1 error, 1 warning)" / "no problems found".
 std::string summary_line(const DiagnosticCounts& counts, int files_checked);
 
-void write_json(std::ostream& out, const std::vector<Diagnostic>& diags);
+// `revisions`: the Megatron Core revisions the run used and why, each once (the "revisions" field).
+void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions = {});
 
 // SARIF 2.1.0 (report/sarif_report.cpp): one run, every rule's metadata, relative URIs against `base_dir` (files
 // outside it get absolute file: URIs), partialFingerprints that survive line shifts, fixes as artifactChanges.

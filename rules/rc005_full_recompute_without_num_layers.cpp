@@ -11,6 +11,8 @@ constexpr RuleInfo kRule{
     "recompute_granularity is \"full\" but recompute_num_layers is not set",
     R"md(## What it does
 Flags full recompute without `recompute_num_layers`.
+Not at Megatron-LM's dev branch (`--mcore dev`) under `overlap_moe_expert_parallel_comm`: there full recompute
+replays whole pipeline stages and takes neither `recompute_method` nor `recompute_num_layers` (see RC027).
 
 ## Why is this bad?
 `recompute_num_layers` is the chunk size (uniform) or the number of checkpointed layers per stage (block).
@@ -40,6 +42,7 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!m.known({"recompute_granularity", "recompute_num_layers"})) return;
         if (m.granularity_pre() != "full" || !m["recompute_num_layers"].is_null()) return;
+        if (rules::ep_overlap_recomputes_stages(m)) return;  // the overlap schedule recomputes whole stages itself
         Diagnostic& d = ctx.report(kRule, "recompute_granularity",
                                    "recompute_granularity is \"full\" but recompute_num_layers is not set");
         if (auto per_stage = m.layers_per_stage())

@@ -16,8 +16,9 @@ closest valid label.
 
 ## Why is this bad?
 Megatron Core asserts that every label is valid (`AssertionError: Invalid choices for recompute_modules`). Labels
-differ between revisions: `shared_experts` arrived in 0.14, `gdn_norm_out` in 0.19, `mhc`, `gdp_in_proj` and
-`gdp_qkv` only on main; `attn` or `moe_layer` were never labels.
+differ between revisions: `shared_experts` arrived in 0.14, `gdn_norm_out` in 0.19 (not on the dev branch), `mhc`
+on the dev branch and main, `gdn` only on the dev branch, `gdp_in_proj` and `gdp_qkv` only on main; `attn` or
+`moe_layer` were never labels. A label another revision accepts gets a note naming those revisions.
 
 ## Example
 ```yaml
@@ -46,28 +47,30 @@ public:
         for (size_t i = 0; i < m.modules_pre.labels.size(); ++i) {
             const std::string& label = m.modules_pre.labels[i];
             if (ctx.revision().has_label(label)) continue;
-            // A label that a later revision accepts deserves a different hint than a typo.
-            std::string later;
+            // A label that another revision accepts deserves a different hint than a typo: name those revisions and
+            // suggest the first later one (else the newest earlier one).
+            std::vector<std::string> accepting;
+            std::string suggested;
             for (const auto& name : schema.revision_names()) {
                 const Revision* r = schema.revision(name);
-                if (r->order > ctx.revision().order && r->has_label(label)) {
-                    later = name;
-                    break;
-                }
+                if (!r->has_label(label)) continue;
+                accepting.push_back(name);
+                if (r->order > ctx.revision().order && suggested.empty()) suggested = name;
             }
+            if (suggested.empty() && !accepting.empty()) suggested = accepting.back();
             std::string message = fmt::format("\"{}\" is not a recompute_modules label in Megatron Core {}", label,
                                               ctx.revision().name);
             auto matches = close_matches(label, labels, 2);
-            if (later.empty()) message += did_you_mean_suffix(label, labels);
+            if (suggested.empty()) message += did_you_mean_suffix(label, labels);
             const Value& where = list.is_list() && i < list.items().size() ? list.items()[i] : list;
             Diagnostic& d = ctx.report_at(kRule, where, std::move(message));
-            if (!later.empty())
-                RuleContext::hint(d, fmt::format("\"{}\" is accepted from Megatron Core {} on; pass --mcore {} if that is what "
-                                                 "the job runs", label, later, later));
+            if (!suggested.empty())
+                RuleContext::hint(d, fmt::format("\"{}\" is accepted by Megatron Core {}; pass --mcore {} if that is what "
+                                                 "the job runs", label, fmt::join(accepting, ", "), suggested));
             RuleContext::hint(d, fmt::format("labels accepted by Megatron Core {}: {}", ctx.revision().name,
                                              rules::quoted_list(labels)));
             RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
-            if (later.empty() && matches.size() == 1)
+            if (suggested.empty() && matches.size() == 1)
                 d.fix = Fix{fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
                             {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}}, {}, true};
         }

@@ -1,6 +1,8 @@
 // RC016 mhc-recompute-without-mhc-connections
 #include <fmt/format.h>
 
+#include <set>
+
 #include "rules/rule_helpers.hpp"
 
 namespace mbl {
@@ -8,13 +10,15 @@ namespace {
 
 constexpr RuleInfo kRule{
     "RC016", "mhc-recompute-without-mhc-connections", Severity::Error,
-    "mhc recompute is selected but enable_mhc_connections is off",
+    "mhc recompute is selected but hyper-connections are off",
     R"md(## What it does
-Flags `mhc` in `recompute_modules` (selective) on a model whose manifold hyper-connections are off.
+Flags `mhc` in `recompute_modules` (selective) on a model whose manifold hyper-connections are off. The switch is
+`enable_mhc_connections` at Megatron-LM main and `enable_hyper_connections` at the dev branch (`--mcore dev`).
 
 ## Why is this bad?
-`mhc` checkpoints the hyper-connection mixing; without `enable_mhc_connections` there is nothing to checkpoint and
-Megatron Core (main) raises `ValueError: 'mhc' in recompute_modules requires enable_mhc_connections=True.`
+`mhc` checkpoints the hyper-connection mixing; without hyper-connections there is nothing to checkpoint and
+Megatron Core raises `ValueError: 'mhc' in recompute_modules requires enable_mhc_connections=True.` (main) or
+`... requires enable_hyper_connections=True.` (dev). Setting the other revision's spelling does not help.
 This also fires when `moe_layer_recompute` turned the granularity into selective.
 
 ## Example
@@ -38,11 +42,20 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({"enable_mhc_connections"})) return;
-        if (m.flag("enable_mhc_connections")) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "mhc",
-                                            "\"mhc\" recompute needs enable_mhc_connections, which is off");
-        RuleContext::hint(d, "enable_mhc_connections, or drop \"mhc\"; " + rules::rejection_note(m));
+        const std::string field = rules::mhc_connections_field(ctx.revision());
+        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({field})) return;
+        if (m.flag(field)) return;
+        Diagnostic& d = rules::report_label(ctx, kRule, "mhc", fmt::format("\"mhc\" recompute needs {}, which is off", field));
+        // The other revision's name for the switch is a likely slip when moving between main and dev.
+        std::set<std::string> spellings;
+        for (const auto& name : Schema::instance().revision_names())
+            for (const auto& other : Schema::instance().revision(name)->enum_values("mhc_connections_field"))
+                if (other != field) spellings.insert(other);
+        for (const auto& other : spellings)
+            if (m[other].truthy() && m[other].prov().origin != Origin::Default)
+                ctx.note_field(d, other, fmt::format("{} is set here, but Megatron Core {} calls the switch {}", other,
+                                                     ctx.revision().name, field));
+        RuleContext::hint(d, fmt::format("set {} to true, or drop \"mhc\"; {}", field, rules::rejection_note(m)));
     }
 };
 

@@ -13,7 +13,8 @@ constexpr RuleInfo kRule{
 Flags `recompute_granularity: full` on a model with `enable_mhc_connections`.
 
 ## Why is this bad?
-Megatron Core (main) raises `ValueError: enable_mhc_connections is not yet compatible with full recompute.`
+Megatron Core (main) raises `NotImplementedError: enable_mhc_connections is not yet compatible with full activation
+recompute.` The dev branch (`--mcore dev`) has no such check.
 Selective recompute of `mhc` is the supported way to save the hyper-connection activations.
 
 ## Example
@@ -39,12 +40,12 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"enable_mhc_connections", "recompute_granularity", "moe_layer_recompute"})) return;
-        if (!m.flag("enable_mhc_connections") || m.granularity_post != "full") return;
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
-                                   "full recompute is not compatible with enable_mhc_connections");
-        ctx.note_field(d, "enable_mhc_connections", "hyper-connections are enabled here");
-        RuleContext::hint(d, "use selective recompute with \"mhc\" instead; " + rules::rejection_note(m));
+        const std::string field = rules::mhc_connections_field(ctx.revision());
+        if (!m.known({field, "recompute_granularity", "moe_layer_recompute"})) return;
+        if (!m.flag(field) || m.granularity_post != "full") return;
+        Diagnostic& d = ctx.report(kRule, "recompute_granularity", fmt::format("full recompute is not compatible with {}", field));
+        ctx.note_field(d, field, "hyper-connections are enabled here");
+        RuleContext::hint(d, "use selective recompute with \"mhc\" instead; " + rules::rejection_note(m, "NotImplementedError"));
     }
 };
 

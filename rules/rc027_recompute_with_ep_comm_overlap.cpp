@@ -13,6 +13,12 @@ constexpr RuleInfo kRule{
 Flags recompute settings combined with `overlap_moe_expert_parallel_comm` (expert-parallel all-to-all overlap):
 full recompute, any `recompute_method`, any `recompute_num_layers`, or `moe` in the selective list.
 
+At Megatron-LM's dev branch (`--mcore dev`) full recompute is allowed under the overlap: the schedule then
+recomputes each whole pipeline stage (model chunk) itself, so `recompute_method` and `recompute_num_layers` must stay
+unset, `attention_dropout` and `hidden_dropout` must be 0, and CUDA graphs (`cuda_graph_impl`), `moe_paged_stash`
+and fp8 delayed scaling are not supported with it. Megatron Bridge's comm-overlap setup still refuses full
+recompute when the overlap is switched on in its `comm_overlap` section, so that case is flagged at dev too.
+
 ## Why is this bad?
 The overlap schedule interleaves the forward and backward of different micro-batches and cannot re-run layers or
 whole MoE blocks. Megatron Core asserts against each of these (and Megatron Bridge re-checks it in its
@@ -46,19 +52,29 @@ public:
                       "moe_layer_recompute"}))
             return;
         if (!m.flag("overlap_moe_expert_parallel_comm")) return;
-        auto add = [&](std::string_view field, std::string message, const Value* at = nullptr) {
+        // `cause` / `cause_note`: the other field involved, noted before the rejection.
+        auto add = [&](std::string_view field, std::string message, const Value* at = nullptr, std::string_view cause = {},
+                       std::string cause_note = {}) {
             Diagnostic& d = at ? ctx.report_at(kRule, *at, std::move(message)) : ctx.report(kRule, field, std::move(message));
             ctx.note_field(d, "overlap_moe_expert_parallel_comm", "overlap_moe_expert_parallel_comm is enabled here");
+            if (!cause.empty()) ctx.note_field(d, cause, std::move(cause_note));
             RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
             return &d;
         };
-        if (m.granularity_post == "full") add("recompute_granularity", "full recompute cannot be combined with overlap_moe_expert_parallel_comm");
+        const bool full = m.granularity_post == "full";
+        // dev: the overlap schedule recomputes whole stages, with requirements of its own.
+        const bool stages = rules::ep_overlap_recomputes_stages(m);
+        if (full && !stages) add("recompute_granularity", "full recompute cannot be combined with overlap_moe_expert_parallel_comm");
+        if (full && stages) check_stage_recompute(ctx, m, add);
+        const std::string_view mode = full && stages ? " (the overlap schedule recomputes whole stages)" : "";
         if (!m["recompute_method"].is_null()) {
-            Diagnostic* d = add("recompute_method", "recompute_method must be unset when overlap_moe_expert_parallel_comm is enabled");
+            Diagnostic* d = add("recompute_method",
+                                fmt::format("recompute_method must be unset when overlap_moe_expert_parallel_comm is enabled{}", mode));
             d->fix = Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, false};
         }
         if (!m["recompute_num_layers"].is_null())
-            add("recompute_num_layers", "recompute_num_layers must be unset when overlap_moe_expert_parallel_comm is enabled");
+            add("recompute_num_layers",
+                fmt::format("recompute_num_layers must be unset when overlap_moe_expert_parallel_comm is enabled{}", mode));
         // Megatron Core checks the module list whatever the granularity (from 0.17 on).
         if (ctx.revision().enum_values("ep_overlap_forbids_moe_recompute") == std::vector<std::string>{"true"} &&
             m.modules_post.known && m.modules_post.contains("moe")) {
@@ -66,6 +82,45 @@ public:
             Diagnostic* d = add(m.moe_layer_converted && !item ? "moe_layer_recompute" : "recompute_modules",
                                 "\"moe\" recompute cannot be combined with overlap_moe_expert_parallel_comm", item);
             RuleContext::hint(*d, "recompute \"moe_act\" (with moe_grouped_gemm) or \"shared_experts\" instead of the whole MoE layer");
+        }
+    }
+
+private:
+    // The requirements of the dev branch's whole-stage full recompute under the overlap (each an assert of its own).
+    template <typename Add>
+    static void check_stage_recompute(RuleContext& ctx, const EffectiveModel& m, Add& add) {
+        // Bridge's comm-overlap setup refuses full recompute before Megatron Core sees the model.
+        if (m.overlap_from_comm_overlap) {
+            Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+                                       "full recompute cannot be combined with overlap_moe_expert_parallel_comm switched on in comm_overlap");
+            ctx.note_field(d, "overlap_moe_expert_parallel_comm", "comm_overlap switches the overlap on here");
+            RuleContext::hint(d, fmt::format("Megatron Bridge's comm-overlap setup rejects this (AssertionError) before the model "
+                                             "is built; Megatron Core {} itself would recompute whole stages",
+                                             ctx.revision().name));
+        }
+        if (m.known({"attention_dropout", "hidden_dropout"})) {
+            for (const char* field : {"attention_dropout", "hidden_dropout"}) {
+                auto p = m.number(field);
+                if (!p || *p == 0.0) continue;
+                add("recompute_granularity",
+                    fmt::format("full recompute under overlap_moe_expert_parallel_comm needs {} 0, but it is {}", field,
+                                m[field].display()),
+                    nullptr, field, fmt::format("{} is set here (the default is 0.1)", field));
+            }
+        }
+        if (m.known({"cuda_graph_impl"}) && m.str("cuda_graph_impl").value_or("none") != "none")
+            add("recompute_granularity",
+                fmt::format("full recompute under overlap_moe_expert_parallel_comm does not support CUDA graphs, but "
+                            "cuda_graph_impl is {}", m["cuda_graph_impl"].display()),
+                nullptr, "cuda_graph_impl", "CUDA graphs are configured here");
+        if (m.known({"moe_paged_stash"}) && m.flag("moe_paged_stash"))
+            add("recompute_granularity", "full recompute under overlap_moe_expert_parallel_comm cannot be combined with moe_paged_stash",
+                nullptr, "moe_paged_stash", "moe_paged_stash is enabled here");
+        if (m.known({"fp8", "fp8_recipe"}) && m["fp8"].truthy() && m.str("fp8_recipe") == "delayed") {
+            Diagnostic* d = add("recompute_granularity",
+                                "full recompute under overlap_moe_expert_parallel_comm does not support fp8 delayed scaling",
+                                nullptr, "fp8_recipe", "fp8_recipe is \"delayed\"");
+            RuleContext::hint(*d, "use a current-scaling (tensorwise), mxfp8 or blockwise fp8 recipe");
         }
     }
 };

@@ -105,6 +105,17 @@ std::optional<GraphScope> graph_scope(const EffectiveModel& m) {
     return g;
 }
 
+std::string mhc_connections_field(const Revision& rev) {
+    const auto& v = rev.enum_values("mhc_connections_field");
+    return v.empty() ? "enable_mhc_connections" : v.front();
+}
+
+bool ep_overlap_recomputes_stages(const EffectiveModel& m) {
+    const auto& mode = m.revision->enum_values("ep_overlap_full_recompute");
+    if (std::find(mode.begin(), mode.end(), "stage") == mode.end()) return false;
+    return !m.known({"overlap_moe_expert_parallel_comm"}) || m.flag("overlap_moe_expert_parallel_comm");
+}
+
 std::string quoted_list(const std::vector<std::string>& items) {
     std::string out;
     for (size_t i = 0; i < items.size(); ++i) {

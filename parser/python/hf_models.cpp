@@ -377,6 +377,7 @@ json catalog_config(const json& entry) {
 
 const std::vector<std::string>& HfResolver::architecture_fields() {
     static const std::vector<std::string> fields = {
+        "enable_hyper_connections", "enable_mhc_connections",  // bridges switch hyper-connections on per family
         "num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "ffn_hidden_size", "kv_channels",
         "num_moe_experts", "moe_ffn_hidden_size", "moe_router_topk", "moe_layer_freq",
         "moe_shared_expert_intermediate_size", "moe_shared_expert_overlap", "moe_grouped_gemm",

@@ -95,7 +95,9 @@ Tally run_file(const std::string& name) {
         } else {
             std::ostringstream why;
             why << row.at("id").get<std::string>() << " (" << row.at("mcore").get<std::string>() << "): Megatron Core "
-                << (rejected ? "rejected it: " + row.value("message", "") : std::string("accepted it")) << "; linter errors:";
+                << (rejected ? "rejected it: " + row.value("message", "") : std::string("accepted it"));
+            if (row.contains("check")) why << " [derived: " << row.at("check").get<std::string>() << "]";
+            why << "; linter errors:";
             for (const auto& e : errors) why << "\n  " << e;
             why << "\n" << yaml.c_str();
             UNSCOPED_INFO(why.str());
@@ -119,4 +121,27 @@ TEST_CASE("agrees with Megatron Core main on every in-scope row", "[conformance]
     Tally t = run_file("mcore-main.jsonl");
     CHECK(t.in_scope > 1000);
     CHECK(t.agree == t.in_scope);
+}
+
+// Derived from the source of Megatron-LM b3b1e2d793c5 (Bridge's .dev.commit), check by check: see
+// tests/data/conformance/derive_verdicts.py, whose replay reproduces every recorded 0.20.dev and main verdict.
+TEST_CASE("agrees with Megatron Core dev on every in-scope row", "[conformance]") {
+    Tally t = run_file("mcore-dev.jsonl");
+    CHECK(t.in_scope > 1000);
+    CHECK(t.error_rows > 300);
+    CHECK(t.ok_rows > 400);
+    CHECK(t.agree == t.in_scope);
+}
+
+TEST_CASE("every conformance file is read at the revision it names", "[conformance]") {
+    for (const char* name : {"mcore-0.20.dev.jsonl", "mcore-main.jsonl", "mcore-dev.jsonl"}) {
+        std::ifstream in(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/conformance/" + name);
+        std::string line;
+        REQUIRE(std::getline(in, line));
+        const std::string mcore = json::parse(line).at("mcore").get<std::string>();
+        const mbl::Revision* rev = mbl::Schema::instance().revision(mcore);
+        REQUIRE(rev != nullptr);
+        CHECK(rev->name == mcore);  // a name, not an alias that could later point elsewhere
+        CHECK(std::string(name) == "mcore-" + mcore + ".jsonl");
+    }
 }

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "core/schema.hpp"
@@ -8,12 +9,61 @@ using mbl::Schema;
 
 TEST_CASE("every revision from 0.12 to main is known, with aliases", "[schema]") {
     const Schema& s = Schema::instance();
-    for (const char* name : {"0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19", "0.20.dev", "main"})
-        CHECK(s.revision(name) != nullptr);
-    CHECK(s.revision("0.20")->name == "0.20.dev");
+    for (const char* name : {"0.12", "0.13", "0.14", "0.15", "0.16", "0.17", "0.18", "0.19", "0.20.dev", "dev", "main"})
+        CHECK(s.revision(name)->name == name);
     CHECK(s.revision("core_v0.19.0")->name == "0.19");
+    CHECK(s.revision("0.19.0")->name == "0.19");
+    CHECK(s.revision("core_v0.19")->name == "0.19");
+    CHECK(s.revision("core_v0.12.3")->name == "0.12");
+    CHECK(s.revision("0.18.2")->name == "0.18");
+    CHECK(s.revision("bridge-main")->name == "0.20.dev");
+    CHECK(s.revision("bridge-dev")->name == "dev");
     CHECK(s.revision("0.11") == nullptr);
+    CHECK(s.revision("0.18.1") == nullptr);  // no such release tag
     CHECK(s.revision(s.default_revision()) != nullptr);
+}
+
+TEST_CASE("revision names are unambiguous: each maps to one revision, the doubtful ones to none", "[schema]") {
+    const Schema& s = Schema::instance();
+    for (const char* name : {"bridge", "0.20"}) {
+        const auto found = s.lookup_revision(name);
+        CHECK(found.revision == nullptr);
+        CHECK_FALSE(found.ambiguity.empty());
+        CHECK(s.revision_error(name, "--mcore").find("is ambiguous") != std::string::npos);
+    }
+    CHECK(s.revision_error("0.99", "--mcore").rfind("unknown Megatron Core revision \"0.99\" for --mcore", 0) == 0);
+    CHECK(s.revision_error("dev", "--mcore").empty());
+    for (const auto& [alias, target] : s.revision_aliases()) CHECK(s.revision(alias) == s.revision(target));
+    // A commit is recorded by one revision only, so a pinned commit maps to exactly one.
+    std::map<std::string, std::string> owner;
+    for (const auto& name : s.revision_names()) {
+        const mbl::Revision* r = s.revision(name);
+        CHECK(r->release.empty() != r->commit.empty());
+        std::vector<std::string> shas;
+        if (!r->commit.empty()) shas.push_back(r->commit);
+        for (const auto& [tag, sha] : r->tags) shas.push_back(sha);
+        for (const auto& sha : shas) {
+            CHECK(sha.size() == 40);
+            CHECK(owner.emplace(sha, name).second);
+            CHECK(s.revision_for_commit(sha) == r);
+            CHECK(s.revision_for_commit(sha.substr(0, 7)) == r);
+            CHECK(s.revision(sha.substr(0, 12)) == r);
+        }
+    }
+    CHECK(s.revision_for_commit("2a75ac1") == s.revision("0.20.dev"));
+    CHECK(s.revision_for_commit("2a75ac") == nullptr);  // too short to name a commit
+    CHECK(s.revision_for_commit("0123456789abcdef0123456789abcdef01234567") == nullptr);
+}
+
+TEST_CASE("what each name stands for: release tags and pinned commits", "[schema]") {
+    const Schema& s = Schema::instance();
+    CHECK(s.revision("0.19")->what() == "release core_v0.19.0");
+    CHECK(s.revision("0.15")->what() == "release core_v0.15.0 (patch releases .1, .2, .3 too)");
+    CHECK(s.revision("0.20.dev")->commit == "2a75ac12c54ba6a42b34024756820bf819a2e25f");
+    CHECK(s.revision("dev")->commit == "b3b1e2d793c596c2fa61076d001ab93f294e4e87");
+    CHECK(s.revision("dev")->branch == "dev");
+    CHECK(s.revision("dev")->what().rfind("commit b3b1e2d793c5 (2026-08-13, dev branch), Megatron Bridge's dev pin", 0) == 0);
+    CHECK(s.revision("main")->what() == "commit d98e8a64ddf3 (2026-08-22, main branch)");
 }
 
 TEST_CASE("labels by revision follow the reference sheet", "[schema]") {
@@ -24,6 +74,29 @@ TEST_CASE("labels by revision follow the reference sheet", "[schema]") {
     CHECK(s.revision("0.19")->has_label("gdn_norm_out"));
     CHECK_FALSE(s.revision("0.20.dev")->has_label("mhc"));
     for (const char* l : {"gdp_in_proj", "gdp_qkv", "mhc", "core_attn"}) CHECK(s.revision("main")->has_label(l));
+    // The dev branch: mhc and its own whole-module gdn label, but not main's gdn_norm_out nor the gdp labels.
+    for (const char* l : {"mhc", "gdn", "shared_experts", "core_attn"}) CHECK(s.revision("dev")->has_label(l));
+    for (const char* l : {"gdn_norm_out", "gdp_in_proj", "gdp_qkv"}) CHECK_FALSE(s.revision("dev")->has_label(l));
+}
+
+TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does", "[schema]") {
+    const Schema& s = Schema::instance();
+    const mbl::Revision& dev = *s.revision("dev");
+    for (const char* code : {"RC016", "RC017", "RC018", "RC019", "RC029", "RC030", "RC027"}) CHECK(dev.rejects(code));
+    CHECK_FALSE(dev.rejects("RC011"));  // gdn_norm_out is not a label there
+    CHECK_FALSE(dev.rejects("RC020"));  // full recompute with hyper-connections is accepted
+    CHECK_FALSE(s.revision("main")->rejects("RC029"));
+    CHECK_FALSE(s.revision("main")->rejects("RC030"));
+    CHECK(dev.enum_values("mhc_connections_field") == std::vector<std::string>{"enable_hyper_connections"});
+    CHECK(s.revision("main")->enum_values("mhc_connections_field") == std::vector<std::string>{"enable_mhc_connections"});
+    CHECK(dev.enum_values("ep_overlap_full_recompute") == std::vector<std::string>{"stage"});
+    CHECK(s.revision("0.20.dev")->enum_values("ep_overlap_full_recompute").empty());
+    CHECK(dev.enum_values("gated_delta_net_variants") == std::vector<std::string>{"gated_delta_net"});
+    CHECK_FALSE(dev.crashes("layernorm-recompute-local-impl"));  // CheckpointWithoutOutput: fp8 = bool(fp8) there
+    CHECK(s.revision("0.20.dev")->crashes("layernorm-recompute-local-impl"));
+    // Every revision that enforces the mhc checks names its switch.
+    for (const auto& name : s.revision_names())
+        if (s.revision(name)->rejects("RC016")) CHECK(s.revision(name)->enum_values("mhc_connections_field").size() == 1);
 }
 
 TEST_CASE("checks that exist per revision come from the schema", "[schema]") {

@@ -1,0 +1,60 @@
+// --mcore, shared by the subcommands: the option, the list of revision names under each command's --help, and the
+// `check --mcore A,B` pair.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <ostream>
+
+#include "cli/commands.hpp"
+#include "core/schema.hpp"
+
+namespace mbl::cli {
+
+std::string revisions_help() {
+    const Schema& schema = Schema::instance();
+    std::size_t width = 0;
+    for (const auto& name : schema.revision_names()) width = std::max(width, name.size());
+    std::string out = "Megatron Core revisions (--mcore):\n";
+    for (const auto& name : schema.revision_names()) {
+        out += fmt::format("  {:<{}}  {}", name, width, schema.revision(name)->what());
+        if (name == schema.default_revision()) out += "; the default outside a Bridge checkout";
+        out += '\n';
+    }
+    std::vector<std::string> aliases;
+    for (const auto& [alias, target] : schema.revision_aliases()) aliases.push_back(fmt::format("{} (= {})", alias, target));
+    out += fmt::format("  also accepted: {}, a release tag (core_v0.19.0, 0.15.2) or a commit above (7+ hex digits)\n",
+                       fmt::join(aliases, ", "));
+    for (const auto& [name, why] : schema.ambiguous_revision_names())
+        out += fmt::format("  refused: {} is ambiguous ({})\n", name, why);
+    out += "Without --mcore and without mcore in the configuration file, a file inside a Megatron Bridge checkout is\n"
+           "linted for the revision that checkout pins (its checked-out 3rdparty/Megatron-LM, else the gitlink, else\n"
+           ".main.commit); see README \"Revision detection\".";
+    return out;
+}
+
+void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description) {
+    cmd.add_option("--mcore", value, description + "; the names are listed below");
+    cmd.footer(revisions_help());
+}
+
+void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice) {
+    for (const auto& c : seen)
+        if (c.source == choice.source && c.revision == choice.revision && c.checkout == choice.checkout &&
+            c.reason == choice.reason)
+            return;
+    seen.push_back(choice);
+}
+
+void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices) {
+    for (const auto& c : choices)
+        if (c.source == RevisionChoice::Source::Detected) out << detection_note(c) << '\n';
+}
+
+std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value) {
+    const auto comma = value.find(',');
+    if (comma == std::string::npos) return std::nullopt;
+    return std::make_pair(value.substr(0, comma), value.substr(comma + 1));
+}
+
+}  // namespace mbl::cli

@@ -1,0 +1,282 @@
+#include "core/revision_detection.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <sstream>
+
+namespace mbl {
+
+namespace fs = std::filesystem;
+
+const char* revision_source_name(RevisionChoice::Source s) {
+    switch (s) {
+        case RevisionChoice::Source::CommandLine: return "command line";
+        case RevisionChoice::Source::ConfigFile: return "configuration file";
+        case RevisionChoice::Source::Detected: return "detected";
+        case RevisionChoice::Source::Default: return "default";
+    }
+    return "default";
+}
+
+std::string detection_note(const RevisionChoice& choice) {
+    return fmt::format("Megatron Core {} for files in {}: {}; pass --mcore to choose another revision",
+                       choice.revision ? choice.revision->name : "?", choice.checkout, choice.reason);
+}
+
+namespace {
+
+constexpr std::uintmax_t kMaxGitFile = 64u << 20;  // an index larger than this is not read
+
+std::optional<std::string> read_small_file(const fs::path& p) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec)) return std::nullopt;
+    const auto size = fs::file_size(p, ec);
+    if (ec || size > kMaxGitFile) return std::nullopt;
+    std::ifstream in(p, std::ios::binary);
+    if (!in) return std::nullopt;
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    return buf.str();
+}
+
+std::string trimmed(std::string s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();
+    std::size_t i = 0;
+    while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
+    return s.substr(i);
+}
+
+bool is_full_hash(const std::string& s) {
+    return s.size() == 40 &&
+           std::all_of(s.begin(), s.end(), [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; });
+}
+
+std::string lower(std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+}
+
+// A ref's commit from the loose ref files or packed-refs of `dirs` (a work tree's own git dir, then the common one).
+std::optional<std::string> resolve_ref(const std::vector<fs::path>& dirs, std::string ref) {
+    for (int depth = 0; depth < 5; ++depth) {  // symbolic refs may point at other refs
+        std::optional<std::string> target;
+        for (const auto& dir : dirs) {
+            if (auto text = read_small_file(dir / ref)) {
+                target = trimmed(*text);
+                break;
+            }
+            if (auto packed = read_small_file(dir / "packed-refs")) {
+                std::istringstream lines(*packed);
+                std::string line;
+                while (std::getline(lines, line))
+                    if (line.size() > 41 && line[40] == ' ' && trimmed(line.substr(41)) == ref) target = line.substr(0, 40);
+                if (target) break;
+            }
+        }
+        if (!target) return std::nullopt;
+        if (is_full_hash(*target)) return lower(*target);
+        if (target->rfind("ref: ", 0) != 0) return std::nullopt;
+        ref = trimmed(target->substr(5));
+    }
+    return std::nullopt;
+}
+
+std::uint32_t be32(const std::string& b, std::size_t at) {
+    return (std::uint32_t(static_cast<unsigned char>(b[at])) << 24) | (std::uint32_t(static_cast<unsigned char>(b[at + 1])) << 16) |
+           (std::uint32_t(static_cast<unsigned char>(b[at + 2])) << 8) | std::uint32_t(static_cast<unsigned char>(b[at + 3]));
+}
+
+std::string short_hash(const std::string& sha) { return sha.substr(0, 12); }
+
+// "3rdparty/Megatron-LM is checked out at 2a75ac12c54b".
+std::string pin_sentence(const MegatronPin& pin) {
+    switch (pin.kind) {
+        case MegatronPin::Kind::Checkout: return fmt::format("3rdparty/Megatron-LM is checked out at {}", short_hash(pin.commit));
+        case MegatronPin::Kind::Gitlink: return fmt::format("its 3rdparty/Megatron-LM gitlink pins {}", short_hash(pin.commit));
+        case MegatronPin::Kind::MainCommitFile: return fmt::format("its .main.commit names {}", short_hash(pin.commit));
+    }
+    return {};
+}
+
+}  // namespace
+
+std::optional<fs::path> git_dir_of(const fs::path& work_tree) {
+    const fs::path dot_git = work_tree / ".git";
+    std::error_code ec;
+    if (fs::is_directory(dot_git, ec)) return dot_git;
+    auto text = read_small_file(dot_git);
+    if (!text) return std::nullopt;
+    const std::string line = trimmed(*text);
+    if (line.rfind("gitdir:", 0) != 0) return std::nullopt;
+    fs::path dir = trimmed(line.substr(7));
+    if (dir.is_relative()) dir = work_tree / dir;
+    dir = dir.lexically_normal();
+    if (!fs::is_directory(dir, ec)) return std::nullopt;
+    return dir;
+}
+
+std::optional<std::string> head_commit(const fs::path& git_dir) {
+    auto head = read_small_file(git_dir / "HEAD");
+    if (!head) return std::nullopt;
+    const std::string text = trimmed(*head);
+    if (is_full_hash(text)) return lower(text);
+    if (text.rfind("ref: ", 0) != 0) return std::nullopt;
+    // A linked work tree (or a submodule's git dir) keeps shared refs in the directory `commondir` names.
+    std::vector<fs::path> dirs{git_dir};
+    if (auto common = read_small_file(git_dir / "commondir")) {
+        fs::path c = trimmed(*common);
+        dirs.push_back((c.is_relative() ? git_dir / c : c).lexically_normal());
+    }
+    return resolve_ref(dirs, trimmed(text.substr(5)));
+}
+
+std::optional<std::string> index_gitlink(const std::string& b, std::string_view path) {
+    // Git's index: "DIRC", version, entry count; entries sorted by path, each 40 bytes of stat data (mode at +24),
+    // the 20-byte object id, 16 bits of flags (+2 more in version 3+ when the extended bit is set), then the path:
+    // NUL-terminated and padded to 8 bytes (versions 2, 3) or prefix-compressed against the previous one (4).
+    if (b.size() < 12 || b.compare(0, 4, "DIRC") != 0) return std::nullopt;
+    const std::uint32_t version = be32(b, 4), count = be32(b, 8);
+    if (version < 2 || version > 4) return std::nullopt;
+    std::size_t at = 12;
+    std::string previous;
+    for (std::uint32_t i = 0; i < count; ++i) {
+        const std::size_t start = at;
+        if (at + 62 > b.size()) return std::nullopt;
+        const std::uint32_t mode = be32(b, at + 24);
+        const std::string id = b.substr(at + 40, 20);
+        const unsigned flags = (unsigned(static_cast<unsigned char>(b[at + 60])) << 8) | static_cast<unsigned char>(b[at + 61]);
+        at += 62;
+        if (version >= 3 && (flags & 0x4000)) at += 2;
+        std::string name;
+        if (version == 4) {
+            // Bytes to drop from the end of the previous path, as git's offset varint.
+            std::size_t drop = 0;
+            for (int n = 0;; ++n) {
+                if (at >= b.size() || n > 8) return std::nullopt;
+                const unsigned char c = static_cast<unsigned char>(b[at++]);
+                drop = (n ? (drop + 1) << 7 : 0) | (c & 0x7f);
+                if (!(c & 0x80)) break;
+            }
+            if (drop > previous.size()) return std::nullopt;
+            const std::size_t end = b.find('\0', at);
+            if (end == std::string::npos) return std::nullopt;
+            name = previous.substr(0, previous.size() - drop) + b.substr(at, end - at);
+            at = end + 1;
+        } else {
+            const std::size_t end = b.find('\0', at);
+            if (end == std::string::npos) return std::nullopt;
+            name = b.substr(at, end - at);
+            at = start + ((at - start + name.size() + 8) & ~std::size_t(7));
+        }
+        if (name == path) {
+            if ((mode & 0170000) != 0160000) return std::nullopt;  // not a gitlink
+            std::string hex;
+            for (unsigned char c : id) hex += fmt::format("{:02x}", c);
+            return hex;
+        }
+        if (name > path) return std::nullopt;  // sorted: it is not there
+        previous = std::move(name);
+    }
+    return std::nullopt;
+}
+
+std::vector<MegatronPin> RevisionDetector::read_pins(const fs::path& root) {
+    std::vector<MegatronPin> pins;
+    // The checked-out submodule is the code the job imports (Bridge installs megatron-core from 3rdparty/Megatron-LM)
+    // and what scripts/switch_mcore.sh changes, so it wins over the commit the superproject records.
+    if (auto dir = git_dir_of(root / "3rdparty" / "Megatron-LM"))
+        if (auto sha = head_commit(*dir)) pins.push_back({MegatronPin::Kind::Checkout, *sha});
+    if (auto dir = git_dir_of(root))
+        if (auto index = read_small_file(*dir / "index"))
+            if (auto sha = index_gitlink(*index, "3rdparty/Megatron-LM")) pins.push_back({MegatronPin::Kind::Gitlink, *sha});
+    if (auto text = read_small_file(root / ".main.commit")) {
+        const std::string sha = trimmed(*text);
+        if (is_full_hash(sha)) pins.push_back({MegatronPin::Kind::MainCommitFile, lower(sha)});
+    }
+    return pins;
+}
+
+RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<MegatronPin>& pins) {
+    const Schema& schema = Schema::instance();
+    RevisionChoice out;
+    out.source = RevisionChoice::Source::Detected;
+    out.checkout = root.string();
+    const Revision* fallback = schema.revision(schema.default_revision());
+    if (pins.empty()) {
+        out.revision = fallback;
+        out.reason = fmt::format("it pins no Megatron-LM commit (no checked-out 3rdparty/Megatron-LM, no gitlink, no "
+                                 ".main.commit), so the default {} is used", fallback->name);
+        return out;
+    }
+    const MegatronPin& first = pins.front();
+    out.commit = first.commit;
+    // What the other pins say, when they differ from the one that decides.
+    std::string context;
+    if (first.kind == MegatronPin::Kind::Checkout) {
+        for (const auto& pin : pins)
+            if (pin.kind == MegatronPin::Kind::Gitlink && pin.commit != first.commit)
+                context = fmt::format(" (the committed gitlink pins {})", short_hash(pin.commit));
+    } else if (first.kind == MegatronPin::Kind::Gitlink) {
+        context = "; the submodule is not checked out";
+    } else {
+        context = "; there is no 3rdparty/Megatron-LM gitlink or checkout";
+    }
+    if (const Revision* r = schema.revision_for_commit(first.commit)) {
+        out.revision = r;
+        out.reason = pin_sentence(first) + context;
+        return out;
+    }
+    const std::string unknown = fmt::format("{}, a commit mbridge-lint knows no revision for", pin_sentence(first));
+    for (const auto& pin : pins) {
+        if (pin.commit == first.commit) continue;
+        if (const Revision* r = schema.revision_for_commit(pin.commit)) {
+            out.revision = r;
+            out.reason = fmt::format("{}; {} ({}), so that revision is used", unknown, pin_sentence(pin), r->name);
+            return out;
+        }
+    }
+    out.revision = fallback;
+    out.reason = fmt::format("{}; the default {} is used instead", unknown, fallback->name);
+    return out;
+}
+
+std::optional<fs::path> RevisionDetector::checkout_root(const fs::path& start) {
+    std::vector<fs::path> visited;
+    std::optional<fs::path> found;
+    std::error_code ec;
+    for (fs::path dir = start;; dir = dir.parent_path()) {
+        if (auto it = root_of_dir_.find(dir); it != root_of_dir_.end()) {
+            found = it->second;
+            break;
+        }
+        visited.push_back(dir);
+        // The nearest Bridge source tree decides; it is a checkout when it pins Megatron-LM somehow.
+        if (fs::is_directory(dir / "src" / "megatron" / "bridge", ec)) {
+            if (fs::exists(dir / "3rdparty" / "Megatron-LM", ec) || fs::exists(dir / ".main.commit", ec)) found = dir;
+            break;
+        }
+        if (!dir.has_parent_path() || dir.parent_path() == dir) break;
+    }
+    for (const auto& d : visited) root_of_dir_[d] = found;
+    return found;
+}
+
+std::optional<RevisionChoice> RevisionDetector::detect(const std::string& path) {
+    if (path.empty() || path[0] == '<') return std::nullopt;  // <override 1>, <command line>
+    std::error_code ec;
+    fs::path p = fs::absolute(path, ec);
+    if (ec) return std::nullopt;
+    p = p.lexically_normal();
+    if (!fs::is_directory(p, ec)) p = p.parent_path();
+    std::lock_guard<std::mutex> lock(mutex_);
+    const auto root = checkout_root(p);
+    if (!root) return std::nullopt;
+    auto it = by_root_.find(*root);
+    if (it == by_root_.end()) it = by_root_.emplace(*root, choose(*root, read_pins(*root))).first;
+    return it->second;
+}
+
+}  // namespace mbl

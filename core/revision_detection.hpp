@@ -1,0 +1,66 @@
+#pragma once
+// Which Megatron Core revision a file is linted for when neither --mcore nor the configuration file says: a file
+// inside a Megatron Bridge checkout gets the revision that checkout pins. Everything is read from files (the
+// submodule's HEAD, the superproject's git index, .main.commit); git is never run, and each checkout is read once.
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/schema.hpp"
+
+namespace mbl {
+
+// The revision a file is linted for, and why.
+struct RevisionChoice {
+    enum class Source { CommandLine, ConfigFile, Detected, Default };
+    Source source = Source::Default;
+    const Revision* revision = nullptr;
+    std::string reason;    // a sentence: why this revision
+    std::string checkout;  // the Bridge checkout it was detected from ("" when none)
+    std::string commit;    // the Megatron-LM commit the checkout pins ("" when none)
+};
+const char* revision_source_name(RevisionChoice::Source s);  // "command line", "configuration file", "detected", "default"
+// For a detected choice, the line the check summary prints once: "Megatron Core 0.20.dev for files in /work/bridge:
+// its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b; ...; pass --mcore to choose another revision".
+std::string detection_note(const RevisionChoice& choice);
+
+// Where a Bridge checkout says which Megatron-LM it runs, in the order they are asked.
+struct MegatronPin {
+    enum class Kind { Checkout, Gitlink, MainCommitFile };
+    Kind kind;
+    std::string commit;  // 40 hex digits as read (lower case)
+};
+
+class RevisionDetector {
+public:
+    // The revision the Bridge checkout holding `path` pins; nullopt when `path` is not inside a Bridge checkout
+    // (a directory holding src/megatron/bridge and 3rdparty/Megatron-LM or .main.commit).
+    std::optional<RevisionChoice> detect(const std::string& path);
+
+    // The pins of one checkout root, in the order detection uses them (exposed for tests).
+    static std::vector<MegatronPin> read_pins(const std::filesystem::path& root);
+    // The choice those pins lead to: the first pin decides; a commit no revision records falls back to the next
+    // pin that one does record, else to the default revision, and the reason says so.
+    static RevisionChoice choose(const std::filesystem::path& root, const std::vector<MegatronPin>& pins);
+
+private:
+    std::optional<std::filesystem::path> checkout_root(const std::filesystem::path& dir);
+
+    std::mutex mutex_;
+    std::map<std::filesystem::path, std::optional<std::filesystem::path>> root_of_dir_;
+    std::map<std::filesystem::path, RevisionChoice> by_root_;
+};
+
+// Git's on-disk data, read without git (exposed for tests). All return nullopt on anything unexpected.
+// The git directory of a work tree: `dir/.git` itself, or where a `.git` file ("gitdir: ...") points.
+std::optional<std::filesystem::path> git_dir_of(const std::filesystem::path& work_tree);
+// The commit HEAD names: a detached HEAD's hash, or the branch it points to (loose or packed ref).
+std::optional<std::string> head_commit(const std::filesystem::path& git_dir);
+// The commit recorded for the gitlink (submodule entry) at `path` in an index file (versions 2 to 4).
+std::optional<std::string> index_gitlink(const std::string& index_bytes, std::string_view path);
+
+}  // namespace mbl

@@ -1,0 +1,71 @@
+// RC030 mhc-recompute-with-ep-overlap-cuda-graphs
+#include <fmt/format.h>
+
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC030", "mhc-recompute-with-ep-overlap-cuda-graphs", Severity::Error,
+    "mhc recompute under overlap_moe_expert_parallel_comm is combined with CUDA graphs",
+    R"md(## What it does
+Flags `mhc` recompute (selective) while `overlap_moe_expert_parallel_comm` is on and any CUDA graph is configured
+(`cuda_graph_impl` other than `none`, or the legacy `enable_cuda_graph` / `external_cuda_graph`), at Megatron-LM's
+dev branch (`--mcore dev`).
+
+## Why is this bad?
+Under expert-parallel all-to-all overlap the mHC recompute groups are replayed explicitly, which only works eagerly.
+Megatron Core raises `ValueError: mHC recompute with overlap_moe_expert_parallel_comm requires CUDA graphs to be
+disabled because explicit group replay is eager-only.` Bridge's `comm_overlap` section can switch the overlap on.
+
+## Example
+```yaml
+comm_overlap:
+  overlap_moe_expert_parallel_comm: true
+model:
+  enable_hyper_connections: true
+  cuda_graph_impl: transformer_engine
+  recompute_granularity: selective
+  recompute_modules: [mhc]
+```
+
+## Use instead
+```yaml
+comm_overlap:
+  overlap_moe_expert_parallel_comm: true
+model:
+  enable_hyper_connections: true
+  cuda_graph_impl: none
+  recompute_granularity: selective
+  recompute_modules: [mhc]
+```
+)md"};
+
+class MhcRecomputeWithEpOverlapCudaGraphs final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext& ctx) const override {
+        const EffectiveModel& m = ctx.model;
+        if (!rules::selective_post(m) || !m.modules_post.contains("mhc")) return;
+        if (!m.known({"overlap_moe_expert_parallel_comm", "cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}))
+            return;
+        // The effective model already turned the legacy switches into cuda_graph_impl.
+        const auto impl = m.str("cuda_graph_impl");
+        if (!m.flag("overlap_moe_expert_parallel_comm") || !impl || *impl == "none") return;
+        Diagnostic& d = rules::report_label(
+            ctx, kRule, "mhc",
+            fmt::format("\"mhc\" recompute under overlap_moe_expert_parallel_comm needs CUDA graphs off, but "
+                        "cuda_graph_impl is \"{}\"", *impl));
+        ctx.note_field(d, "overlap_moe_expert_parallel_comm", "overlap_moe_expert_parallel_comm is enabled here");
+        ctx.note_field(d, "cuda_graph_impl", "CUDA graphs are configured here");
+        RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"; " +
+                                 rules::rejection_note(m));
+    }
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC030, MhcRecomputeWithEpOverlapCudaGraphs)
+
+}  // namespace mbl

@@ -1,0 +1,231 @@
+// Megatron Core revisions on the command line: the names --help lists, ambiguous names, detection from a Bridge
+// checkout (built here with git), and the upgrade check `check --mcore A,B`.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "../support/run.hpp"
+#include "../support/temp_dir.hpp"
+
+namespace {
+
+using json = nlohmann::json;
+using mbl::test::TempDir;
+
+mbl::test::RunResult run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
+bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
+
+const std::string kGit = "git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main ";
+const std::string kMainPin = "2a75ac12c54ba6a42b34024756820bf819a2e25f";  // 0.20.dev
+const std::string kDevPin = "b3b1e2d793c596c2fa61076d001ab93f294e4e87";   // dev
+
+// Two recipes sharing a helper that selects mhc recompute on a hyper-connection MoE model: dev accepts them,
+// 0.20.dev does not know the label.
+const char* kRecipes = R"(from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+
+
+def _hyper_connections(cfg):
+    cfg.model.enable_hyper_connections = True
+    cfg.model.recompute_granularity = "selective"
+    cfg.model.recompute_modules = ["moe_act", "mhc"]
+
+
+def small_config() -> ConfigContainer:
+    model = GPTModelProvider(num_layers=4, hidden_size=256, num_attention_heads=4, num_moe_experts=4,
+                             moe_grouped_gemm=True)
+    cfg = ConfigContainer(model=model)
+    _hyper_connections(cfg)
+    return cfg
+
+
+def large_config() -> ConfigContainer:
+    cfg = small_config()
+    cfg.model.num_layers = 8
+    return cfg
+)";
+
+const char* kContainer = R"(from dataclasses import dataclass
+
+
+@dataclass
+class ConfigContainer:
+    model: object = None
+)";
+
+// A Bridge checkout whose committed gitlink pins `gitlink`, with the recipes above and a YAML config.
+void make_checkout(const TempDir& dir, const std::string& gitlink) {
+    dir.write("src/megatron/bridge/__init__.py", "");
+    dir.write("src/megatron/bridge/training/config.py", kContainer);
+    dir.write("src/megatron/bridge/recipes/hyper.py", kRecipes);
+    dir.write("configs/run.yaml", "model:\n  recompute_granularity: selective\n  recompute_modules: [gdn_norm_out]\n");
+    std::filesystem::create_directories(dir.path() / "3rdparty" / "Megatron-LM");
+    REQUIRE(mbl::test::run_shell("cd '" + dir.path().string() + "' && " + kGit + "init -q && " + kGit + "add -A && " +
+                                 kGit + "update-index --add --cacheinfo 160000," + gitlink +
+                                 ",3rdparty/Megatron-LM && " + kGit + "commit -qm pin")
+                .code == 0);
+}
+
+}  // namespace
+
+TEST_CASE("--help of every command that takes --mcore lists each revision name with what it is", "[cli][revisions]") {
+    for (const char* command : {"check", "show", "estimate", "config", "lsp", "rules", "gpu-check"}) {
+        auto r = run(std::string(command) + " --help");
+        INFO(command << "\n" << r.out);
+        CHECK(r.code == 0);
+        for (int minor = 12; minor <= 19; ++minor)
+            CHECK(has(r.out, "  0." + std::to_string(minor) + " ") );
+        CHECK(has(r.out, "release core_v0.12.0 (patch releases .1, .2, .3 too)"));
+        CHECK(has(r.out, "release core_v0.19.0; the default outside a Bridge checkout"));
+        CHECK(has(r.out, "0.20.dev  commit 2a75ac12c54b (2026-08-13, main branch), Megatron Bridge's main pin"));
+        CHECK(has(r.out, "dev       commit b3b1e2d793c5 (2026-08-13, dev branch), Megatron Bridge's dev pin"));
+        CHECK(has(r.out, "main      commit d98e8a64ddf3 (2026-08-22, main branch)"));
+        CHECK(has(r.out, "bridge-dev (= dev), bridge-main (= 0.20.dev)"));
+        CHECK(has(r.out, "refused: bridge is ambiguous"));
+    }
+    CHECK(has(run("check --help").out, "A,B lints for both"));
+}
+
+TEST_CASE("every revision name means one revision, and ambiguous names are refused with what they could mean", "[cli][revisions]") {
+    TempDir dir;
+    const std::string cfg = dir.write("cfg.yaml", "model:\n  recompute_granularity: selective\n  recompute_modules: [gdn]\n");
+    // Only the dev branch knows the gdn label, so the names are told apart by whether RC008 fires.
+    for (const char* name : {"dev", "bridge-dev", "b3b1e2d7", "B3B1E2D793C596C2FA61076D001AB93F294E4E87"}) {
+        auto r = run(std::string("check --mcore ") + name + " " + cfg);
+        INFO(name << "\n" << r.out);
+        CHECK_FALSE(has(r.out, "RC008"));
+        CHECK(has(r.out, "RC029"));  // no gated-delta-net attention
+    }
+    for (const char* name : {"0.20.dev", "bridge-main", "2a75ac12c54b", "main", "0.19", "core_v0.19.0", "0.19.0", "0.15.2"}) {
+        auto r = run(std::string("check --mcore ") + name + " " + cfg);
+        INFO(name << "\n" << r.out);
+        CHECK(has(r.out, "error[RC008]"));
+    }
+    for (const char* name : {"bridge", "0.20"}) {
+        auto r = run(std::string("check --mcore ") + name + " " + cfg);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(has(r.out, std::string("Megatron Core revision \"") + name + "\" for --mcore is ambiguous"));
+    }
+    auto bridge = run("check --mcore bridge " + cfg);
+    CHECK(has(bridge.out, "0.20.dev (.main.commit"));
+    CHECK(has(bridge.out, "dev (.dev.commit"));
+    dir.write(".mbridge-lint.toml", "mcore = \"bridge\"\n");
+    auto file = run("check --color never " + cfg);
+    CHECK(file.code == 2);
+    CHECK(has(file.out, ".mbridge-lint.toml:1:1: error[IN011]: Megatron Core revision \"bridge\" for mcore is ambiguous"));
+}
+
+TEST_CASE("without --mcore a file in a Bridge checkout is linted for the revision its gitlink pins, said once", "[cli][revisions]") {
+    TempDir dir;
+    make_checkout(dir, kMainPin);
+    const std::string yaml = (dir.path() / "configs/run.yaml").string();
+    const std::string recipes = (dir.path() / "src/megatron/bridge/recipes/hyper.py").string();
+
+    auto r = run("check --color never " + yaml + " " + recipes);
+    INFO(r.out);
+    CHECK(r.code == 1);
+    CHECK(has(r.out, "error[RC008]: \"mhc\" is not a recompute_modules label in Megatron Core 0.20.dev"));
+    const std::string note = "Megatron Core 0.20.dev for files in " + dir.path().string() +
+                             ": its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b; the submodule is not checked out; "
+                             "pass --mcore to choose another revision\n";
+    CHECK(has(r.out, note));
+    CHECK(r.out.find(note) == r.out.rfind(note));  // once per run, not per file
+
+    auto j = run("check --format json " + yaml + " " + recipes);
+    const json doc = json::parse(j.out);
+    REQUIRE(doc["revisions"].size() == 1);
+    CHECK(doc["revisions"][0]["revision"] == "0.20.dev");
+    CHECK(doc["revisions"][0]["source"] == "detected");
+    CHECK(doc["revisions"][0]["commit"] == kMainPin);
+    CHECK(doc["revisions"][0]["checkout"] == dir.path().string());
+
+    // scripts/switch_mcore.sh dev checks the dev commit out in the submodule: that is what the job runs.
+    dir.write("3rdparty/Megatron-LM/.git", "gitdir: ../../.git/modules/3rdparty/Megatron-LM\n");
+    dir.write(".git/modules/3rdparty/Megatron-LM/HEAD", kDevPin + "\n");
+    auto dev = run("check --color never " + recipes);
+    INFO(dev.out);
+    CHECK(dev.code == 0);
+    CHECK(has(dev.out, "Megatron Core dev for files in " + dir.path().string() +
+                           ": 3rdparty/Megatron-LM is checked out at b3b1e2d793c5 (the committed gitlink pins 2a75ac12c54b)"));
+
+    // --mcore, or mcore in the configuration file, wins, and then nothing is detected.
+    auto explicit_rev = run("check --color never --mcore 0.20.dev " + recipes);
+    CHECK(has(explicit_rev.out, "RC008"));
+    CHECK_FALSE(has(explicit_rev.out, "for files in"));
+    dir.write(".mbridge-lint.toml", "mcore = \"0.20.dev\"\n");
+    auto configured = run("check --color never " + recipes);
+    CHECK(has(configured.out, "RC008"));
+    CHECK_FALSE(has(configured.out, "for files in"));
+    auto shown = run("config --format json " + recipes);
+    CHECK(json::parse(shown.out)["settings"]["mcore"]["value"] == "0.20.dev");
+}
+
+TEST_CASE("config shows the detected revision and where it came from", "[cli][revisions]") {
+    TempDir dir;
+    make_checkout(dir, kMainPin);
+    auto r = run("config " + (dir.path() / "configs/run.yaml").string());
+    INFO(r.out);
+    CHECK(has(r.out, "mcore            = \"0.20.dev\""));
+    CHECK(has(r.out, "# detected from " + dir.path().string() + ": its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b"));
+}
+
+TEST_CASE("check --mcore A,B reports what appears and disappears, per recipe, with a CI exit code", "[cli][revisions]") {
+    TempDir dir;
+    make_checkout(dir, kMainPin);
+    const std::string yaml = (dir.path() / "configs/run.yaml").string();
+    const std::string recipes = (dir.path() / "src/megatron/bridge/recipes/hyper.py").string();
+
+    // 0.20.dev -> dev: the mhc label becomes valid (both recipes); gdn_norm_out stops being one, so at the same
+    // place the missing gated-delta-net variant (RC011) gives way to the unknown label (RC008).
+    auto up = run("check --color never --mcore 0.20.dev,dev " + yaml + " " + recipes);
+    INFO(up.out);
+    CHECK(up.code == 1);  // dev has an error 0.20.dev has not
+    CHECK(has(up.out, "Megatron Core 0.20.dev -> dev: what changes, per recipe and config\n"));
+    CHECK(has(up.out, "hyper.py:8:47: disappears at dev: error[RC008] \"mhc\" is not a recompute_modules label in "
+                      "Megatron Core 0.20.dev\n    in 2 recipes: large_config, small_config\n"));
+    CHECK(has(up.out, "run.yaml:3:23: appears at dev: error[RC008] \"gdn_norm_out\" is not a recompute_modules label in "
+                      "Megatron Core dev\n"));
+    CHECK(has(up.out, "run.yaml:3:23: disappears at dev: error[RC011] \"gdn_norm_out\" recompute needs a gated-delta-net "
+                      "attention variant"));
+    CHECK(has(up.out, "3 changes (1 appear, 2 disappear, 0 change severity) in 2 files checked; 0.20.dev: 2 problems "
+                      "(2 errors); dev: 1 problem (1 error)\ndev has 1 error that 0.20.dev has not\n"));
+
+    // Only the recipes: nothing gets worse, exit 0.
+    auto recipes_only = run("check --color never --mcore 0.20.dev,dev " + recipes);
+    CHECK(recipes_only.code == 0);
+    CHECK_FALSE(has(recipes_only.out, "has 1 error"));
+
+    auto j = run("check --format json --mcore 0.20.dev,dev " + yaml + " " + recipes);
+    const json doc = json::parse(j.out);
+    CHECK(doc["upgrade"]["from"] == "0.20.dev");
+    CHECK(doc["upgrade"]["to"] == "dev");
+    REQUIRE(doc["changes"].size() == 3);
+    CHECK(doc["changes"][0]["change"] == "appears");
+    CHECK(doc["changes"][0]["before"].is_null());
+    CHECK(doc["changes"][0]["after"] == "error");
+    CHECK(doc["changes"][0]["recipes"] == json::array());
+    const json& gone = doc["changes"][2];
+    CHECK(gone["change"] == "disappears");
+    CHECK(gone["code"] == "RC008");
+    CHECK(gone["before"] == "error");
+    CHECK(gone["after"].is_null());
+    CHECK(gone["recipes"] == json::array({"large_config", "small_config"}));
+    CHECK(doc["summary"]["new_errors"] == 1);
+    CHECK(doc["summary"]["files_checked"] == 2);
+
+    // The other way round the recipes' error appears.
+    auto down = run("check --color never --mcore dev,0.20.dev " + recipes);
+    CHECK(down.code == 1);
+    CHECK(has(down.out, "hyper.py:8:47: appears at 0.20.dev: error[RC008]"));
+
+    // The same revision twice, by two names: no changes.
+    auto same = run("check --color never --mcore 0.20.dev,bridge-main " + yaml);
+    CHECK(same.code == 0);
+    CHECK(has(same.out, "no changes: 0.20.dev and 0.20.dev report the same problems in 1 file checked"));
+
+    CHECK(run("check --mcore 0.20.dev,dev --fix " + yaml).code == 2);
+    CHECK(run("check --mcore 0.20.dev,dev --format sarif " + yaml).code == 2);
+    CHECK(run("check --mcore 0.20.dev,nope " + yaml).code == 2);
+    CHECK(run("check --mcore 0.19,main,dev " + yaml).code == 2);
+}
