@@ -230,6 +230,15 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         if (e->key == "_target_") continue;
         m.fields.set(e->key, e->value, e->key_range);
     }
+    // Deprecated spellings Megatron Core normalizes before it checks anything.
+    for (const auto& [field, aliases] : revision.value_aliases)
+        if (auto v = m.str(field))
+            if (auto it = aliases.find(*v); it != aliases.end()) {
+                Value canonical = Value::string(it->second, m[field].prov());
+                canonical.prov().detail = fmt::format("Megatron Core {} reads {} \"{}\" as \"{}\"", revision.name, field,
+                                                      it->first, it->second);
+                m.fields.set(field, std::move(canonical));
+            }
     if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, result.errors);
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
 

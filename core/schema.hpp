@@ -40,6 +40,8 @@ struct Revision {
     std::set<std::string> known_crashes;         // ids of configurations known to crash at run time here
     std::vector<std::pair<std::string, Value>> defaults;  // field defaults the rules rely on
     std::map<std::string, std::vector<std::string>> enums;  // accepted values of enum-like fields
+    // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
+    std::map<std::string, std::map<std::string, std::string>> value_aliases;
 
     const std::vector<std::string>& enum_values(const std::string& key) const;
 

@@ -171,7 +171,15 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
             }
         return out;
     }
-    return e.value(v, p, 1);
+    Value out = e.value(v, p, 1);
+    // Python does not check dataclass annotations: a value of another type (Bridge passes config.json's list of
+    // eos_token_id values to an int field) is what the run holds. Only the recompute fields, which Megatron Core's
+    // own checks read, are reported (IN005); elsewhere the value is unknown rather than an error.
+    const bool recompute_field =
+        spec.name.find("recompute") != std::string::npos || spec.name == "distribute_saved_activations";
+    if (!recompute_field && !out.is_unknown() && !type_matches(out, spec.type))
+        return Value::unknown(fmt::format("{}, while the field is declared {}", type_name(v), field_type_name(spec.type)), p);
+    return out;
 }
 
 }  // namespace
