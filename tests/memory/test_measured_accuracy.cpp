@@ -106,37 +106,89 @@ TEST_CASE("estimator matches every measured row of Megatron Core's local layers"
     REQUIRE(rows.size() >= 36);
 
     // Retained bytes: relative error, against a 64 MiB floor: below it the harness's own noise (a few MiB of
-    // allocator state, e.g. the s=1024 rows) is larger than 10 % of the figure. A negative measured retained figure
-    // is not activation memory (previous-iteration state freed during forward, see tests/data/memory/SOURCE.md):
-    // such rows are printed but left out of the retained statistics.
+    // allocator state, e.g. the s=1024 rows) is larger than 10 % of the figure. A negative measured figure (the MoE
+    // full-recompute row) is state of the previous iteration freed during forward, which the estimator models
+    // (StackPrediction::stale_bytes).
     constexpr double kFloor = 64.0 * 1024 * 1024;
     std::vector<double> retained_errors, peak_errors;
-    int negative = 0;
     std::cout << fmt::format("{:<40} {:>12} {:>12} {:>8} {:>8} | {:>12} {:>12} {:>7}\n", "row", "retained", "predicted",
                              "err %", "floor %", "bwd peak", "predicted", "err %");
     for (const auto& r : rows) {
         const double raw = (r.predicted_retained - r.retained) / std::abs(r.retained);
         const double floored = std::abs(r.predicted_retained - r.retained) / std::max(r.retained, kFloor);
         const double peak = (r.predicted_peak - r.peak) / r.peak;
-        std::string floor_text = "n/a";
-        if (r.retained >= 0) {
-            retained_errors.push_back(floored);
-            floor_text = fmt::format("{:.2f}", floored * 100);
-        } else {
-            ++negative;
-        }
+        retained_errors.push_back(floored);
+        const std::string floor_text = fmt::format("{:.2f}", floored * 100);
         peak_errors.push_back(std::abs(peak));
         std::cout << fmt::format("{:<40} {:>12.0f} {:>12.0f} {:>8.2f} {:>8} | {:>12.0f} {:>12.0f} {:>7.2f}\n", r.id,
                                  r.retained, r.predicted_retained, raw * 100, floor_text, r.peak, r.predicted_peak, peak * 100);
     }
     const double ret_median = median(retained_errors), ret_worst = *std::max_element(retained_errors.begin(), retained_errors.end());
     const double peak_median = median(peak_errors), peak_worst = *std::max_element(peak_errors.begin(), peak_errors.end());
-    std::cout << fmt::format("retained: median {:.3f} %, worst {:.3f} % ({} rows; {} with negative measured retained left out)\n",
-                             ret_median * 100, ret_worst * 100, retained_errors.size(), negative);
+    std::cout << fmt::format("retained: median {:.3f} %, worst {:.3f} % ({} rows)\n", ret_median * 100, ret_worst * 100,
+                             retained_errors.size());
     std::cout << fmt::format("backward peak: median {:.3f} %, worst {:.3f} % ({} rows)\n", peak_median * 100,
                              peak_worst * 100, peak_errors.size());
-    CHECK(negative <= 1);
-    CHECK(ret_median <= 0.03);
-    CHECK(ret_worst <= 0.10);
-    CHECK(peak_worst <= 0.15);
+    CHECK(ret_median <= 0.01);
+    CHECK(ret_worst <= 0.05);
+    CHECK(peak_worst <= 0.02);
+}
+
+namespace {
+
+// A row of held-back measurements, in the measured file's layout.
+json held_back_row(const std::string& id, json arch, json recompute, int tp) {
+    arch["num_layers"] = 4;
+    return {{"id", id}, {"arch", arch}, {"recompute", recompute}, {"s", 4096}, {"b", 1}, {"tp", tp},
+            {"fwd_retained_bytes", 0.0}, {"bwd_peak_bytes", 1.0}};
+}
+
+json moe_arch(int experts, int topk, int shared) {
+    json a = {{"activation", "silu"},        {"add_bias_linear", false},   {"attention_dropout", 0.0},
+              {"ffn_hidden_size", 5632},     {"gated_linear_unit", true},  {"hidden_dropout", 0.0},
+              {"hidden_size", 2048},         {"moe_aux_loss_coeff", 0.0},  {"moe_ffn_hidden_size", 1408},
+              {"moe_router_topk", topk},     {"normalization", "RMSNorm"}, {"num_attention_heads", 16},
+              {"num_moe_experts", experts},  {"num_query_groups", 4},      {"moe_token_dispatcher_type", "allgather"}};
+    if (shared > 0) a["moe_shared_expert_intermediate_size"] = shared;
+    return a;
+}
+
+}  // namespace
+
+// Measured on an H200 with Megatron Core's local layers (Megatron-LM d98e8a64, the measurement set's second, held-back
+// part; figures as quoted in issue 13), 4 layers, s 4096, b 1. Each was a miss of the estimator before:
+// previous-iteration leftovers of the MoE dispatchers, the single query group's view, the stack input sharded in place.
+TEST_CASE("held-back local-layer shapes: MoE moe recompute, MQA core_attn, distributed full recompute", "[memory][accuracy]") {
+    constexpr double MiB = 1024.0 * 1024;
+    const json moe = {{"recompute_granularity", "selective"}, {"recompute_modules", {"moe"}}};
+    const json attn_moe = {{"recompute_granularity", "selective"}, {"recompute_modules", {"core_attn", "moe"}}};
+    json mqa = {{"activation", "silu"},    {"add_bias_linear", false},  {"attention_dropout", 0.0}, {"ffn_hidden_size", 5632},
+                {"gated_linear_unit", true}, {"hidden_dropout", 0.0},  {"hidden_size", 2048},       {"normalization", "RMSNorm"},
+                {"num_attention_heads", 16}, {"num_query_groups", 1}};
+    json llama = {{"activation", "silu"},        {"add_bias_linear", false},   {"attention_dropout", 0.0},
+                  {"ffn_hidden_size", 14336},    {"gated_linear_unit", true},  {"hidden_dropout", 0.0},
+                  {"hidden_size", 4096},         {"normalization", "RMSNorm"}, {"num_attention_heads", 32},
+                  {"num_query_groups", 8}};
+    const struct {
+        json row;
+        double measured_mib;
+    } rows[] = {
+        {held_back_row("moe-e16-top4-sel-moe", moe_arch(16, 4, 0), moe, 1), 6544},
+        {held_back_row("moe-e16-top4-sel-core_attn+moe", moe_arch(16, 4, 0), attn_moe, 1), 368},
+        {held_back_row("moe-e8-top2-shared-sel-moe", moe_arch(8, 2, 2816), moe, 1), 6544},
+        {held_back_row("moe-e8-top2-shared-sel-core_attn+moe", moe_arch(8, 2, 2816), attn_moe, 1), 368},
+        {held_back_row("mqa-sel-core_attn", mqa, {{"recompute_granularity", "selective"}, {"recompute_modules", {"core_attn"}}}, 1),
+         1289},
+        {held_back_row("llama-tp2-sp0-full-uniform-1-distributed", llama,
+                       {{"recompute_granularity", "full"}, {"recompute_method", "uniform"}, {"recompute_num_layers", 1},
+                        {"distribute_saved_activations", true}},
+                       2),
+         96},
+    };
+    for (const auto& r : rows) {
+        const Row p = predict(r.row);
+        INFO(p.id << ": predicted " << p.predicted_retained / MiB << " MiB, measured " << r.measured_mib << " MiB");
+        // The figures are quoted to the MiB.
+        CHECK(std::abs(p.predicted_retained / MiB - r.measured_mib) <= 1.0);
+    }
 }
