@@ -270,6 +270,8 @@ struct RunFacts {
     int optimizer_instances = 1; // ddp.num_distributed_optimizer_instances
     bool shard_grads = false, shard_params = false;  // Megatron FSDP
     bool tied_output = false;    // output layer shares the embedding (only on a single pipeline stage)
+    double fp8_weight_bytes = 0; // fp8 training: quantized weight copies Transformer Engine caches per GEMM weight
+    bool fp8_primary = false;    // fp8_param: the GEMM weights themselves are stored in one byte
 };
 
 // Parameter, gradient and optimizer-state bytes from the model's precision and the optimizer and ddp sections
@@ -401,6 +403,9 @@ RankEstimate rank_estimate(const Estimate& est, const RunFacts& run, const std::
     auto sharded = [&](double per_param) { return dense * per_param / dense_dp + expert * per_param / expert_dp; };
     const double count = dense + expert;
     r.params = run.shard_params ? sharded(run.param_bytes) : count * run.param_bytes;
+    // Transformer Engine's fp8 copies of the layers' GEMM weights (embedding and output layer stay in bf16).
+    const double gemm_weights = p.dense / tp + expert;
+    r.params += gemm_weights * (run.fp8_weight_bytes - (run.fp8_primary ? run.param_bytes - 1 : 0));
     r.grads = run.shard_grads ? sharded(run.grad_bytes) : count * run.grad_bytes;
     const double state = run.master_bytes + run.moment_bytes;
     r.optimizer = run.distributed_optimizer ? sharded(state) : count * state;
@@ -724,7 +729,8 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         // MXFP8 keeps one 8-bit scale per 32 values; blockwise one fp32 scale per 128.
         s.fp8_scale_bytes = recipe == "mxfp8" ? 1.0 / 32 : recipe == "blockwise" ? 4.0 / 128 : 0.0;
         est.assumptions.push_back({fmt::format("fp8 ({}): the GEMM inputs Transformer Engine saves are kept quantized, one byte "
-                                               "each{}; its fp8 weight copies and scaling state are not counted",
+                                               "each{}; attention, norm statistics and the residual stream stay in bf16; "
+                                               "amax histories and scaling factors are not counted",
                                                recipe, s.fp8_scale_bytes > 0 ? " plus block scales" : "")});
     }
     if (m["cuda_graph_impl"].is_string() && m.str("cuda_graph_impl") != "none")
@@ -745,6 +751,15 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     if (gbs.is_int() && gbs.as_int() > 0)
         run.micro_batches = std::max<std::int64_t>(1, gbs.as_int() / (est.micro_batch * run.dp));
     read_precision(m, in.config, run, est.assumptions);
+    if (s.fp8) {
+        // Each module caches its weight quantized for the forward GEMM (row-wise) and, for the backward's input
+        // gradient, column-wise (a transposed copy under the Hopper recipes); with fp8 primary weights the row-wise
+        // copy is the parameter itself.
+        run.fp8_primary = flag_of(m, "fp8_param") || flag_of(m, "fp8_param_gather");
+        run.fp8_weight_bytes = (run.fp8_primary ? 1 : 2) * (1 + s.fp8_scale_bytes);
+        est.assumptions.push_back({fmt::format("fp8 weight copies: {:.2f} bytes per GEMM weight{}", run.fp8_weight_bytes,
+                                               run.fp8_primary ? " beside one-byte primary weights" : "")});
+    }
     run.tied_output = run.pp == 1 && flag_of(m, "share_embeddings_and_output_weights");
     est.data_parallel = run.dp;
     est.pipeline = run.pp;

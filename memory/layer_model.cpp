@@ -623,9 +623,13 @@ std::vector<Op> layer_ops(const LayerShape& s, LayerKind kind) {
             const double kv_heads = s.mla ? d.heads : d.groups;
             core.bytes = T * (d.heads * (qk_dim + v_dim) + kv_heads * (qk_dim + v_dim)) * e;
         } else {
-            // Scores, softmax, probabilities: the s x s tensors cross device memory about 16 bytes per score.
+            // The s x s tensors cross device memory once per pass. fp32 softmax (torch path): baddbmm writes bf16
+            // scores (2 bytes), .float() reads and writes (2 + 4), the causal masked_fill_ (4 + 4), softmax (4 + 4),
+            // the cast for PV (4 + 2), bmm reads (2): 32 bytes per score. Megatron's fused bf16 softmax kernel: 2, 2 + 2,
+            // 2: 8. Dropout adds its mask and a second bf16 pass (1 + 2 + 2).
+            const double per_score = (s.softmax_fp32 && !s.softmax_kernel ? 32.0 : 8.0) + (s.attention_dropout > 0 ? 5.0 : 0.0);
             core.flops = 2 * p * (qk_dim + v_dim);
-            core.bytes = 16 * p + T * d.heads * (2 * qk_dim + 2 * v_dim) * e;
+            core.bytes = per_score * p + T * d.heads * (2 * qk_dim + 2 * v_dim) * e;
             if (grouped(s, d)) ops.push_back(elementwise("repeat key and value to every head", "core_attn", 4 * T * d.heads * d.head_dim * e));
         }
         if (s.cp > 1) {

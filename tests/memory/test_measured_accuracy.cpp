@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -191,4 +192,80 @@ TEST_CASE("held-back local-layer shapes: MoE moe recompute, MQA core_attn, distr
         // The figures are quoted to the MiB.
         CHECK(std::abs(p.predicted_retained / MiB - r.measured_mib) <= 1.0);
     }
+}
+
+namespace {
+
+// Predicted step-time overhead of a measured row's option over its 4-layer block (forward + backward, no output
+// layer, no optimizer), on the H200 the rows were measured on.
+double predicted_overhead(const json& row) {
+    Value model = Value::map(Provenance::at(Origin::File, {}));
+    for (const auto& [key, v] : row["arch"].items()) {
+        if (key == "activation") continue;
+        model.set(key, to_value(v));
+    }
+    for (const auto& [key, v] : row["recompute"].items()) model.set(key, to_value(v));
+    model.set("transformer_impl", Value::string("local"));
+    model.set("bf16", Value::boolean(true));
+    model.set("seq_length", Value::integer(row["s"].get<std::int64_t>()));
+    model.set("tensor_model_parallel_size", Value::integer(row["tp"].get<std::int64_t>()));
+    Value train = Value::map();
+    train.set("micro_batch_size", Value::integer(row["b"].get<std::int64_t>()));
+    Value root = Value::map();
+    root.set("model", std::move(model));
+    root.set("train", std::move(train));
+    FinalizeResult fin = finalize(root, *Schema::instance().revision("main"), {});
+    memory::Estimate est = memory::estimate(fin.model, {});
+    REQUIRE(est.ok);
+    const memory::GpuSpec* h200 = memory::find_gpu("H200");
+    REQUIRE(h200);
+    double forward = 0, replayed = 0;
+    const bool full = est.current.granularity == memory::Recompute::Granularity::Full;
+    for (size_t i = 0; i < est.kinds.size(); ++i) {
+        forward += memory::ops_seconds(memory::layer_ops(est.shape, est.kinds[i]), *h200, false);
+        if (full && (est.current.method == memory::Recompute::Method::Uniform || static_cast<int>(i) < est.current.num_layers))
+            replayed += memory::ops_seconds(memory::layer_ops(est.shape, est.kinds[i]), *h200, false);
+        else if (!full && est.current.granularity == memory::Recompute::Granularity::Selective)
+            replayed += memory::ops_seconds(memory::replayed_ops(est.shape, est.kinds[i], est.current.modules), *h200, false);
+    }
+    return replayed / (3 * forward);
+}
+
+}  // namespace
+
+// The roofline of memory/step_time.hpp against the step times of the measured rows (median forward + backward of a
+// 4-layer block on an H200): rows large enough that the block runs for tens of milliseconds, where launch and host
+// overheads do not dominate (the s=1024/2048 and MoE rows move by up to 18 % between identical runs).
+TEST_CASE("replay time: the roofline ranks and sizes the measured step-time overheads", "[memory][accuracy]") {
+    std::ifstream in(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/memory/measured-mcore-local.jsonl");
+    REQUIRE(in);
+    std::map<std::string, double> none_ms;
+    std::vector<json> rows;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        json row = json::parse(line);
+        const std::string id = row["id"];
+        if (id.rfind("llama-s4096", 0) != 0 && id.rfind("gpt-dropout", 0) != 0 && id.rfind("llama-tp2", 0) != 0) continue;
+        const std::string family = id.substr(0, id.find("-b") + 3);
+        if (row["recompute"].empty()) none_ms[family] = row["step_ms"];
+        else rows.push_back(row);
+    }
+    REQUIRE(rows.size() >= 15);
+    std::vector<std::pair<double, double>> points;  // (measured, predicted)
+    for (const auto& row : rows) {
+        const std::string id = row["id"];
+        const std::string family = id.substr(0, id.find("-b") + 3);
+        REQUIRE(none_ms.count(family));
+        const double measured = row["step_ms"].get<double>() / none_ms[family] - 1;
+        const double predicted = predicted_overhead(row);
+        std::cout << fmt::format("step time {:<40} measured {:+6.1f} %  predicted {:+6.1f} %\n", id, 100 * measured, 100 * predicted);
+        points.push_back({measured, predicted});
+        INFO(id);
+        if (measured < 0.02) CHECK(predicted < 0.02);  // the empty list replays nothing
+        else CHECK((predicted >= measured / 2 && predicted <= measured * 2));
+    }
+    // Every pair of rows whose measured overheads differ by more than 5 points is predicted in the same order.
+    for (const auto& a : points)
+        for (const auto& b : points)
+            if (a.first > b.first + 0.05) CHECK(a.second > b.second);
 }
