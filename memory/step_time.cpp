@@ -57,9 +57,13 @@ const GpuSpec* find_gpu(std::string_view name) {
 }
 
 const GpuSpec* gpu_with_memory(double bytes) {
-    for (const auto& g : gpu_table())
-        if (std::abs(g.memory_bytes - bytes) <= 0.03 * g.memory_bytes) return &g;
-    return nullptr;
+    // Budgets are written in GB or GiB ("80GB", "141GB", "80GiB"): the nearest capacity within 8 % is that GPU.
+    const GpuSpec* best = nullptr;
+    for (const auto& g : gpu_table()) {
+        const double off = std::abs(g.memory_bytes - bytes) / g.memory_bytes;
+        if (off <= 0.08 && (!best || off < std::abs(best->memory_bytes - bytes) / best->memory_bytes)) best = &g;
+    }
+    return best;
 }
 
 std::string gpu_names() {

@@ -25,7 +25,7 @@ struct GpuSpec {
 const std::vector<GpuSpec>& gpu_table();
 // By name or alias, case-insensitively ("h100", "H100-SXM"); nullptr when unknown.
 const GpuSpec* find_gpu(std::string_view name);
-// The table entry whose memory matches a budget (within 3 %); nullptr when none does.
+// The table entry whose memory is nearest a budget, within 8 % ("80GB" and "80GiB" both mean an H100); else nullptr.
 const GpuSpec* gpu_with_memory(double bytes);
 std::string gpu_names();  // "H100, H200, B200, GB200"
 
