@@ -38,8 +38,13 @@ const Value* section_field(const Value* root, std::string_view section, std::str
     return v && !v->is_null() ? v : nullptr;
 }
 
-// Bytes per element of a dtype as configs write it: "torch.bfloat16", "bf16", "fp32", "torch.uint8".
+// Bytes per element of a dtype as configs write it: "torch.bfloat16", "bf16", "fp32", "torch.uint8", or a config
+// dump's {_target_: torch.bfloat16, _call_: false}.
 std::optional<double> dtype_bytes(const Value& v) {
+    if (v.is_map()) {
+        const Value* target = v.find("_target_");
+        return target ? dtype_bytes(*target) : std::nullopt;
+    }
     if (!v.is_string()) return std::nullopt;
     std::string t = v.as_string();
     for (auto& c : t) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));

@@ -462,7 +462,7 @@ TEST_CASE("optimizer precision: who holds the master weights, what the first ste
     CHECK(said);
 }
 
-TEST_CASE("the last stage keeps the loss's fp32 tensor; the bf16 logits are a transient beside it", "[memory]") {
+TEST_CASE("the last stage keeps the loss's fp32 tensor, the bf16 logits are a transient beside it", "[memory]") {
     auto est = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall + "  bf16: true\n  vocab_size: 32000\n");
     auto blind = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall + "  bf16: true\n");
     const double logits = 1024.0 * 32000;
