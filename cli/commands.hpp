@@ -18,7 +18,7 @@ namespace mbl::cli {
 
 enum ExitCode { kOk = 0, kProblems = 1, kUnusable = 2 };
 
-// Options shared by the commands that read recipes and apply overrides (check, show).
+// Options shared by the commands that read recipes and apply overrides (check, show, estimate).
 struct RecipeArgs {
     std::string root;                       // --root
     std::vector<std::string> hf_configs;    // --hf-config
@@ -73,11 +73,13 @@ struct EstimateArgs {
     std::string input;
     std::string mcore;
     std::string gpu_memory;
+    std::string gpu;  // --gpu: step-time model (and budget without --gpu-memory)
     std::string data_parallel_size;
     std::string gpus;
     std::string format = "text";
     std::string html;
     std::string color = "auto";
+    RecipeArgs recipe;
 };
 void add_estimate_command(CLI::App& app, EstimateArgs& args);
 int run_estimate(const EstimateArgs& args);

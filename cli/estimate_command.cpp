@@ -1,3 +1,5 @@
+// `mbridge-lint estimate TARGET`: per-rank memory and every recompute option of one config (a YAML file or one
+// recipe), with the same inputs as `check` and `show`: --root, --hf-config, --config-file and overrides after `--`.
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -5,8 +7,8 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
-#include "core/revision_detection.hpp"
 #include "core/schema.hpp"
+#include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 #include "memory/estimate.hpp"
 #include "parser/input_errors.hpp"
@@ -17,14 +19,18 @@ namespace mbl::cli {
 
 void add_estimate_command(CLI::App& app, EstimateArgs& args) {
     CLI::App* cmd = app.add_subcommand("estimate", "Predict per-rank GPU memory and the effect of every recompute choice");
-    cmd->add_option("input", args.input, "Config file (YAML)")->required();
+    cmd->add_option("input", args.input, "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
+        ->required();
     add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)");
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
+    cmd->add_option("--gpu", args.gpu,
+                    "GPU of the step-time model and, without --gpu-memory, of the budget: " + memory::gpu_names());
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size (shards the distributed optimizer)");
     cmd->add_option("--gpus", args.gpus, "Total GPUs; the data-parallel size is GPUs / (TP x PP x CP)");
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--html", args.html, "Also write a self-contained HTML report to this file");
     cmd->add_option("--color", args.color, "Colour the diagnostics")->check(CLI::IsMember({"auto", "always", "never"}));
+    add_recipe_options(*cmd, args.recipe);
 }
 
 std::optional<double> parse_gpu_memory(const std::string& text) {
@@ -46,16 +52,19 @@ std::optional<int> parse_positive(const std::string& flag, const std::string& te
 }
 
 int run_estimate(const EstimateArgs& args) {
-    // Without --mcore, the revision the Bridge checkout around the input pins (README "Revision detection").
-    const Revision* revision = nullptr;
-    if (args.mcore.empty())
-        if (auto detected = RevisionDetector().detect(args.input.substr(0, args.input.find("::")))) {
-            revision = detected->revision;
-            std::cerr << detection_note(*detected) << '\n';
-        }
-    if (!revision) revision = resolve_revision(args.mcore);
-    if (!revision) return kUnusable;
+    // Without --mcore, the lint session chooses (configuration file, the Bridge checkout's pin, the default).
+    const Revision* revision = args.mcore.empty() ? nullptr : resolve_revision(args.mcore);
+    if (!args.mcore.empty() && !revision) return kUnusable;
     memory::EstimateInputs inputs;
+    if (!args.gpu.empty()) {
+        const memory::GpuSpec* gpu = memory::find_gpu(args.gpu);
+        if (!gpu) {
+            std::cerr << fmt::format("mbridge-lint: --gpu \"{}\" is not one of {}\n", args.gpu, memory::gpu_names());
+            return kUnusable;
+        }
+        inputs.gpu = gpu->name;
+        inputs.gpu_memory_bytes = gpu->memory_bytes;
+    }
     if (!args.gpu_memory.empty()) {
         inputs.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!inputs.gpu_memory_bytes) return kUnusable;
@@ -76,19 +85,60 @@ int run_estimate(const EstimateArgs& args) {
         if (!gpus) return kUnusable;
     }
 
-    LintOptions options;
-    options.revision = revision;
     SourceManager sources;
-    Linter linter(options, sources);
     std::vector<Diagnostic> problems;
-    auto model = linter.effective_model_of(args.input, problems);
-    const bool unusable = !model || std::any_of(problems.begin(), problems.end(), [](const Diagnostic& d) {
-                              return d.is_input_error() && d.severity == Severity::Error;
-                          });
-    if (unusable) {
+    auto fail = [&]() {
+        sort_diagnostics(problems);
         write_text(std::cerr, problems, sources, TextStyle{use_color(args.color)});
         return kUnusable;
+    };
+    SessionOptions session_options;
+    session_options.mcore = args.mcore;
+    session_options.root = args.recipe.root;
+    session_options.hf_configs = args.recipe.hf_configs;
+    session_options.jobs = args.recipe.jobs;
+    if (!setup_overrides(args.recipe, session_options.prepare, sources, problems)) return fail();
+    std::vector<InputFile> targets = collect_inputs({args.input}, problems);
+    if (targets.size() != 1 || !problems.empty()) {
+        if (problems.empty())
+            problems.push_back(input_error(InputError::UnknownTarget, SourceRange::whole_file(args.input),
+                                           fmt::format("{}: estimate takes one config or recipe file", args.input)));
+        return fail();
     }
+    LintSession session(session_options, sources);
+    FileResult file = session.lint(targets[0].path, false, targets[0].function);
+    for (auto& d : file.diagnostics)
+        if (d.is_input_error() && d.severity == Severity::Error) problems.push_back(std::move(d));
+    if (!problems.empty() || !file.revision) return fail();
+    if (file.configs.size() != 1) {
+        // One model per estimate: say which targets there are instead of picking one.
+        std::vector<std::string> names;
+        for (const auto& c : file.configs) names.push_back(targets[0].path + "::" + c.label);
+        problems.push_back(input_error(
+            InputError::UnknownTarget, SourceRange::whole_file(targets[0].path),
+            file.configs.empty() ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", targets[0].path)
+                                 : fmt::format("{} defines {} recipes; name one: {}", targets[0].path, file.configs.size(),
+                                               fmt::join(names, ", "))));
+        return fail();
+    }
+    // --mcore wins; otherwise the revision the session chose for this file (said on stderr when detected).
+    if (args.mcore.empty()) {
+        revision = file.revision;
+        write_detection_notes(std::cerr, {file.revision_choice});
+    }
+
+    Value root = std::move(file.configs.front().root);
+    if (session_options.prepare) session_options.prepare(root, *revision, problems);
+    const Value config = root;
+    LintOptions options{revision, file.rule_options};
+    Linter linter(options, sources);
+    std::vector<Diagnostic> ignored;  // validation problems: `check` reports them
+    auto model = linter.effective_model(std::move(root), file.configs.front().anchor, ignored);
+    for (auto& d : ignored)
+        if (d.is_input_error() && d.severity == Severity::Error) problems.push_back(std::move(d));
+    if (!model || !problems.empty()) return fail();
+    inputs.config = &config;
+
     if (gpus) {
         const auto dim = [&](const char* field) { return std::max<std::int64_t>(1, model->integer(field).value_or(1)); };
         const std::int64_t per_replica = dim("tensor_model_parallel_size") * dim("pipeline_model_parallel_size") *
@@ -109,8 +159,7 @@ int run_estimate(const EstimateArgs& args) {
         else if (est.why_field == "micro_batch_size" && model->run.micro_batch_size.prov().range.valid())
             where = model->run.micro_batch_size.prov().range;
         problems.push_back(input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not));
-        write_text(std::cerr, problems, sources, TextStyle{use_color(args.color)});
-        return kUnusable;
+        return fail();
     }
     header.input = args.input;
     header.revision = revision->name;

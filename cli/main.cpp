@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Run `mbridge-lint <command> --help` for a command's options. Docs: README.md");
 
-    // Hydra-style overrides follow `--`; they apply to every config checked or shown.
+    // Hydra-style overrides follow `--`; they apply to every config checked, shown or estimated.
     const std::vector<std::string> overrides = split_overrides(argc, argv);
     CheckArgs check;
     add_check_command(app, check);
@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     add_rules_commands(app, rules, rules_cmd, explain_cmd);
     EstimateArgs estimate;
     add_estimate_command(app, estimate);
+    estimate.recipe.overrides = overrides;
     GpuCheckArgs gpu_check;
     add_gpu_check_command(app, gpu_check);
     ConfigArgs config;
@@ -53,8 +54,8 @@ int main(int argc, char** argv) {
         std::cerr << "Run `mbridge-lint --help` for usage.\n";
         return kUnusable;
     }
-    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed()) {
-        std::cerr << "mbridge-lint: overrides after `--` apply to `check` and `show` only\n";
+    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate")) {
+        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show` and `estimate` only\n";
         return kUnusable;
     }
     try {

@@ -54,6 +54,10 @@ public:
             }
         }
         if (cfg.final_norm) make_norm(final_w_, final_b_, "final_layernorm", h, ln, seed);
+        for (int l = 0; l < cfg.layers(); ++l) {
+            leftovers_.push_back(std::make_shared<std::vector<Tensor>>());
+            if (cfg.moe[static_cast<std::size_t>(l)]) last_moe_ = l;
+        }
     }
 
     std::vector<Param*> params() {
@@ -77,6 +81,37 @@ public:
         return out;
     }
 
+    // Whether an MoE layer's forward is recorded (not inside a checkpoint): its dispatcher then keeps, through the
+    // router probabilities' graph, the block input and its gradient until the next forward (Megatron Core's
+    // MoE*TokenDispatcher keeps the probabilities on the module).
+    bool moe_graph_reaches_input() const {
+        if (rc_.granularity == RecomputeSpec::Granularity::Full) {
+            if (rc_.uniform) return false;
+            for (int l = std::max(1, rc_.num_layers); l < cfg_.layers(); ++l)
+                if (cfg_.moe[static_cast<std::size_t>(l)]) return true;
+            return false;
+        }
+        if (rc_.granularity == RecomputeSpec::Granularity::Selective && rc_.has("moe")) return false;
+        return last_moe_ >= 0;
+    }
+    std::vector<Tensor> input_leftover;  // the previous step's block input and its gradient
+
+    // Bytes the leftovers hold (each storage once), except `except`'s.
+    double leftover_bytes(const Storage* except = nullptr) const {
+        std::vector<const Storage*> seen;
+        double b = 0;
+        auto add = [&](const Tensor& t) {
+            const Storage* st = t.st.get();
+            if (!st || st == except || st->discarded() || std::find(seen.begin(), seen.end(), st) != seen.end()) return;
+            seen.push_back(st);
+            b += static_cast<double>(Allocator::rounded(st->bytes));
+        };
+        for (const auto& slot : leftovers_)
+            for (const auto& t : *slot) add(t);
+        for (const auto& t : input_leftover) add(t);
+        return b;
+    }
+
     // Routing of the last forward, per MoE layer (for tests).
     bool capture = false;
     std::vector<std::vector<std::int32_t>> captured_routing;
@@ -96,13 +131,13 @@ public:
                             Tensor t = in[0];
                             for (int l = l0; l < l1; ++l) t = layer(l, t, false);
                             return std::vector<Tensor>{t};
-                        }, {h})[0];
+                        }, {h}, chunk_leftover(l0, l1))[0];
                 }
             } else {
                 for (int l = 0; l < L; ++l) {
                     if (l < k)
                         h = checkpoint([this, l](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer(l, in[0], false)}; },
-                                       {h})[0];
+                                       {h}, chunk_leftover(l, l + 1))[0];
                     else
                         h = layer(l, h, false);
                 }
@@ -121,6 +156,16 @@ private:
     std::vector<LayerParams> layers_;
     Param final_w_, final_b_;
     std::uint64_t next_stream_ = 1;
+    // Per layer: what its MoE dispatcher keeps from the last re-run of a checkpoint around it (see checkpoint()).
+    std::vector<std::shared_ptr<std::vector<Tensor>>> leftovers_;
+    int last_moe_ = -1;
+
+    // The leftover slot of a checkpoint over layers [l0, l1): the last layer's, when the chunk holds an MoE layer.
+    std::shared_ptr<std::vector<Tensor>> chunk_leftover(int l0, int l1) {
+        for (int l = l0; l < l1; ++l)
+            if (cfg_.moe[static_cast<std::size_t>(l)]) return leftovers_[static_cast<std::size_t>(l1 - 1)];
+        return nullptr;
+    }
 
     bool ln() const { return cfg_.norm == NormKind::LayerNorm; }
     float eps() const { return static_cast<float>(cfg_.norm_epsilon); }
@@ -189,6 +234,9 @@ private:
             };
             shared = has("shared_experts", selective) ? checkpoint(fn, {x})[0] : fn({x})[0];
         }
+        // The dispatcher replaces the probabilities it kept from the previous pass, and with them what their graph held.
+        leftovers_[static_cast<std::size_t>(l)]->clear();
+        if (l == last_moe_) input_leftover.clear();
         Tensor logits = linear(x, p.router_w, nullptr);
         TopK route = topk_router(logits, k);
         if (capture) {
@@ -230,19 +278,22 @@ private:
         Tensor qkv = linear(x, p.qkv_w, opt(p.qkv_b));
         QkvViews v = qkv_views(qkv, H, G, d);
         qkv = Tensor{};
-        // SelfAttention reshapes the query out of the grouped QKV output: a copy under GQA, a view otherwise.
-        Tensor q = H > G ? query_copy(v.q, H, G, d) : v.q;
+        // SelfAttention reshapes the query out of the grouped QKV output: a copy when a rank holds several groups (they
+        // cannot merge into one strided dimension), a view with one group (MQA) or without grouping.
+        Tensor q = H > G && G > 1 ? query_copy(v.q, H, G, d) : v.q;
         v.q = Tensor{};
         const bool fused = cfg_.attention == AttentionMode::Fused;
         const float pdrop = static_cast<float>(cfg_.attention_dropout);
         auto core = [=](const std::vector<Tensor>& in) {
             if (fused) return std::vector<Tensor>{attention_fused(in[0], in[1], in[2], S, B, H, G, d)};
-            Tensor k = in[1], vv = in[2];
+            Tensor qq = in[0], k = in[1], vv = in[2];
             if (H > G) {
                 k = repeat_heads(in[1], G, H / G, d);
                 vv = repeat_heads(in[2], G, H / G, d);
             }
-            return std::vector<Tensor>{attention_unfused(in[0], k, vv, S, B, H, d, pdrop)};
+            // One group's query view cannot be reshaped to [s, b*a, d] without a copy when b > 1 (DotProductAttention).
+            if (H > G && G == 1 && B > 1) qq = query_copy(in[0], H, G, d);
+            return std::vector<Tensor>{attention_unfused(qq, k, vv, S, B, H, d, pdrop)};
         };
         std::vector<Tensor> in{q, v.k, v.v};
         q = Tensor{};
@@ -278,7 +329,7 @@ private:
         Tensor out;
         if (is_moe) {
             auto fn = [this, l, selective](const std::vector<Tensor>& in) { return std::vector<Tensor>{moe(l, in[0], selective)}; };
-            out = has("moe", selective) ? checkpoint(fn, {ln2})[0] : fn({ln2})[0];
+            out = has("moe", selective) ? checkpoint(fn, {ln2}, leftovers_[static_cast<std::size_t>(l)])[0] : fn({ln2})[0];
         } else {
             auto fn = [this, &p](const std::vector<Tensor>& in) {
                 return std::vector<Tensor>{mlp(in[0], p.fc1_w, opt(p.fc1_b), p.fc2_w, opt(p.fc2_b), nullptr, false)};
@@ -332,8 +383,12 @@ struct StepFigures {
 // One forward and backward from `x`; the block output's gradient is drawn from `dy_seed`.
 StepFigures step(Model& model, const Tensor& x, std::uint64_t rng_seed, std::uint64_t dy_seed, GradientRun* capture) {
     Allocator& A = Allocator::instance();
+    // A fresh input every step, allocated before the baseline, like a training loop's micro-batch.
+    Tensor xin = empty(DType::BF16, x.rows, x.cols);
+    copy(xin, x);
     MBL_CUDA(cudaDeviceSynchronize());
     const std::size_t base = A.allocated();
+    const double left_before = model.leftover_bytes();
     A.reset_peak();
     cudaEvent_t start, stop;
     MBL_CUDA(cudaEventCreate(&start));
@@ -343,7 +398,6 @@ StepFigures step(Model& model, const Tensor& x, std::uint64_t rng_seed, std::uin
     {
         rng() = RngState{rng_seed, 0};
         Tape tape;
-        Tensor xin = x.alias();
         Tensor out;
         {
             TapeScope recording(&tape);
@@ -362,6 +416,11 @@ StepFigures step(Model& model, const Tensor& x, std::uint64_t rng_seed, std::uin
         grads[out.id] = std::move(dy);
         run_backward(tape, grads);
         f.bwd_peak = static_cast<double>(A.peak()) - static_cast<double>(base);
+        if (model.moe_graph_reaches_input()) {
+            auto it = grads.find(xin.id);
+            model.input_leftover = {xin};
+            if (it != grads.end()) model.input_leftover.push_back(it->second);
+        }
         if (capture) {
             auto it = grads.find(xin.id);
             if (it == grads.end()) throw std::runtime_error("harness: no gradient reached the block input");
@@ -375,7 +434,8 @@ StepFigures step(Model& model, const Tensor& x, std::uint64_t rng_seed, std::uin
     cudaEventDestroy(start);
     cudaEventDestroy(stop);
     f.ms = ms;
-    f.leaked = static_cast<double>(A.allocated()) - static_cast<double>(base);
+    // What the previous step left is freed by design, what this step leaves for the next one is kept by design.
+    f.leaked = static_cast<double>(A.allocated()) - static_cast<double>(base) + left_before - model.leftover_bytes(xin.st.get());
     return f;
 }
 

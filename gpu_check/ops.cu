@@ -74,7 +74,7 @@ QkvViews qkv_views(const Tensor& qkv, std::int64_t H, std::int64_t G, std::int64
     QkvViews v;
     v.q = qkv.alias();
     v.q.hoff = 0;
-    v.q.hstride = stride;
+    v.q.hstride = G == 1 ? d : stride;  // a single group's query heads are adjacent
     v.k = qkv.alias();
     v.k.hoff = r * d;
     v.k.hstride = stride;
@@ -458,7 +458,7 @@ std::vector<Tensor> input_gradients(const std::vector<Tensor>& detached, const G
 
 }  // namespace
 
-std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) {
+std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs, std::shared_ptr<std::vector<Tensor>> leftover) {
     if (!current_tape()) return fn(inputs);
     const RngState saved = rng();
     std::vector<Tensor> outs;
@@ -469,7 +469,7 @@ std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) 
     std::vector<std::int64_t> in_ids, out_ids;
     for (const auto& t : inputs) in_ids.push_back(t.id);
     for (const auto& t : outs) out_ids.push_back(t.id);
-    record(in_ids, out_ids, [fn, inputs, saved](std::vector<Tensor>& g) -> std::vector<Tensor> {
+    record(in_ids, out_ids, [fn, inputs, saved, leftover](std::vector<Tensor>& g) -> std::vector<Tensor> {
         // Re-run the forward with the saved inputs and random state, recording this time, then back-propagate.
         Tape sub;
         std::vector<Tensor> detached;
@@ -478,7 +478,13 @@ std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs) 
         for (std::size_t i = 0; i < outs2.size() && i < g.size(); ++i)
             if (g[i].defined()) grads[outs2[i].id] = g[i];  // the incoming gradient stays alive (PyTorch's args)
         run_backward(sub, grads);
-        return input_gradients(detached, grads);
+        std::vector<Tensor> gin = input_gradients(detached, grads);
+        if (leftover) {
+            *leftover = detached;
+            for (const auto& t : gin)
+                if (t.defined()) leftover->push_back(t);
+        }
+        return gin;
     });
     return outs;
 }

@@ -54,9 +54,13 @@ Tensor cat_rows(const std::vector<Tensor>& parts, std::int64_t rows, std::int64_
 Tensor unpermute(const Tensor& expert_out, const Permuted& p, std::int64_t T, int k);
 
 // Megatron's tensor_parallel.checkpoint: runs fn without recording, keeps the inputs and the random state, and in
-// backward re-runs fn (recording) before back-propagating through it.
+// backward re-runs fn (recording) before back-propagating through it. With `leftover`, the re-run's inputs and the
+// gradients that reached them are stored there after backward instead of being freed: an MoE token dispatcher keeps
+// the router probabilities of the re-run until its next forward, and their autograd graph keeps that leaf and its
+// gradient alive.
 using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor>&)>;
-std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs);
+std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs,
+                               std::shared_ptr<std::vector<Tensor>> leftover = nullptr);
 
 // Megatron's CheckpointWithoutOutput: the same, but the caller discards the output's storage once its consumers
 // ran; a hook recorded at that point recomputes it (restoring the storage) before the consumers' backward.

@@ -1,18 +1,24 @@
 #pragma once
 // Per-rank memory of a training run and of every recompute choice, from the effective model config and the run
-// shape (micro-batch size, sequence length, data-parallel size). Builds on memory/layer_model.hpp.
+// shape (micro-batch size, sequence length, data-parallel size). Builds on memory/layer_model.hpp; the step-time
+// overhead of each choice comes from memory/step_time.hpp.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/effective_model.hpp"
 #include "memory/layer_model.hpp"
+#include "memory/step_time.hpp"
 
 namespace mbl::memory {
 
 struct EstimateInputs {
     std::optional<double> gpu_memory_bytes;  // budget per GPU
     std::optional<int> data_parallel_size;   // not in the config: from --data-parallel-size / --gpus
+    // The whole config tree, for what lives outside `model:` (optimizer and ddp precision, tokenizer vocabulary).
+    // Without it those figures fall back to Megatron Core's defaults, stated under assumptions.
+    const Value* config = nullptr;
+    std::string gpu;  // GPU of the step-time model (schemas/gpus.json); "" = the one matching the budget, else H100
 };
 
 // Why a value is what it is, for the output ("data-parallel size 1 assumed: pass --data-parallel-size").
@@ -23,12 +29,15 @@ struct Assumption {
 struct RankEstimate {
     int stage = 0;             // pipeline rank
     std::string role;          // "only", "first", "middle", "last"
-    int layers = 0;            // transformer layers on this rank
+    int layers = 0;            // layers on this rank
     int in_flight = 0;         // micro-batches (model chunks with VPP) whose activations are alive at the peak
     double params = 0, grads = 0, optimizer = 0;
+    double optimizer_lazy = 0; // part of `optimizer` the first optimizer step creates (Adam moments)
     double activations = 0;    // retained by the in-flight micro-batches
-    double transient = 0;      // backward working set on top (re-materialised chunk, gradient temporaries)
+    double transient = 0;      // on top at the peak: a layer's backward working set, or the logits and loss
     double peak() const { return params + grads + optimizer + activations + transient; }
+    // Forward and backward of the first iteration run before the optimizer has created its moments.
+    double first_iteration_peak() const { return peak() - optimizer_lazy; }
 };
 
 struct OptionEstimate {
@@ -37,8 +46,10 @@ struct OptionEstimate {
     int hottest_stage = 0;
     double activations = 0;     // activations + transient on the hottest rank
     double peak = 0;            // peak of the hottest rank
+    double first_iteration_peak = 0;
     double saving = 0;          // activation bytes saved against no recompute (same rank)
     double replay_share = 0;    // extra forward FLOPs as a share of the step's FLOPs
+    double step_overhead = 0;   // predicted step-time overhead: replayed ops' roofline time over the step's
     bool current = false;       // what the config sets
     std::optional<bool> fits;   // only with a budget
     bool narrowest_fit = false; // the cheapest option that fits
@@ -50,12 +61,14 @@ struct Estimate {
     std::string why_not;     // when !ok: which fact is missing
     std::string why_field;   // the field it is about, for locating the diagnostic
     LayerShape shape;
+    std::vector<LayerKind> kinds;  // every layer of the model, in order
     std::int64_t seq_length = 0, micro_batch = 0;
     int data_parallel = 1, pipeline = 1, virtual_pipeline = 1;
-    std::int64_t vocab = 0;
+    std::int64_t vocab = 0;  // padded
     Recompute current;
+    std::string gpu;         // GPU of the step-time model
     std::vector<RankEstimate> ranks;     // hottest first
-    std::vector<OptionEstimate> options; // none first, then by replay cost
+    std::vector<OptionEstimate> options; // none first, then by step-time overhead
     std::vector<Assumption> assumptions;
     std::optional<double> budget;
     const OptionEstimate* option(const Recompute& rc) const;

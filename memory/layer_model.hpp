@@ -1,6 +1,6 @@
 #pragma once
-// Activation memory of a stack of Megatron Core transformer layers, derived from which tensors each module saves
-// for backward (memory/README.md names every one). Pure functions of shapes: no config or parser types.
+// Activation memory of a stack of Megatron Core layers, derived from which tensors each module saves for backward
+// (memory/README.md names every one). Pure functions of shapes: no config or parser types.
 //
 // The API a GPU check uses to compare predictions with measurements of one layer stack:
 //
@@ -29,7 +29,23 @@ enum class AttentionKernel {
     Fused,    // Transformer Engine fused / flash attention: only softmax statistics per query row kept
 };
 
-enum class LayerKind { Dense, Moe };
+// What one layer of the stack is. GPT layers are Dense or Moe; hybrid models (hybrid_layer_pattern) build one
+// module per layer: M Mamba, * attention, - MLP, E MoE.
+enum class LayerKind {
+    Dense,          // attention + dense MLP
+    Moe,            // attention + mixture of experts
+    Mamba,          // Mamba mixer (its norm is fused into in_proj)
+    AttentionOnly,  // attention without an MLP (hybrid '*')
+    MlpOnly,        // dense MLP without attention (hybrid '-'; its norm is fused into fc1 under Transformer Engine)
+    MoeOnly,        // mixture of experts without attention (hybrid 'E'; a separate pre-MLP norm)
+};
+bool has_attention(LayerKind kind);
+bool has_dense_mlp(LayerKind kind);
+bool has_moe(LayerKind kind);
+const char* kind_name(LayerKind kind);  // "attention + MLP", "Mamba", ...
+
+// How routed tokens reach the experts (moe_token_dispatcher_type).
+enum class Dispatcher { AllGather, AllToAll, Flex };
 
 struct LayerShape {
     std::int64_t seq_length = 0;   // s, the full sequence (context parallelism divides it)
@@ -51,12 +67,16 @@ struct LayerShape {
     bool input_norm_separate = true;    // input norm is its own module (local spec; TE fuses it into linear_qkv)
     bool pre_mlp_norm_separate = true;  // pre-MLP norm is its own module (local spec; TE: only on MoE layers)
 
-    // Mixture of experts (layers of kind Moe).
+    // Mixture of experts (layers of kind Moe / MoeOnly).
     std::int64_t experts = 0;
     std::int64_t topk = 0;
     std::int64_t expert_ffn = 0;
-    std::int64_t shared_expert_ffn = 0;  // 0: no shared experts
-    bool expert_fused_activation = false;  // grouped GEMM / fused swiglu: activation saves only its input
+    std::int64_t shared_expert_ffn = 0;    // 0: no shared experts
+    bool expert_fused_activation = false;  // weighted fused activation kernel: saves only its input (and the probs)
+    bool router_probs_grad = true;         // router probabilities carry a gradient (not with forced load balancing)
+    Dispatcher dispatcher = Dispatcher::AllGather;
+    bool permute_fusion = false;           // Transformer Engine's fused permutation (int32 row-id maps)
+    bool shared_expert_overlap = false;    // shared experts gather their own input copy (SP) to overlap dispatch
 
     // Multi-latent attention (DeepSeek style).
     bool mla = false;
@@ -65,13 +85,22 @@ struct LayerShape {
     std::int64_t qk_head_dim = 0;
     std::int64_t qk_pos_dim = 0;
     std::int64_t v_head_dim = 0;
+    bool mla_latent_norm_fused = false;  // q/kv latent norms fused into the up-projections (TE with qk_layernorm)
+
+    // Mamba (layers of kind Mamba): d_inner = mamba_heads x mamba_head_dim.
+    std::int64_t mamba_heads = 0;
+    std::int64_t mamba_head_dim = 64;
+    std::int64_t mamba_groups = 8;
+    std::int64_t mamba_state = 128;
+    std::int64_t mamba_chunk = 128;
 
     // Parallelism.
     int tp = 1, cp = 1, ep = 1, etp = 1;
     bool sequence_parallel = false;
 
     double activation_bytes = 2.0;  // bf16
-    bool fp8 = false;               // GEMM inputs kept in one byte (an approximation)
+    bool fp8 = false;               // GEMM inputs kept quantized (one byte each)
+    double fp8_scale_bytes = 0.0;   // per quantized element: MXFP8 keeps one 1-byte scale per 32 values
 };
 
 // One tensor a layer keeps for backward.
@@ -113,29 +142,38 @@ bool label_modeled(std::string_view label);
 LayerActivations layer_activations(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);
 
 struct StackOptions {
-    bool final_norm = true;  // the stack ends in the final norm whose output is the block output
+    bool final_norm = true;   // the stack ends in the final norm whose output is the block output
+    bool input_leaf = true;   // the stack input is a leaf tensor that requires grad (a measurement's own input)
 };
 
 struct StackPrediction {
     double retained_bytes = 0;
     double backward_peak_bytes = 0;
     std::vector<double> layer_retained_bytes;  // per layer, its output included
+    // Left allocated by the previous iteration's backward and freed by this forward, so below the baseline of the two
+    // figures above: an MoE token dispatcher keeps the router probabilities until its next forward, and when they
+    // carry a gradient their autograd graph keeps its leaf alive with the leaf's gradient (a normal checkpoint's
+    // detached input, or the stack input).
+    double stale_bytes = 0;
 };
 
 StackPrediction predict_stack(const LayerShape& shape, const std::vector<LayerKind>& layers, const Recompute& recompute,
                               const StackOptions& options = {});
 
-// Forward FLOPs of one layer for one micro-batch on one rank, split by what a recompute label replays.
-struct LayerFlops {
-    double total = 0;
-    double core_attn = 0;      // QK^T, softmax, PV
-    double mlp = 0;            // dense MLP
-    double moe = 0;            // router + routed experts + shared experts
-    double shared_experts = 0;
-    double mla_up_proj = 0;
+// One forward operation of a layer on one rank for one micro-batch: its arithmetic, the HBM bytes it moves and the
+// bytes it sends over a link. `module` says which recompute label replays it (memory/README.md, "Replay cost").
+enum class Link { None, TensorParallel, ExpertParallel, ContextParallel };
+struct Op {
+    std::string name;
+    std::string module;  // core_attn, mla_up_proj, moe_act, input_layernorm, pre_mlp_layernorm, mlp, moe, ...
+    double flops = 0;
+    double bytes = 0;       // read + written in device memory
+    double comm_bytes = 0;  // received by this rank over `link`
+    Link link = Link::None;
+    bool gemm = false;      // runs on the tensor cores (fp8 when the job trains in fp8)
 };
-LayerFlops layer_flops(const LayerShape& shape, LayerKind kind);
-// Forward FLOPs a selective label set replays in one layer.
-double replayed_flops(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);
+std::vector<Op> layer_ops(const LayerShape& shape, LayerKind kind);
+// The forward ops a selective label set replays in one layer (nested labels counted once).
+std::vector<Op> replayed_ops(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);
 
 }  // namespace mbl::memory

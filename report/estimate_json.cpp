@@ -31,6 +31,14 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                   {"multi_latent_attention", s.mla},
                   {"attention", s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused"},
                   {"fp8_approximation", s.fp8}};
+    ordered_json layer_kinds = ordered_json::object();
+    for (auto k : est.kinds) {
+        const std::string name = memory::kind_name(k);
+        layer_kinds[name] = layer_kinds.value(name, 0) + 1;
+    }
+    j["model"]["layers"] = est.kinds.size();
+    j["model"]["layer_kinds"] = std::move(layer_kinds);
+    j["model"]["padded_vocab_size"] = est.vocab;
     j["run"] = {{"seq_length", est.seq_length},
                 {"micro_batch_size", est.micro_batch},
                 {"tensor_parallel", s.tp},
@@ -43,6 +51,7 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                 {"data_parallel_source", header.data_parallel_source.empty() ? "assumed" : header.data_parallel_source},
                 {"recompute", est.current.describe()}};
     j["budget"] = est.budget ? bytes(*est.budget) : ordered_json(nullptr);
+    j["gpu"] = est.gpu;
     ordered_json ranks = ordered_json::array();
     for (const auto& r : est.ranks) {
         ordered_json o = {{"stage", r.stage},
@@ -54,7 +63,9 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"optimizer", bytes(r.optimizer)},
                           {"activations", bytes(r.activations)},
                           {"transient", bytes(r.transient)},
-                          {"peak", bytes(r.peak())}};
+                          {"peak", bytes(r.peak())},
+                          {"optimizer_created_at_first_step", bytes(r.optimizer_lazy)},
+                          {"first_iteration_peak", bytes(r.first_iteration_peak())}};
         o["fits"] = est.budget ? ordered_json(r.peak() <= *est.budget) : ordered_json(nullptr);
         ranks.push_back(std::move(o));
     }
@@ -67,6 +78,8 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"peak", bytes(o.peak)},
                           {"saving", bytes(o.saving)},
                           {"replay_share", o.replay_share},
+                          {"step_overhead", o.step_overhead},
+                          {"first_iteration_peak", bytes(o.first_iteration_peak)},
                           {"current", o.current}};
         x["fits"] = o.fits ? ordered_json(*o.fits) : ordered_json(nullptr);
         x["narrowest_fit"] = o.narrowest_fit;

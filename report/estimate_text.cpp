@@ -13,9 +13,25 @@ using memory::kGiB;
 std::string estimate_model_line(const memory::Estimate& est);  // shared with the HTML page
 std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader& header);
 
+// "52 layers: 23 Mamba, 23 MoE, 6 attention" for stacks of several kinds; "" for a plain stack of one kind.
+static std::string estimate_layer_mix(const memory::Estimate& est) {
+    std::vector<std::pair<memory::LayerKind, int>> counts;
+    for (auto k : est.kinds) {
+        auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == k; });
+        if (it == counts.end()) counts.push_back({k, 1});
+        else ++it->second;
+    }
+    if (counts.size() < 2) return "";
+    std::vector<std::string> parts;
+    for (const auto& [kind, n] : counts) parts.push_back(fmt::format("{} {}", n, memory::kind_name(kind)));
+    return fmt::format("{} layers: {}", est.kinds.size(), fmt::join(parts, ", "));
+}
+
 std::string estimate_model_line(const memory::Estimate& est) {
     const auto& s = est.shape;
-    std::string line = fmt::format("h {}, {} heads", s.hidden, s.heads);
+    std::string line;
+    if (auto mix = estimate_layer_mix(est); !mix.empty()) line = mix + "; ";
+    line += fmt::format("h {}, {} heads", s.hidden, s.heads);
     if (s.query_groups != s.heads) line += fmt::format(" / {} query groups", s.query_groups);
     if (s.mla) line += fmt::format(", MLA (q rank {}, kv rank {})", s.q_lora_rank, s.kv_lora_rank);
     line += fmt::format(", FFN {}{}", s.ffn_hidden, s.gated ? " gated" : "");
@@ -24,7 +40,10 @@ std::string estimate_model_line(const memory::Estimate& est) {
                             s.shared_expert_ffn > 0 ? fmt::format(", shared {}", s.shared_expert_ffn) : "");
     line += s.attention == memory::AttentionKernel::Fused ? "; attention: fused (no s x s tensors)"
                                                           : "; attention: unfused (s x s scores kept)";
-    if (s.fp8) line += "; fp8 (approximate)";
+    if (std::find(est.kinds.begin(), est.kinds.end(), memory::LayerKind::Mamba) != est.kinds.end())
+        line += fmt::format(", Mamba {} x {} heads, state {}", s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / s.mamba_head_dim,
+                            s.mamba_head_dim, s.mamba_state);
+    if (s.fp8) line += "; fp8";
     return line;
 }
 
@@ -55,10 +74,17 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
 
+    const auto first = std::max_element(est.ranks.begin(), est.ranks.end(), [](const auto& a, const auto& b) {
+        return a.first_iteration_peak() < b.first_iteration_peak();
+    });
+    if (first != est.ranks.end() && first->optimizer_lazy > 0)
+        out << fmt::format("first iteration: peak {} on rank {} (the optimizer creates {} of states at its first step)\n",
+                           format_gib(first->first_iteration_peak()), first->stage, format_gib(first->optimizer_lazy));
+
     size_t name_width = 28;
     for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
-    out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>14}  {}\n", "recompute option", name_width, "act. on hottest",
-                       "peak", "saving", "replayed work", est.budget ? "fits" : "");
+    out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>10} {:>9}  {}\n", "recompute option", name_width, "act. on hottest",
+                       "peak", "saving", "step time", "FLOPs", est.budget ? "fits" : "");
     for (const auto& o : est.options) {
         const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
         std::string fits;
@@ -66,17 +92,20 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         std::string mark;
         if (o.narrowest_fit) mark = "   <- narrowest that fits";
         if (o.current) mark += mark.empty() ? "   <- current" : ", current";
-        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>14}  {:<4}{}", o.name, name_width,
+        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>10} {:>9}  {:<4}{}", o.name, name_width,
                                       fmt::format("{} (r{})", format_gib(o.activations), o.hottest_stage),
                                       format_gib(o.peak), none ? "-" : format_gib(o.saving),
+                                      none ? "-" : fmt::format("+{:.1f} %", o.step_overhead * 100),
                                       none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), fits, mark);
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
     if (est.budget && !est.narrowest_fit())
         out << fmt::format("\nno recompute option fits {}: reduce the micro-batch size or add model parallelism\n",
                            format_gib(*est.budget));
-    out << "\nactivations: kept by the in-flight micro-batches; transient: backward working set on top (re-materialised "
-           "checkpoint, gradient temporaries); replayed work: extra forward FLOPs as a share of the step\n";
+    out << fmt::format("\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
+                       "working set, or the logits and loss); step time: predicted overhead of the replayed work (roofline "
+                       "of each replayed op on an {}); FLOPs: replayed FLOPs as a share of the step's\n",
+                       est.gpu);
     if (!est.assumptions.empty()) {
         out << "assumptions:\n";
         for (const auto& a : est.assumptions) out << "  - " << a.text << '\n';

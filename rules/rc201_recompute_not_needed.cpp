@@ -13,7 +13,7 @@ constexpr RuleInfo kRule{
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). Estimates the per-rank peak memory (parameters,
 gradients, optimizer states, the activations of the in-flight micro-batches and the backward working set) without
 any recompute, and flags a config that recomputes although that peak fits the budget. The message quotes the
-predicted peak, the budget and the replayed work the recompute costs.
+predicted peak, the budget and the step time the recompute costs.
 
 ## Why is this bad?
 Recompute replays forward work in the backward pass: full recompute about a third of the step, selective labels
@@ -48,9 +48,9 @@ public:
         Diagnostic& d = ctx.report(
             kRule, "recompute_granularity",
             fmt::format("recompute ({}) is not needed: without it the predicted peak is {}, within the {} budget; the "
-                        "recompute replays +{:.1f} % of the step",
+                        "recompute adds about +{:.1f} % step time",
                         current->name, rules::peak_words(*none), memory::format_gib(*est->budget),
-                        current->replay_share * 100));
+                        current->step_overhead * 100));
         RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
     }

@@ -12,8 +12,8 @@ constexpr RuleInfo kRule{
     R"md(## What it does
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). When the config uses full recompute, estimates the
 per-rank peak under each selective option that acts on this model (each label alone, and all of them together) and
-flags the config when one of them fits the budget. The message names the narrowest option that fits, with its
-predicted peak and replayed work next to those of the full recompute.
+flags the config when one of them fits the budget. The message names the cheapest option that fits, with its
+predicted peak and step-time cost next to those of the full recompute.
 
 ## Why is this bad?
 Full recompute replays every checkpointed layer's forward pass, about a third of the step. The reference guidance is
@@ -48,7 +48,7 @@ public:
         const auto& none = est->options.front();
         if (none.fits && *none.fits) return;  // RC201 says recompute is not needed at all
         const memory::OptionEstimate* best = nullptr;
-        for (const auto& o : est->options)  // sorted by replayed work
+        for (const auto& o : est->options)  // sorted by step-time overhead
             if (o.recompute.granularity == memory::Recompute::Granularity::Selective && o.fits && *o.fits) {
                 best = &o;
                 break;
@@ -57,10 +57,10 @@ public:
         const auto* current = est->current_option();
         Diagnostic& d = ctx.report(
             kRule, "recompute_granularity",
-            fmt::format("full recompute replays +{:.1f} % of the step, but {} is predicted to fit: peak {} of the {} "
-                        "budget for +{:.1f} % replayed work",
-                        current->replay_share * 100, best->name, rules::peak_words(*best),
-                        memory::format_gib(*est->budget), best->replay_share * 100));
+            fmt::format("full recompute adds about +{:.1f} % step time, but {} is predicted to fit: peak {} of the {} "
+                        "budget for +{:.1f} %",
+                        current->step_overhead * 100, best->name, rules::peak_words(*best),
+                        memory::format_gib(*est->budget), best->step_overhead * 100));
         RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
     }

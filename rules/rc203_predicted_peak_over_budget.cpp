@@ -13,7 +13,7 @@ constexpr RuleInfo kRule{
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). Estimates the peak memory of every pipeline rank
 (parameters, gradients, optimizer states, activations of the in-flight micro-batches, backward working set) under
 the configured recompute settings, and flags the config when the hottest rank exceeds the budget. The message names
-the narrowest recompute option that is predicted to fit (least replayed work), or says that none does.
+the recompute option predicted to fit at the least step-time cost, or says that none does.
 
 ## Why is this bad?
 The job would stop with a CUDA out-of-memory error after waiting in the queue and starting up. The estimate does not
@@ -54,8 +54,8 @@ public:
         if (*current->fits) return;
         const auto* fit = est->narrowest_fit();
         std::string advice =
-            fit ? fmt::format("the narrowest option predicted to fit is {} (peak {}, +{:.1f} % replayed work)", fit->name,
-                              rules::peak_words(*fit), fit->replay_share * 100)
+            fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about +{:.1f} % step time)", fit->name,
+                              rules::peak_words(*fit), fit->step_overhead * 100)
                 : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
         Diagnostic& d = ctx.report(kRule, "recompute_granularity",
                                    fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}",

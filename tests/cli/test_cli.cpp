@@ -137,7 +137,9 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
     CHECK(parts == Approx(peak).epsilon(1e-6));
     CHECK(hottest["peak"]["gib"].get<double>() == Approx(peak / (1024.0 * 1024 * 1024)));
     bool narrowest = false;
-    for (const auto& o : j["options"]) narrowest |= o["narrowest_fit"].get<bool>() && o["option"] == "selective [core_attn]";
+    // Unfused attention at 8k tokens is memory-bound: replaying the scores of 16 layers costs more time than
+    // re-running 6 whole layers, so full block 6 is the cheapest option that fits.
+    for (const auto& o : j["options"]) narrowest |= o["narrowest_fit"].get<bool>() && o["option"] == "full block 6";
     CHECK(narrowest);
 
     auto html_path = write_temp("report.html", "");

@@ -183,3 +183,51 @@ TEST_CASE("check reports an unknown model once across files, at the first call s
         }
     CHECK(in010 == 1);
 }
+
+TEST_CASE("estimate takes a recipe, --config-file and overrides like check and show", "[cli][python][estimate]") {
+    auto r = run("estimate --color never --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --gpus 8");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    CHECK(has(r.out, "llama3.py::llama3_8b_pretrain_config (Megatron Core 0.20.dev)"));
+    CHECK(has(r.out, "recompute option"));
+
+    // "What if TP 4, PP 2?" without editing the recipe.
+    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
+    std::filesystem::create_directories(dir);
+    const std::string over = (dir / "estimate_over.yaml").string();
+    std::ofstream(over) << "model:\n  pipeline_model_parallel_size: 2\n";
+    auto w = run("estimate --color never --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --gpus 8 --config-file " +
+                 over + " -- model.tensor_model_parallel_size=4");
+    INFO(w.out);
+    REQUIRE(w.code == 0);
+    CHECK(has(w.out, "TP 4"));
+    CHECK(has(w.out, "PP 2"));
+    CHECK(has(w.out, "DP 1 (--gpus 8 / (TP x PP x CP = 8))"));
+    CHECK(has(w.out, "1 (last)"));
+
+    auto bad = run("estimate --color never " + llama + "::llama3_8b_pretrain_config -- model.recompute_granularity");
+    CHECK(bad.code == 2);
+    CHECK(has(bad.out, "error[IN007]: malformed override"));
+    auto several = run("estimate --color never " + llama);
+    CHECK(several.code == 2);
+    CHECK(has(several.out, "recipes; name one:"));
+}
+
+TEST_CASE("estimate --gpu picks the step-time model and the budget", "[cli][estimate]") {
+    const std::string cfg = yaml_fixtures + "rc203_predicted_peak_over_budget.yaml";
+    auto h200 = run("estimate " + cfg + " --gpu h200 --gpus 64 --format json");
+    REQUIRE(h200.code == 0);
+    auto j = nlohmann::json::parse(h200.out);
+    CHECK(j["gpu"] == "H200");
+    CHECK(j["budget"]["gib"].get<double>() == Approx(140.4));
+    bool overheads = false;
+    for (const auto& o : j["options"]) overheads |= o["step_overhead"].get<double>() > 0;
+    CHECK(overheads);
+    // --gpu-memory still sets the budget; the GPU only chooses the step-time figures.
+    auto both = nlohmann::json::parse(run("estimate " + cfg + " --gpu B200 --gpu-memory 80GiB --format json").out);
+    CHECK(both["gpu"] == "B200");
+    CHECK(both["budget"]["gib"].get<double>() == Approx(80));
+    auto banana = run("estimate " + cfg + " --gpu banana");
+    CHECK(banana.code == 2);
+    CHECK(has(banana.out, "--gpu \"banana\" is not one of H100, H200, B200, GB200"));
+}
