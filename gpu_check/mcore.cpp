@@ -170,7 +170,11 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const Value& root, const Plan
     if (!p.runs.error.empty()) return fail(p.runs.error);
     memory::EstimateInputs in;
     in.config = &root;
-    const memory::Estimate est = memory::estimate(m, in);
+    // The estimator's shapes for the sequence and micro-batch built (--seq-length and --micro-batch included).
+    EffectiveModel sized = m;
+    sized.run.seq_length = Value::integer(p.runs.seq_length);
+    sized.run.micro_batch_size = Value::integer(p.runs.micro_batch);
+    const memory::Estimate est = memory::estimate(sized, in);
     if (!est.ok) return fail(fmt::format("no memory estimate for this config: {}", est.why_not));
     const int n = std::min<int>(p.runs.layers, static_cast<int>(est.kinds.size()));
     p.kinds.assign(est.kinds.begin(), est.kinds.begin() + n);

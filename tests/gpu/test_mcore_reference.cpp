@@ -54,7 +54,7 @@ CheckResult measure_with(const McorePlan& plan, const McoreOutcome& outcome, con
 
 }  // namespace
 
-TEST_CASE("Megatron Core's layers agree with the estimator; a wrong estimator term fails", "[gpu][mcore]") {
+TEST_CASE("Megatron Core's layers agree with the estimator, and a wrong estimator term fails", "[gpu][mcore]") {
     auto y = load_yaml("dense.yaml", kDense);
     REQUIRE(y.ok());
     LintOptions o;
