@@ -137,7 +137,7 @@ def resolve_dotted(path):
     return None
 
 
-def convert_value(torch, field, value):
+def convert_value(field, value):
     """A request value as TransformerConfig wants it. Returns (ok, value, why-not)."""
     if isinstance(value, dict) and "_target_" in value:
         if value.get("_call_", True) and len(value) > 1 + ("_call_" in value):
@@ -188,7 +188,7 @@ def prepare_config(torch, request, te_present):
         if name not in fields:
             dropped.append({"field": name, "why": "not a field of this Megatron Core's {}".format(cls.__name__)})
             continue
-        ok, converted, why = convert_value(torch, fields[name], value)
+        ok, converted, why = convert_value(fields[name], value)
         if not ok:
             dropped.append({"field": name, "why": why})
             continue
@@ -303,7 +303,8 @@ def build_facts(block, config, request):
 
 
 def measure_run(torch, block, request, index, role):
-    sys.path.insert(0, os.path.abspath(_BRIDGE_HELPER))
+    if os.path.abspath(_BRIDGE_HELPER) not in sys.path:
+        sys.path.insert(0, os.path.abspath(_BRIDGE_HELPER))
     from mbridge_lint_memory import measure_step
 
     s, b = request["seq_length"], request["micro_batch"]

@@ -126,17 +126,26 @@ for r in 0 1; do
 done
 )SH";
 
-double predicted_peak_saving(const std::string& yaml) {
-    auto y = mbl::load_yaml("runner.yaml", yaml);
+// A YAML config's tree and effective model at the default revision (the path `check` takes).
+struct Effective {
+    mbl::Value root;
+    mbl::EffectiveModel model;
+};
+Effective effective_of(const std::string& name, const std::string& yaml) {
+    auto y = mbl::load_yaml(name, yaml);
     REQUIRE(y.ok());
     mbl::LintOptions o;
     o.revision = mbl::Schema::instance().revision(mbl::Schema::instance().default_revision());
     mbl::SourceManager sources;
     mbl::Linter linter(o, sources);
     std::vector<mbl::Diagnostic> errors;
-    auto m = linter.effective_model(y.root, mbl::SourceRange::point("runner.yaml", 1, 1), errors);
+    auto m = linter.effective_model(y.root, mbl::SourceRange::point(name, 1, 1), errors);
     REQUIRE(m);
-    const auto est = mbl::memory::estimate(*m, {});
+    return {y.root, *m};
+}
+
+double predicted_peak_saving(const std::string& yaml) {
+    const auto est = mbl::memory::estimate(effective_of("runner.yaml", yaml).model, {});
     REQUIRE(est.ok);
     return est.option(mbl::memory::Recompute::none())->peak - est.current_option()->peak;
 }
@@ -237,19 +246,11 @@ struct Replayed {
     gpu::McoreOutcome outcome;
 };
 Replayed replay(const RecordedCase& c) {
-    auto y = mbl::load_yaml(c.config, slurp(c.config));
-    REQUIRE(y.ok());
-    mbl::LintOptions o;
-    o.revision = mbl::Schema::instance().revision(mbl::Schema::instance().default_revision());
-    mbl::SourceManager sources;
-    mbl::Linter linter(o, sources);
-    std::vector<mbl::Diagnostic> errors;
-    auto m = linter.effective_model(y.root, mbl::SourceRange::point(c.config, 1, 1), errors);
-    REQUIRE(m);
+    const Effective e = effective_of(c.config, slurp(c.config));
     gpu::PlanOptions po;
     po.candidates = c.candidates;
     Replayed r;
-    r.plan = gpu::make_mcore_plan(*m, y.root, po);
+    r.plan = gpu::make_mcore_plan(e.model, e.root, po);
     REQUIRE(r.plan.error.empty());
     std::ifstream in(recorded(c.transcript));
     REQUIRE(in);
