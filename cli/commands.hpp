@@ -99,6 +99,8 @@ struct GpuCheckArgs {
     double tolerance = 10.0;  // percent
     unsigned long long seed = 1234;
     std::string format = "text";
+    std::string reference = "auto";  // --reference: mcore (Megatron Core via Python), harness (CUDA), auto
+    std::string python = "python3";  // --python: the interpreter of the Megatron Core reference
     std::string runner;      // --runner: the user's Bridge launch command
     std::string helper_dir;  // --helper-dir (default: the source tree's integrations/bridge)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)

@@ -13,6 +13,7 @@
 #include "core/schema.hpp"
 #include "engine/linter.hpp"
 #include "gpu_check/harness.hpp"
+#include "gpu_check/mcore.hpp"
 #include "gpu_check/plan.hpp"
 #include "gpu_check/report.hpp"
 #include "gpu_check/runner.hpp"
@@ -27,7 +28,8 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         "gpu-check",
         "Run a short step of the config's layers on this machine's GPU with and without its recompute setting and "
         "compare the measured memory saving with the prediction.\nExit codes: 0 pass; 1 a saving missed the tolerance; "
-        "2 cannot run (no GPU, no CUDA support in this build, unusable config, shapes that do not fit).");
+        "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA support in this build, unusable config, shapes "
+        "that do not fit).");
     cmd->add_option("target", a.target, "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
         ->required();
     add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)");
@@ -47,13 +49,21 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     cmd->add_option("--tolerance", a.tolerance, "Allowed error of the measured saving against the prediction, in percent")
         ->check(CLI::Range(0.0, 1000.0));
     cmd->add_option("--seed", a.seed, "Seed of the parameters, inputs and dropout");
+    cmd->add_option("--reference", a.reference,
+                    "What builds and measures the layers: mcore (the installed Megatron Core, through --python), harness "
+                    "(this build's CUDA re-implementation of Megatron Core's local layers) or auto (mcore where PyTorch, "
+                    "Megatron Core and a GPU are there, else harness)")
+        ->check(CLI::IsMember({"auto", "mcore", "harness"}));
+    cmd->add_option("--python", a.python, "Python interpreter with PyTorch and Megatron Core for --reference mcore");
     cmd->add_option("--format", a.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--runner", a.runner,
                     "Instead of the harness, run this Megatron Bridge launch command twice (the config's recompute setting "
                     "and a no-recompute control, passed as model.recompute_* overrides plus train.train_iters) and compare "
                     "each rank's peak allocated memory with the estimate of the whole job");
     cmd->add_option("--helper-dir", a.helper_dir, "Folder holding the Bridge helper (integrations/bridge) for --runner");
-    cmd->add_option("--work-dir", a.work_dir, "Folder for --runner's logs and memory reports (default: a temporary one)");
+    cmd->add_option("--work-dir", a.work_dir,
+                    "Folder for --runner's logs and memory reports, or for the Megatron Core reference's request, output "
+                    "and log (default: a temporary one)");
     cmd->add_option("--data-parallel-size", a.data_parallel_size, "Data-parallel size of the --runner job (for the estimate)")
         ->check(CLI::PositiveNumber);
 }
@@ -184,6 +194,108 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
     return pass ? kOk : kProblems;
 }
 
+// Live progress on a terminal, the finished run's line on standard output (text format).
+struct RunPrinter {
+    bool text = true;
+    bool live = false;
+    void progress(const gpu::RunRecord& run, int done, int total) const {
+        if (done < total) {
+            if (live) std::cerr << '\r' << gpu::run_line(run, done, total) << std::flush;
+            return;
+        }
+        if (live) std::cerr << '\r' << std::string(60, ' ') << '\r' << std::flush;
+        if (text) std::cout << gpu::run_line(run, done, total) << '\n' << std::flush;
+    }
+};
+
+// --reference mcore: the installed Megatron Core builds and measures the layers (gpu_check/reference/).
+// Returns nullopt when the machine lacks what it needs and `fallback` allows the harness instead (`why` says what).
+std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model, const Value& root, bool fallback,
+                             std::string& why) {
+    gpu::PlanOptions po;
+    po.layers = a.layers;
+    po.candidates = a.recompute;
+    if (a.micro_batch > 0) po.micro_batch = a.micro_batch;
+    if (a.seq_length > 0) po.seq_length = a.seq_length;
+    const gpu::McorePlan plan = gpu::make_mcore_plan(model, root, po);
+    if (!plan.error.empty()) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: cannot build the layers of {}: {}\n", a.target, plan.error);
+        return kUnusable;
+    }
+    if (a.attention != "auto")
+        std::cerr << "mbridge-lint gpu-check: --attention applies to the harness; Megatron Core builds the attention the "
+                     "config and its spec select\n";
+    const bool text = a.format == "text";
+    const RunPrinter printer{text, isatty(STDERR_FILENO) != 0};
+    gpu::CheckResult result;
+    result.target = a.target;
+    result.summary = plan.summary;
+    result.layers = static_cast<int>(plan.kinds.size());
+    result.seq_length = plan.shape.seq_length;
+    result.micro_batch = plan.shape.micro_batch;
+    result.tolerance = a.tolerance / 100.0;
+    result.steps = a.steps;
+    result.warmup = a.warmup;
+    result.notes = plan.notes;
+    result.runs.push_back({"control", plan.runs.control, {}, std::nullopt});
+    for (const auto& c : plan.runs.candidates) result.runs.push_back({"candidate", c, {}, std::nullopt});
+
+    memory::LayerShape shape = plan.shape;
+    bool announced = false;
+    gpu::McoreCallbacks cb;
+    cb.environment = [&](const gpu::McoreEnvironment& env) {
+        shape = gpu::built_shape(plan, env);
+        for (auto& run : result.runs) run.predicted = gpu::predict_layers(shape, plan.kinds, run.recompute);
+        if (text) std::cout << fmt::format("reference: {}\n", gpu::describe_environment(env)) << std::flush;
+    };
+    cb.step = [&](int index, int done, int total) {
+        if (index < static_cast<int>(result.runs.size()) && done < total)
+            printer.progress(result.runs[static_cast<std::size_t>(index)], done, total);
+    };
+    cb.run = [&](int index, const gpu::Measurement& m) {
+        if (index >= static_cast<int>(result.runs.size())) return;
+        auto& run = result.runs[static_cast<std::size_t>(index)];
+        run.measured = m;
+        printer.progress(run, 1, 1);
+    };
+    if (text) {
+        std::cout << fmt::format("building {} with Megatron Core ({}) ...\n", plan.summary, a.python) << std::flush;
+        announced = true;
+    }
+    const gpu::McoreOutcome outcome =
+        gpu::run_mcore_helper(a.python, gpu::default_mcore_helper(),
+                              gpu::mcore_request(plan, a.warmup, a.steps, a.seed), a.work_dir, cb);
+    if (outcome.failure) {
+        if (printer.live) std::cerr << '\n';
+        if (fallback && outcome.failure->environment_missing()) {
+            why = outcome.failure->message;
+            if (announced) std::cout << "the Megatron Core reference cannot run here; using the CUDA harness\n";
+            return std::nullopt;
+        }
+        const bool environment = outcome.failure->environment_missing();
+        std::cerr << fmt::format("mbridge-lint gpu-check: {}: {}\n",
+                                 environment ? "cannot run the Megatron Core reference here" : "the Megatron Core reference failed",
+                                 outcome.failure->message);
+        return kUnusable;
+    }
+    const gpu::McoreEnvironment& env = *outcome.environment;
+    result.device.name = env.device;
+    result.device.total_bytes = env.total_bytes;
+    result.device.free_bytes = env.free_bytes;
+    result.reference = gpu::reference_json(plan, env);
+    if (env.spec == "local" && plan.transformer_impl == "transformer_engine")
+        result.notes.push_back("Transformer Engine is not installed: built Megatron Core's local spec (separate norms, "
+                               "unfused attention) where the job runs Transformer Engine layers");
+    for (const auto& c : env.changes) result.notes.push_back("the reference changed " + c);
+    if (!env.dropped.empty())
+        result.notes.push_back(fmt::format("{} config field(s) not passed to Megatron Core {}: {}", env.dropped.size(),
+                                           env.megatron_core, fmt::join(env.dropped, "; ")));
+    gpu::compare_runs(result);
+    if (text) gpu::write_text(std::cout, result);
+    else gpu::write_json(std::cout, result);
+    return result.pass ? kOk : kProblems;
+}
+
 }  // namespace
 
 int run_gpu_check(const GpuCheckArgs& a) {
@@ -198,6 +310,9 @@ int run_gpu_check(const GpuCheckArgs& a) {
     Loaded loaded;
     if (!load(a.target, *revision, sources, loaded)) return kUnusable;
     if (!a.runner.empty()) return run_runner(a, *loaded.model);
+    std::string mcore_missing;  // why the Megatron Core reference could not run (auto falls back to the harness)
+    if (a.reference != "harness")
+        if (auto code = run_mcore(a, *loaded.model, loaded.root, a.reference == "auto", mcore_missing)) return *code;
 
     gpu::PlanOptions po;
     po.layers = a.layers;
@@ -212,8 +327,12 @@ int run_gpu_check(const GpuCheckArgs& a) {
     }
     const gpu::DeviceInfo device = gpu::device_info();
     if (!device.usable()) {
-        std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n",
-                                 device.cuda_built ? "no GPU: " + device.error : device.error);
+        const std::string harness = device.cuda_built ? "no GPU: " + device.error : device.error;
+        if (mcore_missing.empty())
+            std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", harness);
+        else
+            std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: the Megatron Core reference: {}; the CUDA "
+                                     "harness: {}\n", mcore_missing, harness);
         return kUnusable;
     }
     if (auto why = gpu::fit_problem(plan, device, gpu::predict); !why.empty()) {
@@ -222,7 +341,7 @@ int run_gpu_check(const GpuCheckArgs& a) {
     }
 
     const bool text = a.format == "text";
-    const bool live = isatty(STDERR_FILENO) != 0;
+    const RunPrinter printer{text, isatty(STDERR_FILENO) != 0};
     if (text) std::cout << fmt::format("building {} on {} ...\n", plan.summary, device.name) << std::flush;
     gpu::RunOptions ro;
     ro.steps = a.steps;
@@ -231,19 +350,12 @@ int run_gpu_check(const GpuCheckArgs& a) {
     gpu::CheckHooks hooks;
     hooks.measure = gpu::measure;
     hooks.predict = gpu::predict;
-    hooks.progress = [&](const gpu::RunRecord& run, int done, int total) {
-        if (done < total) {
-            if (live) std::cerr << '\r' << gpu::run_line(run, done, total) << std::flush;
-            return;
-        }
-        if (live) std::cerr << '\r' << std::string(60, ' ') << '\r' << std::flush;
-        if (text) std::cout << gpu::run_line(run, done, total) << '\n' << std::flush;
-    };
+    hooks.progress = [&](const gpu::RunRecord& run, int done, int total) { printer.progress(run, done, total); };
     gpu::CheckResult result;
     try {
         result = gpu::run_check(plan, a.target, device, a.tolerance / 100.0, ro, hooks);
     } catch (const gpu::OutOfMemory& e) {
-        if (live) std::cerr << '\n';
+        if (printer.live) std::cerr << '\n';
         std::cerr << fmt::format("mbridge-lint gpu-check: the GPU ran out of memory ({}); use fewer --layers or a smaller "
                                  "--seq-length\n", e.what());
         return kUnusable;
@@ -251,12 +363,9 @@ int run_gpu_check(const GpuCheckArgs& a) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", e.what());
         return kUnusable;
     }
+    if (!mcore_missing.empty()) result.notes.push_back("the Megatron Core reference cannot run here: " + mcore_missing);
     if (text) gpu::write_text(std::cout, result);
     else gpu::write_json(std::cout, result);
-    if (!gpu::predict(plan.stack, plan.control)) {
-        std::cerr << "mbridge-lint gpu-check: measured, but this build has no memory estimator to compare with\n";
-        return kUnusable;
-    }
     return result.pass ? kOk : kProblems;
 }
 

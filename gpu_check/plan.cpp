@@ -34,6 +34,92 @@ std::string gib(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 * 1024.
 
 }  // namespace
 
+RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOptions& o,
+                      const std::function<bool(const std::string&)>& supported) {
+    RunChoice r;
+    auto fail = [&](std::string why) {
+        r.error = std::move(why);
+        return r;
+    };
+    // Sequence and micro-batch.
+    std::int64_t seq = int_field(m, "seq_length").value_or(0);
+    if (seq <= 0 || m["seq_length"].prov().origin == Origin::Default)
+        if (const Value* v = section_field(root, "dataset", "seq_length")) seq = v->as_int();
+    if (o.seq_length) seq = *o.seq_length;
+    if (seq <= 0) {
+        seq = 1024;
+        r.notes.push_back("the config gives no sequence length: using 1024 (GPTModelProvider's default); pass --seq-length");
+    }
+    std::int64_t mbs = 1;
+    if (const Value* v = section_field(root, "train", "micro_batch_size")) mbs = v->as_int();
+    if (o.micro_batch) mbs = *o.micro_batch;
+    if (seq <= 0 || mbs <= 0) return fail("the sequence length and micro-batch size must be positive");
+    const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, "context_parallel_size").value_or(1));
+    if (cp > 1) {
+        r.notes.push_back(fmt::format("context parallelism {} is not emulated: the rank's {} tokens of the sequence run as "
+                                      "a causal sequence of their own", cp, seq / cp));
+        seq /= cp;
+    }
+    r.seq_length = seq;
+    r.micro_batch = mbs;
+
+    // Layers: the first pipeline stage's first N.
+    const std::int64_t num_layers = std::max<std::int64_t>(1, int_field(m, "num_layers").value_or(1));
+    const std::int64_t pp = std::max<std::int64_t>(1, int_field(m, "pipeline_model_parallel_size").value_or(1));
+    std::int64_t stage_layers = num_layers / pp;
+    if (auto first = int_field(m, "num_layers_in_first_pipeline_stage"); first && *first > 0) stage_layers = *first;
+    const int n = static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
+    if (n < o.layers) r.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
+    r.layers = n;
+
+    // What to compare.
+    auto clean = [&](RecomputeSpec rc) {
+        if (rc.granularity == RecomputeSpec::Granularity::Selective) {
+            std::vector<std::string> kept;
+            for (auto& label : rc.modules) {
+                if (supported(label)) kept.push_back(label);
+                else r.notes.push_back(fmt::format("recompute label \"{}\" acts on nothing the harness builds; dropped", label));
+            }
+            rc.modules = kept;
+        }
+        if (rc.granularity == RecomputeSpec::Granularity::Full && rc.num_layers > n) {
+            r.notes.push_back(fmt::format("recompute_num_layers {} clamped to the {} layers built", rc.num_layers, n));
+            rc.num_layers = n;
+        }
+        return rc;
+    };
+    if (!o.candidates.empty()) {
+        for (const auto& text : o.candidates) {
+            try {
+                r.candidates.push_back(clean(parse_recompute(text)));
+            } catch (const std::invalid_argument& e) {
+                return fail(e.what());
+            }
+        }
+    } else {
+        const auto g = m.granularity_post;
+        if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"}))
+            return fail("the config's recompute settings are not known statically");
+        if (!g) return fail("the config sets no activation recompute (recompute_granularity is None); pass --recompute OPTION "
+                            "to check one, e.g. --recompute \"selective [core_attn]\"");
+        if (*g == "selective") {
+            r.candidates.push_back(clean(RecomputeSpec::selective(m.modules_post.labels)));
+        } else if (*g == "full") {
+            const auto method = m.str("recompute_method");
+            const auto k = m.integer("recompute_num_layers");
+            if (!method || !k || *k < 1) return fail("full recompute needs recompute_method and recompute_num_layers");
+            r.candidates.push_back(clean(RecomputeSpec::full(*method != "block", static_cast<int>(*k))));
+        } else {
+            return fail(fmt::format("unknown recompute_granularity \"{}\"", *g));
+        }
+    }
+    const bool all_selective = std::all_of(r.candidates.begin(), r.candidates.end(), [](const RecomputeSpec& rc) {
+        return rc.granularity == RecomputeSpec::Granularity::Selective;
+    });
+    r.control = all_selective ? RecomputeSpec::selective({}) : RecomputeSpec::none();
+    return r;
+}
+
 Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o) {
     Plan plan;
     StackConfig& s = plan.stack;
@@ -58,8 +144,6 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     if (m.str("experimental_attention_variant")) return fail("experimental attention variants are not implemented by the GPU harness");
 
     const std::int64_t tp = std::max<std::int64_t>(1, int_field(m, "tensor_model_parallel_size").value_or(1));
-    const std::int64_t pp = std::max<std::int64_t>(1, int_field(m, "pipeline_model_parallel_size").value_or(1));
-    const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, "context_parallel_size").value_or(1));
     const std::int64_t ep = std::max<std::int64_t>(1, int_field(m, "expert_model_parallel_size").value_or(1));
     const std::int64_t etp = std::max<std::int64_t>(1, int_field(m, "expert_tensor_parallel_size").value_or(tp));
     const std::int64_t groups = int_field(m, "num_query_groups").value_or(*heads);
@@ -82,26 +166,16 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     if (!act && m.has("activation_func") && !m["activation_func"].is_null())
         plan.notes.push_back(fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU", m["activation_func"].display()));
 
-    // Sequence and micro-batch.
-    std::int64_t seq = int_field(m, "seq_length").value_or(0);
-    if (seq <= 0 || m["seq_length"].prov().origin == Origin::Default)
-        if (const Value* v = section_field(root, "dataset", "seq_length")) seq = v->as_int();
-    if (o.seq_length) seq = *o.seq_length;
-    if (seq <= 0) {
-        seq = 1024;
-        plan.notes.push_back("the config gives no sequence length: using 1024 (GPTModelProvider's default); pass --seq-length");
-    }
-    std::int64_t mbs = 1;
-    if (const Value* v = section_field(root, "train", "micro_batch_size")) mbs = v->as_int();
-    if (o.micro_batch) mbs = *o.micro_batch;
-    if (seq <= 0 || mbs <= 0) return fail("the sequence length and micro-batch size must be positive");
-    if (cp > 1) {
-        plan.notes.push_back(fmt::format("context parallelism {} is not emulated: the harness runs the rank's {} tokens "
-                                         "of the sequence as a causal sequence of their own", cp, seq / cp));
-        seq /= cp;
-    }
-    s.seq_length = seq;
-    s.micro_batch = mbs;
+    const RunChoice runs = choose_runs(m, root, o, [](const std::string& label) {
+        const auto& l = supported_labels();
+        return std::find(l.begin(), l.end(), label) != l.end();
+    });
+    if (!runs.error.empty()) return fail(runs.error);
+    plan.notes.insert(plan.notes.end(), runs.notes.begin(), runs.notes.end());
+    plan.control = runs.control;
+    plan.candidates = runs.candidates;
+    s.seq_length = runs.seq_length;
+    s.micro_batch = runs.micro_batch;
 
     // Attention kernel.
     const std::string impl = m.str("transformer_impl").value_or("transformer_engine");
@@ -111,12 +185,7 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     else if (o.attention == "unfused") unfused = true;
     s.attention = unfused ? AttentionMode::Unfused : AttentionMode::Fused;
 
-    // Layers: the first pipeline stage's first N.
-    std::int64_t stage_layers = *num_layers / pp;
-    if (auto first = int_field(m, "num_layers_in_first_pipeline_stage"); first && *first > 0) stage_layers = *first;
-    const int n = static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
-    if (n < o.layers)
-        plan.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
+    const int n = runs.layers;
     const bool moe = m.is_moe();
     s.moe.assign(static_cast<std::size_t>(n), false);
     if (moe) {
@@ -149,56 +218,6 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     if (!m.flag("attention_softmax_in_fp32") && m.has("attention_softmax_in_fp32"))
         plan.notes.push_back("the unfused softmax runs in fp32 (attention_softmax_in_fp32 false is not emulated)");
     if (auto why = s.validate(); !why.empty()) return fail(why);
-
-    // What to compare.
-    auto supported = [](const std::string& label) {
-        const auto& l = supported_labels();
-        return std::find(l.begin(), l.end(), label) != l.end();
-    };
-    auto clean = [&](RecomputeSpec rc) {
-        if (rc.granularity == RecomputeSpec::Granularity::Selective) {
-            std::vector<std::string> kept;
-            for (auto& label : rc.modules) {
-                if (supported(label)) kept.push_back(label);
-                else plan.notes.push_back(fmt::format("recompute label \"{}\" acts on nothing the harness builds; dropped", label));
-            }
-            rc.modules = kept;
-        }
-        if (rc.granularity == RecomputeSpec::Granularity::Full && rc.num_layers > n) {
-            plan.notes.push_back(fmt::format("recompute_num_layers {} clamped to the {} layers built", rc.num_layers, n));
-            rc.num_layers = n;
-        }
-        return rc;
-    };
-    if (!o.candidates.empty()) {
-        for (const auto& text : o.candidates) {
-            try {
-                plan.candidates.push_back(clean(parse_recompute(text)));
-            } catch (const std::invalid_argument& e) {
-                return fail(e.what());
-            }
-        }
-    } else {
-        const auto g = m.granularity_post;
-        if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"}))
-            return fail("the config's recompute settings are not known statically");
-        if (!g) return fail("the config sets no activation recompute (recompute_granularity is None); pass --recompute OPTION "
-                            "to check one, e.g. --recompute \"selective [core_attn]\"");
-        if (*g == "selective") {
-            plan.candidates.push_back(clean(RecomputeSpec::selective(m.modules_post.labels)));
-        } else if (*g == "full") {
-            const auto method = m.str("recompute_method");
-            const auto k = m.integer("recompute_num_layers");
-            if (!method || !k || *k < 1) return fail("full recompute needs recompute_method and recompute_num_layers");
-            plan.candidates.push_back(clean(RecomputeSpec::full(*method != "block", static_cast<int>(*k))));
-        } else {
-            return fail(fmt::format("unknown recompute_granularity \"{}\"", *g));
-        }
-    }
-    const bool all_selective = std::all_of(plan.candidates.begin(), plan.candidates.end(), [](const RecomputeSpec& r) {
-        return r.granularity == RecomputeSpec::Granularity::Selective;
-    });
-    plan.control = all_selective ? RecomputeSpec::selective({}) : RecomputeSpec::none();
 
     // Summary line.
     std::string mlp = s.gated ? fmt::format("{} {}", s.activation == ActivationKind::SiLU ? "SwiGLU" : "GeGLU", s.ffn_hidden)

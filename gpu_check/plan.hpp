@@ -21,6 +21,21 @@ struct PlanOptions {
     std::vector<std::string> candidates;     // --recompute OPTION...; empty: the config's own setting
 };
 
+// What every reference shares: how many of the first pipeline stage's layers to build, the sequence and micro-batch
+// of one rank, and the runs to compare (the candidates, and the matched control: `selective []` when every candidate
+// is selective, else `none`; Megatron Core measures the two alike).
+struct RunChoice {
+    std::string error;  // non-empty: nothing to run (exit 2)
+    int layers = 0;
+    std::int64_t seq_length = 0, micro_batch = 1;
+    RecomputeSpec control;
+    std::vector<RecomputeSpec> candidates;
+    std::vector<std::string> notes;
+};
+// `supported` says which selective labels the reference applies; the others are dropped with a note.
+RunChoice choose_runs(const EffectiveModel& model, const Value& root, const PlanOptions& options,
+                      const std::function<bool(const std::string&)>& supported);
+
 struct Plan {
     std::string error;  // non-empty: the stack cannot be built from this config (exit 2)
     StackConfig stack;

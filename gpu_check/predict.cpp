@@ -1,15 +1,11 @@
-// The memory estimator (memory/layer_model.hpp, issue 4) asked for exactly the harness's stack: per-rank shapes
-// (so tensor parallelism 1 here), the harness's attention kernel, separate norm modules (Megatron's local spec), a
-// final norm, bf16.
+// The memory estimator (memory/layer_model.hpp) asked for exactly the harness's stack: per-rank shapes (so tensor
+// parallelism 1 here), the harness's attention kernel, separate norm modules (Megatron's local spec), a final norm,
+// bf16.
+#include "gpu_check/mcore.hpp"
 #include "gpu_check/plan.hpp"
-
-#ifdef MBRIDGE_LINT_HAVE_ESTIMATOR
-#include "memory/layer_model.hpp"
-#endif
 
 namespace mbl::gpu {
 
-#ifdef MBRIDGE_LINT_HAVE_ESTIMATOR
 std::optional<Prediction> predict(const StackConfig& s, const RecomputeSpec& rc) {
     memory::LayerShape shape;
     shape.seq_length = s.seq_length;
@@ -36,22 +32,7 @@ std::optional<Prediction> predict(const StackConfig& s, const RecomputeSpec& rc)
     shape.expert_fused_activation = s.fused_activation;
     std::vector<memory::LayerKind> layers;
     for (bool moe : s.moe) layers.push_back(moe ? memory::LayerKind::Moe : memory::LayerKind::Dense);
-    memory::Recompute r;
-    switch (rc.granularity) {
-        case RecomputeSpec::Granularity::None: r = memory::Recompute::none(); break;
-        case RecomputeSpec::Granularity::Selective: r = memory::Recompute::selective(rc.modules); break;
-        case RecomputeSpec::Granularity::Full:
-            r = memory::Recompute::full(rc.uniform ? memory::Recompute::Method::Uniform : memory::Recompute::Method::Block,
-                                        rc.num_layers);
-            break;
-    }
-    memory::StackOptions options;
-    options.final_norm = s.final_norm;
-    const memory::StackPrediction p = memory::predict_stack(shape, layers, r, options);
-    return Prediction{p.retained_bytes, p.backward_peak_bytes};
+    return predict_layers(shape, layers, rc, s.final_norm);
 }
-#else
-std::optional<Prediction> predict(const StackConfig&, const RecomputeSpec&) { return std::nullopt; }
-#endif
 
 }  // namespace mbl::gpu

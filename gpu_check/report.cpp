@@ -65,6 +65,9 @@ CheckResult run_check(const Plan& plan, const std::string& target, const DeviceI
     r.summary = plan.summary;
     r.device = device;
     r.stack = plan.stack;
+    r.layers = plan.stack.layers();
+    r.seq_length = plan.stack.seq_length;
+    r.micro_batch = plan.stack.micro_batch;
     r.notes = plan.notes;
     r.tolerance = tolerance;
     r.steps = options.steps;
@@ -85,12 +88,17 @@ CheckResult run_check(const Plan& plan, const std::string& target, const DeviceI
         if (hooks.progress) hooks.progress(rec, total, total);
         r.runs.push_back(std::move(rec));
     }
+    compare_runs(r);
+    return r;
+}
+
+void compare_runs(CheckResult& r) {
+    r.comparisons.clear();
     r.pass = true;
     for (std::size_t i = 1; i < r.runs.size(); ++i) {
-        r.comparisons.push_back(compare(r.runs[0], r.runs[i], tolerance));
+        r.comparisons.push_back(compare(r.runs[0], r.runs[i], r.tolerance));
         r.pass &= r.comparisons.back().pass;
     }
-    return r;
 }
 
 std::string format_bytes(double bytes) {
@@ -113,8 +121,12 @@ std::string progress_bar(int done, int total, int width) {
 std::string run_line(const RunRecord& run, int done, int total) {
     std::string head = fmt::format("{} {:<9} ({})", progress_bar(done, total), run.role, run.recompute.describe());
     if (done < total) return head;
-    return fmt::format("{:<50} retained {:>10}  peak {:>10}   step {:.1f} ms", head, format_bytes(run.measured.retained_bytes),
-                       format_bytes(run.measured.backward_peak_bytes), run.measured.step_ms);
+    auto predicted = [&](double Prediction::*figure) {
+        return run.predicted ? fmt::format(" (predicted {})", format_bytes((*run.predicted).*figure)) : std::string();
+    };
+    return fmt::format("{:<50} retained {:>9}{}  peak {:>9}{}  step {:.1f} ms", head, format_bytes(run.measured.retained_bytes),
+                       predicted(&Prediction::retained_bytes), format_bytes(run.measured.backward_peak_bytes),
+                       predicted(&Prediction::backward_peak_bytes), run.measured.step_ms);
 }
 
 std::string comparison_line(const Comparison& c, double tolerance) {
@@ -147,7 +159,11 @@ void write_json(std::ostream& out, const CheckResult& r) {
     j["version"] = 1;
     j["target"] = r.target;
     j["device"] = {{"name", r.device.name}, {"total_bytes", r.device.total_bytes}, {"free_bytes", r.device.free_bytes}};
+    j["reference"] = r.reference;
     const StackConfig& s = r.stack;
+    if (r.reference.value("kind", "") != "harness")
+        j["stack"] = {{"summary", r.summary}, {"layers", r.layers}, {"seq_length", r.seq_length}, {"micro_batch", r.micro_batch}};
+    else
     j["stack"] = {{"summary", r.summary},
                   {"layers", s.layers()},
                   {"moe_layers", std::count(s.moe.begin(), s.moe.end(), true)},

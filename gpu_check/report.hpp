@@ -2,6 +2,7 @@
 // The GPU check's flow and output, independent of CUDA: runs are made through injected functions, so the
 // comparison, the pass/fail verdict and both output formats are tested on machines without a GPU.
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -36,7 +37,12 @@ struct Comparison {
 struct CheckResult {
     std::string target, summary;
     DeviceInfo device;
-    StackConfig stack;
+    // What measured: {"kind": "harness"} (the CUDA harness; `stack` says what it built) or {"kind": "mcore", the
+    // Megatron Core, PyTorch and Transformer Engine versions, the spec, the TransformerConfig arguments, ...}.
+    nlohmann::json reference = {{"kind", "harness"}};
+    StackConfig stack;  // the harness's stack
+    int layers = 0;     // layers built (either reference)
+    std::int64_t seq_length = 0, micro_batch = 0;
     std::vector<std::string> notes;
     double tolerance = 0.10;
     int steps = 0, warmup = 0;
@@ -57,12 +63,15 @@ struct CheckHooks {
     std::function<std::optional<Prediction>(const StackConfig&, const RecomputeSpec&)> predict;
     std::function<void(const RunRecord&, int done, int total)> progress;  // during a run (done < total) and after it
 };
+// Control and candidates compared, the verdict set (runs filled in, control first).
+void compare_runs(CheckResult& result);
 CheckResult run_check(const Plan& plan, const std::string& target, const DeviceInfo& device, double tolerance,
                       const RunOptions& options, const CheckHooks& hooks);
 
 std::string format_bytes(double bytes);  // "31.2 GiB", "412.0 MiB"
 std::string progress_bar(int done, int total, int width = 20);
-std::string run_line(const RunRecord& run, int done, int total);  // "[####...] control (selective [])  retained ..."
+// "[####...] control (selective [])  retained 4.6 GiB (predicted 4.6 GiB)  peak ...": measured and predicted totals.
+std::string run_line(const RunRecord& run, int done, int total);
 std::string comparison_line(const Comparison& c, double tolerance);
 void write_text(std::ostream& out, const CheckResult& result);  // comparison lines and notes (run lines are printed live)
 void write_json(std::ostream& out, const CheckResult& result);

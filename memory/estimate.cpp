@@ -704,6 +704,10 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         s.dispatcher = dispatcher == "alltoall" ? Dispatcher::AllToAll : dispatcher == "flex" ? Dispatcher::Flex : Dispatcher::AllGather;
         s.permute_fusion = flag_of(m, "moe_permute_fusion");
         s.shared_expert_overlap = flag_of(m, "moe_shared_expert_overlap");
+        // Megatron Core's local spec builds SequentialMLP experts from 0.17 on (earlier, moe_grouped_gemm chose the
+        // legacy GroupedMLP), and SequentialMLP ignores moe_act (measured on an H200: gpu_check/DEVICE_RUNS.md).
+        const Revision* first_sequential = Schema::instance().revision("0.17");
+        s.expert_act_checkpoint = !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
     }
     if (flag_of(m, "multi_latent_attention")) {
         s.mla = true;

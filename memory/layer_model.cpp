@@ -362,7 +362,7 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
             acted = has_moe(kind) && drop(a.saved, {"moe", "moe_act", "shared_experts"});
             mlp_checkpointed |= acted;
         } else if (label == "moe_act") {
-            acted = has_moe(kind) && (drop(a.saved, {"moe_act"}) || has(labels, "moe"));
+            acted = has_moe(kind) && ((s.expert_act_checkpoint && drop(a.saved, {"moe_act"})) || has(labels, "moe"));
         } else if (label == "shared_experts") {
             acted = has_moe(kind) && (drop(a.saved, {"shared_experts"}) || (has(labels, "moe") && s.shared_expert_ffn > 0));
         } else if (label == "layernorm") {
@@ -710,7 +710,7 @@ std::vector<Op> replayed_ops(const LayerShape& s, LayerKind kind, const std::vec
             add("moe_act");
             add("shared_experts");
         }
-        if (label == "moe_act" && has_moe(kind)) add("moe_act");
+        if (label == "moe_act" && has_moe(kind) && s.expert_act_checkpoint) add("moe_act");
         if (label == "shared_experts" && has_moe(kind)) add("shared_experts");
         if (label == "layernorm") {
             if (input_norm_recomputable(s, kind)) add("input_layernorm");

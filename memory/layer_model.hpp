@@ -73,6 +73,9 @@ struct LayerShape {
     std::int64_t expert_ffn = 0;
     std::int64_t shared_expert_ffn = 0;    // 0: no shared experts
     bool expert_fused_activation = false;  // weighted fused activation kernel: saves only its input (and the probs)
+    // The experts module honours the moe_act label (TEGroupedMLP, and the legacy GroupedMLP of Megatron Core <= 0.16).
+    // SequentialMLP, which Megatron Core's local spec builds from 0.17 on, has no such checkpoint: moe_act frees nothing.
+    bool expert_act_checkpoint = true;
     bool router_probs_grad = true;         // router probabilities carry a gradient (not with forced load balancing)
     Dispatcher dispatcher = Dispatcher::AllGather;
     bool permute_fusion = false;           // Transformer Engine's fused permutation (int32 row-id maps)

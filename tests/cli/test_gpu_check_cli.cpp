@@ -60,7 +60,7 @@ const char* kSmall = R"(model:
 }  // namespace
 
 TEST_CASE("gpu-check exists in every build and says plainly when it cannot run", "[cli][gpu_check]") {
-    const std::string cfg = write_temp("small.yaml", kSmall);
+    const std::string cfg = write_temp("small.yaml", kSmall) + " --reference harness";
     const auto info = mbl::gpu::device_info();
     auto r = run("gpu-check " + cfg + " --steps 1");
     if (!info.usable()) {
@@ -126,17 +126,26 @@ for r in 0 1; do
 done
 )SH";
 
-double predicted_peak_saving(const std::string& yaml) {
-    auto y = mbl::load_yaml("runner.yaml", yaml);
+// A YAML config's tree and effective model at the default revision (the path `check` takes).
+struct Effective {
+    mbl::Value root;
+    mbl::EffectiveModel model;
+};
+Effective effective_of(const std::string& name, const std::string& yaml) {
+    auto y = mbl::load_yaml(name, yaml);
     REQUIRE(y.ok());
     mbl::LintOptions o;
     o.revision = mbl::Schema::instance().revision(mbl::Schema::instance().default_revision());
     mbl::SourceManager sources;
     mbl::Linter linter(o, sources);
     std::vector<mbl::Diagnostic> errors;
-    auto m = linter.effective_model(y.root, mbl::SourceRange::point("runner.yaml", 1, 1), errors);
+    auto m = linter.effective_model(y.root, mbl::SourceRange::point(name, 1, 1), errors);
     REQUIRE(m);
-    const auto est = mbl::memory::estimate(*m, {});
+    return {y.root, *m};
+}
+
+double predicted_peak_saving(const std::string& yaml) {
+    const auto est = mbl::memory::estimate(effective_of("runner.yaml", yaml).model, {});
     REQUIRE(est.ok);
     return est.option(mbl::memory::Recompute::none())->peak - est.current_option()->peak;
 }
@@ -182,4 +191,288 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
     unsetenv("FAKE_SILENT");
     CHECK(silent.code == 2);
     CHECK(silent.out.find("no rank*.json") != std::string::npos);
+}
+
+// ---- --reference mcore: the Megatron Core helper as a subprocess --------------------------------------------------
+#include "gpu_check/mcore.hpp"
+#include "gpu_check/report.hpp"
+
+namespace gpu = mbl::gpu;
+namespace memory = mbl::memory;
+
+namespace {
+
+// A stand-in for `--python`: a script that ignores the helper and its request and prints what it is given.
+std::string standin(const std::string& name, const std::string& body) {
+    const std::string path = write_temp(name, "#!/bin/sh\n" + body + "\n");
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    return path;
+}
+
+std::string error_line(const std::string& kind, const std::string& message) {
+    return fmt::format("echo '{{\"event\": \"error\", \"kind\": \"{}\", \"message\": \"{}\"}}'; exit 2", kind, message);
+}
+
+std::string recorded(const std::string& name) { return std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/reference/h200/" + name; }
+std::string example(const std::string& name) { return std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples/gpu_check/" + name; }
+
+// Each H200 run recorded in tests/data/gpu/reference/h200 (scripts/gpu-device-check.sh mcore), with its config and options.
+struct RecordedCase {
+    std::string transcript, config;
+    std::vector<std::string> candidates;
+    std::string options() const {
+        std::string o;
+        for (const auto& c : candidates) o += " --recompute '" + c + "'";
+        return o;
+    }
+};
+const std::vector<RecordedCase>& recorded_cases() {
+    const std::string data = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/reference/";
+    static const std::vector<RecordedCase> cases{
+        {"dense.jsonl", example("dense_gqa_swiglu.yaml"),
+         {"none", "selective [core_attn]", "selective [mlp]", "full uniform 1", "full block 2"}},
+        {"moe.jsonl", example("moe_shared_expert.yaml"),
+         {"none", "selective [moe_act]", "selective [moe]", "selective [shared_experts]", "selective [core_attn]", "full uniform 1"}},
+        {"gpt.jsonl", example("gpt_local_unfused.yaml"), {"none", "selective [core_attn]", "full uniform 1", "full block 2"}},
+        {"moe16.jsonl", data + "moe16_top4.yaml", {"none", "selective [moe]", "selective [core_attn, moe]", "full uniform 1"}},
+        {"mqa.jsonl", data + "mqa.yaml", {"none", "selective [core_attn]", "selective [mlp]"}},
+    };
+    return cases;
+}
+
+// A recorded case's plan and helper output, read the way the CLI reads them.
+struct Replayed {
+    gpu::McorePlan plan;
+    gpu::McoreOutcome outcome;
+};
+Replayed replay(const RecordedCase& c) {
+    const Effective e = effective_of(c.config, slurp(c.config));
+    gpu::PlanOptions po;
+    po.candidates = c.candidates;
+    Replayed r;
+    r.plan = gpu::make_mcore_plan(e.model, e.root, po);
+    REQUIRE(r.plan.error.empty());
+    std::ifstream in(recorded(c.transcript));
+    REQUIRE(in);
+    for (std::string line; std::getline(in, line);)
+        if (!gpu::read_helper_line(line, r.outcome, {})) break;
+    REQUIRE_FALSE(r.outcome.failure);
+    REQUIRE(r.outcome.environment);
+    REQUIRE(r.outcome.runs.size() == r.plan.runs.candidates.size() + 1);
+    return r;
+}
+
+gpu::CheckResult compare_with(const Replayed& r, const gpu::LayerPredictor& predictor) {
+    gpu::CheckResult result;
+    result.tolerance = 0.10;
+    const auto shape = gpu::built_shape(r.plan, *r.outcome.environment);
+    std::vector<gpu::RecomputeSpec> specs{r.plan.runs.control};
+    specs.insert(specs.end(), r.plan.runs.candidates.begin(), r.plan.runs.candidates.end());
+    for (std::size_t i = 0; i < specs.size(); ++i)
+        result.runs.push_back({i ? "candidate" : "control", specs[i], r.outcome.runs[i], predictor(shape, r.plan.kinds, specs[i])});
+    gpu::compare_runs(result);
+    return result;
+}
+
+}  // namespace
+
+TEST_CASE("the Megatron Core reference says what is missing and exits 2", "[cli][gpu_check][mcore]") {
+    const std::string cfg = write_temp("mcore.yaml", kSmall);
+    struct Missing {
+        std::string kind, message, expect;
+    };
+    for (const auto& m : std::vector<Missing>{
+             {"missing_torch", "PyTorch is not importable by the stand-in", "cannot run the Megatron Core reference here: PyTorch"},
+             {"missing_megatron", "Megatron Core is not importable by the stand-in", "here: Megatron Core is not importable"},
+             {"no_gpu", "PyTorch 2.11 sees no CUDA GPU", "here: PyTorch 2.11 sees no CUDA GPU"},
+             {"cannot_build", "Megatron Core 0.20.0 rejects the config: ValueError: bad heads",
+              "the Megatron Core reference failed: Megatron Core 0.20.0 rejects the config"},
+             {"out_of_memory", "the GPU ran out of memory", "failed: the GPU ran out of memory"}}) {
+        INFO(m.kind);
+        const std::string python = standin(m.kind + ".sh", error_line(m.kind, m.message));
+        auto r = run("gpu-check " + cfg + " --reference mcore --python " + python);
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find("mbridge-lint gpu-check: ") != std::string::npos);
+        CHECK(r.out.find(m.expect) != std::string::npos);
+        CHECK(run("gpu-check " + cfg + " --reference mcore --format json --python " + python).code == 2);
+    }
+    // No interpreter at all, a helper that dies without a word, one whose output breaks the contract.
+    auto r = run("gpu-check " + cfg + " --reference mcore --python /nonexistent/python3");
+    CHECK(r.code == 2);
+    CHECK(r.out.find("cannot start the Python interpreter /nonexistent/python3") != std::string::npos);
+    r = run("gpu-check " + cfg + " --reference mcore --python " + standin("dies.sh", "echo 'Segmentation fault near layer 3' >&2; exit 139"));
+    CHECK(r.code == 2);
+    CHECK(r.out.find("stopped (exit 139) without a result") != std::string::npos);
+    CHECK(r.out.find("Segmentation fault near layer 3") != std::string::npos);  // the end of its log
+    r = run("gpu-check " + cfg + " --reference mcore --python " + standin("early.sh", "echo '{\"event\": \"run\", \"index\": 0}'"));
+    CHECK(r.code == 2);
+    CHECK(r.out.find("a run came before the environment") != std::string::npos);
+}
+
+TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, Megatron Core or a GPU", "[cli][gpu_check][mcore]") {
+    const std::string cfg = write_temp("auto.yaml", kSmall);
+    const std::string python = standin("no_torch.sh", error_line("missing_torch", "PyTorch is not importable by the stand-in"));
+    auto r = run("gpu-check " + cfg + " --steps 1 --python " + python);
+    INFO(r.out);
+    CHECK(r.out.find("the Megatron Core reference cannot run here; using the CUDA harness") != std::string::npos);
+    if (!mbl::gpu::device_info().usable()) {
+        CHECK(r.code == 2);
+        CHECK(r.out.find("cannot run here: the Megatron Core reference: PyTorch is not importable by the stand-in; the CUDA "
+                         "harness: ") != std::string::npos);
+    } else {
+        CHECK(r.code == 0);
+        CHECK(r.out.find("note: the Megatron Core reference cannot run here: PyTorch") != std::string::npos);
+    }
+    // A config Megatron Core rejects is no reason to fall back: auto reports it.
+    r = run("gpu-check " + cfg + " --python " + standin("rejects.sh", error_line("cannot_build", "Megatron Core rejects the config")));
+    CHECK(r.code == 2);
+    CHECK(r.out.find("using the CUDA harness") == std::string::npos);
+    CHECK(r.out.find("the Megatron Core reference failed: Megatron Core rejects the config") != std::string::npos);
+}
+
+TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and the report", "[cli][gpu_check][mcore]") {
+    for (const auto& c : recorded_cases()) {
+        INFO(c.transcript);
+        const std::string python = standin("replay-" + c.transcript + ".sh", "cat '" + recorded(c.transcript) + "'");
+        auto r = run("gpu-check " + c.config + " --reference mcore --python " + python + c.options() + " --format json", false);
+        INFO(r.out);
+        CHECK(r.code == 0);
+        const auto doc = nlohmann::json::parse(r.out);
+        CHECK(doc["result"] == "pass");
+        CHECK(doc["reference"]["kind"] == "mcore");
+        CHECK(doc["reference"]["megatron_core"] == "0.20.0");
+        CHECK(doc["reference"]["spec"] == "local");
+        CHECK(doc["reference"]["transformer_engine"].is_null());
+        CHECK(doc["reference"]["transformer_config"]["tensor_model_parallel_size"] == 1);
+        CHECK(doc["device"]["name"] == "NVIDIA H200");
+        // Every run carries measured and predicted totals; on Megatron Core's dense layers they agree to 0.1 %.
+        for (const auto& run : doc["runs"]) {
+            const double measured = run["measured"]["retained_bytes"], predicted = run["predicted"]["retained_bytes"];
+            CHECK(run["predicted"]["backward_peak_bytes"].get<double>() > 0);
+            if (c.transcript != "moe16.jsonl" && c.transcript != "moe.jsonl") CHECK(std::abs(measured - predicted) <= 0.001 * measured);
+        }
+        for (const auto& cmp : doc["comparisons"]) CHECK(cmp["retained_saving"]["error"].get<double>() < 0.02);
+    }
+    // The text report: the reference line, each run's measured and predicted totals, the verdicts.
+    const auto& dense = recorded_cases().front();
+    auto t = run("gpu-check " + dense.config + " --reference mcore --python " + standin("replay-text.sh", "cat '" + recorded(dense.transcript) + "'") +
+                 dense.options());
+    INFO(t.out);
+    CHECK(t.code == 0);
+    CHECK(t.out.find("reference: Megatron Core 0.20.0 (local spec; Transformer Engine not installed), PyTorch 2.11.0+cu130, NVIDIA H200") !=
+          std::string::npos);
+    CHECK(t.out.find("control   (none)            retained  15.2 GiB (predicted 15.2 GiB)  peak  19.6 GiB (predicted 19.6 GiB)") !=
+          std::string::npos);
+    CHECK(t.out.find("selective [core_attn]: saving measured 12.1 GiB, predicted 12.1 GiB (error 0.0 %)") != std::string::npos);
+    CHECK(t.out.find("note: Transformer Engine is not installed: built Megatron Core's local spec") != std::string::npos);
+}
+
+TEST_CASE("a wrong estimator term fails against the H200 runs of Megatron Core", "[cli][gpu_check][mcore]") {
+    const gpu::LayerPredictor real = [](const auto& s, const auto& k, const auto& rc) { return gpu::predict_layers(s, k, rc); };
+    for (const auto& c : recorded_cases()) {
+        INFO(c.transcript);
+        CHECK(compare_with(replay(c), real).pass);
+    }
+    // Forgetting the fp32 copy of the attention probabilities (unfused softmax): core_attn's saving is off.
+    const Replayed gpt = replay(recorded_cases()[2]);
+    const auto no_fp32 = compare_with(gpt, [](memory::LayerShape s, const auto& k, const auto& rc) {
+        s.softmax_fp32 = false;
+        return gpu::predict_layers(s, k, rc);
+    });
+    CHECK_FALSE(no_fp32.pass);
+    CHECK(no_fp32.comparisons[1].candidate == "selective [core_attn]");
+    CHECK_FALSE(no_fp32.comparisons[1].pass);
+    // The estimator before this check: moe_act freeing the expert activations of SequentialMLP experts, which
+    // Megatron Core's local spec does not checkpoint (measured saving about 0, predicted 792 MiB).
+    const Replayed moe = replay(recorded_cases()[1]);
+    const auto old_moe_act = compare_with(moe, [](memory::LayerShape s, const auto& k, const auto& rc) {
+        s.expert_act_checkpoint = true;
+        return gpu::predict_layers(s, k, rc);
+    });
+    CHECK(old_moe_act.comparisons[1].candidate == "selective [moe_act]");
+    CHECK_FALSE(old_moe_act.comparisons[1].pass);
+    CHECK(old_moe_act.comparisons[1].retained.predicted == Approx(792.0 * 1024 * 1024));
+    CHECK(std::abs(old_moe_act.comparisons[1].retained.measured) < 2.0 * 1024 * 1024);
+}
+
+TEST_CASE("the helper's own exit paths, with stand-in PyTorch and Megatron Core packages", "[cli][gpu_check][mcore]") {
+    REQUIRE(std::system("python3 -c 'import sys' 2>/dev/null") == 0);
+    namespace fs = std::filesystem;
+    const fs::path root = fs::temp_directory_path() / "mbridge-lint-fake-python";
+    fs::remove_all(root);
+    auto put = [&](const std::string& rel, const std::string& text) {
+        fs::create_directories((root / rel).parent_path());
+        std::ofstream(root / rel) << text;
+    };
+    const std::string cfg = write_temp("helper.yaml", kSmall);
+    auto helper_run = [&](const char* label) {
+        setenv("PYTHONPATH", root.string().c_str(), 1);
+        auto r = run("gpu-check " + cfg + " --reference mcore --python python3");
+        unsetenv("PYTHONPATH");
+        INFO(label << ": " << r.out);
+        CHECK(r.code == 2);
+        return r.out;
+    };
+    // 1. PyTorch's import fails.
+    put("torch/__init__.py", "raise ImportError('no module named torch (stand-in)')\n");
+    put("megatron/__init__.py", "raise ImportError('no megatron (stand-in)')\n");
+    std::string out = helper_run("no torch");
+    CHECK(out.find("PyTorch is not importable") != std::string::npos);
+    CHECK(out.find("no module named torch (stand-in)") != std::string::npos);
+    CHECK(out.find("Megatron Core is not importable either") != std::string::npos);
+    // 2. PyTorch imports, Megatron Core does not.
+    put("torch/__init__.py", R"PY(import os
+__version__ = "2.11.0+stand-in"
+class dtype: pass
+bfloat16 = dtype()
+class version:
+    cuda = "13.0"
+class cuda:
+    @staticmethod
+    def is_available(): return os.environ.get("FAKE_CUDA") == "1"
+    @staticmethod
+    def device_count(): return 1 if os.environ.get("FAKE_CUDA") == "1" else 0
+    @staticmethod
+    def mem_get_info(): return (100, 200)
+    @staticmethod
+    def get_device_name(i): return "Stand-in GPU"
+    @staticmethod
+    def set_device(i): pass
+class distributed:
+    @staticmethod
+    def is_initialized(): return True
+)PY");
+    out = helper_run("no megatron");
+    CHECK(out.find("Megatron Core is not importable by") != std::string::npos);
+    CHECK(out.find("no megatron (stand-in)") != std::string::npos);
+    // 3. Both import; no GPU.
+    put("megatron/__init__.py", "");
+    put("megatron/core/__init__.py", "__version__ = '0.20.0-stand-in'\n");
+    out = helper_run("no GPU");
+    CHECK(out.find("here: PyTorch 2.11.0+stand-in sees no CUDA GPU (built for CUDA 13.0)") != std::string::npos);
+    // 4. A GPU; Megatron Core rejects the config.
+    put("megatron/core/parallel_state.py", "def model_parallel_is_initialized(): return True\n");
+    put("megatron/core/tensor_parallel.py", "def model_parallel_cuda_manual_seed(seed): pass\n");
+    put("megatron/core/transformer/__init__.py", "");
+    put("megatron/core/transformer/transformer_config.py", R"PY(import dataclasses
+@dataclasses.dataclass
+class TransformerConfig:
+    num_layers: int = 0
+    num_attention_heads: int = 0
+    num_query_groups: int = 0
+    recompute_granularity: str = None
+    recompute_method: str = None
+    recompute_num_layers: int = None
+    recompute_modules: list = None
+    def __post_init__(self):
+        raise ValueError("num_attention_heads ({}) must be a multiple of num_query_groups ({})".format(
+            self.num_attention_heads, self.num_query_groups))
+)PY");
+    setenv("FAKE_CUDA", "1", 1);
+    out = helper_run("rejected config");
+    unsetenv("FAKE_CUDA");
+    CHECK(out.find("the Megatron Core reference failed: Megatron Core 0.20.0-stand-in rejects the config: ValueError: "
+                   "num_attention_heads (4) must be a multiple of num_query_groups (2)") != std::string::npos);
+    fs::remove_all(root);
 }

@@ -195,6 +195,38 @@ TEST_CASE("MoE labels: moe frees the whole layer inside, moe_act the activation 
     CHECK(none.internal_bytes() - shared.internal_bytes() == Approx(2048.0 * 2 * 5 * 1024 * e));
 }
 
+TEST_CASE("moe_act frees nothing with SequentialMLP experts (the local spec from Megatron Core 0.17)", "[memory]") {
+    LayerShape s = paper_layer();
+    s.gated = true;
+    s.experts = 8;
+    s.topk = 2;
+    s.expert_ffn = 512;
+    s.expert_act_checkpoint = false;
+    const auto none = layer_activations(s, LayerKind::Moe, {});
+    const auto act = layer_activations(s, LayerKind::Moe, {"moe_act"});
+    CHECK(act.internal_bytes() == Approx(none.internal_bytes()));
+    CHECK(act.ignored_labels == std::vector<std::string>{"moe_act"});
+    CHECK(replayed_ops(s, LayerKind::Moe, {"moe_act"}).empty());
+    // Nested in moe it is part of the checkpointed layer, as with any experts module.
+    CHECK(layer_activations(s, LayerKind::Moe, {"moe", "moe_act"}).ignored_labels.empty());
+
+    // The estimate follows transformer_impl and the revision: local at 0.17 and later builds SequentialMLP.
+    auto moe_act_saving = [](const std::string& impl, const char* revision) {
+        auto loaded = mbl::load_yaml("moe.yaml", "model: {num_layers: 2, hidden_size: 1024, num_attention_heads: 8, "
+                                                 "num_moe_experts: 8, moe_router_topk: 2, moe_ffn_hidden_size: 512, "
+                                                 "moe_grouped_gemm: true, seq_length: 1024, transformer_impl: " + impl +
+                                                 ", recompute_granularity: selective, recompute_modules: [moe_act]}\n");
+        REQUIRE(loaded.ok());
+        auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision(revision), {});
+        const Estimate est = estimate(fin.model, {});
+        REQUIRE(est.ok);
+        return est.current_option()->saving;
+    };
+    CHECK(moe_act_saving("local", "0.20.dev") == 0);
+    CHECK(moe_act_saving("local", "0.16") > 0);
+    CHECK(moe_act_saving("transformer_engine", "0.20.dev") > 0);
+}
+
 TEST_CASE("MLA: mla_up_proj frees the query, key and value built from the up-projections", "[memory]") {
     LayerShape s = paper_layer();
     s.attention = AttentionKernel::Fused;

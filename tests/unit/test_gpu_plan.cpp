@@ -1,6 +1,7 @@
 // The GPU check without a GPU: building the layer stack from a config, the recompute options, the comparison and
 // verdict, the fit check and both output formats (runs injected).
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -289,4 +290,176 @@ TEST_CASE("byte sizes and progress bars print", "[gpu_plan]") {
     CHECK(format_bytes(-2 * 1024 * 1024) == "-2.0 MiB");
     CHECK(progress_bar(1, 2, 4) == "[##..]");
     CHECK(progress_bar(0, 3, 3) == "[...]");
+}
+
+// ---- the Megatron Core reference's plan: one rank's TransformerConfig and the estimator's view of it ---------------
+#include "gpu_check/mcore.hpp"
+
+namespace {
+
+McorePlan mcore_plan_of(const std::string& text, PlanOptions o = {}) {
+    Loaded l = load(text);
+    return make_mcore_plan(l.model, l.root, o);
+}
+
+}  // namespace
+
+TEST_CASE("the reference asks Megatron Core for one rank's first-stage layers, parallel sizes 1", "[gpu_plan][mcore]") {
+    const McorePlan p = mcore_plan_of(kLlama);
+    REQUIRE(p.error.empty());
+    const auto& c = p.transformer_config;
+    CHECK(c["num_layers"] == 4);
+    CHECK(c["num_attention_heads"] == 16);
+    CHECK(c["num_query_groups"] == 4);
+    CHECK(c["kv_channels"] == 128);  // written out: hidden / heads no longer gives it
+    CHECK(c["ffn_hidden_size"] == 7168);
+    CHECK(c["hidden_size"] == 4096);
+    CHECK(c["tensor_model_parallel_size"] == 1);
+    CHECK(c["pipeline_model_parallel_size"] == 1);
+    CHECK(c["sequence_parallel"] == false);
+    CHECK(c["normalization"] == "RMSNorm");
+    CHECK(c["activation_func"] == "torch.nn.functional.silu");  // the helper imports it
+    for (const char* f : {"recompute_granularity", "recompute_modules", "recompute_method", "recompute_num_layers"})
+        CHECK_FALSE(c.contains(f));  // each run sets its own
+    CHECK(p.transformer_impl == "transformer_engine");
+    CHECK(p.shape.heads == 16);
+    CHECK(p.shape.tp == 1);
+    CHECK_FALSE(p.shape.sequence_parallel);
+    CHECK(p.shape.seq_length == 8192);
+    CHECK(p.shape.micro_batch == 2);
+    CHECK(p.kinds.size() == 4);
+    // Megatron Core judges the labels itself: none is dropped.
+    REQUIRE(p.runs.candidates.size() == 1);
+    CHECK(p.runs.candidates[0].describe() == "selective [core_attn, mlp, gdn_norm_out]");
+    CHECK(p.runs.control.describe() == "selective []");
+    CHECK(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return n.find("tensor parallelism 2") == 0; }));
+
+    const nlohmann::json request = mcore_request(p, 1, 3, 9);
+    CHECK(request["protocol"] == 1);
+    CHECK(request["seq_length"] == 8192);
+    CHECK(request["runs"][0]["role"] == "control");
+    CHECK(request["runs"][0]["recompute"]["recompute_granularity"] == "selective");
+    CHECK(request["runs"][0]["recompute"]["recompute_modules"].empty());
+    CHECK(request["runs"][1]["recompute"]["recompute_modules"].size() == 3);
+    CHECK(request["seed"] == 9);
+}
+
+TEST_CASE("the reference builds this rank's experts as the MoE layer, whose top-k must fit in them", "[gpu_plan][mcore]") {
+    const McorePlan p = mcore_plan_of(kMoe);
+    REQUIRE(p.error.empty());
+    const auto& c = p.transformer_config;
+    CHECK(c["num_moe_experts"] == 4);
+    CHECK(c["moe_layer_freq"] == nlohmann::json::array({0, 1, 1, 1}));
+    CHECK(c["moe_shared_expert_intermediate_size"] == 1024);
+    CHECK(c["expert_model_parallel_size"] == 1);
+    CHECK(p.shape.experts == 4);
+    CHECK(p.kinds[0] == memory::LayerKind::Dense);
+    CHECK(p.kinds[1] == memory::LayerKind::Moe);
+    REQUIRE(p.runs.candidates.size() == 1);
+    CHECK(p.runs.candidates[0].describe() == "full block 4");  // clamped to the layers built
+    CHECK(p.runs.control.describe() == "none");
+    const nlohmann::json request = mcore_request(p, 1, 3, 1);
+    CHECK(request["runs"][0]["recompute"]["recompute_granularity"].is_null());
+    CHECK(request["runs"][1]["recompute"]["recompute_method"] == "block");
+    CHECK(request["runs"][1]["recompute"]["recompute_num_layers"] == 4);
+
+    std::string wide = kMoe;
+    wide.replace(wide.find("expert_model_parallel_size: 4"), 29, "expert_model_parallel_size: 8");
+    const McorePlan too_few = mcore_plan_of(wide);
+    CHECK(too_few.error.find("top-4 routing needs more than this rank's 2 experts") != std::string::npos);
+}
+
+TEST_CASE("the reference refuses what it cannot build as GPT layers", "[gpu_plan][mcore]") {
+    CHECK(mcore_plan_of("model: {num_layers: 4, hidden_size: 256, num_attention_heads: 4, hybrid_layer_pattern: 'M*M-', "
+                        "recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1, seq_length: 512}\n")
+              .error.find("Mamba layer") != std::string::npos);
+    CHECK(mcore_plan_of("model: {num_layers: 4, hidden_size: 256, num_attention_heads: 4, seq_length: 512}\n")
+              .error.find("no activation recompute") != std::string::npos);
+    // Multi-latent attention is Megatron Core's to build (the harness refuses it).
+    const McorePlan mla = mcore_plan_of("model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, "
+                                        "multi_latent_attention: true, kv_lora_rank: 256, q_lora_rank: 384, seq_length: 512, "
+                                        "recompute_granularity: selective, recompute_modules: [mla_up_proj]}\n");
+    REQUIRE(mla.error.empty());
+    CHECK(mla.shape.mla);
+    CHECK_FALSE(mla.transformer_config.contains("kv_channels"));
+}
+
+TEST_CASE("the estimator is asked for what the helper built", "[gpu_plan][mcore]") {
+    const McorePlan p = mcore_plan_of(kMoe);  // transformer_impl local already
+    McoreEnvironment env;
+    env.spec = "local";
+    env.experts_module = "SequentialMLP";
+    memory::LayerShape s = built_shape(p, env);
+    CHECK(s.attention == memory::AttentionKernel::Unfused);
+    CHECK_FALSE(s.expert_act_checkpoint);
+    CHECK_FALSE(s.softmax_kernel);
+    env.experts_module = "TEGroupedMLP";
+    env.spec = "transformer_engine";
+    CHECK(built_shape(p, env).expert_act_checkpoint);
+
+    // A config that selects Transformer Engine, built on the local spec where TE is missing: separate norms, unfused.
+    const McorePlan te = mcore_plan_of(kLlama);
+    CHECK(te.shape.attention == memory::AttentionKernel::Fused);
+    CHECK_FALSE(te.shape.input_norm_separate);
+    env.spec = "local";
+    env.experts_module.clear();
+    env.softmax_kernel = true;  // Megatron's fused softmax kernel ran
+    s = built_shape(te, env);
+    CHECK(s.attention == memory::AttentionKernel::Unfused);
+    CHECK(s.input_norm_separate);
+    CHECK(s.pre_mlp_norm_separate);
+    CHECK(s.softmax_kernel);
+    const auto unfused = predict_layers(s, te.kinds, RecomputeSpec::none());
+    const auto fused = predict_layers(te.shape, te.kinds, RecomputeSpec::none());
+    REQUIRE(unfused);
+    REQUIRE(fused);
+    CHECK(unfused->retained_bytes > fused->retained_bytes);  // the s x s probabilities
+}
+
+TEST_CASE("the helper's JSON lines: events, foreign lines, errors", "[gpu_plan][mcore]") {
+    McoreOutcome out;
+    int steps = 0, runs = 0;
+    McoreCallbacks cb;
+    cb.step = [&](int, int, int) { ++steps; };
+    cb.run = [&](int, const Measurement&) { ++runs; };
+    cb.environment = [&](const McoreEnvironment& e) { CHECK(e.megatron_core == "0.20.0"); };
+    CHECK(read_helper_line("> some library's own print", out, cb));
+    CHECK(read_helper_line("{not json", out, cb));
+    CHECK(read_helper_line(R"({"event": "environment", "megatron_core": "0.20.0", "spec": "local", "transformer_engine": null,
+        "torch": "2.11.0", "device": "GPU", "changes": [{"field": "masked_softmax_fusion", "from": true, "to": false, "why": "no kernels"}],
+        "dropped": [{"field": "seq_length", "why": "not a field"}], "facts": {"softmax_kernel": false, "experts_module": "SequentialMLP"}})", out, cb));
+    REQUIRE(out.environment);
+    CHECK(out.environment->changes == std::vector<std::string>{"masked_softmax_fusion true -> false: no kernels"});
+    CHECK(out.environment->dropped == std::vector<std::string>{"seq_length: not a field"});
+    CHECK(out.environment->experts_module == "SequentialMLP");
+    CHECK_FALSE(out.environment->transformer_engine);
+    CHECK(read_helper_line(R"({"event": "step", "index": 0, "done": 1, "total": 4})", out, cb));
+    CHECK(read_helper_line(R"({"event": "run", "index": 0, "retained_bytes": 100, "forward_peak_bytes": 150, "backward_peak_bytes": 200,
+        "step_ms": 3.5, "steps_ms": [3.5], "stable": true})", out, cb));
+    REQUIRE(out.runs.size() == 1);
+    CHECK(out.runs[0].retained_bytes == 100);
+    CHECK(out.runs[0].backward_peak_bytes == 200);
+    CHECK(steps == 1);
+    CHECK(runs == 1);
+    // Out of order, or a missing figure: the contract is broken, and said so.
+    McoreOutcome skipped = out;
+    CHECK_FALSE(read_helper_line(R"({"event": "run", "index": 2, "retained_bytes": 1, "forward_peak_bytes": 1, "backward_peak_bytes": 1, "step_ms": 1})",
+                                 skipped, cb));
+    CHECK(skipped.failure->kind == "bad_output");
+    McoreOutcome partial = out;
+    CHECK_FALSE(read_helper_line(R"({"event": "run", "index": 1, "retained_bytes": 1})", partial, cb));
+    CHECK(partial.failure->kind == "bad_output");
+    CHECK_FALSE(read_helper_line(R"({"event": "done"})", out, cb));
+    CHECK_FALSE(out.failure);
+    // A crash keeps the traceback's last lines only.
+    McoreOutcome crashed;
+    std::string tb;
+    for (int i = 0; i < 30; ++i) tb += fmt::format("  frame {}\\n", i);
+    CHECK_FALSE(read_helper_line(R"({"event": "error", "kind": "crash", "message": "NameError: x", "traceback": ")" + tb + R"("})", crashed, cb));
+    REQUIRE(crashed.failure);
+    CHECK(crashed.failure->message.find("NameError: x\n") == 0);
+    CHECK(crashed.failure->message.find("frame 29") != std::string::npos);
+    CHECK(crashed.failure->message.find("frame 20") == std::string::npos);
+    CHECK_FALSE(crashed.failure->environment_missing());
+    CHECK(HelperFailure{"no_gpu", ""}.environment_missing());
 }
