@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Benchmark (GPU): the host-side cost of one activation checkpoint in Megatron Core.
+
+Usage: bench/checkpoint_overhead.py --megatron NAME=PATH [--megatron NAME=PATH ...] [--python PYTHON] [--layers N]
+                                    [--steps N] [--out FILE.json]
+
+Builds a stack of small dense layers (h=256, s=256, b=1: almost no GPU work per layer) with each given Megatron Core
+(PATH holds `megatron/core`) through the GPU check's reference helper (gpu_check/reference/mcore_reference.py), and
+times one training step with selective recompute of nothing (the control), of `core_attn`, `mlp`, both, and
+`layernorm` (an output-discarding checkpoint). The step-time difference divided by the number of checkpoints the
+step runs is what each checkpoint costs beyond the work it replays: Python autograd functions, saved and restored
+random-number states, hooks. On a large, compute-bound step this cost hides behind the GPU; on a step whose GPU work
+comes in many small pieces (MoE with expert parallelism) the host is on the critical path and it shows up in full.
+Prints a table and, with --out, the figures as JSON (the source of schemas/gpus.json's `checkpoint_host_us`).
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+HELPER = os.path.join(HERE, "..", "gpu_check", "reference", "mcore_reference.py")
+
+OPTIONS = [  # (label list, checkpoints per layer)
+    ([], 0),
+    (["core_attn"], 1),
+    (["mlp"], 1),
+    (["core_attn", "mlp"], 2),
+    (["layernorm"], 2),  # the input and the pre-MLP norm
+]
+
+
+def request(layers, steps, modules):
+    return {
+        "protocol": 1, "seed": 1234, "seq_length": 256, "micro_batch": 1, "warmup": 5, "steps": steps,
+        "transformer_impl": "local",
+        "transformer_config": {
+            "num_layers": layers, "hidden_size": 256, "num_attention_heads": 4, "num_query_groups": 4,
+            "kv_channels": 64, "ffn_hidden_size": 1024, "gated_linear_unit": True, "add_bias_linear": False,
+            "normalization": "RMSNorm", "hidden_dropout": 0.0, "attention_dropout": 0.0, "seq_length": 256,
+            "tensor_model_parallel_size": 1, "pipeline_model_parallel_size": 1, "context_parallel_size": 1,
+            "expert_model_parallel_size": 1, "expert_tensor_parallel_size": 1, "sequence_parallel": False,
+            "virtual_pipeline_model_parallel_size": None,
+        },
+        "runs": [{"role": "candidate", "describe": f"selective {modules}",
+                  "recompute": {"recompute_granularity": "selective", "recompute_method": None,
+                                "recompute_num_layers": None, "recompute_modules": modules}}],
+    }
+
+
+def worker(layers, steps):
+    """Runs in a process whose PYTHONPATH holds one Megatron Core: prints {modules: ms per step} as JSON."""
+    sys.path.insert(0, os.path.dirname(HELPER))
+    import time
+
+    import mcore_reference as ref
+    import torch
+
+    req = request(layers, steps, [])
+    cls, kwargs, _, _ = ref.prepare_config(torch, req, te_present=False)
+    ref.init_single_process(torch, req["seed"])
+    s, hidden = req["seq_length"], kwargs["hidden_size"]
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(1, 1, s, s)
+    out = {}
+    for modules, _ in OPTIONS:
+        recompute = {"recompute_granularity": "selective", "recompute_method": None, "recompute_num_layers": None,
+                     "recompute_modules": modules}
+        try:
+            _, block = ref.build_block(torch, cls, ref.with_recompute(kwargs, recompute), False, req["seed"])
+            x = torch.randn(s, 1, hidden, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+
+            def step():
+                y = block(x, attention_mask=mask)
+                y.backward(torch.ones_like(y))
+
+            for _ in range(10):
+                step()
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+            out[",".join(modules)] = {"ms": 1000.0 * (time.perf_counter() - start) / steps}
+        except Exception as e:  # a Megatron Core that cannot run this option
+            out[",".join(modules)] = {"error": "{}: {}".format(type(e).__name__, e)[:200]}
+        del block
+    print(json.dumps(out))
+
+
+def step_times(python, megatron_path, layers, steps):
+    env = dict(os.environ, PYTHONPATH=os.path.abspath(megatron_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.run([python, os.path.abspath(__file__), "--worker", "--layers", str(layers), "--steps",
+                           str(steps)], capture_output=True, text=True, env=env)
+    lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
+    if not lines:
+        raise SystemExit("worker failed: " + (proc.stderr or proc.stdout)[-500:])
+    return json.loads(lines[-1])
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megatron", action="append", default=[], help="NAME=PATH of a Megatron-LM source tree")
+    parser.add_argument("--python", default=sys.executable)
+    parser.add_argument("--layers", type=int, default=16)
+    parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--out")
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args.layers, args.steps)
+        return 0
+    results = {}
+    for spec in args.megatron:
+        name, path = spec.split("=", 1)
+        times = step_times(args.python, path, args.layers, args.steps)
+        base = times.get("", {}).get("ms")
+        rows = []
+        for modules, per_layer in OPTIONS:
+            t = times.get(",".join(modules), {})
+            row = {"modules": modules, "checkpoints": per_layer * args.layers, "step_ms": t.get("ms"),
+                   "error": t.get("error", "")}
+            if row["step_ms"] is not None and base is not None and row["checkpoints"]:
+                row["us_per_checkpoint"] = 1000.0 * (row["step_ms"] - base) / row["checkpoints"]
+            rows.append(row)
+            label = ", ".join(modules) or "(none)"
+            ms = row["step_ms"]
+            extra = f"{row['us_per_checkpoint']:7.1f} us/checkpoint" if "us_per_checkpoint" in row else row["error"]
+            print(f"{name:10} {label:18} step {ms if ms is None else round(ms, 3)} ms  {extra}", flush=True)
+        results[name] = rows
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"layers": args.layers, "results": results}, f, indent=2)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
