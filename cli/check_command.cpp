@@ -53,8 +53,8 @@ namespace {
 
 // Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff).
 bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
-               bool& any_diff, std::ostream& diff_out) {
-    FixOutcome outcome = fix_file(session, input.path, FixOptions{args.unsafe_fixes},
+               bool& any_diff, std::ostream& diff_out, const DependentsReport& dependents) {
+    FixOutcome outcome = fix_file(session, input.path, FixOptions{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)},
                                   !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
     fixed += outcome.applied;
@@ -118,14 +118,17 @@ int run_check(const CheckArgs& args) {
     }
     LintSession session(session_options, sources);
     auto inputs = collect_inputs(args.paths, all);
+    std::vector<Dependents> brought;  // inputs linted because they import a changed or named file
     if (!args.changed_only.empty()) {
         ChangedFiles changed = git_changed_files(args.changed_only, std::filesystem::current_path().string());
         if (!changed.error.empty()) {
             std::cerr << "mbridge-lint: " << changed.error << '\n';
             return kUnusable;
         }
-        inputs = select_changed(inputs, changed.files, session);
+        inputs = select_changed(inputs, changed.files, session, &brought);
     }
+    for (auto& d : add_dependents(inputs, session)) brought.push_back(std::move(d));
+    DependentsReport dependents(std::move(brought), inputs);
     int checked = 0, fixed = 0, recipes = 0, unresolved = 0;
     std::set<DiagnosticIdentity> reported;
     for (const auto& d : all) reported.insert(diagnostic_identity(d));
@@ -134,9 +137,10 @@ int run_check(const CheckArgs& args) {
     for (const auto& input : inputs) {
         FileResult r;
         if (args.fix || args.diff)
-            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs);
+            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs, dependents);
         else
             r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
+        dependents.record(input, r);
         if (r.skipped) continue;
         ++checked;
         recipes += r.recipes;
@@ -145,6 +149,8 @@ int run_check(const CheckArgs& args) {
             // A broken configuration file, or a helper shared by recipes in several files: report it once.
             if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
     }
+    if (!args.skip_non_configs)
+        for (auto& d : dependents.errors()) all.push_back(std::move(d));
     sort_diagnostics(all);
     if (write_failed) return kUnusable;
 
@@ -179,6 +185,7 @@ int run_check(const CheckArgs& args) {
         write_text(out, all, sources, style);
         if (args.fix && fixed > 0) out << fmt::format("fixed {} problem{}\n", fixed, fixed == 1 ? "" : "s");
         if (!args.quiet) {
+            for (const auto& note : dependents.notes()) out << note << '\n';
             out << summary_line(counts, checked) << '\n';
             if (recipes > 0)
                 out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%)\n", recipes,

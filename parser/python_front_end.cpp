@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "core/did_you_mean.hpp"
 #include "parser/front_end.hpp"
 #include "parser/input_errors.hpp"
 #include "parser/python/hf_models.hpp"
+#include "parser/python/import_graph.hpp"
 #include "parser/python/interpreter.hpp"
 #include "parser/python/recipes.hpp"
 #include "parser/python_edit.hpp"
@@ -22,33 +25,117 @@ namespace {
 namespace fs = std::filesystem;
 
 // What one run shares between the recipe modules it reads: the parsed and initialized modules of each source root
-// (a helper imported by 100 recipe files is read once) and the Hugging Face lookups. A helper module whose text the
-// run's SourceManager holds (an editor's unsaved buffer) is read from there instead of from disk.
+// (a helper imported by 100 recipe files is read once), the import graph of each root, and the Hugging Face lookups.
+// A module whose text the run's SourceManager holds (an editor's unsaved buffer) is read from there, not from disk.
+//
+// The editor server keeps one state for its whole session, and --fix changes files as it goes
+// (ParseContext::revalidate_state): before each document is linted, modules whose files changed since they were read
+// are retired, with every loaded module that imports them, so an edit to a recipe re-reads that recipe alone and an
+// edit to a helper what imports it.
 class PythonState {
 public:
-    py::Project& project(const std::string& root_arg, const std::string& file, const Revision& revision,
-                         const std::vector<std::string>& hf_config_paths, const SourceManager& sources) {
+    py::Project& project(const std::string& root, const Revision& revision, const std::vector<std::string>& hf_config_paths) {
         if (!hf_ || hf_args_ != hf_config_paths) {
             hf_args_ = hf_config_paths;
             hf_ = std::make_unique<py::HfResolver>(hf_config_paths);
             projects_.clear();  // they refer to the resolver
         }
-        std::error_code ec;
-        const std::string root =
-            fs::weakly_canonical(fs::absolute(root_arg.empty() ? py::default_root(file) : root_arg, ec), ec).string();
         for (auto& p : projects_)
-            if (p->index().root() == root && &p->revision() == &revision) return *p;
-        projects_.push_back(std::make_unique<py::Project>(
-            root, revision, *hf_, py::EvalLimits{}, [&sources](const std::string& path) { return sources.text(path); }));
-        return *projects_.back();
+            if (p.project->index().root() == root && &p.project->revision() == &revision) return *p.project;
+        projects_.push_back(Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}});
+        return *projects_.back().project;
     }
+
+    py::ImportGraph& graph(const std::string& root) {
+        auto& g = graphs_[root];
+        if (!g) g = std::make_unique<py::ImportGraph>(root, buffers());
+        return *g;
+    }
+
+    // Every lookup of a buffer goes to the SourceManager of the current call (the editor server makes one per lint).
+    void use_sources(const SourceManager& sources) { sources_ = &sources; }
+
+    // Brings `project` up to date before `doc` (absolute path, its text) is linted: the document when its text
+    // changed, and with `everything`, every module whose file changed (a stat each); what imports them goes too.
+    // Returns the project to use, which is a new one when the retired modules hold too much text.
+    py::Project& refresh(py::Project& project, py::ImportGraph& graph, const std::string& doc, const std::string& text,
+                         bool everything) {
+        if (everything) graph.revalidate();  // once per lint: dependencies() and dependents() trust it
+        std::vector<py::Module*> stale;
+        const auto modules = project.index().modules();
+        for (py::Module* m : modules) {
+            if (!m->ast) continue;
+            if (m->fs_path == doc ? m->ast->text != text : everything && !project.index().is_current(*m)) stale.push_back(m);
+        }
+        if (stale.empty()) return project;
+        // What imports a stale module, at any depth, read it at initialization: it is stale too.
+        std::map<std::string, py::Module*> by_file;
+        for (py::Module* m : modules) by_file[m->fs_path] = m;
+        std::map<std::string, std::vector<py::Module*>> importers;
+        for (py::Module* m : modules)
+            if (m->ast && !m->namespace_package)
+                for (const auto& dep : graph.imports(m->fs_path)) importers[dep].push_back(m);
+        std::set<const py::Module*> retire(stale.begin(), stale.end());
+        for (std::size_t i = 0; i < stale.size(); ++i)
+            for (py::Module* m : importers[stale[i]->fs_path])
+                if (retire.insert(m).second) stale.push_back(m);
+        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        if (project.index().retired_bytes() > kMaxRetiredBytes) {
+            // Retired modules stay alive until their project ends (values of other modules may point into them).
+            const std::string root = project.index().root();
+            const Revision& revision = project.revision();
+            projects_.erase(loaded);
+            return this->project(root, revision, hf_args_);
+        }
+        for (const py::Module* m : retire) loaded->module_diagnostics.erase(m->path);
+        project.index().retire({retire.begin(), retire.end()});
+        return project;
+    }
+
+    // Diagnostics raised while initializing the modules `doc` imports (a helper's syntax error). A state that is
+    // revalidated (kept for a session) reports them with every lint of an importer, not only the lint that
+    // initialized the module.
+    std::vector<Diagnostic> module_diagnostics(py::Project& project, py::ImportGraph& graph, const std::string& doc,
+                                               bool revalidated) {
+        std::vector<Diagnostic> taken = project.take_module_diagnostics();
+        if (!revalidated) return taken;
+        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        for (auto& d : taken) loaded->module_diagnostics[d.range.file].push_back(std::move(d));
+        std::vector<Diagnostic> out;
+        if (loaded->module_diagnostics.empty()) return out;
+        const std::set<std::string> imported = graph.dependencies(doc);
+        for (const py::Module* m : project.index().modules())
+            if (imported.count(m->fs_path) || m->fs_path == doc)
+                if (auto it = loaded->module_diagnostics.find(m->path); it != loaded->module_diagnostics.end())
+                    out.insert(out.end(), it->second.begin(), it->second.end());
+        return out;
+    }
+
     const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
 
 private:
+    // Text of retired modules (kept alive) past which a project is rebuilt: a few hundred edits of a large recipe.
+    static constexpr std::size_t kMaxRetiredBytes = 32u << 20;
+
+    py::ModuleIndex::Buffers buffers() {
+        return [this](const std::string& path) { return sources_ ? sources_->text(path) : nullptr; };
+    }
+
+    struct Loaded {
+        std::unique_ptr<py::Project> project;
+        std::map<std::string, std::vector<Diagnostic>> module_diagnostics;  // by module path (long-lived state)
+    };
+    const SourceManager* sources_ = nullptr;
     std::vector<std::string> hf_args_;
     std::unique_ptr<py::HfResolver> hf_;
-    std::vector<std::unique_ptr<py::Project>> projects_;
+    std::vector<Loaded> projects_;
+    std::map<std::string, std::unique_ptr<py::ImportGraph>> graphs_;  // by root
 };
+
+// The source root of a file: --root (or the configuration's), else found from the file.
+std::string root_for(const ParseContext& ctx, const std::string& file) {
+    return normalized_path(ctx.root.empty() ? py::default_root(file) : ctx.root);
+}
 
 PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
     if (!ctx.state) {
@@ -134,14 +221,19 @@ public:
         }
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
+        state.use_sources(ctx.sources);
         const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        py::Project& project = state.project(ctx.root, name, revision, ctx.hf_config_paths, ctx.sources);
+        const std::string root = root_for(ctx, name);
+        py::ImportGraph& graph = state.graph(root);
+        const std::string owned(text);
+        const std::string doc = normalized_path(name);
+        py::Project& project = state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned,
+                                             ctx.revalidate_state);
         for (const auto& e : state.hf_errors())
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
         if (!result.errors.empty()) return result;
 
-        const std::string owned(text);
         py::Module* m = project.index().module_for_file(name, result.errors, &owned);
         if (!m) return result;
         if (m->syntax_error) {
@@ -173,7 +265,7 @@ public:
                             name)));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.
-        for (auto& d : project.take_module_diagnostics()) result.errors.push_back(std::move(d));
+        for (auto& d : state.module_diagnostics(project, graph, doc, ctx.revalidate_state)) result.errors.push_back(std::move(d));
         register_sources(project, ctx.sources);
         return result;
     }
@@ -184,24 +276,24 @@ public:
         return python_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 
-    // Every module the document's recipes read while being evaluated (imports at any depth, inside functions too).
-    std::vector<std::string> dependencies(const std::string& path, std::string_view text, ParseContext& ctx) const override {
-        ParseContext own{.sources = ctx.sources, .hf_config_paths = ctx.hf_config_paths, .root = ctx.root, .revision = ctx.revision, .jobs = 1};
+    // The modules the document imports, at any depth, from the import statements (parser/python/import_graph.hpp).
+    std::vector<std::string> dependencies(const std::string& path, std::string_view, ParseContext& ctx) const override {
         std::shared_ptr<PythonState> local;
-        PythonState& state = state_of(own, local);
-        const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        py::Project& project = state.project(ctx.root, path, revision, ctx.hf_config_paths, ctx.sources);
-        std::vector<Diagnostic> ignored;
-        const std::string owned(text);
-        py::Module* m = project.index().module_for_file(path, ignored, &owned);
-        if (!m || m->syntax_error) return {};
-        auto recipes = recipes_to_lint(*m, {}, ignored);
-        (void)evaluate_all(project, recipes, 1);
-        project.ensure_initialized(m, 0);
-        std::vector<std::string> out;
-        for (const py::Module* dep : project.index().modules())
-            if (dep != m && !dep->namespace_package) out.push_back(dep->fs_path);
-        return out;
+        PythonState& state = state_of(ctx, local);
+        state.use_sources(ctx.sources);
+        py::ImportGraph& graph = state.graph(root_for(ctx, path));
+        const auto found = graph.dependencies(normalized_path(path));
+        return {found.begin(), found.end()};
+    }
+
+    // The files of the source root that import the module, at any depth.
+    std::vector<std::string> dependents(const std::string& path, ParseContext& ctx) const override {
+        std::shared_ptr<PythonState> local;
+        PythonState& state = state_of(ctx, local);
+        state.use_sources(ctx.sources);
+        py::ImportGraph& graph = state.graph(root_for(ctx, path));
+        const auto found = graph.dependents({normalized_path(path)});
+        return {found.begin(), found.end()};
     }
 };
 

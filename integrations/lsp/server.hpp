@@ -66,10 +66,24 @@ private:
     FileResult lint_now(const Snapshot& doc, SourceManager& sources);
     void lint_and_publish(const Snapshot& doc);
     void publish(const std::string& source_uri, const std::map<std::string, json>& by_uri);
-    json to_lsp(const Diagnostic& d, const SourceManager& sources) const;
-    json range_in(const SourceRange& r, const SourceManager& sources) const;
+    // LSP positions of the files diagnostics point into; each text is indexed once per use, however many
+    // diagnostics it holds.
+    class Ranges {
+    public:
+        Ranges(const SourceManager& sources, PositionEncoding encoding) : sources_(sources), encoding_(encoding) {}
+        json operator()(const SourceRange& r);
+
+    private:
+        const SourceManager& sources_;
+        PositionEncoding encoding_;
+        std::map<std::string, PositionMapper> mappers_;
+    };
+    json to_lsp(const Diagnostic& d, Ranges& ranges) const;
     std::optional<Snapshot> snapshot(const std::string& uri);
     SessionOptions session_options() const { return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file}; }
+    // A session that reuses what earlier lints read and evaluated (modules, import graphs); callers hold lint_mutex_.
+    LintSession session(SourceManager& sources);
+    void register_file_watchers(const json& client_capabilities);
 
     ServerOptions options_;
     FrameReader reader_;
@@ -78,6 +92,10 @@ private:
     bool initialized_ = false, shutdown_requested_ = false, exit_requested_ = false;
 
     std::shared_ptr<ConfigResolver> resolver_;
+    // Front-end state kept for the whole session (see LintSession::keep_front_end_state); one lint uses it at a time.
+    std::mutex lint_mutex_;
+    std::shared_ptr<LintSession::FrontEndState> front_end_state_ = std::make_shared<LintSession::FrontEndState>();
+    bool watch_files_ = false;  // the client takes dynamic registrations of workspace/didChangeWatchedFiles
     std::mutex mutex_;  // guards everything below
     std::condition_variable wake_;
     std::map<std::string, Document> documents_;  // by URI
