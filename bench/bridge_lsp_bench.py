@@ -152,7 +152,8 @@ def percentile(values, p):
 
 
 def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore="0.20.dev"):
-    """Figures per file: {"file", "lines", "edit", "open_ms", "edit_p50_ms", "edit_p95_ms", "edit_max_ms", "diagnostics"}."""
+    """Figures: {"debounce_ms": 0, "edits": N, "rows": [{"file", "lines", "edit", "open_ms", "edit_p50_ms",
+    "edit_p95_ms", "edit_max_ms", "diagnostics"}, ...]}, one row per file."""
     checkout = os.path.abspath(checkout)
     binary = os.path.abspath(binary)
     rows = []
@@ -188,7 +189,7 @@ def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore="0.20.dev"
         rows.append({"file": os.path.relpath(path, checkout), "lines": lines, "edit": what, "open_ms": open_ms,
                      "edit_p50_ms": statistics.median(times), "edit_p95_ms": percentile(times, 95),
                      "edit_max_ms": max(times), "diagnostics": diagnostics})
-    return rows
+    return {"debounce_ms": 0, "edits": edits, "rows": rows}
 
 
 def main(argv=None):
@@ -199,7 +200,7 @@ def main(argv=None):
     parser.add_argument("--edits", type=int, default=20, help="edits per file (default 20)")
     parser.add_argument("--mcore", default="0.20.dev")
     args = parser.parse_args(argv)
-    rows = measure(args.checkout, args.binary, args.files, args.edits, args.mcore)
+    rows = measure(args.checkout, args.binary, args.files, args.edits, args.mcore)["rows"]
     print(f"mbridge-lint lsp on {args.checkout} (--debounce-ms 0, {args.edits} edits per file, {os.cpu_count()} cores)")
     print(f"{'file':<52} {'lines':>5} {'open ms':>8} {'edit p50':>9} {'edit p95':>9} {'max':>7}  edit")
     for r in rows:

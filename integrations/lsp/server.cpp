@@ -45,6 +45,11 @@ int lsp_severity(Severity s) { return s == Severity::Error ? 1 : s == Severity::
 
 }  // namespace
 
+PublishCounters& publish_counters() {
+    static PublishCounters counters;
+    return counters;
+}
+
 Server::Server(ServerOptions options, int in_fd, int out_fd)
     : options_(std::move(options)), reader_(in_fd, options_.max_message_bytes), writer_(out_fd),
       resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
@@ -364,7 +369,7 @@ LintSession Server::session(SourceManager& sources) {
     return session;
 }
 
-FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
+void Server::add_open_documents(SourceManager& sources, const Snapshot& doc) {
     {
         std::lock_guard lock(mutex_);
         for (const auto& [uri, d] : documents_) {
@@ -375,6 +380,10 @@ FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
         }
     }
     sources.add(doc.path, doc.text);
+}
+
+FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
+    add_open_documents(sources, doc);
     LintSession session = this->session(sources);
     // A newer edit makes this lint pointless: stop between configs (a recipe module defines many).
     session.set_cancellation([this, uri = doc.uri, version = doc.version] {
@@ -389,15 +398,20 @@ void Server::lint_and_publish(const Snapshot& doc) {
     SourceManager sources;
     std::vector<Diagnostic> diags;
     std::set<std::string> dependencies;
+    FileResult r;  // freed after publishing: the config trees of a large recipe file take a while to free
     if (is_config_file_name(doc.path)) {
         sources.add(doc.path, doc.text);
         diags = load_config_file(doc.path, &doc.text).errors;
     } else if (front_end_for(doc.path)) {
         std::lock_guard lock(lint_mutex_);
-        FileResult r = lint_now(doc, sources);
+        r = lint_now(doc, sources);
         if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
-        dependencies = session(sources).dependencies(doc.path);
+        // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
+        // which are not buffers (a module read from disk is checked with a stat, not read again).
+        SourceManager buffers;
+        add_open_documents(buffers, doc);
+        dependencies = session(buffers).dependencies(doc.path);
     } else {
         return;  // not a file this server lints
     }
@@ -438,8 +452,10 @@ void Server::publish(const std::string& source_uri, const std::map<std::string, 
                                                [&](const auto& p) { return p.second.count(target) > 0; }) > 1;
             for (const auto& [source, lists] : published_)
                 if (auto it = lists.find(target); it != lists.end())
-                    for (const auto& d : it->second)
+                    for (const auto& d : it->second) {
+                        if (several) ++publish_counters().duplicate_checks;
                         if (!several || seen.insert(d.dump()).second) all.push_back(d);
+                    }
             json params{{"uri", target}, {"diagnostics", std::move(all)}};
             if (auto doc = documents_.find(target); doc != documents_.end()) params["version"] = doc->second.version;
             messages.push_back(make_notification("textDocument/publishDiagnostics", std::move(params)));
@@ -459,11 +475,13 @@ json Server::Ranges::operator()(const SourceRange& r) {
             return {{"start", {{"line", line}, {"character", col}}}, {"end", {{"line", end_line}, {"character", end_col}}}};
         }
         it = mappers_.emplace(r.file, PositionMapper(*text, encoding_)).first;
+        ++publish_counters().texts_indexed;
     }
     return it->second.range(r);
 }
 
 json Server::to_lsp(const Diagnostic& d, Ranges& ranges) const {
+    ++publish_counters().diagnostics_converted;
     std::string message = d.message;
     json related = json::array();
     for (const auto& n : d.notes) {

@@ -3,7 +3,9 @@
 // the configuration files) are synchronised incrementally; edits are linted after a short pause (debounce), and a
 // lint whose document changed meanwhile is thrown away. Diagnostics carry a link to the rule's documentation and the
 // notes as related information; fixable ones offer quick fixes; hovering a field shows its effective value.
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -18,6 +20,14 @@
 #include "integrations/lsp/positions.hpp"
 
 namespace mbl::lsp {
+
+// The work of turning diagnostics into LSP messages, for the tests that check it grows linearly with their number.
+struct PublishCounters {
+    std::atomic<std::uint64_t> texts_indexed{0};      // texts whose lines were indexed to convert positions
+    std::atomic<std::uint64_t> diagnostics_converted{0};
+    std::atomic<std::uint64_t> duplicate_checks{0};  // lookups that keep a diagnostic two documents found from repeating
+};
+PublishCounters& publish_counters();
 
 struct ServerOptions {
     std::chrono::milliseconds debounce{150};
@@ -64,6 +74,7 @@ private:
     void worker();
     // Lints a document as it is now, with every open buffer visible to the front end (imports read buffers).
     FileResult lint_now(const Snapshot& doc, SourceManager& sources);
+    void add_open_documents(SourceManager& sources, const Snapshot& doc);
     void lint_and_publish(const Snapshot& doc);
     void publish(const std::string& source_uri, const std::map<std::string, json>& by_uri);
     // LSP positions of the files diagnostics point into; each text is indexed once per use, however many
