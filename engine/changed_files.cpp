@@ -132,7 +132,7 @@ std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, cons
         for (const auto& c : deps->second) {
             auto& g = groups[c];
             g.origin = display_path(c);
-            g.files.push_back(in.path);
+            g.files.push_back({in.path, abs});
         }
     }
     if (brought)
@@ -140,10 +140,22 @@ std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, cons
     return out;
 }
 
+namespace {
+
+// A file pytest collects (test_*.py, *_test.py, conftest.py): tests build broken configs on purpose and are no
+// recipes, so a helper does not bring them (naming one, or its directory, still lints it).
+bool is_test_file(const std::string& path) {
+    const std::string name = fs::path(path).filename().string();
+    return name == "conftest.py" || (name.starts_with("test_") && name.ends_with(".py")) || name.ends_with("_test.py");
+}
+
+}  // namespace
+
 std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSession& session) {
     std::set<std::string> listed;  // files linted whole (not `file.py::function`)
     for (const auto& in : inputs)
         if (in.function.empty()) listed.insert(normalized_path(in.path));
+    std::map<std::string, std::string> shown;  // how each importer is displayed, worked out once (pre-commit --all-files)
     std::vector<Dependents> out;
     const std::size_t named = inputs.size();
     for (std::size_t i = 0; i < named; ++i) {
@@ -151,8 +163,11 @@ std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSessi
         if (!inputs[i].explicit_input || !inputs[i].function.empty()) continue;
         Dependents group{inputs[i].path, {}, true};
         for (const auto& d : session.dependents(inputs[i].path)) {
-            group.files.push_back(display_path(d));
-            if (listed.insert(d).second) inputs.push_back(InputFile{group.files.back(), false, {}});
+            if (is_test_file(d)) continue;
+            auto it = shown.find(d);
+            if (it == shown.end()) it = shown.emplace(d, display_path(d)).first;
+            group.files.push_back({it->second, d});
+            if (listed.insert(d).second) inputs.push_back(InputFile{it->second, false, {}});
         }
         if (group.files.empty()) continue;
         inputs[i].explicit_input = false;  // checked through its importers when it defines no recipe itself
@@ -170,7 +185,7 @@ DependentsReport::DependentsReport(std::vector<Dependents> groups, const std::ve
     for (const auto& g : groups_)
         if (g.named)
             for (const auto& f : g.files)
-                if (!named_.count(normalized_path(f))) added_.insert(normalized_path(f));
+                if (!named_.count(f.normalized)) added_.insert(f.normalized);
 }
 
 std::function<bool(const std::string&)> DependentsReport::may_edit(const InputFile& input) const {
@@ -184,17 +199,25 @@ void DependentsReport::record(const InputFile& input, const FileResult& result) 
 
 std::vector<std::string> DependentsReport::notes() const {
     std::vector<std::string> out;
+    int more = 0;  // files past the first few that brought others (pre-commit --all-files names hundreds)
     for (const auto& g : groups_) {
         int recipes = 0, files = 0;
         for (const auto& f : g.files)
-            if (auto it = recipes_.find(f); it != recipes_.end() && it->second > 0) {
+            if (auto it = recipes_.find(f.path); it != recipes_.end() && it->second > 0 && !named_.count(f.normalized)) {
                 recipes += it->second;
                 ++files;
             }
         if (files == 0) continue;
+        if (out.size() == kMaxNotes) {
+            ++more;
+            continue;
+        }
         out.push_back(fmt::format("{} is imported by {} recipe{} in {} file{}; they were linted too", g.origin, recipes,
                                   recipes == 1 ? "" : "s", files, files == 1 ? "" : "s"));
     }
+    if (more > 0)
+        out.push_back(fmt::format("... and {} more file{} brought the recipes that import {}", more, more == 1 ? "" : "s",
+                                  more == 1 ? "it" : "them"));
     return out;
 }
 
@@ -205,7 +228,7 @@ std::vector<Diagnostic> DependentsReport::errors() const {
         if (!g.named || self == recipes_.end() || self->second != -1) continue;  // it has recipes
         bool any = false;
         for (const auto& f : g.files)
-            if (auto it = recipes_.find(f); it != recipes_.end() && it->second > 0) any = true;
+            if (auto it = recipes_.find(f.path); it != recipes_.end() && it->second > 0) any = true;
         if (any) continue;
         const std::string importers = g.files.size() == 1 ? std::string("neither does the file that imports it")
                                                           : fmt::format("none of the {} files that import it does", g.files.size());

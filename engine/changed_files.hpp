@@ -24,9 +24,13 @@ ChangedFiles git_changed_files(const std::string& ref, const std::string& direct
 // Inputs linted because they import a named or changed file (directly or not): a helper module brings the recipes
 // that depend on it.
 struct Dependents {
-    std::string origin;              // the named or changed file, as given (or as git names it)
-    std::vector<std::string> files;  // the inputs that import it, as they are linted
-    bool named = false;              // named on the command line (else changed, for --changed-only)
+    std::string origin;  // the named or changed file, as given (or as git names it)
+    struct File {
+        std::string path;        // as it is linted (an input's path)
+        std::string normalized;  // as files are compared (core/paths.hpp)
+    };
+    std::vector<File> files;  // the inputs that import it
+    bool named = false;       // named on the command line (else changed, for --changed-only)
 };
 
 // The inputs to lint: those changed, those that depend (through their front end's imports, transitively) on a
@@ -36,7 +40,8 @@ std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, cons
                                       LintSession& session, std::vector<Dependents>* brought = nullptr);
 
 // Adds to `inputs` the files that import a named file (`check helper.py`, pre-commit's staged files): the recipes
-// built from a module are checked with it, and report the problems located in it. A named file that others import
+// built from a module are checked with it, and report the problems located in it. Test files (what pytest collects)
+// are not brought. A named file that others import
 // is then linted like a file found in a directory walk (skipped when it defines no recipe). Returns what was added,
 // by named file.
 std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSession& session);
@@ -52,11 +57,15 @@ public:
     std::function<bool(const std::string&)> may_edit(const InputFile& input) const;
     // After each input is linted.
     void record(const InputFile& input, const FileResult& result);
-    // "src/pkg/common.py is imported by 54 recipes in 6 files; they were linted too", one line per named file.
+    // "src/pkg/common.py is imported by 54 recipes in 6 files; they were linted too", one line per named or changed
+    // file (the first kMaxNotes, then a count), counting the importers that were not named themselves (and not
+    // changed, for --changed-only).
     std::vector<std::string> notes() const;
     // IN009 for a named file without recipes whose importers define none either (nothing was checked for it);
     // not asked for under --skip-non-configs.
     std::vector<Diagnostic> errors() const;
+
+    static constexpr std::size_t kMaxNotes = 5;
 
 private:
     std::vector<Dependents> groups_;

@@ -325,7 +325,8 @@ bool ImportGraph::scan_into(Entry& e, const std::string& file, const std::string
     e.names.clear();
     ++read_counters().imports_scanned;
     // Relative imports start from the file's package: itself for __init__.py, else its parent.
-    std::string package = layout_.dotted_name_of(file).value_or("");
+    e.own = layout_.dotted_name_of(file).value_or("");
+    std::string package = e.own;
     if (fs::path(file).filename() != "__init__.py") {
         auto dot = package.rfind('.');
         package = dot == std::string::npos ? std::string() : package.substr(0, dot);
@@ -444,7 +445,8 @@ std::set<std::string> ImportGraph::dependents(const std::vector<std::string>& fi
         if (it == importers_->end()) continue;
         for (const std::string* file : it->second) {
             if (given.count(*file) || !out.insert(*file).second) continue;
-            if (auto own = layout_.dotted_name_of(*file); own && names_seen.insert(*own).second) todo.push_back(*own);
+            const std::string& own = entries_.at(*file).own;
+            if (!own.empty() && names_seen.insert(own).second) todo.push_back(own);
         }
     }
     return out;

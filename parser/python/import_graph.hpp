@@ -67,6 +67,7 @@ private:
         FileStamp stamp;                  // of the disk file, when not from a buffer
         std::uint64_t hash = 0;           // of the text scanned
         std::vector<std::string> names;   // absolute dotted names of the modules it may import
+        std::string own;                  // its own dotted name (empty outside the root's bases)
     };
     const Entry& entry(const std::string& file);  // caller holds mutex_
     bool scan_into(Entry& e, const std::string& file, const std::string& text);  // true: its imports changed

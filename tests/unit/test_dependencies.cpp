@@ -13,7 +13,7 @@ using namespace mbl;
 namespace {
 
 // A package `recipes` (its parent is the source root): a helper, recipes importing it directly and through another
-// recipe module, an unrelated recipe, an import cycle, and a YAML config.
+// recipe module, an unrelated recipe, an import cycle, a YAML config and a test.
 struct Tree {
     test::TempDir dir;
     std::string init = dir.write("recipes/__init__.py", "");
@@ -27,6 +27,7 @@ struct Tree {
     std::string cycle_a = dir.write("recipes/cycle_a.py", "from recipes import cycle_b\nimport recipes.helpers\n");
     std::string cycle_b = dir.write("recipes/cycle_b.py", "import recipes.cycle_a\n");
     std::string yaml = dir.write("configs/run.yaml", "model:\n  recompute_granularity: full\n");
+    std::string test = dir.write("recipes/test_helpers.py", "from recipes.helpers import apply_recompute\n");
 };
 
 std::vector<std::string> paths(const std::vector<InputFile>& inputs) {
@@ -45,7 +46,7 @@ TEST_CASE("dependencies are followed through imports of imports, without looping
     CHECK(session.dependencies(t.cycle_a) == std::set<std::string>{t.cycle_b, t.init, t.helper});
     CHECK(session.dependencies(t.yaml).empty());
 
-    CHECK(session.dependents(t.helper) == std::set<std::string>{t.direct, t.indirect, t.cycle_a, t.cycle_b});
+    CHECK(session.dependents(t.helper) == std::set<std::string>{t.direct, t.indirect, t.cycle_a, t.cycle_b, t.test});
     CHECK(session.dependents(t.cycle_b) == std::set<std::string>{t.cycle_a});
     CHECK(session.dependents(t.unrelated).empty());
 }
@@ -60,7 +61,9 @@ TEST_CASE("changed files select what imports them, and say why", "[dependencies]
     auto selected = select_changed(inputs, {normalized_path(t.helper)}, session, &brought);
     CHECK(paths(selected) == std::vector<std::string>{t.direct, t.indirect, t.helper});
     REQUIRE(brought.size() == 1);
-    CHECK(brought[0].files == std::vector<std::string>{t.direct, t.indirect});
+    REQUIRE(brought[0].files.size() == 2);
+    CHECK(brought[0].files[0].path == t.direct);
+    CHECK(brought[0].files[1].path == t.indirect);
     CHECK_FALSE(brought[0].named);
 
     // A deleted helper still selects its importers; an unrelated YAML change only itself.
@@ -80,7 +83,7 @@ TEST_CASE("a named helper brings the files that import it, and one recipe of a f
     REQUIRE(brought.size() == 1);  // direct_config alone brings nothing, nor does the unrelated module
     CHECK(brought[0].origin == t.helper);
     CHECK(brought[0].named);
-    CHECK(brought[0].files.size() == 4);
+    CHECK(brought[0].files.size() == 4);  // not the test that imports it
     // Each importer once, whole (direct.py too: only one of its recipes was named), after the named files; the
     // helper is now linted like a file of a directory walk (skipped when it defines no recipe).
     CHECK(paths(inputs) == std::vector<std::string>{t.helper, t.direct, t.unrelated, t.cycle_a, t.cycle_b, t.direct,
