@@ -69,8 +69,6 @@ public:
         }
         if (stale.empty()) return project;
         // What imports a stale module, at any depth, read it at initialization: it is stale too.
-        std::map<std::string, py::Module*> by_file;
-        for (py::Module* m : modules) by_file[m->fs_path] = m;
         std::map<std::string, std::vector<py::Module*>> importers;
         for (py::Module* m : modules)
             if (m->ast && !m->namespace_package)
@@ -123,7 +121,7 @@ private:
 
     struct Loaded {
         std::unique_ptr<py::Project> project;
-        std::map<std::string, std::vector<Diagnostic>> module_diagnostics;  // by module path (long-lived state)
+        std::map<std::string, std::vector<Diagnostic>> module_diagnostics;  // by module path (revalidated state)
     };
     const SourceManager* sources_ = nullptr;
     std::vector<std::string> hf_args_;

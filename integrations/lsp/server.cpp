@@ -162,7 +162,7 @@ void Server::handle_notification(const std::string& method, const json& params) 
     }
     if (!initialized_) return;  // notifications before initialize are dropped, as the protocol says
     try {
-        if (method == "initialized") register_file_watchers(params);
+        if (method == "initialized") register_file_watchers();
         else if (method == "textDocument/didOpen") did_open(params);
         else if (method == "textDocument/didChange") did_change(params);
         else if (method == "textDocument/didSave") did_save(params);
@@ -263,7 +263,7 @@ void Server::did_close(const json& params) {
     publish(uri, {});  // withdraws what this document's lints published
 }
 
-void Server::register_file_watchers(const json&) {
+void Server::register_file_watchers() {
     if (!watch_files_) return;
     // Files changed outside the editor (a git checkout, a generator): the client tells us, and imports stay right.
     const json watchers = json::array({{{"globPattern", "**/*.py"}},

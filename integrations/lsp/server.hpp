@@ -94,7 +94,7 @@ private:
     SessionOptions session_options() const { return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file}; }
     // A session that reuses what earlier lints read and evaluated (modules, import graphs); callers hold lint_mutex_.
     LintSession session(SourceManager& sources);
-    void register_file_watchers(const json& client_capabilities);
+    void register_file_watchers();  // asks the client for workspace/didChangeWatchedFiles, when it takes that
 
     ServerOptions options_;
     FrameReader reader_;
