@@ -140,17 +140,6 @@ std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, cons
     return out;
 }
 
-namespace {
-
-// A file pytest collects (test_*.py, *_test.py, conftest.py): tests build broken configs on purpose and are no
-// recipes, so a helper does not bring them (naming one, or its directory, still lints it).
-bool is_test_file(const std::string& path) {
-    const std::string name = fs::path(path).filename().string();
-    return name == "conftest.py" || (name.starts_with("test_") && name.ends_with(".py")) || name.ends_with("_test.py");
-}
-
-}  // namespace
-
 std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSession& session) {
     std::set<std::string> listed;  // files linted whole (not `file.py::function`)
     for (const auto& in : inputs)
@@ -162,8 +151,7 @@ std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSessi
         // One recipe of a file (`file.py::function`) stands alone.
         if (!inputs[i].explicit_input || !inputs[i].function.empty()) continue;
         Dependents group{inputs[i].path, {}, true};
-        for (const auto& d : session.dependents(inputs[i].path)) {
-            if (is_test_file(d)) continue;
+        for (const auto& d : session.brought_by(inputs[i].path)) {
             auto it = shown.find(d);
             if (it == shown.end()) it = shown.emplace(d, display_path(d)).first;
             group.files.push_back({it->second, d});

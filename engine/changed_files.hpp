@@ -39,9 +39,9 @@ struct Dependents {
 std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, const std::set<std::string>& changed,
                                       LintSession& session, std::vector<Dependents>* brought = nullptr);
 
-// Adds to `inputs` the files that import a named file (`check helper.py`, pre-commit's staged files): the recipes
-// built from a module are checked with it, and report the problems located in it. Test files (what pytest collects)
-// are not brought. A named file that others import
+// Adds to `inputs` the files that import a named file (`check helper.py`, pre-commit's staged files), as its front end
+// scopes them (LintSession::brought_by): the recipes built from a module are checked with it, and report the problems
+// located in it. A named file that others import
 // is then linted like a file found in a directory walk (skipped when it defines no recipe). Returns what was added,
 // by named file.
 std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSession& session);

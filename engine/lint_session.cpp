@@ -192,15 +192,25 @@ std::set<std::string> LintSession::dependencies(const std::string& path) {
 }
 
 std::set<std::string> LintSession::dependents(const std::string& path) {
+    return reverse_dependencies(path, dependents_, &FrontEnd::dependents);
+}
+
+std::set<std::string> LintSession::brought_by(const std::string& path) {
+    return reverse_dependencies(path, brought_by_, &FrontEnd::brought_by);
+}
+
+std::set<std::string> LintSession::reverse_dependencies(
+    const std::string& path, std::map<std::string, std::set<std::string>>& memo,
+    std::vector<std::string> (FrontEnd::*ask)(const std::string&, ParseContext&) const) {
     const std::string file = normalized_path(path);
-    if (auto it = dependents_.find(file); it != dependents_.end()) return it->second;
+    if (auto it = memo.find(file); it != memo.end()) return it->second;
     std::set<std::string> found;
     if (const FrontEnd* fe = front_end_for(path)) {
         ParseContext ctx = parse_context(resolver_->for_path(path)->config);
-        for (auto& d : fe->dependents(path, ctx))
+        for (auto& d : (fe->*ask)(path, ctx))
             if (d != file) found.insert(std::move(d));
     }
-    return dependents_[file] = std::move(found);
+    return memo[file] = std::move(found);
 }
 
 FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip,

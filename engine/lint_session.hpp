@@ -75,6 +75,8 @@ public:
     // The reverse: every file built from `path` (a module that recipes import), at any depth; `path` may have been
     // deleted. Absolute normalized paths.
     std::set<std::string> dependents(const std::string& path);
+    // The dependents to lint along with `path` when it is named on its own (FrontEnd::brought_by).
+    std::set<std::string> brought_by(const std::string& path);
 
     // Front-end state (parsed modules, import graphs) that outlives this session: the editor server lints each edit
     // in a fresh session but keeps what did not change. The front ends check files for changes before reusing it.
@@ -92,12 +94,15 @@ public:
 
 private:
     ParseContext parse_context(const ProjectConfig& config);
+    std::set<std::string> reverse_dependencies(const std::string& path,
+                                               std::map<std::string, std::set<std::string>>& memo,
+                                               std::vector<std::string> (FrontEnd::*ask)(const std::string&, ParseContext&) const);
 
     SessionOptions options_;
     SourceManager& sources_;
     std::shared_ptr<ConfigResolver> resolver_;
     std::function<bool()> cancelled_;
-    std::map<std::string, std::set<std::string>> dependencies_, dependents_;  // memos, by normalized path
+    std::map<std::string, std::set<std::string>> dependencies_, dependents_, brought_by_;  // memos, by normalized path
     std::shared_ptr<FrontEndState> front_end_state_ = std::make_shared<FrontEndState>();  // shared between files
     bool revalidate_state_ = false;
 };

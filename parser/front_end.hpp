@@ -99,6 +99,11 @@ public:
     // The reverse: files whose configs are built from `path` (which need not exist any more), at any depth, among
     // the files the front end finds from it (Python: the modules of its source root); absolute normalized paths.
     virtual std::vector<std::string> dependents(const std::string& /*path*/, ParseContext& /*ctx*/) const { return {}; }
+    // The dependents to lint along with `path` when it is named on its own (a helper staged for a commit): those
+    // that are part of the same project as it (Python: the modules of its top-level package, tests left out).
+    virtual std::vector<std::string> brought_by(const std::string& path, ParseContext& ctx) const {
+        return dependents(path, ctx);
+    }
 };
 
 // What to delete to remove the element [begin, end) of a comma-separated list (flow mapping entry, keyword argument,

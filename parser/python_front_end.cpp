@@ -293,6 +293,32 @@ public:
         const auto found = graph.dependents({normalized_path(path)});
         return {found.begin(), found.end()};
     }
+
+    // The importers inside the module's top-level package (src/megatron/bridge for any module of Bridge; the
+    // module's own directory for one outside packages): scripts, tutorials and tests elsewhere in the root import
+    // the package too, but they are not its recipes. Test files (what pytest collects) are left out wherever they
+    // are: they build broken configs on purpose.
+    std::vector<std::string> brought_by(const std::string& path, ParseContext& ctx) const override {
+        const std::string scope = package_tree(normalized_path(path)) + "/";
+        std::vector<std::string> out;
+        for (auto& d : dependents(path, ctx))
+            if (d.starts_with(scope) && !is_test_file(d)) out.push_back(std::move(d));
+        return out;
+    }
+
+private:
+    // The directory of a file's top-level package: the highest directory of the chain holding __init__.py files.
+    static std::string package_tree(const std::string& file) {
+        std::error_code ec;
+        fs::path top = fs::path(file).parent_path();
+        for (fs::path d = top; fs::exists(d / "__init__.py", ec) && d != d.parent_path(); d = d.parent_path()) top = d;
+        return top.string();
+    }
+
+    static bool is_test_file(const std::string& path) {
+        const std::string name = fs::path(path).filename().string();
+        return name == "conftest.py" || (name.starts_with("test_") && name.ends_with(".py")) || name.ends_with("_test.py");
+    }
 };
 
 }  // namespace

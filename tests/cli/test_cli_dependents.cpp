@@ -18,7 +18,8 @@ const std::string kModel =
     "from megatron.bridge.training.config import ConfigContainer\n";
 
 // A package of recipes (the source root is its parent): a shared helper, two recipe files that use it (one through
-// the other), a recipe that does not, a test importing the helper, and a module that only a script imports.
+// the other), a recipe that does not, a test and a script importing the helper, and a module that only a module
+// without recipes imports.
 struct Project {
     TempDir dir;
     Project(const std::string& helper_body = "    cfg.model.recompute_granularity = \"full\"\n"
@@ -44,7 +45,13 @@ struct Project {
                            "    cfg.model.recompute_granularity = \"full\"\n"
                            "    return cfg\n");
         dir.write("recipes/lonely.py", "WIDTH = 4\n");
-        dir.write("scripts/report.py", "from recipes.lonely import WIDTH\n\n\ndef main():\n    print(WIDTH)\n");
+        dir.write("recipes/report.py", "from recipes.lonely import WIDTH\n\n\ndef main():\n    print(WIDTH)\n");
+        // A script outside the package, with a recipe-shaped function of its own: not one of the package's recipes.
+        dir.write("scripts/run_all.py", kModel + "from recipes.common import apply_perf_defaults\n\n\n"
+                                                 "def run_config() -> ConfigContainer:\n"
+                                                 "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))\n"
+                                                 "    cfg.model.recompute_method = \"sideways\"\n"
+                                                 "    return cfg\n");
         // A test builds a broken config on purpose: a helper does not bring tests.
         dir.write("tests/test_common.py", kModel + "from recipes.common import apply_perf_defaults\n\n\n"
                                                    "def broken_config() -> ConfigContainer:\n"
@@ -74,6 +81,7 @@ TEST_CASE("a helper named on the command line is checked through the recipes tha
         CHECK(has(r.out, "in 2 files checked"));
         CHECK_FALSE(has(r.out, "unrelated"));  // its own RC004 is not this helper's business
         CHECK_FALSE(has(r.out, "test_common"));
+        CHECK_FALSE(has(r.out, "run_all"));
         CHECK_FALSE(has(r.out, "IN009"));
     }
 }

@@ -13,7 +13,7 @@ using namespace mbl;
 namespace {
 
 // A package `recipes` (its parent is the source root): a helper, recipes importing it directly and through another
-// recipe module, an unrelated recipe, an import cycle, a YAML config and a test.
+// recipe module, an unrelated recipe, an import cycle, a YAML config, a test and a script outside the package.
 struct Tree {
     test::TempDir dir;
     std::string init = dir.write("recipes/__init__.py", "");
@@ -28,6 +28,7 @@ struct Tree {
     std::string cycle_b = dir.write("recipes/cycle_b.py", "import recipes.cycle_a\n");
     std::string yaml = dir.write("configs/run.yaml", "model:\n  recompute_granularity: full\n");
     std::string test = dir.write("recipes/test_helpers.py", "from recipes.helpers import apply_recompute\n");
+    std::string script = dir.write("tools/run.py", "from recipes.helpers import apply_recompute\n");
 };
 
 std::vector<std::string> paths(const std::vector<InputFile>& inputs) {
@@ -46,7 +47,10 @@ TEST_CASE("dependencies are followed through imports of imports, without looping
     CHECK(session.dependencies(t.cycle_a) == std::set<std::string>{t.cycle_b, t.init, t.helper});
     CHECK(session.dependencies(t.yaml).empty());
 
-    CHECK(session.dependents(t.helper) == std::set<std::string>{t.direct, t.indirect, t.cycle_a, t.cycle_b, t.test});
+    CHECK(session.dependents(t.helper) ==
+          std::set<std::string>{t.direct, t.indirect, t.cycle_a, t.cycle_b, t.test, t.script});
+    // Named on its own, a module brings the importers of its package, tests left out.
+    CHECK(session.brought_by(t.helper) == std::set<std::string>{t.direct, t.indirect, t.cycle_a, t.cycle_b});
     CHECK(session.dependents(t.cycle_b) == std::set<std::string>{t.cycle_a});
     CHECK(session.dependents(t.unrelated).empty());
 }
@@ -83,7 +87,7 @@ TEST_CASE("a named helper brings the files that import it, and one recipe of a f
     REQUIRE(brought.size() == 1);  // direct_config alone brings nothing, nor does the unrelated module
     CHECK(brought[0].origin == t.helper);
     CHECK(brought[0].named);
-    CHECK(brought[0].files.size() == 4);  // not the test that imports it
+    CHECK(brought[0].files.size() == 4);  // not the test nor the script that import it
     // Each importer once, whole (direct.py too: only one of its recipes was named), after the named files; the
     // helper is now linted like a file of a directory walk (skipped when it defines no recipe).
     CHECK(paths(inputs) == std::vector<std::string>{t.helper, t.direct, t.unrelated, t.cycle_a, t.cycle_b, t.direct,
