@@ -24,6 +24,73 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What a recipe's outcome depends on inside its own module, as a number: the text and position of every top-level
+// statement that is not a function (imports, constants, classes, code), and of the recipe's function and every
+// top-level function it names, at any depth (identifiers and string literals count as naming: `getattr(module,
+// "f")` too). Other modules are not in it: the cache that uses it is dropped when one of them changes. Lines and
+// columns are in it because the outcome's diagnostics point at them.
+class RecipeKeys {
+public:
+    explicit RecipeKeys(const py::Ast& a) : a_(a) {
+        for (std::uint32_t i = 0; i < a.count(a.root); ++i) {
+            const py::NodeId stmt = a.kid(a.root, i);
+            py::NodeId def = stmt;
+            if (a.kind(def) == py::Kind::DecoratedDefinition) def = a.field(def, py::Field::Definition);
+            if (def != py::kNoNode && a.kind(def) == py::Kind::FunctionDefinition)
+                functions_[std::string(a.source(a.field(def, py::Field::Name)))] = stmt;  // the last one wins
+            else
+                context_ = mix(context_, statement_hash(stmt));
+        }
+    }
+
+    std::uint64_t key(const std::string& recipe) {
+        auto start = functions_.find(recipe);
+        if (start == functions_.end()) return mix(context_, 0);
+        std::set<py::NodeId> included{start->second};
+        std::vector<py::NodeId> todo{start->second};
+        while (!todo.empty()) {
+            const py::NodeId stmt = todo.back();
+            todo.pop_back();
+            for (const auto& name : names_in(stmt))
+                if (auto f = functions_.find(name); f != functions_.end() && included.insert(f->second).second)
+                    todo.push_back(f->second);
+        }
+        std::uint64_t k = context_;
+        for (py::NodeId stmt : included) k = mix(k, statement_hash(stmt));  // a set: in source order
+        return k;
+    }
+
+private:
+    static std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+    std::uint64_t statement_hash(py::NodeId n) const {
+        const py::Node& node = a_[n];
+        std::uint64_t h = std::hash<std::string_view>{}(a_.source(n));
+        for (std::uint64_t v : {std::uint64_t{node.line}, std::uint64_t{node.col}}) h = mix(h, v);
+        return h;
+    }
+
+    // The identifiers and string literal texts inside a statement, once per statement.
+    const std::set<std::string>& names_in(py::NodeId stmt) {
+        auto [it, fresh] = names_.try_emplace(stmt);
+        if (!fresh) return it->second;
+        std::vector<py::NodeId> todo{stmt};
+        while (!todo.empty()) {
+            const py::NodeId n = todo.back();
+            todo.pop_back();
+            if (a_.kind(n) == py::Kind::Identifier || a_.kind(n) == py::Kind::StringContent)
+                it->second.insert(std::string(a_.source(n)));
+            for (std::uint32_t i = 0; i < a_.count(n); ++i) todo.push_back(a_.kid(n, i));
+        }
+        return it->second;
+    }
+
+    const py::Ast& a_;
+    std::uint64_t context_ = 0;
+    std::map<std::string, py::NodeId> functions_;
+    std::map<py::NodeId, std::set<std::string>> names_;
+};
+
 // What one run shares between the recipe modules it reads: the parsed and initialized modules of each source root
 // (a helper imported by 100 recipe files is read once), the import graph of each root, and the Hugging Face lookups.
 // A module whose text the run's SourceManager holds (an editor's unsaved buffer) is read from there, not from disk.
@@ -42,7 +109,7 @@ public:
         }
         for (auto& p : projects_)
             if (p.project->index().root() == root && &p.project->revision() == &revision) return *p.project;
-        projects_.push_back(Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}});
+        projects_.push_back(Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}, {}});
         return *projects_.back().project;
     }
 
@@ -73,6 +140,10 @@ public:
         for (py::Module* m : modules)
             if (m->ast && !m->namespace_package)
                 for (const auto& dep : graph.imports(m->fs_path)) importers[dep].push_back(m);
+        // Kept outcomes: an edit to the document alone leaves its recipes to their keys (RecipeKeys) and drops those
+        // of the modules that import it; any other change drops them all (a recipe may read any module, and not
+        // only through the imports the graph sees).
+        const bool document_alone = stale.size() == 1 && stale[0]->fs_path == doc;
         std::set<const py::Module*> retire(stale.begin(), stale.end());
         for (std::size_t i = 0; i < stale.size(); ++i)
             for (py::Module* m : importers[stale[i]->fs_path])
@@ -85,7 +156,11 @@ public:
             projects_.erase(loaded);
             return this->project(root, revision, hf_args_);
         }
-        for (const py::Module* m : retire) loaded->module_diagnostics.erase(m->path);
+        if (!document_alone) loaded->outcomes.clear();
+        for (const py::Module* m : retire) {
+            loaded->module_diagnostics.erase(m->path);
+            if (m->fs_path != doc) loaded->outcomes.erase(m->fs_path);
+        }
         project.index().retire({retire.begin(), retire.end()});
         return project;
     }
@@ -109,6 +184,16 @@ public:
         return out;
     }
 
+    // The outcomes of a module's recipes kept from its last lint (revalidated state only), by recipe name.
+    struct CachedOutcome {
+        std::uint64_t key = 0;
+        py::RecipeOutcome outcome;
+    };
+    std::map<std::string, CachedOutcome>& outcomes(py::Project& project, const std::string& module) {
+        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        return loaded->outcomes[module];
+    }
+
     const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
 
 private:
@@ -122,6 +207,7 @@ private:
     struct Loaded {
         std::unique_ptr<py::Project> project;
         std::map<std::string, std::vector<Diagnostic>> module_diagnostics;  // by module path (revalidated state)
+        std::map<std::string, std::map<std::string, CachedOutcome>> outcomes;  // by module file, then recipe
     };
     const SourceManager* sources_ = nullptr;
     std::vector<std::string> hf_args_;
@@ -176,6 +262,7 @@ std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& fu
 
 // Evaluates the recipes on up to `jobs` threads (modules are shared read-only; see parser/python/interpreter.hpp).
 std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vector<py::RecipeInfo>& recipes, int jobs) {
+    py::read_counters().recipes_evaluated += recipes.size();
     std::vector<py::RecipeOutcome> outcomes(recipes.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
@@ -198,6 +285,29 @@ std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vec
     work();
     for (auto& t : pool) t.join();
     return outcomes;
+}
+
+// Evaluates the recipes whose key (RecipeKeys) changed since `cache` was filled, and takes the others from it: an edit
+// inside one function re-evaluates the recipes that reach it, an edit above a function every recipe below it.
+std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const py::Module& m,
+                                                const std::vector<py::RecipeInfo>& recipes, int jobs,
+                                                std::map<std::string, PythonState::CachedOutcome>& cache) {
+    RecipeKeys keys(*m.ast);
+    std::vector<std::uint64_t> key(recipes.size());
+    std::vector<std::size_t> stale;
+    std::vector<py::RecipeInfo> todo;
+    for (std::size_t i = 0; i < recipes.size(); ++i) {
+        key[i] = keys.key(recipes[i].name);
+        auto it = cache.find(recipes[i].name);
+        if (it != cache.end() && it->second.key == key[i]) continue;
+        stale.push_back(i);
+        todo.push_back(recipes[i]);
+    }
+    std::vector<py::RecipeOutcome> fresh = evaluate_all(project, todo, jobs);
+    for (std::size_t j = 0; j < stale.size(); ++j) cache[recipes[stale[j]].name] = {key[stale[j]], std::move(fresh[j])};
+    std::vector<py::RecipeOutcome> out;
+    for (const auto& r : recipes) out.push_back(cache[r.name].outcome);
+    return out;
 }
 
 // Makes the text of every module read quotable in output (a diagnostic may point into any helper).
@@ -240,7 +350,9 @@ public:
             return result;
         }
         const std::vector<py::RecipeInfo> recipes = recipes_to_lint(*m, ctx.function, result.errors);
-        std::vector<py::RecipeOutcome> outcomes = evaluate_all(project, recipes, ctx.jobs);
+        std::vector<py::RecipeOutcome> outcomes = ctx.revalidate_state
+                                                      ? evaluate_changed(project, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
+                                                      : evaluate_all(project, recipes, ctx.jobs);
         for (std::size_t i = 0; i < recipes.size(); ++i) {
             if (!outcomes[i].is_recipe) continue;  // a *_config helper that returns no config
             ParsedConfig config;

@@ -54,11 +54,13 @@ FileStamp stamp_of(const std::string& path);
 // Reads a source file whole; nullopt (and `error`) when it cannot be read or is over SourceManager::kMaxFileBytes.
 std::optional<std::string> read_source_file(const std::string& path, std::string& error);
 
-// How much reading the linter has done, for the tests that check that an edit does not re-read the tree.
+// How much reading and evaluating the linter has done, for the tests that check that an edit does not re-read the
+// tree.
 struct ReadCounters {
     std::atomic<std::uint64_t> files_read{0};    // source files read from disk (modules and import scans)
     std::atomic<std::uint64_t> files_parsed{0};  // modules parsed into syntax trees
     std::atomic<std::uint64_t> imports_scanned{0};  // texts scanned for import statements (parser/python/import_graph)
+    std::atomic<std::uint64_t> recipes_evaluated{0};
 };
 ReadCounters& read_counters();
 

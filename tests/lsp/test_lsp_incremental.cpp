@@ -219,3 +219,63 @@ TEST_CASE("publishing N problems indexes each text once: the work is linear in N
     REQUIRE(helper.size() == 2);  // the same line, found for a_config in each file
     CHECK(counters.duplicate_checks - checks == helper.size());
 }
+
+TEST_CASE("an edit re-evaluates the recipes it can change, and they come out as a fresh lint's", "[lsp][python][incremental]") {
+    Package p;
+    const std::string before =
+        kImports + "LAYERS = 4\n\n\n"
+                   "def _common(cfg):\n"
+                   "    cfg.model.recompute_granularity = \"full\"\n\n\n"
+                   "def a_config() -> ConfigContainer:\n"
+                   "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
+                   "    _common(cfg)\n"
+                   "    cfg.model.recompute_method = \"uniform\"\n"
+                   "    cfg.model.recompute_num_layers = 1\n"
+                   "    return cfg\n\n\n"
+                   "def b_config() -> ConfigContainer:\n"
+                   "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
+                   "    cfg.model.recompute_granularity = \"selective\"\n"
+                   "    return cfg\n\n\n"
+                   "def c_config() -> ConfigContainer:\n"
+                   "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
+                   "    cfg.model.recompute_granularity = \"full\"\n"
+                   "    cfg.model.recompute_method = \"block\"\n"
+                   "    cfg.model.recompute_num_layers = 3\n"
+                   "    return cfg\n";
+    const std::string path = p.dir.write("pkg/recipes.py", before);
+    auto edit = [](std::string text, const std::string& from, const std::string& to) {
+        const auto at = text.find(from);
+        REQUIRE(at != std::string::npos);
+        return text.replace(at, from.size(), to);
+    };
+    struct Step {
+        const char* what;
+        std::string text;
+        std::uint64_t evaluated;  // recipes evaluated again
+    };
+    std::vector<Step> steps;
+    steps.push_back({"a value in b_config", edit(before, "\"selective\"", "\"full\""), 1});
+    steps.push_back({"the helper a_config calls", edit(steps.back().text, "\"full\"\n\n\ndef a_config", "\"selective\"\n\n\ndef a_config"), 1});
+    steps.push_back({"a comment after everything", steps.back().text + "# done\n", 0});
+    steps.push_back({"a module constant", edit(steps.back().text, "LAYERS = 4", "LAYERS = 8"), 3});
+    steps.push_back({"a line above every recipe", edit(steps.back().text, "LAYERS = 8", "# layers\nLAYERS = 8"), 3});
+    steps.push_back({"a line inside b_config", edit(steps.back().text, "    return cfg\n\n\ndef c_config", "\n    return cfg\n\n\ndef c_config"), 2});
+
+    InProcessServer s;
+    s.initialize();
+    s.open(path, before);
+    s.diagnostics(path, 1);
+    auto& counters = mbl::py::read_counters();
+    int version = 1;
+    for (const auto& step : steps) {
+        INFO(step.what);
+        const auto evaluated = counters.recipes_evaluated.load();
+        s.replace(path, ++version, step.text);
+        const json incremental = s.diagnostics(path, version);
+        CHECK(counters.recipes_evaluated - evaluated == step.evaluated);
+        InProcessServer fresh;
+        fresh.initialize();
+        fresh.open(path, step.text);
+        CHECK(fresh.diagnostics(path, 1) == incremental);
+    }
+}
