@@ -54,8 +54,8 @@ namespace {
 // Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff).
 bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
                bool& any_diff, std::ostream& diff_out, const DependentsReport& dependents) {
-    FixOutcome outcome = fix_file(session, input.path, FixOptions{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)},
-                                  !input.explicit_input || args.skip_non_configs, input.function);
+    const FixOptions options{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)};
+    FixOutcome outcome = fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
     fixed += outcome.applied;
     for (const auto& [file, text] : outcome.fixed) {

@@ -41,9 +41,8 @@ std::vector<InputFile> select_changed(const std::vector<InputFile>& inputs, cons
 
 // Adds to `inputs` the files that import a named file (`check helper.py`, pre-commit's staged files), as its front end
 // scopes them (LintSession::brought_by): the recipes built from a module are checked with it, and report the problems
-// located in it. A named file that others import
-// is then linted like a file found in a directory walk (skipped when it defines no recipe). Returns what was added,
-// by named file.
+// located in it. A named file that others import is then linted like a file found in a directory walk (skipped when
+// it defines no recipe). Returns what was added, by named file.
 std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSession& session);
 
 // What a run says about the files it linted because they import a named or changed file, and the error for a named
