@@ -12,12 +12,14 @@ the checkout are committed as removed first, since git cannot commit a tree whos
       no layer count. The real `pre-commit` tool runs the `mbridge-lint` hook of this repository's
       .pre-commit-hooks.yaml (a local hook repository, so it works offline); the hook's entry command alone is timed
       too, on the same staged files. For comparison, `--changed-only HEAD` on the same change.
-Each line gives the wall time, the exit code and the errors reported. The checkout itself is only read.
+Each line gives the wall time, the CPU time (the process and its children: less inflated than wall time by other work
+on the machine), the exit code and the errors reported. The checkout itself is only read.
 """
 import argparse
 import json
 import os
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -34,14 +36,21 @@ GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c
 TARGET_S = 2.0
 
 
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run(cmd, cwd, env=None):
-    start = time.perf_counter()
+    """The finished process, its wall time, and the CPU time it and its children used (less inflated by other work
+    on the machine than wall time)."""
+    cpu, start = children_cpu(), time.perf_counter()
     proc = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
-    return proc, time.perf_counter() - start
+    return proc, time.perf_counter() - start, children_cpu() - cpu
 
 
 def copy_checkout(checkout, into):
-    proc, _ = run(["git", "clone", "--quiet", "--local", "--no-hardlinks", checkout, into], cwd=os.getcwd())
+    proc, _, _ = run(["git", "clone", "--quiet", "--local", "--no-hardlinks", checkout, into], cwd=os.getcwd())
     if proc.returncode == 0:
         return "git clone --local"
     shutil.rmtree(into, ignore_errors=True)
@@ -92,7 +101,8 @@ def hook_entry(hook_id="mbridge-lint"):
 
 
 def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAULT_RECIPE, mcore="0.20.dev"):
-    """Figures: {"copy": how, "rows": [{"case", "command", "seconds", "exit", "errors"}]}."""
+    """Figures: {"copy": how, "rows": [{"case", "command", "seconds" (wall), "cpu" (seconds, with children), "exit",
+    "errors"}]}."""
     binary = os.path.abspath(binary)
     work = tempfile.mkdtemp(prefix="mbridge-lint-changed-")
     env = dict(os.environ, HOME=os.path.join(work, "home"), PRE_COMMIT_HOME=os.path.join(work, "pre-commit-cache"),
@@ -113,9 +123,9 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAU
 
         # (a) one recipe changed, not committed: what a pull request's CI job lints.
         edit_first(os.path.join(tree, recipe), r'(recompute_granularity\s*=\s*)"selective"', r'\1"full"')
-        proc, seconds = run(lint + ["--format", "json", "--changed-only", "HEAD", "src/megatron/bridge"], tree, env)
+        proc, seconds, cpu = run(lint + ["--format", "json", "--changed-only", "HEAD", "src/megatron/bridge"], tree, env)
         rows.append({"case": "(a) one recipe changed", "command": "check --changed-only HEAD src/megatron/bridge",
-                     "seconds": seconds, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
+                     "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
         subprocess.run(["git", "checkout", "-q", "--", recipe], cwd=tree, check=True)
 
         # (b) the shared helper turns on full recompute without a method, and is committed through pre-commit.
@@ -125,7 +135,7 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAU
                     f"      - id: mbridge-lint\n        args: [--mcore, \"{mcore}\"]\n")
         subprocess.run(GIT + ["add", ".pre-commit-config.yaml"], cwd=tree, check=True)
         subprocess.run(GIT + ["commit", "-qm", "pre-commit config", "--no-verify"], cwd=tree, check=True)
-        proc, _ = run(["pre-commit", "install"], tree, env)
+        proc, _, _ = run(["pre-commit", "install"], tree, env)
         if proc.returncode != 0:
             raise SystemExit("bench: pre-commit install failed: " + proc.stderr)
         edit_first(os.path.join(tree, helper), r"(recompute_granularity\s*=\s*)\S.*$", r'\1"full"')
@@ -133,19 +143,19 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAU
         # The hook's environment is installed on first use (a clone of the hook repository): not part of a commit.
         run(["pre-commit", "install-hooks"], tree, env)
 
-        proc, seconds = run(GIT + ["commit", "-m", "helper: full recompute"], tree, env)
+        proc, seconds, cpu = run(GIT + ["commit", "-m", "helper: full recompute"], tree, env)
         out = proc.stdout + proc.stderr
         verdict = "Failed" if "Failed" in out else "Passed" if "Passed" in out else "?"
         rows.append({"case": "(b) helper commit, pre-commit hook", "command": f"git commit (hook {verdict})",
-                     "seconds": seconds, "exit": proc.returncode, "errors": len(re.findall(r": error\[", out)),
+                     "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": len(re.findall(r": error\[", out)),
                      "note": next((l for l in out.splitlines() if "is imported by" in l), "")})
         entry = hook_entry()
-        proc, seconds = run([binary] + entry[1:] + ["--mcore", mcore, "--format", "json", helper], tree, env)
+        proc, seconds, cpu = run([binary] + entry[1:] + ["--mcore", mcore, "--format", "json", helper], tree, env)
         rows.append({"case": "(b) helper commit, hook entry alone", "command": " ".join(entry) + " " + helper,
-                     "seconds": seconds, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
-        proc, seconds = run(lint + ["--format", "json", "--changed-only", "HEAD", "src/megatron/bridge"], tree, env)
+                     "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
+        proc, seconds, cpu = run(lint + ["--format", "json", "--changed-only", "HEAD", "src/megatron/bridge"], tree, env)
         rows.append({"case": "(b) helper change, CI", "command": "check --changed-only HEAD src/megatron/bridge",
-                     "seconds": seconds, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
+                     "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
         return {"copy": how, "rows": rows}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -160,18 +170,17 @@ def main(argv=None):
     parser.add_argument("--mcore", default="0.20.dev")
     args = parser.parse_args(argv)
     figures = measure(args.checkout, args.binary, args.helper, args.recipe, args.mcore)
-    print(f"changed files on {args.checkout} (copied with {figures['copy']}; {os.cpu_count()} cores)")
-    print(f"{'case':<38} {'seconds':>8} {'exit':>5} {'errors':>7}  command")
+    print(f"changed files on {args.checkout} (copied with {figures['copy']}; {os.cpu_count()} cores, load average "
+          f"{os.getloadavg()[0]:.1f})")
+    print(f"{'case':<38} {'seconds':>8} {'cpu s':>6} {'exit':>5} {'errors':>7}  command")
     for r in figures["rows"]:
         errors = "-" if r["errors"] is None else r["errors"]
-        print(f"{r['case']:<38} {r['seconds']:>8.2f} {r['exit']:>5} {errors:>7}  {r['command']}")
+        print(f"{r['case']:<38} {r['seconds']:>8.2f} {r['cpu']:>6.2f} {r['exit']:>5} {errors:>7}  {r['command']}")
         if r.get("note"):
             print(f"{'':<38} {r['note']}")
-    ok = all(r["seconds"] <= TARGET_S for r in figures["rows"] if "entry" in r["case"] or "CI" in r["case"] or "(a)" in r["case"])
     hook = next(r for r in figures["rows"] if "pre-commit hook" in r["case"])
-    ok = ok and hook["exit"] != 0 and hook["errors"] > 0
-    print(f"targets: --changed-only and the hook's command <= {TARGET_S:.0f} s, the hook fails on the helper: "
-          f"{'met' if ok else 'MISSED'}")
+    ok = all(r["seconds"] <= TARGET_S for r in figures["rows"]) and hook["exit"] != 0 and hook["errors"] > 0
+    print(f"targets: every case <= {TARGET_S:.0f} s, the hook fails on the helper's errors: {'met' if ok else 'MISSED'}")
     return 0 if ok else 1
 
 
