@@ -53,9 +53,9 @@ namespace {
 
 // Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff).
 bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
-               bool& any_diff, std::ostream& diff_out) {
-    FixOutcome outcome = fix_file(session, input.path, FixOptions{args.unsafe_fixes},
-                                  !input.explicit_input || args.skip_non_configs, input.function);
+               bool& any_diff, std::ostream& diff_out, const DependentsReport& dependents) {
+    const FixOptions options{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)};
+    FixOutcome outcome = fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
     fixed += outcome.applied;
     for (const auto& [file, text] : outcome.fixed) {
@@ -125,14 +125,17 @@ int run_check(const CheckArgs& args) {
     }
     LintSession session(session_options, sources);
     auto inputs = collect_inputs(args.paths, all);
+    std::vector<Dependents> brought;  // inputs linted because they import a changed or named file
     if (!args.changed_only.empty()) {
         ChangedFiles changed = git_changed_files(args.changed_only, std::filesystem::current_path().string());
         if (!changed.error.empty()) {
             std::cerr << "mbridge-lint: " << changed.error << '\n';
             return kUnusable;
         }
-        inputs = select_changed(inputs, changed.files, session);
+        inputs = select_changed(inputs, changed.files, session, &brought);
     }
+    for (auto& d : add_dependents(inputs, session)) brought.push_back(std::move(d));
+    DependentsReport dependents(std::move(brought), inputs);
     int checked = 0, fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
     std::vector<RevisionChoice> revisions;  // each distinct revision choice once (README "Revision detection")
     std::set<DiagnosticIdentity> reported;
@@ -142,9 +145,10 @@ int run_check(const CheckArgs& args) {
     for (const auto& input : inputs) {
         FileResult r;
         if (args.fix || args.diff)
-            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs);
+            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs, dependents);
         else
             r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
+        dependents.record(input, r);
         if (r.skipped) continue;
         ++checked;
         note_revision_choice(revisions, r.revision_choice);
@@ -155,6 +159,8 @@ int run_check(const CheckArgs& args) {
             // A broken configuration file, or a helper shared by recipes in several files: report it once.
             if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
     }
+    if (!args.skip_non_configs)
+        for (auto& d : dependents.errors()) all.push_back(std::move(d));
     merge_subjects_across_files(all);  // one unknown model loaded in several files: reported once; sorts
 
     if (write_failed) return kUnusable;
@@ -185,6 +191,7 @@ int run_check(const CheckArgs& args) {
         write_text(out, all, sources, style);
         if (args.fix && fixed > 0) out << fmt::format("fixed {} problem{}\n", fixed, fixed == 1 ? "" : "s");
         if (!args.quiet) {
+            for (const auto& note : dependents.notes()) out << note << '\n';
             out << summary_line(counts, checked) << '\n';
             if (recipes > 0)
                 out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%); {} have a "

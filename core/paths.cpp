@@ -20,6 +20,17 @@ std::optional<std::string> relative_to(const std::string& path, const std::strin
     return rel.generic_string();
 }
 
+std::string display_path(const std::string& path) {
+    std::error_code ec;
+    fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
+    if (ec) return path;
+    fs::path cwd = fs::weakly_canonical(fs::current_path(ec), ec);
+    if (ec) return abs.string();
+    auto rel = abs.lexically_relative(cwd);
+    if (!rel.empty() && rel.native().rfind("..", 0) != 0) return rel.string();
+    return abs.string();
+}
+
 std::string uri_encode_path(std::string_view path) {
     std::string out;
     for (unsigned char c : path) {

@@ -13,6 +13,9 @@ std::string normalized_path(const std::string& path);
 // `path` relative to the directory `base`, with '/' separators; nullopt when it lies outside `base`.
 std::optional<std::string> relative_to(const std::string& path, const std::string& base);
 
+// How a path is shown in diagnostics: relative to the working directory when inside it, else absolute.
+std::string display_path(const std::string& path);
+
 // A path as the path part of a URI: letters, digits, '-', '.', '_', '~' and '/' kept, every other byte as %XX.
 std::string uri_encode_path(std::string_view path);
 

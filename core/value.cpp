@@ -95,36 +95,52 @@ bool Value::truthy() const {
     return false;
 }
 
+std::size_t Value::position_of(std::string_view key) const {
+    if (index_.current(entries_.size())) {
+        auto it = index_.positions->find(key);
+        return it == index_.positions->end() ? entries_.size() : it->second;
+    }
+    for (std::size_t i = 0; i < entries_.size(); ++i)
+        if (entries_[i].key == key) return i;
+    return entries_.size();
+}
+std::size_t Value::indexed_position_of(std::string_view key) {
+    if (entries_.size() >= kIndexedFrom && !index_.current(entries_.size())) {
+        index_.positions = std::make_unique<KeyIndex::Positions>();
+        for (std::size_t i = 0; i < entries_.size(); ++i) index_.positions->emplace(entries_[i].key, i);
+    }
+    return position_of(key);
+}
 const Value::Entry* Value::find_entry(std::string_view key) const {
-    for (const auto& e : entries_)
-        if (e.key == key) return &e;
-    return nullptr;
+    const std::size_t i = position_of(key);
+    return i < entries_.size() ? &entries_[i] : nullptr;
 }
 const Value* Value::find(std::string_view key) const {
     const Entry* e = find_entry(key);
     return e ? &e->value : nullptr;
 }
 Value* Value::find(std::string_view key) {
-    for (auto& e : entries_)
-        if (e.key == key) return &e.value;
-    return nullptr;
+    const std::size_t i = indexed_position_of(key);
+    return i < entries_.size() ? &entries_[i].value : nullptr;
 }
 Value& Value::set(std::string key, Value value, SourceRange key_range) {
     kind_ = Kind::Map;
-    for (auto& e : entries_) {
-        if (e.key == key) {
-            e.value = std::move(value);
-            if (key_range.valid()) e.key_range = std::move(key_range);
-            return e.value;
-        }
+    if (const std::size_t i = indexed_position_of(key); i < entries_.size()) {
+        Entry& e = entries_[i];
+        e.value = std::move(value);
+        if (key_range.valid()) e.key_range = std::move(key_range);
+        return e.value;
     }
+    // Keeps a built index current: the new key goes last.
+    if (index_.current(entries_.size())) index_.positions->emplace(key, entries_.size());
     entries_.push_back(Entry{std::move(key), std::move(key_range), std::move(value)});
     return entries_.back().value;
 }
 bool Value::erase(std::string_view key) {
-    auto it = std::find_if(entries_.begin(), entries_.end(), [&](const Entry& e) { return e.key == key; });
-    if (it == entries_.end()) return false;
-    entries_.erase(it);
+    const std::size_t i = position_of(key);
+    if (i == entries_.size()) return false;
+    entries_.erase(entries_.begin() + static_cast<std::ptrdiff_t>(i));
+    index_.positions.reset();
     return true;
 }
 std::string Value::target() const {

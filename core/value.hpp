@@ -2,8 +2,11 @@
 // The config tree. Every node carries the provenance of the line that set it, so any diagnostic can point
 // there. Front ends (YAML, Python recipes, overrides) build it; rules only ever see this type.
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/source_range.hpp"
@@ -84,7 +87,11 @@ public:
 
     // Map access; entries keep their source order.
     const std::vector<Entry>& entries() const { return entries_; }
-    std::vector<Entry>& entries() { return entries_; }
+    // The entries to change in place; the key index is rebuilt on the next lookup.
+    std::vector<Entry>& entries() {
+        index_.positions.reset();
+        return entries_;
+    }
     const Value* find(std::string_view key) const;
     Value* find(std::string_view key);
     const Entry* find_entry(std::string_view key) const;
@@ -112,6 +119,33 @@ private:
     std::vector<Value> items_;
     std::vector<Entry> entries_;
     Provenance prov_;
+
+    // Where each key of a large map sits, so that filling a map with many keys is not quadratic (a config with
+    // thousands of keys, all of them typos). Built by the changing calls (set, erase, the mutable find), so that
+    // values shared between threads are only ever read; dropped when the entries may change behind it (the mutable
+    // entries()); a copy starts without one.
+    struct KeyIndex {
+        KeyIndex() = default;
+        KeyIndex(const KeyIndex&) {}
+        KeyIndex(KeyIndex&&) noexcept = default;
+        KeyIndex& operator=(const KeyIndex&) {
+            positions.reset();
+            return *this;
+        }
+        KeyIndex& operator=(KeyIndex&&) noexcept = default;
+        // Current when it has as many keys as the map has entries.
+        bool current(std::size_t entries) const { return positions && positions->size() == entries; }
+        struct Hash {  // looks a key up by string_view, without making a string
+            using is_transparent = void;
+            std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+        };
+        using Positions = std::unordered_map<std::string, std::size_t, Hash, std::equal_to<>>;
+        std::unique_ptr<Positions> positions;  // null: none
+    };
+    KeyIndex index_;
+    static constexpr std::size_t kIndexedFrom = 32;  // smaller maps are searched in order
+    std::size_t position_of(std::string_view key) const;  // entries_.size() when absent
+    std::size_t indexed_position_of(std::string_view key);  // the same, building the index of a large map
 };
 
 struct Value::Entry {

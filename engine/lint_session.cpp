@@ -98,7 +98,8 @@ ParseContext LintSession::parse_context(const ProjectConfig& config) {
     ParseContext ctx{.sources = sources_, .hf_config_paths = options_.hf_configs, .root = root};
     for (const auto& p : config.hf_config_paths.value) ctx.hf_config_paths.push_back(p);
     ctx.jobs = options_.jobs;
-    ctx.state = &front_end_state_;
+    ctx.state = front_end_state_.get();
+    ctx.revalidate_state = revalidate_state_;
     return ctx;
 }
 
@@ -155,7 +156,7 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
     } else if (config.mcore) {
         choice.source = RevisionChoice::Source::ConfigFile;
         name = config.mcore->value;
-    } else if (auto detected = revisions_.detect(path)) {
+    } else if (auto detected = revisions_->detect(path)) {
         return *detected;
     } else {
         name = schema.default_revision();
@@ -290,26 +291,37 @@ std::optional<EffectiveModel> LintSession::effective_model(const FileResult& fil
 }
 
 std::set<std::string> LintSession::dependencies(const std::string& path) {
-    auto direct = [&](const std::string& file) -> const std::vector<std::string>& {
-        if (auto it = direct_dependencies_.find(file); it != direct_dependencies_.end()) return it->second;
-        std::vector<std::string> list;
-        if (const std::string* text = sources_.load(file)) {
-            auto config = resolver_->for_path(file);
-            ParseContext ctx = parse_context(config->config);
-            for (const auto& d : front_end_or_yaml(file).dependencies(file, *text, ctx)) list.push_back(normalized_path(d));
-        }
-        return direct_dependencies_[file] = std::move(list);
-    };
-    const std::string start = normalized_path(path);
-    std::set<std::string> seen;
-    std::vector<std::string> todo{start};
-    while (!todo.empty()) {
-        const std::string file = todo.back();
-        todo.pop_back();
-        for (const auto& d : direct(file))
-            if (d != start && seen.insert(d).second) todo.push_back(d);
+    const std::string file = normalized_path(path);
+    if (auto it = dependencies_.find(file); it != dependencies_.end()) return it->second;
+    std::set<std::string> found;
+    if (const std::string* text = sources_.load(path)) {
+        ParseContext ctx = parse_context(resolver_->for_path(path)->config);
+        for (auto& d : front_end_or_yaml(path).dependencies(path, *text, ctx))
+            if (d != file) found.insert(std::move(d));
     }
-    return seen;
+    return dependencies_[file] = std::move(found);
+}
+
+std::set<std::string> LintSession::dependents(const std::string& path) {
+    return reverse_dependencies(path, dependents_, &FrontEnd::dependents);
+}
+
+std::set<std::string> LintSession::brought_by(const std::string& path) {
+    return reverse_dependencies(path, brought_by_, &FrontEnd::brought_by);
+}
+
+std::set<std::string> LintSession::reverse_dependencies(
+    const std::string& path, std::map<std::string, std::set<std::string>>& memo,
+    std::vector<std::string> (FrontEnd::*ask)(const std::string&, ParseContext&) const) {
+    const std::string file = normalized_path(path);
+    if (auto it = memo.find(file); it != memo.end()) return it->second;
+    std::set<std::string> found;
+    if (const FrontEnd* fe = front_end_for(path)) {
+        ParseContext ctx = parse_context(resolver_->for_path(path)->config);
+        for (auto& d : (fe->*ask)(path, ctx))
+            if (d != file) found.insert(std::move(d));
+    }
+    return memo[file] = std::move(found);
 }
 
 FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip,
@@ -323,6 +335,9 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         int taken = 0;
         for (const auto& d : out.after.diagnostics) {
             if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) continue;
+            if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
+                                                 [&](const TextEdit& e) { return options.may_edit(e.range.file); }))
+                continue;
             std::map<std::string, std::vector<TextEdit>> trial = by_file;
             bool fits = true;
             for (const auto& e : d.fix->edits) trial[e.range.file].push_back(e);
@@ -355,6 +370,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             break;
         }
         out.applied += taken;
+        session.files_changed();
         out.after = session.lint(path, allow_skip, function);
     }
     for (const auto& [file, old] : out.original) {

@@ -75,9 +75,24 @@ public:
     // cancels a lint whose document was edited meanwhile.
     void set_cancellation(std::function<bool()> cancelled) { cancelled_ = std::move(cancelled); }
 
-    // Every file `path` is built from besides itself: what its front end reports it imports, and what those import,
-    // as absolute normalized paths (see normalized_path).
+    // Every file `path` is built from besides itself: what its front end reports it imports, at any depth, as
+    // absolute normalized paths (see normalized_path).
     std::set<std::string> dependencies(const std::string& path);
+    // The reverse: every file built from `path` (a module that recipes import), at any depth; `path` may have been
+    // deleted. Absolute normalized paths.
+    std::set<std::string> dependents(const std::string& path);
+    // The dependents to lint along with `path` when it is named on its own (FrontEnd::brought_by).
+    std::set<std::string> brought_by(const std::string& path);
+
+    // Front-end state (parsed modules, import graphs) that outlives this session: the editor server lints each edit
+    // in a fresh session but keeps what did not change. The front ends check files for changes before reusing it.
+    using FrontEndState = std::map<std::string, std::shared_ptr<void>>;
+    void keep_front_end_state(std::shared_ptr<FrontEndState> state) {
+        front_end_state_ = std::move(state);
+        revalidate_state_ = true;
+    }
+    // Files changed during the run (fix_file edited them): the front ends check what they read before reusing it.
+    void files_changed() { revalidate_state_ = true; }
 
     ConfigResolver& configs() { return *resolver_; }
     SourceManager& sources() { return sources_; }
@@ -86,14 +101,19 @@ public:
 private:
     ParseContext parse_context(const ProjectConfig& config);
     RevisionChoice choose_revision(const std::string& path, const ProjectConfig& config);
+    std::set<std::string> reverse_dependencies(const std::string& path,
+                                               std::map<std::string, std::set<std::string>>& memo,
+                                               std::vector<std::string> (FrontEnd::*ask)(const std::string&, ParseContext&) const);
 
     SessionOptions options_;
     SourceManager& sources_;
     std::shared_ptr<ConfigResolver> resolver_;
-    RevisionDetector revisions_;  // the revision a Bridge checkout pins, read once per checkout
+    // The revision a Bridge checkout pins, read once per checkout; shared so that a session can be moved.
+    std::shared_ptr<RevisionDetector> revisions_ = std::make_shared<RevisionDetector>();
     std::function<bool()> cancelled_;
-    std::map<std::string, std::vector<std::string>> direct_dependencies_;  // memo, by normalized path
-    std::map<std::string, std::shared_ptr<void>> front_end_state_;          // parsed modules shared between files
+    std::map<std::string, std::set<std::string>> dependencies_, dependents_, brought_by_;  // memos, by normalized path
+    std::shared_ptr<FrontEndState> front_end_state_ = std::make_shared<FrontEndState>();  // shared between files
+    bool revalidate_state_ = false;
 };
 
 // Merges diagnostics that are identical across configs (same code, location and message: recipes inheriting one
@@ -120,6 +140,8 @@ std::string recipe_of(const Diagnostic& d);
 struct FixOptions {
     bool unsafe = false;  // also apply fixes that change what the run does
     int max_passes = 8;
+    // Files a fix may edit (null: any). A recipe linted because it imports a named helper may fix the helper only.
+    std::function<bool(const std::string& file)> may_edit = {};
 };
 struct FixOutcome {
     std::map<std::string, std::string> original;  // file -> text before, for every changed file

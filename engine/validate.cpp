@@ -59,6 +59,7 @@ const char* type_words(FieldType t) {
 
 void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnostic>& out) {
     const Schema& schema = Schema::instance();
+    static const NameMatcher field_names(schema.field_names());  // prepared once: a file may hold thousands of typos
     for (auto& e : model.entries()) {
         if (!e.key.empty() && e.key[0] == '_') continue;  // _target_, _builder_, _partial_
         if (e.key == "transformer" && e.value.is_map()) {
@@ -69,8 +70,7 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
         const FieldSpec* f = schema.field(e.key);
         if (!f) {
             Diagnostic d = input_error(InputError::UnknownKey, at,
-                                       fmt::format("unknown model field \"{}\"{}", e.key,
-                                                   did_you_mean_suffix(e.key, schema.field_names())));
+                                       fmt::format("unknown model field \"{}\"{}", e.key, field_names.suffix(e.key)));
             d.notes.push_back(Note{SourceRange{}, "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
                                        "a dataclass refuses unknown keyword arguments"});
             out.push_back(std::move(d));

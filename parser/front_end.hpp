@@ -60,6 +60,9 @@ struct ParseContext {
     // State a front end keeps between the documents of one run (parsed modules), by language; owned by the caller.
     // Null: nothing is shared.
     std::map<std::string, std::shared_ptr<void>>* state = nullptr;
+    // Files may have changed since the state was built (the editor server keeps it for its session; --fix edits
+    // files as it goes): the front end checks the files it read before reusing what it made of them.
+    bool revalidate_state = false;
 };
 
 // Where a FieldEdit lands, worked out by the engine from the config tree (see engine/fixes.hpp).
@@ -87,10 +90,19 @@ public:
     // `lines` indexes `text` (built once per file, not per edit: a file may hold thousands of fixable findings).
     virtual std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text,
                                              const LineIndex& lines) const = 0;
-    // Files (absolute or as named) whose contents this document's configs are built from, besides itself.
+    // Files whose contents this document's configs are built from, besides itself, at any depth (the imports of its
+    // imports), as absolute normalized paths (core/paths.hpp).
     virtual std::vector<std::string> dependencies(const std::string& /*path*/, std::string_view /*text*/,
                                                   ParseContext& /*ctx*/) const {
         return {};
+    }
+    // The reverse: files whose configs are built from `path` (which need not exist any more), at any depth, among
+    // the files the front end finds from it (Python: the modules of its source root); absolute normalized paths.
+    virtual std::vector<std::string> dependents(const std::string& /*path*/, ParseContext& /*ctx*/) const { return {}; }
+    // The dependents to lint along with `path` when it is named on its own (a helper staged for a commit): those
+    // that are part of the same project as it (Python: the modules of its top-level package, tests left out).
+    virtual std::vector<std::string> brought_by(const std::string& path, ParseContext& ctx) const {
+        return dependents(path, ctx);
     }
 };
 

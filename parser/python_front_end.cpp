@@ -6,12 +6,15 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <map>
+#include <set>
 #include <thread>
 
 #include "core/did_you_mean.hpp"
 #include "parser/front_end.hpp"
 #include "parser/input_errors.hpp"
 #include "parser/python/hf_models.hpp"
+#include "parser/python/import_graph.hpp"
 #include "parser/python/interpreter.hpp"
 #include "parser/python/recipes.hpp"
 #include "parser/python_edit.hpp"
@@ -21,34 +24,202 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What a recipe's outcome depends on inside its own module, as a number: the text and position of every top-level
+// statement that is not a function (imports, constants, classes, code), and of the recipe's function and every
+// top-level function it names, at any depth (identifiers and string literals count as naming: `getattr(module,
+// "f")` too). Other modules are not in it: the cache that uses it is dropped when one of them changes. Lines and
+// columns are in it because the outcome's diagnostics point at them.
+class RecipeKeys {
+public:
+    explicit RecipeKeys(const py::Ast& a) : a_(a) {
+        for (std::uint32_t i = 0; i < a.count(a.root); ++i) {
+            const py::NodeId stmt = a.kid(a.root, i);
+            py::NodeId def = stmt;
+            if (a.kind(def) == py::Kind::DecoratedDefinition) def = a.field(def, py::Field::Definition);
+            if (def != py::kNoNode && a.kind(def) == py::Kind::FunctionDefinition)
+                functions_[std::string(a.source(a.field(def, py::Field::Name)))] = stmt;  // the last one wins
+            else
+                context_ = mix(context_, statement_hash(stmt));
+        }
+    }
+
+    std::uint64_t key(const std::string& recipe) {
+        auto start = functions_.find(recipe);
+        if (start == functions_.end()) return mix(context_, 0);
+        std::set<py::NodeId> included{start->second};
+        std::vector<py::NodeId> todo{start->second};
+        while (!todo.empty()) {
+            const py::NodeId stmt = todo.back();
+            todo.pop_back();
+            for (const auto& name : names_in(stmt))
+                if (auto f = functions_.find(name); f != functions_.end() && included.insert(f->second).second)
+                    todo.push_back(f->second);
+        }
+        std::uint64_t k = context_;
+        for (py::NodeId stmt : included) k = mix(k, statement_hash(stmt));  // a set: in source order
+        return k;
+    }
+
+private:
+    static std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+    std::uint64_t statement_hash(py::NodeId n) const {
+        const py::Node& node = a_[n];
+        std::uint64_t h = std::hash<std::string_view>{}(a_.source(n));
+        for (std::uint64_t v : {std::uint64_t{node.line}, std::uint64_t{node.col}}) h = mix(h, v);
+        return h;
+    }
+
+    // The identifiers and string literal texts inside a statement, once per statement.
+    const std::set<std::string>& names_in(py::NodeId stmt) {
+        auto [it, fresh] = names_.try_emplace(stmt);
+        if (!fresh) return it->second;
+        std::vector<py::NodeId> todo{stmt};
+        while (!todo.empty()) {
+            const py::NodeId n = todo.back();
+            todo.pop_back();
+            if (a_.kind(n) == py::Kind::Identifier || a_.kind(n) == py::Kind::StringContent)
+                it->second.insert(std::string(a_.source(n)));
+            for (std::uint32_t i = 0; i < a_.count(n); ++i) todo.push_back(a_.kid(n, i));
+        }
+        return it->second;
+    }
+
+    const py::Ast& a_;
+    std::uint64_t context_ = 0;
+    std::map<std::string, py::NodeId> functions_;
+    std::map<py::NodeId, std::set<std::string>> names_;
+};
+
 // What one run shares between the recipe modules it reads: the parsed and initialized modules of each source root
-// (a helper imported by 100 recipe files is read once) and the Hugging Face lookups. A helper module whose text the
-// run's SourceManager holds (an editor's unsaved buffer) is read from there instead of from disk.
+// (a helper imported by 100 recipe files is read once), the import graph of each root, and the Hugging Face lookups.
+// A module whose text the run's SourceManager holds (an editor's unsaved buffer) is read from there, not from disk.
+//
+// The editor server keeps one state for its whole session, and --fix changes files as it goes
+// (ParseContext::revalidate_state): before each document is linted, modules whose files changed since they were read
+// are retired, with every loaded module that imports them, so an edit to a recipe re-reads that recipe alone and an
+// edit to a helper what imports it.
 class PythonState {
 public:
-    py::Project& project(const std::string& root_arg, const std::string& file, const Revision& revision,
-                         const std::vector<std::string>& hf_config_paths, const SourceManager& sources) {
+    py::Project& project(const std::string& root, const Revision& revision, const std::vector<std::string>& hf_config_paths) {
         if (!hf_ || hf_args_ != hf_config_paths) {
             hf_args_ = hf_config_paths;
             hf_ = std::make_unique<py::HfResolver>(hf_config_paths);
             projects_.clear();  // they refer to the resolver
         }
-        std::error_code ec;
-        const std::string root =
-            fs::weakly_canonical(fs::absolute(root_arg.empty() ? py::default_root(file) : root_arg, ec), ec).string();
         for (auto& p : projects_)
-            if (p->index().root() == root && &p->revision() == &revision) return *p;
-        projects_.push_back(std::make_unique<py::Project>(
-            root, revision, *hf_, py::EvalLimits{}, [&sources](const std::string& path) { return sources.text(path); }));
-        return *projects_.back();
+            if (p.project->index().root() == root && &p.project->revision() == &revision) return *p.project;
+        projects_.push_back(Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}, {}});
+        return *projects_.back().project;
     }
+
+    py::ImportGraph& graph(const std::string& root) {
+        auto& g = graphs_[root];
+        if (!g) g = std::make_unique<py::ImportGraph>(root, buffers());
+        return *g;
+    }
+
+    // Every lookup of a buffer goes to the SourceManager of the current call (the editor server makes one per lint).
+    void use_sources(const SourceManager& sources) { sources_ = &sources; }
+
+    // Brings `project` up to date before `doc` (absolute path, its text) is linted: the document when its text
+    // changed, and with `everything`, every module whose file changed (a stat each); what imports them goes too.
+    // Returns the project to use, which is a new one when the retired modules hold too much text.
+    py::Project& refresh(py::Project& project, py::ImportGraph& graph, const std::string& doc, const std::string& text,
+                         bool everything) {
+        if (everything) graph.revalidate();  // once per lint: dependencies() and dependents() trust it
+        std::vector<py::Module*> stale;
+        const auto modules = project.index().modules();
+        for (py::Module* m : modules) {
+            if (!m->ast) continue;
+            if (m->fs_path == doc ? m->ast->text != text : everything && !project.index().is_current(*m)) stale.push_back(m);
+        }
+        if (stale.empty()) return project;
+        // What imports a stale module, at any depth, read it at initialization: it is stale too.
+        std::map<std::string, std::vector<py::Module*>> importers;
+        for (py::Module* m : modules)
+            if (m->ast && !m->namespace_package)
+                for (const auto& dep : graph.imports(m->fs_path)) importers[dep].push_back(m);
+        // Kept outcomes: an edit to the document alone leaves its recipes to their keys (RecipeKeys) and drops those
+        // of the modules that import it; any other change drops them all (a recipe may read any module, and not
+        // only through the imports the graph sees).
+        const bool document_alone = stale.size() == 1 && stale[0]->fs_path == doc;
+        std::set<const py::Module*> retire(stale.begin(), stale.end());
+        for (std::size_t i = 0; i < stale.size(); ++i)
+            for (py::Module* m : importers[stale[i]->fs_path])
+                if (retire.insert(m).second) stale.push_back(m);
+        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        if (project.index().retired_bytes() > kMaxRetiredBytes) {
+            // Retired modules stay alive until their project ends (values of other modules may point into them).
+            const std::string root = project.index().root();
+            const Revision& revision = project.revision();
+            projects_.erase(loaded);
+            return this->project(root, revision, hf_args_);
+        }
+        if (!document_alone) loaded->outcomes.clear();
+        for (const py::Module* m : retire) {
+            loaded->module_diagnostics.erase(m->path);
+            if (m->fs_path != doc) loaded->outcomes.erase(m->fs_path);
+        }
+        project.index().retire({retire.begin(), retire.end()});
+        return project;
+    }
+
+    // Diagnostics raised while initializing the modules `doc` imports (a helper's syntax error). A state that is
+    // revalidated (kept for a session) reports them with every lint of an importer, not only the lint that
+    // initialized the module.
+    std::vector<Diagnostic> module_diagnostics(py::Project& project, py::ImportGraph& graph, const std::string& doc,
+                                               bool revalidated) {
+        std::vector<Diagnostic> taken = project.take_module_diagnostics();
+        if (!revalidated) return taken;
+        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        for (auto& d : taken) loaded->module_diagnostics[d.range.file].push_back(std::move(d));
+        std::vector<Diagnostic> out;
+        if (loaded->module_diagnostics.empty()) return out;
+        const std::set<std::string> imported = graph.dependencies(doc);
+        for (const py::Module* m : project.index().modules())
+            if (imported.count(m->fs_path) || m->fs_path == doc)
+                if (auto it = loaded->module_diagnostics.find(m->path); it != loaded->module_diagnostics.end())
+                    out.insert(out.end(), it->second.begin(), it->second.end());
+        return out;
+    }
+
+    // The outcomes of a module's recipes kept from its last lint (revalidated state only), by recipe name.
+    struct CachedOutcome {
+        std::uint64_t key = 0;
+        py::RecipeOutcome outcome;
+    };
+    std::map<std::string, CachedOutcome>& outcomes(py::Project& project, const std::string& module) {
+        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        return loaded->outcomes[module];
+    }
+
     const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
 
 private:
+    // Text of retired modules (kept alive) past which a project is rebuilt: a few hundred edits of a large recipe.
+    static constexpr std::size_t kMaxRetiredBytes = 32u << 20;
+
+    py::ModuleIndex::Buffers buffers() {
+        return [this](const std::string& path) { return sources_ ? sources_->text(path) : nullptr; };
+    }
+
+    struct Loaded {
+        std::unique_ptr<py::Project> project;
+        std::map<std::string, std::vector<Diagnostic>> module_diagnostics;  // by module path (revalidated state)
+        std::map<std::string, std::map<std::string, CachedOutcome>> outcomes;  // by module file, then recipe
+    };
+    const SourceManager* sources_ = nullptr;
     std::vector<std::string> hf_args_;
     std::unique_ptr<py::HfResolver> hf_;
-    std::vector<std::unique_ptr<py::Project>> projects_;
+    std::vector<Loaded> projects_;
+    std::map<std::string, std::unique_ptr<py::ImportGraph>> graphs_;  // by root
 };
+
+// The source root of a file: --root (or the configuration's), else found from the file.
+std::string root_for(const ParseContext& ctx, const std::string& file) {
+    return normalized_path(ctx.root.empty() ? py::default_root(file) : ctx.root);
+}
 
 PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
     if (!ctx.state) {
@@ -91,6 +262,7 @@ std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& fu
 
 // Evaluates the recipes on up to `jobs` threads (modules are shared read-only; see parser/python/interpreter.hpp).
 std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vector<py::RecipeInfo>& recipes, int jobs) {
+    py::read_counters().recipes_evaluated += recipes.size();
     std::vector<py::RecipeOutcome> outcomes(recipes.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
@@ -115,6 +287,29 @@ std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vec
     return outcomes;
 }
 
+// Evaluates the recipes whose key (RecipeKeys) changed since `cache` was filled, and takes the others from it: an edit
+// inside one function re-evaluates the recipes that reach it, an edit above a function every recipe below it.
+std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const py::Module& m,
+                                                const std::vector<py::RecipeInfo>& recipes, int jobs,
+                                                std::map<std::string, PythonState::CachedOutcome>& cache) {
+    RecipeKeys keys(*m.ast);
+    std::vector<std::uint64_t> key(recipes.size());
+    std::vector<std::size_t> stale;
+    std::vector<py::RecipeInfo> todo;
+    for (std::size_t i = 0; i < recipes.size(); ++i) {
+        key[i] = keys.key(recipes[i].name);
+        auto it = cache.find(recipes[i].name);
+        if (it != cache.end() && it->second.key == key[i]) continue;
+        stale.push_back(i);
+        todo.push_back(recipes[i]);
+    }
+    std::vector<py::RecipeOutcome> fresh = evaluate_all(project, todo, jobs);
+    for (std::size_t j = 0; j < stale.size(); ++j) cache[recipes[stale[j]].name] = {key[stale[j]], std::move(fresh[j])};
+    std::vector<py::RecipeOutcome> out;
+    for (const auto& r : recipes) out.push_back(cache[r.name].outcome);
+    return out;
+}
+
 // Makes the text of every module read quotable in output (a diagnostic may point into any helper).
 void register_sources(py::Project& project, SourceManager& sources) {
     for (const py::Module* m : project.index().modules())
@@ -134,14 +329,19 @@ public:
         }
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
+        state.use_sources(ctx.sources);
         const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        py::Project& project = state.project(ctx.root, name, revision, ctx.hf_config_paths, ctx.sources);
+        const std::string root = root_for(ctx, name);
+        py::ImportGraph& graph = state.graph(root);
+        const std::string owned(text);
+        const std::string doc = normalized_path(name);
+        py::Project& project = state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned,
+                                             ctx.revalidate_state);
         for (const auto& e : state.hf_errors())
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
         if (!result.errors.empty()) return result;
 
-        const std::string owned(text);
         py::Module* m = project.index().module_for_file(name, result.errors, &owned);
         if (!m) return result;
         if (m->syntax_error) {
@@ -150,7 +350,9 @@ public:
             return result;
         }
         const std::vector<py::RecipeInfo> recipes = recipes_to_lint(*m, ctx.function, result.errors);
-        std::vector<py::RecipeOutcome> outcomes = evaluate_all(project, recipes, ctx.jobs);
+        std::vector<py::RecipeOutcome> outcomes = ctx.revalidate_state
+                                                      ? evaluate_changed(project, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
+                                                      : evaluate_all(project, recipes, ctx.jobs);
         for (std::size_t i = 0; i < recipes.size(); ++i) {
             if (!outcomes[i].is_recipe) continue;  // a *_config helper that returns no config
             ParsedConfig config;
@@ -173,7 +375,7 @@ public:
                             name)));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.
-        for (auto& d : project.take_module_diagnostics()) result.errors.push_back(std::move(d));
+        for (auto& d : state.module_diagnostics(project, graph, doc, ctx.revalidate_state)) result.errors.push_back(std::move(d));
         register_sources(project, ctx.sources);
         return result;
     }
@@ -184,24 +386,50 @@ public:
         return python_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 
-    // Every module the document's recipes read while being evaluated (imports at any depth, inside functions too).
-    std::vector<std::string> dependencies(const std::string& path, std::string_view text, ParseContext& ctx) const override {
-        ParseContext own{.sources = ctx.sources, .hf_config_paths = ctx.hf_config_paths, .root = ctx.root, .revision = ctx.revision, .jobs = 1};
+    // The modules the document imports, at any depth, from the import statements (parser/python/import_graph.hpp).
+    std::vector<std::string> dependencies(const std::string& path, std::string_view, ParseContext& ctx) const override {
         std::shared_ptr<PythonState> local;
-        PythonState& state = state_of(own, local);
-        const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        py::Project& project = state.project(ctx.root, path, revision, ctx.hf_config_paths, ctx.sources);
-        std::vector<Diagnostic> ignored;
-        const std::string owned(text);
-        py::Module* m = project.index().module_for_file(path, ignored, &owned);
-        if (!m || m->syntax_error) return {};
-        auto recipes = recipes_to_lint(*m, {}, ignored);
-        (void)evaluate_all(project, recipes, 1);
-        project.ensure_initialized(m, 0);
+        PythonState& state = state_of(ctx, local);
+        state.use_sources(ctx.sources);
+        py::ImportGraph& graph = state.graph(root_for(ctx, path));
+        const auto found = graph.dependencies(normalized_path(path));
+        return {found.begin(), found.end()};
+    }
+
+    // The files of the source root that import the module, at any depth.
+    std::vector<std::string> dependents(const std::string& path, ParseContext& ctx) const override {
+        std::shared_ptr<PythonState> local;
+        PythonState& state = state_of(ctx, local);
+        state.use_sources(ctx.sources);
+        py::ImportGraph& graph = state.graph(root_for(ctx, path));
+        const auto found = graph.dependents({normalized_path(path)});
+        return {found.begin(), found.end()};
+    }
+
+    // The importers inside the module's top-level package (src/megatron/bridge for any module of Bridge; the
+    // module's own directory for one outside packages): scripts, tutorials and tests elsewhere in the root import
+    // the package too, but they are not its recipes. Test files (what pytest collects) are left out wherever they
+    // are: they build broken configs on purpose.
+    std::vector<std::string> brought_by(const std::string& path, ParseContext& ctx) const override {
+        const std::string scope = package_tree(normalized_path(path)) + "/";
         std::vector<std::string> out;
-        for (const py::Module* dep : project.index().modules())
-            if (dep != m && !dep->namespace_package) out.push_back(dep->fs_path);
+        for (auto& d : dependents(path, ctx))
+            if (d.starts_with(scope) && !is_test_file(d)) out.push_back(std::move(d));
         return out;
+    }
+
+private:
+    // The directory of a file's top-level package: the highest directory of the chain holding __init__.py files.
+    static std::string package_tree(const std::string& file) {
+        std::error_code ec;
+        fs::path top = fs::path(file).parent_path();
+        for (fs::path d = top; fs::exists(d / "__init__.py", ec) && d != d.parent_path(); d = d.parent_path()) top = d;
+        return top.string();
+    }
+
+    static bool is_test_file(const std::string& path) {
+        const std::string name = fs::path(path).filename().string();
+        return name == "conftest.py" || (name.starts_with("test_") && name.ends_with(".py")) || name.ends_with("_test.py");
     }
 };
 

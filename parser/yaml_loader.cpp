@@ -7,6 +7,7 @@
 
 #include <charconv>
 #include <sstream>
+#include <unordered_map>
 #include <cmath>
 #include <limits>
 
@@ -183,6 +184,9 @@ public:
             }
             case YAML::NodeType::Map: {
                 Value m = Value::map(entry_prov);
+                // The line of each key so far: a duplicate is found without searching the entries (a mapping may
+                // hold thousands of keys).
+                std::unordered_map<std::string, int> seen;
                 for (const auto& kv : node) {
                     const YAML::Node& k = kv.first;
                     if (!k.IsScalar()) {
@@ -192,15 +196,16 @@ public:
                     }
                     const std::string key = k.Scalar();
                     Provenance p = Provenance::at(origin_, rest_of_line(k.Mark()));
-                    if (const auto* previous = m.find_entry(key)) {
+                    SourceRange range = key_range(k.Mark());
+                    if (auto [previous, fresh] = seen.try_emplace(key, range.line); !fresh) {
                         errors.push_back(input_error(
-                            InputError::DuplicateKey, key_range(k.Mark()),
+                            InputError::DuplicateKey, range,
                             fmt::format("key \"{}\" appears twice in the same mapping (first at line {}); "
                                         "Hydra/OmegaConf refuse duplicate keys",
-                                        key, previous->key_range.line)));
+                                        key, previous->second)));
                         continue;
                     }
-                    m.set(key, convert(kv.second, p, depth + 1), key_range(k.Mark()));
+                    m.entries().push_back(Value::Entry{key, std::move(range), convert(kv.second, p, depth + 1)});
                 }
                 // {_target_: torch.bfloat16, _call_: false} names a symbol (dtype, function): keep the name.
                 const Value* call = m.find("_call_");

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <iostream>
 #include <stdexcept>
+#include <unordered_set>
 
 #include "core/effective_model.hpp"
 #include "core/paths.hpp"
@@ -43,6 +44,11 @@ int need_int(const json& object, const char* key) {
 int lsp_severity(Severity s) { return s == Severity::Error ? 1 : s == Severity::Warning ? 2 : 3; }
 
 }  // namespace
+
+PublishCounters& publish_counters() {
+    static PublishCounters counters;
+    return counters;
+}
 
 Server::Server(ServerOptions options, int in_fd, int out_fd)
     : options_(std::move(options)), reader_(in_fd, options_.max_message_bytes), writer_(out_fd),
@@ -156,12 +162,13 @@ void Server::handle_notification(const std::string& method, const json& params) 
     }
     if (!initialized_) return;  // notifications before initialize are dropped, as the protocol says
     try {
-        if (method == "textDocument/didOpen") did_open(params);
+        if (method == "initialized") register_file_watchers();
+        else if (method == "textDocument/didOpen") did_open(params);
         else if (method == "textDocument/didChange") did_change(params);
         else if (method == "textDocument/didSave") did_save(params);
         else if (method == "textDocument/didClose") did_close(params);
         else if (method == "workspace/didChangeWatchedFiles") did_change_watched_files(params);
-        // initialized, $/cancelRequest (requests are answered before the next message is read), $/setTrace,
+        // $/cancelRequest (requests are answered before the next message is read), $/setTrace,
         // workspace/didChangeConfiguration and anything unknown need no action.
     } catch (const std::exception& e) {
         writer_.write(make_notification(
@@ -177,6 +184,7 @@ json Server::initialize(const json& params) {
     if (encodings.is_array())
         for (const auto& e : encodings)
             if (e == "utf-8") encoding_ = PositionEncoding::Utf8;
+    watch_files_ = params.value("/capabilities/workspace/didChangeWatchedFiles/dynamicRegistration"_json_pointer, false) == true;
     return {{"capabilities",
              {{"positionEncoding", encoding_name(encoding_)},
               {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
@@ -255,6 +263,20 @@ void Server::did_close(const json& params) {
     publish(uri, {});  // withdraws what this document's lints published
 }
 
+void Server::register_file_watchers() {
+    if (!watch_files_) return;
+    // Files changed outside the editor (a git checkout, a generator): the client tells us, and imports stay right.
+    const json watchers = json::array({{{"globPattern", "**/*.py"}},
+                                       {{"globPattern", "**/*.{yaml,yml}"}},
+                                       {{"globPattern", "**/{.mbridge-lint.toml,pyproject.toml}"}}});
+    writer_.write({{"jsonrpc", "2.0"},
+                   {"id", "mbridge-lint/watch-files"},
+                   {"method", "client/registerCapability"},
+                   {"params", {{"registrations", json::array({{{"id", "mbridge-lint/watch-files"},
+                                                               {"method", "workspace/didChangeWatchedFiles"},
+                                                               {"registerOptions", {{"watchers", watchers}}}}})}}}});
+}
+
 void Server::did_change_watched_files(const json& params) {
     const json& changes = need(params, "changes");
     if (!changes.is_array()) throw BadParams("changes must be an array");
@@ -262,6 +284,17 @@ void Server::did_change_watched_files(const json& params) {
         const std::string path = uri_to_path(need_string(c, "uri"));
         if (is_config_file_name(path)) {
             resolver_->clear();
+            schedule_all();
+            return;
+        }
+        // FileChangeType 1 (created) and 3 (deleted) change which modules exist: imports resolve anew. Edits of
+        // existing files are noticed anyway (each lint checks the files it reuses).
+        const int type = c.value("type", 2);
+        if (type == 1 || type == 3) {
+            {
+                std::lock_guard lock(lint_mutex_);
+                front_end_state_ = std::make_shared<LintSession::FrontEndState>();
+            }
             schedule_all();
             return;
         }
@@ -330,7 +363,13 @@ void Server::worker() {
     }
 }
 
-FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
+LintSession Server::session(SourceManager& sources) {
+    LintSession session(session_options(), sources, resolver_);
+    session.keep_front_end_state(front_end_state_);
+    return session;
+}
+
+void Server::add_open_documents(SourceManager& sources, const Snapshot& doc) {
     {
         std::lock_guard lock(mutex_);
         for (const auto& [uri, d] : documents_) {
@@ -341,7 +380,11 @@ FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
         }
     }
     sources.add(doc.path, doc.text);
-    LintSession session(session_options(), sources, resolver_);
+}
+
+FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
+    add_open_documents(sources, doc);
+    LintSession session = this->session(sources);
     // A newer edit makes this lint pointless: stop between configs (a recipe module defines many).
     session.set_cancellation([this, uri = doc.uri, version = doc.version] {
         std::lock_guard lock(mutex_);
@@ -355,22 +398,31 @@ void Server::lint_and_publish(const Snapshot& doc) {
     SourceManager sources;
     std::vector<Diagnostic> diags;
     std::set<std::string> dependencies;
+    FileResult r;  // freed after publishing: the config trees of a large recipe file take a while to free
     if (is_config_file_name(doc.path)) {
         sources.add(doc.path, doc.text);
         diags = load_config_file(doc.path, &doc.text).errors;
     } else if (front_end_for(doc.path)) {
-        FileResult r = lint_now(doc, sources);
+        std::lock_guard lock(lint_mutex_);
+        r = lint_now(doc, sources);
         if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
-        LintSession session(session_options(), sources, resolver_);
-        dependencies = session.dependencies(doc.path);
+        // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
+        // which are not buffers (a module read from disk is checked with a stat, not read again).
+        SourceManager buffers;
+        add_open_documents(buffers, doc);
+        dependencies = session(buffers).dependencies(doc.path);
     } else {
         return;  // not a file this server lints
     }
     std::map<std::string, json> by_uri{{doc.uri, json::array()}};
+    Ranges ranges(sources, encoding_);
+    std::map<std::string, std::string> uris;  // file -> URI, worked out once per file
     for (const auto& d : diags) {
         const std::string file = d.range.file.empty() ? doc.path : d.range.file;
-        by_uri[file == doc.path ? doc.uri : path_to_uri(file)].push_back(to_lsp(d, sources));
+        auto uri = uris.find(file);
+        if (uri == uris.end()) uri = uris.emplace(file, file == doc.path ? doc.uri : path_to_uri(file)).first;
+        by_uri[uri->second].push_back(to_lsp(d, ranges));
     }
     {
         std::lock_guard lock(mutex_);
@@ -392,12 +444,18 @@ void Server::publish(const std::string& source_uri, const std::map<std::string, 
         if (by_uri.empty()) published_.erase(source_uri);
         else published_[source_uri] = by_uri;
         for (const auto& target : targets) {
-            // A file's diagnostics are the union of what every open document's lint found in it.
+            // A file's diagnostics are the union of what every open document's lint found in it; one that two
+            // documents found is sent once (a hash set of their serialized forms: linear in their number).
             json all = json::array();
+            std::unordered_set<std::string> seen;
+            const bool several = std::count_if(published_.begin(), published_.end(),
+                                               [&](const auto& p) { return p.second.count(target) > 0; }) > 1;
             for (const auto& [source, lists] : published_)
                 if (auto it = lists.find(target); it != lists.end())
-                    for (const auto& d : it->second)
-                        if (std::find(all.begin(), all.end(), d) == all.end()) all.push_back(d);  // found by both
+                    for (const auto& d : it->second) {
+                        if (several) ++publish_counters().duplicate_checks;
+                        if (!several || seen.insert(d.dump()).second) all.push_back(d);
+                    }
             json params{{"uri", target}, {"diagnostics", std::move(all)}};
             if (auto doc = documents_.find(target); doc != documents_.end()) params["version"] = doc->second.version;
             messages.push_back(make_notification("textDocument/publishDiagnostics", std::move(params)));
@@ -406,26 +464,35 @@ void Server::publish(const std::string& source_uri, const std::map<std::string, 
     for (const auto& m : messages) writer_.write(m);
 }
 
-json Server::range_in(const SourceRange& r, const SourceManager& sources) const {
-    if (const std::string* text = sources.text(r.file)) return PositionMapper(*text, encoding_).range(r);
-    // Text not at hand (a file that vanished): byte columns are the best guess.
-    const int line = std::max(r.line - 1, 0), col = std::max(r.column - 1, 0);
-    const int end_line = std::max(r.end_line - 1, line), end_col = std::max(r.end_column - 1, 0);
-    return {{"start", {{"line", line}, {"character", col}}}, {"end", {{"line", end_line}, {"character", end_col}}}};
+json Server::Ranges::operator()(const SourceRange& r) {
+    auto it = mappers_.find(r.file);
+    if (it == mappers_.end()) {
+        const std::string* text = sources_.text(r.file);
+        if (!text) {
+            // Text not at hand (a file that vanished): byte columns are the best guess.
+            const int line = std::max(r.line - 1, 0), col = std::max(r.column - 1, 0);
+            const int end_line = std::max(r.end_line - 1, line), end_col = std::max(r.end_column - 1, 0);
+            return {{"start", {{"line", line}, {"character", col}}}, {"end", {{"line", end_line}, {"character", end_col}}}};
+        }
+        it = mappers_.emplace(r.file, PositionMapper(*text, encoding_)).first;
+        ++publish_counters().texts_indexed;
+    }
+    return it->second.range(r);
 }
 
-json Server::to_lsp(const Diagnostic& d, const SourceManager& sources) const {
+json Server::to_lsp(const Diagnostic& d, Ranges& ranges) const {
+    ++publish_counters().diagnostics_converted;
     std::string message = d.message;
     json related = json::array();
     for (const auto& n : d.notes) {
         if (n.range.valid())
-            related.push_back({{"location", {{"uri", path_to_uri(n.range.file)}, {"range", range_in(n.range, sources)}}},
+            related.push_back({{"location", {{"uri", path_to_uri(n.range.file)}, {"range", ranges(n.range)}}},
                                {"message", n.message}});
         else
             message += "\nnote: " + n.message;
     }
     if (d.fix) message += "\nhelp: " + d.fix->title;
-    json j{{"range", range_in(d.range, sources)},
+    json j{{"range", ranges(d.range)},
            {"severity", lsp_severity(d.severity)},
            {"code", d.code},
            {"source", "mbridge-lint"},
@@ -442,6 +509,7 @@ json Server::hover(const json& params) {
     if (!doc || !front_end_for(doc->path) || is_config_file_name(doc->path)) return nullptr;
     const std::size_t at = PositionMapper(doc->text, encoding_).offset(need(params, "position"));
     SourceManager sources;
+    std::lock_guard lock(lint_mutex_);
     FileResult r = lint_now(*doc, sources);
     LineIndex lines(doc->text);
     auto contains = [&](const SourceRange& range) {
@@ -449,7 +517,8 @@ json Server::hover(const json& params) {
         const std::size_t b = lines.offset(range.line, range.column), e = lines.offset(range.end_line, range.end_column);
         return b <= at && at <= e;
     };
-    LintSession session(session_options(), sources, resolver_);
+    LintSession session = this->session(sources);
+    Ranges ranges(sources, encoding_);
     for (std::size_t i = 0; i < r.configs.size(); ++i) {
         for (const Value::Entry* e : model_entries(r.configs[i].root)) {
             if (!contains(e->key_range) && !contains(e->value.prov().range)) continue;
@@ -457,7 +526,7 @@ json Server::hover(const json& params) {
             if (!model || !model->has(e->key)) return nullptr;
             const SourceRange span = contains(e->value.prov().range) ? e->value.prov().range : e->key_range;
             return {{"contents", {{"kind", "markdown"}, {"value", hover_markdown(*model, e->key, &e->value)}}},
-                    {"range", range_in(span, sources)}};
+                    {"range", ranges(span)}};
         }
     }
     return nullptr;
@@ -481,13 +550,15 @@ json Server::code_action(const json& params) {
     };
 
     SourceManager sources;
+    std::lock_guard lock(lint_mutex_);
     FileResult r = lint_now(*doc, sources);
+    Ranges ranges(sources, encoding_);
     json actions = json::array();
     auto workspace_edit = [&](const std::vector<TextEdit>& edits) {
         json changes = json::object();
         for (const auto& e : edits) {
             const std::string target = e.range.file == doc->path ? uri : path_to_uri(e.range.file);
-            changes[target].push_back({{"range", range_in(e.range, sources)}, {"newText", e.replacement}});
+            changes[target].push_back({{"range", ranges(e.range)}, {"newText", e.replacement}});
         }
         return json{{"changes", std::move(changes)}};
     };
@@ -500,13 +571,13 @@ json Server::code_action(const json& params) {
             if (!d.range.valid() || d.range.line > want_last_line || end_line < want_first_line) continue;
             actions.push_back({{"title", d.fix->safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
                                {"kind", "quickfix"},
-                               {"diagnostics", json::array({to_lsp(d, sources)})},
+                               {"diagnostics", json::array({to_lsp(d, ranges)})},
                                {"isPreferred", d.fix->safe},
                                {"edit", workspace_edit(d.fix->edits)}});
         }
     }
     if (wanted("source.fixAll.mbridge-lint")) {
-        LintSession session(session_options(), sources, resolver_);
+        LintSession session = this->session(sources);
         FixOutcome fixed = fix_file(session, doc->path, FixOptions{}, /*allow_skip=*/true);
         // One edit per changed file, replacing its whole text (computed against the text before fixing).
         json changes = json::object();

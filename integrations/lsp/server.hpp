@@ -3,7 +3,9 @@
 // the configuration files) are synchronised incrementally; edits are linted after a short pause (debounce), and a
 // lint whose document changed meanwhile is thrown away. Diagnostics carry a link to the rule's documentation and the
 // notes as related information; fixable ones offer quick fixes; hovering a field shows its effective value.
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <condition_variable>
 #include <map>
 #include <memory>
@@ -18,6 +20,14 @@
 #include "integrations/lsp/positions.hpp"
 
 namespace mbl::lsp {
+
+// The work of turning diagnostics into LSP messages, for the tests that check it grows linearly with their number.
+struct PublishCounters {
+    std::atomic<std::uint64_t> texts_indexed{0};      // texts whose lines were indexed to convert positions
+    std::atomic<std::uint64_t> diagnostics_converted{0};
+    std::atomic<std::uint64_t> duplicate_checks{0};  // lookups that keep a diagnostic two documents found from repeating
+};
+PublishCounters& publish_counters();
 
 struct ServerOptions {
     std::chrono::milliseconds debounce{150};
@@ -64,12 +74,27 @@ private:
     void worker();
     // Lints a document as it is now, with every open buffer visible to the front end (imports read buffers).
     FileResult lint_now(const Snapshot& doc, SourceManager& sources);
+    void add_open_documents(SourceManager& sources, const Snapshot& doc);
     void lint_and_publish(const Snapshot& doc);
     void publish(const std::string& source_uri, const std::map<std::string, json>& by_uri);
-    json to_lsp(const Diagnostic& d, const SourceManager& sources) const;
-    json range_in(const SourceRange& r, const SourceManager& sources) const;
+    // LSP positions of the files diagnostics point into; each text is indexed once per use, however many
+    // diagnostics it holds.
+    class Ranges {
+    public:
+        Ranges(const SourceManager& sources, PositionEncoding encoding) : sources_(sources), encoding_(encoding) {}
+        json operator()(const SourceRange& r);
+
+    private:
+        const SourceManager& sources_;
+        PositionEncoding encoding_;
+        std::map<std::string, PositionMapper> mappers_;
+    };
+    json to_lsp(const Diagnostic& d, Ranges& ranges) const;
     std::optional<Snapshot> snapshot(const std::string& uri);
     SessionOptions session_options() const { return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file}; }
+    // A session that reuses what earlier lints read and evaluated (modules, import graphs); callers hold lint_mutex_.
+    LintSession session(SourceManager& sources);
+    void register_file_watchers();  // asks the client for workspace/didChangeWatchedFiles, when it takes that
 
     ServerOptions options_;
     FrameReader reader_;
@@ -78,6 +103,10 @@ private:
     bool initialized_ = false, shutdown_requested_ = false, exit_requested_ = false;
 
     std::shared_ptr<ConfigResolver> resolver_;
+    // Front-end state kept for the whole session (see LintSession::keep_front_end_state); one lint uses it at a time.
+    std::mutex lint_mutex_;
+    std::shared_ptr<LintSession::FrontEndState> front_end_state_ = std::make_shared<LintSession::FrontEndState>();
+    bool watch_files_ = false;  // the client takes dynamic registrations of workspace/didChangeWatchedFiles
     std::mutex mutex_;  // guards everything below
     std::condition_variable wake_;
     std::map<std::string, Document> documents_;  // by URI

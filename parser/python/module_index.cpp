@@ -7,6 +7,8 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
+
 #include "core/source_manager.hpp"
 #include "parser/input_errors.hpp"
 
@@ -58,17 +60,6 @@ std::string Module::package() const {
     return dot == std::string::npos ? std::string() : name.substr(0, dot);
 }
 
-std::string display_path(const std::string& path) {
-    std::error_code ec;
-    fs::path abs = fs::weakly_canonical(fs::absolute(path, ec), ec);
-    if (ec) return path;
-    fs::path cwd = fs::weakly_canonical(fs::current_path(ec), ec);
-    if (ec) return abs.string();
-    auto rel = abs.lexically_relative(cwd);
-    if (!rel.empty() && rel.native().rfind("..", 0) != 0) return rel.string();
-    return abs.string();
-}
-
 std::string default_root(const std::string& file) {
     std::error_code ec;
     fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
@@ -82,15 +73,20 @@ std::string default_root(const std::string& file) {
     return d.string();
 }
 
-ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : root_(std::move(root)), buffers_(std::move(buffers)) {
-    std::error_code ec;
-    fs::path r = fs::weakly_canonical(fs::absolute(root_, ec), ec);
-    root_ = r.string();
-    if (fs::is_directory(r / "src", ec)) bases_.push_back((r / "src").string());
-    bases_.push_back(r.string());
+FileStamp stamp_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) return {};
+    return FileStamp{static_cast<std::uintmax_t>(st.st_size),
+                     static_cast<std::int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec,
+                     static_cast<std::uint64_t>(st.st_ino), true};
 }
 
-static std::optional<std::string> read_text(const std::string& path, std::string& error) {
+ReadCounters& read_counters() {
+    static ReadCounters counters;
+    return counters;
+}
+
+std::optional<std::string> read_source_file(const std::string& path, std::string& error) {
     std::error_code ec;
     auto size = fs::file_size(path, ec);
     if (ec) {
@@ -106,73 +102,38 @@ static std::optional<std::string> read_text(const std::string& path, std::string
         error = "cannot open the file";
         return std::nullopt;
     }
+    ++read_counters().files_read;
     std::ostringstream buf;
     buf << in.rdbuf();
     return buf.str();
 }
 
-Module* ModuleIndex::load(const std::string& dotted, const std::string& file, bool package, bool namespace_package) {
-    // Caller holds mutex_. Only registers the module; it is read and parsed on first use (ensure_parsed).
-    auto mod = std::make_unique<Module>();
-    mod->name = dotted;
-    mod->fs_path = file;
-    mod->path = display_path(file);
-    mod->is_package = package;
-    mod->namespace_package = namespace_package;
-    Module* raw = mod.get();
-    by_file_[file] = raw;
-    by_name_[dotted] = std::move(mod);
-    return raw;
+ModuleLayout::ModuleLayout(const std::string& root) {
+    std::error_code ec;
+    fs::path r = fs::weakly_canonical(fs::absolute(root, ec), ec);
+    root_ = r.string();
+    if (fs::is_directory(r / "src", ec)) bases_.push_back((r / "src").string());
+    bases_.push_back(r.string());
 }
 
-void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
-    if (!given && buffers_ && !m->namespace_package) given = buffers_(m->fs_path);
-    std::call_once(m->parsed, [m, given] {
-        if (m->namespace_package) {
-            m->ast = std::make_shared<const Ast>(parse_python(m->path, std::string()).ast);
-            return;
-        }
-        std::string error;
-        auto text = given ? std::optional<std::string>(*given) : read_text(m->fs_path, error);
-        ParseOutcome parsed = parse_python(m->path, text ? std::move(*text) : std::string());
-        if (!text)
-            parsed.syntax_error = input_error(InputError::Unreadable, SourceRange::whole_file(m->path),
-                                              fmt::format("cannot read {}: {}", m->path, error));
-        m->syntax_error = std::move(parsed.syntax_error);
-        m->ast = std::make_shared<const Ast>(std::move(parsed.ast));
-    });
-}
-
-Module* ModuleIndex::find(const std::string& dotted) {
-    std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = by_name_.find(dotted); it != by_name_.end()) return it->second.get();
-    if (missing_.count(dotted)) return nullptr;
+std::optional<ModuleLayout::Location> ModuleLayout::locate(const std::string& dotted) const {
     std::string rel = dotted;
     std::replace(rel.begin(), rel.end(), '.', '/');
     std::error_code ec;
     for (const auto& base : bases_) {
         fs::path dir = fs::path(base) / rel;
-        if (fs::is_regular_file(dir / "__init__.py", ec)) {
-            std::string file = (dir / "__init__.py").string();
-            if (auto it = by_file_.find(file); it != by_file_.end()) return it->second;
-            return load(dotted, file, true, false);
-        }
+        if (fs::is_regular_file(dir / "__init__.py", ec)) return Location{(dir / "__init__.py").string(), true, false};
         fs::path py = fs::path(base) / (rel + ".py");
-        if (fs::is_regular_file(py, ec)) {
-            std::string file = py.string();
-            if (auto it = by_file_.find(file); it != by_file_.end()) return it->second;
-            return load(dotted, file, false, false);
-        }
+        if (fs::is_regular_file(py, ec)) return Location{py.string(), false, false};
     }
     for (const auto& base : bases_) {
         fs::path dir = fs::path(base) / rel;
-        if (fs::is_directory(dir, ec)) return load(dotted, dir.string(), true, true);
+        if (fs::is_directory(dir, ec)) return Location{dir.string(), true, true};
     }
-    missing_[dotted] = true;
-    return nullptr;
+    return std::nullopt;
 }
 
-std::optional<std::string> ModuleIndex::dotted_name_of(const std::string& abs_file) const {
+std::optional<std::string> ModuleLayout::dotted_name_of(const std::string& abs_file) const {
     fs::path f(abs_file);
     for (const auto& base : bases_) {
         auto rel = f.lexically_relative(base);
@@ -192,6 +153,56 @@ std::optional<std::string> ModuleIndex::dotted_name_of(const std::string& abs_fi
     return std::nullopt;
 }
 
+ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : layout_(root), buffers_(std::move(buffers)) {}
+
+Module* ModuleIndex::load(const std::string& dotted, const std::string& file, bool package, bool namespace_package) {
+    // Caller holds mutex_. Only registers the module; it is read and parsed on first use (ensure_parsed).
+    auto mod = std::make_unique<Module>();
+    mod->name = dotted;
+    mod->fs_path = file;
+    mod->path = display_path(file);
+    mod->is_package = package;
+    mod->namespace_package = namespace_package;
+    Module* raw = mod.get();
+    by_file_[file] = raw;
+    by_name_[dotted] = std::move(mod);
+    return raw;
+}
+
+void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
+    if (!given && !m->namespace_package) given = buffer_of(*m);
+    std::call_once(m->parsed, [m, given] {
+        if (m->namespace_package) {
+            m->ast = std::make_shared<const Ast>(parse_python(m->path, std::string()).ast);
+            return;
+        }
+        std::string error;
+        m->from_buffer = given != nullptr;
+        if (!given) m->stamp = stamp_of(m->fs_path);  // before reading: a change while reading shows next time
+        auto text = given ? std::optional<std::string>(*given) : read_source_file(m->fs_path, error);
+        ++read_counters().files_parsed;
+        ParseOutcome parsed = parse_python(m->path, text ? std::move(*text) : std::string());
+        if (!text)
+            parsed.syntax_error = input_error(InputError::Unreadable, SourceRange::whole_file(m->path),
+                                              fmt::format("cannot read {}: {}", m->path, error));
+        m->syntax_error = std::move(parsed.syntax_error);
+        m->ast = std::make_shared<const Ast>(std::move(parsed.ast));
+    });
+}
+
+Module* ModuleIndex::find(const std::string& dotted) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = by_name_.find(dotted); it != by_name_.end()) return it->second.get();
+    if (missing_.count(dotted)) return nullptr;
+    auto where = layout_.locate(dotted);
+    if (!where) {
+        missing_[dotted] = true;
+        return nullptr;
+    }
+    if (auto it = by_file_.find(where->file); it != by_file_.end()) return it->second;
+    return load(dotted, where->file, where->package, where->namespace_package);
+}
+
 Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors, const std::string* text) {
     std::error_code ec;
     std::string abs = fs::weakly_canonical(fs::absolute(file, ec), ec).string();
@@ -205,7 +216,7 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
             std::lock_guard<std::mutex> lock(mutex_);
             if (auto it = by_file_.find(abs); it != by_file_.end()) return it->second;
         }
-        auto dotted = dotted_name_of(abs);
+        auto dotted = layout_.dotted_name_of(abs);
         if (dotted) {
             Module* m = find(*dotted);
             if (m && m->fs_path == abs) return m;
@@ -225,12 +236,46 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
     return found;
 }
 
-std::vector<const Module*> ModuleIndex::modules() const {
+std::vector<Module*> ModuleIndex::modules() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<const Module*> out;
+    std::vector<Module*> out;
     for (const auto& [_, m] : by_name_) out.push_back(m.get());
     std::sort(out.begin(), out.end(), [](const Module* a, const Module* b) { return a->path < b->path; });
     return out;
+}
+
+const std::string* ModuleIndex::buffer_of(const Module& m) const {
+    if (!buffers_) return nullptr;
+    // By its absolute path (an editor's buffer), else as diagnostics name it (a fix made in memory, --diff).
+    if (const std::string* text = buffers_(m.fs_path)) return text;
+    return m.path != m.fs_path ? buffers_(m.path) : nullptr;
+}
+
+bool ModuleIndex::is_current(Module& m) {
+    if (!m.ast || m.namespace_package) return true;
+    if (const std::string* buffer = buffer_of(m)) return *buffer == m.ast->text;
+    if (!m.from_buffer) return stamp_of(m.fs_path) == m.stamp;
+    // Read from a buffer that is gone (the editor closed it): current if the disk holds the same text.
+    const FileStamp stamp = stamp_of(m.fs_path);
+    std::string error;
+    auto text = read_source_file(m.fs_path, error);
+    if (!text || *text != m.ast->text) return false;
+    m.from_buffer = false;
+    m.stamp = stamp;
+    return true;
+}
+
+void ModuleIndex::retire(const std::vector<const Module*>& modules) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (const Module* m : modules) {
+        auto it = by_name_.find(m->name);
+        if (it == by_name_.end() || it->second.get() != m) continue;
+        by_file_.erase(m->fs_path);
+        if (m->ast) retired_bytes_ += m->ast->text.size();
+        retired_.push_back(std::move(it->second));
+        by_name_.erase(it);
+    }
+    if (!modules.empty()) missing_.clear();
 }
 
 }  // namespace mbl::py

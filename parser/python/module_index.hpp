@@ -3,6 +3,7 @@
 // under one lock so that import cycles and threads behave. Only files inside the root are ever read; names from
 // anywhere else (torch, megatron.core, transformers) stay symbols.
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/paths.hpp"
 #include "parser/python/ast.hpp"
 #include "parser/python/values.hpp"
 
@@ -39,6 +41,51 @@ private:
     void reindex();
 };
 
+// What a file looked like when it was read: enough to tell, without reading it again, that it changed.
+struct FileStamp {
+    std::uintmax_t size = 0;
+    std::int64_t mtime_ns = 0;
+    std::uint64_t inode = 0;
+    bool exists = false;
+    bool operator==(const FileStamp&) const = default;
+};
+FileStamp stamp_of(const std::string& path);
+
+// Reads a source file whole; nullopt (and `error`) when it cannot be read or is over SourceManager::kMaxFileBytes.
+std::optional<std::string> read_source_file(const std::string& path, std::string& error);
+
+// How much reading and evaluating the linter has done, for the tests that check that an edit does not re-read the
+// tree.
+struct ReadCounters {
+    std::atomic<std::uint64_t> files_read{0};    // source files read from disk (modules and import scans)
+    std::atomic<std::uint64_t> files_parsed{0};  // modules parsed into syntax trees
+    std::atomic<std::uint64_t> imports_scanned{0};  // texts scanned for import statements (parser/python/import_graph)
+    std::atomic<std::uint64_t> recipes_evaluated{0};
+};
+ReadCounters& read_counters();
+
+// Where the modules of a source root live: `root/src` (when present) is searched before `root`.
+class ModuleLayout {
+public:
+    explicit ModuleLayout(const std::string& root);
+    const std::string& root() const { return root_; }
+    const std::vector<std::string>& bases() const { return bases_; }
+
+    struct Location {
+        std::string file;  // the module's file; the directory for a namespace package
+        bool package = false;
+        bool namespace_package = false;  // a directory without __init__.py
+    };
+    // The module with this dotted name (file system lookups), or nullopt.
+    std::optional<Location> locate(const std::string& dotted) const;
+    // The dotted name of a file inside a base (lexical: the file need not exist), or nullopt.
+    std::optional<std::string> dotted_name_of(const std::string& abs_file) const;
+
+private:
+    std::string root_;
+    std::vector<std::string> bases_;
+};
+
 class Module {
 public:
     enum State { New = 0, Initializing = 1, Ready = 2 };
@@ -49,6 +96,9 @@ public:
     bool is_package = false;
     bool namespace_package = false;  // a directory without __init__.py
     std::shared_ptr<const Ast> ast;  // null until parsed, and for namespace packages
+    // Where the parsed text came from: an editor buffer, or the disk as `stamp` describes it.
+    bool from_buffer = false;
+    FileStamp stamp;
     std::optional<Diagnostic> syntax_error;
     std::once_flag parsed;
     std::once_flag named;  // `path` may be set once, before parsing, to the name a caller uses for the file
@@ -67,14 +117,16 @@ public:
 
 class ModuleIndex {
 public:
-    // The text of a module's file when a newer one than the disk's exists (an unsaved editor buffer), else null.
-    // Called with the module's absolute normalized path, from any thread.
+    // The text of a module's file when a newer one than the disk's exists (an unsaved editor buffer, a fix not
+    // written yet), else null. Called with the module's absolute normalized path, then with its display path, from
+    // any thread.
     using Buffers = std::function<const std::string*(const std::string& path)>;
 
     // `root` is the source root; module search starts at `root/src` (when present) and `root`.
     explicit ModuleIndex(std::string root, Buffers buffers = {});
 
-    const std::string& root() const { return root_; }
+    const std::string& root() const { return layout_.root(); }
+    const ModuleLayout& layout() const { return layout_; }
     // The module with this dotted name inside the root, or nullptr. Parses it on first use. Thread-safe.
     Module* find(const std::string& dotted);
     // Reads and parses a module once (thread-safe); `ast` is set afterwards (an empty tree when unreadable).
@@ -84,29 +136,35 @@ public:
     // is its text when the caller has it; diagnostics then name the file as `file` is written.
     Module* module_for_file(const std::string& file, std::vector<Diagnostic>& errors, const std::string* text = nullptr);
     // Every module read so far, sorted by path.
-    std::vector<const Module*> modules() const;
+    std::vector<Module*> modules() const;
+    // Whether a parsed module's text is still what the buffers or the disk hold (for a file read from disk, a
+    // stat: no read). Not thread-safe: call it between runs.
+    bool is_current(Module& m);
+    // Takes modules out of the index (their files changed): the next lookup reads and initializes them afresh, and
+    // names that were missing are looked up again. The old modules stay alive (objects of other modules may still
+    // point into them) until the index ends; `retired_bytes` says how much text they hold.
+    void retire(const std::vector<const Module*>& modules);
+    std::size_t retired_bytes() const { return retired_bytes_; }
     // Held while a module's top level is evaluated (recursive: imports nest).
     std::recursive_mutex& init_mutex() { return init_mutex_; }
 
 private:
     Module* load(const std::string& dotted, const std::string& file, bool package, bool namespace_package);
-    std::optional<std::string> dotted_name_of(const std::string& abs_file) const;
+    const std::string* buffer_of(const Module& m) const;  // a newer text than the disk's, if any
 
-    std::string root_;
+    ModuleLayout layout_;
     Buffers buffers_;
-    std::vector<std::string> bases_;
     mutable std::mutex mutex_;
     std::map<std::string, std::unique_ptr<Module>> by_name_;
     std::map<std::string, Module*> by_file_;
     std::map<std::string, bool> missing_;
+    std::vector<std::unique_ptr<Module>> retired_;
+    std::size_t retired_bytes_ = 0;
     std::recursive_mutex init_mutex_;
 };
 
 // The default --root for a file: the nearest parent holding src/megatron/bridge, else the parent of the file's
 // top-level package (the highest directory chain with __init__.py files).
 std::string default_root(const std::string& file);
-
-// How a path is shown in diagnostics: relative to the working directory when inside it, else absolute.
-std::string display_path(const std::string& path);
 
 }  // namespace mbl::py

@@ -137,3 +137,35 @@ TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[pr
     CHECK(passing.code == 0);
     CHECK(passing.out.find("Passed") != std::string::npos);
 }
+
+TEST_CASE("a commit that changes only a shared helper fails on the recipes that import it", "[precommit][python]") {
+    Env env;
+    TempDir hooks, project;
+    use_hook(hooks, project, "mbridge-lint");
+    project.write("recipes/__init__.py", "");
+    project.write("recipes/perf_common.py", "def perf_defaults(cfg):\n    cfg.model.recompute_granularity = None\n");
+    for (const std::string gpu : {"h100", "b200"})
+        project.write("recipes/" + gpu + ".py",
+                      "from megatron.bridge.training.config import ConfigContainer\n"
+                      "from megatron.bridge.models import GPTModelProvider\n"
+                      "from recipes.perf_common import perf_defaults\n\n\n"
+                      "def " + gpu + "_config() -> ConfigContainer:\n"
+                      "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, hidden_dropout=0.0, attention_dropout=0.0))\n"
+                      "    perf_defaults(cfg)\n"
+                      "    return cfg\n");
+    const std::string in = init_project(project, env);
+    REQUIRE(run_shell(in + kGit + "commit -qm recipes --no-verify").code == 0);
+    REQUIRE(run_shell(in + "pre-commit install").code == 0);
+
+    // The helper alone is staged: it defines no recipe, yet its two importers are checked with it.
+    project.write("recipes/perf_common.py", "def perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
+    REQUIRE(run_shell(in + kGit + "add recipes/perf_common.py").code == 0);
+    auto commit = run_shell(in + kGit + "commit -m 'full recompute for perf runs'");
+    INFO(commit.out);
+    CHECK(commit.code != 0);
+    CHECK(commit.out.find("Failed") != std::string::npos);
+    CHECK(commit.out.find("recipes/perf_common.py:2:5: error[RC004]") != std::string::npos);
+    CHECK(commit.out.find("recipes/perf_common.py is imported by 2 recipes in 2 files; they were linted too") !=
+          std::string::npos);
+    CHECK(run_shell(in + "git log --oneline").out.find("full recompute") == std::string::npos);  // not committed
+}

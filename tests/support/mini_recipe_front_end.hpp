@@ -3,10 +3,12 @@
 // numbers, True/False/None, one-line lists of strings) into a config tree with Origin::Recipe provenance spanning each
 // statement, as the real evaluator records it, and `# depends: other.py` lines as dependencies. Everything else
 // (comments, fixes, suppressions, dependents) goes through the production code paths of FrontEnd.
+#include <algorithm>
 #include <filesystem>
 #include <regex>
 
 #include "core/line_index.hpp"
+#include "core/paths.hpp"
 #include "parser/front_end.hpp"
 #include "parser/python_edit.hpp"
 #include "parser/yaml_loader.hpp"
@@ -43,12 +45,21 @@ public:
         return python_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 
-    std::vector<std::string> dependencies(const std::string& path, std::string_view text, ParseContext&) const override {
+    // `# depends:` lines, followed through the files they name (at any depth, cycles included).
+    std::vector<std::string> dependencies(const std::string& path, std::string_view text, ParseContext& ctx) const override {
         std::vector<std::string> out;
-        static const std::regex depends(R"(# depends: (\S+))");
-        std::string s(text);
-        for (std::sregex_iterator it(s.begin(), s.end(), depends), end; it != end; ++it)
-            out.push_back((std::filesystem::path(path).parent_path() / (*it)[1].str()).string());
+        std::vector<std::pair<std::string, std::string>> todo{{path, std::string(text)}};
+        while (!todo.empty()) {
+            auto [file, body] = std::move(todo.back());
+            todo.pop_back();
+            static const std::regex depends(R"(# depends: (\S+))");
+            for (std::sregex_iterator it(body.begin(), body.end(), depends), end; it != end; ++it) {
+                const std::string dep = normalized_path((std::filesystem::path(file).parent_path() / (*it)[1].str()).string());
+                if (dep == normalized_path(path) || std::find(out.begin(), out.end(), dep) != out.end()) continue;
+                out.push_back(dep);
+                if (const std::string* dep_text = ctx.sources.load(dep)) todo.emplace_back(dep, *dep_text);
+            }
+        }
         return out;
     }
 
