@@ -6,7 +6,6 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <nlohmann/json.hpp>
 
 #include "core/schema.hpp"
 #include "parser/input_errors.hpp"
@@ -36,20 +35,6 @@ Val from_value(const Value& v, Loc at) {
         case Value::Kind::Unknown: return Val::unknown(v.unknown_reason(), at);
     }
     return Val::none(at);
-}
-
-std::optional<Val> Project::model_default(const std::string& field) const {
-    for (const auto& [name, v] : revision_.defaults)
-        if (name == field) return from_value(v, {});
-    static const nlohmann::json fields = [] {
-        auto text = schema_file("fields/model.json");
-        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-        return j.is_object() && j.contains("fields") ? j["fields"] : nlohmann::json::object();
-    }();
-    auto it = fields.find(field);
-    if (it == fields.end() || !it->is_object() || !it->contains("default")) return std::nullopt;
-    const Value v = value_from_json((*it)["default"], {});
-    return from_value(v, {});
 }
 
 // ---------------------------------------------------------------------------------------------------------------
