@@ -82,13 +82,12 @@ public:
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
     Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
 
-    // branch merging (interpreter.cpp)
+    // branch journals and merging (branches.cpp)
     struct Slot;
     struct Journal;
 
 private:
-    friend struct BranchRunner;
-    friend struct BuiltinCalls;
+    struct BranchRunner;
     const Ast& ast(const Frame& f) const { return *f.module->ast; }
     Loc loc(const Frame& f, NodeId id) const { return f.module->loc(id); }
 
@@ -166,7 +165,15 @@ private:
     Val builtin_method(const Val& self, const std::string& name, Loc at);
     Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
+    // branches (branches.cpp)
+    // Runs each branch from the same state and merges the outcomes. `rest`: the statements after the branching one
+    // in its block, run once after the branches that fall through (`consumed_rest` then says they ran).
+    Flow run_branches(Frame& f, Loc where, const std::vector<std::function<Flow()>>& branches,
+                      const std::vector<NodeId>* rest, std::size_t next, bool& consumed_rest);
     void record(const Slot& s);
+    // Journal a change about to be made to an attribute of an instance, or to a name of a scope.
+    void note_attr_write(const Val& instance, const std::string& name);
+    void note_var_write(Env& env, const std::string& name);
     void bind_local(Env& env, const std::string& name, Val v);
     Val thaw_inner(const Val& v);
 

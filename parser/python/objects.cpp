@@ -215,6 +215,21 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
     }
 }
 
+bool Interp::set_attr(Frame&, const Val& obj, const std::string& name, Val value, const SetInfo& info) {
+    if (!obj.is_obj(ObjKind::Instance)) return false;
+    auto* inst = obj.as<InstanceObj>();
+    note_attr_write(obj, name);
+    // Whatever its class, the object stored as a config's `model` is the model config.
+    if (name == "model" && value.is_obj(ObjKind::Instance)) value.as<InstanceObj>()->model_like = true;
+    if (Attr* a = inst->find(name)) {
+        a->value = std::move(value);
+        a->info = info;
+    } else {
+        inst->attrs.push_back(Attr{name, std::move(value), info});
+    }
+    return true;
+}
+
 Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site) {
     if (cls->is_enum) return Val::unknown(fmt::format("an enum value of {} made at run time", cls->name), site);
     if (cls->name == "AutoBridge") return auto_bridge_from_config(f, args.pos.empty() ? Val() : args.pos[0], site);
