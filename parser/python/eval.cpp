@@ -8,7 +8,6 @@
 #include <functional>
 
 #include "core/schema.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
 
