@@ -13,29 +13,6 @@
 
 namespace mbl::py {
 
-
-Val from_value(const Value& v, Loc at) {
-    switch (v.kind()) {
-        case Value::Kind::Null: return Val::none(at);
-        case Value::Kind::Bool: return Val::boolean(v.as_bool(), at);
-        case Value::Kind::Int: return Val::integer(v.as_int(), at);
-        case Value::Kind::Float: return Val::floating(v.as_number(), at);
-        case Value::Kind::String: return Val::str(v.as_string(), at);
-        case Value::Kind::List: {
-            auto l = std::make_shared<SeqObj>(ObjKind::List);
-            for (const auto& item : v.items()) l->items.push_back(from_value(item, at));
-            return Val::obj(l, at);
-        }
-        case Value::Kind::Map: {
-            auto d = std::make_shared<DictObj>();
-            for (const auto& e : v.entries()) d->items.emplace_back(Val::str(e.key, at), from_value(e.value, at));
-            return Val::obj(d, at);
-        }
-        case Value::Kind::Unknown: return Val::unknown(v.unknown_reason(), at);
-    }
-    return Val::none(at);
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // Copies of shared values
 

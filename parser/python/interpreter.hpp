@@ -190,13 +190,8 @@ private:
 // The parameters of a `def` or `lambda` (`params` may be kNoNode); defaults are evaluated by `eval_default`.
 std::vector<Param> read_params(const Ast& a, NodeId params, const std::function<Val(NodeId)>& eval_default);
 
-// A config Value (schemas, config.json facts) as an evaluator value; lists and maps become new objects.
-Val from_value(const Value& v, Loc at);
-
 // One of two values: the value when both are the same, else an unknown that names the condition at `where`.
 Val merge_vals(const Val& a, const Val& b, Loc where);
-// Python's str() of a known scalar or container.
-std::string py_str(const Val& v);
 
 // The builtin namespace (len, range, isinstance, ...).
 const Val* builtin_global(const std::string& name);

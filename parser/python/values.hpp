@@ -1,7 +1,8 @@
 #pragma once
 // Values of the abstract Python evaluator. Scalars are held inline; lists, dicts, instances, functions, classes and
 // modules live on the heap behind shared pointers so that aliasing (`m = cfg.model; m.x = 1`) behaves as in Python.
-// Anything the evaluator cannot work out is an Unknown value that carries the reason.
+// Anything the evaluator cannot work out is an Unknown value that carries the reason. Their Python semantics
+// (truthiness, equality, printing) are in values.cpp.
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -327,7 +328,11 @@ std::optional<bool> py_equal(const Val& a, const Val& b);
 bool same_val(const Val& a, const Val& b);
 // Short Python-like rendering for messages.
 std::string repr(const Val& v, int depth = 0);
+// Python's str() of a known scalar or container.
+std::string py_str(const Val& v);
 // "a list", "an instance of LlamaModelProvider" ...
 std::string type_name(const Val& v);
+// A config Value (schemas, config.json facts) as an evaluator value; lists and maps become new objects.
+Val from_value(const Value& v, Loc at);
 
 }  // namespace mbl::py
