@@ -101,14 +101,6 @@ Val bridge_builtin(Builtin id, const char* name, const Val& self, Loc at) {
     return Val::obj(b, at);
 }
 
-const Val* call_arg(const CallArgs& args, size_t pos, std::initializer_list<const char*> names) {
-    if (pos < args.pos.size()) return &args.pos[pos];
-    for (const auto& [k, v] : args.kw)
-        for (const char* n : names)
-            if (k == n) return &v;
-    return nullptr;
-}
-
 // The model id a Hugging Face config object was read for (Hugging Face keeps it as `_name_or_path`).
 std::string config_model_id(const Val& config) {
     if (!config.is_obj(ObjKind::Instance)) return {};
@@ -182,6 +174,25 @@ Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) 
         default: return Val::unknown(fmt::format("{}() is not modelled", b.name), site);
     }
 }
+
+namespace {
+
+Val auto_bridge_call(Interp& in, Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
+    return in.call_auto_bridge(f, b, args, site);
+}
+
+constexpr BuiltinEntry kAutoBridgeEntries[] = {
+    {Builtin::HfFromPretrained, Receiver::Any, auto_bridge_call},
+    {Builtin::HfFromConfig, Receiver::Any, auto_bridge_call},
+    {Builtin::HfAutoConfig, Receiver::Any, auto_bridge_call},
+    {Builtin::HfToProvider, Receiver::Any, auto_bridge_call},
+    {Builtin::HfGetModelConfig, Receiver::Any, auto_bridge_call},
+    {Builtin::HfToTextProvider, Receiver::Any, auto_bridge_call},
+};
+
+}  // namespace
+
+std::span<const BuiltinEntry> bridge_api_builtins() { return kAutoBridgeEntries; }
 
 Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
     auto config = project_.hf().config(model_id);

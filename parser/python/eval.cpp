@@ -926,6 +926,14 @@ Val Interp::eval_lambda(Frame& f, NodeId e) {
 // ---------------------------------------------------------------------------------------------------------------
 // Calls
 
+const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names) {
+    if (pos < args.pos.size()) return &args.pos[pos];
+    for (const auto& [k, v] : args.kw)
+        for (const char* n : names)
+            if (k == n) return &v;
+    return nullptr;
+}
+
 CallArgs Interp::eval_args(Frame& f, NodeId arglist) {
     CallArgs args;
     if (arglist == kNoNode) return args;

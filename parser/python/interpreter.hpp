@@ -7,6 +7,7 @@
 // threads and never written after their module is initialized: reading a mutable global makes a private copy.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
@@ -43,6 +44,9 @@ struct CallArgs {
     std::string unknown;       // non-empty: *args / **kwargs whose contents are unknown
 };
 
+// The argument at position `pos`, else the first keyword argument named one of `names`; null when not given.
+const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names = {});
+
 class Interp {
 public:
     Interp(Project& project, std::vector<Diagnostic>* diagnostics);
@@ -60,7 +64,7 @@ public:
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
     std::int64_t steps() const { return steps_; }
 
-    // --- used by the builtins (builtins.cpp) ---
+    // --- used by the builtins (the table of builtins.hpp) ---
     Val call(Frame& f, const Val& callee, CallArgs args, Loc site);
     Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
     Val get_attr(Frame& f, const Val& obj, const std::string& name, Loc at);
@@ -81,6 +85,14 @@ public:
     Project& project() { return project_; }
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
     Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
+    // Classes (objects.cpp): the class order, an attribute found along it (bound to `self` as Python binds it),
+    // and issubclass (nullopt when an outside base class may decide).
+    std::vector<std::shared_ptr<ClassObj>> mro(const std::shared_ptr<ClassObj>& cls) const;
+    Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
+                   bool& found);
+    std::optional<bool> is_subclass(const Val& cls, const Val& base) const;
+    // AutoBridge and AutoConfig calls (bridge_api.cpp).
+    Val call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
     // branch journals and merging (branches.cpp)
     struct Slot;
@@ -141,7 +153,6 @@ private:
     // Megatron Bridge's AutoBridge and Hugging Face configs (bridge_api.cpp).
     Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
     Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
-    Val call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
     Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
     Val hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site);
     std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
@@ -151,17 +162,13 @@ private:
     Val precision_recipe(Frame& f, const std::string& name, Loc site);
     std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
                                  Loc site);
-    std::vector<std::shared_ptr<ClassObj>> mro(const std::shared_ptr<ClassObj>& cls) const;
     bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
-    Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
-                   bool& found);
     // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
     Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
                   const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
     // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
     // or nullopt when an outside base class may add fields the linter does not know.
     std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
-    std::optional<bool> is_subclass(const Val& cls, const Val& base) const;
     Val builtin_method(const Val& self, const std::string& name, Loc at);
     Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
