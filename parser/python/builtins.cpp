@@ -96,7 +96,7 @@ namespace {
 const BuiltinEntry& builtin_entry(Builtin id) {
     static const auto table = [] {
         std::array<BuiltinEntry, static_cast<std::size_t>(Builtin::Count)> t{};
-        for (auto group : {function_builtins(), bridge_api_builtins()})
+        for (auto group : {function_builtins(), str_builtins(), bridge_api_builtins()})
             for (const BuiltinEntry& e : group) t[static_cast<std::size_t>(e.id)] = e;
         return t;
     }();
@@ -126,127 +126,6 @@ Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
 
     // Methods of builtin values.
     const Val& self = b.self;
-    if (self.is_str()) {
-        const std::string& s = self.s;
-        switch (b.id) {
-            case Builtin::StrLower: {
-                std::string out = s;
-                for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-                return Val::str(out, site);
-            }
-            case Builtin::StrUpper: {
-                std::string out = s;
-                for (auto& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-                return Val::str(out, site);
-            }
-            case Builtin::StrTitle:
-            case Builtin::StrCapitalize: return unknown("str.title()/capitalize() is not modelled");
-            case Builtin::StrStrip:
-            case Builtin::StrLstrip:
-            case Builtin::StrRstrip: {
-                std::string chars = a0 && a0->is_str() ? a0->s : std::string(" \t\n\r\f\v");
-                if (a0 && !a0->is_str() && !a0->is_none()) return unknown("strip() of unknown characters");
-                size_t start = 0, end = s.size();
-                if (b.id != Builtin::StrRstrip)
-                    while (start < end && chars.find(s[start]) != std::string::npos) ++start;
-                if (b.id != Builtin::StrLstrip)
-                    while (end > start && chars.find(s[end - 1]) != std::string::npos) --end;
-                return Val::str(s.substr(start, end - start), site);
-            }
-            case Builtin::StrSplit: {
-                std::vector<Val> parts;
-                if (!a0 || a0->is_none()) {
-                    size_t i = 0;
-                    while (i < s.size()) {
-                        while (i < s.size() && std::isspace(static_cast<unsigned char>(s[i]))) ++i;
-                        size_t j = i;
-                        while (j < s.size() && !std::isspace(static_cast<unsigned char>(s[j]))) ++j;
-                        if (j > i) parts.push_back(Val::str(s.substr(i, j - i), site));
-                        i = j;
-                    }
-                } else if (a0->is_str() && !a0->s.empty() && !a1) {
-                    size_t start = 0, pos;
-                    while ((pos = s.find(a0->s, start)) != std::string::npos) {
-                        parts.push_back(Val::str(s.substr(start, pos - start), site));
-                        start = pos + a0->s.size();
-                    }
-                    parts.push_back(Val::str(s.substr(start), site));
-                } else {
-                    return unknown("str.split() with arguments the linter does not model");
-                }
-                return make_list(std::move(parts), ObjKind::List, site);
-            }
-            case Builtin::StrJoin: {
-                if (!a0) return unknown("missing argument");
-                auto items = iterate(*a0, reason);
-                if (!items) return unknown(reason);
-                std::string out;
-                for (size_t i = 0; i < items->size(); ++i) {
-                    if (!(*items)[i].is_str()) return unknown("join() of values that are not known strings");
-                    if (i) out += s;
-                    out += (*items)[i].s;
-                }
-                return Val::str(out, site);
-            }
-            case Builtin::StrReplace: {
-                if (!a0 || !a1 || !a0->is_str() || !a1->is_str() || a0->s.empty()) return unknown("replace() of unknown strings");
-                std::string out;
-                size_t start = 0, pos;
-                while ((pos = s.find(a0->s, start)) != std::string::npos) {
-                    out += s.substr(start, pos - start) + a1->s;
-                    start = pos + a0->s.size();
-                }
-                return Val::str(out + s.substr(start), site);
-            }
-            case Builtin::StrStartswith:
-            case Builtin::StrEndswith: {
-                if (!a0) return unknown("missing argument");
-                std::vector<Val> options;
-                if (a0->is_obj(ObjKind::Tuple)) options = a0->as<SeqObj>()->items;
-                else options.push_back(*a0);
-                for (const auto& o : options) {
-                    if (!o.is_str()) return unknown("startswith()/endswith() of an unknown string");
-                    bool hit = b.id == Builtin::StrStartswith
-                                   ? s.rfind(o.s, 0) == 0
-                                   : s.size() >= o.s.size() && s.compare(s.size() - o.s.size(), o.s.size(), o.s) == 0;
-                    if (hit) return Val::boolean(true, site);
-                }
-                return Val::boolean(false, site);
-            }
-            case Builtin::StrFormat: {
-                std::string out;
-                size_t auto_index = 0;
-                for (size_t i = 0; i < s.size(); ++i) {
-                    char c = s[i];
-                    if ((c == '{' || c == '}') && i + 1 < s.size() && s[i + 1] == c) {
-                        out += c;
-                        ++i;
-                        continue;
-                    }
-                    if (c != '{') {
-                        out += c;
-                        continue;
-                    }
-                    size_t close = s.find('}', i);
-                    if (close == std::string::npos) return unknown("a malformed format string");
-                    std::string field = s.substr(i + 1, close - i - 1);
-                    if (field.find_first_of(":!.[") != std::string::npos) return unknown("a format specification");
-                    const Val* v = nullptr;
-                    if (field.empty()) v = call_arg(args, auto_index++);
-                    else if (std::all_of(field.begin(), field.end(), ::isdigit)) v = call_arg(args, std::stoul(field));
-                    else
-                        for (const auto& [k, kv] : args.kw)
-                            if (k == field) v = &kv;
-                    if (!v || v->is_unknown() || (v->is_obj() && !v->is_obj(ObjKind::List) && !v->is_obj(ObjKind::Tuple)))
-                        return unknown("format() of an unknown value");
-                    out += py_str(*v);
-                    i = close;
-                }
-                return Val::str(out, site);
-            }
-            default: break;
-        }
-    }
     if (self.is_obj(ObjKind::List) || self.is_obj(ObjKind::Tuple) || self.is_obj(ObjKind::Set)) {
         auto* l = self.as<SeqObj>();
         switch (b.id) {

@@ -2,9 +2,10 @@
 // The builtin functions and the methods of builtin values that the evaluator models: their identifiers, and the table
 // of small functions that run them, grouped in files by the type they belong to:
 //   builtins_functions.cpp   the builtin namespace (len, range, isinstance, getattr, ...)
+//   builtins_str.cpp         methods of str
 //   bridge_api.cpp           Megatron Bridge's AutoBridge and AutoConfig calls
 // builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table
-// (the methods of str, list, tuple, set and dict still through its switch).
+// (the methods of list, tuple, set and dict still through its switch).
 #include <cstdint>
 #include <span>
 
@@ -52,6 +53,7 @@ struct BuiltinEntry {
 
 // The entries of each group. An id in no group is not modelled: calling it gives an unknown that says so.
 std::span<const BuiltinEntry> function_builtins();
+std::span<const BuiltinEntry> str_builtins();
 std::span<const BuiltinEntry> bridge_api_builtins();
 
 // Python's `<` between numbers or between strings; anything else clears `ok` (sorted, min, max, list.sort).
