@@ -1,9 +1,10 @@
-// Python builtins and the methods of builtin values, as far as recipes use them.
+// The builtin namespace (the names every module sees without importing them), the methods of builtin values found by
+// name for their receiver, and a builtin call run through the table of builtins.hpp (the functions are in the
+// builtins_*.cpp files, one per type).
 #include "parser/python/builtins.hpp"
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <unordered_map>
 
@@ -96,7 +97,7 @@ namespace {
 const BuiltinEntry& builtin_entry(Builtin id) {
     static const auto table = [] {
         std::array<BuiltinEntry, static_cast<std::size_t>(Builtin::Count)> t{};
-        for (auto group : {function_builtins(), str_builtins(), bridge_api_builtins()})
+        for (auto group : {function_builtins(), str_builtins(), container_builtins(), bridge_api_builtins()})
             for (const BuiltinEntry& e : group) t[static_cast<std::size_t>(e.id)] = e;
         return t;
     }();
@@ -119,234 +120,7 @@ bool runs_on(Receiver receiver, const Val& self) {
 Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
     const BuiltinEntry& entry = builtin_entry(b.id);
     if (entry.fn && runs_on(entry.receiver, b.self)) return entry.fn(*this, f, b, args, site);
-    auto unknown = [&](std::string why) { return Val::unknown(std::move(why), site); };
-    const Val* a0 = call_arg(args, 0);
-    const Val* a1 = call_arg(args, 1);
-    std::string reason;
-
-    // Methods of builtin values.
-    const Val& self = b.self;
-    if (self.is_obj(ObjKind::List) || self.is_obj(ObjKind::Tuple) || self.is_obj(ObjKind::Set)) {
-        auto* l = self.as<SeqObj>();
-        switch (b.id) {
-            case Builtin::ListAppend:
-            case Builtin::SetAdd:
-                if (!a0) return unknown("missing argument");
-                note_mutation(l);
-                if (b.id == Builtin::SetAdd)
-                    for (const auto& item : l->items)
-                        if (py_equal(item, *a0) == true) return Val::none(site);
-                if (limit_items(l->items.size() + 1)) l->unknown = "the list is too long for the linter";
-                else if (l->unknown.empty()) l->items.push_back(*a0);  // unknown contents stay unknown
-                return Val::none(site);
-            case Builtin::ListExtend:
-            case Builtin::SetUpdate: {
-                if (!a0) return unknown("missing argument");
-                note_mutation(l);
-                auto items = iterate(*a0, reason);
-                if (!items) {
-                    l->unknown = reason;
-                } else if (l->unknown.empty()) {
-                    for (auto& item : *items) {
-                        bool dup = false;
-                        if (b.id == Builtin::SetUpdate)
-                            for (const auto& x : l->items) dup |= py_equal(x, item) == true;
-                        if (!dup) l->items.push_back(std::move(item));
-                    }
-                    if (limit_items(l->items.size())) l->unknown = "the list is too long for the linter";
-                }
-                return Val::none(site);
-            }
-            case Builtin::ListInsert: {
-                if (!a0 || !a1) return unknown("missing argument");
-                note_mutation(l);
-                if (!a0->is_int()) {
-                    l->unknown = "an element was inserted at an unknown position";
-                    return Val::none(site);
-                }
-                std::int64_t n = static_cast<std::int64_t>(l->items.size());
-                std::int64_t i = a0->as_int() < 0 ? std::max<std::int64_t>(0, a0->as_int() + n) : std::min(a0->as_int(), n);
-                l->items.insert(l->items.begin() + i, *a1);
-                return Val::none(site);
-            }
-            case Builtin::ListPop: {
-                if (!l->unknown.empty()) {
-                    note_mutation(l);
-                    return unknown(l->unknown);
-                }
-                if (l->items.empty()) return unknown("pop() from an empty list");
-                std::int64_t n = static_cast<std::int64_t>(l->items.size());
-                std::int64_t i = n - 1;
-                if (a0) {
-                    if (!a0->is_int()) {
-                        note_mutation(l);
-                        l->unknown = "an element was removed at an unknown position";
-                        return unknown("pop() at an unknown position");
-                    }
-                    i = a0->as_int() < 0 ? a0->as_int() + n : a0->as_int();
-                }
-                if (i < 0 || i >= n) return unknown("pop() index out of range");
-                note_mutation(l);
-                Val v = l->items[static_cast<size_t>(i)];
-                l->items.erase(l->items.begin() + i);
-                return v;
-            }
-            case Builtin::ListRemove:
-            case Builtin::SetDiscard: {
-                if (!a0) return unknown("missing argument");
-                note_mutation(l);
-                for (auto it = l->items.begin(); it != l->items.end(); ++it) {
-                    auto eq = py_equal(*it, *a0);
-                    if (!eq) {
-                        l->unknown = "an element was removed that the linter cannot identify";
-                        return Val::none(site);
-                    }
-                    if (*eq) {
-                        l->items.erase(it);
-                        return Val::none(site);
-                    }
-                }
-                return Val::none(site);
-            }
-            case Builtin::ListIndex:
-            case Builtin::ListCount: {
-                if (!a0 || !l->unknown.empty()) return unknown("index()/count() of unknown contents");
-                std::int64_t count = 0;
-                for (size_t i = 0; i < l->items.size(); ++i) {
-                    auto eq = py_equal(l->items[i], *a0);
-                    if (!eq) return unknown("index()/count() of unknown contents");
-                    if (*eq) {
-                        if (b.id == Builtin::ListIndex) return Val::integer(static_cast<std::int64_t>(i), site);
-                        ++count;
-                    }
-                }
-                if (b.id == Builtin::ListIndex) return unknown("index() of a missing element");
-                return Val::integer(count, site);
-            }
-            case Builtin::ListCopy: {
-                Val c = make_list(l->items, self.o->kind, site);
-                c.as<SeqObj>()->unknown = l->unknown;
-                return c;
-            }
-            case Builtin::ListClear:
-                note_mutation(l);
-                l->items.clear();
-                l->unknown.clear();
-                return Val::none(site);
-            case Builtin::ListSort: {
-                note_mutation(l);
-                for (const auto& [k, v] : args.kw)
-                    if (k == "key") {
-                        l->unknown = "sorted with a key function";
-                        return Val::none(site);
-                    }
-                bool ok = true;
-                std::stable_sort(l->items.begin(), l->items.end(), [&](const Val& x, const Val& y) { return sortable_less(x, y, ok); });
-                if (!ok) l->unknown = "sorted values the linter cannot order";
-                for (const auto& [k, v] : args.kw)
-                    if (k == "reverse" && truthy(v) == true) std::reverse(l->items.begin(), l->items.end());
-                return Val::none(site);
-            }
-            case Builtin::ListReverse:
-                note_mutation(l);
-                std::reverse(l->items.begin(), l->items.end());
-                return Val::none(site);
-            case Builtin::SetUnion: {
-                std::vector<Val> items = l->items;
-                for (const auto& p : args.pos) {
-                    auto more = iterate(p, reason);
-                    if (!more) return unknown(reason);
-                    for (auto& v : *more) {
-                        bool dup = false;
-                        for (const auto& x : items) dup |= py_equal(x, v) == true;
-                        if (!dup) items.push_back(v);
-                    }
-                }
-                return make_list(std::move(items), ObjKind::Set, site);
-            }
-            default: break;
-        }
-    }
-    if (self.is_obj(ObjKind::Dict)) {
-        auto* d = self.as<DictObj>();
-        auto find = [&](const Val& key) -> std::optional<size_t> {
-            for (size_t i = 0; i < d->items.size(); ++i)
-                if (py_equal(d->items[i].first, key) == true) return i;
-            return std::nullopt;
-        };
-        switch (b.id) {
-            case Builtin::DictGet: {
-                if (!a0 || a0->is_unknown()) return unknown("get() with an unknown key");
-                if (auto i = find(*a0)) return d->items[*i].second;
-                if (!d->unknown.empty()) return unknown(d->unknown);
-                return a1 ? *a1 : Val::none(site);
-            }
-            case Builtin::DictItems:
-            case Builtin::DictKeys:
-            case Builtin::DictValues: {
-                if (!d->unknown.empty()) return unknown(d->unknown);
-                std::vector<Val> out;
-                for (const auto& [k, v] : d->items) {
-                    if (b.id == Builtin::DictKeys) out.push_back(k);
-                    else if (b.id == Builtin::DictValues) out.push_back(v);
-                    else out.push_back(make_list({k, v}, ObjKind::Tuple, site));
-                }
-                return make_list(std::move(out), ObjKind::List, site);
-            }
-            case Builtin::DictUpdate: {
-                note_mutation(d);
-                std::vector<std::pair<Val, Val>> add;
-                if (a0) {
-                    if (a0->is_obj(ObjKind::Dict)) {
-                        add = a0->as<DictObj>()->items;
-                        if (!a0->as<DictObj>()->unknown.empty()) d->unknown = a0->as<DictObj>()->unknown;
-                    } else {
-                        d->unknown = "update() with a value that is not a known dict";
-                    }
-                }
-                for (const auto& [k, v] : args.kw) add.emplace_back(Val::str(k, site), v);
-                if (!args.unknown.empty()) d->unknown = args.unknown;
-                for (auto& [k, v] : add) {
-                    if (auto i = find(k)) d->items[*i].second = v;
-                    else d->items.emplace_back(k, v);
-                }
-                return Val::none(site);
-            }
-            case Builtin::DictPop: {
-                if (!a0 || a0->is_unknown()) return unknown("pop() with an unknown key");
-                note_mutation(d);
-                if (auto i = find(*a0)) {
-                    Val v = d->items[*i].second;
-                    d->items.erase(d->items.begin() + static_cast<std::ptrdiff_t>(*i));
-                    return v;
-                }
-                if (!d->unknown.empty()) return unknown(d->unknown);
-                return a1 ? *a1 : unknown("pop() of a missing key");
-            }
-            case Builtin::DictSetdefault: {
-                if (!a0 || a0->is_unknown()) return unknown("setdefault() with an unknown key");
-                if (auto i = find(*a0)) return d->items[*i].second;
-                if (!d->unknown.empty()) return unknown(d->unknown);
-                note_mutation(d);
-                Val v = a1 ? *a1 : Val::none(site);
-                d->items.emplace_back(*a0, v);
-                return v;
-            }
-            case Builtin::DictCopy: {
-                auto c = std::make_shared<DictObj>();
-                c->items = d->items;
-                c->unknown = d->unknown;
-                return Val::obj(c, site);
-            }
-            case Builtin::DictClear:
-                note_mutation(d);
-                d->items.clear();
-                d->unknown.clear();
-                return Val::none(site);
-            default: break;
-        }
-    }
-    return unknown(fmt::format("{}() is not modelled", b.name));
+    return Val::unknown(fmt::format("{}() is not modelled", b.name), site);
 }
 
 }  // namespace mbl::py

@@ -3,9 +3,9 @@
 // of small functions that run them, grouped in files by the type they belong to:
 //   builtins_functions.cpp   the builtin namespace (len, range, isinstance, getattr, ...)
 //   builtins_str.cpp         methods of str
+//   builtins_containers.cpp  methods of list, tuple, set and dict
 //   bridge_api.cpp           Megatron Bridge's AutoBridge and AutoConfig calls
-// builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table
-// (the methods of list, tuple, set and dict still through its switch).
+// builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table.
 #include <cstdint>
 #include <span>
 
@@ -54,6 +54,7 @@ struct BuiltinEntry {
 // The entries of each group. An id in no group is not modelled: calling it gives an unknown that says so.
 std::span<const BuiltinEntry> function_builtins();
 std::span<const BuiltinEntry> str_builtins();
+std::span<const BuiltinEntry> container_builtins();
 std::span<const BuiltinEntry> bridge_api_builtins();
 
 // Python's `<` between numbers or between strings; anything else clears `ok` (sorted, min, max, list.sort).
