@@ -1,8 +1,9 @@
 // The parts of Megatron Bridge's run-time behaviour that the evaluator models at its boundary, because they read
-// files or registries at run time: how a mixed_precision name becomes a config, and how AutoBridge turns a Hugging
-// Face model into a provider or a model config. Where the linted tree defines them (its precision registry, the model
-// bridges it registers for each Hugging Face architecture), the tree's own code is followed, with its lines as
-// provenance; the bundled catalog and mapping (schemas/) are the fallback.
+// files or registries at run time: how a mixed_precision name (or a call of a recipe of Bridge's mixed_precision
+// module) becomes a config, and how AutoBridge turns a Hugging Face model into a provider or a model config. Where the
+// linted tree defines them (its precision registry, the model bridges it registers for each Hugging Face
+// architecture), the tree's own code is followed, with its lines as provenance; the bundled catalog and mapping
+// (schemas/) are the fallback.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "core/did_you_mean.hpp"
+#include "core/schema.hpp"
 #include "parser/input_errors.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
@@ -81,6 +83,37 @@ std::optional<Val> Interp::resolve_precision_name(const InstanceObj& config, con
     return out;
 }
 
+
+// Calls into Bridge's mixed_precision module from outside the source root: its recipes (bf16_mixed, ...) and
+// get_mixed_precision_config, answered from the bundled catalog.
+std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
+                                     CallArgs& args, Loc site) {
+    const Schema& schema = Schema::instance();
+    const bool precision_module = qualname.find("mixed_precision") != std::string::npos;
+    if (precision_module && schema.precision_recipe(short_name)) return precision_recipe(f, short_name, site);
+    if (short_name == "get_mixed_precision_config" && precision_module) {
+        const Val* name = !args.pos.empty() ? &args.pos[0] : nullptr;
+        if (name && name->is_str() && schema.precision_recipe(name->s)) return precision_recipe(f, name->s, site);
+        if (name && name->is_obj(ObjKind::Instance)) return *name;
+        return Val::unknown("get_mixed_precision_config of a name the linter does not know", site);
+    }
+    return std::nullopt;
+}
+
+Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
+    const PrecisionRecipe* recipe = Schema::instance().precision_recipe(name);
+    auto inst = std::make_shared<InstanceObj>();
+    inst->class_path = "megatron.bridge.training.mixed_precision.MixedPrecisionConfig";
+    inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
+    if (recipe)
+        for (const auto& [field, value] : recipe->fields) {
+            SetInfo info{site, f.chain, Origin::Derived,
+                         std::make_shared<const std::string>(fmt::format(
+                             "{} = {} comes from mixed_precision recipe {}()", field, value.display(), name))};
+            inst->attrs.push_back(Attr{field, from_value(value, site), info});
+        }
+    return Val::obj(inst, site);
+}
 
 // --- AutoBridge -------------------------------------------------------------------------------------------------
 

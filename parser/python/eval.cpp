@@ -1,4 +1,6 @@
-// Expressions, calls, classes and attribute access of the abstract evaluator.
+// Expressions and calls of the abstract evaluator: private copies of shared values, iteration, literals, operators,
+// comparisons, strings, subscripts, comprehensions and lambdas; arguments, and calls of functions of the source root
+// with their parameters bound. Calls of classes and outside names go to objects.cpp, of builtins to builtins.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -7,7 +9,6 @@
 #include <cstdlib>
 #include <functional>
 
-#include "core/schema.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
 
@@ -982,35 +983,6 @@ Val Interp::eval_call(Frame& f, NodeId e) {
     Val callee = eval(f, a.field(e, Field::Function));
     CallArgs args = eval_args(f, a.field(e, Field::Arguments));
     return call(f, callee, std::move(args), loc(f, e));
-}
-
-std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
-                                     CallArgs& args, Loc site) {
-    const Schema& schema = Schema::instance();
-    const bool precision_module = qualname.find("mixed_precision") != std::string::npos;
-    if (precision_module && schema.precision_recipe(short_name)) return precision_recipe(f, short_name, site);
-    if (short_name == "get_mixed_precision_config" && precision_module) {
-        const Val* name = !args.pos.empty() ? &args.pos[0] : nullptr;
-        if (name && name->is_str() && schema.precision_recipe(name->s)) return precision_recipe(f, name->s, site);
-        if (name && name->is_obj(ObjKind::Instance)) return *name;
-        return Val::unknown("get_mixed_precision_config of a name the linter does not know", site);
-    }
-    return std::nullopt;
-}
-
-Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
-    const PrecisionRecipe* recipe = Schema::instance().precision_recipe(name);
-    auto inst = std::make_shared<InstanceObj>();
-    inst->class_path = "megatron.bridge.training.mixed_precision.MixedPrecisionConfig";
-    inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
-    if (recipe)
-        for (const auto& [field, value] : recipe->fields) {
-            SetInfo info{site, f.chain, Origin::Derived,
-                         std::make_shared<const std::string>(fmt::format(
-                             "{} = {} comes from mixed_precision recipe {}()", field, value.display(), name))};
-            inst->attrs.push_back(Attr{field, from_value(value, site), info});
-        }
-    return Val::obj(inst, site);
 }
 
 Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {

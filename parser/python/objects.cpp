@@ -1,5 +1,5 @@
-// Classes, instances, attribute access, and calls to names from outside the source root (what Bridge's own API
-// does at run time is modelled in bridge_api.cpp).
+// Classes, instances, attributes (reading and setting), and calls to names from outside the source root (what
+// Bridge's own API does at run time is modelled in bridge_api.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
