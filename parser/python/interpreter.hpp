@@ -5,6 +5,11 @@
 //
 // One Interp evaluates one recipe (or one module's top level) on one thread. Module globals are shared between
 // threads and never written after their module is initialized: reading a mutable global makes a private copy.
+//
+// Interp's members live by concern: statements in interpreter.cpp, expressions and calls in eval.cpp, names and
+// imports in scopes.cpp, classes and attributes in objects.cpp, branch journals and merging in branches.cpp, builtins
+// in builtins*.cpp (builtins.hpp), Bridge's run-time API in bridge_api.cpp. What all evaluators of a source root share
+// is the Project (project.hpp); values and their Python semantics are in values.hpp/.cpp.
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -66,14 +71,11 @@ public:
 
     // --- used by the builtins (the table of builtins.hpp) ---
     Val call(Frame& f, const Val& callee, CallArgs args, Loc site);
-    Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
     Val get_attr(Frame& f, const Val& obj, const std::string& name, Loc at);
     bool set_attr(Frame& f, const Val& obj, const std::string& name, Val value, const SetInfo& info);
-    Val thaw(const Val& v);
     // Python iteration: the items, or nullopt (with `reason`) when unknown.
     std::optional<std::vector<Val>> iterate(const Val& v, std::string& reason);
     Val make_list(std::vector<Val> items, ObjKind kind = ObjKind::List, Loc at = {});
-    Val unknown_here(Frame& f, std::string reason) const { return Val::unknown(std::move(reason), f.stmt); }
     SetInfo store_info(Frame& f) const;
     void note_mutation(Object* container);  // journal a list/dict/set before changing it
     void poison(const Val& v, const std::string& reason);
@@ -81,7 +83,6 @@ public:
     static void mark_alias(Val& unknown, const std::vector<Val>& candidates);
     // A write through an unknown that may be a known object: those objects can no longer be trusted.
     void spoil_candidates(const Val& unknown, const std::string& reason);
-    void report(Diagnostic d);
     Project& project() { return project_; }
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
     Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
@@ -102,8 +103,9 @@ private:
     struct BranchRunner;
     const Ast& ast(const Frame& f) const { return *f.module->ast; }
     Loc loc(const Frame& f, NodeId id) const { return f.module->loc(id); }
+    void report(Diagnostic d);
 
-    // statements
+    // statements (interpreter.cpp)
     Flow exec_block(Frame& f, NodeId block);
     Flow exec_stmts(Frame& f, const std::vector<NodeId>& stmts, std::size_t from);
     Flow exec_stmt(Frame& f, NodeId stmt, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest);
@@ -114,17 +116,13 @@ private:
     Flow exec_match(Frame& f, NodeId stmt);
     void exec_assignment(Frame& f, NodeId node);
     void exec_aug_assignment(Frame& f, NodeId node);
-    void exec_import(Frame& f, NodeId node);
-    void exec_import_from(Frame& f, NodeId node);
     void exec_function_def(Frame& f, NodeId def, const std::vector<Val>& decorators);
     void exec_class_def(Frame& f, NodeId def, NodeId decorated);
-    // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
-    void note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated);
     void exec_delete(Frame& f, NodeId node);
     void assign_target(Frame& f, NodeId target, Val value, const SetInfo& info);
     Val materialize(Frame& f, NodeId expr, const Val& unknown);
 
-    // expressions
+    // expressions and calls (eval.cpp)
     Val eval(Frame& f, NodeId e);
     Val eval_inner(Frame& f, NodeId e);
     Val eval_call(Frame& f, NodeId e);
@@ -136,21 +134,44 @@ private:
     Val eval_lambda(Frame& f, NodeId e);
     CallArgs eval_args(Frame& f, NodeId arglist);
     void collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std::string& unknown);
+    // A private copy of a value another evaluator owns (a module global), made once per object.
+    Val thaw(const Val& v);
+    Val thaw_inner(const Val& v);
+    Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
+    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
+                      const Val* self);
 
-    // names and modules
+    // names, scopes and imports (scopes.cpp)
     Val lookup(Frame& f, const std::string& name, Loc at);
     void bind(Frame& f, const std::string& name, Val v);
+    void bind_local(Env& env, const std::string& name, Val v);
     Env& scope(Frame& f);
     Val import_module(Frame& f, const std::string& dotted, Loc at);
     Val module_attr(Frame& f, Module* m, const std::string& name, Loc at);
     std::string resolve_relative(Frame& f, NodeId relative_import);
+    void exec_import(Frame& f, NodeId node);
+    void exec_import_from(Frame& f, NodeId node);
 
-    // calls and objects
-    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
-                      const Val* self);
+    // classes, instances and calls to names from outside the source root (objects.cpp)
     Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
     Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
-    // Megatron Bridge's AutoBridge and Hugging Face configs (bridge_api.cpp).
+    bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
+    // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
+    Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
+                  const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
+    // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
+    // or nullopt when an outside base class may add fields the linter does not know.
+    std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
+
+    // builtins (builtins.cpp)
+    Val builtin_method(const Val& self, const std::string& name, Loc at);
+    Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
+
+    // Megatron Bridge's run-time API (bridge_api.cpp): mixed precision recipes, AutoBridge and Hugging Face configs,
+    // the model bridges the tree registers.
+    std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
+                                 Loc site);
+    Val precision_recipe(Frame& f, const std::string& name, Loc site);
     Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
     Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
     Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
@@ -159,18 +180,8 @@ private:
                                          bool model_config, Loc site);
     Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
     void report_unknown_model(const std::string& model_id, Loc at);  // IN010
-    Val precision_recipe(Frame& f, const std::string& name, Loc site);
-    std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
-                                 Loc site);
-    bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
-    // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
-    Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
-                  const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
-    // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
-    // or nullopt when an outside base class may add fields the linter does not know.
-    std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
-    Val builtin_method(const Val& self, const std::string& name, Loc at);
-    Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
+    // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
+    void note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated);
 
     // branches (branches.cpp)
     // Runs each branch from the same state and merges the outcomes. `rest`: the statements after the branching one
@@ -181,8 +192,6 @@ private:
     // Journal a change about to be made to an attribute of an instance, or to a name of a scope.
     void note_attr_write(const Val& instance, const std::string& name);
     void note_var_write(Env& env, const std::string& name);
-    void bind_local(Env& env, const std::string& name, Val v);
-    Val thaw_inner(const Val& v);
 
     Project& project_;
     std::vector<Diagnostic>* diagnostics_;
