@@ -119,15 +119,6 @@ Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
 
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string last_component(std::string_view path) {
-    auto dot = path.rfind('.');
-    return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-}
-
 Val bridge_builtin(Builtin id, const char* name, const Val& self, Loc at) {
     auto b = std::make_shared<BuiltinObj>(id, name);
     b->self = self;
@@ -154,7 +145,7 @@ Val Interp::auto_bridge_method(const Val& self, const std::string& name, Loc at)
         if (name == "to_text_provider") return bridge_builtin(Builtin::HfToTextProvider, "to_text_provider", self, at);
         return Val();
     }
-    const bool auto_config = self.is_obj(ObjKind::External) && ends_with(self.as<ExternalObj>()->path, "AutoConfig");
+    const bool auto_config = self.is_obj(ObjKind::External) && self.as<ExternalObj>()->path.ends_with("AutoConfig");
     if (auto_config) return name == "from_pretrained" ? bridge_builtin(Builtin::HfAutoConfig, "from_pretrained", Val(), at) : Val();
     if (name == "from_hf_pretrained") return bridge_builtin(Builtin::HfFromPretrained, "from_hf_pretrained", Val(), at);
     if (name == "from_hf_config") return bridge_builtin(Builtin::HfFromConfig, "from_hf_config", Val(), at);
@@ -261,7 +252,7 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
         inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
         auto detail = std::make_shared<const std::string>(from);
         for (auto it = j.begin(); it != j.end(); ++it)
-            inst->attrs.push_back(Attr{it.key(), convert(it.value(), ends_with(it.key(), "_config"), depth + 1),
+            inst->attrs.push_back(Attr{it.key(), convert(it.value(), it.key().ends_with("_config"), depth + 1),
                                        SetInfo{site, f.chain, Origin::Derived, detail}});
         for (auto it = hf_class_defaults().begin(); it != hf_class_defaults().end(); ++it)
             if (!j.contains(it.key()))
@@ -352,7 +343,8 @@ namespace {
 // `@X.register_bridge(source=..., ...)` on a class: the `source` argument's node, else kNoNode.
 NodeId registered_source(const Ast& a, NodeId decorator) {
     NodeId call = a.first_named(decorator);
-    if (a.kind(call) != Kind::Call || !ends_with(a.source(a.field(call, Field::Function)), "register_bridge")) return kNoNode;
+    if (a.kind(call) != Kind::Call || !a.source(a.field(call, Field::Function)).ends_with("register_bridge"))
+        return kNoNode;
     for (NodeId arg : a.named_kids(a.field(call, Field::Arguments)))
         if (a.kind(arg) == Kind::KeywordArgument && a.source(a.field(arg, Field::Name)) == "source")
             return a.field(arg, Field::Value);

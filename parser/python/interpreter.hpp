@@ -17,6 +17,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -208,6 +209,9 @@ std::vector<Param> read_params(const Ast& a, NodeId params, const std::function<
 
 // One of two values: the value when both are the same, else an unknown that names the condition at `where`.
 Val merge_vals(const Val& a, const Val& b, Loc where);
+
+// The last component of a dotted name: `C` of `a.b.C` (scopes.cpp).
+std::string last_component(std::string_view dotted);
 
 // The builtin namespace (len, range, isinstance, ...).
 const Val* builtin_global(const std::string& name);

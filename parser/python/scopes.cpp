@@ -186,4 +186,9 @@ void Interp::exec_import_from(Frame& f, NodeId node) {
     }
 }
 
+std::string last_component(std::string_view dotted) {
+    auto dot = dotted.rfind('.');
+    return std::string(dot == std::string_view::npos ? dotted : dotted.substr(dot + 1));
+}
+
 }  // namespace mbl::py
