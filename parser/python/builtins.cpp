@@ -91,6 +91,18 @@ bool sortable_less(const Val& a, const Val& b, bool& ok) {
     return false;
 }
 
+std::optional<std::vector<Val>> first_arg_items(Interp& in, const CallArgs& args, Loc site, Val& error) {
+    const Val* a0 = call_arg(args, 0);
+    if (!a0) {
+        error = Val::unknown("missing argument", site);
+        return std::nullopt;
+    }
+    std::string reason;
+    auto items = in.iterate(*a0, reason);
+    if (!items) error = Val::unknown(reason, site);
+    return items;
+}
+
 namespace {
 
 // The table by id, built from the groups once; an id without a function is not modelled.

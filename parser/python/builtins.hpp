@@ -7,7 +7,9 @@
 //   bridge_api.cpp           Megatron Bridge's AutoBridge and AutoConfig calls
 // builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table.
 #include <cstdint>
+#include <optional>
 #include <span>
+#include <vector>
 
 namespace mbl::py {
 
@@ -57,7 +59,11 @@ std::span<const BuiltinEntry> str_builtins();
 std::span<const BuiltinEntry> container_builtins();
 std::span<const BuiltinEntry> bridge_api_builtins();
 
+// Helpers the groups share (builtins.cpp).
 // Python's `<` between numbers or between strings; anything else clears `ok` (sorted, min, max, list.sort).
 bool sortable_less(const Val& a, const Val& b, bool& ok);
+// The items of the first argument; nullopt when there is none or its contents are unknown, with `error` set to the
+// unknown the builtin returns.
+std::optional<std::vector<Val>> first_arg_items(Interp& in, const CallArgs& args, Loc site, Val& error);
 
 }  // namespace mbl::py

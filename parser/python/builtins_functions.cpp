@@ -163,11 +163,9 @@ Val builtin_dict(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
 }
 
 Val builtin_sorted(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    if (!items) return Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    if (!items) return error;
     for (const auto& [k, v] : args.kw)
         if (k == "key") return Val::unknown("sorted() with a key function", site);
     bool ok = true;
@@ -179,21 +177,17 @@ Val builtin_sorted(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
 }
 
 Val builtin_reversed(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    if (!items) return Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    if (!items) return error;
     std::reverse(items->begin(), items->end());
     return in.make_list(std::move(*items), ObjKind::List, site);
 }
 
 Val builtin_enumerate(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    if (!items) return Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    if (!items) return error;
     std::int64_t start = 0;
     if (const Val* s = call_arg(args, 1, {"start"}); s && s->is_int()) start = s->as_int();
     std::vector<Val> out;
@@ -223,11 +217,9 @@ Val builtin_zip(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
 }
 
 Val builtin_iter(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    return items ? in.make_list(std::move(*items), ObjKind::List, site) : Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    return items ? in.make_list(std::move(*items), ObjKind::List, site) : error;
 }
 
 Val builtin_next(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
@@ -273,11 +265,9 @@ Val builtin_map_filter(Interp& in, Frame& f, BuiltinObj& b, CallArgs& args, Loc 
 
 // any(), all()
 Val builtin_any_all(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    if (!items) return Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    if (!items) return error;
     bool unknown_item = false;
     for (const auto& v : *items) {
         auto t = truthy(v);
@@ -314,12 +304,10 @@ Val builtin_min_max(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site)
 }
 
 Val builtin_sum(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
     const Val* a1 = call_arg(args, 1);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    if (!items) return Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    if (!items) return error;
     Val total = a1 ? *a1 : Val::integer(0, site);
     for (const auto& v : *items) total = in.binary_op("+", total, v, site);
     return total;

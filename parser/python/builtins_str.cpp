@@ -68,11 +68,9 @@ Val str_split(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
 }
 
 Val str_join(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
-    const Val* a0 = call_arg(args, 0);
-    if (!a0) return Val::unknown("missing argument", site);
-    std::string reason;
-    auto items = in.iterate(*a0, reason);
-    if (!items) return Val::unknown(reason, site);
+    Val error;
+    auto items = first_arg_items(in, args, site, error);
+    if (!items) return error;
     std::string out;
     for (size_t i = 0; i < items->size(); ++i) {
         if (!(*items)[i].is_str()) return Val::unknown("join() of values that are not known strings", site);
