@@ -1,3 +1,5 @@
+// Conversion of tree-sitter's tree into the compact syntax tree of ast.hpp, and the located syntax errors of a
+// module (the only file of the evaluator that sees tree-sitter types).
 #include "parser/python/ast.hpp"
 
 #include <fmt/format.h>

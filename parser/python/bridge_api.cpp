@@ -1,8 +1,9 @@
 // The parts of Megatron Bridge's run-time behaviour that the evaluator models at its boundary, because they read
-// files or registries at run time: how a mixed_precision name becomes a config, and how AutoBridge turns a Hugging
-// Face model into a provider or a model config. Where the linted tree defines them (its precision registry, the model
-// bridges it registers for each Hugging Face architecture), the tree's own code is followed, with its lines as
-// provenance; the bundled catalog and mapping (schemas/) are the fallback.
+// files or registries at run time: how a mixed_precision name (or a call of a recipe of Bridge's mixed_precision
+// module) becomes a config, and how AutoBridge turns a Hugging Face model into a provider or a model config. Where the
+// linted tree defines them (its precision registry, the model bridges it registers for each Hugging Face
+// architecture), the tree's own code is followed, with its lines as provenance; the bundled catalog and mapping
+// (schemas/) are the fallback.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <sstream>
 
 #include "core/did_you_mean.hpp"
+#include "core/schema.hpp"
 #include "parser/input_errors.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
@@ -82,31 +84,45 @@ std::optional<Val> Interp::resolve_precision_name(const InstanceObj& config, con
 }
 
 
+// Calls into Bridge's mixed_precision module from outside the source root: its recipes (bf16_mixed, ...) and
+// get_mixed_precision_config, answered from the bundled catalog.
+std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
+                                     CallArgs& args, Loc site) {
+    const Schema& schema = Schema::instance();
+    const bool precision_module = qualname.find("mixed_precision") != std::string::npos;
+    if (precision_module && schema.precision_recipe(short_name)) return precision_recipe(f, short_name, site);
+    if (short_name == "get_mixed_precision_config" && precision_module) {
+        const Val* name = !args.pos.empty() ? &args.pos[0] : nullptr;
+        if (name && name->is_str() && schema.precision_recipe(name->s)) return precision_recipe(f, name->s, site);
+        if (name && name->is_obj(ObjKind::Instance)) return *name;
+        return Val::unknown("get_mixed_precision_config of a name the linter does not know", site);
+    }
+    return std::nullopt;
+}
+
+Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
+    const PrecisionRecipe* recipe = Schema::instance().precision_recipe(name);
+    auto inst = std::make_shared<InstanceObj>();
+    inst->class_path = "megatron.bridge.training.mixed_precision.MixedPrecisionConfig";
+    inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
+    if (recipe)
+        for (const auto& [field, value] : recipe->fields) {
+            SetInfo info{site, f.chain, Origin::Derived,
+                         std::make_shared<const std::string>(fmt::format(
+                             "{} = {} comes from mixed_precision recipe {}()", field, value.display(), name))};
+            inst->attrs.push_back(Attr{field, from_value(value, site), info});
+        }
+    return Val::obj(inst, site);
+}
+
 // --- AutoBridge -------------------------------------------------------------------------------------------------
 
 namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string last_component(std::string_view path) {
-    auto dot = path.rfind('.');
-    return std::string(dot == std::string_view::npos ? path : path.substr(dot + 1));
-}
 
 Val bridge_builtin(Builtin id, const char* name, const Val& self, Loc at) {
     auto b = std::make_shared<BuiltinObj>(id, name);
     b->self = self;
     return Val::obj(b, at);
-}
-
-const Val* call_arg(const CallArgs& args, size_t pos, std::initializer_list<const char*> names) {
-    if (pos < args.pos.size()) return &args.pos[pos];
-    for (const auto& [k, v] : args.kw)
-        for (const char* n : names)
-            if (k == n) return &v;
-    return nullptr;
 }
 
 // The model id a Hugging Face config object was read for (Hugging Face keeps it as `_name_or_path`).
@@ -129,7 +145,7 @@ Val Interp::auto_bridge_method(const Val& self, const std::string& name, Loc at)
         if (name == "to_text_provider") return bridge_builtin(Builtin::HfToTextProvider, "to_text_provider", self, at);
         return Val();
     }
-    const bool auto_config = self.is_obj(ObjKind::External) && ends_with(self.as<ExternalObj>()->path, "AutoConfig");
+    const bool auto_config = self.is_obj(ObjKind::External) && self.as<ExternalObj>()->path.ends_with("AutoConfig");
     if (auto_config) return name == "from_pretrained" ? bridge_builtin(Builtin::HfAutoConfig, "from_pretrained", Val(), at) : Val();
     if (name == "from_hf_pretrained") return bridge_builtin(Builtin::HfFromPretrained, "from_hf_pretrained", Val(), at);
     if (name == "from_hf_config") return bridge_builtin(Builtin::HfFromConfig, "from_hf_config", Val(), at);
@@ -183,6 +199,25 @@ Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) 
     }
 }
 
+namespace {
+
+Val auto_bridge_call(Interp& in, Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
+    return in.call_auto_bridge(f, b, args, site);
+}
+
+constexpr BuiltinEntry kAutoBridgeEntries[] = {
+    {Builtin::HfFromPretrained, Receiver::Any, auto_bridge_call},
+    {Builtin::HfFromConfig, Receiver::Any, auto_bridge_call},
+    {Builtin::HfAutoConfig, Receiver::Any, auto_bridge_call},
+    {Builtin::HfToProvider, Receiver::Any, auto_bridge_call},
+    {Builtin::HfGetModelConfig, Receiver::Any, auto_bridge_call},
+    {Builtin::HfToTextProvider, Receiver::Any, auto_bridge_call},
+};
+
+}  // namespace
+
+std::span<const BuiltinEntry> bridge_api_builtins() { return kAutoBridgeEntries; }
+
 Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
     auto config = project_.hf().config(model_id);
     if (!config) {
@@ -217,7 +252,7 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
         inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
         auto detail = std::make_shared<const std::string>(from);
         for (auto it = j.begin(); it != j.end(); ++it)
-            inst->attrs.push_back(Attr{it.key(), convert(it.value(), ends_with(it.key(), "_config"), depth + 1),
+            inst->attrs.push_back(Attr{it.key(), convert(it.value(), it.key().ends_with("_config"), depth + 1),
                                        SetInfo{site, f.chain, Origin::Derived, detail}});
         for (auto it = hf_class_defaults().begin(); it != hf_class_defaults().end(); ++it)
             if (!j.contains(it.key()))
@@ -308,7 +343,8 @@ namespace {
 // `@X.register_bridge(source=..., ...)` on a class: the `source` argument's node, else kNoNode.
 NodeId registered_source(const Ast& a, NodeId decorator) {
     NodeId call = a.first_named(decorator);
-    if (a.kind(call) != Kind::Call || !ends_with(a.source(a.field(call, Field::Function)), "register_bridge")) return kNoNode;
+    if (a.kind(call) != Kind::Call || !a.source(a.field(call, Field::Function)).ends_with("register_bridge"))
+        return kNoNode;
     for (NodeId arg : a.named_kids(a.field(call, Field::Arguments)))
         if (a.kind(arg) == Kind::KeywordArgument && a.source(a.field(arg, Field::Name)) == "source")
             return a.field(arg, Field::Value);

@@ -1,6 +1,15 @@
 #pragma once
-// Identifiers of the builtin functions and of the methods of builtin values that the evaluator models.
+// The builtin functions and the methods of builtin values that the evaluator models: their identifiers, and the table
+// of small functions that run them, grouped in files by the type they belong to:
+//   builtins_functions.cpp   the builtin namespace (len, range, isinstance, getattr, ...)
+//   builtins_str.cpp         methods of str
+//   builtins_containers.cpp  methods of list, tuple, set and dict
+//   bridge_api.cpp           Megatron Bridge's AutoBridge and AutoConfig calls
+// builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table.
 #include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
 
 namespace mbl::py {
 
@@ -22,6 +31,39 @@ enum class Builtin : std::uint16_t {
     DictGet, DictItems, DictKeys, DictValues, DictUpdate, DictPop, DictSetdefault, DictCopy, DictClear,
     // methods of set
     SetAdd, SetUpdate, SetDiscard, SetUnion,
+    Count  // the number of identifiers above, not a builtin
 };
+
+class Interp;
+class Val;
+struct Frame;
+struct BuiltinObj;
+struct CallArgs;
+struct Loc;
+
+// Runs one builtin: `b` is what was called (its id, its name and, for a method, the value it belongs to).
+using BuiltinFn = Val (*)(Interp& in, Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
+
+// The values a builtin runs on: a method of str runs only on a string (anything else is not modelled).
+enum class Receiver : std::uint8_t { Any, Str, Sequence /* list, tuple, set */, Dict };
+
+struct BuiltinEntry {
+    Builtin id;
+    Receiver receiver;
+    BuiltinFn fn;
+};
+
+// The entries of each group. An id in no group is not modelled: calling it gives an unknown that says so.
+std::span<const BuiltinEntry> function_builtins();
+std::span<const BuiltinEntry> str_builtins();
+std::span<const BuiltinEntry> container_builtins();
+std::span<const BuiltinEntry> bridge_api_builtins();
+
+// Helpers the groups share (builtins.cpp).
+// Python's `<` between numbers or between strings; anything else clears `ok` (sorted, min, max, list.sort).
+bool sortable_less(const Val& a, const Val& b, bool& ok);
+// The items of the first argument; nullopt when there is none or its contents are unknown, with `error` set to the
+// unknown the builtin returns.
+std::optional<std::vector<Val>> first_arg_items(Interp& in, const CallArgs& args, Loc site, Val& error);
 
 }  // namespace mbl::py

@@ -1,4 +1,6 @@
-// Expressions, calls, classes and attribute access of the abstract evaluator.
+// Expressions and calls of the abstract evaluator: private copies of shared values, iteration, literals, operators,
+// comparisons, strings, subscripts, comprehensions and lambdas; arguments, and calls of functions of the source root
+// with their parameters bound. Calls of classes and outside names go to objects.cpp, of builtins to builtins.cpp.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -6,51 +8,11 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
-#include <nlohmann/json.hpp>
 
-#include "core/schema.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
 
 namespace mbl::py {
-
-
-Val from_value(const Value& v, Loc at) {
-    switch (v.kind()) {
-        case Value::Kind::Null: return Val::none(at);
-        case Value::Kind::Bool: return Val::boolean(v.as_bool(), at);
-        case Value::Kind::Int: return Val::integer(v.as_int(), at);
-        case Value::Kind::Float: return Val::floating(v.as_number(), at);
-        case Value::Kind::String: return Val::str(v.as_string(), at);
-        case Value::Kind::List: {
-            auto l = std::make_shared<SeqObj>(ObjKind::List);
-            for (const auto& item : v.items()) l->items.push_back(from_value(item, at));
-            return Val::obj(l, at);
-        }
-        case Value::Kind::Map: {
-            auto d = std::make_shared<DictObj>();
-            for (const auto& e : v.entries()) d->items.emplace_back(Val::str(e.key, at), from_value(e.value, at));
-            return Val::obj(d, at);
-        }
-        case Value::Kind::Unknown: return Val::unknown(v.unknown_reason(), at);
-    }
-    return Val::none(at);
-}
-
-std::optional<Val> Project::model_default(const std::string& field) const {
-    for (const auto& [name, v] : revision_.defaults)
-        if (name == field) return from_value(v, {});
-    static const nlohmann::json fields = [] {
-        auto text = schema_file("fields/model.json");
-        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-        return j.is_object() && j.contains("fields") ? j["fields"] : nlohmann::json::object();
-    }();
-    auto it = fields.find(field);
-    if (it == fields.end() || !it->is_object() || !it->contains("default")) return std::nullopt;
-    const Value v = value_from_json((*it)["default"], {});
-    return from_value(v, {});
-}
 
 // ---------------------------------------------------------------------------------------------------------------
 // Copies of shared values
@@ -965,6 +927,14 @@ Val Interp::eval_lambda(Frame& f, NodeId e) {
 // ---------------------------------------------------------------------------------------------------------------
 // Calls
 
+const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names) {
+    if (pos < args.pos.size()) return &args.pos[pos];
+    for (const auto& [k, v] : args.kw)
+        for (const char* n : names)
+            if (k == n) return &v;
+    return nullptr;
+}
+
 CallArgs Interp::eval_args(Frame& f, NodeId arglist) {
     CallArgs args;
     if (arglist == kNoNode) return args;
@@ -1013,35 +983,6 @@ Val Interp::eval_call(Frame& f, NodeId e) {
     Val callee = eval(f, a.field(e, Field::Function));
     CallArgs args = eval_args(f, a.field(e, Field::Arguments));
     return call(f, callee, std::move(args), loc(f, e));
-}
-
-std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
-                                     CallArgs& args, Loc site) {
-    const Schema& schema = Schema::instance();
-    const bool precision_module = qualname.find("mixed_precision") != std::string::npos;
-    if (precision_module && schema.precision_recipe(short_name)) return precision_recipe(f, short_name, site);
-    if (short_name == "get_mixed_precision_config" && precision_module) {
-        const Val* name = !args.pos.empty() ? &args.pos[0] : nullptr;
-        if (name && name->is_str() && schema.precision_recipe(name->s)) return precision_recipe(f, name->s, site);
-        if (name && name->is_obj(ObjKind::Instance)) return *name;
-        return Val::unknown("get_mixed_precision_config of a name the linter does not know", site);
-    }
-    return std::nullopt;
-}
-
-Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
-    const PrecisionRecipe* recipe = Schema::instance().precision_recipe(name);
-    auto inst = std::make_shared<InstanceObj>();
-    inst->class_path = "megatron.bridge.training.mixed_precision.MixedPrecisionConfig";
-    inst->created = SetInfo{site, f.chain, Origin::Derived, nullptr};
-    if (recipe)
-        for (const auto& [field, value] : recipe->fields) {
-            SetInfo info{site, f.chain, Origin::Derived,
-                         std::make_shared<const std::string>(fmt::format(
-                             "{} = {} comes from mixed_precision recipe {}()", field, value.display(), name))};
-            inst->attrs.push_back(Attr{field, from_value(value, site), info});
-        }
-    return Val::obj(inst, site);
 }
 
 Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {

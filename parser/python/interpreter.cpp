@@ -1,463 +1,17 @@
-// Statements, scopes, imports and the merging of branches whose condition is unknown.
+// Statements of the abstract evaluator: blocks, assignments, control flow, function and class definitions.
+// Names, scopes and imports are in scopes.cpp; branches whose condition is unknown run through branches.cpp.
 #include "parser/python/interpreter.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
-#include <tuple>
 
-#include "parser/input_errors.hpp"
 
 namespace mbl::py {
 
-namespace {
-thread_local std::uint64_t tls_epoch = 0;
-}  // namespace
-
-std::uint64_t next_epoch() { return ++tls_epoch; }
-std::uint64_t current_epoch() { return tls_epoch; }
-
-namespace {
-thread_local ObjectRegistry* tls_registry = nullptr;
-}  // namespace
-
-Object::Object(ObjKind k) : kind(k), epoch(next_epoch()), registry(tls_registry) {
-    if (registry) registry->live_.insert(this);
-}
-
-Object::~Object() {
-    if (registry) registry->live_.erase(this);
-}
-
-void ObjectRegistry::sweep() {
-    while (!live_.empty()) {
-        Object* p = *live_.begin();
-        live_.erase(live_.begin());
-        p->registry = nullptr;
-        ObjPtr keep = p->weak_from_this().lock();
-        if (keep) keep->clear_refs();  // may free others, which leave live_ themselves
-    }
-}
-
-ObjectRegistry::Use::Use(ObjectRegistry& r) : saved(tls_registry) { tls_registry = &r; }
-ObjectRegistry::Use::~Use() { tls_registry = saved; }
-
 // ---------------------------------------------------------------------------------------------------------------
-// Project
-
-Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits,
-                 ModuleIndex::Buffers buffers)
-    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {}
-
-std::vector<Diagnostic> Project::take_module_diagnostics() {
-    std::lock_guard<std::mutex> lock(diag_mutex_);
-    return std::move(module_diags_);
-}
-
-void Project::ensure_initialized(Module* m, int import_depth) {
-    if (m->state.load(std::memory_order_acquire) == Module::Ready) return;
-    std::lock_guard<std::recursive_mutex> lock(index_.init_mutex());
-    if (m->state.load(std::memory_order_acquire) != Module::New) return;  // ready, or a cycle on this thread
-    index_.ensure_parsed(m);
-    m->state.store(Module::Initializing, std::memory_order_release);
-    m->init_thread = std::this_thread::get_id();
-    std::vector<Diagnostic> diags;
-    if (m->syntax_error) {
-        diags.push_back(*m->syntax_error);
-    } else if (import_depth <= limits_.max_import_depth) {
-        ObjectRegistry::Use shared(module_objects_);  // module globals outlive the recipe being evaluated
-        Interp init(*this, &diags);
-        init.run_module(m, import_depth + 1);
-    }
-    m->state.store(Module::Ready, std::memory_order_release);
-    if (!diags.empty()) {
-        std::lock_guard<std::mutex> dlock(diag_mutex_);
-        for (auto& d : diags) module_diags_.push_back(std::move(d));
-    }
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Branch journals: while a branch of an unknown condition runs, every slot it changes is recorded with its
-// original state, so the branch can be undone and the outcomes of all branches merged.
-
-struct Interp::Slot {
-    enum Kind { Attr = 0, Var = 1, Contents = 2 } kind;
-    ObjPtr obj;                // the instance (Attr) or container (Contents)
-    std::shared_ptr<Env> env;  // Var
-    std::string name;
-    std::tuple<int, const void*, std::string> key() const {
-        return {kind, kind == Var ? static_cast<const void*>(env.get()) : static_cast<const void*>(obj.get()), name};
-    }
-};
-
-namespace {
-
-constexpr const char* kPoisonSlot = "\x01poisoned";
-
-struct SlotState {
-    bool too_big = false;  // a container too large to copy: restoring it makes its contents unknown
-    bool present = false;
-    Val value;
-    SetInfo info;
-    std::vector<Val> items;
-    std::vector<std::pair<Val, Val>> dict_items;
-    std::string unknown;
-};
-
-}  // namespace
-
-struct Interp::Journal {
-    std::uint64_t start_epoch = 0;
-    std::map<std::tuple<int, const void*, std::string>, std::pair<Slot, SlotState>> originals;
-};
-
-constexpr std::size_t kMaxTrackedItems = 512;  // larger containers changed in a branch become unknown
-
-static SlotState capture_slot(const Interp::Slot& s) {  // cost: see BranchRunner::run_one
-    SlotState st;
-    switch (s.kind) {
-        case Interp::Slot::Attr: {
-            auto* inst = static_cast<InstanceObj*>(s.obj.get());
-            if (s.name == kPoisonSlot) {
-                st.present = !inst->poisoned.empty();
-                st.value = Val::str(inst->poisoned);
-            } else if (const Attr* a = inst->find(s.name)) {
-                st.present = true;
-                st.value = a->value;
-                st.info = a->info;
-            }
-            break;
-        }
-        case Interp::Slot::Var:
-            if (const Val* v = s.env->find(s.name)) {
-                st.present = true;
-                st.value = *v;
-            }
-            break;
-        case Interp::Slot::Contents:
-            st.present = true;
-            if (s.obj->kind == ObjKind::Dict) {
-                auto* d = static_cast<DictObj*>(s.obj.get());
-                if (d->items.size() > kMaxTrackedItems) st.too_big = true;
-                else st.dict_items = d->items;
-                st.unknown = d->unknown;
-            } else {
-                auto* q = static_cast<SeqObj*>(s.obj.get());
-                if (q->items.size() > kMaxTrackedItems) st.too_big = true;
-                else st.items = q->items;
-                st.unknown = q->unknown;
-            }
-            break;
-    }
-    return st;
-}
-
-static void restore_slot(const Interp::Slot& s, const SlotState& st) {
-    switch (s.kind) {
-        case Interp::Slot::Attr: {
-            auto* inst = static_cast<InstanceObj*>(s.obj.get());
-            if (s.name == kPoisonSlot) {
-                inst->poisoned = st.present ? st.value.s : std::string();
-                break;
-            }
-            auto it = std::find_if(inst->attrs.begin(), inst->attrs.end(), [&](const Attr& a) { return a.name == s.name; });
-            if (!st.present) {
-                if (it != inst->attrs.end()) inst->attrs.erase(it);
-            } else if (it != inst->attrs.end()) {
-                it->value = st.value;
-                it->info = st.info;
-            } else {
-                inst->attrs.push_back(Attr{s.name, st.value, st.info});
-            }
-            break;
-        }
-        case Interp::Slot::Var:
-            if (st.present) s.env->set(s.name, st.value);
-            else s.env->erase(s.name);
-            break;
-        case Interp::Slot::Contents: {
-            const std::string big = "a container too large to follow through branches";
-            if (s.obj->kind == ObjKind::Dict) {
-                auto* d = static_cast<DictObj*>(s.obj.get());
-                d->items = st.dict_items;
-                d->unknown = st.too_big ? big : st.unknown;
-            } else {
-                auto* q = static_cast<SeqObj*>(s.obj.get());
-                q->items = st.items;
-                q->unknown = st.too_big ? big : st.unknown;
-            }
-            break;
-        }
-    }
-}
-
-static bool same_state(const SlotState& a, const SlotState& b) {
-    if (a.too_big || b.too_big) return false;
-    if (a.present != b.present) return false;
-    if (!a.present) return true;
-    if (a.unknown != b.unknown) return false;
-    if (!same_val(a.value, b.value)) return false;
-    if (a.items.size() != b.items.size() || a.dict_items.size() != b.dict_items.size()) return false;
-    for (size_t i = 0; i < a.items.size(); ++i)
-        if (!same_val(a.items[i], b.items[i])) return false;
-    for (size_t i = 0; i < a.dict_items.size(); ++i)
-        if (!same_val(a.dict_items[i].first, b.dict_items[i].first) ||
-            !same_val(a.dict_items[i].second, b.dict_items[i].second))
-            return false;
-    return true;
-}
-
-void Interp::record(const Slot& s) {
-    const std::uint64_t epoch = s.kind == Slot::Var ? s.env->epoch : s.obj->epoch;
-    const auto key = s.key();
-    // Innermost journal first: once one already holds the slot, every older one does too (they were all active
-    // when it was first recorded); a slot created after a journal started is also newer than every older one.
-    for (auto it = journals_.rbegin(); it != journals_.rend(); ++it) {
-        Journal* j = *it;
-        ++steps_;
-        if (epoch > j->start_epoch) break;  // created inside the branch: nothing to undo
-        if (j->originals.count(key)) break;
-        j->originals.emplace(key, std::make_pair(s, capture_slot(s)));
-    }
-}
-
-void Interp::bind_local(Env& env, const std::string& name, Val v) {
-    if (!journals_.empty()) record(Slot{Slot::Var, nullptr, env.shared_from_this(), name});
-    env.set(name, std::move(v));
-}
-
-void Interp::note_mutation(Object* container) {
-    if (journals_.empty() || !container) return;
-    record(Slot{Slot::Contents, container->shared_from_this(), nullptr, {}});
-}
-
-void Interp::mark_alias(Val& unknown, const std::vector<Val>& candidates) {
-    constexpr std::size_t kMaxCandidates = 64;
-    unknown.b = true;
-    auto list = std::make_shared<SeqObj>(ObjKind::Tuple);
-    auto add = [&](const Val& c) {
-        for (const auto& have : list->items)
-            if (have.o == c.o) return;  // each object once: merges in loops must not pile them up
-        if (list->items.size() < kMaxCandidates) list->items.push_back(c);
-        else list->unknown = "too many candidates";
-    };
-    for (const auto& c : candidates) {
-        if (c.is_obj()) add(c);
-        else if (c.may_alias() && c.o)
-            for (const auto& inner : static_cast<SeqObj*>(c.o.get())->items) add(inner);
-        else if (c.may_alias()) list->unknown = "an unknown candidate";
-    }
-    unknown.o = list;
-}
-
-void Interp::spoil_candidates(const Val& unknown, const std::string& reason) {
-    if (!unknown.may_alias() || !unknown.o) return;
-    for (const auto& c : static_cast<SeqObj*>(unknown.o.get())->items) poison(c, reason);
-}
-
-void Interp::poison(const Val& v, const std::string& reason) {
-    if (v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Set) || v.is_obj(ObjKind::Tuple)) {
-        note_mutation(v.o.get());
-        v.as<SeqObj>()->unknown = reason;
-        return;
-    }
-    if (v.is_obj(ObjKind::Dict)) {
-        note_mutation(v.o.get());
-        v.as<DictObj>()->unknown = reason;
-        return;
-    }
-    if (!v.is_obj(ObjKind::Instance)) return;
-    auto* inst = v.as<InstanceObj>();
-    if (!inst->poisoned.empty()) return;
-    if (!journals_.empty()) record(Slot{Slot::Attr, v.o, nullptr, kPoisonSlot});
-    inst->poisoned = reason;
-}
-
-bool Interp::set_attr(Frame&, const Val& obj, const std::string& name, Val value, const SetInfo& info) {
-    if (!obj.is_obj(ObjKind::Instance)) return false;
-    auto* inst = obj.as<InstanceObj>();
-    if (!journals_.empty()) record(Slot{Slot::Attr, obj.o, nullptr, name});
-    // Whatever its class, the object stored as a config's `model` is the model config.
-    if (name == "model" && value.is_obj(ObjKind::Instance)) value.as<InstanceObj>()->model_like = true;
-    if (Attr* a = inst->find(name)) {
-        a->value = std::move(value);
-        a->info = info;
-    } else {
-        inst->attrs.push_back(Attr{name, std::move(value), info});
-    }
-    return true;
-}
-
-// Runs each branch from the same starting state and merges the outcomes. `rest` are the statements after the
-// branching statement in its block: when some branches end (return/break/continue) and others fall through, the
-// rest runs once, in the merged state of the falling-through branches, and is then merged with the ended ones.
-struct BranchRunner {
-    Interp& in;
-    Frame& f;
-    Loc where;
-
-    struct Outcome {
-        Flow flow = Flow::Normal;
-        std::optional<Val> result;
-        std::map<std::tuple<int, const void*, std::string>, std::pair<Interp::Slot, SlotState>> finals;
-        std::map<std::tuple<int, const void*, std::string>, std::pair<Interp::Slot, SlotState>> originals;
-    };
-
-    Outcome run_one(const std::function<Flow()>& body) {
-        Interp::Journal j;
-        j.start_epoch = current_epoch();
-        in.journals_.push_back(&j);
-        std::optional<Val> saved = f.result;
-        Outcome o;
-        o.flow = body();
-        o.result = f.result;
-        f.result = saved;
-        // Undoing and merging cost work the statements do not count: charge it to the step budget.
-        in.steps_ += static_cast<std::int64_t>(2 * j.originals.size());
-        for (auto& [key, entry] : j.originals) {
-            auto& fin = o.finals.emplace(key, std::make_pair(entry.first, capture_slot(entry.first))).first->second.second;
-            in.steps_ += static_cast<std::int64_t>(fin.items.size() + fin.dict_items.size());
-        }
-        for (auto& [key, entry] : j.originals) restore_slot(entry.first, entry.second);
-        in.journals_.pop_back();
-        o.originals = std::move(j.originals);
-        return o;
-    }
-
-    Val merge_val(const std::optional<Val>& a, const std::optional<Val>& b) const {
-        if (!a) return b ? *b : Val::none();
-        if (!b) return *a;
-        return merge_vals(*a, *b, where);
-    }
-
-    // The merge of several outcomes of one slot (pointers: the states may hold large containers).
-    SlotState merged_state(const std::vector<const SlotState*>& states) const {
-        for (size_t i = 1; i < states.size(); ++i) {
-            if (same_state(*states.front(), *states[i])) continue;
-            // Keep the provenance of a branch that wrote the slot, so the unknown has a location.
-            const SlotState* keep = states.front();
-            for (const SlotState* st : states)
-                if (st->present && (st->info.loc.valid() || !keep->present)) keep = st;
-            SlotState u;
-            u.present = true;
-            u.info = keep->info;
-            const std::string reason = fmt::format("set differently depending on the condition at {}:{}",
-                                                   where.file ? *where.file : "", where.line);
-            std::vector<Val> objects;
-            for (const SlotState* st : states)
-                if (st->value.is_obj() || st->value.may_alias()) objects.push_back(st->value);
-            u.value = Val::unknown(reason, where);
-            if (!objects.empty()) Interp::mark_alias(u.value, objects);
-            u.unknown = reason;  // a list or dict whose contents differ: contents unknown
-            return u;
-        }
-        return *states.front();
-    }
-
-    // Applies the merge of `outs` to the live state (journaled for enclosing branches).
-    void apply_merge(const std::vector<const Outcome*>& outs) {
-        std::map<std::tuple<int, const void*, std::string>, std::pair<const Interp::Slot*, const SlotState*>> slots;
-        for (const Outcome* o : outs)
-            for (const auto& [key, entry] : o->originals) slots.emplace(key, std::make_pair(&entry.first, &entry.second));
-        in.steps_ += static_cast<std::int64_t>(slots.size() * outs.size());
-        std::vector<const SlotState*> states;
-        for (const auto& [key, slot] : slots) {
-            states.clear();
-            for (const Outcome* o : outs) {
-                auto it = o->finals.find(key);
-                states.push_back(it != o->finals.end() ? &it->second.second : slot.second);
-                in.steps_ += static_cast<std::int64_t>(states.back()->items.size() + states.back()->dict_items.size());
-            }
-            SlotState st = merged_state(states);
-            in.record(*slot.first);
-            restore_slot(*slot.first, st);
-        }
-    }
-
-    Flow run(const std::vector<std::function<Flow()>>& branches, const std::vector<NodeId>* rest, size_t next,
-             bool& consumed_rest) {
-        consumed_rest = false;
-        std::vector<Outcome> outs;
-        outs.reserve(branches.size());
-        for (const auto& b : branches) outs.push_back(run_one(b));
-        std::vector<const Outcome*> live, falling, ending;
-        for (const auto& o : outs)
-            if (o.flow != Flow::Raise) live.push_back(&o);
-        if (live.empty()) return Flow::Raise;  // every path fails; the state is the pre-branch one
-        for (const Outcome* o : live) (o->flow == Flow::Normal ? falling : ending).push_back(o);
-        std::optional<Val> ended_result;
-        for (const Outcome* o : ending)
-            if (o->flow == Flow::Return) ended_result = ended_result ? merge_val(ended_result, o->result) : o->result;
-
-        if (ending.empty()) {
-            apply_merge(falling);
-            return Flow::Normal;
-        }
-        if (falling.empty()) {
-            apply_merge(ending);
-            bool any_return = false;
-            for (const Outcome* o : ending) any_return |= o->flow == Flow::Return;
-            if (any_return) {
-                f.result = ended_result;
-                return Flow::Return;
-            }
-            return ending.front()->flow;
-        }
-        // Some paths ended, others go on: run the rest of the block for the latter, then merge both worlds.
-        Outcome cont = run_one([&] {
-            apply_merge(falling);
-            if (!rest || next >= rest->size()) return Flow::Normal;
-            return in.exec_stmts(f, *rest, next);
-        });
-        consumed_rest = rest && next < rest->size();
-        std::vector<const Outcome*> ended_world = ending;
-        Outcome merged_end;
-        {
-            // The state of the ended paths, as one outcome.
-            std::map<std::tuple<int, const void*, std::string>, Interp::Slot> slots;
-            for (const Outcome* o : ending)
-                for (const auto& [key, entry] : o->originals) {
-                    slots.emplace(key, entry.first);
-                    merged_end.originals.emplace(key, entry);
-                }
-            std::vector<const SlotState*> states;
-            for (const auto& [key, slot] : slots) {
-                states.clear();
-                const SlotState& original = merged_end.originals[key].second;
-                for (const Outcome* o : ending) {
-                    auto it = o->finals.find(key);
-                    states.push_back(it != o->finals.end() ? &it->second.second : &original);
-                }
-                merged_end.finals.emplace(key, std::make_pair(slot, merged_state(states)));
-            }
-        }
-        apply_merge({&merged_end, &cont});
-        if (cont.flow == Flow::Return) {
-            f.result = merge_val(ended_result, cont.result);
-            return Flow::Return;
-        }
-        if (cont.flow == Flow::Raise) {
-            // The going-on paths fail later: only the ended ones remain.
-            apply_merge({&merged_end});
-            if (ended_result) f.result = ended_result;
-            return ended_result ? Flow::Return : ending.front()->flow;
-        }
-        if (ended_result) f.result = f.result ? merge_val(f.result, ended_result) : ended_result;
-        return cont.flow;
-    }
-};
-
-Val merge_vals(const Val& a, const Val& b, Loc where) {
-    if (same_val(a, b)) return a;
-    Val u = Val::unknown(fmt::format("depends on the condition at {}:{}", where.file ? *where.file : "", where.line),
-                         where);
-    if (a.is_obj() || b.is_obj() || a.may_alias() || b.may_alias()) Interp::mark_alias(u, {a, b});
-    return u;
-}
-
-// ---------------------------------------------------------------------------------------------------------------
-// Interp: setup, scopes
+// Setup
 
 Interp::Interp(Project& project, std::vector<Diagnostic>* diagnostics)
     : project_(project), diagnostics_(diagnostics), id_(project.next_id()) {}
@@ -472,181 +26,6 @@ SetInfo Interp::store_info(Frame& f) const {
     info.chain = f.chain;
     info.origin = Origin::Recipe;
     return info;
-}
-
-Env& Interp::scope(Frame& f) { return f.locals ? *f.locals : *f.module->globals; }
-
-void Interp::bind(Frame& f, const std::string& name, Val v) {
-    Env& env = scope(f);
-    if (env.owner != id_) return;  // never write another evaluator's scope
-    bind_local(env, name, std::move(v));
-}
-
-Val Interp::lookup(Frame& f, const std::string& name, Loc at) {
-    for (Env* e = f.locals.get(); e; e = e->parent.get()) {
-        if (const Val* v = e->find(name)) {
-            if (v->is_obj(ObjKind::LazyImport)) {
-                auto* lazy = v->as<LazyImportObj>();
-                Module* m = project_.index().find(lazy->module);
-                if (!m) return Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
-                return module_attr(f, m, lazy->name, at);
-            }
-            return e->owner == id_ ? *v : thaw(*v);
-        }
-    }
-    if (f.module) {
-        Env& g = *f.module->globals;
-        if (const Val* v = g.find(name)) {
-            if (v->is_obj(ObjKind::LazyImport)) {
-                auto* lazy = v->as<LazyImportObj>();
-                Module* m = project_.index().find(lazy->module);
-                if (!m) return Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
-                return module_attr(f, m, lazy->name, at);
-            }
-            return g.owner == id_ ? *v : thaw(*v);
-        }
-    }
-    if (const Val* b = builtin_global(name)) return *b;
-    if (f.module && f.module->syntax_error)
-        return Val::unknown(fmt::format("{} has a syntax error", f.module->path), at);
-    return Val::unknown(fmt::format("name \"{}\" is not defined", name), at);
-}
-
-Val Interp::module_global(Module* m, const std::string& name) {
-    Frame f;
-    f.module = m;
-    return module_attr(f, m, name, {});
-}
-
-Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
-    project_.ensure_initialized(m, import_depth_);
-    if (const Val* v = m->globals->find(name)) {
-        if (v->is_obj(ObjKind::LazyImport)) {
-            auto* lazy = v->as<LazyImportObj>();
-            if (++import_depth_ > project_.limits().max_import_depth) {
-                --import_depth_;
-                return Val::unknown(fmt::format("re-export chain of \"{}\" is too long (a cycle?)", name), at);
-            }
-            Val out;
-            if (Module* target = project_.index().find(lazy->module)) {
-                out = module_attr(f, target, lazy->name, at);
-            } else {
-                out = Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
-            }
-            --import_depth_;
-            return out;
-        }
-        return m->globals->owner == id_ ? *v : thaw(*v);
-    }
-    const std::string sub = m->name + "." + name;
-    if (m->is_package && m->name.rfind("__file__:", 0) != 0)
-        if (Module* s = project_.index().find(sub)) return Val::obj(std::make_shared<ModuleObj>(s), at);
-    if (m->syntax_error) return Val::unknown(fmt::format("{} has a syntax error", m->path), at);
-    if (m->state.load() != Module::Ready)
-        return Val::unknown(fmt::format("\"{}\" is not yet defined when {} is imported (an import cycle)", name, m->path),
-                            at);
-    // A name the module does not define (a version mismatch, a namespace package): a symbol, as if outside the root.
-    return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
-}
-
-Val Interp::import_module(Frame&, const std::string& dotted, Loc at) {
-    if (Module* m = project_.index().find(dotted)) return Val::obj(std::make_shared<ModuleObj>(m), at);
-    return Val::obj(std::make_shared<ExternalObj>(dotted), at);
-}
-
-std::string Interp::resolve_relative(Frame& f, NodeId rel) {
-    const Ast& a = ast(f);
-    int dots = 0;
-    std::string tail;
-    for (NodeId k : a.named_kids(rel)) {
-        if (a.kind(k) == Kind::ImportPrefix) dots = static_cast<int>(a.source(k).size());
-        else if (a.kind(k) == Kind::DottedName) tail = std::string(a.source(k));
-    }
-    std::string base = f.module->package();
-    for (int i = 1; i < dots; ++i) {
-        auto dot = base.rfind('.');
-        base = dot == std::string::npos ? std::string() : base.substr(0, dot);
-    }
-    if (tail.empty()) return base;
-    return base.empty() ? tail : base + "." + tail;
-}
-
-static std::string strip_spaces(std::string_view s) {
-    std::string out;
-    for (char c : s)
-        if (c != ' ' && c != '\t' && c != '\n' && c != '\r' && c != '\\') out += c;
-    return out;
-}
-
-void Interp::exec_import(Frame& f, NodeId node) {
-    const Ast& a = ast(f);
-    Loc at = loc(f, node);
-    for (NodeId k : a.named_kids(node)) {
-        if (a.kind(k) == Kind::DottedName) {
-            std::string dotted = strip_spaces(a.source(k));
-            std::string top = dotted.substr(0, dotted.find('.'));
-            // `import a.b.c` binds `a`; attribute access then finds the submodules.
-            bind(f, top, import_module(f, top, at));
-        } else if (a.kind(k) == Kind::AliasedImport) {
-            std::string dotted = strip_spaces(a.source(a.field(k, Field::Name)));
-            std::string alias(a.source(a.field(k, Field::Alias)));
-            bind(f, alias, import_module(f, dotted, at));
-        }
-    }
-}
-
-void Interp::exec_import_from(Frame& f, NodeId node) {
-    const Ast& a = ast(f);
-    Loc at = loc(f, node);
-    NodeId modnode = a.field(node, Field::ModuleName);
-    if (modnode == kNoNode) return;
-    std::string dotted = a.kind(modnode) == Kind::RelativeImport ? resolve_relative(f, modnode)
-                                                                  : strip_spaces(a.source(modnode));
-    Module* m = dotted.empty() ? nullptr : project_.index().find(dotted);
-    const bool lazy = !f.locals && f.module->globals->owner == id_;  // module level: resolve names on first use
-    for (std::uint32_t i = 0; i < a.count(node); ++i) {
-        NodeId k = a.kid(node, i);
-        if (a[k].field == Field::ModuleName) continue;
-        if (a.kind(k) == Kind::WildcardImport) {
-            if (!m) continue;  // names of an outside module are not known; reading one gives an unknown
-            project_.ensure_initialized(m, import_depth_);
-            std::vector<std::string> names;
-            const Val* all = m->globals->find("__all__");
-            if (all && (all->is_obj(ObjKind::List) || all->is_obj(ObjKind::Tuple))) {
-                for (const auto& item : all->as<SeqObj>()->items)
-                    if (item.is_str()) names.push_back(item.s);
-            } else {
-                for (const auto& [name, _] : m->globals->vars)
-                    if (!name.empty() && name[0] != '_') names.push_back(name);
-            }
-            for (const auto& name : names) {
-                const Val* v = m->globals->find(name);
-                if (v && v->is_obj(ObjKind::LazyImport)) bind(f, name, *v);
-                else bind(f, name, module_attr(f, m, name, at));
-            }
-            continue;
-        }
-        std::string name, alias;
-        if (a.kind(k) == Kind::DottedName) {
-            name = alias = strip_spaces(a.source(k));
-        } else if (a.kind(k) == Kind::AliasedImport) {
-            name = strip_spaces(a.source(a.field(k, Field::Name)));
-            alias = std::string(a.source(a.field(k, Field::Alias)));
-        } else {
-            continue;
-        }
-        if (!m) {
-            if (dotted == "typing" && name == "TYPE_CHECKING") {
-                bind(f, alias, Val::boolean(false, at));  // False whenever the code runs
-                continue;
-            }
-            bind(f, alias, Val::obj(std::make_shared<ExternalObj>(dotted + "." + name), at));
-        } else if (lazy) {
-            bind(f, alias, Val::obj(std::make_shared<LazyImportObj>(f.module, dotted, name), at));
-        } else {
-            bind(f, alias, module_attr(f, m, name, at));
-        }
-    }
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -700,7 +79,7 @@ Flow Interp::exec_stmt(Frame& f, NodeId s, const std::vector<NodeId>& rest, std:
         case Kind::ReturnStatement: {
             auto kids = a.named_kids(s);
             Val v = kids.empty() ? Val::none() : eval(f, kids[0]);
-            f.result = f.result ? BranchRunner{*this, f, f.stmt}.merge_val(f.result, v) : v;
+            f.result = f.result ? merge_vals(*f.result, v, f.stmt) : v;
             return Flow::Return;
         }
         case Kind::IfStatement: return exec_if(f, s, rest, next, consumed_rest);
@@ -779,7 +158,7 @@ Flow Interp::exec_if(Frame& f, NodeId s, const std::vector<NodeId>& rest, std::s
     std::vector<std::function<Flow()>> branches;
     for (NodeId body : candidates) branches.push_back([this, &f, body] { return exec_block(f, body); });
     if (!has_else) branches.push_back([] { return Flow::Normal; });
-    return BranchRunner{*this, f, where}.run(branches, &rest, next, consumed_rest);
+    return run_branches(f, where, branches, &rest, next, consumed_rest);
 }
 
 Flow Interp::exec_for(Frame& f, NodeId s) {
@@ -804,7 +183,7 @@ Flow Interp::exec_for(Frame& f, NodeId s) {
         });
         branches.push_back([] { return Flow::Normal; });
         bool consumed = false;
-        return BranchRunner{*this, f, where}.run(branches, nullptr, 0, consumed);
+        return run_branches(f, where, branches, nullptr, 0, consumed);
     }
     for (auto& item : *items) {
         assign_target(f, target, item, info);
@@ -831,7 +210,7 @@ Flow Interp::exec_while(Frame& f, NodeId s) {
             });
             branches.push_back([] { return Flow::Normal; });
             bool consumed = false;
-            return BranchRunner{*this, f, loc(f, cond)}.run(branches, nullptr, 0, consumed);
+            return run_branches(f, loc(f, cond), branches, nullptr, 0, consumed);
         }
         Flow fl = exec_block(f, body);
         if (fl == Flow::Break) return Flow::Normal;
@@ -877,7 +256,7 @@ Flow Interp::exec_try(Frame& f, NodeId s) {
         // An import that may fail at run time (optional dependency): both outcomes are possible.
         std::vector<std::function<Flow()>> branches{run_body, [&, this] { return exec_block(f, handler); }};
         bool consumed = false;
-        flow = BranchRunner{*this, f, loc(f, s)}.run(branches, nullptr, 0, consumed);
+        flow = run_branches(f, loc(f, s), branches, nullptr, 0, consumed);
     } else {
         flow = run_body();
     }
@@ -901,7 +280,7 @@ Flow Interp::exec_match(Frame& f, NodeId s) {
             }
     branches.push_back([] { return Flow::Normal; });
     bool consumed = false;
-    return BranchRunner{*this, f, loc(f, s)}.run(branches, nullptr, 0, consumed);
+    return run_branches(f, loc(f, s), branches, nullptr, 0, consumed);
 }
 
 void Interp::exec_delete(Frame& f, NodeId s) {
@@ -917,14 +296,14 @@ void Interp::exec_delete(Frame& f, NodeId s) {
         if (a.kind(t) == Kind::Identifier) {
             Env& env = scope(f);
             if (env.owner == id_) {
-                if (!journals_.empty()) record(Slot{Slot::Var, nullptr, env.shared_from_this(), std::string(a.source(t))});
+                note_var_write(env, std::string(a.source(t)));
                 env.erase(a.source(t));
             }
         } else if (a.kind(t) == Kind::Attribute) {
             Val obj = eval(f, a.field(t, Field::Object));
             std::string name(a.source(a.field(t, Field::AttributeName)));
             if (obj.is_obj(ObjKind::Instance)) {
-                if (!journals_.empty()) record(Slot{Slot::Attr, obj.o, nullptr, name});
+                note_attr_write(obj, name);
                 auto& attrs = obj.as<InstanceObj>()->attrs;
                 attrs.erase(std::remove_if(attrs.begin(), attrs.end(), [&](const Attr& x) { return x.name == name; }),
                             attrs.end());

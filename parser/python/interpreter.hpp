@@ -5,81 +5,28 @@
 //
 // One Interp evaluates one recipe (or one module's top level) on one thread. Module globals are shared between
 // threads and never written after their module is initialized: reading a mutable global makes a private copy.
-#include <atomic>
+//
+// Interp's members live by concern: statements in interpreter.cpp, expressions and calls in eval.cpp, names and
+// imports in scopes.cpp, classes and attributes in objects.cpp, branch journals and merging in branches.cpp, builtins
+// in builtins*.cpp (builtins.hpp), Bridge's run-time API in bridge_api.cpp. What all evaluators of a source root share
+// is the Project (project.hpp); values and their Python semantics are in values.hpp/.cpp.
 #include <cstdint>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "core/diagnostic.hpp"
-#include "core/schema.hpp"
-#include "parser/python/hf_models.hpp"
 #include "parser/python/module_index.hpp"
+#include "parser/python/project.hpp"
 #include "parser/python/values.hpp"
 
 namespace mbl::py {
-
-struct EvalLimits {
-    int max_call_depth = 40;          // nested Python calls (recursive helpers end here)
-    int max_expr_depth = 150;         // nested expressions
-    int max_import_depth = 48;        // nested module initializations
-    std::int64_t max_steps = 1'000'000;  // evaluation steps per recipe
-    std::size_t max_items = 100'000;  // elements of one list/dict/string built by the evaluator
-    int max_while_iterations = 10'000;  // a `while` that runs longer stops the recipe as over budget
-};
-
-// Everything shared by the evaluators of one source root. Thread-safe.
-class Project {
-public:
-    Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits = {},
-            ModuleIndex::Buffers buffers = {});
-
-    ModuleIndex& index() { return index_; }
-    const Revision& revision() const { return revision_; }
-    const HfResolver& hf() const { return hf_; }
-    const EvalLimits& limits() const { return limits_; }
-    // Runs a module's top level once (thread-safe; an import cycle sees the partially initialized module).
-    void ensure_initialized(Module* m, int import_depth);
-    // A new evaluator id (Env ownership).
-    std::uint64_t next_id() { return ++ids_; }
-    // Default of a model field at the selected revision (schemas), or nullopt.
-    std::optional<Val> model_default(const std::string& field) const;
-
-    // A class of the tree registered as Megatron Bridge's model bridge for Hugging Face architectures
-    // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files.
-    struct BridgeRegistration {
-        std::string module;      // dotted module name
-        std::string class_name;
-        std::string source;      // the architecture as written: a string literal's text, or a name to evaluate
-        bool source_is_literal = false;
-    };
-    // The registrations in the tree's files that mention `text` (every registering file when empty). The files are
-    // listed once; each is parsed only when a lookup needs it.
-    std::vector<BridgeRegistration> model_bridges(std::string_view text);
-
-    // Diagnostics raised while initializing modules (syntax errors in helpers, ...), collected once.
-    std::vector<Diagnostic> take_module_diagnostics();
-
-private:
-    ModuleIndex index_;
-    const Revision& revision_;
-    const HfResolver& hf_;
-    EvalLimits limits_;
-    std::atomic<std::uint64_t> ids_{0};
-    std::once_flag bridge_files_listed_;
-    std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges
-    std::mutex bridges_mutex_;
-    std::map<std::string, std::vector<BridgeRegistration>> bridges_by_file_;
-    std::mutex diag_mutex_;
-    std::vector<Diagnostic> module_diags_;
-    // The objects module top levels made (written only under the module initialization lock); swept when the
-    // project ends, before the modules that hold them.
-    ObjectRegistry module_objects_;
-};
 
 enum class Flow : std::uint8_t { Normal, Return, Raise, Break, Continue };
 
@@ -103,6 +50,9 @@ struct CallArgs {
     std::string unknown;       // non-empty: *args / **kwargs whose contents are unknown
 };
 
+// The argument at position `pos`, else the first keyword argument named one of `names`; null when not given.
+const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names = {});
+
 class Interp {
 public:
     Interp(Project& project, std::vector<Diagnostic>* diagnostics);
@@ -120,16 +70,13 @@ public:
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
     std::int64_t steps() const { return steps_; }
 
-    // --- used by the builtins (builtins.cpp) ---
+    // --- used by the builtins (the table of builtins.hpp) ---
     Val call(Frame& f, const Val& callee, CallArgs args, Loc site);
-    Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
     Val get_attr(Frame& f, const Val& obj, const std::string& name, Loc at);
     bool set_attr(Frame& f, const Val& obj, const std::string& name, Val value, const SetInfo& info);
-    Val thaw(const Val& v);
     // Python iteration: the items, or nullopt (with `reason`) when unknown.
     std::optional<std::vector<Val>> iterate(const Val& v, std::string& reason);
     Val make_list(std::vector<Val> items, ObjKind kind = ObjKind::List, Loc at = {});
-    Val unknown_here(Frame& f, std::string reason) const { return Val::unknown(std::move(reason), f.stmt); }
     SetInfo store_info(Frame& f) const;
     void note_mutation(Object* container);  // journal a list/dict/set before changing it
     void poison(const Val& v, const std::string& reason);
@@ -137,22 +84,29 @@ public:
     static void mark_alias(Val& unknown, const std::vector<Val>& candidates);
     // A write through an unknown that may be a known object: those objects can no longer be trusted.
     void spoil_candidates(const Val& unknown, const std::string& reason);
-    void report(Diagnostic d);
     Project& project() { return project_; }
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
     Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
+    // Classes (objects.cpp): the class order, an attribute found along it (bound to `self` as Python binds it),
+    // and issubclass (nullopt when an outside base class may decide).
+    std::vector<std::shared_ptr<ClassObj>> mro(const std::shared_ptr<ClassObj>& cls) const;
+    Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
+                   bool& found);
+    std::optional<bool> is_subclass(const Val& cls, const Val& base) const;
+    // AutoBridge and AutoConfig calls (bridge_api.cpp).
+    Val call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
-    // branch merging (interpreter.cpp)
+    // branch journals and merging (branches.cpp)
     struct Slot;
     struct Journal;
 
 private:
-    friend struct BranchRunner;
-    friend struct BuiltinCalls;
+    struct BranchRunner;
     const Ast& ast(const Frame& f) const { return *f.module->ast; }
     Loc loc(const Frame& f, NodeId id) const { return f.module->loc(id); }
+    void report(Diagnostic d);
 
-    // statements
+    // statements (interpreter.cpp)
     Flow exec_block(Frame& f, NodeId block);
     Flow exec_stmts(Frame& f, const std::vector<NodeId>& stmts, std::size_t from);
     Flow exec_stmt(Frame& f, NodeId stmt, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest);
@@ -163,17 +117,13 @@ private:
     Flow exec_match(Frame& f, NodeId stmt);
     void exec_assignment(Frame& f, NodeId node);
     void exec_aug_assignment(Frame& f, NodeId node);
-    void exec_import(Frame& f, NodeId node);
-    void exec_import_from(Frame& f, NodeId node);
     void exec_function_def(Frame& f, NodeId def, const std::vector<Val>& decorators);
     void exec_class_def(Frame& f, NodeId def, NodeId decorated);
-    // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
-    void note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated);
     void exec_delete(Frame& f, NodeId node);
     void assign_target(Frame& f, NodeId target, Val value, const SetInfo& info);
     Val materialize(Frame& f, NodeId expr, const Val& unknown);
 
-    // expressions
+    // expressions and calls (eval.cpp)
     Val eval(Frame& f, NodeId e);
     Val eval_inner(Frame& f, NodeId e);
     Val eval_call(Frame& f, NodeId e);
@@ -185,50 +135,64 @@ private:
     Val eval_lambda(Frame& f, NodeId e);
     CallArgs eval_args(Frame& f, NodeId arglist);
     void collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std::string& unknown);
+    // A private copy of a value another evaluator owns (a module global), made once per object.
+    Val thaw(const Val& v);
+    Val thaw_inner(const Val& v);
+    Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
+    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
+                      const Val* self);
 
-    // names and modules
+    // names, scopes and imports (scopes.cpp)
     Val lookup(Frame& f, const std::string& name, Loc at);
     void bind(Frame& f, const std::string& name, Val v);
+    void bind_local(Env& env, const std::string& name, Val v);
     Env& scope(Frame& f);
     Val import_module(Frame& f, const std::string& dotted, Loc at);
     Val module_attr(Frame& f, Module* m, const std::string& name, Loc at);
     std::string resolve_relative(Frame& f, NodeId relative_import);
+    void exec_import(Frame& f, NodeId node);
+    void exec_import_from(Frame& f, NodeId node);
 
-    // calls and objects
-    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
-                      const Val* self);
+    // classes, instances and calls to names from outside the source root (objects.cpp)
     Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
     Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
-    // Megatron Bridge's AutoBridge and Hugging Face configs (bridge_api.cpp).
-    Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
-    Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
-    Val call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
-    Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
-    Val hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site);
-    std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
-                                         bool model_config, Loc site);
-    Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
-    void report_unknown_model(const std::string& model_id, Loc at);  // IN010
-    Val precision_recipe(Frame& f, const std::string& name, Loc site);
-    std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
-                                 Loc site);
-    std::vector<std::shared_ptr<ClassObj>> mro(const std::shared_ptr<ClassObj>& cls) const;
     bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
-    Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
-                   bool& found);
     // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
     Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
                   const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
     // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
     // or nullopt when an outside base class may add fields the linter does not know.
     std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
-    std::optional<bool> is_subclass(const Val& cls, const Val& base) const;
+
+    // builtins (builtins.cpp)
     Val builtin_method(const Val& self, const std::string& name, Loc at);
     Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
+    // Megatron Bridge's run-time API (bridge_api.cpp): mixed precision recipes, AutoBridge and Hugging Face configs,
+    // the model bridges the tree registers.
+    std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
+                                 Loc site);
+    Val precision_recipe(Frame& f, const std::string& name, Loc site);
+    Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
+    Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
+    Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
+    Val hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site);
+    std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
+                                         bool model_config, Loc site);
+    Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
+    void report_unknown_model(const std::string& model_id, Loc at);  // IN010
+    // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
+    void note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated);
+
+    // branches (branches.cpp)
+    // Runs each branch from the same state and merges the outcomes. `rest`: the statements after the branching one
+    // in its block, run once after the branches that fall through (`consumed_rest` then says they ran).
+    Flow run_branches(Frame& f, Loc where, const std::vector<std::function<Flow()>>& branches,
+                      const std::vector<NodeId>* rest, std::size_t next, bool& consumed_rest);
     void record(const Slot& s);
-    void bind_local(Env& env, const std::string& name, Val v);
-    Val thaw_inner(const Val& v);
+    // Journal a change about to be made to an attribute of an instance, or to a name of a scope.
+    void note_attr_write(const Val& instance, const std::string& name);
+    void note_var_write(Env& env, const std::string& name);
 
     Project& project_;
     std::vector<Diagnostic>* diagnostics_;
@@ -243,13 +207,11 @@ private:
 // The parameters of a `def` or `lambda` (`params` may be kNoNode); defaults are evaluated by `eval_default`.
 std::vector<Param> read_params(const Ast& a, NodeId params, const std::function<Val(NodeId)>& eval_default);
 
-// A config Value (schemas, config.json facts) as an evaluator value; lists and maps become new objects.
-Val from_value(const Value& v, Loc at);
-
 // One of two values: the value when both are the same, else an unknown that names the condition at `where`.
 Val merge_vals(const Val& a, const Val& b, Loc where);
-// Python's str() of a known scalar or container.
-std::string py_str(const Val& v);
+
+// The last component of a dotted name: `C` of `a.b.C` (scopes.cpp).
+std::string last_component(std::string_view dotted);
 
 // The builtin namespace (len, range, isinstance, ...).
 const Val* builtin_global(const std::string& name);

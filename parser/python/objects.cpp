@@ -1,5 +1,5 @@
-// Classes, instances, attribute access, and calls to names from outside the source root (what Bridge's own API
-// does at run time is modelled in bridge_api.cpp).
+// Classes, instances, attributes (reading and setting), and calls to names from outside the source root (what
+// Bridge's own API does at run time is modelled in bridge_api.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -14,19 +14,10 @@ namespace mbl::py {
 
 namespace {
 
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-std::string last_component(const std::string& path) {
-    auto dot = path.rfind('.');
-    return dot == std::string::npos ? path : path.substr(dot + 1);
-}
-
 // Class names of TransformerConfig-like objects: their unset fields take Megatron Core's defaults.
 bool model_class_name(std::string_view name) {
-    return ends_with(name, "Provider") || name.find("TransformerConfig") != std::string_view::npos ||
-           ends_with(name, "ModelConfig");
+    return name.ends_with("Provider") || name.find("TransformerConfig") != std::string_view::npos ||
+           name.ends_with("ModelConfig");
 }
 
 }  // namespace
@@ -200,7 +191,7 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
         case ObjKind::External: {
             const std::string& path = obj.as<ExternalObj>()->path;
             if (path == "typing" && name == "TYPE_CHECKING") return Val::boolean(false, at);
-            if (ends_with(path, "AutoBridge") || ends_with(path, "AutoConfig"))
+            if (path.ends_with("AutoBridge") || path.ends_with("AutoConfig"))
                 if (auto m = auto_bridge_method(obj, name, at); m.is_obj()) return m;
             return Val::obj(std::make_shared<ExternalObj>(path + "." + name), at);
         }
@@ -213,6 +204,21 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
             return Val::unknown(fmt::format("attribute {} of a function", name), at);
         default: return builtin_method(obj, name, at);
     }
+}
+
+bool Interp::set_attr(Frame&, const Val& obj, const std::string& name, Val value, const SetInfo& info) {
+    if (!obj.is_obj(ObjKind::Instance)) return false;
+    auto* inst = obj.as<InstanceObj>();
+    note_attr_write(obj, name);
+    // Whatever its class, the object stored as a config's `model` is the model config.
+    if (name == "model" && value.is_obj(ObjKind::Instance)) value.as<InstanceObj>()->model_like = true;
+    if (Attr* a = inst->find(name)) {
+        a->value = std::move(value);
+        a->info = info;
+    } else {
+        inst->attrs.push_back(Attr{name, std::move(value), info});
+    }
+    return true;
 }
 
 Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site) {
@@ -374,8 +380,8 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
         }
         return Val::str(out, site);
     }
-    if (path == "logging.getLogger" || ends_with(path, ".info") || ends_with(path, ".warning") ||
-        ends_with(path, ".debug") || path == "warnings.warn")
+    if (path == "logging.getLogger" || path.ends_with(".info") || path.ends_with(".warning") ||
+        path.ends_with(".debug") || path == "warnings.warn")
         return Val::none(site);
     // An outside class: an object holding the keyword arguments (a config dataclass of Megatron Core, say).
     if (!name.empty() && std::isupper(static_cast<unsigned char>(name[0])) && name.find('_') != 0 &&

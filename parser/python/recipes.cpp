@@ -1,3 +1,6 @@
+// Finding recipes in a module (syntax only) and evaluating one: the config object a recipe returns becomes the
+// engine's config tree, each value exported with the provenance and call chain of the statement that set it (see
+// recipes.hpp).
 #include "parser/python/recipes.hpp"
 
 #include <fmt/format.h>
@@ -13,10 +16,6 @@
 namespace mbl::py {
 
 namespace {
-
-bool ends_with(std::string_view s, std::string_view suffix) {
-    return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
 
 NodeId function_of(const Ast& a, NodeId stmt) {
     if (a.kind(stmt) == Kind::FunctionDefinition) return stmt;
@@ -107,11 +106,6 @@ Value unknown_model(const std::string& reason, const Provenance& p, const Revisi
         m.set(name, Value::unknown(reason, p));
     }
     return m;
-}
-
-std::string last_component(const std::string& path) {
-    auto dot = path.rfind('.');
-    return dot == std::string::npos ? path : path.substr(dot + 1);
 }
 
 std::string lower(std::string s) {
@@ -223,13 +217,13 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
         std::string name(a.source(name_node));
         if (!include_private && !name.empty() && name[0] == '_') continue;
         NodeId rt = a.field(def, Field::ReturnType);
-        bool annotated = rt != kNoNode && ends_with(a.source(rt), "ConfigContainer");
+        bool annotated = rt != kNoNode && a.source(rt).ends_with("ConfigContainer");
         if (!annotated) {
             std::string_view t = rt == kNoNode ? std::string_view() : a.source(rt);
             annotated = t.find("ConfigContainer") != std::string_view::npos && t.find('|') == std::string_view::npos &&
                         t.find("Optional") == std::string_view::npos;
         }
-        if (!annotated && !ends_with(name, "_config")) continue;
+        if (!annotated && !name.ends_with("_config")) continue;
         RecipeInfo r;
         r.module = const_cast<Module*>(&m);
         r.name = name;

@@ -1,19 +1,20 @@
 #pragma once
 // Values of the abstract Python evaluator. Scalars are held inline; lists, dicts, instances, functions, classes and
 // modules live on the heap behind shared pointers so that aliasing (`m = cfg.model; m.x = 1`) behaves as in Python.
-// Anything the evaluator cannot work out is an Unknown value that carries the reason.
+// Anything the evaluator cannot work out is an Unknown value that carries the reason. Their Python semantics
+// (truthiness, equality, printing) are in values.cpp.
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "core/source_range.hpp"
 #include "core/value.hpp"
 #include "parser/python/ast.hpp"
+#include "parser/python/object_registry.hpp"
 
 namespace mbl::py {
 
@@ -59,36 +60,7 @@ enum class ObjKind : std::uint8_t {
     FieldSpec, Property, LazyImport, Super,
 };
 
-// Creation counter of the current thread: a branch journal only records changes to objects older than itself.
-std::uint64_t next_epoch();
-std::uint64_t current_epoch();
-
-struct Object;
-
-// The objects one recipe evaluation made (on its thread). Python values form cycles (a nested function and the scope
-// that holds it, `self.parent = self`); when the evaluation ends, sweep() drops every reference they hold so that
-// shared pointers free them.
-class ObjectRegistry {
-public:
-    ObjectRegistry() = default;
-    ~ObjectRegistry() { sweep(); }
-    ObjectRegistry(const ObjectRegistry&) = delete;
-    ObjectRegistry& operator=(const ObjectRegistry&) = delete;
-    void sweep();
-    // While a Use is alive, the objects made on this thread join the registry.
-    struct Use {
-        explicit Use(ObjectRegistry& r);
-        ~Use();
-        Use(const Use&) = delete;
-        Use& operator=(const Use&) = delete;
-        ObjectRegistry* saved;
-    };
-
-private:
-    friend struct Object;
-    std::unordered_set<Object*> live_;
-};
-
+// A heap value. It joins the registry of the evaluation that makes it (object_registry.hpp).
 struct Object : std::enable_shared_from_this<Object> {
     explicit Object(ObjKind k);
     virtual ~Object();
@@ -356,7 +328,11 @@ std::optional<bool> py_equal(const Val& a, const Val& b);
 bool same_val(const Val& a, const Val& b);
 // Short Python-like rendering for messages.
 std::string repr(const Val& v, int depth = 0);
+// Python's str() of a known scalar or container.
+std::string py_str(const Val& v);
 // "a list", "an instance of LlamaModelProvider" ...
 std::string type_name(const Val& v);
+// A config Value (schemas, config.json facts) as an evaluator value; lists and maps become new objects.
+Val from_value(const Value& v, Loc at);
 
 }  // namespace mbl::py

@@ -1,0 +1,58 @@
+// The project shared by the evaluators of one source root: module initialization, the diagnostics it raises, and
+// the defaults of model fields at the selected revision. The scan for the model bridges the tree registers is in
+// bridge_api.cpp, with the rest of what the evaluator models of Bridge.
+#include "parser/python/project.hpp"
+
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "parser/python/interpreter.hpp"
+
+namespace mbl::py {
+
+Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits,
+                 ModuleIndex::Buffers buffers)
+    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {}
+
+std::vector<Diagnostic> Project::take_module_diagnostics() {
+    std::lock_guard<std::mutex> lock(diag_mutex_);
+    return std::move(module_diags_);
+}
+
+void Project::ensure_initialized(Module* m, int import_depth) {
+    if (m->state.load(std::memory_order_acquire) == Module::Ready) return;
+    std::lock_guard<std::recursive_mutex> lock(index_.init_mutex());
+    if (m->state.load(std::memory_order_acquire) != Module::New) return;  // ready, or a cycle on this thread
+    index_.ensure_parsed(m);
+    m->state.store(Module::Initializing, std::memory_order_release);
+    m->init_thread = std::this_thread::get_id();
+    std::vector<Diagnostic> diags;
+    if (m->syntax_error) {
+        diags.push_back(*m->syntax_error);
+    } else if (import_depth <= limits_.max_import_depth) {
+        ObjectRegistry::Use shared(module_objects_);  // module globals outlive the recipe being evaluated
+        Interp init(*this, &diags);
+        init.run_module(m, import_depth + 1);
+    }
+    m->state.store(Module::Ready, std::memory_order_release);
+    if (!diags.empty()) {
+        std::lock_guard<std::mutex> dlock(diag_mutex_);
+        for (auto& d : diags) module_diags_.push_back(std::move(d));
+    }
+}
+
+std::optional<Val> Project::model_default(const std::string& field) const {
+    for (const auto& [name, v] : revision_.defaults)
+        if (name == field) return from_value(v, {});
+    static const nlohmann::json fields = [] {
+        auto text = schema_file("fields/model.json");
+        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
+        return j.is_object() && j.contains("fields") ? j["fields"] : nlohmann::json::object();
+    }();
+    auto it = fields.find(field);
+    if (it == fields.end() || !it->is_object() || !it->contains("default")) return std::nullopt;
+    const Value v = value_from_json((*it)["default"], {});
+    return from_value(v, {});
+}
+
+}  // namespace mbl::py
