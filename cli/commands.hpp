@@ -100,7 +100,7 @@ struct GpuCheckArgs {
     unsigned long long seed = 1234;
     std::string format = "text";
     std::string runner;      // --runner: the user's Bridge launch command
-    std::string helper_dir;  // --helper-dir (default: the source tree's integrations/bridge)
+    std::string helper_dir;  // --helper-dir (default: the installed share/mbridge-lint/bridge, else the source tree's)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
     int data_parallel_size = 0;
 };
