@@ -12,7 +12,11 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v debootstrap >/dev/null || fail "debootstrap is not installed (scripts/setup.sh --tests installs it)"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/mbridge-lint-deb.XXXXXX")"
-trap 'rm -rf "$work"' EXIT
+cleanup() {
+  if mountpoint -q "$work/root/proc" 2>/dev/null; then umount "$work/root/proc" || return; fi  # never rm a live /proc
+  rm -rf "$work"
+}
+trap cleanup EXIT
 
 echo "== cpack -G DEB"
 (cd "$work" && cpack --config "$build/CPackConfig.cmake" -G DEB -B "$work/package") > "$work/cpack.log" 2>&1 ||
@@ -53,6 +57,7 @@ root="$work/root"
 mkdir "$root"
 tar -C "$root" -xf "$base"
 cp /etc/resolv.conf "$root/etc/resolv.conf"
+mount -t proc proc "$root/proc"  # as on any running system (the binary finds its installed files through it)
 cp "$deb" "$root/tmp/mbridge-lint.deb"
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 in_root dpkg-query -W mbridge-lint >/dev/null 2>&1 && fail "the fresh root already has mbridge-lint"
@@ -74,4 +79,11 @@ out="$(in_root mbridge-lint check --mcore 0.20.dev --color never /usr/share/doc/
 echo "$out" | tail -3
 [ "$status" -eq 1 ] || fail "check exited $status, expected 1 (the example has errors)"
 grep -q 'error\[RC004\]' <<<"$out" || fail "check did not report RC004"
+echo "== gpu-check --runner finds the installed Bridge helper"
+example=/usr/share/doc/mbridge-lint/examples/gpu_check/dense_gqa_swiglu.yaml
+# A launcher that only records the PYTHONPATH it was given; the run then fails (exit 2) for want of memory reports.
+in_root mbridge-lint gpu-check "$example" --steps 1 --warmup 0 --work-dir /tmp/runner \
+  --runner 'echo "$PYTHONPATH" > /tmp/pythonpath' > /dev/null 2>&1 || true
+grep -q '^/usr/share/mbridge-lint/bridge ' "$root/tmp/pythonpath" ||
+  fail "the runner's PYTHONPATH is not the installed helper: $(cat "$root/tmp/pythonpath" 2>/dev/null)"
 echo "PASS: the package installs on a fresh Debian 12 and runs"
