@@ -102,7 +102,7 @@ struct GpuCheckArgs {
     std::string reference = "auto";  // --reference: mcore (Megatron Core via Python), harness (CUDA), auto
     std::string python = "python3";  // --python: the interpreter of the Megatron Core reference
     std::string runner;      // --runner: the user's Bridge launch command
-    std::string helper_dir;  // --helper-dir (default: the source tree's integrations/bridge)
+    std::string helper_dir;  // --helper-dir (default: the installed share/mbridge-lint/bridge, else the source tree's)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
     int data_parallel_size = 0;
 };

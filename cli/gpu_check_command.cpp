@@ -23,6 +23,22 @@
 
 namespace mbl::cli {
 
+namespace {
+
+// The Bridge helper for --runner: where an installed binary's package put it (<prefix>/bin/../share/mbridge-lint/bridge),
+// otherwise the source tree the binary was built from.
+std::string default_helper_dir() {
+    std::error_code ec;
+    const std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const std::filesystem::path installed = exe.parent_path().parent_path() / MBRIDGE_LINT_INSTALLED_BRIDGE_HELPER;
+        if (std::filesystem::is_directory(installed, ec)) return installed.string();
+    }
+    return MBRIDGE_LINT_BRIDGE_HELPER_DIR;
+}
+
+}  // namespace
+
 void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     CLI::App* cmd = app.add_subcommand(
         "gpu-check",
@@ -136,7 +152,7 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
     }
     gpu::RunnerOptions ro;
     ro.command = a.runner;
-    ro.helper_dir = a.helper_dir.empty() ? std::string(MBRIDGE_LINT_BRIDGE_HELPER_DIR) : a.helper_dir;
+    ro.helper_dir = a.helper_dir.empty() ? default_helper_dir() : a.helper_dir;
     ro.iterations = a.warmup + a.steps;
     ro.work_dir = a.work_dir;
     if (ro.work_dir.empty()) {

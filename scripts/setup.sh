@@ -1,19 +1,34 @@
 #!/usr/bin/env bash
-# Installs everything mbridge-lint needs on a fresh Debian 12 machine. Safe to run again:
-# apt skips what is installed, and the grammar download is skipped when the pinned version is present.
+# Installs what mbridge-lint needs on a fresh Debian 12 machine: the compiler, CMake and the libraries to build it,
+# and the tree-sitter Python grammar. `scripts/setup.sh --tests` adds the test tools (Catch2, the real editors and
+# pre-commit the integration tests drive, strace, clang for the fuzzers, clang-format, debootstrap for the package
+# test, ...). Safe to run again: apt skips what is installed, and the grammar download is skipped when the pinned
+# version is present.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+case "${1:-}" in
+  "") tests=0 ;;
+  --tests) tests=1 ;;
+  *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
+esac
 
+# To build and run the linter (nodejs/npm fetch the grammar below; git serves `check --changed-only`).
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev catch2 libtree-sitter-dev
-  libcli11-dev libtomlplusplus-dev libbenchmark-dev
-  nodejs python3
-  # reliability tests: strace watches the linter for side effects; clang builds the libFuzzer targets
-  strace clang libclang-rt-14-dev
-  # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
-  pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev
+  nodejs
 )
+if ((tests)); then
+  packages+=(
+    catch2 libbenchmark-dev python3
+    # reliability tests: strace watches the linter for side effects; clang builds the libFuzzer targets
+    strace clang libclang-rt-14-dev
+    # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
+    pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
+    # the format check, and the package test's fresh Debian root
+    clang-format debootstrap
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -2,9 +2,10 @@
 //   `# expect: RC004, RC101` on a line: diagnostics with exactly those codes start on that line, in whatever module;
 //   `# expect-unresolved` on a recipe's `def` line: that recipe does not resolve all five recompute fields (every
 //   other recipe must).
-// Each tree under tests/fixtures/python/ is linted as a whole (every .py file is a target; the tree is the source
-// root). An optional fixture.toml sets `mcore`, `overrides` (command-line overrides) and `targets`. A tree's
-// hf_cache/ folder is its Hugging Face cache; the user's real cache is never read.
+// Each tree under tests/fixtures/python/ is a test case of its own, `Python fixture tree <folder name>`, linted as a
+// whole (every .py file is a target; the tree is the source root). An optional fixture.toml sets `mcore`, `overrides`
+// (command-line overrides) and `targets`. A tree's hf_cache/ folder is its Hugging Face cache; the user's real cache
+// is never read.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "engine/linter.hpp"
 #include "parser/overrides.hpp"
 #include "../support/expect_annotations.hpp"
+#include "../support/per_fixture_tests.hpp"
 
 namespace fs = std::filesystem;
 
@@ -56,102 +58,100 @@ TreeExpectations read_tree(const fs::path& tree) {
     return e;
 }
 
+fs::path fixture_base() { return fs::path(MBRIDGE_LINT_TEST_DATA) / "fixtures" / "python"; }
+
+void check_fixture_tree(const fs::path& tree) {
+    TreeExpectations expected = read_tree(tree);
+    std::string mcore = "0.20.dev";
+    std::vector<std::string> overrides;
+    std::vector<std::string> targets;
+    if (fs::exists(tree / "fixture.toml")) {
+        toml::table t = toml::parse_file((tree / "fixture.toml").string());
+        mcore = t["mcore"].value_or(mcore);
+        if (auto* a = t["overrides"].as_array())
+            for (const auto& o : *a) overrides.push_back(o.value_or(std::string()));
+        if (auto* a = t["expect"].as_array())
+            for (const auto& o : *a) {
+                // "<override 1>:1:RC006"
+                std::string text = o.value_or(std::string());
+                auto c2 = text.rfind(':');
+                auto c1 = text.rfind(':', c2 - 1);
+                expected.diagnostics.emplace(text.substr(0, c1), std::stoi(text.substr(c1 + 1, c2 - c1 - 1)),
+                                             text.substr(c2 + 1));
+            }
+        if (auto* a = t["targets"].as_array())
+            for (const auto& o : *a) targets.push_back((tree / o.value_or(std::string())).string());
+    }
+    // The whole tree, as a directory walk reads it (modules without recipes skipped), unless fixture.toml names targets.
+    const bool walk = targets.empty();
+    if (walk) targets = expected.python_files;
+    const mbl::Revision* rev = mbl::Schema::instance().revision(mcore);
+    REQUIRE(rev != nullptr);
+
+    mbl::SessionOptions session_options;
+    session_options.mcore = mcore;
+    session_options.root = tree.string();
+    if (fs::exists(tree / "hf_cache")) session_options.hf_configs = {(tree / "hf_cache").string()};
+    session_options.jobs = 2;
+    std::vector<mbl::Override> parsed;
+    for (size_t i = 0; i < overrides.size(); ++i) {
+        auto p = mbl::parse_override("<override " + std::to_string(i + 1) + ">", overrides[i]);
+        REQUIRE(p.override);
+        parsed.push_back(*p.override);
+    }
+    if (!parsed.empty())
+        session_options.prepare = [parsed](mbl::Value& root, const mbl::Revision& r, std::vector<mbl::Diagnostic>& d) {
+            mbl::apply_overrides(root, parsed, r, d);
+        };
+    mbl::SourceManager sources;
+    mbl::LintSession session(session_options, sources);
+    std::vector<mbl::Diagnostic> diags;
+    std::vector<std::pair<std::string, mbl::SourceRange>> unresolved_recipes;
+    int recipes = 0;
+    for (const auto& t : targets) {
+        const auto sep = t.find("::");
+        mbl::FileResult r = session.lint(t.substr(0, sep), walk, sep == std::string::npos ? "" : t.substr(sep + 2));
+        for (auto& d : r.diagnostics) diags.push_back(std::move(d));
+        recipes += r.recipes;
+        for (auto& u : r.unresolved) unresolved_recipes.push_back(u);
+    }
+    // A helper shared by several target files is reported once, as `check` does.
+    std::set<mbl::DiagnosticIdentity> seen;
+    diags.erase(std::remove_if(diags.begin(), diags.end(),
+                               [&](const mbl::Diagnostic& d) { return !seen.insert(mbl::diagnostic_identity(d)).second; }),
+                diags.end());
+
+    std::multiset<Key> actual;
+    std::map<Key, std::string> messages;
+    for (const auto& d : diags) {
+        Key k{d.range.file.rfind("<", 0) == 0 ? d.range.file : canonical(d.range.file), d.range.line, d.code};
+        actual.insert(k);
+        messages[k] = d.message;
+    }
+    for (const auto& a : actual)
+        if (!expected.diagnostics.count(a))
+            FAIL_CHECK("unexpected " << std::get<2>(a) << " at " << std::get<0>(a) << ":" << std::get<1>(a) << ": "
+                                     << messages[a]);
+    for (const auto& x : expected.diagnostics)
+        if (!actual.count(x)) FAIL_CHECK("missing " << std::get<2>(x) << " at " << std::get<0>(x) << ":" << std::get<1>(x));
+    CHECK(actual == expected.diagnostics);
+
+    std::set<std::pair<std::string, int>> unresolved;
+    for (const auto& [name, def] : unresolved_recipes) unresolved.emplace(canonical(def.file), def.line);
+    for (const auto& u : unresolved)
+        if (!expected.unresolved.count(u)) FAIL_CHECK("recipe at " << u.first << ":" << u.second << " does not resolve");
+    for (const auto& u : expected.unresolved)
+        if (!unresolved.count(u)) FAIL_CHECK("recipe at " << u.first << ":" << u.second << " resolves but is marked unresolved");
+    CHECK(recipes > 0);
+    std::cout << "Python fixture tree " << tree.filename().string() << ": "
+              << recipes - static_cast<int>(unresolved_recipes.size()) << "/" << recipes
+              << " recipes resolve all five recompute fields\n";
+}
+
+// Each tree is its own test case, "Python fixture tree <folder name>".
+const std::size_t kRegistered = test_support::register_fixture_tests(
+    "Python fixture tree", "[python][fixtures]", test_support::fixture_paths(fixture_base(), ""), check_fixture_tree);
+
 }  // namespace
 
-TEST_CASE("Python fixture trees produce exactly their annotated diagnostics", "[python][fixtures]") {
-    const fs::path base = fs::path(MBRIDGE_LINT_TEST_DATA) / "fixtures" / "python";
-    std::vector<fs::path> trees;
-    for (const auto& entry : fs::directory_iterator(base))
-        if (entry.is_directory()) trees.push_back(entry.path());
-    std::sort(trees.begin(), trees.end());
-    REQUIRE(trees.size() >= 2);
-    int total = 0, resolved = 0;
-    for (const auto& tree : trees) {
-        INFO("fixture tree " << tree.filename().string());
-        TreeExpectations expected = read_tree(tree);
-        std::string mcore = "0.20.dev";
-        std::vector<std::string> overrides;
-        std::vector<std::string> targets;
-        if (fs::exists(tree / "fixture.toml")) {
-            toml::table t = toml::parse_file((tree / "fixture.toml").string());
-            mcore = t["mcore"].value_or(mcore);
-            if (auto* a = t["overrides"].as_array())
-                for (const auto& o : *a) overrides.push_back(o.value_or(std::string()));
-            if (auto* a = t["expect"].as_array())
-                for (const auto& o : *a) {
-                    // "<override 1>:1:RC006"
-                    std::string text = o.value_or(std::string());
-                    auto c2 = text.rfind(':');
-                    auto c1 = text.rfind(':', c2 - 1);
-                    expected.diagnostics.emplace(text.substr(0, c1), std::stoi(text.substr(c1 + 1, c2 - c1 - 1)),
-                                                 text.substr(c2 + 1));
-                }
-            if (auto* a = t["targets"].as_array())
-                for (const auto& o : *a) targets.push_back((tree / o.value_or(std::string())).string());
-        }
-        // The whole tree, as a directory walk reads it (modules without recipes skipped), unless fixture.toml names targets.
-        const bool walk = targets.empty();
-        if (walk) targets = expected.python_files;
-        const mbl::Revision* rev = mbl::Schema::instance().revision(mcore);
-        REQUIRE(rev != nullptr);
-
-        mbl::SessionOptions session_options;
-        session_options.mcore = mcore;
-        session_options.root = tree.string();
-        if (fs::exists(tree / "hf_cache")) session_options.hf_configs = {(tree / "hf_cache").string()};
-        session_options.jobs = 2;
-        std::vector<mbl::Override> parsed;
-        for (size_t i = 0; i < overrides.size(); ++i) {
-            auto p = mbl::parse_override("<override " + std::to_string(i + 1) + ">", overrides[i]);
-            REQUIRE(p.override);
-            parsed.push_back(*p.override);
-        }
-        if (!parsed.empty())
-            session_options.prepare = [parsed](mbl::Value& root, const mbl::Revision& r, std::vector<mbl::Diagnostic>& d) {
-                mbl::apply_overrides(root, parsed, r, d);
-            };
-        mbl::SourceManager sources;
-        mbl::LintSession session(session_options, sources);
-        std::vector<mbl::Diagnostic> diags;
-        std::vector<std::pair<std::string, mbl::SourceRange>> unresolved_recipes;
-        int recipes = 0;
-        for (const auto& t : targets) {
-            const auto sep = t.find("::");
-            mbl::FileResult r = session.lint(t.substr(0, sep), walk, sep == std::string::npos ? "" : t.substr(sep + 2));
-            for (auto& d : r.diagnostics) diags.push_back(std::move(d));
-            recipes += r.recipes;
-            for (auto& u : r.unresolved) unresolved_recipes.push_back(u);
-        }
-        // A helper shared by several target files is reported once, as `check` does.
-        std::set<mbl::DiagnosticIdentity> seen;
-        diags.erase(std::remove_if(diags.begin(), diags.end(),
-                                   [&](const mbl::Diagnostic& d) { return !seen.insert(mbl::diagnostic_identity(d)).second; }),
-                    diags.end());
-
-        std::multiset<Key> actual;
-        std::map<Key, std::string> messages;
-        for (const auto& d : diags) {
-            Key k{d.range.file.rfind("<", 0) == 0 ? d.range.file : canonical(d.range.file), d.range.line, d.code};
-            actual.insert(k);
-            messages[k] = d.message;
-        }
-        for (const auto& a : actual)
-            if (!expected.diagnostics.count(a))
-                FAIL_CHECK("unexpected " << std::get<2>(a) << " at " << std::get<0>(a) << ":" << std::get<1>(a) << ": "
-                                         << messages[a]);
-        for (const auto& x : expected.diagnostics)
-            if (!actual.count(x)) FAIL_CHECK("missing " << std::get<2>(x) << " at " << std::get<0>(x) << ":" << std::get<1>(x));
-        CHECK(actual == expected.diagnostics);
-
-        std::set<std::pair<std::string, int>> unresolved;
-        for (const auto& [name, def] : unresolved_recipes) unresolved.emplace(canonical(def.file), def.line);
-        for (const auto& u : unresolved)
-            if (!expected.unresolved.count(u)) FAIL_CHECK("recipe at " << u.first << ":" << u.second << " does not resolve");
-        for (const auto& u : expected.unresolved)
-            if (!unresolved.count(u)) FAIL_CHECK("recipe at " << u.first << ":" << u.second << " resolves but is marked unresolved");
-        CHECK(recipes > 0);
-        total += recipes;
-        resolved += recipes - static_cast<int>(unresolved_recipes.size());
-    }
-    std::cout << "Python fixture recipes resolving all five recompute fields: " << resolved << "/" << total << "\n";
-}
+TEST_CASE("the Python fixture folder is read", "[python][fixtures]") { CHECK(kRegistered >= 2); }
