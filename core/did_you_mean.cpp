@@ -57,7 +57,8 @@ int edit_distance(std::string_view a, std::string_view b) {
 NameMatcher::NameMatcher(const std::vector<std::string>& candidates) {
     for (const auto& c : candidates) {
         Candidate k{c, lowered(c), {}};
-        for (unsigned char ch : k.lower) k.counts[ch & 31] = static_cast<std::uint8_t>(std::min(255, k.counts[ch & 31] + 1));
+        for (unsigned char ch : k.lower)
+            k.counts[ch & 31] = static_cast<std::uint8_t>(std::min(255, k.counts[ch & 31] + 1));
         by_length_.push_back(std::move(k));
     }
     std::stable_sort(by_length_.begin(), by_length_.end(),

@@ -31,8 +31,8 @@ private:
         std::string name, lower;
         Counts counts{};
     };
-    std::vector<Candidate> by_length_;           // sorted by name length
-    std::vector<std::size_t> first_of_length_;   // index into by_length_ of the first name of each length
+    std::vector<Candidate> by_length_;             // sorted by name length
+    std::vector<std::size_t> first_of_length_;     // index into by_length_ of the first name of each length
     mutable std::atomic<std::uint64_t> cells_{0};  // a static matcher may serve several threads
 };
 

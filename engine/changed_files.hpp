@@ -69,7 +69,7 @@ public:
 private:
     std::vector<Dependents> groups_;
     std::set<std::string> named_, added_;  // normalized: the files named, and those they brought
-    std::map<std::string, int> recipes_;  // per linted input path: recipes evaluated (-1: skipped)
+    std::map<std::string, int> recipes_;   // per linted input path: recipes evaluated (-1: skipped)
 };
 
 }  // namespace mbl

@@ -44,23 +44,26 @@ json to_json(const Value& v) {
 }
 
 // Fields the reference sets itself: the recompute fields differ per run, and the stack is one rank of one stage.
-constexpr const char* kPerRunFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"};
+constexpr const char* kPerRunFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers",
+                                         "recompute_modules"};
 constexpr const char* kStageFields[] = {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage",
-                                        "pipeline_model_parallel_layout", "account_for_embedding_in_pipeline_split",
+                                        "pipeline_model_parallel_layout",     "account_for_embedding_in_pipeline_split",
                                         "account_for_loss_in_pipeline_split", "mtp_num_layers"};
 
 std::string shape_summary(const memory::LayerShape& s, const std::vector<memory::LayerKind>& kinds) {
-    const auto moe = static_cast<int>(std::count_if(kinds.begin(), kinds.end(), [](auto k) { return memory::has_moe(k); }));
+    const auto moe =
+        static_cast<int>(std::count_if(kinds.begin(), kinds.end(), [](auto k) { return memory::has_moe(k); }));
     const int dense = static_cast<int>(kinds.size()) - moe;
-    std::string attention = s.mla ? fmt::format("MLA ({} heads, q rank {}, kv rank {})", s.heads, s.q_lora_rank, s.kv_lora_rank)
-                                  : fmt::format("{} heads, {} query groups, head size {}", s.heads, s.query_groups, s.head_dim);
+    std::string attention =
+        s.mla ? fmt::format("MLA ({} heads, q rank {}, kv rank {})", s.heads, s.q_lora_rank, s.kv_lora_rank)
+              : fmt::format("{} heads, {} query groups, head size {}", s.heads, s.query_groups, s.head_dim);
     std::string mlp = dense ? fmt::format(", {} {}", s.gated ? "gated MLP" : "MLP", s.ffn_hidden) : "";
     std::string experts = moe ? fmt::format(", {} experts top-{} (FFN {}{})", s.experts, s.topk, s.expert_ffn,
                                             s.shared_expert_ffn ? fmt::format(", shared {}", s.shared_expert_ffn) : "")
                               : "";
     return fmt::format("{} layers of the first pipeline stage{} (h={}, {}{}{}, {}, s={}, b={})", kinds.size(),
-                       moe && dense ? fmt::format(" ({} dense, {} MoE)", dense, moe) : "", s.hidden, attention, mlp, experts,
-                       s.layernorm ? "LayerNorm" : "RMSNorm", s.seq_length, s.micro_batch);
+                       moe && dense ? fmt::format(" ({} dense, {} MoE)", dense, moe) : "", s.hidden, attention, mlp,
+                       experts, s.layernorm ? "LayerNorm" : "RMSNorm", s.seq_length, s.micro_batch);
 }
 
 memory::Recompute to_memory(const RecomputeSpec& rc) {
@@ -68,8 +71,8 @@ memory::Recompute to_memory(const RecomputeSpec& rc) {
         case RecomputeSpec::Granularity::None: return memory::Recompute::none();
         case RecomputeSpec::Granularity::Selective: return memory::Recompute::selective(rc.modules);
         case RecomputeSpec::Granularity::Full:
-            return memory::Recompute::full(rc.uniform ? memory::Recompute::Method::Uniform : memory::Recompute::Method::Block,
-                                           rc.num_layers);
+            return memory::Recompute::full(
+                rc.uniform ? memory::Recompute::Method::Uniform : memory::Recompute::Method::Block, rc.num_layers);
     }
     return memory::Recompute::none();
 }
@@ -77,9 +80,12 @@ memory::Recompute to_memory(const RecomputeSpec& rc) {
 json recompute_fields(const RecomputeSpec& rc) {
     switch (rc.granularity) {
         case RecomputeSpec::Granularity::None:
-            return {{"recompute_granularity", nullptr}, {"recompute_method", nullptr}, {"recompute_num_layers", nullptr}};
+            return {
+                {"recompute_granularity", nullptr}, {"recompute_method", nullptr}, {"recompute_num_layers", nullptr}};
         case RecomputeSpec::Granularity::Selective:
-            return {{"recompute_granularity", "selective"}, {"recompute_method", nullptr}, {"recompute_num_layers", nullptr},
+            return {{"recompute_granularity", "selective"},
+                    {"recompute_method", nullptr},
+                    {"recompute_num_layers", nullptr},
                     {"recompute_modules", rc.modules}};
         case RecomputeSpec::Granularity::Full:
             return {{"recompute_granularity", "full"},
@@ -113,7 +119,9 @@ std::string text_of(const json& v) {
 McoreEnvironment environment_of(const json& e) {
     McoreEnvironment env;
     env.raw = e;
-    auto str = [&](const char* key) { return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string(); };
+    auto str = [&](const char* key) {
+        return e.contains(key) && e[key].is_string() ? e[key].get<std::string>() : std::string();
+    };
     env.python = str("python");
     env.torch = str("torch");
     env.cuda = str("cuda");
@@ -130,10 +138,12 @@ McoreEnvironment environment_of(const json& e) {
     const json facts = e.value("facts", json::object());
     env.softmax_kernel = facts.value("softmax_kernel", false);
     env.permute_fusion = facts.value("moe_permute_fusion", false);
-    if (facts.contains("experts_module") && facts["experts_module"].is_string()) env.experts_module = facts["experts_module"];
+    if (facts.contains("experts_module") && facts["experts_module"].is_string())
+        env.experts_module = facts["experts_module"];
     for (const auto& c : e.value("changes", json::array()))
-        env.changes.push_back(fmt::format("{} {} -> {}: {}", c.at("field").get<std::string>(), text_of(c.value("from", json())),
-                                          text_of(c.value("to", json())), c.value("why", std::string())));
+        env.changes.push_back(fmt::format("{} {} -> {}: {}", c.at("field").get<std::string>(),
+                                          text_of(c.value("from", json())), text_of(c.value("to", json())),
+                                          c.value("why", std::string())));
     for (const auto& d : e.value("dropped", json::array()))
         env.dropped.push_back(fmt::format("{}: {}", d.at("field").get<std::string>(), d.value("why", std::string())));
     return env;
@@ -180,30 +190,39 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const Value& root, const Plan
     p.kinds.assign(est.kinds.begin(), est.kinds.begin() + n);
     for (auto k : p.kinds)
         if (k != memory::LayerKind::Dense && k != memory::LayerKind::Moe)
-            return fail(fmt::format("the first layers include a {} layer (hybrid_layer_pattern): the reference builds GPT "
-                                    "layers (attention with a dense MLP or experts) only", memory::kind_name(k)));
+            return fail(
+                fmt::format("the first layers include a {} layer (hybrid_layer_pattern): the reference builds GPT "
+                            "layers (attention with a dense MLP or experts) only",
+                            memory::kind_name(k)));
 
     // One rank's shapes with every parallel size 1.
     memory::LayerShape s = est.shape;
-    if (s.heads % s.tp != 0) return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", s.heads, s.tp));
+    if (s.heads % s.tp != 0)
+        return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", s.heads, s.tp));
     if (s.tp > 1)
-        p.notes.push_back(fmt::format("tensor parallelism {}: one rank's heads and FFN width, without the communication{}", s.tp,
-                                      s.sequence_parallel ? " and without sequence parallelism (full-sequence residual tensors)" : ""));
+        p.notes.push_back(fmt::format(
+            "tensor parallelism {}: one rank's heads and FFN width, without the communication{}", s.tp,
+            s.sequence_parallel ? " and without sequence parallelism (full-sequence residual tensors)" : ""));
     s.heads /= s.tp;
     s.query_groups = std::max<std::int64_t>(1, s.query_groups / s.tp);
     s.ffn_hidden /= s.tp;
     const bool any_moe = std::any_of(p.kinds.begin(), p.kinds.end(), [](auto k) { return memory::has_moe(k); });
     if (any_moe) {
-        if (s.experts % s.ep != 0) return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, s.ep));
+        if (s.experts % s.ep != 0)
+            return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, s.ep));
         if (s.ep > 1)
-            p.notes.push_back(fmt::format("expert parallelism {}: this rank's {} experts are built as the whole MoE layer "
-                                          "(top-{} routing among them, no all-to-all)", s.ep, s.experts / s.ep, s.topk));
+            p.notes.push_back(
+                fmt::format("expert parallelism {}: this rank's {} experts are built as the whole MoE layer "
+                            "(top-{} routing among them, no all-to-all)",
+                            s.ep, s.experts / s.ep, s.topk));
         s.experts /= s.ep;
         s.expert_ffn /= s.etp;
         s.shared_expert_ffn /= s.tp;
         if (s.topk > s.experts)
-            return fail(fmt::format("top-{} routing needs more than this rank's {} experts (expert parallelism {}): pass a "
-                                    "config with a smaller expert_model_parallel_size", s.topk, s.experts, s.ep));
+            return fail(
+                fmt::format("top-{} routing needs more than this rank's {} experts (expert parallelism {}): pass a "
+                            "config with a smaller expert_model_parallel_size",
+                            s.topk, s.experts, s.ep));
     }
     if (s.fp8) p.notes.push_back("fp8 is not measured: the layers run in bf16");
     s.tp = s.cp = s.ep = s.etp = 1;
@@ -309,8 +328,10 @@ bool read_helper_line(const std::string& line, McoreOutcome& out, const McoreCal
             return false;
         }
     } catch (const std::exception& ex) {
-        out.failure = HelperFailure{"bad_output", fmt::format("the helper's \"{}\" line is not what this mbridge-lint reads "
-                                                              "({}): {}", event, ex.what(), line.substr(0, 300))};
+        out.failure =
+            HelperFailure{"bad_output", fmt::format("the helper's \"{}\" line is not what this mbridge-lint reads "
+                                                    "({}): {}",
+                                                    event, ex.what(), line.substr(0, 300))};
         return false;
     }
     return true;
@@ -323,8 +344,10 @@ McoreOutcome run_mcore_helper(const std::string& python, const std::string& help
     McoreOutcome out;
     std::error_code ec;
     if (!fs::exists(helper, ec)) {
-        out.failure = HelperFailure{"bad_request", fmt::format("the Megatron Core helper is not at {} (this mbridge-lint was "
-                                                               "built from another tree)", helper)};
+        out.failure =
+            HelperFailure{"bad_request", fmt::format("the Megatron Core helper is not at {} (this mbridge-lint was "
+                                                     "built from another tree)",
+                                                     helper)};
         return out;
     }
     std::string dir = work_dir;
@@ -335,15 +358,16 @@ McoreOutcome run_mcore_helper(const std::string& python, const std::string& help
         fs::create_directories(dir, ec);
     }
     if (dir.empty() || !fs::is_directory(dir, ec)) {
-        out.failure = HelperFailure{"bad_request", fmt::format("cannot create the folder {} for the helper's request", dir)};
+        out.failure =
+            HelperFailure{"bad_request", fmt::format("cannot create the folder {} for the helper's request", dir)};
         return out;
     }
     const std::string request_path = dir + "/request.json";
     out.log_path = dir + "/helper.log";
     std::ofstream(request_path) << request.dump(2) << '\n';
     std::ofstream transcript(dir + "/helper.jsonl");  // the helper's output as read, for a later look
-    const std::string cmd = fmt::format("{} {} {} 2> {}", shell_quote(python), shell_quote(helper), shell_quote(request_path),
-                                        shell_quote(out.log_path));
+    const std::string cmd = fmt::format("{} {} {} 2> {}", shell_quote(python), shell_quote(helper),
+                                        shell_quote(request_path), shell_quote(out.log_path));
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) {
         out.failure = HelperFailure{"missing_python", fmt::format("cannot start {}", python)};
@@ -367,14 +391,18 @@ McoreOutcome run_mcore_helper(const std::string& python, const std::string& help
         if (out.failure->kind == "crash" || out.failure->kind == "bad_output")
             out.failure->message += fmt::format("\n(the helper's log: {})", out.log_path);
     } else if (code == 127 && !out.environment) {
-        out.failure = HelperFailure{"missing_python", fmt::format("cannot start the Python interpreter {} (not found): pass "
-                                                                  "--python with one that has PyTorch and Megatron Core", python)};
+        out.failure =
+            HelperFailure{"missing_python", fmt::format("cannot start the Python interpreter {} (not found): pass "
+                                                        "--python with one that has PyTorch and Megatron Core",
+                                                        python)};
     } else if (!ended || code != 0) {
-        out.failure = HelperFailure{"no_result", fmt::format("the Megatron Core helper stopped (exit {}) without a result; the "
-                                                             "end of its log ({}):{}", code, out.log_path, tail_of(out.log_path, 12))};
+        out.failure =
+            HelperFailure{"no_result", fmt::format("the Megatron Core helper stopped (exit {}) without a result; the "
+                                                   "end of its log ({}):{}",
+                                                   code, out.log_path, tail_of(out.log_path, 12))};
     } else if (out.runs.size() != request.at("runs").size()) {
-        out.failure = HelperFailure{"bad_output", fmt::format("the helper reported {} runs of {}", out.runs.size(),
-                                                              request.at("runs").size())};
+        out.failure = HelperFailure{
+            "bad_output", fmt::format("the helper reported {} runs of {}", out.runs.size(), request.at("runs").size())};
     }
     const bool log_named = out.failure && out.failure->message.find(out.log_path) != std::string::npos;
     if (work_dir.empty() && !log_named) {  // a temporary folder nobody will look at
@@ -409,7 +437,8 @@ std::optional<Prediction> predict_layers(const memory::LayerShape& shape, const 
 std::string describe_environment(const McoreEnvironment& env) {
     return fmt::format("Megatron Core {} ({} spec; Transformer Engine {}), PyTorch {}, {}", env.megatron_core,
                        env.spec == "local" ? "local" : "Transformer Engine",
-                       env.transformer_engine ? *env.transformer_engine : std::string("not installed"), env.torch, env.device);
+                       env.transformer_engine ? *env.transformer_engine : std::string("not installed"), env.torch,
+                       env.device);
 }
 
 json reference_json(const McorePlan& p, const McoreEnvironment& env) {

@@ -36,9 +36,9 @@ struct McoreEnvironment {
     std::string python, torch, cuda, device, megatron_core, megatron_core_path, spec;
     std::optional<std::string> transformer_engine;
     double total_bytes = 0, free_bytes = 0;
-    bool softmax_kernel = false;      // Megatron's fused scale-mask-softmax kernel ran
-    bool permute_fusion = false;      // moe_permute_fusion stayed on (Transformer Engine)
-    std::string experts_module;       // SequentialMLP, TEGroupedMLP, ... ("" without MoE layers)
+    bool softmax_kernel = false;       // Megatron's fused scale-mask-softmax kernel ran
+    bool permute_fusion = false;       // moe_permute_fusion stayed on (Transformer Engine)
+    std::string experts_module;        // SequentialMLP, TEGroupedMLP, ... ("" without MoE layers)
     std::vector<std::string> changes;  // "masked_softmax_fusion True -> False: why"
     std::vector<std::string> dropped;  // "field: why"
     nlohmann::json raw;                // the event as received
@@ -80,8 +80,8 @@ std::string default_mcore_helper();
 memory::LayerShape built_shape(const McorePlan& plan, const McoreEnvironment& environment);
 
 // The estimator asked for a stack of layers (the function the check compares with; tests pass doubles).
-using LayerPredictor = std::function<std::optional<Prediction>(const memory::LayerShape&, const std::vector<memory::LayerKind>&,
-                                                               const RecomputeSpec&)>;
+using LayerPredictor = std::function<std::optional<Prediction>(
+    const memory::LayerShape&, const std::vector<memory::LayerKind>&, const RecomputeSpec&)>;
 // `final_norm`: the stack ends in the final norm (a TransformerBlock with post_process, as both references build).
 std::optional<Prediction> predict_layers(const memory::LayerShape& shape, const std::vector<memory::LayerKind>& kinds,
                                          const RecomputeSpec& recompute, bool final_norm = true);

@@ -93,7 +93,8 @@ static void restore_slot(const Interp::Slot& s, const SlotState& st) {
                 inst->poisoned = st.present ? st.value.s : std::string();
                 break;
             }
-            auto it = std::find_if(inst->attrs.begin(), inst->attrs.end(), [&](const Attr& a) { return a.name == s.name; });
+            auto it =
+                std::find_if(inst->attrs.begin(), inst->attrs.end(), [&](const Attr& a) { return a.name == s.name; });
             if (!st.present) {
                 if (it != inst->attrs.end()) inst->attrs.erase(it);
             } else if (it != inst->attrs.end()) {
@@ -236,7 +237,8 @@ struct Interp::BranchRunner {
         // Undoing and merging cost work the statements do not count: charge it to the step budget.
         in.steps_ += static_cast<std::int64_t>(2 * j.originals.size());
         for (auto& [key, entry] : j.originals) {
-            auto& fin = o.finals.emplace(key, std::make_pair(entry.first, capture_slot(entry.first))).first->second.second;
+            auto& fin =
+                o.finals.emplace(key, std::make_pair(entry.first, capture_slot(entry.first))).first->second.second;
             in.steps_ += static_cast<std::int64_t>(fin.items.size() + fin.dict_items.size());
         }
         for (auto& [key, entry] : j.originals) restore_slot(entry.first, entry.second);
@@ -279,7 +281,8 @@ struct Interp::BranchRunner {
     void apply_merge(const std::vector<const Outcome*>& outs) {
         std::map<std::tuple<int, const void*, std::string>, std::pair<const Interp::Slot*, const SlotState*>> slots;
         for (const Outcome* o : outs)
-            for (const auto& [key, entry] : o->originals) slots.emplace(key, std::make_pair(&entry.first, &entry.second));
+            for (const auto& [key, entry] : o->originals)
+                slots.emplace(key, std::make_pair(&entry.first, &entry.second));
         in.steps_ += static_cast<std::int64_t>(slots.size() * outs.size());
         std::vector<const SlotState*> states;
         for (const auto& [key, slot] : slots) {

@@ -154,7 +154,8 @@ Val list_sort(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
             return Val::none(site);
         }
     bool ok = true;
-    std::stable_sort(l->items.begin(), l->items.end(), [&](const Val& x, const Val& y) { return sortable_less(x, y, ok); });
+    std::stable_sort(l->items.begin(), l->items.end(),
+                     [&](const Val& x, const Val& y) { return sortable_less(x, y, ok); });
     if (!ok) l->unknown = "sorted values the linter cannot order";
     for (const auto& [k, v] : args.kw)
         if (k == "reverse" && truthy(v) == true) std::reverse(l->items.begin(), l->items.end());

@@ -42,8 +42,9 @@ std::optional<bool> is_instance(const Val& x, const Val& t) {
         }
     }
     if (t.is_obj(ObjKind::Class)) {
-        if (!x.is_obj(ObjKind::Instance)) return x.is_obj() && !x.is_obj(ObjKind::External) ? std::optional<bool>(false)
-                                                 : x.is_obj() ? std::nullopt
+        if (!x.is_obj(ObjKind::Instance))
+            return x.is_obj() && !x.is_obj(ObjKind::External) ? std::optional<bool>(false)
+                   : x.is_obj()                               ? std::nullopt
                                                               : std::optional<bool>(false);
         auto* inst = x.as<InstanceObj>();
         if (!inst->cls) return std::nullopt;
@@ -386,8 +387,7 @@ Val builtin_bool(Interp&, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
 
 Val builtin_repr(Interp&, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
     const Val* a0 = call_arg(args, 0);
-    if (a0 && !a0->is_unknown() && !a0->is_obj())
-        return Val::str(a0->is_str() ? "'" + a0->s + "'" : repr(*a0), site);
+    if (a0 && !a0->is_unknown() && !a0->is_obj()) return Val::str(a0->is_str() ? "'" + a0->s + "'" : repr(*a0), site);
     return Val::unknown("repr() of an object", site);
 }
 
@@ -424,8 +424,8 @@ Val builtin_super(Interp&, Frame& f, BuiltinObj&, CallArgs& args, Loc site) {
     const Val* a0 = call_arg(args, 0);
     const Val* a1 = call_arg(args, 1);
     Val self = a1 ? *a1 : f.self;
-    std::shared_ptr<ClassObj> after = a0 && a0->is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(a0->o)
-                                                                        : f.defining_class;
+    std::shared_ptr<ClassObj> after =
+        a0 && a0->is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(a0->o) : f.defining_class;
     if (!after || !(self.is_obj(ObjKind::Instance) || self.is_obj(ObjKind::Class)))
         return Val::unknown("super() outside a method of a class the linter read", site);
     auto sup = std::make_shared<SuperObj>();

@@ -148,18 +148,12 @@ Val str_format(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
 }
 
 constexpr BuiltinEntry kEntries[] = {
-    {Builtin::StrLower, Receiver::Str, str_lower},
-    {Builtin::StrUpper, Receiver::Str, str_upper},
-    {Builtin::StrTitle, Receiver::Str, str_title},
-    {Builtin::StrCapitalize, Receiver::Str, str_title},
-    {Builtin::StrStrip, Receiver::Str, str_strip},
-    {Builtin::StrLstrip, Receiver::Str, str_strip},
-    {Builtin::StrRstrip, Receiver::Str, str_strip},
-    {Builtin::StrSplit, Receiver::Str, str_split},
-    {Builtin::StrJoin, Receiver::Str, str_join},
-    {Builtin::StrReplace, Receiver::Str, str_replace},
-    {Builtin::StrStartswith, Receiver::Str, str_affix},
-    {Builtin::StrEndswith, Receiver::Str, str_affix},
+    {Builtin::StrLower, Receiver::Str, str_lower},      {Builtin::StrUpper, Receiver::Str, str_upper},
+    {Builtin::StrTitle, Receiver::Str, str_title},      {Builtin::StrCapitalize, Receiver::Str, str_title},
+    {Builtin::StrStrip, Receiver::Str, str_strip},      {Builtin::StrLstrip, Receiver::Str, str_strip},
+    {Builtin::StrRstrip, Receiver::Str, str_strip},     {Builtin::StrSplit, Receiver::Str, str_split},
+    {Builtin::StrJoin, Receiver::Str, str_join},        {Builtin::StrReplace, Receiver::Str, str_replace},
+    {Builtin::StrStartswith, Receiver::Str, str_affix}, {Builtin::StrEndswith, Receiver::Str, str_affix},
     {Builtin::StrFormat, Receiver::Str, str_format},
 };
 

@@ -96,10 +96,16 @@ public:
             }
             ++i_;
             switch (c) {
-                case '(': ++depth_; t.kind = Tok::LParen; return t;
+                case '(':
+                    ++depth_;
+                    t.kind = Tok::LParen;
+                    return t;
                 case '[':
                 case '{': ++depth_; return t;
-                case ')': depth_ = std::max(0, depth_ - 1); t.kind = Tok::RParen; return t;
+                case ')':
+                    depth_ = std::max(0, depth_ - 1);
+                    t.kind = Tok::RParen;
+                    return t;
                 case ']':
                 case '}': depth_ = std::max(0, depth_ - 1); return t;
                 case '.': t.kind = Tok::Dot; return t;
@@ -374,7 +380,8 @@ const ImportGraph::Entry& ImportGraph::entry(const std::string& file) {
 const std::optional<std::string>& ImportGraph::resolve(const std::string& dotted) {
     auto [it, inserted] = resolved_.try_emplace(dotted);
     if (inserted)
-        if (auto where = layout_.locate(dotted); where && !where->namespace_package) it->second = normalized_path(where->file);
+        if (auto where = layout_.locate(dotted); where && !where->namespace_package)
+            it->second = normalized_path(where->file);
     return it->second;
 }
 
@@ -411,7 +418,8 @@ std::set<std::string> ImportGraph::dependents(const std::vector<std::string>& fi
         root_files_.emplace();
         importers_.reset();
         std::error_code ec;
-        for (fs::recursive_directory_iterator it(layout_.root(), fs::directory_options::skip_permission_denied, ec), end;
+        for (fs::recursive_directory_iterator it(layout_.root(), fs::directory_options::skip_permission_denied, ec),
+             end;
              !ec && it != end; it.increment(ec)) {
             const std::string name = it->path().filename().string();
             if (it->is_directory(ec)) {

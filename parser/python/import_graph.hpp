@@ -64,19 +64,19 @@ private:
     struct Entry {
         bool scanned = false;
         bool from_buffer = false;
-        FileStamp stamp;                  // of the disk file, when not from a buffer
-        std::uint64_t hash = 0;           // of the text scanned
-        std::vector<std::string> names;   // absolute dotted names of the modules it may import
-        std::string own;                  // its own dotted name (empty outside the root's bases)
+        FileStamp stamp;                 // of the disk file, when not from a buffer
+        std::uint64_t hash = 0;          // of the text scanned
+        std::vector<std::string> names;  // absolute dotted names of the modules it may import
+        std::string own;                 // its own dotted name (empty outside the root's bases)
     };
-    const Entry& entry(const std::string& file);  // caller holds mutex_
+    const Entry& entry(const std::string& file);                                 // caller holds mutex_
     bool scan_into(Entry& e, const std::string& file, const std::string& text);  // true: its imports changed
-    const std::optional<std::string>& resolve(const std::string& dotted);  // caller holds mutex_
+    const std::optional<std::string>& resolve(const std::string& dotted);        // caller holds mutex_
 
     ModuleLayout layout_;
     Buffers buffers_;
     std::mutex mutex_;
-    std::unordered_map<std::string, Entry> entries_;  // by absolute file path
+    std::unordered_map<std::string, Entry> entries_;                        // by absolute file path
     std::unordered_map<std::string, std::optional<std::string>> resolved_;  // dotted name -> its file, if any
     std::optional<std::vector<std::string>> root_files_;  // every Python file of the root, once walked
     // dependencies() answers, until a file's imports change.

@@ -22,12 +22,12 @@ namespace mbl::py {
 
 // How far one evaluation goes: past a limit a value becomes unknown, or the recipe stops as over budget.
 struct EvalLimits {
-    int max_call_depth = 40;          // nested Python calls (recursive helpers end here)
-    int max_expr_depth = 150;         // nested expressions
-    int max_import_depth = 48;        // nested module initializations
+    int max_call_depth = 40;             // nested Python calls (recursive helpers end here)
+    int max_expr_depth = 150;            // nested expressions
+    int max_import_depth = 48;           // nested module initializations
     std::int64_t max_steps = 1'000'000;  // evaluation steps per recipe
-    std::size_t max_items = 100'000;  // elements of one list/dict/string built by the evaluator
-    int max_while_iterations = 10'000;  // a `while` that runs longer stops the recipe as over budget
+    std::size_t max_items = 100'000;     // elements of one list/dict/string built by the evaluator
+    int max_while_iterations = 10'000;   // a `while` that runs longer stops the recipe as over budget
 };
 
 // Everything shared by the evaluators of one source root. Thread-safe.
@@ -50,9 +50,9 @@ public:
     // A class of the tree registered as Megatron Bridge's model bridge for Hugging Face architectures
     // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files.
     struct BridgeRegistration {
-        std::string module;      // dotted module name
+        std::string module;  // dotted module name
         std::string class_name;
-        std::string source;      // the architecture as written: a string literal's text, or a name to evaluate
+        std::string source;  // the architecture as written: a string literal's text, or a name to evaluate
         bool source_is_literal = false;
     };
     // The registrations in the tree's files that mention `text` (every registering file when empty). The files are

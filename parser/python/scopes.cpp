@@ -80,8 +80,8 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
         if (Module* s = project_.index().find(sub)) return Val::obj(std::make_shared<ModuleObj>(s), at);
     if (m->syntax_error) return Val::unknown(fmt::format("{} has a syntax error", m->path), at);
     if (m->state.load() != Module::Ready)
-        return Val::unknown(fmt::format("\"{}\" is not yet defined when {} is imported (an import cycle)", name, m->path),
-                            at);
+        return Val::unknown(
+            fmt::format("\"{}\" is not yet defined when {} is imported (an import cycle)", name, m->path), at);
     // A name the module does not define (a version mismatch, a namespace package): a symbol, as if outside the root.
     return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
 }
@@ -137,8 +137,8 @@ void Interp::exec_import_from(Frame& f, NodeId node) {
     Loc at = loc(f, node);
     NodeId modnode = a.field(node, Field::ModuleName);
     if (modnode == kNoNode) return;
-    std::string dotted = a.kind(modnode) == Kind::RelativeImport ? resolve_relative(f, modnode)
-                                                                  : strip_spaces(a.source(modnode));
+    std::string dotted =
+        a.kind(modnode) == Kind::RelativeImport ? resolve_relative(f, modnode) : strip_spaces(a.source(modnode));
     Module* m = dotted.empty() ? nullptr : project_.index().find(dotted);
     const bool lazy = !f.locals && f.module->globals->owner == id_;  // module level: resolve names on first use
     for (std::uint32_t i = 0; i < a.count(node); ++i) {

@@ -94,7 +94,8 @@ std::optional<bool> py_equal(const Val& a, const Val& b) {
 
 bool same_val(const Val& a, const Val& b) {
     if (a.k != b.k) {
-        if (a.is_number() && b.is_number() && !a.is_float() && !b.is_float()) return a.as_int() == b.as_int() && a.k == b.k;
+        if (a.is_number() && b.is_number() && !a.is_float() && !b.is_float())
+            return a.as_int() == b.as_int() && a.k == b.k;
         return false;
     }
     switch (a.k) {
@@ -124,7 +125,8 @@ bool same_val(const Val& a, const Val& b) {
             auto* y = b.as<DictObj>();
             if (x->unknown != y->unknown || x->items.size() != y->items.size()) return false;
             for (size_t i = 0; i < x->items.size(); ++i)
-                if (!same_val(x->items[i].first, y->items[i].first) || !same_val(x->items[i].second, y->items[i].second))
+                if (!same_val(x->items[i].first, y->items[i].first) ||
+                    !same_val(x->items[i].second, y->items[i].second))
                     return false;
             return true;
         }

@@ -13,9 +13,8 @@ using mbl::test::TempDir;
 
 bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
 
-const std::string kModel =
-    "from megatron.bridge.models import GPTModelProvider\n"
-    "from megatron.bridge.training.config import ConfigContainer\n";
+const std::string kModel = "from megatron.bridge.models import GPTModelProvider\n"
+                           "from megatron.bridge.training.config import ConfigContainer\n";
 
 // A package of recipes (the source root is its parent): a shared helper, two recipe files that use it (one through
 // the other), a recipe that does not, a test and a script importing the helper, and a module that only a module
@@ -26,24 +25,28 @@ struct Project {
                                              "    cfg.model.recompute_method = None\n") {
         dir.write("recipes/__init__.py", "");
         dir.write("recipes/common.py", "def apply_perf_defaults(cfg):\n" + helper_body);
-        dir.write("recipes/gpu_a.py",
-                  kModel + "from recipes.common import apply_perf_defaults\n\n\n"
-                           "def a_small_config() -> ConfigContainer:\n"
-                           "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=256, num_attention_heads=4))\n"
-                           "    apply_perf_defaults(cfg)\n"
-                           "    return cfg\n\n\n"
-                           "def a_large_config() -> ConfigContainer:\n"
-                           "    cfg = a_small_config()\n"
-                           "    cfg.model.num_layers = 8\n"
-                           "    return cfg\n");
+        dir.write(
+            "recipes/gpu_a.py",
+            kModel +
+                "from recipes.common import apply_perf_defaults\n\n\n"
+                "def a_small_config() -> ConfigContainer:\n"
+                "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=256, num_attention_heads=4))\n"
+                "    apply_perf_defaults(cfg)\n"
+                "    return cfg\n\n\n"
+                "def a_large_config() -> ConfigContainer:\n"
+                "    cfg = a_small_config()\n"
+                "    cfg.model.num_layers = 8\n"
+                "    return cfg\n");
         dir.write("recipes/gpu_b.py", kModel + "from .gpu_a import a_small_config\n\n\n"
                                                "def b_config() -> ConfigContainer:\n"
                                                "    return a_small_config()\n");
-        dir.write("recipes/unrelated.py",
-                  kModel + "\n\ndef unrelated_config() -> ConfigContainer:\n"
-                           "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=256, num_attention_heads=4))\n"
-                           "    cfg.model.recompute_granularity = \"full\"\n"
-                           "    return cfg\n");
+        dir.write(
+            "recipes/unrelated.py",
+            kModel +
+                "\n\ndef unrelated_config() -> ConfigContainer:\n"
+                "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=256, num_attention_heads=4))\n"
+                "    cfg.model.recompute_granularity = \"full\"\n"
+                "    return cfg\n");
         dir.write("recipes/lonely.py", "WIDTH = 4\n");
         dir.write("recipes/report.py", "from recipes.lonely import WIDTH\n\n\ndef main():\n    print(WIDTH)\n");
         // A script outside the package, with a recipe-shaped function of its own: not one of the package's recipes.
@@ -75,7 +78,9 @@ TEST_CASE("a helper named on the command line is checked through the recipes tha
         INFO(r.out);
         CHECK(r.code == 1);
         // Located in the helper, where it set the value; the notes name the recipes.
-        CHECK(has(r.out, "recipes/common.py:2:5: error[RC004]: recompute_granularity is \"full\" but recompute_method is not set"));
+        CHECK(has(
+            r.out,
+            "recipes/common.py:2:5: error[RC004]: recompute_granularity is \"full\" but recompute_method is not set"));
         CHECK(has(r.out, "note: the same line also affects 1 other recipe: a_large_config"));
         CHECK(has(r.out, "recipes/common.py is imported by 3 recipes in 2 files; they were linted too\n"));
         CHECK(has(r.out, "in 2 files checked"));
@@ -86,7 +91,8 @@ TEST_CASE("a helper named on the command line is checked through the recipes tha
     }
 }
 
-TEST_CASE("a named module that no recipe imports is still an error, unless non-configs are skipped", "[cli][dependents]") {
+TEST_CASE("a named module that no recipe imports is still an error, unless non-configs are skipped",
+          "[cli][dependents]") {
     Project p;
     auto r = p.check("recipes/lonely.py");
     INFO(r.out);
@@ -101,13 +107,15 @@ TEST_CASE("with --changed-only, a changed helper selects the recipes that import
     Project p;
     const std::string git = "git -c user.name=test -c user.email=test@example.org ";
     REQUIRE(run_shell("cd " + p.dir.path().string() + " && " + git + "init -q && " + git + "add -A && " + git +
-                      "commit -qm init").code == 0);
+                      "commit -qm init")
+                .code == 0);
     auto clean = p.check("--changed-only HEAD recipes");
     INFO(clean.out);
     CHECK(clean.code == 0);
     CHECK(has(clean.out, "0 files checked"));
 
-    p.dir.write("recipes/common.py", "def apply_perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"full\"  # now\n");
+    p.dir.write("recipes/common.py",
+                "def apply_perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"full\"  # now\n");
     auto r = p.check("--changed-only HEAD recipes");
     INFO(r.out);
     CHECK(r.code == 1);
@@ -121,12 +129,14 @@ TEST_CASE("fixing through a named helper edits the helper, not the recipes it br
     // gpu_a.py's own problem has a safe fix too (recompute_num_layers is ignored under selective).
     const std::string gpu_a = p.dir / "recipes/gpu_a.py";
     std::string text = read_file(gpu_a);
-    text.replace(text.find("    apply_perf_defaults(cfg)\n"), 28, "    apply_perf_defaults(cfg)\n    cfg.model.recompute_num_layers = 2\n");
+    text.replace(text.find("    apply_perf_defaults(cfg)\n"), 28,
+                 "    apply_perf_defaults(cfg)\n    cfg.model.recompute_num_layers = 2\n");
     p.dir.write("recipes/gpu_a.py", text);
 
     auto r = p.check("--fix recipes/common.py");
     INFO(r.out);
-    CHECK(read_file(p.dir / "recipes/common.py") == "def apply_perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"selective\"\n");
+    CHECK(read_file(p.dir / "recipes/common.py") ==
+          "def apply_perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"selective\"\n");
     CHECK(read_file(gpu_a) == text);  // not named: reported, not edited
     CHECK(has(r.out, "recipes/gpu_a.py:9:5: error[RC006]"));
     CHECK_FALSE(has(r.out, "RC108"));  // fixed

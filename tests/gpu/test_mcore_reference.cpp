@@ -2,8 +2,8 @@
 // machine without them the binary exits 77, reported as skipped) builds a small stack, and the estimator's prediction
 // of the same stack must agree with it, while a test double with one wrong term must not.
 #define CATCH_CONFIG_RUNNER
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cstdlib>
 #include <iostream>
@@ -47,7 +47,8 @@ CheckResult measure_with(const McorePlan& plan, const McoreOutcome& outcome, con
     std::vector<RecomputeSpec> specs{plan.runs.control};
     specs.insert(specs.end(), plan.runs.candidates.begin(), plan.runs.candidates.end());
     for (std::size_t i = 0; i < specs.size(); ++i)
-        r.runs.push_back({i ? "candidate" : "control", specs[i], outcome.runs.at(i), predictor(shape, plan.kinds, specs[i])});
+        r.runs.push_back(
+            {i ? "candidate" : "control", specs[i], outcome.runs.at(i), predictor(shape, plan.kinds, specs[i])});
     compare_runs(r);
     return r;
 }
@@ -68,14 +69,16 @@ TEST_CASE("Megatron Core's layers agree with the estimator, and a wrong estimato
     po.candidates = {"selective [core_attn]", "selective [mlp]", "full uniform 1"};
     const McorePlan plan = make_mcore_plan(*model, y.root, po);
     REQUIRE(plan.error.empty());
-    const McoreOutcome outcome = run_mcore_helper("python3", default_mcore_helper(), mcore_request(plan, 1, 2, 7), "", {});
+    const McoreOutcome outcome =
+        run_mcore_helper("python3", default_mcore_helper(), mcore_request(plan, 1, 2, 7), "", {});
     INFO((outcome.failure ? outcome.failure->kind + ": " + outcome.failure->message : std::string("ran")));
     REQUIRE_FALSE(outcome.failure);
     REQUIRE(outcome.environment);
     CHECK(outcome.environment->spec == "local");
     REQUIRE(outcome.runs.size() == 4);
 
-    const CheckResult real = measure_with(plan, outcome, [](const auto& s, const auto& k, const auto& rc) { return predict_layers(s, k, rc); });
+    const CheckResult real = measure_with(
+        plan, outcome, [](const auto& s, const auto& k, const auto& rc) { return predict_layers(s, k, rc); });
     for (const auto& c : real.comparisons) {
         std::cout << comparison_line(c, real.tolerance) << '\n';
         CHECK(c.pass);
@@ -94,7 +97,8 @@ TEST_CASE("Megatron Core's layers agree with the estimator, and a wrong estimato
 int main(int argc, char** argv) {
     bool listing = false;
     for (int i = 1; i < argc; ++i) listing |= std::string(argv[i]).rfind("--list", 0) == 0;
-    if (!listing && std::system("python3 -c 'import torch, megatron.core; assert torch.cuda.is_available()' 2>/dev/null") != 0) {
+    if (!listing &&
+        std::system("python3 -c 'import torch, megatron.core; assert torch.cuda.is_available()' 2>/dev/null") != 0) {
         std::cout << "SKIPPED: these tests need python3 with PyTorch, Megatron Core and a GPU\n";
         return 77;
     }

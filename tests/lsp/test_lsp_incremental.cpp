@@ -6,10 +6,10 @@
 
 #include <thread>
 
-#include "integrations/lsp/server.hpp"
-#include "parser/python/module_index.hpp"
 #include "../support/lsp_client.hpp"
 #include "../support/temp_dir.hpp"
+#include "integrations/lsp/server.hpp"
+#include "parser/python/module_index.hpp"
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
@@ -45,12 +45,15 @@ public:
         client_->notify("initialized", json::object());
     }
     void open(const std::string& path, const std::string& text, const std::string& language = "python") {
-        client_->notify("textDocument/didOpen", {{"textDocument", {{"uri", mbl::lsp::path_to_uri(path)},
-                                                                   {"languageId", language}, {"version", 1}, {"text", text}}}});
+        client_->notify(
+            "textDocument/didOpen",
+            {{"textDocument",
+              {{"uri", mbl::lsp::path_to_uri(path)}, {"languageId", language}, {"version", 1}, {"text", text}}}});
     }
     void replace(const std::string& path, int version, const std::string& text) {
-        client_->notify("textDocument/didChange", {{"textDocument", {{"uri", mbl::lsp::path_to_uri(path)}, {"version", version}}},
-                                                   {"contentChanges", json::array({{{"text", text}}})}});
+        client_->notify("textDocument/didChange",
+                        {{"textDocument", {{"uri", mbl::lsp::path_to_uri(path)}, {"version", version}}},
+                         {"contentChanges", json::array({{{"text", text}}})}});
     }
     // The diagnostics published for `path` at `version` (any version when -1).
     json diagnostics(const std::string& path, int version = -1) {
@@ -71,33 +74,38 @@ bool has_code(const json& diagnostics, const std::string& code) {
     return false;
 }
 
-const std::string kImports =
-    "from megatron.bridge.models import GPTModelProvider\n"
-    "from megatron.bridge.training.config import ConfigContainer\n";
+const std::string kImports = "from megatron.bridge.models import GPTModelProvider\n"
+                             "from megatron.bridge.training.config import ConfigContainer\n";
 
 // A package with a helper, a recipe using it, and a leaf recipe that imports a chain of other modules.
 struct Package {
     mbl::test::TempDir dir;
-    std::string helper = dir.write("pkg/helper.py", "def apply(cfg):\n    cfg.model.recompute_granularity = \"selective\"\n");
-    std::string recipe = dir.write("pkg/recipe.py", kImports + "from pkg.helper import apply\n\n\n"
-                                                    "def a_config() -> ConfigContainer:\n"
-                                                    "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=64, num_attention_heads=4))\n"
-                                                    "    apply(cfg)\n"
-                                                    "    cfg.model.recompute_num_layers = 2\n"
-                                                    "    return cfg\n");
+    std::string helper =
+        dir.write("pkg/helper.py", "def apply(cfg):\n    cfg.model.recompute_granularity = \"selective\"\n");
+    std::string recipe = dir.write(
+        "pkg/recipe.py",
+        kImports +
+            "from pkg.helper import apply\n\n\n"
+            "def a_config() -> ConfigContainer:\n"
+            "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=64, num_attention_heads=4))\n"
+            "    apply(cfg)\n"
+            "    cfg.model.recompute_num_layers = 2\n"
+            "    return cfg\n");
     Package() {
         dir.write("pkg/__init__.py", "");
         // Ten modules, each importing the next, all read by the leaf recipe.
         for (int i = 0; i < 10; ++i)
-            dir.write("pkg/chain" + std::to_string(i) + ".py",
-                      (i < 9 ? "from pkg.chain" + std::to_string(i + 1) + " import LAYERS\n" : std::string("LAYERS = 4\n")) +
-                          "VALUE_" + std::to_string(i) + " = LAYERS\n");
+            dir.write(
+                "pkg/chain" + std::to_string(i) + ".py",
+                (i < 9 ? "from pkg.chain" + std::to_string(i + 1) + " import LAYERS\n" : std::string("LAYERS = 4\n")) +
+                    "VALUE_" + std::to_string(i) + " = LAYERS\n");
     }
     std::string leaf_text(const std::string& method) const {
-        return kImports + "from pkg.chain0 import VALUE_0\n\n\n"
-                          "def leaf_config() -> ConfigContainer:\n"
-                          "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=VALUE_0, hidden_size=64, num_attention_heads=4))\n"
-                          "    cfg.model.recompute_granularity = \"full\"\n" +
+        return kImports +
+               "from pkg.chain0 import VALUE_0\n\n\n"
+               "def leaf_config() -> ConfigContainer:\n"
+               "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=VALUE_0, hidden_size=64, num_attention_heads=4))\n"
+               "    cfg.model.recompute_granularity = \"full\"\n" +
                method + "    cfg.model.recompute_num_layers = 1\n    return cfg\n";
     }
 };
@@ -127,7 +135,8 @@ TEST_CASE("an edit to a recipe that nothing imports re-reads that recipe alone",
     CHECK(counters.files_parsed == parsed + 2);
 }
 
-TEST_CASE("an edit to a helper re-lints the open recipes that import it, and re-reads only them", "[lsp][python][incremental]") {
+TEST_CASE("an edit to a helper re-lints the open recipes that import it, and re-reads only them",
+          "[lsp][python][incremental]") {
     Package p;
     const std::string leaf = p.dir.write("pkg/leaf.py", p.leaf_text(""));
     InProcessServer s;
@@ -142,8 +151,9 @@ TEST_CASE("an edit to a helper re-lints the open recipes that import it, and re-
     auto& counters = mbl::py::read_counters();
     const auto read = counters.files_read.load(), parsed = counters.files_parsed.load();
     // Unsaved: full recompute with a method. The recipe is linted again without being edited; the leaf is not.
-    s.replace(p.helper, 2, "def apply(cfg):\n    cfg.model.recompute_granularity = \"full\"\n"
-                           "    cfg.model.recompute_method = \"uniform\"\n");
+    s.replace(p.helper, 2,
+              "def apply(cfg):\n    cfg.model.recompute_granularity = \"full\"\n"
+              "    cfg.model.recompute_method = \"uniform\"\n");
     auto relinted = s.client().wait_for([&](const json& m) {
         return m.value("method", "") == "textDocument/publishDiagnostics" &&
                m["params"]["uri"] == mbl::lsp::path_to_uri(p.recipe) && !has_code(m["params"]["diagnostics"], "RC006");
@@ -153,28 +163,33 @@ TEST_CASE("an edit to a helper re-lints the open recipes that import it, and re-
     CHECK(counters.files_read == read);
     CHECK(counters.files_parsed == parsed + 2);  // the helper's buffer and the recipe that imports it
     for (const auto& m : s.client().received())
-        if (m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == mbl::lsp::path_to_uri(leaf))
+        if (m.value("method", "") == "textDocument/publishDiagnostics" &&
+            m["params"]["uri"] == mbl::lsp::path_to_uri(leaf))
             CHECK(m["params"]["version"] == 1);  // published once, at open
 }
 
 TEST_CASE("a module created on disk is found once the client reports it", "[lsp][python][incremental]") {
     Package p;
-    const std::string text = kImports + "from pkg.late import apply_late\n\n\n"
-                                        "def late_config() -> ConfigContainer:\n"
-                                        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=64, num_attention_heads=4))\n"
-                                        "    apply_late(cfg)\n"
-                                        "    return cfg\n";
+    const std::string text =
+        kImports +
+        "from pkg.late import apply_late\n\n\n"
+        "def late_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, hidden_size=64, num_attention_heads=4))\n"
+        "    apply_late(cfg)\n"
+        "    return cfg\n";
     const std::string recipe = p.dir.write("pkg/late_recipe.py", text);
     InProcessServer s;
     // A client that takes dynamic registrations is asked to watch the files.
     s.initialize({{"workspace", {{"didChangeWatchedFiles", {{"dynamicRegistration", true}}}}}});
-    auto registration = s.client().wait_for([](const json& m) { return m.value("method", "") == "client/registerCapability"; });
+    auto registration =
+        s.client().wait_for([](const json& m) { return m.value("method", "") == "client/registerCapability"; });
     REQUIRE(registration);
     CHECK((*registration)["params"]["registrations"][0]["method"] == "workspace/didChangeWatchedFiles");
     s.open(recipe, text);
     CHECK_FALSE(has_code(s.diagnostics(recipe, 1), "RC004"));  // pkg.late does not exist: unknown, no report
 
-    const std::string late = p.dir.write("pkg/late.py", "def apply_late(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
+    const std::string late =
+        p.dir.write("pkg/late.py", "def apply_late(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
     s.client().notify("workspace/didChangeWatchedFiles",
                       {{"changes", json::array({{{"uri", mbl::lsp::path_to_uri(late)}, {"type", 1}}})}});
     auto found = s.client().wait_for([&](const json& m) {
@@ -214,34 +229,37 @@ TEST_CASE("publishing N problems indexes each text once: the work is linear in N
     s.diagnostics(recipe2, 1);
     json helper;  // the last list published for the helper (it comes before the recipe's own)
     for (const auto& m : s.client().received())
-        if (m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == mbl::lsp::path_to_uri(p.helper))
+        if (m.value("method", "") == "textDocument/publishDiagnostics" &&
+            m["params"]["uri"] == mbl::lsp::path_to_uri(p.helper))
             helper = m["params"]["diagnostics"];
     REQUIRE(helper.size() == 2);  // the same line, found for a_config in each file
     CHECK(counters.duplicate_checks - checks == helper.size());
 }
 
-TEST_CASE("an edit re-evaluates the recipes it can change, and they come out as a fresh lint's", "[lsp][python][incremental]") {
+TEST_CASE("an edit re-evaluates the recipes it can change, and they come out as a fresh lint's",
+          "[lsp][python][incremental]") {
     Package p;
     const std::string before =
-        kImports + "LAYERS = 4\n\n\n"
-                   "def _common(cfg):\n"
-                   "    cfg.model.recompute_granularity = \"full\"\n\n\n"
-                   "def a_config() -> ConfigContainer:\n"
-                   "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
-                   "    _common(cfg)\n"
-                   "    cfg.model.recompute_method = \"uniform\"\n"
-                   "    cfg.model.recompute_num_layers = 1\n"
-                   "    return cfg\n\n\n"
-                   "def b_config() -> ConfigContainer:\n"
-                   "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
-                   "    cfg.model.recompute_granularity = \"selective\"\n"
-                   "    return cfg\n\n\n"
-                   "def c_config() -> ConfigContainer:\n"
-                   "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
-                   "    cfg.model.recompute_granularity = \"full\"\n"
-                   "    cfg.model.recompute_method = \"block\"\n"
-                   "    cfg.model.recompute_num_layers = 3\n"
-                   "    return cfg\n";
+        kImports +
+        "LAYERS = 4\n\n\n"
+        "def _common(cfg):\n"
+        "    cfg.model.recompute_granularity = \"full\"\n\n\n"
+        "def a_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
+        "    _common(cfg)\n"
+        "    cfg.model.recompute_method = \"uniform\"\n"
+        "    cfg.model.recompute_num_layers = 1\n"
+        "    return cfg\n\n\n"
+        "def b_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
+        "    cfg.model.recompute_granularity = \"selective\"\n"
+        "    return cfg\n\n\n"
+        "def c_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=LAYERS, hidden_size=64, num_attention_heads=4))\n"
+        "    cfg.model.recompute_granularity = \"full\"\n"
+        "    cfg.model.recompute_method = \"block\"\n"
+        "    cfg.model.recompute_num_layers = 3\n"
+        "    return cfg\n";
     const std::string path = p.dir.write("pkg/recipes.py", before);
     auto edit = [](std::string text, const std::string& from, const std::string& to) {
         const auto at = text.find(from);
@@ -255,11 +273,14 @@ TEST_CASE("an edit re-evaluates the recipes it can change, and they come out as 
     };
     std::vector<Step> steps;
     steps.push_back({"a value in b_config", edit(before, "\"selective\"", "\"full\""), 1});
-    steps.push_back({"the helper a_config calls", edit(steps.back().text, "\"full\"\n\n\ndef a_config", "\"selective\"\n\n\ndef a_config"), 1});
+    steps.push_back({"the helper a_config calls",
+                     edit(steps.back().text, "\"full\"\n\n\ndef a_config", "\"selective\"\n\n\ndef a_config"), 1});
     steps.push_back({"a comment after everything", steps.back().text + "# done\n", 0});
     steps.push_back({"a module constant", edit(steps.back().text, "LAYERS = 4", "LAYERS = 8"), 3});
     steps.push_back({"a line above every recipe", edit(steps.back().text, "LAYERS = 8", "# layers\nLAYERS = 8"), 3});
-    steps.push_back({"a line inside b_config", edit(steps.back().text, "    return cfg\n\n\ndef c_config", "\n    return cfg\n\n\ndef c_config"), 2});
+    steps.push_back({"a line inside b_config",
+                     edit(steps.back().text, "    return cfg\n\n\ndef c_config", "\n    return cfg\n\n\ndef c_config"),
+                     2});
 
     InProcessServer s;
     s.initialize();

@@ -222,5 +222,5 @@ TEST_CASE("the table runs each builtin id with one function, on the values its g
     for (int id = 0; id < static_cast<int>(Builtin::Count); ++id)
         if (!seen.count(static_cast<Builtin>(id))) missing.insert(static_cast<Builtin>(id));
     CHECK(missing == std::set<Builtin>{Builtin::Type, Builtin::Id, Builtin::Hash, Builtin::Vars, Builtin::Staticmethod,
-                                      Builtin::Classmethod});
+                                       Builtin::Classmethod});
 }

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "../support/temp_dir.hpp"
 #include "parser/python/ast.hpp"
 #include "parser/python/import_graph.hpp"
-#include "../support/temp_dir.hpp"
 
 using namespace mbl;
 namespace fs = std::filesystem;
@@ -103,10 +103,17 @@ class C: import in_class
 }  // namespace
 
 TEST_CASE("import statements are found at any depth, never in strings or comments", "[imports]") {
-    const std::vector<std::string> expected = {
-        "import os", "import a.b.c", "from . import sibling other", "from ..up import x y", "from .pkg.mod import *",
-        "import continued.module", "import after_semicolon", "from lazy.inside import helper", "import in_try",
-        "import after_colon", "import in_class"};
+    const std::vector<std::string> expected = {"import os",
+                                               "import a.b.c",
+                                               "from . import sibling other",
+                                               "from ..up import x y",
+                                               "from .pkg.mod import *",
+                                               "import continued.module",
+                                               "import after_semicolon",
+                                               "from lazy.inside import helper",
+                                               "import in_try",
+                                               "import after_colon",
+                                               "import in_class"};
     CHECK(scanned(kTricky) == expected);
     CHECK(from_syntax_tree(kTricky) == expected);  // tree-sitter reads the same statements
 
@@ -122,13 +129,15 @@ TEST_CASE("f-strings nest strings with the same quotes (PEP 701) without ending 
     CHECK(scanned("x = f\"{d[\"k\"]} import no\"\nimport yes\n") == std::vector<std::string>{"import yes"});
     CHECK(scanned("x = f'''{a:{'w'}}\nimport no'''\nimport yes\n") == std::vector<std::string>{"import yes"});
     // Text that is not Python never throws and gives what it can.
-    CHECK(scanned("from import\nfrom . import\nimport\n'unterminated\nimport ok\n") == std::vector<std::string>{"import ok"});
+    CHECK(scanned("from import\nfrom . import\nimport\n'unterminated\nimport ok\n") ==
+          std::vector<std::string>{"import ok"});
 }
 
 TEST_CASE("the import graph: edges, parent packages, cycles, dependents by name", "[imports]") {
     test::TempDir dir;
     const std::string init = dir.write("src/pkg/__init__.py", "from .recipes import *\n");
-    const std::string recipes = dir.write("src/pkg/recipes.py", "from pkg.helpers.common import apply\nfrom . import base\n");
+    const std::string recipes =
+        dir.write("src/pkg/recipes.py", "from pkg.helpers.common import apply\nfrom . import base\n");
     const std::string base = dir.write("src/pkg/base.py", "X = 1\n");
     dir.write("src/pkg/helpers/__init__.py", "import pkg.unrelated\n");
     const std::string common = dir.write("src/pkg/helpers/common.py", "import pkg.helpers.deep as deep\n");
@@ -167,7 +176,8 @@ TEST_CASE("cached imports are read again exactly when a file changed", "[imports
     const std::string new_module = dir.write("pkg/new.py", "");
     dir.write("pkg/__init__.py", "");
     const std::string* buffer = nullptr;  // what an editor holds for helper.py
-    py::ImportGraph graph(dir.path().string(), [&](const std::string& path) { return path == helper ? buffer : nullptr; });
+    py::ImportGraph graph(dir.path().string(),
+                          [&](const std::string& path) { return path == helper ? buffer : nullptr; });
     auto& counters = py::read_counters();
 
     CHECK(graph.dependencies(recipe) == std::set<std::string>{helper, old_module});
