@@ -52,11 +52,17 @@ def whole_tree(binary, checkout, mcore, runs):
     for d in diagnostics:
         by_code.setdefault((d["severity"], d["code"]), 0)
         by_code[(d["severity"], d["code"])] += 1
-    walls = [run_timed(base + ["-q"], checkout)[3] for _ in range(runs)]
+    walls, cpus = [], []
+    for _ in range(runs):
+        before = os.times()
+        walls.append(run_timed(base + ["-q"], checkout)[3])
+        after = os.times()
+        cpus.append(after.children_user + after.children_system - before.children_user - before.children_system)
     rss = max_rss_mib(base + ["-q"], checkout)
     return {
         "exit": rc, "recipes": recipes, "resolved": resolved, "architecture_known": arch, "errors": errors,
-        "by_code": by_code, "wall_best": min(walls), "wall_median": statistics.median(walls), "rss_mib": rss,
+        "by_code": by_code, "wall_best": min(walls), "wall_median": statistics.median(walls),
+        "cpu_median": statistics.median(cpus), "rss_mib": rss,
         "revision_line": next((l for l in out.splitlines() if "Megatron Core" in l and "revision" in l), ""),
         "stderr": err.strip(),
     }
@@ -102,16 +108,10 @@ def main(argv=None):
         for (severity, code), n in sorted(w["by_code"].items()):
             rows.append((f"  {severity} {code}", str(n)))
         rows.append(("whole tree: wall time best / median", f"{w['wall_best']:.2f} s / {w['wall_median']:.2f} s"))
+        rows.append(("whole tree: CPU time (user + system), median", f"{w['cpu_median']:.2f} s"))
         rows.append(("whole tree: peak memory", f"{w['rss_mib']:.0f} MiB"))
         if w["revision_line"]:
             rows.append(("revision", w["revision_line"].strip()))
-    if "lsp" in parts and (lsp := load_sibling("bridge_lsp_bench")):
-        for name, value in lsp.measure(checkout, binary).items():
-            rows.append((name, value))
-    if "changed" in parts and (changed := load_sibling("bridge_changed_bench")):
-        for name, value in changed.measure(checkout, binary).items():
-            rows.append((name, value))
-
     width = max(len(r[0]) for r in rows) if rows else 0
     for name, value in rows:
         print(f"  {name:<{width}}  {value}")
@@ -119,6 +119,14 @@ def main(argv=None):
         print("errors reported (each is a true finding or a false error):")
         for d in w["errors"]:
             print(f"  {d['file']}:{d['line']}: {d['code']} {d['message']}")
+    mcore = args.mcore or None  # the sub-benches, like the whole-tree check, use the revision the checkout pins
+    if "lsp" in parts and (lsp := load_sibling("bridge_lsp_bench")):
+        print("\neditor: `mbridge-lint lsp --debounce-ms 0`, the largest recipe files")
+        lsp.print_table(lsp.measure(checkout, binary, mcore=mcore))
+    if "changed" in parts and (changed := load_sibling("bridge_changed_bench")):
+        print("\npull requests: one file changed (the checkout is copied)")
+        changed.print_table(changed.measure(checkout, binary, mcore=mcore))
+    print(f"\nload average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores (other work makes wall times longer)")
     return 0
 
 

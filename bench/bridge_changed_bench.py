@@ -5,10 +5,11 @@ Usage: bench/bridge_changed_bench.py BRIDGE_CHECKOUT [--binary PATH] [--helper R
 
 Copies the checkout to a temporary directory (`git clone --local`, or `cp -a` when cloning fails; files missing from
 the checkout are committed as removed first, since git cannot commit a tree whose objects it lacks) and measures
-  (a) CI on a pull request: one recipe file changed (a recompute value edited), then
+  (a) CI on a pull request: one recipe file changed (by default the largest with a literal "selective" granularity,
+      made "full"), then
       `mbridge-lint check --changed-only HEAD src/megatron/bridge`;
-  (b) pre-commit: a commit that makes a shared helper module (no recipe of its own; default
-      src/megatron/bridge/perf_recipes/nemotronh/common.py) set `recompute_granularity = "full"` with no method and
+  (b) pre-commit: a commit that makes a shared helper module (no recipe of its own; by default the one that sets
+      recompute_granularity and is imported by the most recipe files) set `recompute_granularity = "full"` with no method and
       no layer count. The real `pre-commit` tool runs the `mbridge-lint` hook of this repository's
       .pre-commit-hooks.yaml (a local hook repository, so it works offline); the hook's entry command alone is timed
       too, on the same staged files. For comparison, `--changed-only HEAD` on the same change.
@@ -29,8 +30,10 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(HERE)
 DEFAULT_BINARY = os.path.join(REPO, "build", "mbridge-lint")
-DEFAULT_HELPER = "src/megatron/bridge/perf_recipes/nemotronh/common.py"
-DEFAULT_RECIPE = "src/megatron/bridge/recipes/moonlight/h100/moonlight_16b.py"
+RECIPE_DIRS = ["src/megatron/bridge/recipes", "src/megatron/bridge/perf_recipes"]
+RECIPE_DEF = re.compile(r"^def \w+\([^)]*\)\s*->\s*ConfigContainer|^def [a-z]\w*_config\(", re.M)
+SELECTIVE = re.compile(r'recompute_granularity\s*=\s*"selective"')
+SETS_GRANULARITY = re.compile(r"^\s*\S+\.recompute_granularity\s*=", re.M)
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "init.defaultBranch=main",
        "-c", "core.hooksPath=.git/hooks"]
 TARGET_S = 2.0
@@ -100,10 +103,46 @@ def hook_entry(hook_id="mbridge-lint"):
     raise SystemExit(f"bench: hook {hook_id} not found in .pre-commit-hooks.yaml")
 
 
-def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAULT_RECIPE, mcore="0.20.dev"):
-    """Figures: {"copy": how, "rows": [{"case", "command", "seconds" (wall), "cpu" (seconds, with children), "exit",
-    "errors"}]}."""
+def python_files(checkout):
+    for top in RECIPE_DIRS:
+        for dirpath, dirnames, filenames in os.walk(os.path.join(checkout, top)):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        yield os.path.relpath(path, checkout), f.read()
+
+
+def pick_files(checkout):
+    """The files the cases change, chosen from the tree itself so that any Bridge checkout works: the recipe file is
+    the largest one with a literal `recompute_granularity = "selective"`; the helper is the module without recipe
+    functions that sets recompute_granularity and is imported by the most recipe files."""
+    files = dict(python_files(checkout))
+    recipes = {p: t for p, t in files.items() if RECIPE_DEF.search(t)}
+    recipe = max((p for p, t in recipes.items() if SELECTIVE.search(t)), key=lambda p: (recipes[p].count("\n"), p),
+                 default=None)
+    def importers(path):
+        module = path[len("src/"):-len(".py")].replace("/", ".")
+        pattern = re.compile(r"^\s*(from\s+" + re.escape(module) + r"\s+import|import\s+" + re.escape(module) + r"\b)",
+                             re.M)
+        return sum(1 for t in recipes.values() if pattern.search(t))
+    helpers = [p for p, t in files.items() if p not in recipes and SETS_GRANULARITY.search(t)]
+    helper = max(helpers, key=lambda p: (importers(p), p), default=None)
+    return helper, recipe
+
+
+def measure(checkout, binary=DEFAULT_BINARY, helper=None, recipe=None, mcore=None):
+    """Figures: {"copy": how, "helper", "recipe", "rows": [{"case", "command", "seconds" (wall), "cpu" (seconds, with
+    children), "exit", "errors"}]}. helper and recipe default to pick_files(); mcore to the revision the checkout
+    pins."""
     binary = os.path.abspath(binary)
+    picked_helper, picked_recipe = pick_files(os.path.abspath(checkout))
+    helper, recipe = helper or picked_helper, recipe or picked_recipe
+    if not helper or not recipe:
+        raise SystemExit("bench: no shared helper setting recompute_granularity, or no recipe file with a literal "
+                         "\"selective\"; pass --helper and --recipe")
+    mcore_args = ["--mcore", mcore] if mcore else []
     work = tempfile.mkdtemp(prefix="mbridge-lint-changed-")
     env = dict(os.environ, HOME=os.path.join(work, "home"), PRE_COMMIT_HOME=os.path.join(work, "pre-commit-cache"),
                PATH=os.path.dirname(binary) + os.pathsep + os.environ.get("PATH", "/usr/bin:/bin"))
@@ -119,7 +158,7 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAU
             subprocess.run(GIT + ["rm", "--cached", "-q", "--"] + missing, cwd=tree, check=True)
             subprocess.run(GIT + ["commit", "-qm", "bench: drop files missing from the checkout", "--no-verify"],
                            cwd=tree, check=True)
-        lint = [binary, "check", "--mcore", mcore]
+        lint = [binary, "check"] + mcore_args
 
         # (a) one recipe changed, not committed: what a pull request's CI job lints.
         edit_first(os.path.join(tree, recipe), r'(recompute_granularity\s*=\s*)"selective"', r'\1"full"')
@@ -132,7 +171,7 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAU
         rev = hook_repo(os.path.join(work, "hooks"))
         with open(os.path.join(tree, ".pre-commit-config.yaml"), "w", encoding="utf-8") as f:
             f.write(f"repos:\n  - repo: {os.path.join(work, 'hooks')}\n    rev: {rev}\n    hooks:\n"
-                    f"      - id: mbridge-lint\n        args: [--mcore, \"{mcore}\"]\n")
+                    f"      - id: mbridge-lint\n" + (f"        args: [--mcore, \"{mcore}\"]\n" if mcore else ""))
         subprocess.run(GIT + ["add", ".pre-commit-config.yaml"], cwd=tree, check=True)
         subprocess.run(GIT + ["commit", "-qm", "pre-commit config", "--no-verify"], cwd=tree, check=True)
         proc, _, _ = run(["pre-commit", "install"], tree, env)
@@ -150,38 +189,46 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=DEFAULT_HELPER, recipe=DEFAU
                      "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": len(re.findall(r": error\[", out)),
                      "note": next((l for l in out.splitlines() if "is imported by" in l), "")})
         entry = hook_entry()
-        proc, seconds, cpu = run([binary] + entry[1:] + ["--mcore", mcore, "--format", "json", helper], tree, env)
+        proc, seconds, cpu = run([binary] + entry[1:] + mcore_args + ["--format", "json", helper], tree, env)
         rows.append({"case": "(b) helper commit, hook entry alone", "command": " ".join(entry) + " " + helper,
                      "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
         proc, seconds, cpu = run(lint + ["--format", "json", "--changed-only", "HEAD", "src/megatron/bridge"], tree, env)
         rows.append({"case": "(b) helper change, CI", "command": "check --changed-only HEAD src/megatron/bridge",
                      "seconds": seconds, "cpu": cpu, "exit": proc.returncode, "errors": errors_in_json(proc.stdout)})
-        return {"copy": how, "rows": rows}
+        return {"copy": how, "helper": helper, "recipe": recipe, "rows": rows}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def print_table(figures, out=sys.stdout):
+    """Prints the figures of measure() as a table; returns whether the targets are met."""
+    print(f"recipe file changed: {figures['recipe']}; shared helper changed: {figures['helper']}", file=out)
+    print(f"{'case':<38} {'seconds':>8} {'cpu s':>6} {'exit':>5} {'errors':>7}  command", file=out)
+    for r in figures["rows"]:
+        errors = "-" if r["errors"] is None else r["errors"]
+        print(f"{r['case']:<38} {r['seconds']:>8.2f} {r['cpu']:>6.2f} {r['exit']:>5} {errors:>7}  {r['command']}",
+              file=out)
+        if r.get("note"):
+            print(f"{'':<38} {r['note']}", file=out)
+    hook = next(r for r in figures["rows"] if "pre-commit hook" in r["case"])
+    ok = all(r["seconds"] <= TARGET_S for r in figures["rows"]) and hook["exit"] != 0 and hook["errors"] > 0
+    print(f"targets: every case <= {TARGET_S:.0f} s, the hook fails on the helper's errors: {'met' if ok else 'MISSED'}",
+          file=out)
+    return ok
 
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("checkout", help="a Megatron Bridge checkout (only read; it is copied)")
     parser.add_argument("--binary", default=DEFAULT_BINARY, help="the mbridge-lint to run (default: build/mbridge-lint)")
-    parser.add_argument("--helper", default=DEFAULT_HELPER, help="the shared helper module to change")
-    parser.add_argument("--recipe", default=DEFAULT_RECIPE, help="the recipe file to change")
-    parser.add_argument("--mcore", default="0.20.dev")
+    parser.add_argument("--helper", default=None, help="the shared helper module to change (default: picked, see pick_files)")
+    parser.add_argument("--recipe", default=None, help="the recipe file to change (default: picked, see pick_files)")
+    parser.add_argument("--mcore", default=None, help="--mcore for every command (default: the revision the checkout pins)")
     args = parser.parse_args(argv)
     figures = measure(args.checkout, args.binary, args.helper, args.recipe, args.mcore)
     print(f"changed files on {args.checkout} (copied with {figures['copy']}; {os.cpu_count()} cores, load average "
           f"{os.getloadavg()[0]:.1f})")
-    print(f"{'case':<38} {'seconds':>8} {'cpu s':>6} {'exit':>5} {'errors':>7}  command")
-    for r in figures["rows"]:
-        errors = "-" if r["errors"] is None else r["errors"]
-        print(f"{r['case']:<38} {r['seconds']:>8.2f} {r['cpu']:>6.2f} {r['exit']:>5} {errors:>7}  {r['command']}")
-        if r.get("note"):
-            print(f"{'':<38} {r['note']}")
-    hook = next(r for r in figures["rows"] if "pre-commit hook" in r["case"])
-    ok = all(r["seconds"] <= TARGET_S for r in figures["rows"]) and hook["exit"] != 0 and hook["errors"] > 0
-    print(f"targets: every case <= {TARGET_S:.0f} s, the hook fails on the helper's errors: {'met' if ok else 'MISSED'}")
-    return 0 if ok else 1
+    return 0 if print_table(figures) else 1
 
 
 if __name__ == "__main__":
