@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/did_you_mean.hpp"
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 namespace mbl {
 
@@ -97,6 +97,36 @@ std::optional<int> EffectiveModel::layers_per_virtual_stage() const {
     if (!vpp) return per_stage;
     if (*vpp <= 0) return std::nullopt;
     return static_cast<int>(*per_stage / *vpp);
+}
+
+static std::optional<std::string> backend_name(const Value& v) {
+    if (v.is_string()) {
+        std::string s = v.as_string();
+        auto dot = s.rfind('.');
+        if (dot != std::string::npos) s = s.substr(dot + 1);  // "AttnBackend.flash" -> "flash"
+        return s;
+    }
+    if (v.is_int() || v.is_map()) {
+        // Enum written by value: AttnBackend(flash=1, fused=2, unfused=3, local=4, auto=5).
+        std::int64_t n = -1;
+        if (v.is_int()) n = v.as_int();
+        else if (const Value* args = v.find("_args_"); args && args->is_list() && !args->items().empty() &&
+                                                       args->items()[0].is_int())
+            n = args->items()[0].as_int();
+        static const char* names[] = {"", "flash", "fused", "unfused", "local", "auto"};
+        if (n >= 1 && n <= 5) return std::string(names[n]);
+    }
+    return std::nullopt;
+}
+
+std::optional<bool> EffectiveModel::attention_is_fused() const {
+    if (!known({"transformer_impl", "attention_backend"})) return std::nullopt;
+    auto impl = str("transformer_impl");
+    if (impl && *impl == "local") return false;
+    auto backend = backend_name((*this)["attention_backend"]);
+    if (!backend) return (*this)["attention_backend"].is_null() ? std::optional<bool>(true) : std::nullopt;
+    if (*backend == "unfused" || *backend == "local") return false;
+    return true;  // flash, fused, auto (which picks fused/flash when available)
 }
 
 std::vector<const Value::Entry*> model_entries(const Value& root) {

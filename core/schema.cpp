@@ -58,6 +58,22 @@ static json parse_schema_file(std::string_view path) {
     }
 }
 
+bool type_matches(const Value& v, FieldType t) {
+    if (v.is_null() || v.is_unknown()) return true;  // None is accepted by every dataclass field at construction
+    switch (t) {
+        case FieldType::Bool: return v.is_bool();
+        case FieldType::Int: return v.is_int();
+        case FieldType::Float: return v.is_number();
+        case FieldType::Str: return v.is_string();
+        case FieldType::List: return v.is_list();
+        case FieldType::Dict: return v.is_map();
+        case FieldType::Dtype:
+        case FieldType::Callable: return v.is_string() || v.is_map();
+        case FieldType::Any: return true;
+    }
+    return true;
+}
+
 Value value_from_json(const json& j, const Provenance& prov) {
     switch (j.type()) {
         case json::value_t::null: return Value::null(prov);

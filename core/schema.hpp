@@ -15,6 +15,8 @@ namespace mbl {
 
 enum class FieldType { Bool, Int, Float, Str, List, Dict, Dtype, Callable, Any };
 const char* field_type_name(FieldType t);
+// Whether a value fits a schema field type (None and unknown values fit every type).
+bool type_matches(const Value& v, FieldType t);
 
 struct FieldSpec {
     std::string name;

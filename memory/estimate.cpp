@@ -10,7 +10,6 @@
 #include <numeric>
 
 #include "core/schema.hpp"
-#include "rules/rule_helpers.hpp"
 
 namespace mbl::memory {
 namespace {
@@ -671,7 +670,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     // Fields a revision gives no default for read as None here; TransformerConfig's default is True.
     const Value& softmax_fp32 = m["attention_softmax_in_fp32"];
     s.softmax_fp32 = !softmax_fp32.is_bool() || softmax_fp32.as_bool();
-    auto fused = rules::attention_is_fused(m);
+    auto fused = m.attention_is_fused();
     if (!fused) est.assumptions.push_back({"attention backend unknown: Transformer Engine fused attention assumed"});
     s.attention = fused.value_or(true) ? AttentionKernel::Fused : AttentionKernel::Unfused;
     // Megatron's fused scale-mask-softmax kernel (masked_softmax_fusion) takes 16-bit scores of at most 4096 keys

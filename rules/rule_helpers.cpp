@@ -42,36 +42,6 @@ std::string rejection_note(const EffectiveModel& m, std::string_view exception) 
                        m.revision ? m.revision->name : "", exception);
 }
 
-static std::optional<std::string> backend_name(const Value& v) {
-    if (v.is_string()) {
-        std::string s = v.as_string();
-        auto dot = s.rfind('.');
-        if (dot != std::string::npos) s = s.substr(dot + 1);  // "AttnBackend.flash" -> "flash"
-        return s;
-    }
-    if (v.is_int() || v.is_map()) {
-        // Enum written by value: AttnBackend(flash=1, fused=2, unfused=3, local=4, auto=5).
-        std::int64_t n = -1;
-        if (v.is_int()) n = v.as_int();
-        else if (const Value* args = v.find("_args_"); args && args->is_list() && !args->items().empty() &&
-                                                       args->items()[0].is_int())
-            n = args->items()[0].as_int();
-        static const char* names[] = {"", "flash", "fused", "unfused", "local", "auto"};
-        if (n >= 1 && n <= 5) return std::string(names[n]);
-    }
-    return std::nullopt;
-}
-
-std::optional<bool> attention_is_fused(const EffectiveModel& m) {
-    if (!m.known({"transformer_impl", "attention_backend"})) return std::nullopt;
-    auto impl = m.str("transformer_impl");
-    if (impl && *impl == "local") return false;
-    auto backend = backend_name(m["attention_backend"]);
-    if (!backend) return m["attention_backend"].is_null() ? std::optional<bool>(true) : std::nullopt;
-    if (*backend == "unfused" || *backend == "local") return false;
-    return true;  // flash, fused, auto (which picks fused/flash when available)
-}
-
 bool GraphScope::full() const {
     if (impl == "full_iteration") return true;
     if (modules.empty()) return true;
