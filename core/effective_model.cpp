@@ -143,7 +143,7 @@ std::vector<const Value::Entry*> model_entries(const Value& root) {
     return out;
 }
 
-static ModuleList read_modules(const Value& v) {
+static ModuleList read_modules(const Value& v, const Revision& revision) {
     ModuleList list;
     if (v.contains_unknown()) {
         list.known = false;
@@ -151,7 +151,7 @@ static ModuleList read_modules(const Value& v) {
     }
     if (v.is_null()) {
         list.defaulted = true;
-        list.labels = {"core_attn"};
+        list.labels = revision.default_modules;
         return list;
     }
     if (!v.is_list()) {
@@ -286,7 +286,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     }
 
     m.run = read_run_shape(root, m);
-    m.modules_pre = read_modules(m["recompute_modules"]);
+    m.modules_pre = read_modules(m["recompute_modules"], revision);
     m.granularity_post = m.granularity_pre();
     m.modules_post = m.modules_pre;
     const Value& moe_layer = m["moe_layer_recompute"];

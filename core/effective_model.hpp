@@ -16,7 +16,7 @@ namespace mbl {
 
 struct ModuleList {
     bool known = true;
-    bool defaulted = false;  // None in the config, filled in as ["core_attn"] by Megatron Core
+    bool defaulted = false;  // None in the config, filled in by Megatron Core (Revision::default_modules)
     std::vector<std::string> labels;
     bool contains(std::string_view label) const;
 };

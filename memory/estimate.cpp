@@ -815,9 +815,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     std::vector<LayerKind> present;
     for (auto k : est.kinds)
         if (std::find(present.begin(), present.end(), k) == present.end()) present.push_back(k);
-    for (const char* label : {"core_attn", "layernorm", "moe_act", "mla_up_proj", "shared_experts", "mlp", "moe"}) {
+    for (const std::string& label : modeled_labels()) {
         // Not offered where it crashes at run time (RC107: layernorm recompute with local layers).
-        if (std::string_view(label) == "layernorm" && local && m.revision && m.revision->crashes("layernorm-recompute-local-impl"))
+        if (label == "layernorm" && local && m.revision && m.revision->crashes("layernorm-recompute-local-impl"))
             continue;
         bool acts = false;
         for (auto k : present) {

@@ -30,8 +30,13 @@ Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_vie
     Diagnostic& d = ctx.report(rule, ctx.model.moe_layer_converted && label == "moe" ? "moe_layer_recompute"
                                                                                       : "recompute_granularity",
                                std::move(message));
-    if (ctx.model.modules_pre.defaulted && label == "core_attn")
-        RuleContext::hint(d, "recompute_modules is not set, so Megatron Core fills in [\"core_attn\"] under selective");
+    const auto& defaults = ctx.revision().default_modules;
+    if (ctx.model.modules_pre.defaulted && std::find(defaults.begin(), defaults.end(), label) != defaults.end()) {
+        std::vector<std::string> quoted;
+        for (const auto& l : defaults) quoted.push_back(fmt::format("\"{}\"", l));
+        RuleContext::hint(d, fmt::format("recompute_modules is not set, so Megatron Core fills in [{}] under selective",
+                                         fmt::join(quoted, ", ")));
+    }
     if (ctx.model.moe_layer_converted && label == "moe")
         RuleContext::hint(d, "moe_layer_recompute=True makes Megatron Core add \"moe\" to recompute_modules");
     return d;
