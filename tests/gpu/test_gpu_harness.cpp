@@ -13,6 +13,7 @@
 #include "tests/gpu/reference.hpp"
 
 using namespace mbl::gpu;
+using mbl::Recompute;
 
 namespace {
 
