@@ -7,11 +7,11 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 #include "memory/estimate.hpp"
-#include "parser/input_errors.hpp"
 #include "report/estimate_report.hpp"
 #include "report/report.hpp"
 

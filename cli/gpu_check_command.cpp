@@ -121,16 +121,6 @@ bool load(const std::string& path, const Revision& revision, SourceManager& sour
     return true;
 }
 
-gpu::RecomputeSpec to_spec(const memory::Recompute& r) {
-    switch (r.granularity) {
-        case memory::Recompute::Granularity::None: return gpu::RecomputeSpec::none();
-        case memory::Recompute::Granularity::Selective: return gpu::RecomputeSpec::selective(r.modules);
-        case memory::Recompute::Granularity::Full:
-            return gpu::RecomputeSpec::full(r.method == memory::Recompute::Method::Uniform, r.num_layers);
-    }
-    return gpu::RecomputeSpec::none();
-}
-
 // --runner: the user's own job, twice.
 int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
     memory::EstimateInputs in;
@@ -163,9 +153,10 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
         }
         ro.work_dir = tmpl;
     }
-    const gpu::RecomputeSpec candidate = to_spec(est.current);
-    const gpu::RecomputeSpec control =
-        candidate.granularity == gpu::RecomputeSpec::Granularity::Selective ? gpu::RecomputeSpec::selective({}) : gpu::RecomputeSpec::none();
+    Recompute candidate = est.current;
+    candidate.distribute_saved_activations = false;  // the runner overrides granularity, method and layers only
+    const Recompute control =
+        candidate.granularity == Recompute::Granularity::Selective ? Recompute::selective({}) : Recompute::none();
     const bool text = a.format == "text";
     std::vector<gpu::RunnerRun> runs;
     for (const auto& [role, rc] : {std::pair{std::string("control"), control}, std::pair{std::string("candidate"), candidate}}) {

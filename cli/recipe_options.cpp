@@ -6,9 +6,9 @@
 #include <memory>
 
 #include "cli/commands.hpp"
+#include "core/input_errors.hpp"
 #include "core/source_manager.hpp"
 #include "engine/linter.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/overrides.hpp"
 #include "parser/yaml_loader.hpp"
 

@@ -5,10 +5,10 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
-#include "parser/input_errors.hpp"
 #include "report/config_yaml.hpp"
 #include "report/report.hpp"
 

@@ -8,12 +8,12 @@
 #include <sstream>
 #include <toml++/toml.h>
 
+#include "config/rule_selection.hpp"
 #include "core/did_you_mean.hpp"
+#include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "core/source_manager.hpp"
 #include "core/version.hpp"
-#include "engine/rule_selection.hpp"
-#include "parser/input_errors.hpp"
 
 namespace mbl {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 
 #include "core/did_you_mean.hpp"
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 namespace mbl {
 
@@ -99,6 +99,36 @@ std::optional<int> EffectiveModel::layers_per_virtual_stage() const {
     return static_cast<int>(*per_stage / *vpp);
 }
 
+static std::optional<std::string> backend_name(const Value& v) {
+    if (v.is_string()) {
+        std::string s = v.as_string();
+        auto dot = s.rfind('.');
+        if (dot != std::string::npos) s = s.substr(dot + 1);  // "AttnBackend.flash" -> "flash"
+        return s;
+    }
+    if (v.is_int() || v.is_map()) {
+        // Enum written by value: AttnBackend(flash=1, fused=2, unfused=3, local=4, auto=5).
+        std::int64_t n = -1;
+        if (v.is_int()) n = v.as_int();
+        else if (const Value* args = v.find("_args_"); args && args->is_list() && !args->items().empty() &&
+                                                       args->items()[0].is_int())
+            n = args->items()[0].as_int();
+        static const char* names[] = {"", "flash", "fused", "unfused", "local", "auto"};
+        if (n >= 1 && n <= 5) return std::string(names[n]);
+    }
+    return std::nullopt;
+}
+
+std::optional<bool> EffectiveModel::attention_is_fused() const {
+    if (!known({"transformer_impl", "attention_backend"})) return std::nullopt;
+    auto impl = str("transformer_impl");
+    if (impl && *impl == "local") return false;
+    auto backend = backend_name((*this)["attention_backend"]);
+    if (!backend) return (*this)["attention_backend"].is_null() ? std::optional<bool>(true) : std::nullopt;
+    if (*backend == "unfused" || *backend == "local") return false;
+    return true;  // flash, fused, auto (which picks fused/flash when available)
+}
+
 std::vector<const Value::Entry*> model_entries(const Value& root) {
     std::vector<const Value::Entry*> out;
     const Value* model = root.find("model");
@@ -113,7 +143,7 @@ std::vector<const Value::Entry*> model_entries(const Value& root) {
     return out;
 }
 
-static ModuleList read_modules(const Value& v) {
+static ModuleList read_modules(const Value& v, const Revision& revision) {
     ModuleList list;
     if (v.contains_unknown()) {
         list.known = false;
@@ -121,7 +151,7 @@ static ModuleList read_modules(const Value& v) {
     }
     if (v.is_null()) {
         list.defaulted = true;
-        list.labels = {"core_attn"};
+        list.labels = revision.default_modules;
         return list;
     }
     if (!v.is_list()) {
@@ -256,7 +286,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     }
 
     m.run = read_run_shape(root, m);
-    m.modules_pre = read_modules(m["recompute_modules"]);
+    m.modules_pre = read_modules(m["recompute_modules"], revision);
     m.granularity_post = m.granularity_pre();
     m.modules_post = m.modules_pre;
     const Value& moe_layer = m["moe_layer_recompute"];

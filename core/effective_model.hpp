@@ -16,7 +16,7 @@ namespace mbl {
 
 struct ModuleList {
     bool known = true;
-    bool defaulted = false;  // None in the config, filled in as ["core_attn"] by Megatron Core
+    bool defaulted = false;  // None in the config, filled in by Megatron Core (Revision::default_modules)
     std::vector<std::string> labels;
     bool contains(std::string_view label) const;
 };
@@ -64,6 +64,8 @@ public:
     std::optional<int> dense_layer_count() const;
     std::optional<int> layers_per_stage() const;          // per pipeline stage
     std::optional<int> layers_per_virtual_stage() const;  // per model chunk with VPP
+    // Whether attention runs as Transformer Engine fused/flash attention (no s x s tensors kept).
+    std::optional<bool> attention_is_fused() const;
 };
 
 struct FinalizeResult {

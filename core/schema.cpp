@@ -58,6 +58,22 @@ static json parse_schema_file(std::string_view path) {
     }
 }
 
+bool type_matches(const Value& v, FieldType t) {
+    if (v.is_null() || v.is_unknown()) return true;  // None is accepted by every dataclass field at construction
+    switch (t) {
+        case FieldType::Bool: return v.is_bool();
+        case FieldType::Int: return v.is_int();
+        case FieldType::Float: return v.is_number();
+        case FieldType::Str: return v.is_string();
+        case FieldType::List: return v.is_list();
+        case FieldType::Dict: return v.is_map();
+        case FieldType::Dtype:
+        case FieldType::Callable: return v.is_string() || v.is_map();
+        case FieldType::Any: return true;
+    }
+    return true;
+}
+
 Value value_from_json(const json& j, const Provenance& prov) {
     switch (j.type()) {
         case json::value_t::null: return Value::null(prov);
@@ -91,6 +107,17 @@ const std::vector<std::string>& Revision::enum_values(const std::string& key) co
     static const std::vector<std::string> none;
     auto it = enums.find(key);
     return it == enums.end() ? none : it->second;
+}
+
+// A list a revision file states in full (`key`) or as changes to the one it extends (`key_add`, `key_remove`).
+static void layered_list(const json& j, const std::string& key, std::vector<std::string>& list) {
+    if (j.contains(key)) list = string_list(j, key.c_str());
+    for (auto& l : string_list(j, (key + "_add").c_str())) list.push_back(l);
+    for (auto& l : string_list(j, (key + "_remove").c_str())) std::erase(list, l);
+}
+
+bool Revision::discards_output(std::string_view label) const {
+    return std::find(output_discarding.begin(), output_discarding.end(), label) != output_discarding.end();
 }
 
 bool Revision::has_label(std::string_view label) const {
@@ -132,9 +159,9 @@ Schema::Schema() {
         rev.pinned_by = j.value("pinned_by", "");
         if (rev.release.empty() == rev.commit.empty())
             throw std::runtime_error(fmt::format("schemas/mcore/{}.json must name either a release or a commit", name));
-        if (j.contains("recompute_modules")) rev.labels = string_list(j, "recompute_modules");
-        for (auto& l : string_list(j, "recompute_modules_add")) rev.labels.push_back(l);
-        for (auto& l : string_list(j, "recompute_modules_remove")) std::erase(rev.labels, l);
+        layered_list(j, "recompute_modules", rev.labels);
+        layered_list(j, "default_recompute_modules", rev.default_modules);
+        layered_list(j, "output_discarding_recompute_modules", rev.output_discarding);
         if (j.contains("rejections")) {
             auto v = string_list(j, "rejections");
             rev.rejections = {v.begin(), v.end()};

@@ -15,6 +15,8 @@ namespace mbl {
 
 enum class FieldType { Bool, Int, Float, Str, List, Dict, Dtype, Callable, Any };
 const char* field_type_name(FieldType t);
+// Whether a value fits a schema field type (None and unknown values fit every type).
+bool type_matches(const Value& v, FieldType t);
 
 struct FieldSpec {
     std::string name;
@@ -35,7 +37,12 @@ struct Revision {
     std::string release;                                   // "core_v0.19.0"; empty for a commit
     std::vector<std::pair<std::string, std::string>> tags;  // release tag -> commit
     std::string commit, date, branch, pinned_by;           // for a commit
-    std::vector<std::string> labels;             // accepted recompute_modules labels
+    // The recompute vocabulary (core/recompute.hpp): accepted recompute_modules labels, what an unset
+    // recompute_modules becomes under selective recompute, and the labels whose checkpoint discards its output and
+    // rematerialises it before the consumer's backward (the others keep their inputs and drop what is inside).
+    std::vector<std::string> labels;
+    std::vector<std::string> default_modules;
+    std::vector<std::string> output_discarding;
     std::set<std::string> rejections;            // codes of the error rules Megatron Core enforces here
     std::set<std::string> known_crashes;         // ids of configurations known to crash at run time here
     std::vector<std::pair<std::string, Value>> defaults;  // field defaults the rules rely on
@@ -47,6 +54,7 @@ struct Revision {
 
     bool rejects(std::string_view code) const { return rejections.count(std::string(code)) > 0; }
     bool has_label(std::string_view label) const;
+    bool discards_output(std::string_view label) const;
     bool crashes(std::string_view id) const { return known_crashes.count(std::string(id)) > 0; }
 
     // One line for --help: "release core_v0.19.0" / "commit 2a75ac12c54b (2026-08-13, main branch), Megatron

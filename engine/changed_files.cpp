@@ -8,7 +8,7 @@
 
 #include <filesystem>
 
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 namespace mbl {
 

@@ -6,11 +6,11 @@
 #include <set>
 #include <tuple>
 
+#include "config/rule_selection.hpp"
+#include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
-#include "engine/rule_selection.hpp"
 #include "engine/suppressions.hpp"
-#include "parser/input_errors.hpp"
 
 namespace mbl {
 namespace {

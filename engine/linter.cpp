@@ -7,9 +7,9 @@
 #include <filesystem>
 #include <tuple>
 
+#include "core/input_errors.hpp"
 #include "engine/validate.hpp"
 #include "parser/front_end.hpp"
-#include "parser/input_errors.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl {

@@ -6,8 +6,8 @@
 #include <tuple>
 
 #include "core/did_you_mean.hpp"
+#include "core/input_errors.hpp"
 #include "core/line_index.hpp"
-#include "parser/input_errors.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl {

@@ -5,28 +5,11 @@
 #include <algorithm>
 
 #include "core/did_you_mean.hpp"
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 namespace mbl {
 
-bool type_matches(const Value& v, FieldType t) {
-    if (v.is_null() || v.is_unknown()) return true;  // None is accepted by every dataclass field at construction
-    switch (t) {
-        case FieldType::Bool: return v.is_bool();
-        case FieldType::Int: return v.is_int();
-        case FieldType::Float: return v.is_number();
-        case FieldType::Str: return v.is_string();
-        case FieldType::List: return v.is_list();
-        case FieldType::Dict: return v.is_map();
-        case FieldType::Dtype:
-        case FieldType::Callable: return v.is_string() || v.is_map();
-        case FieldType::Any: return true;
-    }
-    return true;
-}
-
 namespace {
-
 
 const char* kind_words(const Value& v) {
     switch (v.kind()) {
@@ -100,14 +83,6 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
 }
 
 }  // namespace
-
-bool looks_like_bridge_config(const Value& root) {
-    if (!root.is_map()) return false;
-    if (root.target().find("ConfigContainer") != std::string::npos) return true;
-    for (const char* key : {"model", "mixed_precision", "comm_overlap"})
-        if (root.find(key)) return true;
-    return false;
-}
 
 std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
     std::vector<Diagnostic> out;

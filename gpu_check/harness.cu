@@ -22,9 +22,9 @@ struct LayerParams {
 
 class Model {
 public:
-    Model(const StackConfig& cfg, const RecomputeSpec& rc, std::uint64_t seed) : cfg_(cfg), rc_(rc) {
+    Model(const StackConfig& cfg, const Recompute& rc, std::uint64_t seed) : cfg_(cfg), rc_(rc) {
         const std::int64_t h = cfg.hidden, H = cfg.heads, G = cfg.query_groups, d = cfg.head_dim;
-        const bool ln = cfg.norm == NormKind::LayerNorm, bias = cfg.linear_bias;
+        const bool ln = cfg.layernorm, bias = cfg.linear_bias;
         layers_.resize(static_cast<std::size_t>(cfg.layers()));
         for (int l = 0; l < cfg.layers(); ++l) {
             LayerParams& p = layers_[static_cast<std::size_t>(l)];
@@ -85,13 +85,13 @@ public:
     // router probabilities' graph, the block input and its gradient until the next forward (Megatron Core's
     // MoE*TokenDispatcher keeps the probabilities on the module).
     bool moe_graph_reaches_input() const {
-        if (rc_.granularity == RecomputeSpec::Granularity::Full) {
-            if (rc_.uniform) return false;
+        if (rc_.granularity == Recompute::Granularity::Full) {
+            if (rc_.method == Recompute::Method::Uniform) return false;
             for (int l = std::max(1, rc_.num_layers); l < cfg_.layers(); ++l)
                 if (cfg_.moe[static_cast<std::size_t>(l)]) return true;
             return false;
         }
-        if (rc_.granularity == RecomputeSpec::Granularity::Selective && rc_.has("moe")) return false;
+        if (rc_.granularity == Recompute::Granularity::Selective && rc_.has("moe")) return false;
         return last_moe_ >= 0;
     }
     std::vector<Tensor> input_leftover;  // the previous step's block input and its gradient
@@ -122,9 +122,9 @@ public:
         captured_logits.clear();
         Tensor h = x;
         const int L = cfg_.layers();
-        if (rc_.granularity == RecomputeSpec::Granularity::Full) {
+        if (rc_.granularity == Recompute::Granularity::Full) {
             const int k = std::max(1, rc_.num_layers);
-            if (rc_.uniform) {
+            if (rc_.method == Recompute::Method::Uniform) {
                 for (int l0 = 0; l0 < L; l0 += k) {
                     const int l1 = std::min(L, l0 + k);
                     h = checkpoint([this, l0, l1](const std::vector<Tensor>& in) {
@@ -143,7 +143,7 @@ public:
                 }
             }
         } else {
-            const bool selective = rc_.granularity == RecomputeSpec::Granularity::Selective;
+            const bool selective = rc_.granularity == Recompute::Granularity::Selective;
             for (int l = 0; l < L; ++l) h = layer(l, h, selective);
         }
         if (cfg_.final_norm) h = norm(h, final_w_, final_b_.w.defined() ? &final_b_ : nullptr, ln(), eps());
@@ -152,7 +152,7 @@ public:
 
 private:
     StackConfig cfg_;
-    RecomputeSpec rc_;
+    Recompute rc_;
     std::vector<LayerParams> layers_;
     Param final_w_, final_b_;
     std::uint64_t next_stream_ = 1;
@@ -167,7 +167,7 @@ private:
         return nullptr;
     }
 
-    bool ln() const { return cfg_.norm == NormKind::LayerNorm; }
+    bool ln() const { return cfg_.layernorm; }
     float eps() const { return static_cast<float>(cfg_.norm_epsilon); }
     Act act() const { return cfg_.activation == ActivationKind::SiLU ? Act::SiLU : Act::GeLU; }
     bool has(const char* label, bool selective) const { return selective && rc_.has(label); }
@@ -282,7 +282,7 @@ private:
         // cannot merge into one strided dimension), a view with one group (MQA) or without grouping.
         Tensor q = H > G && G > 1 ? query_copy(v.q, H, G, d) : v.q;
         v.q = Tensor{};
-        const bool fused = cfg_.attention == AttentionMode::Fused;
+        const bool fused = cfg_.attention == memory::AttentionKernel::Fused;
         const float pdrop = static_cast<float>(cfg_.attention_dropout);
         auto core = [=](const std::vector<Tensor>& in) {
             if (fused) return std::vector<Tensor>{attention_fused(in[0], in[1], in[2], S, B, H, G, d)};
@@ -352,7 +352,7 @@ void ensure_device() {
     }
 }
 
-void check_config(const StackConfig& cfg, const RecomputeSpec& rc) {
+void check_config(const StackConfig& cfg, const Recompute& rc) {
     if (auto why = cfg.validate(); !why.empty()) throw std::invalid_argument(why);
     for (const auto& label : rc.modules) {
         const auto& ok = supported_labels();
@@ -478,7 +478,7 @@ DeviceInfo device_info() {
     return info;
 }
 
-Measurement measure(const StackConfig& cfg, const RecomputeSpec& rc, const RunOptions& options) {
+Measurement measure(const StackConfig& cfg, const Recompute& rc, const RunOptions& options) {
     ensure_device();
     check_config(cfg, rc);
     Measurement m;
@@ -515,7 +515,7 @@ Measurement measure(const StackConfig& cfg, const RecomputeSpec& rc, const RunOp
     return m;
 }
 
-GradientRun run_with_gradients(const StackConfig& cfg, const RecomputeSpec& rc, std::uint64_t seed) {
+GradientRun run_with_gradients(const StackConfig& cfg, const Recompute& rc, std::uint64_t seed) {
     ensure_device();
     check_config(cfg, rc);
     GradientRun run;

@@ -15,65 +15,32 @@
 #include <string>
 #include <vector>
 
+#include "core/recompute.hpp"
+#include "memory/layer_model.hpp"
+
 namespace mbl::gpu {
 
-enum class NormKind { RMSNorm, LayerNorm };
 enum class ActivationKind { SiLU, GeLU };
-enum class AttentionMode {
-    Unfused,  // Megatron Core DotProductAttention: baddbmm, fp32 softmax, bmm; keeps s x s tensors
-    Fused,    // flash-style kernel: keeps q, k, v, the output and one fp32 log-sum-exp per query row
-};
 
-// One tensor-parallel rank's layer shapes. Tokens are laid out [s, b] like Megatron ([seq, batch, hidden]).
-struct StackConfig {
-    std::int64_t seq_length = 0;
-    std::int64_t micro_batch = 1;
-    std::int64_t hidden = 0;
-    std::int64_t heads = 0;         // attention heads on this rank
-    std::int64_t query_groups = 0;  // key/value heads on this rank (== heads without GQA)
-    std::int64_t head_dim = 0;
-    std::int64_t ffn_hidden = 0;    // dense MLP width on this rank
-    NormKind norm = NormKind::RMSNorm;
+// One tensor-parallel rank's layer stack: the estimator's layer shape (memory/layer_model.hpp; the harness builds
+// Megatron Core's local spec at tensor parallelism 1, so its parallel and MLA/Mamba fields stay at their defaults)
+// plus what only the harness needs. Tokens are laid out [s, b] like Megatron ([seq, batch, hidden]). The harness
+// reads `attention` (Unfused: baddbmm, fp32 softmax, bmm, s x s tensors kept; Fused: a flash-style kernel keeping q,
+// k, v, the output and one fp32 log-sum-exp per query row) and `fused_activation` for dense and expert MLPs alike.
+struct StackConfig : memory::LayerShape {
+    StackConfig() { gated = true; }  // SwiGLU / GeGLU unless told otherwise
+
     ActivationKind activation = ActivationKind::SiLU;
-    bool gated = true;              // SwiGLU / GeGLU
-    bool linear_bias = false;       // add_bias_linear (dense layers; experts never have biases here)
-    bool fused_activation = false;  // bias_activation_fusion: the activation keeps only its input
-    double attention_dropout = 0.0;
-    double hidden_dropout = 0.0;
-    AttentionMode attention = AttentionMode::Unfused;
-    bool softmax_fp32 = true;  // attention_softmax_in_fp32 (unfused)
     double norm_epsilon = 1e-5;
-
-    // Mixture of experts (layers flagged in `moe`).
-    std::int64_t experts = 0;        // router width (all experts)
     std::int64_t local_experts = 0;  // experts on this rank (experts / expert-parallel size); expert e runs on e % local
-    std::int64_t topk = 0;
-    std::int64_t expert_ffn = 0;
-    std::int64_t shared_expert_ffn = 0;  // 0: no shared expert
-
-    std::vector<bool> moe;   // one entry per layer: true for an MoE layer
-    bool final_norm = true;  // the block ends in a final norm (TransformerBlock with post_process)
+    std::vector<bool> moe;           // one entry per layer: true for an MoE layer
+    bool final_norm = true;          // the block ends in a final norm (TransformerBlock with post_process)
 
     int layers() const { return static_cast<int>(moe.size()); }
     bool any_moe() const;
     std::string validate() const;  // "" when usable, else why not
 };
 
-struct RecomputeSpec {
-    enum class Granularity { None, Selective, Full };
-    Granularity granularity = Granularity::None;
-    std::vector<std::string> modules;  // selective labels
-    bool uniform = true;               // full: uniform (chunks of num_layers) or block (first num_layers)
-    int num_layers = 1;
-
-    static RecomputeSpec none() { return {}; }
-    static RecomputeSpec selective(std::vector<std::string> labels);
-    static RecomputeSpec full(bool uniform, int num_layers);
-    bool has(const std::string& label) const;
-    std::string describe() const;  // "none", "selective [core_attn, mlp]", "full uniform 1"
-};
-// Parses what describe() prints (also "selective []", "full block 2"); throws std::invalid_argument.
-RecomputeSpec parse_recompute(const std::string& text);
 // Labels the harness implements (others are rejected before a run).
 const std::vector<std::string>& supported_labels();
 
@@ -118,7 +85,7 @@ struct Measurement {
     double leaked_bytes = 0;     // allocated after a step minus base: 0 unless something leaked
     bool stable = true;          // every measured step saw the same memory figures
 };
-Measurement measure(const StackConfig& config, const RecomputeSpec& recompute, const RunOptions& options);
+Measurement measure(const StackConfig& config, const Recompute& recompute, const RunOptions& options);
 
 // For tests: one forward and backward from seeded parameters and inputs, everything copied back to the host as
 // float (bf16 values widened). `routing` holds each MoE layer's chosen experts ([T, topk], global expert ids) and
@@ -136,6 +103,6 @@ struct GradientRun {
     std::vector<HostTensor> router_logits;           // per MoE layer
     Measurement memory;                               // of this single step (no warm-up)
 };
-GradientRun run_with_gradients(const StackConfig& config, const RecomputeSpec& recompute, std::uint64_t seed);
+GradientRun run_with_gradients(const StackConfig& config, const Recompute& recompute, std::uint64_t seed);
 
 }  // namespace mbl::gpu

@@ -66,30 +66,19 @@ std::string shape_summary(const memory::LayerShape& s, const std::vector<memory:
                        experts, s.layernorm ? "LayerNorm" : "RMSNorm", s.seq_length, s.micro_batch);
 }
 
-memory::Recompute to_memory(const RecomputeSpec& rc) {
+json recompute_fields(const Recompute& rc) {
     switch (rc.granularity) {
-        case RecomputeSpec::Granularity::None: return memory::Recompute::none();
-        case RecomputeSpec::Granularity::Selective: return memory::Recompute::selective(rc.modules);
-        case RecomputeSpec::Granularity::Full:
-            return memory::Recompute::full(
-                rc.uniform ? memory::Recompute::Method::Uniform : memory::Recompute::Method::Block, rc.num_layers);
-    }
-    return memory::Recompute::none();
-}
-
-json recompute_fields(const RecomputeSpec& rc) {
-    switch (rc.granularity) {
-        case RecomputeSpec::Granularity::None:
+        case Recompute::Granularity::None:
             return {
                 {"recompute_granularity", nullptr}, {"recompute_method", nullptr}, {"recompute_num_layers", nullptr}};
-        case RecomputeSpec::Granularity::Selective:
+        case Recompute::Granularity::Selective:
             return {{"recompute_granularity", "selective"},
                     {"recompute_method", nullptr},
                     {"recompute_num_layers", nullptr},
                     {"recompute_modules", rc.modules}};
-        case RecomputeSpec::Granularity::Full:
+        case Recompute::Granularity::Full:
             return {{"recompute_granularity", "full"},
-                    {"recompute_method", rc.uniform ? "uniform" : "block"},
+                    {"recompute_method", rc.method == Recompute::Method::Uniform ? "uniform" : "block"},
                     {"recompute_num_layers", rc.num_layers}};
     }
     return json::object();
@@ -276,7 +265,7 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const Value& root, const Plan
 
 json mcore_request(const McorePlan& p, int warmup, int steps, std::uint64_t seed) {
     json runs = json::array();
-    auto add = [&](const std::string& role, const RecomputeSpec& rc) {
+    auto add = [&](const std::string& role, const Recompute& rc) {
         runs.push_back({{"role", role}, {"describe", rc.describe()}, {"recompute", recompute_fields(rc)}});
     };
     add("control", p.runs.control);
@@ -427,10 +416,10 @@ memory::LayerShape built_shape(const McorePlan& p, const McoreEnvironment& env) 
 }
 
 std::optional<Prediction> predict_layers(const memory::LayerShape& shape, const std::vector<memory::LayerKind>& kinds,
-                                         const RecomputeSpec& rc, bool final_norm) {
+                                         const Recompute& rc, bool final_norm) {
     memory::StackOptions options;
     options.final_norm = final_norm;
-    const memory::StackPrediction p = memory::predict_stack(shape, kinds, to_memory(rc), options);
+    const memory::StackPrediction p = memory::predict_stack(shape, kinds, rc, options);
     return Prediction{p.retained_bytes, p.backward_peak_bytes};
 }
 

@@ -81,10 +81,10 @@ memory::LayerShape built_shape(const McorePlan& plan, const McoreEnvironment& en
 
 // The estimator asked for a stack of layers (the function the check compares with; tests pass doubles).
 using LayerPredictor = std::function<std::optional<Prediction>(
-    const memory::LayerShape&, const std::vector<memory::LayerKind>&, const RecomputeSpec&)>;
+    const memory::LayerShape&, const std::vector<memory::LayerKind>&, const Recompute&)>;
 // `final_norm`: the stack ends in the final norm (a TransformerBlock with post_process, as both references build).
 std::optional<Prediction> predict_layers(const memory::LayerShape& shape, const std::vector<memory::LayerKind>& kinds,
-                                         const RecomputeSpec& recompute, bool final_norm = true);
+                                         const Recompute& recompute, bool final_norm = true);
 
 // "Megatron Core 0.20.0 (local spec; Transformer Engine not installed), PyTorch 2.11.0, NVIDIA H200"
 std::string describe_environment(const McoreEnvironment& environment);

@@ -73,8 +73,8 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
     r.layers = n;
 
     // What to compare.
-    auto clean = [&](RecomputeSpec rc) {
-        if (rc.granularity == RecomputeSpec::Granularity::Selective) {
+    auto clean = [&](Recompute rc) {
+        if (rc.granularity == Recompute::Granularity::Selective) {
             std::vector<std::string> kept;
             for (auto& label : rc.modules) {
                 if (supported(label)) kept.push_back(label);
@@ -82,7 +82,7 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
             }
             rc.modules = kept;
         }
-        if (rc.granularity == RecomputeSpec::Granularity::Full && rc.num_layers > n) {
+        if (rc.granularity == Recompute::Granularity::Full && rc.num_layers > n) {
             r.notes.push_back(fmt::format("recompute_num_layers {} clamped to the {} layers built", rc.num_layers, n));
             rc.num_layers = n;
         }
@@ -103,20 +103,20 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
         if (!g) return fail("the config sets no activation recompute (recompute_granularity is None); pass --recompute OPTION "
                             "to check one, e.g. --recompute \"selective [core_attn]\"");
         if (*g == "selective") {
-            r.candidates.push_back(clean(RecomputeSpec::selective(m.modules_post.labels)));
+            r.candidates.push_back(clean(Recompute::selective(m.modules_post.labels)));
         } else if (*g == "full") {
             const auto method = m.str("recompute_method");
             const auto k = m.integer("recompute_num_layers");
             if (!method || !k || *k < 1) return fail("full recompute needs recompute_method and recompute_num_layers");
-            r.candidates.push_back(clean(RecomputeSpec::full(*method != "block", static_cast<int>(*k))));
+            r.candidates.push_back(clean(Recompute::full(*method != "block" ? Recompute::Method::Uniform : Recompute::Method::Block, static_cast<int>(*k))));
         } else {
             return fail(fmt::format("unknown recompute_granularity \"{}\"", *g));
         }
     }
-    const bool all_selective = std::all_of(r.candidates.begin(), r.candidates.end(), [](const RecomputeSpec& rc) {
-        return rc.granularity == RecomputeSpec::Granularity::Selective;
+    const bool all_selective = std::all_of(r.candidates.begin(), r.candidates.end(), [](const Recompute& rc) {
+        return rc.granularity == Recompute::Granularity::Selective;
     });
-    r.control = all_selective ? RecomputeSpec::selective({}) : RecomputeSpec::none();
+    r.control = all_selective ? Recompute::selective({}) : Recompute::none();
     return r;
 }
 
@@ -157,7 +157,7 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     s.gated = m.flag("gated_linear_unit");
     s.linear_bias = m.flag("add_bias_linear");
     s.fused_activation = m.flag("bias_activation_fusion") && s.gated;
-    s.norm = m.str("normalization").value_or("LayerNorm") == "RMSNorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
+    s.layernorm = m.str("normalization").value_or("LayerNorm") != "RMSNorm";
     s.norm_epsilon = m.number("layernorm_epsilon").value_or(1e-5);
     s.attention_dropout = m.number("attention_dropout").value_or(0.0);
     s.hidden_dropout = m.number("hidden_dropout").value_or(0.0);
@@ -183,7 +183,7 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     bool unfused = impl == "local" || backend.find("unfused") != std::string::npos || backend.find("local") != std::string::npos;
     if (o.attention == "fused") unfused = false;
     else if (o.attention == "unfused") unfused = true;
-    s.attention = unfused ? AttentionMode::Unfused : AttentionMode::Fused;
+    s.attention = unfused ? memory::AttentionKernel::Unfused : memory::AttentionKernel::Fused;
 
     const int n = runs.layers;
     const bool moe = m.is_moe();
@@ -212,7 +212,7 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
         plan.notes.push_back(fmt::format("tensor parallelism {}: one rank's heads and FFN width, without the "
                                          "communication{}", tp, m.flag("sequence_parallel") ? "; sequence parallelism is not emulated (full-sequence residual tensors)" : ""));
     if (m.str("fp8")) plan.notes.push_back("fp8 is not emulated: activations are kept in bf16");
-    if (s.attention == AttentionMode::Fused)
+    if (s.attention == memory::AttentionKernel::Fused)
         plan.notes.push_back("step times use the harness's own flash-style attention kernel, slower than Transformer "
                              "Engine's cuDNN / FlashAttention kernels: replay costs that re-run attention are overstated");
     if (!m.flag("attention_softmax_in_fp32") && m.has("attention_softmax_in_fp32"))
@@ -232,8 +232,8 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
         "{} layers of the first pipeline stage{} (h={}, {} heads, {} query groups, head size {}, {}{}, {}, {} attention, "
         "s={}, b={})",
         n, s.any_moe() && dense ? fmt::format(" ({} dense, {} MoE)", dense, n - dense) : "", s.hidden, s.heads, s.query_groups,
-        s.head_dim, dense ? mlp : std::string("no dense MLP"), moe_part, s.norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm",
-        s.attention == AttentionMode::Fused ? "fused" : "unfused", s.seq_length, s.micro_batch);
+        s.head_dim, dense ? mlp : std::string("no dense MLP"), moe_part, s.layernorm ? "LayerNorm" : "RMSNorm",
+        s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused", s.seq_length, s.micro_batch);
     (void)gib;
     return plan;
 }
@@ -247,7 +247,7 @@ double fixed_bytes(const StackConfig& s) {
     for (bool moe : s.moe) {
         tensors.push_back(h);  // norms
         tensors.push_back(h);
-        if (s.norm == NormKind::LayerNorm) {
+        if (s.layernorm) {
             tensors.push_back(h);
             tensors.push_back(h);
         }
@@ -276,7 +276,7 @@ double fixed_bytes(const StackConfig& s) {
             }
         }
     }
-    if (s.final_norm) tensors.push_back(s.norm == NormKind::LayerNorm ? 2 * h : h);
+    if (s.final_norm) tensors.push_back(s.layernorm ? 2 * h : h);
     double bytes = 0;
     for (double t : tensors) bytes += r(2 * t) + r(4 * t);  // bf16 weight, fp32 gradient
     (void)elems;

@@ -28,8 +28,8 @@ struct RunChoice {
     std::string error;  // non-empty: nothing to run (exit 2)
     int layers = 0;
     std::int64_t seq_length = 0, micro_batch = 1;
-    RecomputeSpec control;
-    std::vector<RecomputeSpec> candidates;
+    Recompute control;
+    std::vector<Recompute> candidates;
     std::vector<std::string> notes;
 };
 // `supported` says which selective labels the reference applies; the others are dropped with a note.
@@ -40,8 +40,8 @@ struct Plan {
     std::string error;  // non-empty: the stack cannot be built from this config (exit 2)
     StackConfig stack;
     std::string summary;  // "4 layers of the first pipeline stage (h=4096, 32 heads, 8 query groups, SwiGLU 14336, ...)"
-    RecomputeSpec control;
-    std::vector<RecomputeSpec> candidates;
+    Recompute control;
+    std::vector<Recompute> candidates;
     std::vector<std::string> notes;  // what the harness does not emulate, labels dropped, clamps
 };
 
@@ -54,7 +54,7 @@ struct Prediction {
     double backward_peak_bytes = 0;
 };
 // The memory estimator, asked for exactly the harness's stack; nullopt when the build has no estimator.
-std::optional<Prediction> predict(const StackConfig& stack, const RecomputeSpec& recompute);
+std::optional<Prediction> predict(const StackConfig& stack, const Recompute& recompute);
 // Parameter, gradient and input bytes the harness allocates before its base (for the fit check).
 double fixed_bytes(const StackConfig& stack);
 

@@ -39,9 +39,9 @@ Comparison compare(const RunRecord& control, const RunRecord& candidate, double 
 }
 
 std::string fit_problem(const Plan& plan, const DeviceInfo& device,
-                        const std::function<std::optional<Prediction>(const StackConfig&, const RecomputeSpec&)>& predict) {
+                        const std::function<std::optional<Prediction>(const StackConfig&, const Recompute&)>& predict) {
     if (device.free_bytes <= 0) return "";
-    std::vector<RecomputeSpec> all{plan.control};
+    std::vector<Recompute> all{plan.control};
     all.insert(all.end(), plan.candidates.begin(), plan.candidates.end());
     const double fixed = fixed_bytes(plan.stack);
     for (const auto& rc : all) {
@@ -72,7 +72,7 @@ CheckResult run_check(const Plan& plan, const std::string& target, const DeviceI
     r.tolerance = tolerance;
     r.steps = options.steps;
     r.warmup = options.warmup_steps;
-    std::vector<std::pair<std::string, RecomputeSpec>> runs{{"control", plan.control}};
+    std::vector<std::pair<std::string, Recompute>> runs{{"control", plan.control}};
     for (const auto& c : plan.candidates) runs.emplace_back("candidate", c);
     for (const auto& [role, rc] : runs) {
         RunRecord rec;
@@ -176,8 +176,8 @@ void write_json(std::ostream& out, const CheckResult& r) {
                   {"ffn_hidden", s.ffn_hidden},
                   {"gated", s.gated},
                   {"activation", s.activation == ActivationKind::SiLU ? "silu" : "gelu"},
-                  {"normalization", s.norm == NormKind::RMSNorm ? "RMSNorm" : "LayerNorm"},
-                  {"attention", s.attention == AttentionMode::Fused ? "fused" : "unfused"},
+                  {"normalization", s.layernorm ? "LayerNorm" : "RMSNorm"},
+                  {"attention", s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused"},
                   {"linear_bias", s.linear_bias},
                   {"attention_dropout", s.attention_dropout},
                   {"hidden_dropout", s.hidden_dropout},

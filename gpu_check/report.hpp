@@ -15,7 +15,7 @@ namespace mbl::gpu {
 
 struct RunRecord {
     std::string role;  // "control" or "candidate"
-    RecomputeSpec recompute;
+    Recompute recompute;
     Measurement measured;
     std::optional<Prediction> predicted;
 };
@@ -56,11 +56,11 @@ Comparison compare(const RunRecord& control, const RunRecord& candidate, double 
 
 // Why the stack cannot run on this device (predicted bytes above the free memory), or "".
 std::string fit_problem(const Plan& plan, const DeviceInfo& device,
-                        const std::function<std::optional<Prediction>(const StackConfig&, const RecomputeSpec&)>& predict);
+                        const std::function<std::optional<Prediction>(const StackConfig&, const Recompute&)>& predict);
 
 struct CheckHooks {
-    std::function<Measurement(const StackConfig&, const RecomputeSpec&, const RunOptions&)> measure;
-    std::function<std::optional<Prediction>(const StackConfig&, const RecomputeSpec&)> predict;
+    std::function<Measurement(const StackConfig&, const Recompute&, const RunOptions&)> measure;
+    std::function<std::optional<Prediction>(const StackConfig&, const Recompute&)> predict;
     std::function<void(const RunRecord&, int done, int total)> progress;  // during a run (done < total) and after it
 };
 // Control and candidates compared, the verdict set (runs filled in, control first).

@@ -13,15 +13,15 @@ namespace mbl::gpu {
 
 namespace fs = std::filesystem;
 
-std::vector<std::string> recompute_overrides(const RecomputeSpec& rc) {
+std::vector<std::string> recompute_overrides(const Recompute& rc) {
     switch (rc.granularity) {
-        case RecomputeSpec::Granularity::None:
+        case Recompute::Granularity::None:
             return {"model.recompute_granularity=null", "model.recompute_method=null", "model.recompute_num_layers=null"};
-        case RecomputeSpec::Granularity::Selective:
+        case Recompute::Granularity::Selective:
             return {"model.recompute_granularity=selective", fmt::format("model.recompute_modules=[{}]", fmt::join(rc.modules, ",")),
                     "model.recompute_method=null", "model.recompute_num_layers=null"};
-        case RecomputeSpec::Granularity::Full:
-            return {"model.recompute_granularity=full", fmt::format("model.recompute_method={}", rc.uniform ? "uniform" : "block"),
+        case Recompute::Granularity::Full:
+            return {"model.recompute_granularity=full", fmt::format("model.recompute_method={}", rc.method == Recompute::Method::Uniform ? "uniform" : "block"),
                     fmt::format("model.recompute_num_layers={}", rc.num_layers)};
     }
     return {};
@@ -54,7 +54,7 @@ std::vector<RankFigure> read_rank_reports(const std::string& dir, std::string& e
     return ranks;
 }
 
-RunnerRun run_job(const RunnerOptions& o, const std::string& role, const RecomputeSpec& rc) {
+RunnerRun run_job(const RunnerOptions& o, const std::string& role, const Recompute& rc) {
     RunnerRun run;
     run.role = role;
     run.recompute = rc;

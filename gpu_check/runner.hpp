@@ -13,7 +13,7 @@
 namespace mbl::gpu {
 
 // Hydra-style overrides that select `rc` (recompute fields only).
-std::vector<std::string> recompute_overrides(const RecomputeSpec& rc);
+std::vector<std::string> recompute_overrides(const Recompute& rc);
 std::string shell_quote(const std::string& s);
 
 struct RankFigure {
@@ -23,7 +23,7 @@ struct RankFigure {
 
 struct RunnerRun {
     std::string role;
-    RecomputeSpec recompute;
+    Recompute recompute;
     std::string command;  // as run
     int exit_code = 0;
     std::string log_path;
@@ -39,7 +39,7 @@ struct RunnerOptions {
     int iterations = 4;      // train.train_iters
 };
 
-RunnerRun run_job(const RunnerOptions& options, const std::string& role, const RecomputeSpec& rc);
+RunnerRun run_job(const RunnerOptions& options, const std::string& role, const Recompute& rc);
 
 // Reads rank*.json files written by integrations/bridge/mbridge_lint_memory; error text when none are usable.
 std::vector<RankFigure> read_rank_reports(const std::string& dir, std::string& error);

@@ -10,8 +10,8 @@ DeviceInfo device_info() {
     return info;
 }
 
-Measurement measure(const StackConfig&, const RecomputeSpec&, const RunOptions&) { throw NoGpu(device_info().error); }
+Measurement measure(const StackConfig&, const Recompute&, const RunOptions&) { throw NoGpu(device_info().error); }
 
-GradientRun run_with_gradients(const StackConfig&, const RecomputeSpec&, std::uint64_t) { throw NoGpu(device_info().error); }
+GradientRun run_with_gradients(const StackConfig&, const Recompute&, std::uint64_t) { throw NoGpu(device_info().error); }
 
 }  // namespace mbl::gpu

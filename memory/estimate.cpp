@@ -10,7 +10,6 @@
 #include <numeric>
 
 #include "core/schema.hpp"
-#include "rules/rule_helpers.hpp"
 
 namespace mbl::memory {
 namespace {
@@ -671,7 +670,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     // Fields a revision gives no default for read as None here; TransformerConfig's default is True.
     const Value& softmax_fp32 = m["attention_softmax_in_fp32"];
     s.softmax_fp32 = !softmax_fp32.is_bool() || softmax_fp32.as_bool();
-    auto fused = rules::attention_is_fused(m);
+    auto fused = m.attention_is_fused();
     if (!fused) est.assumptions.push_back({"attention backend unknown: Transformer Engine fused attention assumed"});
     s.attention = fused.value_or(true) ? AttentionKernel::Fused : AttentionKernel::Unfused;
     // Megatron's fused scale-mask-softmax kernel (masked_softmax_fusion) takes 16-bit scores of at most 4096 keys
@@ -816,9 +815,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     std::vector<LayerKind> present;
     for (auto k : est.kinds)
         if (std::find(present.begin(), present.end(), k) == present.end()) present.push_back(k);
-    for (const char* label : {"core_attn", "layernorm", "moe_act", "mla_up_proj", "shared_experts", "mlp", "moe"}) {
+    for (const std::string& label : modeled_labels()) {
         // Not offered where it crashes at run time (RC107: layernorm recompute with local layers).
-        if (std::string_view(label) == "layernorm" && local && m.revision && m.revision->crashes("layernorm-recompute-local-impl"))
+        if (label == "layernorm" && local && m.revision && m.revision->crashes("layernorm-recompute-local-impl"))
             continue;
         bool acts = false;
         for (auto k : present) {

@@ -298,38 +298,16 @@ const char* kind_name(LayerKind kind) {
     return "layer";
 }
 
-Recompute Recompute::selective(std::vector<std::string> labels) {
-    Recompute r;
-    r.granularity = Granularity::Selective;
-    r.modules = std::move(labels);
-    return r;
-}
-
-Recompute Recompute::full(Method method, int num_layers) {
-    Recompute r;
-    r.granularity = Granularity::Full;
-    r.method = method;
-    r.num_layers = num_layers;
-    return r;
-}
-
-std::string Recompute::describe() const {
-    switch (granularity) {
-        case Granularity::None: return "none";
-        case Granularity::Selective: return fmt::format("selective [{}]", fmt::join(modules, ", "));
-        case Granularity::Full:
-            return fmt::format("full {} {}{}", method == Method::Uniform ? "uniform" : "block", num_layers,
-                               distribute_saved_activations ? " distributed" : "");
-    }
-    return "none";
-}
-
 double LayerActivations::internal_bytes() const { return sum_bytes(saved); }
 
+const std::vector<std::string>& modeled_labels() {
+    static const std::vector<std::string> labels{"core_attn", "layernorm", "moe_act", "mla_up_proj", "shared_experts", "mlp", "moe"};
+    return labels;
+}
+
 bool label_modeled(std::string_view label) {
-    for (auto known : {"core_attn", "mlp", "moe", "moe_act", "shared_experts", "layernorm", "mla_up_proj"})
-        if (label == known) return true;
-    return false;
+    const auto& known = modeled_labels();
+    return std::find(known.begin(), known.end(), label) != known.end();
 }
 
 LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const std::vector<std::string>& labels) {

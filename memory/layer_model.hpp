@@ -20,6 +20,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/recompute.hpp"
+
 namespace mbl::memory {
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
@@ -113,20 +115,8 @@ struct SavedTensor {
     double bytes = 0;
 };
 
-struct Recompute {
-    enum class Granularity { None, Selective, Full };
-    enum class Method { Uniform, Block };
-    Granularity granularity = Granularity::None;
-    std::vector<std::string> modules;  // selective labels
-    Method method = Method::Uniform;
-    int num_layers = 1;                // full: chunk size (uniform) or count (block), per (virtual) stage
-    bool distribute_saved_activations = false;
-
-    static Recompute none() { return {}; }
-    static Recompute selective(std::vector<std::string> labels);
-    static Recompute full(Method method, int num_layers);
-    std::string describe() const;  // "none", "selective [core_attn, mlp]", "full uniform 1"
-};
+// The estimator takes the shared recompute vocabulary (core/recompute.hpp).
+using mbl::Recompute;
 
 // What one layer keeps and needs, for one micro-batch, with selective labels applied (no full recompute).
 struct LayerActivations {
@@ -139,7 +129,9 @@ struct LayerActivations {
     double internal_bytes() const;
 };
 
-// Labels this model knows how to apply; others (gdn_norm_out, gdp_*, mhc) are treated as no effect.
+// The selective labels this model knows how to apply, in the order the estimator offers them; others (gdn_norm_out,
+// gdp_*, mhc) are treated as no effect.
+const std::vector<std::string>& modeled_labels();
 bool label_modeled(std::string_view label);
 
 LayerActivations layer_activations(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);

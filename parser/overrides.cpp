@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "core/did_you_mean.hpp"
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 namespace mbl {
 

@@ -11,8 +11,8 @@
 #include <thread>
 
 #include "core/did_you_mean.hpp"
+#include "core/input_errors.hpp"
 #include "parser/front_end.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/python/hf_models.hpp"
 #include "parser/python/import_graph.hpp"
 #include "parser/python/interpreter.hpp"

@@ -1,12 +1,20 @@
 // The YAML front end: Bridge config dumps, override files and bare `model:` mappings.
-#include "engine/validate.hpp"
+#include "core/input_errors.hpp"
 #include "parser/front_end.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/yaml_edit.hpp"
 #include "parser/yaml_loader.hpp"
 
 namespace mbl {
 namespace {
+
+// True when a YAML root looks like a Megatron Bridge config (directory walks skip unrelated YAML).
+bool looks_like_bridge_config(const Value& root) {
+    if (!root.is_map()) return false;
+    if (root.target().find("ConfigContainer") != std::string::npos) return true;
+    for (const char* key : {"model", "mixed_precision", "comm_overlap"})
+        if (root.find(key)) return true;
+    return false;
+}
 
 class YamlFrontEnd final : public FrontEnd {
 public:

@@ -11,9 +11,9 @@
 #include <cmath>
 #include <limits>
 
+#include "core/input_errors.hpp"
 #include "core/line_index.hpp"
 #include "core/source_manager.hpp"
-#include "parser/input_errors.hpp"
 
 namespace mbl {
 namespace {

@@ -40,7 +40,7 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("core_attn")) return;
-        auto fused = rules::attention_is_fused(m);
+        auto fused = m.attention_is_fused();
         if (!fused || !*fused) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "core_attn",
                                             "\"core_attn\" recompute saves almost nothing with fused attention: Transformer "

@@ -30,8 +30,13 @@ Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_vie
     Diagnostic& d = ctx.report(rule, ctx.model.moe_layer_converted && label == "moe" ? "moe_layer_recompute"
                                                                                       : "recompute_granularity",
                                std::move(message));
-    if (ctx.model.modules_pre.defaulted && label == "core_attn")
-        RuleContext::hint(d, "recompute_modules is not set, so Megatron Core fills in [\"core_attn\"] under selective");
+    const auto& defaults = ctx.revision().default_modules;
+    if (ctx.model.modules_pre.defaulted && std::find(defaults.begin(), defaults.end(), label) != defaults.end()) {
+        std::vector<std::string> quoted;
+        for (const auto& l : defaults) quoted.push_back(fmt::format("\"{}\"", l));
+        RuleContext::hint(d, fmt::format("recompute_modules is not set, so Megatron Core fills in [{}] under selective",
+                                         fmt::join(quoted, ", ")));
+    }
     if (ctx.model.moe_layer_converted && label == "moe")
         RuleContext::hint(d, "moe_layer_recompute=True makes Megatron Core add \"moe\" to recompute_modules");
     return d;
@@ -40,36 +45,6 @@ Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_vie
 std::string rejection_note(const EffectiveModel& m, std::string_view exception) {
     return fmt::format("Megatron Core {} rejects this config at start-up ({} in TransformerConfig.__post_init__)",
                        m.revision ? m.revision->name : "", exception);
-}
-
-static std::optional<std::string> backend_name(const Value& v) {
-    if (v.is_string()) {
-        std::string s = v.as_string();
-        auto dot = s.rfind('.');
-        if (dot != std::string::npos) s = s.substr(dot + 1);  // "AttnBackend.flash" -> "flash"
-        return s;
-    }
-    if (v.is_int() || v.is_map()) {
-        // Enum written by value: AttnBackend(flash=1, fused=2, unfused=3, local=4, auto=5).
-        std::int64_t n = -1;
-        if (v.is_int()) n = v.as_int();
-        else if (const Value* args = v.find("_args_"); args && args->is_list() && !args->items().empty() &&
-                                                       args->items()[0].is_int())
-            n = args->items()[0].as_int();
-        static const char* names[] = {"", "flash", "fused", "unfused", "local", "auto"};
-        if (n >= 1 && n <= 5) return std::string(names[n]);
-    }
-    return std::nullopt;
-}
-
-std::optional<bool> attention_is_fused(const EffectiveModel& m) {
-    if (!m.known({"transformer_impl", "attention_backend"})) return std::nullopt;
-    auto impl = m.str("transformer_impl");
-    if (impl && *impl == "local") return false;
-    auto backend = backend_name(m["attention_backend"]);
-    if (!backend) return m["attention_backend"].is_null() ? std::optional<bool>(true) : std::nullopt;
-    if (*backend == "unfused" || *backend == "local") return false;
-    return true;  // flash, fused, auto (which picks fused/flash when available)
 }
 
 bool GraphScope::full() const {

@@ -23,9 +23,6 @@ Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_vie
 // "Megatron Core 0.20.dev rejects this config when the job starts (...)".
 std::string rejection_note(const EffectiveModel& m, std::string_view exception = "ValueError");
 
-// Whether attention runs as Transformer Engine fused/flash attention (no s x s tensors kept); nullopt if unknown.
-std::optional<bool> attention_is_fused(const EffectiveModel& m);
-
 // CUDA-graph capture as the recompute checks see it.
 struct GraphScope {
     std::string impl;                 // none, local, transformer_engine, full_iteration

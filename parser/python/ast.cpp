@@ -9,7 +9,7 @@
 #include <memory>
 #include <unordered_map>
 
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 

@@ -13,8 +13,8 @@
 #include <sstream>
 
 #include "core/did_you_mean.hpp"
+#include "core/input_errors.hpp"
 #include "core/schema.hpp"
-#include "parser/input_errors.hpp"
 #include "parser/python/builtins.hpp"
 #include "parser/python/interpreter.hpp"
 

@@ -9,8 +9,8 @@
 
 #include <sys/stat.h>
 
+#include "core/input_errors.hpp"
 #include "core/source_manager.hpp"
-#include "parser/input_errors.hpp"
 
 namespace mbl::py {
 

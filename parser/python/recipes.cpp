@@ -9,9 +9,8 @@
 #include <unordered_set>
 
 #include "core/did_you_mean.hpp"
+#include "core/input_errors.hpp"
 #include "core/schema.hpp"
-#include "engine/validate.hpp"
-#include "parser/input_errors.hpp"
 
 namespace mbl::py {
 

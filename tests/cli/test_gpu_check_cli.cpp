@@ -266,7 +266,7 @@ gpu::CheckResult compare_with(const Replayed& r, const gpu::LayerPredictor& pred
     gpu::CheckResult result;
     result.tolerance = 0.10;
     const auto shape = gpu::built_shape(r.plan, *r.outcome.environment);
-    std::vector<gpu::RecomputeSpec> specs{r.plan.runs.control};
+    std::vector<mbl::Recompute> specs{r.plan.runs.control};
     specs.insert(specs.end(), r.plan.runs.candidates.begin(), r.plan.runs.candidates.end());
     for (std::size_t i = 0; i < specs.size(); ++i)
         result.runs.push_back({i ? "candidate" : "control", specs[i], r.outcome.runs[i], predictor(shape, r.plan.kinds, specs[i])});

@@ -129,7 +129,7 @@ inline Result run(const mbl::gpu::StackConfig& cfg, const mbl::gpu::GradientRun&
     M x = leaf_matrix(gpu.input);
     const std::int64_t T = x.r, h = cfg.hidden, H = cfg.heads, G = cfg.query_groups, d = cfg.head_dim, r = H / G;
     const std::int64_t S = cfg.seq_length, B = cfg.micro_batch;
-    const bool ln = cfg.norm == mbl::gpu::NormKind::LayerNorm;
+    const bool ln = cfg.layernorm;
     auto has = [&](const std::string& n) { return P.count(n) > 0; };
     auto act = [&](V v) { return cfg.activation == mbl::gpu::ActivationKind::SiLU ? g.silu(v) : g.gelu(v); };
 

@@ -13,6 +13,7 @@
 #include "tests/gpu/reference.hpp"
 
 using namespace mbl::gpu;
+using mbl::Recompute;
 
 namespace {
 
@@ -30,14 +31,14 @@ StackConfig small_dense(bool gqa, bool fused) {
     c.query_groups = gqa ? 2 : 4;
     c.head_dim = 16;
     c.ffn_hidden = 96;
-    c.attention = fused ? AttentionMode::Fused : AttentionMode::Unfused;
+    c.attention = fused ? mbl::memory::AttentionKernel::Fused : mbl::memory::AttentionKernel::Unfused;
     c.moe = {false, false};
     return c;
 }
 
 StackConfig small_gpt() {  // LayerNorm, GeLU, biases, MHA
     StackConfig c = small_dense(false, false);
-    c.norm = NormKind::LayerNorm;
+    c.layernorm = true;
     c.activation = ActivationKind::GeLU;
     c.gated = false;
     c.linear_bias = true;
@@ -73,7 +74,7 @@ std::vector<Named> reference_configs() {
 
 void check_against_reference(const Named& n) {
     INFO(n.name);
-    const GradientRun run = run_with_gradients(n.cfg, RecomputeSpec::none(), 42);
+    const GradientRun run = run_with_gradients(n.cfg, Recompute::none(), 42);
     const ref::Result want = ref::run(n.cfg, run);
     const double out_err = ref::rel_error(run.output.data, want.output);
     const double dx_err = ref::rel_error(run.input_grad.data, want.input_grad);
@@ -103,8 +104,8 @@ double max_abs_diff(const HostTensor& a, const HostTensor& b) {
     return m;
 }
 
-void check_recompute_invariance(const std::string& name, const StackConfig& cfg, const std::vector<RecomputeSpec>& options) {
-    const GradientRun base = run_with_gradients(cfg, RecomputeSpec::none(), 7);
+void check_recompute_invariance(const std::string& name, const StackConfig& cfg, const std::vector<Recompute>& options) {
+    const GradientRun base = run_with_gradients(cfg, Recompute::none(), 7);
     for (const auto& rc : options) {
         INFO(name << " | " << rc.describe());
         const GradientRun run = run_with_gradients(cfg, rc, 7);
@@ -130,16 +131,16 @@ TEST_CASE("gradients match a float64 CPU reference", "[gpu][reference]") {
 }
 
 TEST_CASE("recompute leaves outputs and every gradient bit-identical", "[gpu][recompute]") {
-    using R = RecomputeSpec;
+    using R = Recompute;
     const std::vector<R> dense_options{R::selective({}), R::selective({"core_attn"}), R::selective({"mlp"}),
                                        R::selective({"layernorm"}), R::selective({"core_attn", "mlp", "layernorm"}),
-                                       R::full(true, 1), R::full(true, 2), R::full(false, 1)};
+                                       R::full(R::Method::Uniform, 1), R::full(R::Method::Uniform, 2), R::full(R::Method::Block, 1)};
     check_recompute_invariance("dense GQA unfused", small_dense(true, false), dense_options);
     check_recompute_invariance("dense GQA fused", small_dense(true, true), dense_options);
     check_recompute_invariance("dense MHA GeLU LayerNorm bias", small_gpt(), dense_options);
     const std::vector<R> moe_options{R::selective({"moe"}), R::selective({"moe_act"}), R::selective({"shared_experts"}),
                                      R::selective({"moe", "moe_act", "shared_experts", "core_attn", "layernorm"}),
-                                     R::full(true, 1), R::full(false, 2)};
+                                     R::full(R::Method::Uniform, 1), R::full(R::Method::Block, 2)};
     check_recompute_invariance("MoE", small_moe(true, 4), moe_options);
     StackConfig dropout = small_gpt();
     dropout.attention_dropout = 0.1;
@@ -151,10 +152,10 @@ TEST_CASE("dropout is active and seeded", "[gpu][recompute]") {
     StackConfig c = small_gpt();
     c.attention_dropout = 0.1;
     c.hidden_dropout = 0.1;
-    const GradientRun a = run_with_gradients(c, RecomputeSpec::none(), 7);
-    const GradientRun b = run_with_gradients(small_gpt(), RecomputeSpec::none(), 7);
+    const GradientRun a = run_with_gradients(c, Recompute::none(), 7);
+    const GradientRun b = run_with_gradients(small_gpt(), Recompute::none(), 7);
     CHECK_FALSE(same_bits(a.output, b.output));  // the masks change the result
-    const GradientRun a2 = run_with_gradients(c, RecomputeSpec::none(), 7);
+    const GradientRun a2 = run_with_gradients(c, Recompute::none(), 7);
     CHECK(same_bits(a.output, a2.output));  // and the same seed replays them
 }
 
@@ -170,9 +171,9 @@ TEST_CASE("memory accounting: no leaks, stable steps, selective [] equals none, 
     c.moe = {false, false, false, false};
     RunOptions o;
     o.steps = 2;
-    const Measurement none = measure(c, RecomputeSpec::none(), o);
-    const Measurement empty = measure(c, RecomputeSpec::selective({}), o);
-    const Measurement full = measure(c, RecomputeSpec::full(true, 1), o);
+    const Measurement none = measure(c, Recompute::none(), o);
+    const Measurement empty = measure(c, Recompute::selective({}), o);
+    const Measurement full = measure(c, Recompute::full(Recompute::Method::Uniform, 1), o);
     CHECK(none.leaked_bytes == 0);
     CHECK(none.stable);
     CHECK(empty.retained_bytes == none.retained_bytes);
@@ -197,11 +198,11 @@ StackConfig from_measured_row(const nlohmann::json& row) {
     c.ffn_hidden = a.at("ffn_hidden_size");
     c.gated = a.value("gated_linear_unit", false);
     c.activation = a.value("activation", std::string("gelu")) == "silu" ? ActivationKind::SiLU : ActivationKind::GeLU;
-    c.norm = a.value("normalization", std::string("LayerNorm")) == "RMSNorm" ? NormKind::RMSNorm : NormKind::LayerNorm;
+    c.layernorm = a.value("normalization", std::string("LayerNorm")) != "RMSNorm";
     c.linear_bias = a.value("add_bias_linear", true);
     c.attention_dropout = a.value("attention_dropout", 0.0);
     c.hidden_dropout = a.value("hidden_dropout", 0.0);
-    c.attention = AttentionMode::Unfused;  // Megatron Core's local spec
+    c.attention = mbl::memory::AttentionKernel::Unfused;  // Megatron Core's local spec
     const int layers = a.at("num_layers");
     const bool moe = a.contains("num_moe_experts");
     c.moe.assign(static_cast<std::size_t>(layers), moe);
@@ -214,11 +215,12 @@ StackConfig from_measured_row(const nlohmann::json& row) {
     return c;
 }
 
-RecomputeSpec from_measured_recompute(const nlohmann::json& r) {
-    if (!r.contains("recompute_granularity")) return RecomputeSpec::none();
+Recompute from_measured_recompute(const nlohmann::json& r) {
+    if (!r.contains("recompute_granularity")) return Recompute::none();
     if (r.at("recompute_granularity") == "selective")
-        return RecomputeSpec::selective(r.value("recompute_modules", std::vector<std::string>{"core_attn"}));
-    return RecomputeSpec::full(r.at("recompute_method") == "uniform", r.at("recompute_num_layers"));
+        return Recompute::selective(r.value("recompute_modules", std::vector<std::string>{"core_attn"}));
+    return Recompute::full(r.at("recompute_method") == "uniform" ? Recompute::Method::Uniform : Recompute::Method::Block,
+                           r.at("recompute_num_layers"));
 }
 
 }  // namespace
@@ -233,7 +235,7 @@ TEST_CASE("the harness keeps what Megatron Core's local layers keep (measured on
         const auto row = nlohmann::json::parse(line);
         if (row.at("tp") != 1 || row.value("mla", false) || row.at("status") != "ok") continue;
         const StackConfig c = from_measured_row(row);
-        const RecomputeSpec rc = from_measured_recompute(row.at("recompute"));
+        const Recompute rc = from_measured_recompute(row.at("recompute"));
         RunOptions o;
         o.steps = 1;
         const Measurement m = measure(c, rc, o);
@@ -258,7 +260,7 @@ TEST_CASE("the harness keeps what Megatron Core's local layers keep (measured on
 }
 
 TEST_CASE("measured savings agree with the memory estimator", "[gpu][estimator]") {
-    using R = RecomputeSpec;
+    using R = Recompute;
     struct Case {
         std::string name;
         StackConfig cfg;
@@ -274,7 +276,7 @@ TEST_CASE("measured savings agree with the memory estimator", "[gpu][estimator]"
     llama.ffn_hidden = 5632;
     llama.moe.assign(4, false);
     StackConfig fused = llama;
-    fused.attention = AttentionMode::Fused;
+    fused.attention = mbl::memory::AttentionKernel::Fused;
     StackConfig moe = llama;
     moe.moe.assign(4, true);
     moe.experts = 8;
@@ -283,9 +285,9 @@ TEST_CASE("measured savings agree with the memory estimator", "[gpu][estimator]"
     moe.expert_ffn = 1408;
     moe.shared_expert_ffn = 2816;
     const std::vector<Case> cases{
-        {"dense GQA SwiGLU, unfused", llama, {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::selective({"layernorm"}), R::full(true, 1), R::full(false, 2)}},
-        {"dense GQA SwiGLU, fused", fused, {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::full(true, 2)}},
-        {"MoE + shared expert, unfused", moe, {R::none(), R::selective({"moe_act"}), R::selective({"moe"}), R::selective({"shared_experts"}), R::full(true, 1)}},
+        {"dense GQA SwiGLU, unfused", llama, {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::selective({"layernorm"}), R::full(R::Method::Uniform, 1), R::full(R::Method::Block, 2)}},
+        {"dense GQA SwiGLU, fused", fused, {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::full(R::Method::Uniform, 2)}},
+        {"MoE + shared expert, unfused", moe, {R::none(), R::selective({"moe_act"}), R::selective({"moe"}), R::selective({"shared_experts"}), R::full(R::Method::Uniform, 1)}},
     };
     if (!predict(llama, R::none())) {
         WARN("this build has no memory estimator: nothing to compare with");

@@ -44,7 +44,7 @@ CheckResult measure_with(const McorePlan& plan, const McoreOutcome& outcome, con
     CheckResult r;
     r.tolerance = 0.10;
     const memory::LayerShape shape = built_shape(plan, *outcome.environment);
-    std::vector<RecomputeSpec> specs{plan.runs.control};
+    std::vector<Recompute> specs{plan.runs.control};
     specs.insert(specs.end(), plan.runs.candidates.begin(), plan.runs.candidates.end());
     for (std::size_t i = 0; i < specs.size(); ++i)
         r.runs.push_back(

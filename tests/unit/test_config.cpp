@@ -1,10 +1,10 @@
 // The configuration file: parsing and validation (toml++), discovery (closest wins), and how the pipeline applies it.
 #include <catch2/catch.hpp>
 
-#include "config/project_config.hpp"
-#include "engine/lint_session.hpp"
-#include "engine/rule_selection.hpp"
 #include "../support/temp_dir.hpp"
+#include "config/project_config.hpp"
+#include "config/rule_selection.hpp"
+#include "engine/lint_session.hpp"
 
 using namespace mbl;
 

@@ -98,8 +98,8 @@ TEST_CASE("recompute options parse and print", "[gpu_plan]") {
     CHECK(parse_recompute("selective []").describe() == "selective []");
     CHECK(parse_recompute("selective [core_attn,mlp]").modules == std::vector<std::string>{"core_attn", "mlp"});
     auto f = parse_recompute("full block 2");
-    CHECK(f.granularity == RecomputeSpec::Granularity::Full);
-    CHECK_FALSE(f.uniform);
+    CHECK(f.granularity == Recompute::Granularity::Full);
+    CHECK(f.method == Recompute::Method::Block);
     CHECK(f.num_layers == 2);
     CHECK(parse_recompute(f.describe()).describe() == "full block 2");
     CHECK_THROWS_AS(parse_recompute("full"), std::invalid_argument);
@@ -120,10 +120,10 @@ TEST_CASE("a dense config becomes one tensor-parallel rank's first-stage layers"
     CHECK(s.ffn_hidden == 7168);
     CHECK(s.gated);
     CHECK(s.activation == ActivationKind::SiLU);
-    CHECK(s.norm == NormKind::RMSNorm);
+    CHECK_FALSE(s.layernorm);
     CHECK(s.seq_length == 8192);
     CHECK(s.micro_batch == 2);
-    CHECK(s.attention == AttentionMode::Fused);  // transformer_impl defaults to transformer_engine
+    CHECK(s.attention == mbl::memory::AttentionKernel::Fused);  // transformer_impl defaults to transformer_engine
     CHECK_FALSE(s.any_moe());
     REQUIRE(p.candidates.size() == 1);
     CHECK(p.candidates[0].describe() == "selective [core_attn, mlp]");  // gdn_norm_out acts on nothing here
@@ -150,7 +150,7 @@ TEST_CASE("options override the config: layers, sequence, batch, attention, cand
     CHECK(p.stack.layers() == 8);  // 32 layers over 4 pipeline stages
     CHECK(p.stack.seq_length == 1024);
     CHECK(p.stack.micro_batch == 3);
-    CHECK(p.stack.attention == AttentionMode::Unfused);
+    CHECK(p.stack.attention == mbl::memory::AttentionKernel::Unfused);
     REQUIRE(p.candidates.size() == 2);
     CHECK(p.candidates[1].num_layers == 8);  // clamped to the layers built
     CHECK(p.control.describe() == "none");
@@ -169,8 +169,8 @@ TEST_CASE("an MoE config keeps its dense/MoE pattern and this rank's experts", "
     CHECK(s.expert_ffn == 512);
     CHECK(s.shared_expert_ffn == 1024);
     CHECK(s.ffn_hidden == 4096);  // ffn_hidden_size defaults to 4h for the dense layer
-    CHECK(s.attention == AttentionMode::Unfused);  // transformer_impl: local
-    CHECK(s.norm == NormKind::LayerNorm);
+    CHECK(s.attention == mbl::memory::AttentionKernel::Unfused);  // transformer_impl: local
+    CHECK(s.layernorm);
     CHECK(s.activation == ActivationKind::GeLU);
     REQUIRE(p.candidates.size() == 1);
     CHECK(p.candidates[0].describe() == "full block 4");  // 6 clamped to the 4 layers built
@@ -200,14 +200,14 @@ TEST_CASE("savings are compared relative to the prediction, with a floor", "[gpu
 TEST_CASE("the check passes when every saving is within tolerance and fails otherwise", "[gpu_plan]") {
     Plan p = plan_of(kLlama);
     REQUIRE(p.error.empty());
-    auto predict_fake = [](const StackConfig&, const RecomputeSpec& rc) -> std::optional<Prediction> {
+    auto predict_fake = [](const StackConfig&, const Recompute& rc) -> std::optional<Prediction> {
         return Prediction{rc.modules.empty() ? 100e9 : 60e9, rc.modules.empty() ? 120e9 : 80e9};
     };
     std::vector<std::string> seen;
     for (double factor : {1.05, 1.30}) {
         CheckHooks hooks;
         hooks.predict = predict_fake;
-        hooks.measure = [&](const StackConfig&, const RecomputeSpec& rc, const RunOptions& o) {
+        hooks.measure = [&](const StackConfig&, const Recompute& rc, const RunOptions& o) {
             for (int i = 1; i <= o.warmup_steps + o.steps; ++i) o.progress(i, o.warmup_steps + o.steps);
             return rc.modules.empty() ? fake(100e9, 120e9, 100) : fake(100e9 - 40e9 * factor, 80e9, 110);
         };
@@ -245,8 +245,8 @@ TEST_CASE("the check passes when every saving is within tolerance and fails othe
 
 TEST_CASE("without a prediction nothing passes", "[gpu_plan]") {
     RunRecord a, b;
-    a.recompute = RecomputeSpec::none();
-    b.recompute = RecomputeSpec::full(true, 1);
+    a.recompute = Recompute::none();
+    b.recompute = Recompute::full(Recompute::Method::Uniform, 1);
     a.measured = fake(10, 10, 1);
     b.measured = fake(2, 5, 1);
     Comparison c = compare(a, b, 0.1);
@@ -259,7 +259,7 @@ TEST_CASE("shapes that do not fit are refused with the predicted figure", "[gpu_
     Plan p = plan_of(kLlama);
     DeviceInfo dev;
     dev.free_bytes = 10e9;
-    auto big = [](const StackConfig&, const RecomputeSpec&) -> std::optional<Prediction> { return Prediction{50e9, 60e9}; };
+    auto big = [](const StackConfig&, const Recompute&) -> std::optional<Prediction> { return Prediction{50e9, 60e9}; };
     const std::string why = fit_problem(p, dev, big);
     CHECK(why.find("do not fit") != std::string::npos);
     CHECK(why.find("GiB") != std::string::npos);
@@ -409,8 +409,8 @@ TEST_CASE("the estimator is asked for what the helper built", "[gpu_plan][mcore]
     CHECK(s.input_norm_separate);
     CHECK(s.pre_mlp_norm_separate);
     CHECK(s.softmax_kernel);
-    const auto unfused = predict_layers(s, te.kinds, RecomputeSpec::none());
-    const auto fused = predict_layers(te.shape, te.kinds, RecomputeSpec::none());
+    const auto unfused = predict_layers(s, te.kinds, Recompute::none());
+    const auto fused = predict_layers(te.shape, te.kinds, Recompute::none());
     REQUIRE(unfused);
     REQUIRE(fused);
     CHECK(unfused->retained_bytes > fused->retained_bytes);  // the s x s probabilities

@@ -3,6 +3,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "core/recompute.hpp"
 #include "core/schema.hpp"
 
 using mbl::Schema;
@@ -77,6 +78,33 @@ TEST_CASE("labels by revision follow the reference sheet", "[schema]") {
     // The dev branch: mhc and its own whole-module gdn label, but not main's gdn_norm_out nor the gdp labels.
     for (const char* l : {"mhc", "gdn", "shared_experts", "core_attn"}) CHECK(s.revision("dev")->has_label(l));
     for (const char* l : {"gdn_norm_out", "gdp_in_proj", "gdp_qkv"}) CHECK_FALSE(s.revision("dev")->has_label(l));
+}
+
+TEST_CASE("the recompute vocabulary: defaults and output-discarding labels per revision", "[schema]") {
+    const Schema& s = Schema::instance();
+    for (const auto& name : s.revision_names()) {
+        INFO(name);
+        const mbl::Revision& r = *s.revision(name);
+        CHECK(r.default_modules == std::vector<std::string>{"core_attn"});
+        // Every output-discarding label is one the revision accepts; the normal checkpoints are not among them.
+        for (const auto& l : r.output_discarding) CHECK(r.has_label(l));
+        for (const char* l : {"core_attn", "mlp", "moe", "shared_experts"}) CHECK_FALSE(r.discards_output(l));
+        for (const char* l : {"moe_act", "layernorm", "mla_up_proj"}) CHECK(r.discards_output(l));
+    }
+    CHECK_FALSE(s.revision("0.18")->discards_output("gdn_norm_out"));
+    CHECK(s.revision("0.19")->discards_output("gdn_norm_out"));
+    for (const char* l : {"gdp_in_proj", "gdp_qkv", "mhc"}) CHECK(s.revision("main")->discards_output(l));
+    CHECK(s.revision("dev")->discards_output("mhc"));
+}
+
+TEST_CASE("recompute choices print and parse back", "[schema]") {
+    using mbl::Recompute;
+    for (const Recompute& r : {Recompute::none(), Recompute::selective({}), Recompute::selective({"core_attn", "mlp"}),
+                               Recompute::full(Recompute::Method::Uniform, 1), Recompute::full(Recompute::Method::Block, 2)})
+        CHECK(mbl::parse_recompute(r.describe()).describe() == r.describe());
+    CHECK(Recompute::selective({"mlp"}).has("mlp"));
+    CHECK_FALSE(Recompute::full(Recompute::Method::Block, 2).has("mlp"));
+    CHECK_THROWS_AS(mbl::parse_recompute("full sideways 2"), std::invalid_argument);
 }
 
 TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does", "[schema]") {

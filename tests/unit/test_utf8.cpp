@@ -1,7 +1,7 @@
 #include <catch2/catch.hpp>
 
+#include "core/input_errors.hpp"
 #include "core/utf8.hpp"
-#include "parser/input_errors.hpp"
 
 using mbl::first_invalid_utf8;
 

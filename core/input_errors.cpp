@@ -1,4 +1,4 @@
-#include "parser/input_errors.hpp"
+#include "core/input_errors.hpp"
 
 #include <fmt/format.h>
 

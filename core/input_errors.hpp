@@ -1,8 +1,8 @@
 #pragma once
 // Diagnostics for input the linter cannot use (exit code 2). One code per kind of problem.
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 #include "core/diagnostic.hpp"
 

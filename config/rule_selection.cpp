@@ -1,4 +1,4 @@
-#include "engine/rule_selection.hpp"
+#include "config/rule_selection.hpp"
 
 #include <fmt/format.h>
 #include <fnmatch.h>
@@ -34,7 +34,8 @@ bool rule_pattern_valid(std::string_view pattern, std::string* why) {
     if (upper(pattern).starts_with("IN")) {
         if (why)
             *why = fmt::format("\"{}\": input errors (IN0xx) say the file cannot be used and cannot be selected, "
-                               "ignored or re-ranked", pattern);
+                               "ignored or re-ranked",
+                               pattern);
         return false;
     }
     std::vector<std::string> candidates{"ALL"};
@@ -66,7 +67,8 @@ void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& c
     if (!config.per_file_ignores.value.empty()) {
         const std::string relative = relative_to(file, config.root.value).value_or("");
         for (const auto& p : config.per_file_ignores.value)
-            if (pattern_matches_file(p.pattern, relative)) ignored.insert(ignored.end(), p.codes.begin(), p.codes.end());
+            if (pattern_matches_file(p.pattern, relative))
+                ignored.insert(ignored.end(), p.codes.begin(), p.codes.end());
     }
     auto any = [](const std::vector<std::string>& patterns, const Diagnostic& d) {
         for (const auto& p : patterns)
