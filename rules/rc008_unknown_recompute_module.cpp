@@ -43,7 +43,7 @@ public:
         if (!rules::selective_pre(m)) return;
         const auto& labels = ctx.revision().labels;
         const Schema& schema = Schema::instance();
-        const Value& list = m["recompute_modules"];
+        const Value& list = m[field::recompute_modules];
         for (size_t i = 0; i < m.modules_pre.labels.size(); ++i) {
             const std::string& label = m.modules_pre.labels[i];
             if (ctx.revision().has_label(label)) continue;

@@ -37,8 +37,8 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!ctx.options.te_version || !rules::selective_pre(m) || !m.known({"fp8", "fp8_recipe"})) return;
-        if (!m["fp8"].truthy() || m.str("fp8_recipe") == "delayed") return;  // delayed is RC013
+        if (!ctx.options.te_version || !rules::selective_pre(m) || !m.known({field::fp8, field::fp8_recipe})) return;
+        if (!m[field::fp8].truthy() || m.str(field::fp8_recipe) == "delayed") return;  // delayed is RC013
         static const Version needed = *Version::parse("2.6.0dev0");
         if (!(*ctx.options.te_version < needed)) return;
         for (const auto& label : ctx.revision().enum_values("output_discarding_fp8_labels")) {

@@ -49,7 +49,7 @@ public:
             return;
         if (std::find(g->modules.begin(), g->modules.end(), "moe_router") == g->modules.end()) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "moe", "\"moe\" recompute cannot be combined with a CUDA-graphed moe_router");
-        ctx.note_field(d, "cuda_graph_scope", "moe_router is in the CUDA graph scope here");
+        ctx.note_field(d, field::cuda_graph_scope, "moe_router is in the CUDA graph scope here");
         RuleContext::hint(d, "recompute \"moe_act\" instead, or take moe_router out of the graph scope; " +
                              rules::rejection_note(m, "AssertionError"));
     }

@@ -46,7 +46,7 @@ public:
         if (current == none || !none->fits || !*none->fits) return;
         if (current->saving <= 0) return;  // recompute that frees nothing is the no-op rules' business (RC102, RC103)
         Diagnostic& d = ctx.report(
-            kRule, "recompute_granularity",
+            kRule, field::recompute_granularity,
             fmt::format("recompute ({}) is not needed: without it the predicted peak is {}, within the {} budget; the "
                         "recompute adds about +{:.1f} % step time",
                         current->name, rules::peak_words(*none), memory::format_gib(*est->budget),

@@ -56,7 +56,7 @@ public:
         if (!best) return;
         const auto* current = est->current_option();
         Diagnostic& d = ctx.report(
-            kRule, "recompute_granularity",
+            kRule, field::recompute_granularity,
             fmt::format("full recompute adds about +{:.1f} % step time, but {} is predicted to fit: peak {} of the {} "
                         "budget for +{:.1f} %",
                         current->step_overhead * 100, best->name, rules::peak_words(*best),

@@ -57,7 +57,7 @@ public:
             fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about +{:.1f} % step time)", fit->name,
                               rules::peak_words(*fit), fit->step_overhead * 100)
                 : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}",
                                                rules::peak_words(*current), memory::format_gib(*est->budget),
                                                current->name, advice));

@@ -41,12 +41,12 @@ public:
     const Revision& revision() const { return *model.revision; }
 
     // Where a field was set, or the model section when it holds a default.
-    SourceRange where(std::string_view field) const;
+    SourceRange where(FieldName field) const;
     // Reports a problem located at the line that set `field`; the value's provenance chain becomes notes.
-    Diagnostic& report(const RuleInfo& rule, std::string_view field, std::string message);
+    Diagnostic& report(const RuleInfo& rule, FieldName field, std::string message);
     Diagnostic& report_at(const RuleInfo& rule, const Value& value, std::string message);
     // A note about another field involved: located when that field was set somewhere, plain for defaults.
-    void note_field(Diagnostic& d, std::string_view field, std::string message) const;
+    void note_field(Diagnostic& d, FieldName field, std::string message) const;
     static void hint(Diagnostic& d, std::string message) { d.notes.push_back(Note{SourceRange{}, std::move(message)}); }
 
     std::vector<Diagnostic> take() { return std::move(out_); }

@@ -39,7 +39,7 @@ std::string quoted_list(const std::vector<std::string>& items);
 
 // The field that switches manifold hyper-connections on: enable_mhc_connections at main, enable_hyper_connections at
 // the dev branch (the revision's enum "mhc_connections_field").
-std::string mhc_connections_field(const Revision& rev);
+FieldName mhc_connections_field(const Revision& rev);
 
 // Whether overlap_moe_expert_parallel_comm turns full recompute into its own whole-stage recompute here (dev:
 // enum "ep_overlap_full_recompute" is "stage"), so recompute_method / recompute_num_layers are not required. True
