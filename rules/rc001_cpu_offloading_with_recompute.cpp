@@ -45,7 +45,6 @@ public:
                                                "allows only one of them", m[field::recompute_granularity].display()));
         ctx.note_field(d, field::cpu_offloading, "cpu_offloading is enabled here");
         RuleContext::hint(d, "set cpu_offloading to false, or recompute_granularity to null");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

@@ -47,7 +47,6 @@ public:
                                                rules::quoted_list(allowed), did_you_mean_suffix(text, allowed)));
         RuleContext::hint(d, "use \"selective\" to checkpoint chosen submodules, \"full\" to checkpoint whole layers, "
                              "or null for no recompute");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

@@ -56,7 +56,6 @@ public:
             RuleContext::hint(d, "\"uniform\" checkpoints every chunk of recompute_num_layers layers; \"block\" checkpoints "
                                  "the first recompute_num_layers layers of each pipeline stage");
         }
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

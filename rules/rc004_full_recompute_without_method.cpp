@@ -46,7 +46,6 @@ public:
         Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    "recompute_granularity is \"full\" but recompute_method is not set");
         RuleContext::hint(d, "set recompute_method to \"uniform\" or \"block\"");
-RuleContext::hint(d, rules::rejection_note(m));
         d.fix = Fix{"Set recompute_method to \"uniform\"",
                     {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}}, {}, false};
     }

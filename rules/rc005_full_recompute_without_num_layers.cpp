@@ -50,7 +50,6 @@ public:
                                              "stage); 1 with \"uniform\" keeps the least memory", *per_stage));
         else
             RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

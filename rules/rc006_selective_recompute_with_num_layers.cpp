@@ -44,8 +44,7 @@ public:
                                    fmt::format("recompute_num_layers is {} but recompute_granularity is \"selective\", which "
                                                "requires it to be None", m[field::recompute_num_layers].display()));
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
-        RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer); " +
-                             rules::rejection_note(m));
+        RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer)");
         d.fix = Fix{"Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}}, {}, true};
     }
 };

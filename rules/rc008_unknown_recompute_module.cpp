@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn, moe]
 ```
-)md"};
+)md", "AssertionError"};
 
 class UnknownRecomputeModule final : public Rule {
 public:
@@ -69,7 +69,6 @@ public:
                                                  "the job runs", label, fmt::join(accepting, ", "), suggested));
             RuleContext::hint(d, fmt::format("labels accepted by Megatron Core {}: {}", ctx.revision().name,
                                              rules::quoted_list(labels)));
-            RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
             if (suggested.empty() && matches.size() == 1)
                 d.fix = Fix{fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
                             {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}}, {}, true};

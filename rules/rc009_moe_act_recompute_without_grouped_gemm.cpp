@@ -46,7 +46,6 @@ public:
         Diagnostic& d = rules::report_label(ctx, kRule, "moe_act", "\"moe_act\" recompute needs moe_grouped_gemm, which is off");
         ctx.note_field(d, field::moe_grouped_gemm, "moe_grouped_gemm is off here");
         RuleContext::hint(d, "enable moe_grouped_gemm, or recompute \"moe\" (the whole MoE layer) instead");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

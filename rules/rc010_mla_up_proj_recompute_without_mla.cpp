@@ -44,7 +44,6 @@ public:
         Diagnostic& d = rules::report_label(ctx, kRule, "mla_up_proj", "\"mla_up_proj\" recompute needs multi_latent_attention, which is off");
         ctx.note_field(d, field::multi_latent_attention, "multi_latent_attention is off");
         RuleContext::hint(d, "remove \"mla_up_proj\": this model has no MLA up-projections");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

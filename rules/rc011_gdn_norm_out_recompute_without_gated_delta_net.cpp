@@ -43,7 +43,6 @@ public:
         Diagnostic& d = rules::report_label(ctx, kRule, "gdn_norm_out", fmt::format("\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}", m[field::experimental_attention_variant].display()));
         RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn_norm_out\"",
                                          rules::quoted_list(ctx.revision().enum_values("gated_delta_net_variants"))));
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

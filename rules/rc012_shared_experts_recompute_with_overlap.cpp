@@ -46,7 +46,6 @@ public:
         Diagnostic& d = rules::report_label(ctx, kRule, "shared_experts", "\"shared_experts\" recompute cannot be combined with moe_shared_expert_overlap");
         ctx.note_field(d, field::moe_shared_expert_overlap, "moe_shared_expert_overlap is enabled here");
         RuleContext::hint(d, "turn off moe_shared_expert_overlap, or drop \"shared_experts\" from recompute_modules");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

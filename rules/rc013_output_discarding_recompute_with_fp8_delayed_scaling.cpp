@@ -54,8 +54,7 @@ if (!any_recipe && std::find(refused.begin(), refused.end(), recipe) == refused.
                                                            : fmt::format("\"{}\" recompute is not supported with fp8 {} scaling", label, recipe));
                                                 ctx.note_field(d, any_recipe ? field::fp8 : field::fp8_recipe,
                                                                any_recipe ? "fp8 training is enabled here" : fmt::format("fp8_recipe is \"{}\"", recipe));
-            RuleContext::hint(d, "use a current-scaling (tensorwise), mxfp8 or blockwise fp8 recipe, or drop the label; " +
-                                 rules::rejection_note(m));
+            RuleContext::hint(d, "use a current-scaling (tensorwise), mxfp8 or blockwise fp8 recipe, or drop the label");
         }
     }
 };

@@ -47,7 +47,7 @@ public:
                 ctx, kRule, label,
                 fmt::format("\"{}\" recompute under fp8 needs Transformer Engine 2.6.0dev0 or newer", label));
             RuleContext::hint(d, "the installed Transformer Engine was given as older (--te-version); upgrade it or drop the "
-                                 "label; " + rules::rejection_note(m));
+                                 "label");
         }
     }
 };

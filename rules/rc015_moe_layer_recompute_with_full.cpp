@@ -45,8 +45,7 @@ public:
         Diagnostic& d = ctx.report(kRule, field::moe_layer_recompute,
                                    "moe_layer_recompute cannot be combined with recompute_granularity \"full\"");
         ctx.note_field(d, field::recompute_granularity, "full recompute is chosen here");
-        RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute; " +
-                             rules::rejection_note(m));
+        RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute");
         d.fix = Fix{"Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}}, {}, true};
     }
 };

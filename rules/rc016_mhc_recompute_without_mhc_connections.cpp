@@ -57,7 +57,7 @@ public:
                 ctx.note_field(d, other, fmt::format("{} is set here, but Megatron Core {} calls the switch {}", other,
                                                      ctx.revision().name, mhc));
         }
-        RuleContext::hint(d, fmt::format("set {} to true, or drop \"mhc\"; {}", mhc, rules::rejection_note(m)));
+        RuleContext::hint(d, fmt::format("set {} to true, or drop \"mhc\"", mhc));
     }
 };
 

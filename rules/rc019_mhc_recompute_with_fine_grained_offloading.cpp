@@ -61,8 +61,8 @@ public:
                 : fmt::format("\"mhc\" recompute cannot be combined with offloading {}", rules::quoted_list(offloaded)));
         if (any) ctx.note_field(d, field::fine_grained_activation_offloading, "fine-grained activation offloading is enabled here");
         else ctx.note_field(d, field::offload_modules, "offload_modules is set here");
-        RuleContext::hint(d, (any ? std::string() : "remove them from offload_modules, or drop \"mhc\"; ") +
-                                 rules::rejection_note(m, any ? "NotImplementedError" : "ValueError"));
+        if (any) ctx.raises(d, "NotImplementedError");
+        else RuleContext::hint(d, "remove them from offload_modules, or drop \"mhc\"");
     }
 };
 

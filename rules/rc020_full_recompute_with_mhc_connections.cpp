@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [mhc]
 ```
-)md"};
+)md", "NotImplementedError"};
 
 class FullRecomputeWithMhcConnections final : public Rule {
 public:
@@ -45,7 +45,7 @@ public:
         if (!m.flag(mhc) || m.granularity_post != "full") return;
         Diagnostic& d = ctx.report(kRule, field::recompute_granularity, fmt::format("full recompute is not compatible with {}", mhc));
         ctx.note_field(d, mhc, "hyper-connections are enabled here");
-        RuleContext::hint(d, "use selective recompute with \"mhc\" instead; " + rules::rejection_note(m, "NotImplementedError"));
+        RuleContext::hint(d, "use selective recompute with \"mhc\" instead");
     }
 };
 

@@ -35,7 +35,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md", "AssertionError"};
 
 class RecomputeOfOffloadedModule final : public Rule {
 public:
@@ -57,15 +57,14 @@ public:
                                                     fmt::format("\"moe\" is recomputed while {} inside it is offloaded",
                                                                 rules::quoted_list(conflicts)));
                 ctx.note_field(d, field::offload_modules, "offload_modules is set here");
-                RuleContext::hint(d, "remove \"moe\" from recompute_modules or those entries from offload_modules; " +
-                                     rules::rejection_note(m, "AssertionError"));
+                RuleContext::hint(d, "remove \"moe\" from recompute_modules or those entries from offload_modules");
             }
         }
         if (m.modules_post.contains("gdp_in_proj") && is_offloaded("gdp_qkv")) {
             Diagnostic& d = rules::report_label(ctx, kRule, "gdp_in_proj",
                                                 "\"gdp_in_proj\" is recomputed while \"gdp_qkv\" is offloaded");
             ctx.note_field(d, field::offload_modules, "offload_modules is set here");
-            RuleContext::hint(d, rules::rejection_note(m));
+            ctx.raises(d, "ValueError");
         }
     }
 };

@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md", "AssertionError"};
 
 class FullRecomputeNeedsFullIterationGraph final : public Rule {
 public:
@@ -51,8 +51,7 @@ public:
             scope_model ? fmt::format("full recompute needs cuda_graph_scope [full_iteration] (cuda_graph_impl is \"{}\")", g->impl)
                         : fmt::format("full recompute needs cuda_graph_impl \"full_iteration\", but it is \"{}\"", g->impl));
         ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
-        RuleContext::hint(d, "use selective recompute, set cuda_graph_impl to \"none\", or capture the full iteration; " +
-                             rules::rejection_note(m, "AssertionError"));
+        RuleContext::hint(d, "use selective recompute, set cuda_graph_impl to \"none\", or capture the full iteration");
     }
 };
 

@@ -41,7 +41,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md", "AssertionError"};
 
 class RecomputeWithEpCommOverlap final : public Rule {
 public:
@@ -57,7 +57,6 @@ public:
             Diagnostic& d = at ? ctx.report_at(kRule, *at, std::move(message)) : ctx.report(kRule, at_field, std::move(message));
             ctx.note_field(d, field::overlap_moe_expert_parallel_comm, "overlap_moe_expert_parallel_comm is enabled here");
             if (cause) ctx.note_field(d, *cause, std::move(cause_note));
-            RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
             return &d;
         };
         const bool full = m.granularity_post == "full";
@@ -96,6 +95,7 @@ private:
             RuleContext::hint(d, fmt::format("Megatron Bridge's comm-overlap setup rejects this (AssertionError) before the model "
                                              "is built; Megatron Core {} itself would recompute whole stages",
                                              ctx.revision().name));
+            ctx.raises(d, {});  // Bridge rejects it, not Megatron Core
         }
         if (m.known({field::attention_dropout, field::hidden_dropout})) {
             for (FieldName dropout : {field::attention_dropout, field::hidden_dropout}) {

@@ -43,7 +43,7 @@ public:
                                    fmt::format("recompute_granularity {} cannot be combined with enable_cuda_graph at Megatron Core {}",
                                                m[field::recompute_granularity].display(), ctx.revision().name));
         ctx.note_field(d, field::enable_cuda_graph, "CUDA graphs are enabled here");
-        RuleContext::hint(d, "turn off enable_cuda_graph or recompute, or target a newer Megatron Core; " + rules::rejection_note(m));
+        RuleContext::hint(d, "turn off enable_cuda_graph or recompute, or target a newer Megatron Core");
     }
 };
 

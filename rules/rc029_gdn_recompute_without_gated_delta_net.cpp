@@ -51,8 +51,8 @@ public:
             fmt::format("\"gdn\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}",
                         m[field::experimental_attention_variant].display()));
         ctx.note_field(d, field::experimental_attention_variant, "the attention variant is chosen here");
-        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn\"; {}",
-                                         rules::quoted_list(variants), rules::rejection_note(m)));
+        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn\"",
+                                         rules::quoted_list(variants)));
     }
 };
 

@@ -59,8 +59,7 @@ public:
                         "cuda_graph_impl is \"{}\"", *impl));
         ctx.note_field(d, field::overlap_moe_expert_parallel_comm, "overlap_moe_expert_parallel_comm is enabled here");
         ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
-        RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"; " +
-                                 rules::rejection_note(m));
+        RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"");
     }
 };
 

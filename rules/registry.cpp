@@ -41,7 +41,7 @@ std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions
         if (info.is_rejection() && !model.revision->rejects(info.code)) continue;
         RuleContext ctx(model, options);
         rule->check(ctx);
-        for (auto& d : ctx.take()) out.push_back(std::move(d));
+        for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }
     return out;
 }

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "rules/rule_helpers.hpp"
+
 namespace mbl {
 
 SourceRange RuleContext::where(FieldName field) const {
@@ -31,6 +33,21 @@ Diagnostic& RuleContext::report_at(const RuleInfo& rule, const Value& value, std
     attach_provenance(d, value);
     out_.push_back(std::move(d));
     return out_.back();
+}
+
+void RuleContext::raises(const Diagnostic& d, std::string_view exception) {
+    raises_[static_cast<std::size_t>(&d - out_.data())] = exception;
+}
+
+std::vector<Diagnostic> RuleContext::take(const RuleInfo& rule) {
+    if (rule.is_rejection())
+        for (std::size_t i = 0; i < out_.size(); ++i) {
+            auto it = raises_.find(i);
+            const std::string_view exception = it == raises_.end() ? rule.raises : it->second;
+            if (!exception.empty()) hint(out_[i], rules::rejection_note(model, exception));
+        }
+    raises_.clear();
+    return std::move(out_);
 }
 
 void RuleContext::note_field(Diagnostic& d, FieldName field, std::string message) const {
