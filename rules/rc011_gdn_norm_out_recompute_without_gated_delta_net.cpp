@@ -26,7 +26,7 @@ model:
 ## Use instead
 ```yaml
 model:
-  experimental_attention_variant: gdn
+  experimental_attention_variant: gated_delta_net  # read as "gdn" from 0.20 on
   recompute_granularity: selective
   recompute_modules: [gdn_norm_out]
 ```

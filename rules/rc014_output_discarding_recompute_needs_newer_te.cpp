@@ -29,7 +29,13 @@ model:
 ```
 
 ## Use instead
-Upgrade Transformer Engine to 2.6 or newer, or recompute other modules.
+Upgrade Transformer Engine to 2.6 or newer, or recompute other modules:
+```yaml
+mixed_precision: bf16_with_fp8_current_scaling_mixed
+model:
+  recompute_granularity: selective
+  recompute_modules: [core_attn]
+```
 )md"};
 
 class OutputDiscardingRecomputeNeedsNewerTe final : public Rule {

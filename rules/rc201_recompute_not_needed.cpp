@@ -21,8 +21,20 @@ less. When the activations fit anyway, that time buys nothing.
 
 ## Example
 ```yaml
-# mbridge-lint check cfg.yaml --gpu-memory 80GiB   (a small model that fits)
+# mbridge-lint check cfg.yaml --gpu-memory 80GiB --data-parallel-size 8   (a Llama-3-8B shape at 2k tokens fits)
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
+  transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
+  seq_length: 2048
   recompute_granularity: full
   recompute_method: uniform
   recompute_num_layers: 1
@@ -30,8 +42,19 @@ model:
 
 ## Use instead
 ```yaml
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
-  recompute_granularity: null
+  transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
+  seq_length: 2048
 ```
 )md"};
 
