@@ -20,7 +20,7 @@ const Value* module_item(const EffectiveModel& m, std::string_view label);
 // Reports at the label's list item, or at recompute_modules / recompute_granularity when it is implicit.
 Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_view label, std::string message);
 
-// "Megatron Core 0.20.dev rejects this config when the job starts (...)".
+// "Megatron Core 0.20.dev rejects this config at start-up (...)": the rule runner adds it to every error rule's diagnostics.
 std::string rejection_note(const EffectiveModel& m, std::string_view exception = "ValueError");
 
 // Whether attention runs as Transformer Engine fused/flash attention (no s x s tensors kept); nullopt if unknown.
