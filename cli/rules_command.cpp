@@ -44,13 +44,15 @@ int run_rules(const RulesArgs& args) {
             for (auto& c : anchor) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
             std::cout << fmt::format("| [{}](#{}) | {} | {} | {} |\n", i.code, anchor, i.name, severity_name(i.severity), i.summary);
         }
-        for (const auto& r : all_rules()) {
-            const RuleInfo& i = r->info();
+        const auto section = [](const RuleInfo& i) {
             std::string doc(i.doc);
-            // Rule docs use level-2 headings; nest them under the rule's own heading.
+            // Docs use level-2 headings; nest them under the rule's own heading.
             for (size_t pos = 0; (pos = doc.find("## ", pos)) != std::string::npos; pos += 4) doc.insert(pos, "#");
             std::cout << fmt::format("\n## {}-{}\n\n*{}* — {}\n\n{}", i.code, i.name, severity_name(i.severity), i.summary, doc);
-        }
+        };
+        for (const auto& r : all_rules()) section(r->info());
+        std::cout << "\n# Input errors\n\nWhy a file could not be used (`mbridge-lint explain IN004`); an error exits with code 2.\n";
+        for (const RuleInfo& i : input_error_docs()) section(i);
         return kOk;
     }
     for (const auto& r : all_rules()) {
@@ -66,19 +68,18 @@ int run_rules(const RulesArgs& args) {
 }
 
 int run_explain(const RulesArgs& args) {
-    const Rule* rule = find_rule(args.code);
-    if (!rule) {
-        std::vector<std::string> names;
-        for (const auto& r : all_rules()) names.emplace_back(r->info().name);
-        std::cerr << fmt::format("mbridge-lint: no rule \"{}\"; `mbridge-lint rules` lists them\n", args.code);
+    const RuleInfo* info = find_doc(args.code);
+    if (!info) {
+        std::cerr << fmt::format("mbridge-lint: no rule or input error \"{}\"; `mbridge-lint rules` lists them\n", args.code);
         return kUnusable;
     }
-    const RuleInfo& i = rule->info();
+    const RuleInfo& i = *info;
     std::cout << fmt::format("# {} {} ({})\n\n{}\n\n", i.code, i.name, severity_name(i.severity), i.summary);
+    std::cout << i.doc;
+    if (!find_rule(i.code)) return kOk;  // an input error applies whatever the revision
     std::vector<std::string> revs;
     for (const auto& name : Schema::instance().revision_names())
         if (!i.is_rejection() || Schema::instance().revision(name)->rejects(i.code)) revs.push_back(name);
-    std::cout << i.doc;
     std::cout << fmt::format("\nApplies at Megatron Core: {}\n", fmt::join(revs, ", "));
     return kOk;
 }

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <stdexcept>
 
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
@@ -13,10 +14,27 @@ bool ModuleList::contains(std::string_view label) const {
     return std::find(labels.begin(), labels.end(), label) != labels.end();
 }
 
-const Value& EffectiveModel::operator[](std::string_view name) const {
+static const Value& not_set() {
     static const Value none = Value::null(Provenance::default_of("not set"));
-    const Value* v = fields.find(name);
-    return v ? *v : none;
+    return none;
+}
+
+const Value& EffectiveModel::operator[](FieldName name) const {
+    const Value* v = fields.find(name.str());
+    return v ? *v : not_set();
+}
+
+const Value& EffectiveModel::operator[](std::string_view name) const {
+    if (const Value* v = fields.find(name)) return *v;
+    // A misspelt name would read as None and silently switch a check off.
+    FieldName::named(name);  // throws for a name that is no field
+    return not_set();
+}
+
+bool EffectiveModel::known(std::initializer_list<FieldName> names) const {
+    for (auto n : names)
+        if ((*this)[n].contains_unknown()) return false;
+    return true;
 }
 
 bool EffectiveModel::known(std::initializer_list<std::string_view> names) const {
@@ -25,22 +43,19 @@ bool EffectiveModel::known(std::initializer_list<std::string_view> names) const 
     return true;
 }
 
-std::optional<std::string> EffectiveModel::str(std::string_view name) const {
-    const Value& v = (*this)[name];
+std::optional<std::string> EffectiveModel::str_of(const Value& v) {
     if (v.is_string()) return v.as_string();
     return std::nullopt;
 }
 
-std::optional<std::int64_t> EffectiveModel::integer(std::string_view name) const {
-    const Value& v = (*this)[name];
+std::optional<std::int64_t> EffectiveModel::integer_of(const Value& v) {
     if (v.is_int()) return v.as_int();
     if (v.is_float() && v.as_number() == static_cast<double>(static_cast<std::int64_t>(v.as_number())))
         return static_cast<std::int64_t>(v.as_number());
     return std::nullopt;
 }
 
-std::optional<double> EffectiveModel::number(std::string_view name) const {
-    const Value& v = (*this)[name];
+std::optional<double> EffectiveModel::number_of(const Value& v) {
     if (v.is_number()) return v.as_number();
     return std::nullopt;
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/model_fields.hpp"
 #include "core/schema.hpp"
 #include "core/value.hpp"
 
@@ -38,20 +39,33 @@ public:
     const Revision* revision = nullptr;
     RunShape run;
 
+    // A field's value; None when the revision has no such field and the config does not set it. Rules name fields
+    // with the mbl::field constants (core/model_fields.hpp), so a misspelt name does not compile. Read by a string,
+    // a name that is neither set nor a field of schemas/fields/model.json is a programming error: std::logic_error.
+    const Value& operator[](FieldName name) const;
     const Value& operator[](std::string_view name) const;
+    bool has(FieldName name) const { return has(name.str()); }
     bool has(std::string_view name) const { return fields.find(name) != nullptr; }
     // All the named fields are known (no unknown value anywhere inside them).
+    bool known(std::initializer_list<FieldName> names) const;
     bool known(std::initializer_list<std::string_view> names) const;
 
     // Typed reads of known values.
+    bool flag(FieldName name) const { return (*this)[name].truthy(); }
     bool flag(std::string_view name) const { return (*this)[name].truthy(); }
-    std::optional<std::string> str(std::string_view name) const;  // nullopt for None / non-strings
-    std::optional<std::int64_t> integer(std::string_view name) const;
-    std::optional<double> number(std::string_view name) const;
+    std::optional<std::string> str(FieldName name) const { return str_of((*this)[name]); }
+    std::optional<std::string> str(std::string_view name) const { return str_of((*this)[name]); }
+    std::optional<std::int64_t> integer(FieldName name) const { return integer_of((*this)[name]); }
+    std::optional<std::int64_t> integer(std::string_view name) const { return integer_of((*this)[name]); }
+    std::optional<double> number(FieldName name) const { return number_of((*this)[name]); }
+    std::optional<double> number(std::string_view name) const { return number_of((*this)[name]); }
+    static std::optional<std::string> str_of(const Value& v);  // nullopt for None / non-strings
+    static std::optional<std::int64_t> integer_of(const Value& v);
+    static std::optional<double> number_of(const Value& v);
 
     // Megatron Core's __post_init__ view. "pre" is what the selective checks see (recompute_modules defaulted);
     // "post" is after moe_layer_recompute turned into selective + "moe", what later checks see.
-    std::optional<std::string> granularity_pre() const { return str("recompute_granularity"); }
+    std::optional<std::string> granularity_pre() const { return str(field::recompute_granularity); }
     ModuleList modules_pre;
     std::optional<std::string> granularity_post;
     ModuleList modules_post;

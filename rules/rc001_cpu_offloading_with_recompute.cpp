@@ -38,14 +38,13 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"cpu_offloading", "recompute_granularity"})) return;
-        if (!m.flag("cpu_offloading") || m["recompute_granularity"].is_null()) return;
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+        if (!m.known({field::cpu_offloading, field::recompute_granularity})) return;
+        if (!m.flag(field::cpu_offloading) || m[field::recompute_granularity].is_null()) return;
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    fmt::format("recompute_granularity is {} while cpu_offloading is enabled; Megatron Core "
-                                               "allows only one of them", m["recompute_granularity"].display()));
-        ctx.note_field(d, "cpu_offloading", "cpu_offloading is enabled here");
+                                               "allows only one of them", m[field::recompute_granularity].display()));
+        ctx.note_field(d, field::cpu_offloading, "cpu_offloading is enabled here");
         RuleContext::hint(d, "set cpu_offloading to false, or recompute_granularity to null");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

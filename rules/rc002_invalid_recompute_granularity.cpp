@@ -36,18 +36,17 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity"})) return;
-        const Value& v = m["recompute_granularity"];
+        if (!m.known({field::recompute_granularity})) return;
+        const Value& v = m[field::recompute_granularity];
         const auto& allowed = ctx.revision().enum_values("recompute_granularity");
         if (v.is_null()) return;
         if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.as_string()) != allowed.end()) return;
         std::string text = v.is_string() ? v.as_string() : v.display();
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    fmt::format("recompute_granularity {} is not one of {}{}", v.display(),
                                                rules::quoted_list(allowed), did_you_mean_suffix(text, allowed)));
         RuleContext::hint(d, "use \"selective\" to checkpoint chosen submodules, \"full\" to checkpoint whole layers, "
                              "or null for no recompute");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

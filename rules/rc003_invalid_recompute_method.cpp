@@ -40,13 +40,13 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "recompute_method"})) return;
-        const Value& v = m["recompute_method"];
-        if (m["recompute_granularity"].is_null() || v.is_null()) return;
+        if (!m.known({field::recompute_granularity, field::recompute_method})) return;
+        const Value& v = m[field::recompute_method];
+        if (m[field::recompute_granularity].is_null() || v.is_null()) return;
         const auto& allowed = ctx.revision().enum_values("recompute_method");
         if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.as_string()) != allowed.end()) return;
         std::string text = v.is_string() ? v.as_string() : v.display();
-        Diagnostic& d = ctx.report(kRule, "recompute_method",
+        Diagnostic& d = ctx.report(kRule, field::recompute_method,
                                    fmt::format("recompute_method {} is not one of {}{}", v.display(),
                                                rules::quoted_list(allowed), did_you_mean_suffix(text, allowed)));
         if (m.granularity_pre() == "selective") {
@@ -56,7 +56,6 @@ public:
             RuleContext::hint(d, "\"uniform\" checkpoints every chunk of recompute_num_layers layers; \"block\" checkpoints "
                                  "the first recompute_num_layers layers of each pipeline stage");
         }
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

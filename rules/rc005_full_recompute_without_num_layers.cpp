@@ -40,17 +40,16 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "recompute_num_layers"})) return;
-        if (m.granularity_pre() != "full" || !m["recompute_num_layers"].is_null()) return;
+        if (!m.known({field::recompute_granularity, field::recompute_num_layers})) return;
+        if (m.granularity_pre() != "full" || !m[field::recompute_num_layers].is_null()) return;
         if (rules::ep_overlap_recomputes_stages(m)) return;  // the overlap schedule recomputes whole stages itself
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    "recompute_granularity is \"full\" but recompute_num_layers is not set");
         if (auto per_stage = m.layers_per_stage())
             RuleContext::hint(d, fmt::format("set recompute_num_layers to a value between 1 and {} (the layers per pipeline "
                                              "stage); 1 with \"uniform\" keeps the least memory", *per_stage));
         else
             RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

@@ -38,14 +38,13 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "recompute_num_layers"})) return;
-        if (m.granularity_pre() != "selective" || m["recompute_num_layers"].is_null()) return;
-        Diagnostic& d = ctx.report(kRule, "recompute_num_layers",
+        if (!m.known({field::recompute_granularity, field::recompute_num_layers})) return;
+        if (m.granularity_pre() != "selective" || m[field::recompute_num_layers].is_null()) return;
+        Diagnostic& d = ctx.report(kRule, field::recompute_num_layers,
                                    fmt::format("recompute_num_layers is {} but recompute_granularity is \"selective\", which "
-                                               "requires it to be None", m["recompute_num_layers"].display()));
-        ctx.note_field(d, "recompute_granularity", "selective recompute is chosen here");
-        RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer); " +
-                             rules::rejection_note(m));
+                                               "requires it to be None", m[field::recompute_num_layers].display()));
+        ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
+        RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer)");
         d.fix = Fix{"Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}}, {}, true};
     }
 };

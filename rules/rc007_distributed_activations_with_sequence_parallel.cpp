@@ -44,14 +44,14 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "distribute_saved_activations", "sequence_parallel"})) return;
-        if (m["recompute_granularity"].is_null()) return;
-        if (!m.flag("distribute_saved_activations") || !m.flag("sequence_parallel")) return;
-        Diagnostic& d = ctx.report(kRule, "distribute_saved_activations",
+        if (!m.known({field::recompute_granularity, field::distribute_saved_activations, field::sequence_parallel})) return;
+        if (m[field::recompute_granularity].is_null()) return;
+        if (!m.flag(field::distribute_saved_activations) || !m.flag(field::sequence_parallel)) return;
+        Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations,
                                    "distribute_saved_activations is enabled together with sequence_parallel");
-        ctx.note_field(d, "sequence_parallel", "sequence_parallel is enabled here");
+        ctx.note_field(d, field::sequence_parallel, "sequence_parallel is enabled here");
         RuleContext::hint(d, "sequence parallelism already keeps 1/TP of each checkpointed input: set "
-                             "distribute_saved_activations to false; " + rules::rejection_note(m));
+                             "distribute_saved_activations to false");
         d.fix = Fix{"Set distribute_saved_activations to false",
                     {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}}, {}, true};
     }

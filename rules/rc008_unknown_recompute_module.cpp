@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn, moe]
 ```
-)md"};
+)md", "AssertionError"};
 
 class UnknownRecomputeModule final : public Rule {
 public:
@@ -43,7 +43,7 @@ public:
         if (!rules::selective_pre(m)) return;
         const auto& labels = ctx.revision().labels;
         const Schema& schema = Schema::instance();
-        const Value& list = m["recompute_modules"];
+        const Value& list = m[field::recompute_modules];
         for (size_t i = 0; i < m.modules_pre.labels.size(); ++i) {
             const std::string& label = m.modules_pre.labels[i];
             if (ctx.revision().has_label(label)) continue;
@@ -69,7 +69,6 @@ public:
                                                  "the job runs", label, fmt::join(accepting, ", "), suggested));
             RuleContext::hint(d, fmt::format("labels accepted by Megatron Core {}: {}", ctx.revision().name,
                                              rules::quoted_list(labels)));
-            RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
             if (suggested.empty() && matches.size() == 1)
                 d.fix = Fix{fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
                             {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}}, {}, true};

@@ -41,12 +41,11 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.modules_pre.contains("moe_act")) return;
-        if (!m.known({"moe_grouped_gemm"})) return;
-        if (m.flag("moe_grouped_gemm")) return;
+        if (!m.known({field::moe_grouped_gemm})) return;
+        if (m.flag(field::moe_grouped_gemm)) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "moe_act", "\"moe_act\" recompute needs moe_grouped_gemm, which is off");
-        ctx.note_field(d, "moe_grouped_gemm", "moe_grouped_gemm is off here");
+        ctx.note_field(d, field::moe_grouped_gemm, "moe_grouped_gemm is off here");
         RuleContext::hint(d, "enable moe_grouped_gemm, or recompute \"moe\" (the whole MoE layer) instead");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

@@ -39,12 +39,11 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.modules_pre.contains("mla_up_proj")) return;
-        if (!m.known({"multi_latent_attention"})) return;
-        if (m.flag("multi_latent_attention")) return;
+        if (!m.known({field::multi_latent_attention})) return;
+        if (m.flag(field::multi_latent_attention)) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "mla_up_proj", "\"mla_up_proj\" recompute needs multi_latent_attention, which is off");
-        ctx.note_field(d, "multi_latent_attention", "multi_latent_attention is off");
+        ctx.note_field(d, field::multi_latent_attention, "multi_latent_attention is off");
         RuleContext::hint(d, "remove \"mla_up_proj\": this model has no MLA up-projections");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

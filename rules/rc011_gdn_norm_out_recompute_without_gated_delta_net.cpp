@@ -26,7 +26,7 @@ model:
 ## Use instead
 ```yaml
 model:
-  experimental_attention_variant: gdn
+  experimental_attention_variant: gated_delta_net  # read as "gdn" from 0.20 on
   recompute_granularity: selective
   recompute_modules: [gdn_norm_out]
 ```
@@ -38,12 +38,11 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn_norm_out")) return;
-        if (!m.known({"experimental_attention_variant"})) return;
-        if (!([&] { auto v = m.str("experimental_attention_variant"); const auto& ok = ctx.revision().enum_values("gated_delta_net_variants"); return !v || std::find(ok.begin(), ok.end(), *v) == ok.end(); }())) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "gdn_norm_out", fmt::format("\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}", m["experimental_attention_variant"].display()));
+        if (!m.known({field::experimental_attention_variant})) return;
+        if (!([&] { auto v = m.str(field::experimental_attention_variant); const auto& ok = ctx.revision().enum_values("gated_delta_net_variants"); return !v || std::find(ok.begin(), ok.end(), *v) == ok.end(); }())) return;
+        Diagnostic& d = rules::report_label(ctx, kRule, "gdn_norm_out", fmt::format("\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}", m[field::experimental_attention_variant].display()));
         RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn_norm_out\"",
                                          rules::quoted_list(ctx.revision().enum_values("gated_delta_net_variants"))));
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

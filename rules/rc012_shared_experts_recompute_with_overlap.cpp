@@ -41,12 +41,11 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.modules_pre.contains("shared_experts")) return;
-        if (!m.known({"moe_shared_expert_intermediate_size", "moe_shared_expert_overlap"})) return;
-        if (!(!m["moe_shared_expert_intermediate_size"].is_null() && m.flag("moe_shared_expert_overlap"))) return;
+        if (!m.known({field::moe_shared_expert_intermediate_size, field::moe_shared_expert_overlap})) return;
+        if (!(!m[field::moe_shared_expert_intermediate_size].is_null() && m.flag(field::moe_shared_expert_overlap))) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "shared_experts", "\"shared_experts\" recompute cannot be combined with moe_shared_expert_overlap");
-        ctx.note_field(d, "moe_shared_expert_overlap", "moe_shared_expert_overlap is enabled here");
+        ctx.note_field(d, field::moe_shared_expert_overlap, "moe_shared_expert_overlap is enabled here");
         RuleContext::hint(d, "turn off moe_shared_expert_overlap, or drop \"shared_experts\" from recompute_modules");
-        RuleContext::hint(d, rules::rejection_note(m));
     }
 };
 

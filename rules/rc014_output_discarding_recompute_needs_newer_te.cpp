@@ -29,7 +29,13 @@ model:
 ```
 
 ## Use instead
-Upgrade Transformer Engine to 2.6 or newer, or recompute other modules.
+Upgrade Transformer Engine to 2.6 or newer, or recompute other modules:
+```yaml
+mixed_precision: bf16_with_fp8_current_scaling_mixed
+model:
+  recompute_granularity: selective
+  recompute_modules: [core_attn]
+```
 )md"};
 
 class OutputDiscardingRecomputeNeedsNewerTe final : public Rule {
@@ -37,8 +43,8 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!ctx.options.te_version || !rules::selective_pre(m) || !m.known({"fp8", "fp8_recipe"})) return;
-        if (!m["fp8"].truthy() || m.str("fp8_recipe") == "delayed") return;  // delayed is RC013
+        if (!ctx.options.te_version || !rules::selective_pre(m) || !m.known({field::fp8, field::fp8_recipe})) return;
+        if (!m[field::fp8].truthy() || m.str(field::fp8_recipe) == "delayed") return;  // delayed is RC013
         static const Version needed = *Version::parse("2.6.0dev0");
         if (!(*ctx.options.te_version < needed)) return;
         for (const auto& label : ctx.revision().enum_values("output_discarding_fp8_labels")) {
@@ -47,7 +53,7 @@ public:
                 ctx, kRule, label,
                 fmt::format("\"{}\" recompute under fp8 needs Transformer Engine 2.6.0dev0 or newer", label));
             RuleContext::hint(d, "the installed Transformer Engine was given as older (--te-version); upgrade it or drop the "
-                                 "label; " + rules::rejection_note(m));
+                                 "label");
         }
     }
 };

@@ -40,13 +40,12 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"moe_layer_recompute", "recompute_granularity"})) return;
-        if (!m.flag("moe_layer_recompute") || m.granularity_pre() != "full") return;
-        Diagnostic& d = ctx.report(kRule, "moe_layer_recompute",
+        if (!m.known({field::moe_layer_recompute, field::recompute_granularity})) return;
+        if (!m.flag(field::moe_layer_recompute) || m.granularity_pre() != "full") return;
+        Diagnostic& d = ctx.report(kRule, field::moe_layer_recompute,
                                    "moe_layer_recompute cannot be combined with recompute_granularity \"full\"");
-        ctx.note_field(d, "recompute_granularity", "full recompute is chosen here");
-        RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute; " +
-                             rules::rejection_note(m));
+        ctx.note_field(d, field::recompute_granularity, "full recompute is chosen here");
+        RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute");
         d.fix = Fix{"Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}}, {}, true};
     }
 };

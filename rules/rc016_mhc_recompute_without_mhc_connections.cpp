@@ -42,20 +42,22 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        const std::string field = rules::mhc_connections_field(ctx.revision());
-        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({field})) return;
-        if (m.flag(field)) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "mhc", fmt::format("\"mhc\" recompute needs {}, which is off", field));
+        const FieldName mhc = rules::mhc_connections_field(ctx.revision());
+        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({mhc})) return;
+        if (m.flag(mhc)) return;
+        Diagnostic& d = rules::report_label(ctx, kRule, "mhc", fmt::format("\"mhc\" recompute needs {}, which is off", mhc));
         // The other revision's name for the switch is a likely slip when moving between main and dev.
         std::set<std::string> spellings;
         for (const auto& name : Schema::instance().revision_names())
             for (const auto& other : Schema::instance().revision(name)->enum_values("mhc_connections_field"))
-                if (other != field) spellings.insert(other);
-        for (const auto& other : spellings)
+                if (other != mhc.str()) spellings.insert(other);
+        for (const auto& name : spellings) {
+            const FieldName other = FieldName::named(name);
             if (m[other].truthy() && m[other].prov().origin != Origin::Default)
                 ctx.note_field(d, other, fmt::format("{} is set here, but Megatron Core {} calls the switch {}", other,
-                                                     ctx.revision().name, field));
-        RuleContext::hint(d, fmt::format("set {} to true, or drop \"mhc\"; {}", field, rules::rejection_note(m)));
+                                                     ctx.revision().name, mhc));
+        }
+        RuleContext::hint(d, fmt::format("set {} to true, or drop \"mhc\"", mhc));
     }
 };
 

@@ -40,7 +40,7 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.modules_post.contains("mlp")) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "mlp", "\"mhc\" and \"mlp\" recompute cannot be used together");
-        RuleContext::hint(d, "keep one of the two labels; " + rules::rejection_note(m));
+        RuleContext::hint(d, "keep one of the two labels");
     }
 };
 

@@ -40,12 +40,11 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({"mhc_recompute_layer_num"})) return;
-        const Value& v = m["mhc_recompute_layer_num"];
+        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({field::mhc_recompute_layer_num})) return;
+        const Value& v = m[field::mhc_recompute_layer_num];
         if (v.is_null() || (v.is_int() && v.as_int() >= 1)) return;
-        Diagnostic& d = ctx.report(kRule, "mhc_recompute_layer_num",
-                                   fmt::format("mhc_recompute_layer_num is {}, but it must be a positive integer", v.display()));
-        RuleContext::hint(d, rules::rejection_note(m));
+        ctx.report(kRule, field::mhc_recompute_layer_num,
+                   fmt::format("mhc_recompute_layer_num is {}, but it must be a positive integer", v.display()));
     }
 };
 

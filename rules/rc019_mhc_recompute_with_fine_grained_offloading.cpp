@@ -43,15 +43,15 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("mhc") ||
-            !m.known({"fine_grained_activation_offloading", "offload_modules"}))
+            !m.known({field::fine_grained_activation_offloading, field::offload_modules}))
             return;
-        if (!m.flag("fine_grained_activation_offloading")) return;
+        if (!m.flag(field::fine_grained_activation_offloading)) return;
         // "*": any offloading conflicts (main); otherwise only the listed offload_modules entries do (dev).
         const auto& conflicts = ctx.revision().enum_values("mhc_offload_conflicts");
         const bool any = std::find(conflicts.begin(), conflicts.end(), "*") != conflicts.end();
         std::vector<std::string> offloaded;
-        if (m["offload_modules"].is_list())
-            for (const auto& item : m["offload_modules"].items())
+        if (m[field::offload_modules].is_list())
+            for (const auto& item : m[field::offload_modules].items())
                 if (item.is_string() && std::find(conflicts.begin(), conflicts.end(), item.as_string()) != conflicts.end())
                     offloaded.push_back(item.as_string());
         if (!any && offloaded.empty()) return;
@@ -59,10 +59,10 @@ public:
             ctx, kRule, "mhc",
             any ? std::string("\"mhc\" recompute cannot be combined with fine_grained_activation_offloading")
                 : fmt::format("\"mhc\" recompute cannot be combined with offloading {}", rules::quoted_list(offloaded)));
-        if (any) ctx.note_field(d, "fine_grained_activation_offloading", "fine-grained activation offloading is enabled here");
-        else ctx.note_field(d, "offload_modules", "offload_modules is set here");
-        RuleContext::hint(d, (any ? std::string() : "remove them from offload_modules, or drop \"mhc\"; ") +
-                                 rules::rejection_note(m, any ? "NotImplementedError" : "ValueError"));
+        if (any) ctx.note_field(d, field::fine_grained_activation_offloading, "fine-grained activation offloading is enabled here");
+        else ctx.note_field(d, field::offload_modules, "offload_modules is set here");
+        if (any) ctx.raises(d, "NotImplementedError");
+        else RuleContext::hint(d, "remove them from offload_modules, or drop \"mhc\"");
     }
 };
 

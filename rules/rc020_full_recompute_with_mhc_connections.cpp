@@ -33,19 +33,19 @@ model:
   recompute_granularity: selective
   recompute_modules: [mhc]
 ```
-)md"};
+)md", "NotImplementedError"};
 
 class FullRecomputeWithMhcConnections final : public Rule {
 public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        const std::string field = rules::mhc_connections_field(ctx.revision());
-        if (!m.known({field, "recompute_granularity", "moe_layer_recompute"})) return;
-        if (!m.flag(field) || m.granularity_post != "full") return;
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity", fmt::format("full recompute is not compatible with {}", field));
-        ctx.note_field(d, field, "hyper-connections are enabled here");
-        RuleContext::hint(d, "use selective recompute with \"mhc\" instead; " + rules::rejection_note(m, "NotImplementedError"));
+        const FieldName mhc = rules::mhc_connections_field(ctx.revision());
+        if (!m.known({mhc, field::recompute_granularity, field::moe_layer_recompute})) return;
+        if (!m.flag(mhc) || m.granularity_post != "full") return;
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity, fmt::format("full recompute is not compatible with {}", mhc));
+        ctx.note_field(d, mhc, "hyper-connections are enabled here");
+        RuleContext::hint(d, "use selective recompute with \"mhc\" instead");
     }
 };
 

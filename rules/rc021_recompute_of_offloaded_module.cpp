@@ -35,17 +35,17 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md", "AssertionError"};
 
 class RecomputeOfOffloadedModule final : public Rule {
 public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_post(m) || !m.known({"fine_grained_activation_offloading", "offload_modules"})) return;
-        if (!m.flag("fine_grained_activation_offloading") || !m["offload_modules"].is_list()) return;
+        if (!rules::selective_post(m) || !m.known({field::fine_grained_activation_offloading, field::offload_modules})) return;
+        if (!m.flag(field::fine_grained_activation_offloading) || !m[field::offload_modules].is_list()) return;
         std::vector<std::string> offloaded;
-        for (const auto& item : m["offload_modules"].items())
+        for (const auto& item : m[field::offload_modules].items())
             if (item.is_string()) offloaded.push_back(item.as_string());
         auto is_offloaded = [&](const std::string& s) { return std::find(offloaded.begin(), offloaded.end(), s) != offloaded.end(); };
         if (m.modules_post.contains("moe")) {
@@ -56,16 +56,15 @@ public:
                 Diagnostic& d = rules::report_label(ctx, kRule, "moe",
                                                     fmt::format("\"moe\" is recomputed while {} inside it is offloaded",
                                                                 rules::quoted_list(conflicts)));
-                ctx.note_field(d, "offload_modules", "offload_modules is set here");
-                RuleContext::hint(d, "remove \"moe\" from recompute_modules or those entries from offload_modules; " +
-                                     rules::rejection_note(m, "AssertionError"));
+                ctx.note_field(d, field::offload_modules, "offload_modules is set here");
+                RuleContext::hint(d, "remove \"moe\" from recompute_modules or those entries from offload_modules");
             }
         }
         if (m.modules_post.contains("gdp_in_proj") && is_offloaded("gdp_qkv")) {
             Diagnostic& d = rules::report_label(ctx, kRule, "gdp_in_proj",
                                                 "\"gdp_in_proj\" is recomputed while \"gdp_qkv\" is offloaded");
-            ctx.note_field(d, "offload_modules", "offload_modules is set here");
-            RuleContext::hint(d, rules::rejection_note(m));
+            ctx.note_field(d, field::offload_modules, "offload_modules is set here");
+            ctx.raises(d, "ValueError");
         }
     }
 };

@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md", "AssertionError"};
 
 class FullRecomputeNeedsFullIterationGraph final : public Rule {
 public:
@@ -41,18 +41,17 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         auto g = rules::graph_scope(m);
-        if (!g || g->impl == "none" || !m.known({"recompute_granularity", "moe_layer_recompute"})) return;
+        if (!g || g->impl == "none" || !m.known({field::recompute_granularity, field::moe_layer_recompute})) return;
         if (m.granularity_post != "full") return;
         // Up to 0.17 a full-iteration graph is a scope ([full_iteration]); from 0.18 it is an implementation.
         const bool scope_model = ctx.revision().enum_values("cuda_graph_checks") == std::vector<std::string>{"scope"};
         if (scope_model ? g->modules == std::vector<std::string>{"full_iteration"} : g->impl == "full_iteration") return;
         Diagnostic& d = ctx.report(
-            kRule, "recompute_granularity",
+            kRule, field::recompute_granularity,
             scope_model ? fmt::format("full recompute needs cuda_graph_scope [full_iteration] (cuda_graph_impl is \"{}\")", g->impl)
                         : fmt::format("full recompute needs cuda_graph_impl \"full_iteration\", but it is \"{}\"", g->impl));
-        ctx.note_field(d, "cuda_graph_impl", "CUDA graphs are configured here");
-        RuleContext::hint(d, "use selective recompute, set cuda_graph_impl to \"none\", or capture the full iteration; " +
-                             rules::rejection_note(m, "AssertionError"));
+        ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
+        RuleContext::hint(d, "use selective recompute, set cuda_graph_impl to \"none\", or capture the full iteration");
     }
 };
 

@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md", "AssertionError"};
 
 class MoeRecomputeWithGraphedRouter final : public Rule {
 public:
@@ -49,9 +49,8 @@ public:
             return;
         if (std::find(g->modules.begin(), g->modules.end(), "moe_router") == g->modules.end()) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "moe", "\"moe\" recompute cannot be combined with a CUDA-graphed moe_router");
-        ctx.note_field(d, "cuda_graph_scope", "moe_router is in the CUDA graph scope here");
-        RuleContext::hint(d, "recompute \"moe_act\" instead, or take moe_router out of the graph scope; " +
-                             rules::rejection_note(m, "AssertionError"));
+        ctx.note_field(d, field::cuda_graph_scope, "moe_router is in the CUDA graph scope here");
+        RuleContext::hint(d, "recompute \"moe_act\" instead, or take moe_router out of the graph scope");
     }
 };
 

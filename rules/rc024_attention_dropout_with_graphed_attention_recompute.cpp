@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
-)md"};
+)md", "AssertionError"};
 
 class AttentionDropoutWithGraphedAttentionRecompute final : public Rule {
 public:
@@ -42,14 +42,14 @@ public:
         const EffectiveModel& m = ctx.model;
         auto g = rules::graph_scope(m);
         if (!g || g->impl == "none" || !rules::selective_post(m) || !m.modules_post.contains("core_attn")) return;
-        if (!m.known({"attention_dropout"}) || !g->captures("attn")) return;
-        auto p = m.number("attention_dropout");
+        if (!m.known({field::attention_dropout}) || !g->captures("attn")) return;
+        auto p = m.number(field::attention_dropout);
         if (!p || *p == 0.0) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "core_attn",
                                             fmt::format("\"core_attn\" recompute inside a CUDA graph needs attention_dropout 0, "
-                                                        "but it is {}", m["attention_dropout"].display()));
-        ctx.note_field(d, "attention_dropout", "attention_dropout is set here (the default is 0.1)");
-        RuleContext::hint(d, "set attention_dropout to 0.0, or drop \"core_attn\"; " + rules::rejection_note(m, "AssertionError"));
+                                                        "but it is {}", m[field::attention_dropout].display()));
+        ctx.note_field(d, field::attention_dropout, "attention_dropout is set here (the default is 0.1)");
+        RuleContext::hint(d, "set attention_dropout to 0.0, or drop \"core_attn\"");
     }
 };
 

@@ -33,7 +33,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [mlp]
 ```
-)md"};
+)md", "AssertionError"};
 
 class HiddenDropoutWithGraphedMlpRecompute final : public Rule {
 public:
@@ -41,16 +41,16 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         auto g = rules::graph_scope(m);
-        if (!g || g->impl == "none" || !rules::selective_post(m) || !m.known({"hidden_dropout"})) return;
-        auto p = m.number("hidden_dropout");
+        if (!g || g->impl == "none" || !rules::selective_post(m) || !m.known({field::hidden_dropout})) return;
+        auto p = m.number(field::hidden_dropout);
         if (!p || *p == 0.0) return;
         for (const char* label : {"mlp", "moe"}) {
             if (!m.modules_post.contains(label) || !g->captures(label)) continue;
             Diagnostic& d = rules::report_label(ctx, kRule, label,
                                                 fmt::format("\"{}\" recompute inside a CUDA graph needs hidden_dropout 0, but it is {}",
-                                                            label, m["hidden_dropout"].display()));
-            ctx.note_field(d, "hidden_dropout", "hidden_dropout is set here (the default is 0.1)");
-            RuleContext::hint(d, "set hidden_dropout to 0.0, or drop the label; " + rules::rejection_note(m, "AssertionError"));
+                                                            label, m[field::hidden_dropout].display()));
+            ctx.note_field(d, field::hidden_dropout, "hidden_dropout is set here (the default is 0.1)");
+            RuleContext::hint(d, "set hidden_dropout to 0.0, or drop the label");
         }
     }
 };

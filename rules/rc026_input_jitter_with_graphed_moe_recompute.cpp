@@ -34,7 +34,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe]
 ```
-)md"};
+)md", "AssertionError"};
 
 class InputJitterWithGraphedMoeRecompute final : public Rule {
 public:
@@ -43,10 +43,9 @@ public:
         const EffectiveModel& m = ctx.model;
         auto g = rules::graph_scope(m);
         if (!g || g->impl == "none" || !rules::selective_post(m) || !m.modules_post.contains("moe")) return;
-        if (!m.known({"moe_input_jitter_eps"}) || m["moe_input_jitter_eps"].is_null() || !g->captures("moe")) return;
+        if (!m.known({field::moe_input_jitter_eps}) || m[field::moe_input_jitter_eps].is_null() || !g->captures("moe")) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "moe", "\"moe\" recompute inside a CUDA graph cannot use moe_input_jitter_eps");
-        ctx.note_field(d, "moe_input_jitter_eps", "moe_input_jitter_eps is set here");
-        RuleContext::hint(d, rules::rejection_note(m, "AssertionError"));
+        ctx.note_field(d, field::moe_input_jitter_eps, "moe_input_jitter_eps is set here");
     }
 };
 

@@ -37,13 +37,13 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"enable_cuda_graph", "recompute_granularity"})) return;
-        if (!m.flag("enable_cuda_graph") || !m["recompute_granularity"].truthy()) return;
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+        if (!m.known({field::enable_cuda_graph, field::recompute_granularity})) return;
+        if (!m.flag(field::enable_cuda_graph) || !m[field::recompute_granularity].truthy()) return;
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    fmt::format("recompute_granularity {} cannot be combined with enable_cuda_graph at Megatron Core {}",
-                                               m["recompute_granularity"].display(), ctx.revision().name));
-        ctx.note_field(d, "enable_cuda_graph", "CUDA graphs are enabled here");
-        RuleContext::hint(d, "turn off enable_cuda_graph or recompute, or target a newer Megatron Core; " + rules::rejection_note(m));
+                                               m[field::recompute_granularity].display(), ctx.revision().name));
+        ctx.note_field(d, field::enable_cuda_graph, "CUDA graphs are enabled here");
+        RuleContext::hint(d, "turn off enable_cuda_graph or recompute, or target a newer Megatron Core");
     }
 };
 

@@ -41,18 +41,18 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn") || !m.known({"experimental_attention_variant"}))
+        if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn") || !m.known({field::experimental_attention_variant}))
             return;
         const auto& variants = ctx.revision().enum_values("gated_delta_net_variants");
-        const auto variant = m.str("experimental_attention_variant");
+        const auto variant = m.str(field::experimental_attention_variant);
         if (variant && std::find(variants.begin(), variants.end(), *variant) != variants.end()) return;
         Diagnostic& d = rules::report_label(
             ctx, kRule, "gdn",
             fmt::format("\"gdn\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}",
-                        m["experimental_attention_variant"].display()));
-        ctx.note_field(d, "experimental_attention_variant", "the attention variant is chosen here");
-        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn\"; {}",
-                                         rules::quoted_list(variants), rules::rejection_note(m)));
+                        m[field::experimental_attention_variant].display()));
+        ctx.note_field(d, field::experimental_attention_variant, "the attention variant is chosen here");
+        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn\"",
+                                         rules::quoted_list(variants)));
     }
 };
 

@@ -48,19 +48,18 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("mhc")) return;
-        if (!m.known({"overlap_moe_expert_parallel_comm", "cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}))
+        if (!m.known({field::overlap_moe_expert_parallel_comm, field::cuda_graph_impl, field::enable_cuda_graph, field::external_cuda_graph}))
             return;
         // The effective model already turned the legacy switches into cuda_graph_impl.
-        const auto impl = m.str("cuda_graph_impl");
-        if (!m.flag("overlap_moe_expert_parallel_comm") || !impl || *impl == "none") return;
+        const auto impl = m.str(field::cuda_graph_impl);
+        if (!m.flag(field::overlap_moe_expert_parallel_comm) || !impl || *impl == "none") return;
         Diagnostic& d = rules::report_label(
             ctx, kRule, "mhc",
             fmt::format("\"mhc\" recompute under overlap_moe_expert_parallel_comm needs CUDA graphs off, but "
                         "cuda_graph_impl is \"{}\"", *impl));
-        ctx.note_field(d, "overlap_moe_expert_parallel_comm", "overlap_moe_expert_parallel_comm is enabled here");
-        ctx.note_field(d, "cuda_graph_impl", "CUDA graphs are configured here");
-        RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"; " +
-                                 rules::rejection_note(m));
+        ctx.note_field(d, field::overlap_moe_expert_parallel_comm, "overlap_moe_expert_parallel_comm is enabled here");
+        ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
+        RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"");
     }
 };
 

@@ -19,6 +19,7 @@ memory saving that does not happen.
 ## Example
 ```yaml
 model:
+  num_layers: 24
   num_moe_experts: 64
   moe_layer_freq: 1
   recompute_granularity: selective
@@ -28,6 +29,7 @@ model:
 ## Use instead
 ```yaml
 model:
+  num_layers: 24
   num_moe_experts: 64
   moe_layer_freq: 1
   moe_grouped_gemm: true

@@ -38,12 +38,12 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_post(m) || !m.known({"num_moe_experts"}) || m.is_moe()) return;
+        if (!rules::selective_post(m) || !m.known({field::num_moe_experts}) || m.is_moe()) return;
         for (const char* label : {"moe", "moe_act", "shared_experts"}) {
             if (!m.modules_post.contains(label)) continue;
             Diagnostic& d = rules::report_label(ctx, kRule, label,
                                                 fmt::format("\"{}\" recompute does nothing: this model has no MoE layers", label));
-            ctx.note_field(d, "num_moe_experts", "num_moe_experts is not set, so every layer is dense");
+            ctx.note_field(d, field::num_moe_experts, "num_moe_experts is not set, so every layer is dense");
         }
     }
 };

@@ -39,11 +39,11 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("shared_experts")) return;
-        if (!m.known({"num_moe_experts", "moe_shared_expert_intermediate_size"}) || !m.is_moe()) return;
-        if (!m["moe_shared_expert_intermediate_size"].is_null()) return;
+        if (!m.known({field::num_moe_experts, field::moe_shared_expert_intermediate_size}) || !m.is_moe()) return;
+        if (!m[field::moe_shared_expert_intermediate_size].is_null()) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "shared_experts",
                                             "\"shared_experts\" recompute does nothing: this MoE model has no shared experts");
-        ctx.note_field(d, "moe_shared_expert_intermediate_size", "moe_shared_expert_intermediate_size is not set");
+        ctx.note_field(d, field::moe_shared_expert_intermediate_size, "moe_shared_expert_intermediate_size is not set");
     }
 };
 

@@ -40,12 +40,12 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("layernorm")) return;
-        if (!m.known({"transformer_impl", "num_moe_experts"}) || m.str("transformer_impl") != "transformer_engine") return;
+        if (!m.known({field::transformer_impl, field::num_moe_experts}) || m.str(field::transformer_impl) != "transformer_engine") return;
         if (m.is_moe()) return;
         Diagnostic& d = rules::report_label(ctx, kRule, "layernorm",
                                             "\"layernorm\" recompute does nothing here: Transformer Engine fuses the norms of dense "
                                             "layers into the following linear layers");
-        ctx.note_field(d, "transformer_impl", "transformer_impl is \"transformer_engine\"");
+        ctx.note_field(d, field::transformer_impl, "transformer_impl is \"transformer_engine\"");
     }
 };
 

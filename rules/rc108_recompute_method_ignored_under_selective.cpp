@@ -35,13 +35,13 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "recompute_method"}) || m.granularity_pre() != "selective") return;
-        auto method = m.str("recompute_method");
+        if (!m.known({field::recompute_granularity, field::recompute_method}) || m.granularity_pre() != "selective") return;
+        auto method = m.str(field::recompute_method);
         const auto& allowed = ctx.revision().enum_values("recompute_method");
         if (!method || std::find(allowed.begin(), allowed.end(), *method) == allowed.end()) return;
-        Diagnostic& d = ctx.report(kRule, "recompute_method",
+        Diagnostic& d = ctx.report(kRule, field::recompute_method,
                                    fmt::format("recompute_method \"{}\" is ignored under selective recompute", *method));
-        ctx.note_field(d, "recompute_granularity", "selective recompute is chosen here");
+        ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
         d.fix = Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, true};
     }
 };

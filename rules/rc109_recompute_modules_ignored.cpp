@@ -36,15 +36,15 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "recompute_modules", "moe_layer_recompute"})) return;
-        const Value& list = m["recompute_modules"];
+        if (!m.known({field::recompute_granularity, field::recompute_modules, field::moe_layer_recompute})) return;
+        const Value& list = m[field::recompute_modules];
         if (!list.is_list() || list.items().empty() || m.granularity_post == "selective") return;
         auto gran = m.granularity_pre();
         if (gran && *gran != "full") return;  // an invalid granularity is RC002's
-        Diagnostic& d = ctx.report(kRule, "recompute_modules",
+        Diagnostic& d = ctx.report(kRule, field::recompute_modules,
                                    gran ? "recompute_modules is ignored under full recompute, which checkpoints whole layers"
                                         : "recompute_modules is ignored because recompute_granularity is None: nothing is recomputed");
-        ctx.note_field(d, "recompute_granularity", gran ? "full recompute is chosen here" : "recompute_granularity is None");
+        ctx.note_field(d, field::recompute_granularity, gran ? "full recompute is chosen here" : "recompute_granularity is None");
         if (!gran) RuleContext::hint(d, "set recompute_granularity to \"selective\" to recompute these modules");
 
         if (!gran) d.fix = Fix{"Set recompute_granularity to \"selective\"", {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}}, {}, false};

@@ -41,12 +41,12 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "moe_layer_recompute"})) return;
-        if (m.granularity_post != "full" || m.str("recompute_method") != "uniform") return;
-        auto k = m.integer("recompute_num_layers");
+        if (!m.known({field::recompute_granularity, field::recompute_method, field::recompute_num_layers, field::moe_layer_recompute})) return;
+        if (m.granularity_post != "full" || m.str(field::recompute_method) != "uniform") return;
+        auto k = m.integer(field::recompute_num_layers);
         auto per_stage = m.layers_per_virtual_stage();
         if (!k || !per_stage || *k < 1 || *k >= *per_stage || *per_stage % *k == 0) return;
-        Diagnostic& d = ctx.report(kRule, "recompute_num_layers",
+        Diagnostic& d = ctx.report(kRule, field::recompute_num_layers,
                                    fmt::format("uniform chunks of {} layers do not divide the {} layers per stage; the last chunk "
                                                "holds {}", *k, *per_stage, *per_stage % *k));
         std::vector<int> divisors;

@@ -35,11 +35,11 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"moe_layer_recompute"}) || !m.flag("moe_layer_recompute")) return;
+        if (!m.known({field::moe_layer_recompute}) || !m.flag(field::moe_layer_recompute)) return;
         if (m.granularity_pre() == "full") return;  // RC015
         std::string labels;
         for (const auto& l : m.modules_post.labels) labels += (labels.empty() ? "\"" : ", \"") + l + "\"";
-        Diagnostic& d = ctx.report(kRule, "moe_layer_recompute", "moe_layer_recompute is deprecated");
+        Diagnostic& d = ctx.report(kRule, field::moe_layer_recompute, "moe_layer_recompute is deprecated");
         if (m.modules_post.known)
             RuleContext::hint(d, fmt::format("Megatron Core turns it into recompute_granularity \"selective\" with recompute_modules "
                                              "[{}]; write that instead", labels));

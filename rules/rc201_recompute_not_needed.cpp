@@ -21,8 +21,20 @@ less. When the activations fit anyway, that time buys nothing.
 
 ## Example
 ```yaml
-# mbridge-lint check cfg.yaml --gpu-memory 80GiB   (a small model that fits)
+# mbridge-lint check cfg.yaml --gpu-memory 80GiB --data-parallel-size 8   (a Llama-3-8B shape at 2k tokens fits)
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
+  transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
+  seq_length: 2048
   recompute_granularity: full
   recompute_method: uniform
   recompute_num_layers: 1
@@ -30,8 +42,19 @@ model:
 
 ## Use instead
 ```yaml
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
-  recompute_granularity: null
+  transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
+  seq_length: 2048
 ```
 )md"};
 
@@ -46,7 +69,7 @@ public:
         if (current == none || !none->fits || !*none->fits) return;
         if (current->saving <= 0) return;  // recompute that frees nothing is the no-op rules' business (RC102, RC103)
         Diagnostic& d = ctx.report(
-            kRule, "recompute_granularity",
+            kRule, field::recompute_granularity,
             fmt::format("recompute ({}) is not needed: without it the predicted peak is {}, within the {} budget; the "
                         "recompute adds about +{:.1f} % step time",
                         current->name, rules::peak_words(*none), memory::format_gib(*est->budget),

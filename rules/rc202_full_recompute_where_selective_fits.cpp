@@ -22,9 +22,20 @@ MoE activations, MLA up-projections) for a fraction of the replay.
 
 ## Example
 ```yaml
-# mbridge-lint check cfg.yaml --gpu-memory 80GiB
+# mbridge-lint check cfg.yaml --gpu-memory 80GiB --data-parallel-size 8
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
   transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
+  seq_length: 8192
   recompute_granularity: full
   recompute_method: uniform
   recompute_num_layers: 1
@@ -32,8 +43,19 @@ model:
 
 ## Use instead
 ```yaml
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
   transformer_impl: local
+  num_layers: 32
+  hidden_size: 4096
+  num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
+  seq_length: 8192
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
@@ -56,7 +78,7 @@ public:
         if (!best) return;
         const auto* current = est->current_option();
         Diagnostic& d = ctx.report(
-            kRule, "recompute_granularity",
+            kRule, field::recompute_granularity,
             fmt::format("full recompute adds about +{:.1f} % step time, but {} is predicted to fit: peak {} of the {} "
                         "budget for +{:.1f} %",
                         current->step_overhead * 100, best->name, rules::peak_words(*best),

@@ -22,25 +22,40 @@ already a risk.
 
 ## Example
 ```yaml
-# mbridge-lint check cfg.yaml --gpu-memory 80GiB
+# mbridge-lint check cfg.yaml --gpu-memory 80GiB --data-parallel-size 8   (a Llama-3-8B shape, unfused attention at 8k tokens)
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
   transformer_impl: local
   num_layers: 32
   hidden_size: 4096
   num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
   seq_length: 8192
 ```
 
 ## Use instead
 ```yaml
+train: {micro_batch_size: 1, global_batch_size: 64}
 model:
   transformer_impl: local
   num_layers: 32
   hidden_size: 4096
   num_attention_heads: 32
+  num_query_groups: 8
+  ffn_hidden_size: 14336
+  gated_linear_unit: true
+  vocab_size: 128256
+  bf16: true
+  tensor_model_parallel_size: 4
   seq_length: 8192
-  recompute_granularity: selective
-  recompute_modules: [core_attn]
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
 ```
 )md"};
 
@@ -57,7 +72,7 @@ public:
             fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about +{:.1f} % step time)", fit->name,
                               rules::peak_words(*fit), fit->step_overhead * 100)
                 : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
-        Diagnostic& d = ctx.report(kRule, "recompute_granularity",
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}",
                                                rules::peak_words(*current), memory::format_gib(*est->budget),
                                                current->name, advice));

@@ -19,18 +19,25 @@ const std::vector<std::unique_ptr<Rule>>& all_rules() {
     return rules;
 }
 
+// Codes are case-insensitive on the command line: rc004 == RC004.
+static bool names(const RuleInfo& info, std::string_view code_or_name) {
+    if (info.code == code_or_name || info.name == code_or_name) return true;
+    if (code_or_name.size() != info.code.size()) return false;
+    for (size_t i = 0; i < info.code.size(); ++i)
+        if (std::toupper(static_cast<unsigned char>(code_or_name[i])) != info.code[i]) return false;
+    return true;
+}
+
 const Rule* find_rule(std::string_view code_or_name) {
-    for (const auto& r : all_rules()) {
-        const RuleInfo& info = r->info();
-        if (info.code == code_or_name || info.name == code_or_name) return r.get();
-        // Codes are case-insensitive on the command line: rc004 == RC004.
-        if (code_or_name.size() == info.code.size()) {
-            bool same = true;
-            for (size_t i = 0; i < info.code.size() && same; ++i)
-                same = std::toupper(static_cast<unsigned char>(code_or_name[i])) == info.code[i];
-            if (same) return r.get();
-        }
-    }
+    for (const auto& r : all_rules())
+        if (names(r->info(), code_or_name)) return r.get();
+    return nullptr;
+}
+
+const RuleInfo* find_doc(std::string_view code_or_name) {
+    if (const Rule* rule = find_rule(code_or_name)) return &rule->info();
+    for (const auto& info : input_error_docs())
+        if (names(info, code_or_name)) return &info;
     return nullptr;
 }
 
@@ -41,7 +48,7 @@ std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions
         if (info.is_rejection() && !model.revision->rejects(info.code)) continue;
         RuleContext ctx(model, options);
         rule->check(ctx);
-        for (auto& d : ctx.take()) out.push_back(std::move(d));
+        for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }
     return out;
 }

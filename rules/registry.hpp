@@ -11,6 +11,11 @@ namespace mbl {
 const std::vector<std::unique_ptr<Rule>>& all_rules();
 const Rule* find_rule(std::string_view code_or_name);
 
+// The documentation of the input-error codes (IN0xx) in code order, in the rules' format (rules/input_error_docs.cpp).
+const std::vector<RuleInfo>& input_error_docs();
+// A rule's or an input error's documentation, by code (any case) or name; nullptr when there is none.
+const RuleInfo* find_doc(std::string_view code_or_name);
+
 // Runs every rule that applies to the model's revision; error rules run only where the revision's schema lists
 // them as Megatron Core rejections.
 std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options);

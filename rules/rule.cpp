@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "rules/rule_helpers.hpp"
+
 namespace mbl {
 
-SourceRange RuleContext::where(std::string_view field) const {
+SourceRange RuleContext::where(FieldName field) const {
     const Value& v = model[field];
     return v.prov().range.valid() ? v.prov().range : model.anchor;
 }
@@ -14,7 +16,7 @@ void RuleContext::attach_provenance(Diagnostic& d, const Value& v) const {
     for (const auto& step : v.prov().chain) d.notes.push_back(Note{step.range, step.message});
 }
 
-Diagnostic& RuleContext::report(const RuleInfo& rule, std::string_view field, std::string message) {
+Diagnostic& RuleContext::report(const RuleInfo& rule, FieldName field, std::string message) {
     const Value& v = model[field];
     Diagnostic& d = report_at(rule, v, std::move(message));
     if (!v.prov().range.valid()) d.range = model.anchor;
@@ -33,7 +35,22 @@ Diagnostic& RuleContext::report_at(const RuleInfo& rule, const Value& value, std
     return out_.back();
 }
 
-void RuleContext::note_field(Diagnostic& d, std::string_view field, std::string message) const {
+void RuleContext::raises(const Diagnostic& d, std::string_view exception) {
+    raises_[static_cast<std::size_t>(&d - out_.data())] = exception;
+}
+
+std::vector<Diagnostic> RuleContext::take(const RuleInfo& rule) {
+    if (rule.is_rejection())
+        for (std::size_t i = 0; i < out_.size(); ++i) {
+            auto it = raises_.find(i);
+            const std::string_view exception = it == raises_.end() ? rule.raises : it->second;
+            if (!exception.empty()) hint(out_[i], rules::rejection_note(model, exception));
+        }
+    raises_.clear();
+    return std::move(out_);
+}
+
+void RuleContext::note_field(Diagnostic& d, FieldName field, std::string message) const {
     const Value& v = model[field];
     if (v.prov().range.valid()) {
         d.notes.push_back(Note{v.prov().range, std::move(message)});

@@ -3,6 +3,7 @@
 // `mbridge-lint explain CODE` prints it and docs/rules.md is generated from it. Every doc has the sections
 // "## What it does", "## Why is this bad?", "## Example" and "## Use instead" (a test enforces this).
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,9 @@ struct RuleInfo {
     Severity severity;
     std::string_view summary;  // one line, for `mbridge-lint rules`
     std::string_view doc;      // markdown, see above
+    // Error rules: the exception Megatron Core raises. The rule runner closes each of the rule's diagnostics with
+    // "Megatron Core <revision> rejects this config at start-up (<raises> in TransformerConfig.__post_init__)".
+    std::string_view raises = "ValueError";
     // Error rules mirror a Megatron Core rejection and run only at revisions whose schema lists the code.
     bool is_rejection() const { return severity == Severity::Error; }
 };
@@ -41,19 +45,25 @@ public:
     const Revision& revision() const { return *model.revision; }
 
     // Where a field was set, or the model section when it holds a default.
-    SourceRange where(std::string_view field) const;
+    SourceRange where(FieldName field) const;
     // Reports a problem located at the line that set `field`; the value's provenance chain becomes notes.
-    Diagnostic& report(const RuleInfo& rule, std::string_view field, std::string message);
+    Diagnostic& report(const RuleInfo& rule, FieldName field, std::string message);
     Diagnostic& report_at(const RuleInfo& rule, const Value& value, std::string message);
     // A note about another field involved: located when that field was set somewhere, plain for defaults.
-    void note_field(Diagnostic& d, std::string_view field, std::string message) const;
+    void note_field(Diagnostic& d, FieldName field, std::string message) const;
     static void hint(Diagnostic& d, std::string message) { d.notes.push_back(Note{SourceRange{}, std::move(message)}); }
 
-    std::vector<Diagnostic> take() { return std::move(out_); }
+    // An error rule's diagnostic that Megatron Core rejects with another exception than the rule's `raises`; empty
+    // when something else rejects it (the rule's own hint says what), so no Megatron Core note is added.
+    void raises(const Diagnostic& d, std::string_view exception);
+
+    // The rule's diagnostics; an error rule's each end with the Megatron Core rejection note.
+    std::vector<Diagnostic> take(const RuleInfo& rule);
 
 private:
     void attach_provenance(Diagnostic& d, const Value& v) const;
     std::vector<Diagnostic> out_;
+    std::map<std::size_t, std::string_view> raises_;  // index in out_ -> exception, where not the rule's
 };
 
 class Rule {

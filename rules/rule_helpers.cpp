@@ -7,16 +7,16 @@
 namespace mbl::rules {
 
 bool selective_pre(const EffectiveModel& m) {
-    return m.known({"recompute_granularity"}) && m.modules_pre.known && m.granularity_pre() == "selective";
+    return m.known({field::recompute_granularity}) && m.modules_pre.known && m.granularity_pre() == "selective";
 }
 
 bool selective_post(const EffectiveModel& m) {
-    return m.known({"recompute_granularity", "moe_layer_recompute"}) && m.modules_post.known &&
+    return m.known({field::recompute_granularity, field::moe_layer_recompute}) && m.modules_post.known &&
            m.granularity_post == "selective";
 }
 
 const Value* module_item(const EffectiveModel& m, std::string_view label) {
-    const Value& list = m["recompute_modules"];
+    const Value& list = m[field::recompute_modules];
     if (!list.is_list()) return nullptr;
     for (const auto& item : list.items())
         if (item.is_string() && item.as_string() == label) return &item;
@@ -25,10 +25,10 @@ const Value* module_item(const EffectiveModel& m, std::string_view label) {
 
 Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_view label, std::string message) {
     if (const Value* item = module_item(ctx.model, label)) return ctx.report_at(rule, *item, std::move(message));
-    const Value& modules = ctx.model["recompute_modules"];
-    if (!modules.is_null() && modules.prov().range.valid()) return ctx.report(rule, "recompute_modules", std::move(message));
-    Diagnostic& d = ctx.report(rule, ctx.model.moe_layer_converted && label == "moe" ? "moe_layer_recompute"
-                                                                                      : "recompute_granularity",
+    const Value& modules = ctx.model[field::recompute_modules];
+    if (!modules.is_null() && modules.prov().range.valid()) return ctx.report(rule, field::recompute_modules, std::move(message));
+    Diagnostic& d = ctx.report(rule, ctx.model.moe_layer_converted && label == "moe" ? field::moe_layer_recompute
+                                                                                      : field::recompute_granularity,
                                std::move(message));
     const auto& defaults = ctx.revision().default_modules;
     if (ctx.model.modules_pre.defaulted && std::find(defaults.begin(), defaults.end(), label) != defaults.end()) {
@@ -59,11 +59,11 @@ bool GraphScope::captures(std::string_view module) const {
 }
 
 std::optional<GraphScope> graph_scope(const EffectiveModel& m) {
-    if (!m.known({"cuda_graph_impl", "cuda_graph_scope", "cuda_graph_modules"})) return std::nullopt;
+    if (!m.known({field::cuda_graph_impl, field::cuda_graph_scope, field::cuda_graph_modules})) return std::nullopt;
     GraphScope g;
-    g.impl = m.str("cuda_graph_impl").value_or("none");
-    for (const char* field : {"cuda_graph_scope", "cuda_graph_modules"}) {
-        const Value& v = m[field];
+    g.impl = m.str(field::cuda_graph_impl).value_or("none");
+    for (FieldName name : {field::cuda_graph_scope, field::cuda_graph_modules}) {
+        const Value& v = m[name];
         if (v.is_string()) {
             std::string s = v.as_string();
             if (auto dot = s.rfind('.'); dot != std::string::npos) s = s.substr(dot + 1);
@@ -80,15 +80,15 @@ std::optional<GraphScope> graph_scope(const EffectiveModel& m) {
     return g;
 }
 
-std::string mhc_connections_field(const Revision& rev) {
+FieldName mhc_connections_field(const Revision& rev) {
     const auto& v = rev.enum_values("mhc_connections_field");
-    return v.empty() ? "enable_mhc_connections" : v.front();
+    return v.empty() ? field::enable_mhc_connections : FieldName::named(v.front());
 }
 
 bool ep_overlap_recomputes_stages(const EffectiveModel& m) {
     const auto& mode = m.revision->enum_values("ep_overlap_full_recompute");
     if (std::find(mode.begin(), mode.end(), "stage") == mode.end()) return false;
-    return !m.known({"overlap_moe_expert_parallel_comm"}) || m.flag("overlap_moe_expert_parallel_comm");
+    return !m.known({field::overlap_moe_expert_parallel_comm}) || m.flag(field::overlap_moe_expert_parallel_comm);
 }
 
 std::string quoted_list(const std::vector<std::string>& items) {

@@ -20,7 +20,7 @@ const Value* module_item(const EffectiveModel& m, std::string_view label);
 // Reports at the label's list item, or at recompute_modules / recompute_granularity when it is implicit.
 Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_view label, std::string message);
 
-// "Megatron Core 0.20.dev rejects this config when the job starts (...)".
+// "Megatron Core 0.20.dev rejects this config at start-up (...)": the rule runner adds it to every error rule's diagnostics.
 std::string rejection_note(const EffectiveModel& m, std::string_view exception = "ValueError");
 
 // CUDA-graph capture as the recompute checks see it.
@@ -36,7 +36,7 @@ std::string quoted_list(const std::vector<std::string>& items);
 
 // The field that switches manifold hyper-connections on: enable_mhc_connections at main, enable_hyper_connections at
 // the dev branch (the revision's enum "mhc_connections_field").
-std::string mhc_connections_field(const Revision& rev);
+FieldName mhc_connections_field(const Revision& rev);
 
 // Whether overlap_moe_expert_parallel_comm turns full recompute into its own whole-stage recompute here (dev:
 // enum "ep_overlap_full_recompute" is "stage"), so recompute_method / recompute_num_layers are not required. True

@@ -1,17 +1,33 @@
 #!/usr/bin/env bash
-# Adds a rule: scripts/new-rule.sh RC117 readable-kebab-name [error|warning|info]
-# Creates the rule file, registers it in rules/rules.def and creates a fixture with an expectation to fill in.
+# Adds a rule in one command: scripts/new-rule.sh RC117 readable-kebab-name [error|warning|info]
+# Writes rules/<code>_<name>.cpp and its fixture, registers the code in rules/rules.def in code order, adds an error
+# rule's code to the `rejections` of every schemas/mcore revision that lists them (the revisions extending those
+# inherit it), builds and regenerates docs/rules.md. The new rule works as written, with a placeholder condition (a
+# recompute_modules label named after the rule) so the whole suite passes; replace the condition, the docs and the
+# fixture with the real ones. BUILD_DIR (default: build) is the configured build directory.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-code="${1:?usage: new-rule.sh RCnnn kebab-name [error|warning|info]}"
-name="${2:?usage: new-rule.sh RCnnn kebab-name [error|warning|info]}"
+usage="usage: new-rule.sh RCnnn kebab-name [error|warning|info]"
+code="${1:?$usage}"
+name="${2:?$usage}"
 severity="${3:-warning}"
+build_dir="${BUILD_DIR:-build}"
 [[ "$code" =~ ^RC[0-9]{3}$ ]] || { echo "code must look like RC117" >&2; exit 2; }
 [[ "$name" =~ ^[a-z0-9]+(-[a-z0-9]+)*$ ]] || { echo "name must be kebab-case" >&2; exit 2; }
 case "$severity" in error) sev=Error ;; warning) sev=Warning ;; info) sev=Info ;; *) echo "severity: error|warning|info" >&2; exit 2 ;; esac
-grep -q "MBL_RULE($code)" rules/rules.def && { echo "$code already exists" >&2; exit 2; }
+# Error rules mirror Megatron Core rejections (RC0xx); advice is RC1xx and up (tests/unit/test_rule_docs.cpp).
+is_error=0; [[ "$sev" == Error ]] && is_error=1
+is_rc0=0; [[ "$code" == RC0* ]] && is_rc0=1
+if ((is_error != is_rc0)); then
+    echo "error rules are RC0xx, warnings and infos RC1xx and up" >&2
+    exit 2
+fi
+grep -q "^MBL_RULE($code)" rules/rules.def && { echo "$code already exists" >&2; exit 2; }
+grep -q "\"$name\"" rules/rc*.cpp && { echo "a rule is already named $name" >&2; exit 2; }
+
 lower="$(echo "$code" | tr 'A-Z' 'a-z')"
-file="rules/${lower}_${name//-/_}.cpp"
+snake="${name//-/_}"
+file="rules/${lower}_${snake}.cpp"
 class="$(echo "$name" | sed -E 's/(^|-)([a-z0-9])/\U\2/g')"
 cat > "$file" <<CPP
 // $code $name
@@ -26,21 +42,23 @@ constexpr RuleInfo kRule{
     "$code", "$name", Severity::$sev,
     "TODO one-line summary",
     R"md(## What it does
-TODO
+TODO: what the rule flags. (Placeholder: a recompute_modules label "$snake".)
 
 ## Why is this bad?
-TODO
+TODO: what goes wrong in the run, with Megatron Core's message for an error rule.
 
 ## Example
 \`\`\`yaml
 model:
   recompute_granularity: selective
+  recompute_modules: [$snake]
 \`\`\`
 
 ## Use instead
 \`\`\`yaml
 model:
   recompute_granularity: selective
+  recompute_modules: [core_attn]
 \`\`\`
 )md"};
 
@@ -49,9 +67,10 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({"recompute_granularity"})) return;  // rules never fire on unknown values
-        // TODO: the condition; report at the field that set the offending value:
-        // ctx.report(kRule, "recompute_granularity", "what is wrong and how to fix it");
+        // TODO: the real condition. Rules never fire on unknown values (m.known({field::...})); read fields through
+        // the mbl::field constants; report at the field that set the offending value (ctx.report(kRule, field::...)).
+        if (!rules::selective_pre(m) || !m.modules_pre.contains("$snake")) return;
+        rules::report_label(ctx, kRule, "$snake", "TODO what is wrong and how to fix it");
     }
 };
 
@@ -61,11 +80,53 @@ MBL_DEFINE_RULE($code, $class)
 
 }  // namespace mbl
 CPP
-echo "MBL_RULE($code)" >> rules/rules.def
-fixture="tests/fixtures/yaml/${lower}_${name//-/_}.yaml"
+
+# Formatted as .clang-format says (the format check of the fast tests).
+if command -v clang-format >/dev/null; then clang-format -i "$file"; else echo "note: clang-format not found; run scripts/check-format.sh --fix" >&2; fi
+
+# rules.def: the new line before the first higher code, else at the end.
+awk -v line="MBL_RULE($code)" -v code="$code" '
+    !done && /^MBL_RULE\(RC[0-9]+\)$/ && substr($0, 10, 5) > code { print line; done = 1 }
+    { print }
+    END { if (!done) print line }' rules/rules.def > rules/rules.def.tmp
+mv rules/rules.def.tmp rules/rules.def
+
+# The fixture. The placeholder label is also an unknown recompute_modules label, hence RC008.
+fixture="tests/fixtures/yaml/${lower}_${snake}.yaml"
 cat > "$fixture" <<YAML
+# TODO: a config that triggers $code, annotated on the line it reports, and the near misses that must not.
 model:
-  recompute_granularity: selective  # expect: $code
+  recompute_granularity: selective
+  recompute_modules: [$snake]  # expect: $code, RC008
 YAML
-echo "created $file and $fixture; registered $code in rules/rules.def"
-echo "error rules also need the code in the 'rejections' of each schemas/mcore/*.json revision that enforces it"
+
+# Error rules run only at the revisions whose schema lists their code among the rejections. It goes into each
+# revision with a full list (the others extend one of them); move it to the \`rejections_add\` of the revision that
+# introduced the check when it is newer than the oldest.
+edited=()
+if [[ "$sev" == Error ]]; then
+    for schema in schemas/mcore/*.json; do
+        grep -q '"rejections": \[' "$schema" || continue
+        # Rewrites only the list, in code order, in the file's own layout (one code per line).
+        python3 - "$schema" "$code" <<'PY'
+import json, re, sys
+path, code = sys.argv[1], sys.argv[2]
+text = open(path).read()
+block = re.search(r'("rejections": \[)([^\]]*)(\n(\s*)\])', text)
+codes = sorted(set(json.loads("[" + block.group(2) + "]")) | {code})
+indent = block.group(4) + "  "
+body = ",".join(f'\n{indent}"{c}"' for c in codes)
+text = text[: block.start(2)] + body + text[block.end(2) :]
+json.loads(text)
+open(path, "w").write(text)
+PY
+        edited+=("$schema")
+    done
+fi
+
+cmake --build "$build_dir" --target mbridge-lint -j2 >/dev/null
+"$build_dir/mbridge-lint" rules --format markdown > docs/rules.md
+
+echo "created $file and $fixture; registered $code in rules/rules.def; regenerated docs/rules.md"
+((${#edited[@]})) && echo "added $code to the rejections of ${edited[*]}"
+echo "next: the real condition, docs and fixture (the TODOs), then: cmake --build $build_dir -j2 && ctest --test-dir $build_dir -L fast"
