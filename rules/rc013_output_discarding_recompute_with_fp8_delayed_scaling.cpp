@@ -42,18 +42,21 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.known({field::fp8, field::fp8_recipe})) return;
         if (!m[field::fp8].truthy()) return;
-// 0.13 refused these labels under every fp8 recipe ("*"); from 0.14 only delayed scaling is refused.
-const auto& refused = ctx.revision().enum_values("fp8_recipes_rejecting_output_discarding_recompute");
-const std::string recipe = m.str(field::fp8_recipe).value_or("");
-const bool any_recipe = std::find(refused.begin(), refused.end(), "*") != refused.end();
-if (!any_recipe && std::find(refused.begin(), refused.end(), recipe) == refused.end()) return;
+        // 0.13 refused these labels under every fp8 recipe ("*"); from 0.14 only delayed scaling is refused. The
+        // labels are the ones Megatron Core's fp8 check names (output_discarding_fp8_labels), not every
+        // output-discarding label.
+        const auto& refused = ctx.revision().enum_values("fp8_recipes_rejecting_output_discarding_recompute");
+        const std::string recipe = m.str(field::fp8_recipe).value_or("");
+        const bool any_recipe = std::find(refused.begin(), refused.end(), "*") != refused.end();
+        if (!any_recipe && std::find(refused.begin(), refused.end(), recipe) == refused.end()) return;
         for (const auto& label : ctx.revision().enum_values("output_discarding_fp8_labels")) {
             if (!m.modules_pre.contains(label)) continue;
-            Diagnostic& d = rules::report_label(ctx, kRule, label,
-                                                any_recipe ? fmt::format("\"{}\" recompute is not supported with fp8 at Megatron Core {}", label, ctx.revision().name)
-                                                           : fmt::format("\"{}\" recompute is not supported with fp8 {} scaling", label, recipe));
-                                                ctx.note_field(d, any_recipe ? field::fp8 : field::fp8_recipe,
-                                                               any_recipe ? "fp8 training is enabled here" : fmt::format("fp8_recipe is \"{}\"", recipe));
+            Diagnostic& d = rules::report_label(
+                ctx, kRule, label,
+                any_recipe ? fmt::format("\"{}\" recompute is not supported with fp8 at Megatron Core {}", label, ctx.revision().name)
+                           : fmt::format("\"{}\" recompute is not supported with fp8 {} scaling", label, recipe));
+            ctx.note_field(d, any_recipe ? field::fp8 : field::fp8_recipe,
+                           any_recipe ? "fp8 training is enabled here" : fmt::format("fp8_recipe is \"{}\"", recipe));
             RuleContext::hint(d, "use a current-scaling (tensorwise), mxfp8 or blockwise fp8 recipe, or drop the label");
         }
     }
