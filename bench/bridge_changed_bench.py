@@ -28,10 +28,10 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from bridge_lsp_bench import RECIPE_DEF, python_files  # noqa: E402  (the recipe files, found one way)
 REPO = os.path.dirname(HERE)
 DEFAULT_BINARY = os.path.join(REPO, "build", "mbridge-lint")
-RECIPE_DIRS = ["src/megatron/bridge/recipes", "src/megatron/bridge/perf_recipes"]
-RECIPE_DEF = re.compile(r"^def \w+\([^)]*\)\s*->\s*ConfigContainer|^def [a-z]\w*_config\(", re.M)
 SELECTIVE = re.compile(r'recompute_granularity\s*=\s*"selective"')
 SETS_GRANULARITY = re.compile(r"^\s*\S+\.recompute_granularity\s*=", re.M)
 GIT = ["git", "-c", "user.name=bench", "-c", "user.email=bench@example.org", "-c", "init.defaultBranch=main",
@@ -103,22 +103,11 @@ def hook_entry(hook_id="mbridge-lint"):
     raise SystemExit(f"bench: hook {hook_id} not found in .pre-commit-hooks.yaml")
 
 
-def python_files(checkout):
-    for top in RECIPE_DIRS:
-        for dirpath, dirnames, filenames in os.walk(os.path.join(checkout, top)):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-            for name in sorted(filenames):
-                if name.endswith(".py"):
-                    path = os.path.join(dirpath, name)
-                    with open(path, encoding="utf-8", errors="replace") as f:
-                        yield os.path.relpath(path, checkout), f.read()
-
-
 def pick_files(checkout):
     """The files the cases change, chosen from the tree itself so that any Bridge checkout works: the recipe file is
     the largest one with a literal `recompute_granularity = "selective"`; the helper is the module without recipe
     functions that sets recompute_granularity and is imported by the most recipe files."""
-    files = dict(python_files(checkout))
+    files = {os.path.relpath(p, checkout): t for p, t in python_files(checkout)}
     recipes = {p: t for p, t in files.items() if RECIPE_DEF.search(t)}
     recipe = max((p for p, t in recipes.items() if SELECTIVE.search(t)), key=lambda p: (recipes[p].count("\n"), p),
                  default=None)

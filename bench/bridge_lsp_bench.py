@@ -37,20 +37,21 @@ TOGGLES = [
 ]
 
 
-def largest_recipe_files(checkout, count):
-    found = []
+def python_files(checkout):
+    """(path, text) of every Python file under the recipe folders of a checkout, in a stable order."""
     base = os.path.join(checkout, "src", "megatron", "bridge")
     for top in ("recipes", "perf_recipes"):
         for dirpath, dirnames, filenames in os.walk(os.path.join(base, top)):
             dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d != "__pycache__")
-            for name in filenames:
-                if not name.endswith(".py"):
-                    continue
-                path = os.path.join(dirpath, name)
-                with open(path, encoding="utf-8", errors="replace") as f:
-                    text = f.read()
-                if RECIPE_DEF.search(text):
-                    found.append((text.count("\n"), path))
+            for name in sorted(filenames):
+                if name.endswith(".py"):
+                    path = os.path.join(dirpath, name)
+                    with open(path, encoding="utf-8", errors="replace") as f:
+                        yield path, f.read()
+
+
+def largest_recipe_files(checkout, count):
+    found = [(text.count("\n"), path) for path, text in python_files(checkout) if RECIPE_DEF.search(text)]
     found.sort(key=lambda t: (-t[0], t[1]))
     return found[:count]
 
