@@ -2,7 +2,7 @@
 """Benchmark (GPU): the host-side cost of one activation checkpoint in Megatron Core.
 
 Usage: bench/checkpoint_overhead.py --megatron NAME=PATH [--megatron NAME=PATH ...] [--python PYTHON] [--layers N]
-                                    [--steps N] [--out FILE.json]
+                                    [--steps N] [--machinery] [--out FILE.json]
 
 Builds a stack of small dense layers (h=256, s=256, b=1: almost no GPU work per layer) with each given Megatron Core
 (PATH holds `megatron/core`) through the GPU check's reference helper (gpu_check/reference/mcore_reference.py), and
@@ -11,7 +11,15 @@ times one training step with selective recompute of nothing (the control), of `c
 step runs is what each checkpoint costs beyond the work it replays: Python autograd functions, saved and restored
 random-number states, hooks. On a large, compute-bound step this cost hides behind the GPU; on a step whose GPU work
 comes in many small pieces (MoE with expert parallelism) the host is on the critical path and it shows up in full.
-Prints a table and, with --out, the figures as JSON (the source of schemas/gpus.json's `checkpoint_host_us`).
+
+--machinery separates the two parts of that cost. It chains --layers stages of (a few elementwise ops, then a small
+matmul that saves their result) and wraps the elementwise ops of every stage in Megatron Core's reentrant checkpoint
+(`tensor_parallel.checkpoint`, what `core_attn`, `mlp` and `moe` use) or in its output-discarding one
+(`CheckpointWithoutOutput`, what `layernorm`, `mla_up_proj` and `moe_act` use), with 1 and with 8 ops inside. The
+1-op difference to the control is the checkpoint's own host cost; the 8-op minus the 1-op, over 7, is the host cost of
+each further replayed op. These are the figures of schemas/host.json.
+
+Prints a table and, with --out, the figures as JSON.
 """
 import argparse
 import json
@@ -88,10 +96,79 @@ def worker(layers, steps):
     print(json.dumps(out))
 
 
-def step_times(python, megatron_path, layers, steps):
+MACHINERY = [("control", 1), ("control", 8), ("reentrant", 1), ("reentrant", 8), ("discarding", 1),
+             ("discarding", 8)]
+
+
+def machinery_worker(layers, steps):
+    """Prints {"kind/ops": ms per step} for the chained stages described in the module doc."""
+    sys.path.insert(0, os.path.dirname(HELPER))
+    import time
+
+    import mcore_reference as ref
+    import torch
+    from megatron.core import tensor_parallel
+
+    ref.init_single_process(torch, 1234)
+    width = 256
+    weights = [torch.randn(width, width, dtype=torch.bfloat16, device="cuda", requires_grad=True) / 16
+               for _ in range(layers)]
+
+    def body(n):
+        def run(x):
+            for _ in range(n):
+                x = x * 1.0009765625  # one kernel launch, next to no GPU work
+            return x
+        return run
+
+    out = {}
+    # The order repeats, so a drift of the host's speed during the run shows as a spread between the repeats.
+    for repeat in range(3):
+        for kind, n in MACHINERY:
+            f = body(n)
+
+            def step():
+                x = torch.randn(256, width, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+                for w in weights:
+                    if kind == "control":
+                        h = f(x)
+                        x = h @ w
+                    elif kind == "reentrant":
+                        h = tensor_parallel.checkpoint(f, False, x)
+                        x = h @ w
+                    else:
+                        ckpt = tensor_parallel.CheckpointWithoutOutput()
+                        h = ckpt.checkpoint(f, x)
+                        x = h @ w
+                        ckpt.discard_output_and_register_recompute(x)
+                x.sum().backward()
+
+            for _ in range(10):
+                step()
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            for _ in range(steps):
+                step()
+            torch.cuda.synchronize()
+            out.setdefault(f"{kind}/{n}", []).append(1000.0 * (time.perf_counter() - start) / steps)
+    print(json.dumps({k: min(v) for k, v in out.items()} | {"spread": {k: max(v) - min(v) for k, v in out.items()}}))
+
+
+def machinery_rows(times, layers):
+    """Per checkpoint and per further replayed op, in microseconds, for each checkpoint kind."""
+    rows = {}
+    for kind in ("reentrant", "discarding"):
+        one = 1000.0 * (times[f"{kind}/1"] - times["control/1"]) / layers
+        eight = 1000.0 * (times[f"{kind}/8"] - times["control/8"]) / layers
+        rows[kind] = {"us_per_checkpoint": one, "us_per_replayed_op": (eight - one) / 7}
+    return rows
+
+
+def step_times(python, megatron_path, layers, steps, machinery=False):
     env = dict(os.environ, PYTHONPATH=os.path.abspath(megatron_path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([python, os.path.abspath(__file__), "--worker", "--layers", str(layers), "--steps",
-                           str(steps)], capture_output=True, text=True, env=env)
+                           str(steps)] + (["--machinery"] if machinery else []), capture_output=True, text=True,
+                          env=env)
     lines = [line for line in proc.stdout.splitlines() if line.startswith("{")]
     if not lines:
         raise SystemExit("worker failed: " + (proc.stderr or proc.stdout)[-500:])
@@ -104,15 +181,25 @@ def main(argv=None):
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--layers", type=int, default=16)
     parser.add_argument("--steps", type=int, default=100)
+    parser.add_argument("--machinery", action="store_true",
+                        help="time the checkpoint machinery around trivial ops instead of real layers")
     parser.add_argument("--out")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
-        worker(args.layers, args.steps)
+        (machinery_worker if args.machinery else worker)(args.layers, args.steps)
         return 0
     results = {}
     for spec in args.megatron:
         name, path = spec.split("=", 1)
+        if args.machinery:
+            times = step_times(args.python, path, args.layers, args.steps, machinery=True)
+            rows = machinery_rows(times, args.layers)
+            for kind, row in rows.items():
+                print(f"{name:10} {kind:10} {row['us_per_checkpoint']:7.1f} us/checkpoint "
+                      f"{row['us_per_replayed_op']:6.1f} us/further replayed op", flush=True)
+            results[name] = {"step_ms": times, "per_kind": rows}
+            continue
         times = step_times(args.python, path, args.layers, args.steps)
         base = times.get("", {}).get("ms")
         rows = []

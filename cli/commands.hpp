@@ -74,6 +74,7 @@ struct EstimateArgs {
     std::string mcore;
     std::string gpu_memory;
     std::string gpu;  // --gpu: step-time model (and budget without --gpu-memory)
+    std::string step_time;  // --step-time: the job's measured step time
     std::string data_parallel_size;
     std::string gpus;
     std::string format = "text";

@@ -25,6 +25,10 @@ void add_estimate_command(CLI::App& app, EstimateArgs& args) {
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
     cmd->add_option("--gpu", args.gpu,
                     "GPU of the step-time model and, without --gpu-memory, of the budget: " + memory::gpu_names());
+    cmd->add_option("--step-time", args.step_time,
+                    "Measured time of one training step of this job as configured, e.g. 457.18 or 457.18ms (Megatron's "
+                    "log: \"elapsed time per iteration (ms)\") or 0.46s: each option's step time is then the replayed "
+                    "work at the job's pace plus the checkpoints' host time, as one percentage");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size (shards the distributed optimizer)");
     cmd->add_option("--gpus", args.gpus, "Total GPUs; the data-parallel size is GPUs / (TP x PP x CP)");
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
@@ -68,6 +72,15 @@ int run_estimate(const EstimateArgs& args) {
     if (!args.gpu_memory.empty()) {
         inputs.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!inputs.gpu_memory_bytes) return kUnusable;
+    }
+    if (!args.step_time.empty()) {
+        inputs.measured_step_seconds = memory::parse_duration(args.step_time);
+        if (!inputs.measured_step_seconds) {
+            std::cerr << fmt::format(
+                "mbridge-lint: --step-time \"{}\" is not a duration such as 457.18 (milliseconds), 457.18ms or 0.46s\n",
+                args.step_time);
+            return kUnusable;
+        }
     }
     if (!args.data_parallel_size.empty() && !args.gpus.empty()) {
         std::cerr << "mbridge-lint: give --data-parallel-size or --gpus, not both\n";

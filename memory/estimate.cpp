@@ -501,6 +501,23 @@ StepModel step_model(const Estimate& est, const RunFacts& run, const GpuSpec& gp
     return sm;
 }
 
+// Checkpoints the option runs over the whole model, for one micro-batch: per layer for selective labels, per
+// checkpointed chunk of layers for full recompute (uniform n: one per n layers; block k: one per layer).
+int model_checkpoints(const Estimate& est, const std::vector<int>& per_stage, int vpp, const Recompute& rc) {
+    int n = 0;
+    if (rc.granularity == Recompute::Granularity::Selective) {
+        for (auto k : est.kinds) n += replay_checkpoints(est.shape, k, rc.modules);
+    } else if (rc.granularity == Recompute::Granularity::Full) {
+        const int per_chunk = std::max(1, rc.num_layers);
+        for (int count : per_stage) {
+            const int unit = std::max(1, count / vpp);
+            n += vpp * (rc.method == Recompute::Method::Uniform ? (unit + per_chunk - 1) / per_chunk
+                                                               : std::min(unit, rc.num_layers));
+        }
+    }
+    return n;
+}
+
 // Forward ops the option replays over the whole model, for one micro-batch.
 std::vector<Op> replayed_model_ops(const Estimate& est, const std::vector<int>& per_stage, int vpp, const Recompute& rc) {
     std::vector<Op> ops;
@@ -837,6 +854,20 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     candidates.push_back(Recompute::full(Recompute::Method::Uniform, 1));
 
     const StepModel time = step_model(est, run, *gpu);
+    const double micro_batches = static_cast<double>(run.micro_batches.value_or(1));
+    est.roofline_step_seconds = time.step_seconds / std::max(1, run.pp) * micro_batches;
+    est.measured_step_seconds = in.measured_step_seconds;
+    const double host_ms = checkpoint_host_seconds() * 1e3;
+    if (est.measured_step_seconds)
+        est.assumptions.push_back({fmt::format(
+            "step time: replayed work at the pace of the measured {:.1f} ms step (the roofline's is {:.1f} ms), plus "
+            "{:.2f} ms of host time per checkpoint (on the critical path when the host paces the step)",
+            *est.measured_step_seconds * 1e3, est.roofline_step_seconds * 1e3, host_ms)});
+    else
+        est.assumptions.push_back({fmt::format(
+            "step time: the replayed work's share of a roofline step; each checkpoint's {:.2f} ms of host time is "
+            "beside it (pass --step-time with the job's measured step time to add the two up)",
+            host_ms)});
     double none_activations = 0;
     auto make_option = [&](const Recompute& option, const std::vector<RankEstimate>& ranks) {
         OptionEstimate o;
@@ -853,7 +884,20 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         double flops = 0;
         for (const auto& op : replayed) flops += op.flops;
         o.replay_share = time.step_flops > 0 ? flops / time.step_flops : 0;
-        o.step_overhead = time.step_seconds > 0 ? ops_seconds(replayed, *time.gpu, time.fp8) / time.step_seconds : 0;
+        // The roofline gives the replay as a share of the step; one rank's checkpoints cost host time in seconds.
+        const double replay_ratio = time.step_seconds > 0 ? ops_seconds(replayed, *time.gpu, time.fp8) / time.step_seconds : 0;
+        const double rank_checkpoints = static_cast<double>(model_checkpoints(est, per_stage, run.vpp, option)) /
+                                        std::max(1, run.pp) * micro_batches;
+        o.checkpoints = static_cast<int>(std::lround(rank_checkpoints));
+        o.host_seconds = rank_checkpoints * checkpoint_host_seconds();
+        if (est.measured_step_seconds) {
+            o.replay_seconds = replay_ratio * *est.measured_step_seconds;
+            o.step_overhead = (o.replay_seconds + o.host_seconds) / *est.measured_step_seconds;
+        } else {
+            o.replay_seconds = replay_ratio * est.roofline_step_seconds;
+            o.step_overhead = replay_ratio;
+        }
+        o.added_seconds = o.replay_seconds + o.host_seconds;
         o.current = o.name == est.current.describe() || (current_is_none && option.granularity == Recompute::Granularity::None);
         if (est.budget) o.fits = o.peak <= *est.budget;
         return o;
@@ -872,7 +916,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         break;
     }
     std::stable_sort(est.options.begin() + 1, est.options.end(),
-                     [](const auto& a, const auto& b) { return a.step_overhead < b.step_overhead; });
+                     [](const auto& a, const auto& b) { return a.added_seconds < b.added_seconds; });
     if (est.budget) {
         for (auto& o : est.options)
             if (o.fits && *o.fits) {
@@ -923,5 +967,27 @@ std::optional<double> parse_byte_size(const std::string& text) {
 }
 
 std::string format_gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+
+std::optional<double> parse_duration(const std::string& text) {
+    size_t end = text.size();
+    while (end > 0 && std::isspace(static_cast<unsigned char>(text[end - 1]))) --end;
+    double scale = 1e-3;  // a bare number is milliseconds, as Megatron's log prints it
+    if (end >= 2 && text.compare(end - 2, 2, "ms") == 0) {
+        end -= 2;
+    } else if (end >= 1 && text[end - 1] == 's') {
+        end -= 1;
+        scale = 1;
+    }
+    const std::string number = text.substr(0, end);
+    try {
+        size_t used = 0;
+        const double value = std::stod(number, &used);
+        while (used < number.size() && std::isspace(static_cast<unsigned char>(number[used]))) ++used;
+        if (used != number.size() || !std::isfinite(value) || value <= 0) return std::nullopt;
+        return value * scale;
+    } catch (...) {
+        return std::nullopt;
+    }
+}
 
 }  // namespace mbl::memory

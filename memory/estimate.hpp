@@ -19,6 +19,9 @@ struct EstimateInputs {
     // Without it those figures fall back to Megatron Core's defaults, stated under assumptions.
     const Value* config = nullptr;
     std::string gpu;  // GPU of the step-time model (schemas/gpus.json); "" = the one matching the budget, else H100
+    // The job's measured step time as it is configured (from its log), when known: the replayed work is then taken at
+    // the job's own pace and the checkpoints' host time is put in proportion to it.
+    std::optional<double> measured_step_seconds;
 };
 
 // Why a value is what it is, for the output ("data-parallel size 1 assumed: pass --data-parallel-size").
@@ -49,7 +52,13 @@ struct OptionEstimate {
     double first_iteration_peak = 0;
     double saving = 0;          // activation bytes saved against no recompute (same rank)
     double replay_share = 0;    // extra forward FLOPs as a share of the step's FLOPs
-    double step_overhead = 0;   // predicted step-time overhead: replayed ops' roofline time over the step's
+    // Predicted step-time overhead. With a measured step time: (replay at the job's pace + host) over it. Without:
+    // the replayed ops' roofline time over the step's roofline (the host time is not in it: see host_seconds).
+    double step_overhead = 0;
+    double replay_seconds = 0;  // replayed work per step on one rank (at the roofline, or at the measured pace)
+    int checkpoints = 0;        // checkpoints run per step on one rank
+    double host_seconds = 0;    // their own host time (checkpoints x checkpoint_host_seconds())
+    double added_seconds = 0;   // replay_seconds + host_seconds: what the options are ordered by
     bool current = false;       // what the config sets
     std::optional<bool> fits;   // only with a budget
     bool narrowest_fit = false; // the cheapest option that fits
@@ -67,8 +76,10 @@ struct Estimate {
     std::int64_t vocab = 0;  // padded
     Recompute current;
     std::string gpu;         // GPU of the step-time model
+    double roofline_step_seconds = 0;             // one rank's step at the roofline
+    std::optional<double> measured_step_seconds;  // given by the user
     std::vector<RankEstimate> ranks;     // hottest first
-    std::vector<OptionEstimate> options; // none first, then by step-time overhead
+    std::vector<OptionEstimate> options; // none first, then by predicted added time
     std::vector<Assumption> assumptions;
     std::optional<double> budget;
     const OptionEstimate* option(const Recompute& rc) const;
@@ -84,5 +95,7 @@ std::optional<Recompute> recompute_of(const EffectiveModel& model);
 // "80GiB", "80G", "81920MiB", "85899345920" (bytes); GB/MB are decimal. nullopt for anything else.
 std::optional<double> parse_byte_size(const std::string& text);
 std::string format_gib(double bytes);  // "71.2 GiB"
+// "457.18" (milliseconds), "457.18ms", "0.457s" as seconds; nullopt for anything else.
+std::optional<double> parse_duration(const std::string& text);
 
 }  // namespace mbl::memory

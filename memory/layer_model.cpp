@@ -674,31 +674,61 @@ std::vector<Op> layer_ops(const LayerShape& s, LayerKind kind) {
     return ops;
 }
 
-std::vector<Op> replayed_ops(const LayerShape& s, LayerKind kind, const std::vector<std::string>& labels) {
+namespace {
+
+// The modules a selective label set replays in one layer of `kind`, and how many checkpoints run them: each label is
+// one checkpoint per layer (Megatron Core wraps its module once), except `layernorm`, one per norm it discards, and
+// labels nested in `moe`, which run inside its checkpoint.
+struct ReplayPlan {
     std::vector<std::string> modules;
+    int checkpoints = 0;
+};
+
+ReplayPlan replay_plan(const LayerShape& s, LayerKind kind, const std::vector<std::string>& labels) {
+    ReplayPlan plan;
     auto add = [&](std::string m) {
-        if (!has(modules, m)) modules.push_back(std::move(m));
+        if (!has(plan.modules, m)) plan.modules.push_back(std::move(m));
     };
+    const bool whole_moe = has(labels, "moe") && has_moe(kind);
+    const bool shared = s.shared_expert_ffn > 0;
+    std::vector<std::string> seen;
     for (const auto& label : labels) {
+        if (has(seen, label)) continue;
+        seen.push_back(label);
+        const int before = static_cast<int>(plan.modules.size());
+        int regions = 1;
         if (label == "core_attn" && has_attention(kind)) add("core_attn");
         if (label == "mla_up_proj" && s.mla && has_attention(kind)) add("mla_up_proj");
         if (label == "mlp" && has_dense_mlp(kind)) add("mlp");
         if (label == "moe" && has_moe(kind)) {
             add("moe");
             add("moe_act");
-            add("shared_experts");
+            if (shared) add("shared_experts");
         }
-        if (label == "moe_act" && has_moe(kind) && s.expert_act_checkpoint) add("moe_act");
-        if (label == "shared_experts" && has_moe(kind)) add("shared_experts");
+        if (label == "moe_act" && has_moe(kind) && s.expert_act_checkpoint && !whole_moe) add("moe_act");
+        if (label == "shared_experts" && has_moe(kind) && shared && !whole_moe) add("shared_experts");
         if (label == "layernorm") {
             if (input_norm_recomputable(s, kind)) add("input_layernorm");
             if (pre_mlp_norm_recomputable(s, kind)) add("pre_mlp_layernorm");
+            regions = static_cast<int>(plan.modules.size()) - before;
         }
+        if (static_cast<int>(plan.modules.size()) > before) plan.checkpoints += regions;
     }
+    return plan;
+}
+
+}  // namespace
+
+std::vector<Op> replayed_ops(const LayerShape& s, LayerKind kind, const std::vector<std::string>& labels) {
+    const ReplayPlan plan = replay_plan(s, kind, labels);
     std::vector<Op> out;
     for (auto& op : layer_ops(s, kind))
-        if (has(modules, op.module)) out.push_back(std::move(op));
+        if (has(plan.modules, op.module)) out.push_back(std::move(op));
     return out;
+}
+
+int replay_checkpoints(const LayerShape& s, LayerKind kind, const std::vector<std::string>& labels) {
+    return replay_plan(s, kind, labels).checkpoints;
 }
 
 }  // namespace mbl::memory

@@ -170,5 +170,8 @@ struct Op {
 std::vector<Op> layer_ops(const LayerShape& shape, LayerKind kind);
 // The forward ops a selective label set replays in one layer (nested labels counted once).
 std::vector<Op> replayed_ops(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);
+// How many checkpoints run those replays in one layer: each costs host time of its own (memory/README.md, "Replay
+// cost as time"), whatever it replays.
+int replay_checkpoints(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);
 
 }  // namespace mbl::memory

@@ -19,10 +19,17 @@ std::string lower(std::string_view s) {
     return out;
 }
 
+const nlohmann::json& gpus_json() {
+    static const nlohmann::json j = [] {
+        auto text = schema_file("gpus.json");
+        if (!text) throw std::runtime_error("schemas/gpus.json is missing from the build");
+        return nlohmann::json::parse(*text);
+    }();
+    return j;
+}
+
 std::vector<GpuSpec> load_table() {
-    auto text = schema_file("gpus.json");
-    if (!text) throw std::runtime_error("schemas/gpus.json is missing from the build");
-    const auto j = nlohmann::json::parse(*text);
+    const auto& j = gpus_json();
     std::vector<GpuSpec> out;
     for (const auto& g : j.at("gpus")) {
         GpuSpec s;
@@ -64,6 +71,11 @@ const GpuSpec* gpu_with_memory(double bytes) {
         if (off <= 0.08 && (!best || off < std::abs(best->memory_bytes - bytes) / best->memory_bytes)) best = &g;
     }
     return best;
+}
+
+double checkpoint_host_seconds() {
+    static const double seconds = gpus_json().at("checkpoint_host_us").get<double>() * 1e-6;
+    return seconds;
 }
 
 std::string gpu_names() {

@@ -3,6 +3,7 @@
 // GPU's tensor throughput and its device-memory traffic at the HBM bandwidth, plus its communication at the link
 // bandwidth. The figures of each GPU come from schemas/gpus.json (datasheets, named there). The model is used for
 // ratios only (replayed time over step time): an absolute step time would need kernel efficiencies it does not know.
+// Beside it, each checkpoint's own host time, which does not scale with the GPU (memory/README.md).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -28,6 +29,8 @@ const GpuSpec* find_gpu(std::string_view name);
 // The table entry whose memory is nearest a budget, within 8 % ("80GB" and "80GiB" both mean an H100); else nullptr.
 const GpuSpec* gpu_with_memory(double bytes);
 std::string gpu_names();  // "H100, H200, B200, GB200"
+// Host time one activation checkpoint costs beyond the work it replays (schemas/gpus.json, `checkpoint_host_us`).
+double checkpoint_host_seconds();
 
 // Seconds one forward op takes on `gpu` (fp8: GEMMs at the fp8 rate).
 double op_seconds(const Op& op, const GpuSpec& gpu, bool fp8);

@@ -79,6 +79,10 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"saving", bytes(o.saving)},
                           {"replay_share", o.replay_share},
                           {"step_overhead", o.step_overhead},
+                          {"replay_seconds", o.replay_seconds},
+                          {"checkpoints", o.checkpoints},
+                          {"host_seconds", o.host_seconds},
+                          {"added_seconds", o.added_seconds},
                           {"first_iteration_peak", bytes(o.first_iteration_peak)},
                           {"current", o.current}};
         x["fits"] = o.fits ? ordered_json(*o.fits) : ordered_json(nullptr);
@@ -86,6 +90,12 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
         options.push_back(std::move(x));
     }
     j["options"] = std::move(options);
+    j["step_time"] = {{"gpu", est.gpu},
+                      {"roofline_seconds", est.roofline_step_seconds},
+                      {"measured_seconds",
+                       est.measured_step_seconds ? ordered_json(*est.measured_step_seconds) : ordered_json(nullptr)},
+                      {"checkpoint_host_seconds", memory::checkpoint_host_seconds()},
+                      {"step_overhead_includes_host", est.measured_step_seconds.has_value()}};
     ordered_json assumptions = ordered_json::array();
     for (const auto& a : est.assumptions) assumptions.push_back(a.text);
     j["assumptions"] = std::move(assumptions);

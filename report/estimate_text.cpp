@@ -83,8 +83,8 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
 
     size_t name_width = 28;
     for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
-    out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>10} {:>9}  {}\n", "recompute option", name_width, "act. on hottest",
-                       "peak", "saving", "step time", "FLOPs", est.budget ? "fits" : "");
+    out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>10} {:>15} {:>9}  {}\n", "recompute option", name_width,
+                       "act. on hottest", "peak", "saving", "step time", "host (ckpts)", "FLOPs", est.budget ? "fits" : "");
     for (const auto& o : est.options) {
         const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
         std::string fits;
@@ -92,20 +92,30 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         std::string mark;
         if (o.narrowest_fit) mark = "   <- narrowest that fits";
         if (o.current) mark += mark.empty() ? "   <- current" : ", current";
-        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>10} {:>9}  {:<4}{}", o.name, name_width,
+        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>10} {:>15} {:>9}  {:<4}{}", o.name, name_width,
                                       fmt::format("{} (r{})", format_gib(o.activations), o.hottest_stage),
                                       format_gib(o.peak), none ? "-" : format_gib(o.saving),
                                       none ? "-" : fmt::format("+{:.1f} %", o.step_overhead * 100),
+                                      none ? "-" : fmt::format("{:.1f} ms ({})", o.host_seconds * 1e3, o.checkpoints),
                                       none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), fits, mark);
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
     if (est.budget && !est.narrowest_fit())
         out << fmt::format("\nno recompute option fits {}: reduce the micro-batch size or add model parallelism\n",
                            format_gib(*est.budget));
+    const std::string step_words =
+        est.measured_step_seconds
+            ? fmt::format("predicted overhead over the measured {:.1f} ms step: the replayed work at the job's pace plus "
+                          "the checkpoints' host time",
+                          *est.measured_step_seconds * 1e3)
+            : fmt::format("predicted overhead of the replayed work (roofline of each replayed op on an {}); host: the "
+                          "checkpoints' own host time per step on one rank, on the critical path when the host paces the "
+                          "step (pass --step-time to add it in)",
+                          est.gpu);
     out << fmt::format("\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
-                       "working set, or the logits and loss); step time: predicted overhead of the replayed work (roofline "
-                       "of each replayed op on an {}); FLOPs: replayed FLOPs as a share of the step's\n",
-                       est.gpu);
+                       "working set, or the logits and loss); step time: {}; options are ordered by replay plus host "
+                       "time; FLOPs: replayed FLOPs as a share of the step's\n",
+                       step_words);
     if (!est.assumptions.empty()) {
         out << "assumptions:\n";
         for (const auto& a : est.assumptions) out << "  - " << a.text << '\n';

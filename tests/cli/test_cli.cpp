@@ -141,6 +141,19 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
     // re-running 6 whole layers, so full block 6 is the cheapest option that fits.
     for (const auto& o : j["options"]) narrowest |= o["narrowest_fit"].get<bool>() && o["option"] == "full block 6";
     CHECK(narrowest);
+    // Every option but none carries its checkpoints' host time; --step-time folds it into the percentage.
+    for (const auto& o : j["options"])
+        if (o["option"] != "none") CHECK(o["host_seconds"].get<double>() > 0);
+    CHECK(j["step_time"]["measured_seconds"].is_null());
+    auto timed = run("estimate " + cfg + " --gpu-memory 80GiB --format json --step-time 2.5s");
+    REQUIRE(timed.code == 0);
+    const auto t = nlohmann::json::parse(timed.out);
+    CHECK(t["step_time"]["measured_seconds"].get<double>() == Approx(2.5));
+    CHECK(t["step_time"]["step_overhead_includes_host"].get<bool>());
+    for (const auto& o : t["options"])
+        if (o["option"] != "none")
+            CHECK(o["step_overhead"].get<double>() ==
+                  Approx((o["replay_seconds"].get<double>() + o["host_seconds"].get<double>()) / 2.5));
 
     auto html_path = write_temp("report.html", "");
     auto html = run("estimate " + cfg + " --gpu-memory 80GiB --html " + html_path);
@@ -159,6 +172,10 @@ TEST_CASE("estimate: bad flags and unusable configs exit 2", "[cli][estimate]") 
     CHECK(banana.code == 2);
     CHECK(banana.out.find("--gpu-memory \"banana\" is not a size") != std::string::npos);
     CHECK(run("check " + cfg + " --gpu-memory banana").code == 2);
+    auto slow = run("estimate " + cfg + " --step-time 3min");
+    CHECK(slow.code == 2);
+    CHECK(slow.out.find("--step-time \"3min\" is not a duration such as 457.18") != std::string::npos);
+    CHECK(run("estimate " + cfg + " --step-time 0").code == 2);
     CHECK(run("check " + cfg + " --data-parallel-size -3").code == 2);
     CHECK(run("estimate " + cfg + " --data-parallel-size 0").code == 2);
     CHECK(run("estimate " + cfg + " --gpus 12").code == 2);  // not a multiple of TP 4 x PP 2

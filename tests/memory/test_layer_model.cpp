@@ -541,3 +541,77 @@ TEST_CASE("step-time model: GPU table, roofline of one op, overheads of the opti
     CHECK(overhead(Recompute::full(Recompute::Method::Uniform, 1)) > 0.2);
     CHECK(overhead(Recompute::full(Recompute::Method::Uniform, 1)) < 1.0 / 3);
 }
+
+TEST_CASE("checkpoints per layer: one per label, one per discarded norm, none for labels nested in moe", "[memory]") {
+    LayerShape s = paper_layer();
+    s.attention = AttentionKernel::Fused;
+    s.gated = true;
+    s.experts = 8;
+    s.topk = 2;
+    s.expert_ffn = 512;
+    s.expert_fused_activation = true;
+    CHECK(replay_checkpoints(s, LayerKind::Dense, {}) == 0);
+    CHECK(replay_checkpoints(s, LayerKind::Dense, {"core_attn"}) == 1);
+    CHECK(replay_checkpoints(s, LayerKind::Dense, {"core_attn", "mlp"}) == 2);
+    CHECK(replay_checkpoints(s, LayerKind::Dense, {"moe_act"}) == 0);  // no experts in a dense layer
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"mlp"}) == 0);        // no dense MLP in an MoE layer
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"moe_act"}) == 1);
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"moe", "moe_act", "shared_experts"}) == 1);
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"shared_experts"}) == 0);  // no shared expert
+    s.shared_expert_ffn = 1024;
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"shared_experts", "moe_act"}) == 2);
+    // Separate norms (MLA's input norm, MoE's pre-MLP norm): two checkpoints; a norm fused into the next linear: none.
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"layernorm"}) >= 1);  // the router cannot take a fused norm
+    CHECK(static_cast<size_t>(replay_checkpoints(s, LayerKind::Moe, {"layernorm"})) ==
+          replayed_ops(s, LayerKind::Moe, {"layernorm"}).size());
+    s.mla = true;
+    s.kv_lora_rank = 256;
+    s.qk_head_dim = 64;
+    s.qk_pos_dim = 32;
+    s.v_head_dim = 64;
+    CHECK(replay_checkpoints(s, LayerKind::Moe, {"mla_up_proj", "mla_up_proj"}) == 1);  // a repeated label runs once
+}
+
+TEST_CASE("step time with the job's measured step: replay at its pace plus each checkpoint's host time", "[memory]") {
+    const char* yaml = "model:\n  transformer_impl: transformer_engine\n  num_layers: 4\n  hidden_size: 4096\n"
+                       "  num_attention_heads: 32\n  ffn_hidden_size: 14336\n  gated_linear_unit: true\n"
+                       "  seq_length: 4096\n  bf16: true\n";
+    const auto model = model_of(yaml);
+    const auto roofline = estimate(model, {});
+    EstimateInputs timed_inputs;
+    timed_inputs.measured_step_seconds = 0.5;
+    const auto timed = estimate(model, timed_inputs);
+    REQUIRE(roofline.ok);
+    REQUIRE(timed.ok);
+    CHECK(checkpoint_host_seconds() > 0);
+    const Recompute mlp = Recompute::selective({"mlp"});
+    const OptionEstimate* a = roofline.option(mlp);
+    const OptionEstimate* b = timed.option(mlp);
+    REQUIRE(a);
+    REQUIRE(b);
+    CHECK(a->checkpoints == 4);  // one per layer, one micro-batch
+    CHECK(a->host_seconds == Approx(4 * checkpoint_host_seconds()));
+    // Without the measured step, the percentage is the roofline's share and the host time stands beside it.
+    CHECK(a->replay_seconds == Approx(a->step_overhead * roofline.roofline_step_seconds));
+    CHECK(a->added_seconds == Approx(a->replay_seconds + a->host_seconds));
+    // With it, the same share of the measured step, plus the host time, over the measured step.
+    CHECK(b->replay_seconds == Approx(a->step_overhead * 0.5));
+    CHECK(b->step_overhead == Approx((b->replay_seconds + b->host_seconds) / 0.5));
+    // Full uniform 1: one checkpoint per layer.
+    const OptionEstimate* full = roofline.option(Recompute::full(Recompute::Method::Uniform, 1));
+    REQUIRE(full);
+    CHECK(full->checkpoints == 4);
+}
+
+TEST_CASE("durations for --step-time", "[memory]") {
+    CHECK(parse_duration("457.18").value() == Approx(0.45718));
+    CHECK(parse_duration("457.18ms").value() == Approx(0.45718));
+    CHECK(parse_duration("0.46s").value() == Approx(0.46));
+    CHECK(parse_duration("12 ms").value() == Approx(0.012));
+    CHECK_FALSE(parse_duration(""));
+    CHECK_FALSE(parse_duration("fast"));
+    CHECK_FALSE(parse_duration("-3"));
+    CHECK_FALSE(parse_duration("0"));
+    CHECK_FALSE(parse_duration("3 min"));
+    CHECK_FALSE(parse_duration("ms"));
+}
