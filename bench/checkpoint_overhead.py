@@ -17,7 +17,7 @@ matmul that saves their result) and wraps the elementwise ops of every stage in 
 (`tensor_parallel.checkpoint`, what `core_attn`, `mlp` and `moe` use) or in its output-discarding one
 (`CheckpointWithoutOutput`, what `layernorm`, `mla_up_proj` and `moe_act` use), with 1 and with 8 ops inside. The
 1-op difference to the control is the checkpoint's own host cost; the 8-op minus the 1-op, over 7, is the host cost of
-each further replayed op. These are the figures of schemas/host.json.
+each further replayed op: what `checkpoint_host_us` in schemas/gpus.json stands for.
 
 Prints a table and, with --out, the figures as JSON.
 """
