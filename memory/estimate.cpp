@@ -865,8 +865,10 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
             *est.measured_step_seconds * 1e3, est.roofline_step_seconds * 1e3, host_ms)});
     else
         est.assumptions.push_back({fmt::format(
-            "step time: the replayed work's share of a roofline step; each checkpoint's {:.2f} ms of host time is "
+            "step time: the replayed work's share of a roofline step ({}); each checkpoint's {:.2f} ms of host time is "
             "beside it (pass --step-time with the job's measured step time to add the two up)",
+            est.roofline_step_seconds >= 1 ? fmt::format("{:.1f} s", est.roofline_step_seconds)
+                                           : fmt::format("{:.1f} ms", est.roofline_step_seconds * 1e3),
             host_ms)});
     double none_activations = 0;
     auto make_option = [&](const Recompute& option, const std::vector<RankEstimate>& ranks) {
