@@ -26,6 +26,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 HELPER = os.path.join(HERE, "..", "gpu_check", "reference", "mcore_reference.py")
@@ -57,11 +58,21 @@ def request(layers, steps, modules):
     }
 
 
+def ms_per_step(torch, step, steps):
+    """Milliseconds per call of `step` over `steps` calls, after 10 warm-up calls, the GPU drained at both ends."""
+    for _ in range(10):
+        step()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    return 1000.0 * (time.perf_counter() - start) / steps
+
+
 def worker(layers, steps):
     """Runs in a process whose PYTHONPATH holds one Megatron Core: prints {modules: ms per step} as JSON."""
     sys.path.insert(0, os.path.dirname(HELPER))
-    import time
-
     import mcore_reference as ref
     import torch
 
@@ -82,14 +93,7 @@ def worker(layers, steps):
                 y = block(x, attention_mask=mask)
                 y.backward(torch.ones_like(y))
 
-            for _ in range(10):
-                step()
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            torch.cuda.synchronize()
-            out[",".join(modules)] = {"ms": 1000.0 * (time.perf_counter() - start) / steps}
+            out[",".join(modules)] = {"ms": ms_per_step(torch, step, steps)}
         except Exception as e:  # a Megatron Core that cannot run this option
             out[",".join(modules)] = {"error": "{}: {}".format(type(e).__name__, e)[:200]}
         del block
@@ -103,8 +107,6 @@ MACHINERY = [("control", 1), ("control", 8), ("reentrant", 1), ("reentrant", 8),
 def machinery_worker(layers, steps):
     """Prints {"kind/ops": ms per step} for the chained stages described in the module doc."""
     sys.path.insert(0, os.path.dirname(HELPER))
-    import time
-
     import mcore_reference as ref
     import torch
     from megatron.core import tensor_parallel
@@ -143,14 +145,7 @@ def machinery_worker(layers, steps):
                         ckpt.discard_output_and_register_recompute(x)
                 x.sum().backward()
 
-            for _ in range(10):
-                step()
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            for _ in range(steps):
-                step()
-            torch.cuda.synchronize()
-            out.setdefault(f"{kind}/{n}", []).append(1000.0 * (time.perf_counter() - start) / steps)
+            out.setdefault(f"{kind}/{n}", []).append(ms_per_step(torch, step, steps))
     print(json.dumps({k: min(v) for k, v in out.items()} | {"spread": {k: max(v) - min(v) for k, v in out.items()}}))
 
 
