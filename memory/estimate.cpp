@@ -857,19 +857,47 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     const double micro_batches = static_cast<double>(run.micro_batches.value_or(1));
     est.roofline_step_seconds = time.step_seconds / std::max(1, run.pp) * micro_batches;
     est.measured_step_seconds = in.measured_step_seconds;
+    // An option's time: its replay as a share of the step (the roofline's ratio) and its checkpoints' host seconds.
+    struct TimeParts {
+        double replay_ratio = 0, host_seconds = 0, checkpoints = 0;
+    };
+    auto time_parts = [&](const Recompute& option) {
+        TimeParts t;
+        const std::vector<Op> replayed = replayed_model_ops(est, per_stage, run.vpp, option);
+        t.replay_ratio = time.step_seconds > 0 ? ops_seconds(replayed, *time.gpu, time.fp8) / time.step_seconds : 0;
+        t.checkpoints = static_cast<double>(model_checkpoints(est, per_stage, run.vpp, option)) / std::max(1, run.pp) *
+                        micro_batches;
+        t.host_seconds = t.checkpoints * checkpoint_host_seconds();
+        return t;
+    };
     const double host_ms = checkpoint_host_seconds() * 1e3;
-    if (est.measured_step_seconds)
+    if (est.measured_step_seconds) {
+        // The measured step is the job as configured: it includes the current option's own replay and host time.
+        // Options are compared against the step without recompute, B: measured = B (1 + replay ratio) + host.
+        const double measured = *est.measured_step_seconds;
+        const TimeParts current = time_parts(est.current);
+        est.baseline_step_seconds = (measured - current.host_seconds) / (1 + current.replay_ratio);
+        std::string whence = fmt::format("the measured {} step", format_duration(measured));
+        if (est.baseline_step_seconds < 0.5 * measured) {
+            // More than half the step would be the current option's overhead: keep the measurement as it is.
+            est.baseline_step_seconds = measured;
+            whence += fmt::format(", taken as it is (the configured recompute's predicted {} would be most of it)",
+                                  format_duration(current.replay_ratio * measured + current.host_seconds));
+        } else if (est.baseline_step_seconds < measured) {
+            whence = fmt::format("the step without recompute, {} (the measured {} less the configured {}'s predicted {})",
+                                 format_duration(*est.baseline_step_seconds), format_duration(measured),
+                                 est.current.describe(), format_duration(measured - *est.baseline_step_seconds));
+        }
         est.assumptions.push_back({fmt::format(
-            "step time: replayed work at the pace of the measured {:.1f} ms step (the roofline's is {:.1f} ms), plus "
-            "{:.2f} ms of host time per checkpoint (on the critical path when the host paces the step)",
-            *est.measured_step_seconds * 1e3, est.roofline_step_seconds * 1e3, host_ms)});
-    else
+            "step time: replayed work at the pace of {}, plus {:.2f} ms of host time per checkpoint (on the critical "
+            "path when the host paces the step); the roofline's step is {}",
+            whence, host_ms, format_duration(est.roofline_step_seconds))});
+    } else {
         est.assumptions.push_back({fmt::format(
             "step time: the replayed work's share of a roofline step ({}); each checkpoint's {:.2f} ms of host time is "
             "beside it (pass --step-time with the job's measured step time to add the two up)",
-            est.roofline_step_seconds >= 1 ? fmt::format("{:.1f} s", est.roofline_step_seconds)
-                                           : fmt::format("{:.1f} ms", est.roofline_step_seconds * 1e3),
-            host_ms)});
+            format_duration(est.roofline_step_seconds), host_ms)});
+    }
     double none_activations = 0;
     auto make_option = [&](const Recompute& option, const std::vector<RankEstimate>& ranks) {
         OptionEstimate o;
@@ -886,18 +914,15 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         double flops = 0;
         for (const auto& op : replayed) flops += op.flops;
         o.replay_share = time.step_flops > 0 ? flops / time.step_flops : 0;
-        // The roofline gives the replay as a share of the step; one rank's checkpoints cost host time in seconds.
-        const double replay_ratio = time.step_seconds > 0 ? ops_seconds(replayed, *time.gpu, time.fp8) / time.step_seconds : 0;
-        const double rank_checkpoints = static_cast<double>(model_checkpoints(est, per_stage, run.vpp, option)) /
-                                        std::max(1, run.pp) * micro_batches;
-        o.checkpoints = static_cast<int>(std::lround(rank_checkpoints));
-        o.host_seconds = rank_checkpoints * checkpoint_host_seconds();
-        if (est.measured_step_seconds) {
-            o.replay_seconds = replay_ratio * *est.measured_step_seconds;
-            o.step_overhead = (o.replay_seconds + o.host_seconds) / *est.measured_step_seconds;
+        const TimeParts t = time_parts(option);
+        o.checkpoints = static_cast<int>(std::lround(t.checkpoints));
+        o.host_seconds = t.host_seconds;
+        if (est.baseline_step_seconds) {
+            o.replay_seconds = t.replay_ratio * *est.baseline_step_seconds;
+            o.step_overhead = (o.replay_seconds + o.host_seconds) / *est.baseline_step_seconds;
         } else {
-            o.replay_seconds = replay_ratio * est.roofline_step_seconds;
-            o.step_overhead = replay_ratio;
+            o.replay_seconds = t.replay_ratio * est.roofline_step_seconds;
+            o.step_overhead = t.replay_ratio;
         }
         o.added_seconds = o.replay_seconds + o.host_seconds;
         o.current = o.name == est.current.describe() || (current_is_none && option.granularity == Recompute::Granularity::None);
@@ -969,6 +994,10 @@ std::optional<double> parse_byte_size(const std::string& text) {
 }
 
 std::string format_gib(double bytes) { return fmt::format("{:.1f} GiB", bytes / kGiB); }
+
+std::string format_duration(double seconds) {
+    return seconds >= 1 ? fmt::format("{:.1f} s", seconds) : fmt::format("{:.1f} ms", seconds * 1e3);
+}
 
 std::optional<double> parse_duration(const std::string& text) {
     size_t end = text.size();

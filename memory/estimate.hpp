@@ -52,7 +52,8 @@ struct OptionEstimate {
     double first_iteration_peak = 0;
     double saving = 0;          // activation bytes saved against no recompute (same rank)
     double replay_share = 0;    // extra forward FLOPs as a share of the step's FLOPs
-    // Predicted step-time overhead. With a measured step time: (replay at the job's pace + host) over it. Without:
+    // Predicted step-time overhead. With a measured step time: (replay at the job's pace + host) over the step without
+    // recompute derived from it (Estimate::baseline_step_seconds). Without:
     // the replayed ops' roofline time over the step's roofline (the host time is not in it: see host_seconds).
     double step_overhead = 0;
     double replay_seconds = 0;  // replayed work per step on one rank (at the roofline, or at the measured pace)
@@ -78,6 +79,7 @@ struct Estimate {
     std::string gpu;         // GPU of the step-time model
     double roofline_step_seconds = 0;             // one rank's step at the roofline
     std::optional<double> measured_step_seconds;  // given by the user
+    std::optional<double> baseline_step_seconds;  // from it: the step without recompute, what options are compared to
     std::vector<RankEstimate> ranks;     // hottest first
     std::vector<OptionEstimate> options; // none first, then by predicted added time
     std::vector<Assumption> assumptions;
@@ -97,5 +99,6 @@ std::optional<double> parse_byte_size(const std::string& text);
 std::string format_gib(double bytes);  // "71.2 GiB"
 // "457.18" (milliseconds), "457.18ms", "0.457s" as seconds; nullopt for anything else.
 std::optional<double> parse_duration(const std::string& text);
+std::string format_duration(double seconds);  // "457.2 ms", "19.5 s"
 
 }  // namespace mbl::memory

@@ -14,6 +14,7 @@ std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader&
 
 namespace {
 
+using memory::format_duration;
 using memory::format_gib;
 
 std::string escape(const std::string& text) {
@@ -160,9 +161,8 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
     out << "<p class=\"muted\">Activations: kept by the in-flight micro-batches. Transient: on top at the peak (a layer's "
            "backward working set, or the logits and loss). Step time: "
         << escape(est.measured_step_seconds
-                      ? fmt::format("predicted overhead over the measured {:.1f} ms step: the replayed work at the job's "
-                                    "pace plus the checkpoints' host time",
-                                    *est.measured_step_seconds * 1e3)
+                      ? fmt::format("predicted overhead over the step without recompute ({}, from the measured {}): the replayed work at the job's pace plus the checkpoints' host time",
+                                    format_duration(est.baseline_step_seconds.value_or(0)), format_duration(*est.measured_step_seconds))
                       : fmt::format("predicted overhead of the replayed work, a roofline of each replayed op on an {}",
                                     est.gpu))
         << ". Host: the checkpoints' own host time per step on one rank, on the critical path when the host paces the "

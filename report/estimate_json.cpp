@@ -94,6 +94,8 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                       {"roofline_seconds", est.roofline_step_seconds},
                       {"measured_seconds",
                        est.measured_step_seconds ? ordered_json(*est.measured_step_seconds) : ordered_json(nullptr)},
+                      {"baseline_seconds",
+                       est.baseline_step_seconds ? ordered_json(*est.baseline_step_seconds) : ordered_json(nullptr)},
                       {"checkpoint_host_seconds", memory::checkpoint_host_seconds()},
                       {"step_overhead_includes_host", est.measured_step_seconds.has_value()}};
     ordered_json assumptions = ordered_json::array();

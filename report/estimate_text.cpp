@@ -7,6 +7,7 @@
 
 namespace mbl {
 
+using memory::format_duration;
 using memory::format_gib;
 using memory::kGiB;
 
@@ -105,9 +106,8 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
                            format_gib(*est.budget));
     const std::string step_words =
         est.measured_step_seconds
-            ? fmt::format("predicted overhead over the measured {:.1f} ms step: the replayed work at the job's pace plus "
-                          "the checkpoints' host time",
-                          *est.measured_step_seconds * 1e3)
+            ? fmt::format("predicted overhead over the step without recompute ({}, from the measured {}): the replayed work at the job's pace plus the checkpoints' host time",
+                          format_duration(est.baseline_step_seconds.value_or(0)), format_duration(*est.measured_step_seconds))
             : fmt::format("predicted overhead of the replayed work (roofline of each replayed op on an {}); host: the "
                           "checkpoints' own host time per step on one rank, on the critical path when the host paces the "
                           "step (pass --step-time to add it in)",

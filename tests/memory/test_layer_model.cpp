@@ -594,9 +594,29 @@ TEST_CASE("step time with the job's measured step: replay at its pace plus each 
     // Without the measured step, the percentage is the roofline's share and the host time stands beside it.
     CHECK(a->replay_seconds == Approx(a->step_overhead * roofline.roofline_step_seconds));
     CHECK(a->added_seconds == Approx(a->replay_seconds + a->host_seconds));
-    // With it, the same share of the measured step, plus the host time, over the measured step.
+    // With it, the same share of the measured step, plus the host time, over the measured step (nothing configured
+    // to recompute: the measured step is the step without recompute).
+    REQUIRE(timed.baseline_step_seconds);
+    CHECK(*timed.baseline_step_seconds == Approx(0.5));
     CHECK(b->replay_seconds == Approx(a->step_overhead * 0.5));
     CHECK(b->step_overhead == Approx((b->replay_seconds + b->host_seconds) / 0.5));
+    // A job measured while recomputing mlp: its step is the step without recompute B plus mlp's replay and host time.
+    const auto mlp_model = model_of(std::string(yaml) + "  recompute_granularity: selective\n  recompute_modules: [mlp]\n");
+    const auto timed_mlp = estimate(mlp_model, timed_inputs);
+    REQUIRE(timed_mlp.ok);
+    REQUIRE(timed_mlp.baseline_step_seconds);
+    const double B = *timed_mlp.baseline_step_seconds;
+    CHECK(B < 0.5);
+    CHECK(B * (1 + a->step_overhead) + a->host_seconds == Approx(0.5));
+    const OptionEstimate* c = timed_mlp.option(mlp);
+    REQUIRE(c);
+    CHECK(c->current);
+    CHECK(c->step_overhead == Approx((0.5 - B) / B));
+    // A measured step that the configured option's predicted host time would mostly fill is taken as it is.
+    timed_inputs.measured_step_seconds = 0.001;
+    const auto tiny = estimate(mlp_model, timed_inputs);
+    REQUIRE(tiny.baseline_step_seconds);
+    CHECK(*tiny.baseline_step_seconds == Approx(0.001));
     // Full uniform 1: one checkpoint per layer.
     const OptionEstimate* full = roofline.option(Recompute::full(Recompute::Method::Uniform, 1));
     REQUIRE(full);
