@@ -11,9 +11,6 @@ using memory::format_duration;
 using memory::format_gib;
 using memory::kGiB;
 
-std::string estimate_model_line(const memory::Estimate& est);  // shared with the HTML page
-std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader& header);
-
 // "52 layers: 23 Mamba, 23 MoE, 6 attention" for stacks of several kinds; "" for a plain stack of one kind.
 static std::string estimate_layer_mix(const memory::Estimate& est) {
     std::vector<std::pair<memory::LayerKind, int>> counts;
@@ -57,6 +54,21 @@ std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader&
                        est.current.describe());
 }
 
+std::string time_column_name(const memory::Estimate& est) {
+    return est.measured_step_seconds ? "step time" : "replay";
+}
+
+std::string time_column_words(const memory::Estimate& est) {
+    if (est.measured_step_seconds)
+        return fmt::format("predicted overhead over the step without recompute ({}, from the measured {}): the replayed "
+                           "work at the job's pace plus the checkpoints' host time",
+                           format_duration(est.baseline_step_seconds.value_or(*est.measured_step_seconds)),
+                           format_duration(*est.measured_step_seconds));
+    return fmt::format("the replayed work's predicted share of the step (a roofline of each replayed op on an {}); pass "
+                       "--step-time with the job's measured step time to add the host time in",
+                       est.gpu);
+}
+
 void write_estimate_text(std::ostream& out, const memory::Estimate& est, const EstimateHeader& header) {
     out << fmt::format("{} (Megatron Core {})\n", header.input, header.revision);
     out << "  model: " << estimate_model_line(est) << '\n';
@@ -85,7 +97,8 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     size_t name_width = 28;
     for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
     out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>10} {:>15} {:>9}  {}\n", "recompute option", name_width,
-                       "act. on hottest", "peak", "saving", "step time", "host (ckpts)", "FLOPs", est.budget ? "fits" : "");
+                       "act. on hottest", "peak", "saving", time_column_name(est), "host (ckpts)", "FLOPs",
+                       est.budget ? "fits" : "");
     for (const auto& o : est.options) {
         const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
         std::string fits;
@@ -104,18 +117,11 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     if (est.budget && !est.narrowest_fit())
         out << fmt::format("\nno recompute option fits {}: reduce the micro-batch size or add model parallelism\n",
                            format_gib(*est.budget));
-    const std::string step_words =
-        est.measured_step_seconds
-            ? fmt::format("predicted overhead over the step without recompute ({}, from the measured {}): the replayed work at the job's pace plus the checkpoints' host time",
-                          format_duration(est.baseline_step_seconds.value_or(0)), format_duration(*est.measured_step_seconds))
-            : fmt::format("predicted overhead of the replayed work (roofline of each replayed op on an {}); host: the "
-                          "checkpoints' own host time per step on one rank, on the critical path when the host paces the "
-                          "step (pass --step-time to add it in)",
-                          est.gpu);
     out << fmt::format("\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
-                       "working set, or the logits and loss); step time: {}; options are ordered by replay plus host "
-                       "time; FLOPs: replayed FLOPs as a share of the step's\n",
-                       step_words);
+                       "working set, or the logits and loss); {}: {}; host: the checkpoints' own host time per step on "
+                       "one rank, on the critical path when the host paces the step; options are ordered by replay plus "
+                       "host time; FLOPs: replayed FLOPs as a share of the step's\n",
+                       time_column_name(est), time_column_words(est));
     if (!est.assumptions.empty()) {
         out << "assumptions:\n";
         for (const auto& a : est.assumptions) out << "  - " << a.text << '\n';

@@ -121,6 +121,12 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
     CHECK(text.out.find("selective [core_attn]") != std::string::npos);
     CHECK(text.out.find("<- narrowest that fits") != std::string::npos);
     CHECK(text.out.find("DP 8 (--data-parallel-size)") != std::string::npos);
+    // Without a measured step the time column is the replay's roofline share, the host time beside it.
+    CHECK(text.out.find("    replay    host (ckpts)") != std::string::npos);
+    auto timed_text = run("estimate " + cfg + " --gpu-memory 80GiB --data-parallel-size 8 --step-time 1200");
+    CHECK(timed_text.code == 0);
+    CHECK(timed_text.out.find(" step time    host (ckpts)") != std::string::npos);
+    CHECK(timed_text.out.find("from the measured 1.2 s") != std::string::npos);
 
     auto json = run("estimate " + cfg + " --gpu-memory 80GiB --gpus 64 --format json");
     REQUIRE(json.code == 0);
