@@ -857,14 +857,18 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     const double micro_batches = static_cast<double>(run.micro_batches.value_or(1));
     est.roofline_step_seconds = time.step_seconds / std::max(1, run.pp) * micro_batches;
     est.measured_step_seconds = in.measured_step_seconds;
-    // An option's time: its replay as a share of the step (the roofline's ratio) and its checkpoints' host seconds.
+    // An option's time: its replay as a share of the step (the roofline's ratio; its FLOPs' share beside it) and its
+    // checkpoints' host seconds.
     struct TimeParts {
-        double replay_ratio = 0, host_seconds = 0, checkpoints = 0;
+        double replay_ratio = 0, flop_share = 0, host_seconds = 0, checkpoints = 0;
     };
     auto time_parts = [&](const Recompute& option) {
         TimeParts t;
         const std::vector<Op> replayed = replayed_model_ops(est, per_stage, run.vpp, option);
         t.replay_ratio = time.step_seconds > 0 ? ops_seconds(replayed, *time.gpu, time.fp8) / time.step_seconds : 0;
+        double flops = 0;
+        for (const auto& op : replayed) flops += op.flops;
+        t.flop_share = time.step_flops > 0 ? flops / time.step_flops : 0;
         t.checkpoints = static_cast<double>(model_checkpoints(est, per_stage, run.vpp, option)) / std::max(1, run.pp) *
                         micro_batches;
         t.host_seconds = t.checkpoints * checkpoint_host_seconds();
@@ -910,11 +914,8 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         for (const auto& r : ranks) o.first_iteration_peak = std::max(o.first_iteration_peak, r.first_iteration_peak());
         if (option.granularity == Recompute::Granularity::None) none_activations = o.activations;
         o.saving = none_activations - o.activations;
-        const std::vector<Op> replayed = replayed_model_ops(est, per_stage, run.vpp, option);
-        double flops = 0;
-        for (const auto& op : replayed) flops += op.flops;
-        o.replay_share = time.step_flops > 0 ? flops / time.step_flops : 0;
         const TimeParts t = time_parts(option);
+        o.replay_share = t.flop_share;
         o.checkpoints = static_cast<int>(std::lround(t.checkpoints));
         o.host_seconds = t.host_seconds;
         if (est.baseline_step_seconds) {

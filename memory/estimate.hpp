@@ -53,8 +53,8 @@ struct OptionEstimate {
     double saving = 0;          // activation bytes saved against no recompute (same rank)
     double replay_share = 0;    // extra forward FLOPs as a share of the step's FLOPs
     // Predicted step-time overhead. With a measured step time: (replay at the job's pace + host) over the step without
-    // recompute derived from it (Estimate::baseline_step_seconds). Without:
-    // the replayed ops' roofline time over the step's roofline (the host time is not in it: see host_seconds).
+    // recompute derived from it (Estimate::baseline_step_seconds). Without: the replayed ops' roofline time over the
+    // step's roofline (the host time is not in it: see host_seconds).
     double step_overhead = 0;
     double replay_seconds = 0;  // replayed work per step on one rank (at the roofline, or at the measured pace)
     int checkpoints = 0;        // checkpoints run per step on one rank
