@@ -18,6 +18,13 @@ std::string peak_words(const memory::OptionEstimate& option) {
     return fmt::format("{} on pipeline rank {}", memory::format_gib(option.peak), option.hottest_stage);
 }
 
+std::string cost_words(const memory::OptionEstimate& option) {
+    std::string words = fmt::format("+{:.1f} % step time", option.step_overhead * 100);
+    if (option.host_seconds > 0)
+        words += fmt::format(" and {} of checkpoint host time per step", memory::format_duration(option.host_seconds));
+    return words;
+}
+
 void note_assumptions(Diagnostic& d, const memory::Estimate& est) {
     for (const auto& a : est.assumptions) RuleContext::hint(d, "estimate assumes: " + a.text);
 }

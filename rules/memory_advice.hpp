@@ -13,6 +13,8 @@ namespace mbl::rules {
 std::optional<memory::Estimate> budget_estimate(const RuleContext& ctx);
 // "71.2 GiB on rank 0 (first pipeline stage)".
 std::string peak_words(const memory::OptionEstimate& option);
+// "+1.1 % step time and 8.1 ms of checkpoint host time per step": the option's predicted cost.
+std::string cost_words(const memory::OptionEstimate& option);
 // Adds the estimate's assumptions as notes.
 void note_assumptions(Diagnostic& d, const memory::Estimate& est);
 

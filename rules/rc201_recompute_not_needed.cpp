@@ -71,9 +71,9 @@ public:
         Diagnostic& d = ctx.report(
             kRule, field::recompute_granularity,
             fmt::format("recompute ({}) is not needed: without it the predicted peak is {}, within the {} budget; the "
-                        "recompute adds about +{:.1f} % step time",
+                        "recompute adds about {}",
                         current->name, rules::peak_words(*none), memory::format_gib(*est->budget),
-                        current->step_overhead * 100));
+                        rules::cost_words(*current)));
         RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
     }

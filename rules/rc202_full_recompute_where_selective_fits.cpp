@@ -70,7 +70,7 @@ public:
         const auto& none = est->options.front();
         if (none.fits && *none.fits) return;  // RC201 says recompute is not needed at all
         const memory::OptionEstimate* best = nullptr;
-        for (const auto& o : est->options)  // sorted by step-time overhead
+        for (const auto& o : est->options)  // sorted by added time (replay plus checkpoint host time)
             if (o.recompute.granularity == memory::Recompute::Granularity::Selective && o.fits && *o.fits) {
                 best = &o;
                 break;
@@ -79,10 +79,9 @@ public:
         const auto* current = est->current_option();
         Diagnostic& d = ctx.report(
             kRule, field::recompute_granularity,
-            fmt::format("full recompute adds about +{:.1f} % step time, but {} is predicted to fit: peak {} of the {} "
-                        "budget for +{:.1f} %",
-                        current->step_overhead * 100, best->name, rules::peak_words(*best),
-                        memory::format_gib(*est->budget), best->step_overhead * 100));
+            fmt::format("full recompute adds about {}, but {} is predicted to fit: peak {} of the {} budget for {}",
+                        rules::cost_words(*current), best->name, rules::peak_words(*best),
+                        memory::format_gib(*est->budget), rules::cost_words(*best)));
         RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
     }

@@ -69,8 +69,8 @@ public:
         if (*current->fits) return;
         const auto* fit = est->narrowest_fit();
         std::string advice =
-            fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about +{:.1f} % step time)", fit->name,
-                              rules::peak_words(*fit), fit->step_overhead * 100)
+            fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about {})", fit->name,
+                              rules::peak_words(*fit), rules::cost_words(*fit))
                 : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
         Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}",
