@@ -1,10 +1,10 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <fstream>
-#include <set>
 #include <iostream>
+#include <set>
 #include <sstream>
 
 #include "cli/commands.hpp"
@@ -32,12 +32,15 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
         ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
     cmd->add_option("--color", args.color, "Colour the text output")->check(CLI::IsMember({"auto", "always", "never"}));
     cmd->add_flag("--strict", args.strict, "Exit with 1 on warnings too, not only on errors");
-    cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU (e.g. 80GiB): enables the memory advice rules");
+    cmd->add_option("--gpu-memory", args.gpu_memory,
+                    "Memory budget per GPU (e.g. 80GiB): enables the memory advice rules");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size, for the memory advice rules");
     cmd->add_flag("-q,--quiet", args.quiet, "Print only the diagnostics, without the summary line");
     cmd->add_flag("--fix", args.fix, "Apply safe fixes to the files, in place (atomically)");
-    cmd->add_flag("--unsafe-fixes", args.unsafe_fixes, "With --fix or --diff: also apply fixes that change what the run does");
-    cmd->add_flag("--diff", args.diff, "Print the fixes as a unified diff instead of writing them; exit 1 if there is one");
+    cmd->add_flag("--unsafe-fixes", args.unsafe_fixes,
+                  "With --fix or --diff: also apply fixes that change what the run does");
+    cmd->add_flag("--diff", args.diff,
+                  "Print the fixes as a unified diff instead of writing them; exit 1 if there is one");
     cmd->add_option("--changed-only", args.changed_only,
                     "Lint only files changed since the merge base with this git ref (and files that import them)");
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
@@ -55,7 +58,8 @@ namespace {
 bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
                bool& any_diff, std::ostream& diff_out, const DependentsReport& dependents) {
     const FixOptions options{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)};
-    FixOutcome outcome = fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
+    FixOutcome outcome =
+        fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
     fixed += outcome.applied;
     for (const auto& [file, text] : outcome.fixed) {
@@ -146,8 +150,7 @@ int run_check(const CheckArgs& args) {
         FileResult r;
         if (args.fix || args.diff)
             write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs, dependents);
-        else
-            r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
+        else r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
         dependents.record(input, r);
         if (r.skipped) continue;
         ++checked;

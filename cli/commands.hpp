@@ -35,15 +35,15 @@ struct CheckArgs {
     std::string color = "auto";
     bool strict = false;
     bool quiet = false;
-    std::string gpu_memory;          // enables the memory advice rules (RC2xx)
+    std::string gpu_memory;  // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
     // Integrations (README "Fixes", "CI", "Configuration").
     bool fix = false;
     bool unsafe_fixes = false;
     bool diff = false;
-    std::string changed_only;   // git ref
-    std::string config;         // --config FILE
-    std::string output;         // --output FILE
+    std::string changed_only;  // git ref
+    std::string config;        // --config FILE
+    std::string output;        // --output FILE
     bool skip_non_configs = false;
     bool show_unknowns = false;
     RecipeArgs recipe;
@@ -73,7 +73,7 @@ struct EstimateArgs {
     std::string input;
     std::string mcore;
     std::string gpu_memory;
-    std::string gpu;  // --gpu: step-time model (and budget without --gpu-memory)
+    std::string gpu;        // --gpu: step-time model (and budget without --gpu-memory)
     std::string step_time;  // --step-time: the job's measured step time
     std::string data_parallel_size;
     std::string gpus;
@@ -102,7 +102,7 @@ struct GpuCheckArgs {
     std::string format = "text";
     std::string reference = "auto";  // --reference: mcore (Megatron Core via Python), harness (CUDA), auto
     std::string python = "python3";  // --python: the interpreter of the Megatron Core reference
-    std::string runner;      // --runner: the user's Bridge launch command
+    std::string runner;              // --runner: the user's Bridge launch command
     std::string helper_dir;  // --helper-dir (default: the installed share/mbridge-lint/bridge, else the source tree's)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
     int data_parallel_size = 0;

@@ -1,6 +1,6 @@
 // `mbridge-lint config [PATH]`: the configuration that governs PATH and where each value came from.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <filesystem>
 #include <iostream>
@@ -93,7 +93,8 @@ int run_config(const ConfigArgs& args) {
     for (const auto& o : c.severity.value) sev[o.code] = severity_name(o.severity);
     rows.emplace_back("severity", sev, c.severity.source);
     rows.emplace_back("root", c.root.value, c.root.source);
-    json gpu = c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);
+    json gpu =
+        c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);
     rows.emplace_back("gpu-memory", gpu, c.gpu_memory ? c.gpu_memory->source : SettingSource{});
     rows.emplace_back("hf-config-paths", string_list(c.hf_config_paths.value), c.hf_config_paths.source);
 
@@ -102,11 +103,14 @@ int run_config(const ConfigArgs& args) {
         doc["path"] = args.path;
         doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
         json settings = json::object();
-        for (const auto& [key, value, source] : rows) settings[key] = {{"value", value}, {"source", source_json(source)}};
+        for (const auto& [key, value, source] : rows)
+            settings[key] = {{"value", value}, {"source", source_json(source)}};
         if (detected)
-            settings["mcore"]["source"] = {{"detected", {{"checkout", detected->checkout},
-                                                         {"commit", detected->commit.empty() ? json(nullptr) : json(detected->commit)},
-                                                         {"reason", detected->reason}}}};
+            settings["mcore"]["source"] = {
+                {"detected",
+                 {{"checkout", detected->checkout},
+                  {"commit", detected->commit.empty() ? json(nullptr) : json(detected->commit)},
+                  {"reason", detected->reason}}}};
         doc["settings"] = std::move(settings);
         std::cout << doc.dump(2) << '\n';
         return kOk;
@@ -116,9 +120,11 @@ int run_config(const ConfigArgs& args) {
     for (const auto& [key, value, source] : rows) {
         std::string shown = value.is_null() ? "unset" : value.dump();
         if (key == "gpu-memory" && !value.is_null())
-            shown = fmt::format("\"{}\" ({} bytes)", value["text"].get<std::string>(), value["bytes"].get<std::uint64_t>());
+            shown =
+                fmt::format("\"{}\" ({} bytes)", value["text"].get<std::string>(), value["bytes"].get<std::uint64_t>());
         std::string from = source.describe();
-        if (key == "mcore" && detected) from = fmt::format("detected from {}: {}", detected->checkout, detected->reason);
+        if (key == "mcore" && detected)
+            from = fmt::format("detected from {}: {}", detected->checkout, detected->reason);
         if (key == "root" && source.kind == SettingSource::Kind::Default)
             from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
         std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);

@@ -1,7 +1,7 @@
 // `mbridge-lint estimate TARGET`: per-rank memory and every recompute option of one config (a YAML file or one
 // recipe), with the same inputs as `check` and `show`: --root, --hf-config, --config-file and overrides after `--`.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <iostream>
@@ -18,8 +18,10 @@
 namespace mbl::cli {
 
 void add_estimate_command(CLI::App& app, EstimateArgs& args) {
-    CLI::App* cmd = app.add_subcommand("estimate", "Predict per-rank GPU memory and the effect of every recompute choice");
-    cmd->add_option("input", args.input, "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
+    CLI::App* cmd =
+        app.add_subcommand("estimate", "Predict per-rank GPU memory and the effect of every recompute choice");
+    cmd->add_option("input", args.input,
+                    "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
         ->required();
     add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)");
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
@@ -29,7 +31,8 @@ void add_estimate_command(CLI::App& app, EstimateArgs& args) {
                     "Measured time of one training step of this job as configured, e.g. 457.18 or 457.18ms (Megatron's "
                     "log: \"elapsed time per iteration (ms)\") or 0.46s: each option's step time is then the replayed "
                     "work at the job's pace plus the checkpoints' host time, as one percentage");
-    cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size (shards the distributed optimizer)");
+    cmd->add_option("--data-parallel-size", args.data_parallel_size,
+                    "Data-parallel size (shards the distributed optimizer)");
     cmd->add_option("--gpus", args.gpus, "Total GPUs; the data-parallel size is GPUs / (TP x PP x CP)");
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--html", args.html, "Also write a self-contained HTML report to this file");
@@ -40,7 +43,8 @@ void add_estimate_command(CLI::App& app, EstimateArgs& args) {
 std::optional<double> parse_gpu_memory(const std::string& text) {
     if (text.empty()) return std::nullopt;
     auto bytes = memory::parse_byte_size(text);
-    if (!bytes) std::cerr << fmt::format("mbridge-lint: --gpu-memory \"{}\" is not a size such as 80GiB or 141GB\n", text);
+    if (!bytes)
+        std::cerr << fmt::format("mbridge-lint: --gpu-memory \"{}\" is not a size such as 80GiB or 141GB\n", text);
     return bytes;
 }
 
@@ -129,9 +133,10 @@ int run_estimate(const EstimateArgs& args) {
         for (const auto& c : file.configs) names.push_back(targets[0].path + "::" + c.label);
         problems.push_back(input_error(
             InputError::UnknownTarget, SourceRange::whole_file(targets[0].path),
-            file.configs.empty() ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", targets[0].path)
-                                 : fmt::format("{} defines {} recipes; name one: {}", targets[0].path, file.configs.size(),
-                                               fmt::join(names, ", "))));
+            file.configs.empty()
+                ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", targets[0].path)
+                : fmt::format("{} defines {} recipes; name one: {}", targets[0].path, file.configs.size(),
+                              fmt::join(names, ", "))));
         return fail();
     }
     // --mcore wins; otherwise the revision the session chose for this file (said on stderr when detected).
@@ -153,11 +158,14 @@ int run_estimate(const EstimateArgs& args) {
     inputs.config = &config;
 
     if (gpus) {
-        const auto dim = [&](const char* field) { return std::max<std::int64_t>(1, model->integer(field).value_or(1)); };
-        const std::int64_t per_replica = dim("tensor_model_parallel_size") * dim("pipeline_model_parallel_size") *
-                                         dim("context_parallel_size");
+        const auto dim = [&](const char* field) {
+            return std::max<std::int64_t>(1, model->integer(field).value_or(1));
+        };
+        const std::int64_t per_replica =
+            dim("tensor_model_parallel_size") * dim("pipeline_model_parallel_size") * dim("context_parallel_size");
         if (*gpus % per_replica != 0) {
-            std::cerr << fmt::format("mbridge-lint: --gpus {} is not a multiple of TP x PP x CP = {}\n", *gpus, per_replica);
+            std::cerr << fmt::format("mbridge-lint: --gpus {} is not a multiple of TP x PP x CP = {}\n", *gpus,
+                                     per_replica);
             return kUnusable;
         }
         inputs.data_parallel_size = static_cast<int>(*gpus / per_replica);
@@ -168,7 +176,8 @@ int run_estimate(const EstimateArgs& args) {
     if (!est.ok) {
         SourceRange where = model->anchor;
         if (const Value* v = model->fields.find(est.why_field); v && v->prov().range.valid()) where = v->prov().range;
-        else if (est.why_field == "seq_length" && model->run.seq_length.prov().range.valid()) where = model->run.seq_length.prov().range;
+        else if (est.why_field == "seq_length" && model->run.seq_length.prov().range.valid())
+            where = model->run.seq_length.prov().range;
         else if (est.why_field == "micro_batch_size" && model->run.micro_batch_size.prov().range.valid())
             where = model->run.micro_batch_size.prov().range;
         problems.push_back(input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not));

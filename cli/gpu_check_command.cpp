@@ -1,8 +1,8 @@
 // `mbridge-lint gpu-check TARGET`: builds the target's first layers on one GPU, runs them with the target's recompute
 // setting and with a matched no-recompute control, and compares the measured memory saving with the prediction.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cstdlib>
 #include <filesystem>
@@ -46,15 +46,18 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         "compare the measured memory saving with the prediction.\nExit codes: 0 pass; 1 a saving missed the tolerance; "
         "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA support in this build, unusable config, shapes "
         "that do not fit).");
-    cmd->add_option("target", a.target, "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
+    cmd->add_option("target", a.target,
+                    "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
         ->required();
     add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)");
-    cmd->add_option("--layers", a.layers, "How many of the first pipeline stage's layers to build")->check(CLI::Range(1, 1024));
+    cmd->add_option("--layers", a.layers, "How many of the first pipeline stage's layers to build")
+        ->check(CLI::Range(1, 1024));
     cmd->add_option("--steps", a.steps, "Measured steps per run (after the warm-up)")->check(CLI::Range(1, 100));
     cmd->add_option("--warmup", a.warmup, "Warm-up steps per run")->check(CLI::Range(0, 100));
     cmd->add_option("--micro-batch", a.micro_batch, "Micro-batch size (default: train.micro_batch_size, else 1)")
         ->check(CLI::PositiveNumber);
-    cmd->add_option("--seq-length", a.seq_length, "Sequence length (default: the config's)")->check(CLI::PositiveNumber);
+    cmd->add_option("--seq-length", a.seq_length, "Sequence length (default: the config's)")
+        ->check(CLI::PositiveNumber);
     cmd->add_option("--attention", a.attention,
                     "Attention kernel: fused (flash-style, as with Transformer Engine), unfused (Megatron Core's local "
                     "DotProductAttention) or auto (from transformer_impl / attention_backend)")
@@ -62,25 +65,31 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     cmd->add_option("--recompute", a.recompute,
                     "Recompute option to check instead of the config's own, e.g. \"selective [core_attn, mlp]\", "
                     "\"full uniform 1\", none (repeatable)");
-    cmd->add_option("--tolerance", a.tolerance, "Allowed error of the measured saving against the prediction, in percent")
+    cmd->add_option("--tolerance", a.tolerance,
+                    "Allowed error of the measured saving against the prediction, in percent")
         ->check(CLI::Range(0.0, 1000.0));
     cmd->add_option("--seed", a.seed, "Seed of the parameters, inputs and dropout");
-    cmd->add_option("--reference", a.reference,
-                    "What builds and measures the layers: mcore (the installed Megatron Core, through --python), harness "
-                    "(this build's CUDA re-implementation of Megatron Core's local layers) or auto (mcore where PyTorch, "
-                    "Megatron Core and a GPU are there, else harness)")
+    cmd->add_option(
+           "--reference", a.reference,
+           "What builds and measures the layers: mcore (the installed Megatron Core, through --python), harness "
+           "(this build's CUDA re-implementation of Megatron Core's local layers) or auto (mcore where PyTorch, "
+           "Megatron Core and a GPU are there, else harness)")
         ->check(CLI::IsMember({"auto", "mcore", "harness"}));
     cmd->add_option("--python", a.python, "Python interpreter with PyTorch and Megatron Core for --reference mcore");
     cmd->add_option("--format", a.format, "Output format")->check(CLI::IsMember({"text", "json"}));
-    cmd->add_option("--runner", a.runner,
-                    "Instead of the harness, run this Megatron Bridge launch command twice (the config's recompute setting "
-                    "and a no-recompute control, passed as model.recompute_* overrides plus train.train_iters) and compare "
-                    "each rank's peak allocated memory with the estimate of the whole job");
-    cmd->add_option("--helper-dir", a.helper_dir, "Folder holding the Bridge helper (integrations/bridge) for --runner");
-    cmd->add_option("--work-dir", a.work_dir,
-                    "Folder for --runner's logs and memory reports, or for the Megatron Core reference's request, output "
-                    "and log (default: a temporary one)");
-    cmd->add_option("--data-parallel-size", a.data_parallel_size, "Data-parallel size of the --runner job (for the estimate)")
+    cmd->add_option(
+        "--runner", a.runner,
+        "Instead of the harness, run this Megatron Bridge launch command twice (the config's recompute setting "
+        "and a no-recompute control, passed as model.recompute_* overrides plus train.train_iters) and compare "
+        "each rank's peak allocated memory with the estimate of the whole job");
+    cmd->add_option("--helper-dir", a.helper_dir,
+                    "Folder holding the Bridge helper (integrations/bridge) for --runner");
+    cmd->add_option(
+        "--work-dir", a.work_dir,
+        "Folder for --runner's logs and memory reports, or for the Megatron Core reference's request, output "
+        "and log (default: a temporary one)");
+    cmd->add_option("--data-parallel-size", a.data_parallel_size,
+                    "Data-parallel size of the --runner job (for the estimate)")
         ->check(CLI::PositiveNumber);
 }
 
@@ -115,7 +124,8 @@ bool load(const std::string& path, const Revision& revision, SourceManager& sour
         if (d.severity == Severity::Error) fatal.push_back(d);
     if (!fatal.empty() || !out.model) {
         write_text(std::cerr, fatal, sources, TextStyle{false});
-        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n", path, path);
+        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n",
+                                 path, path);
         return false;
     }
     return true;
@@ -159,7 +169,8 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
         candidate.granularity == Recompute::Granularity::Selective ? Recompute::selective({}) : Recompute::none();
     const bool text = a.format == "text";
     std::vector<gpu::RunnerRun> runs;
-    for (const auto& [role, rc] : {std::pair{std::string("control"), control}, std::pair{std::string("candidate"), candidate}}) {
+    for (const auto& [role, rc] :
+         {std::pair{std::string("control"), control}, std::pair{std::string("candidate"), candidate}}) {
         if (text) std::cout << fmt::format("running {} ({}): {}\n", role, rc.describe(), a.runner) << std::flush;
         runs.push_back(gpu::run_job(ro, role, rc));
         const auto& r = runs.back();
@@ -168,15 +179,17 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
             return kUnusable;
         }
         if (text)
-            std::cout << fmt::format("{} {:<9} ({})  peak allocated {} (largest of {} ranks)\n", gpu::progress_bar(1, 1), role,
-                                     rc.describe(), gpu::format_bytes(r.peak_bytes), r.ranks.size());
+            std::cout << fmt::format("{} {:<9} ({})  peak allocated {} (largest of {} ranks)\n",
+                                     gpu::progress_bar(1, 1), role, rc.describe(), gpu::format_bytes(r.peak_bytes),
+                                     r.ranks.size());
     }
     const gpu::Saving s = gpu::saving(runs[0].peak_bytes, runs[1].peak_bytes, pc->peak, px->peak);
     const bool pass = s.error <= a.tolerance / 100.0;
     if (text) {
-        std::cout << fmt::format("{}: peak saving measured {}, predicted {} (error {:.1f} %)    {} (tolerance {:.0f} %)\n",
-                                 candidate.describe(), gpu::format_bytes(s.measured), gpu::format_bytes(s.predicted),
-                                 100.0 * s.error, pass ? "PASS" : "FAIL", a.tolerance);
+        std::cout << fmt::format(
+            "{}: peak saving measured {}, predicted {} (error {:.1f} %)    {} (tolerance {:.0f} %)\n",
+            candidate.describe(), gpu::format_bytes(s.measured), gpu::format_bytes(s.predicted), 100.0 * s.error,
+            pass ? "PASS" : "FAIL", a.tolerance);
         for (const auto& n : est.assumptions) std::cout << "note: " << n.text << '\n';
     } else {
         nlohmann::json j;
@@ -188,9 +201,14 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
         j["runs"] = nlohmann::json::array();
         for (const auto& r : runs) {
             nlohmann::json ranks = nlohmann::json::array();
-            for (const auto& f : r.ranks) ranks.push_back({{"rank", f.rank}, {"peak_allocated_bytes", f.peak_allocated_bytes}});
-            j["runs"].push_back({{"role", r.role}, {"recompute", r.recompute.describe()}, {"command", r.command},
-                                 {"log", r.log_path}, {"ranks", ranks}, {"peak_allocated_bytes", r.peak_bytes}});
+            for (const auto& f : r.ranks)
+                ranks.push_back({{"rank", f.rank}, {"peak_allocated_bytes", f.peak_allocated_bytes}});
+            j["runs"].push_back({{"role", r.role},
+                                 {"recompute", r.recompute.describe()},
+                                 {"command", r.command},
+                                 {"log", r.log_path},
+                                 {"ranks", ranks},
+                                 {"peak_allocated_bytes", r.peak_bytes}});
         }
         j["predicted"] = {{"control_peak_bytes", pc->peak}, {"candidate_peak_bytes", px->peak}};
         j["peak_saving"] = {{"measured_bytes", s.measured}, {"predicted_bytes", s.predicted}, {"error", s.error}};
@@ -230,8 +248,9 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
         return kUnusable;
     }
     if (a.attention != "auto")
-        std::cerr << "mbridge-lint gpu-check: --attention applies to the harness; Megatron Core builds the attention the "
-                     "config and its spec select\n";
+        std::cerr
+            << "mbridge-lint gpu-check: --attention applies to the harness; Megatron Core builds the attention the "
+               "config and its spec select\n";
     const bool text = a.format == "text";
     const RunPrinter printer{text, isatty(STDERR_FILENO) != 0};
     gpu::CheckResult result;
@@ -269,9 +288,8 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
         std::cout << fmt::format("building {} with Megatron Core ({}) ...\n", plan.summary, a.python) << std::flush;
         announced = true;
     }
-    const gpu::McoreOutcome outcome =
-        gpu::run_mcore_helper(a.python, gpu::default_mcore_helper(),
-                              gpu::mcore_request(plan, a.warmup, a.steps, a.seed), a.work_dir, cb);
+    const gpu::McoreOutcome outcome = gpu::run_mcore_helper(
+        a.python, gpu::default_mcore_helper(), gpu::mcore_request(plan, a.warmup, a.steps, a.seed), a.work_dir, cb);
     if (outcome.failure) {
         if (printer.live) std::cerr << '\n';
         if (fallback && outcome.failure->environment_missing()) {
@@ -280,9 +298,10 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
             return std::nullopt;
         }
         const bool environment = outcome.failure->environment_missing();
-        std::cerr << fmt::format("mbridge-lint gpu-check: {}: {}\n",
-                                 environment ? "cannot run the Megatron Core reference here" : "the Megatron Core reference failed",
-                                 outcome.failure->message);
+        std::cerr << fmt::format(
+            "mbridge-lint gpu-check: {}: {}\n",
+            environment ? "cannot run the Megatron Core reference here" : "the Megatron Core reference failed",
+            outcome.failure->message);
         return kUnusable;
     }
     const gpu::McoreEnvironment& env = *outcome.environment;
@@ -307,8 +326,10 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
 
 int run_gpu_check(const GpuCheckArgs& a) {
     if (a.target.find("::") != std::string::npos) {
-        std::cerr << fmt::format("mbridge-lint gpu-check: {} is a recipe target; this build reads YAML configs only (recipe "
-                                 "targets arrive with the recipes front end)\n", a.target);
+        std::cerr << fmt::format(
+            "mbridge-lint gpu-check: {} is a recipe target; this build reads YAML configs only (recipe "
+            "targets arrive with the recipes front end)\n",
+            a.target);
         return kUnusable;
     }
     const Revision* revision = resolve_revision(a.mcore);
@@ -335,11 +356,12 @@ int run_gpu_check(const GpuCheckArgs& a) {
     const gpu::DeviceInfo device = gpu::device_info();
     if (!device.usable()) {
         const std::string harness = device.cuda_built ? "no GPU: " + device.error : device.error;
-        if (mcore_missing.empty())
-            std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", harness);
+        if (mcore_missing.empty()) std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", harness);
         else
-            std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: the Megatron Core reference: {}; the CUDA "
-                                     "harness: {}\n", mcore_missing, harness);
+            std::cerr << fmt::format(
+                "mbridge-lint gpu-check: cannot run here: the Megatron Core reference: {}; the CUDA "
+                "harness: {}\n",
+                mcore_missing, harness);
         return kUnusable;
     }
     if (auto why = gpu::fit_problem(plan, device, gpu::predict); !why.empty()) {
@@ -363,8 +385,10 @@ int run_gpu_check(const GpuCheckArgs& a) {
         result = gpu::run_check(plan, a.target, device, a.tolerance / 100.0, ro, hooks);
     } catch (const gpu::OutOfMemory& e) {
         if (printer.live) std::cerr << '\n';
-        std::cerr << fmt::format("mbridge-lint gpu-check: the GPU ran out of memory ({}); use fewer --layers or a smaller "
-                                 "--seq-length\n", e.what());
+        std::cerr << fmt::format(
+            "mbridge-lint gpu-check: the GPU ran out of memory ({}); use fewer --layers or a smaller "
+            "--seq-length\n",
+            e.what());
         return kUnusable;
     } catch (const gpu::NoGpu& e) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", e.what());

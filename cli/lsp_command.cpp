@@ -1,6 +1,6 @@
 // `mbridge-lint lsp`: the Language Server Protocol server on standard input and output.
-#include <CLI/CLI.hpp>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <csignal>
 

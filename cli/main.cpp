@@ -1,6 +1,6 @@
 // mbridge-lint: a linter for activation-recompute settings of Megatron Bridge training configs.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 

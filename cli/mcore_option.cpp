@@ -1,7 +1,7 @@
 // --mcore, shared by the subcommands: the option, the list of revision names under each command's --help, and the
 // `check --mcore A,B` pair.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 #include <ostream>
@@ -22,7 +22,8 @@ std::string revisions_help() {
         out += '\n';
     }
     std::vector<std::string> aliases;
-    for (const auto& [alias, target] : schema.revision_aliases()) aliases.push_back(fmt::format("{} (= {})", alias, target));
+    for (const auto& [alias, target] : schema.revision_aliases())
+        aliases.push_back(fmt::format("{} (= {})", alias, target));
     out += fmt::format("  also accepted: {}, a release tag (core_v0.19.0, 0.15.2) or a commit above (7+ hex digits)\n",
                        fmt::join(aliases, ", "));
     for (const auto& [name, why] : schema.ambiguous_revision_names())

@@ -1,6 +1,6 @@
 // Options shared by `check` and `show`: the source root, Hugging Face configs, --config-file and overrides.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <cstring>
 #include <memory>
@@ -37,7 +37,8 @@ void add_recipe_options(CLI::App& cmd, RecipeArgs& args) {
                    "A YAML file merged over the config before the command-line overrides (same nesting as the "
                    "config, e.g. model: {recompute_granularity: full}); repeatable")
         ->allow_extra_args(false);
-    cmd.add_option("-j,--jobs", args.jobs, "Worker threads for evaluating the recipes of a file (default: one per core)")
+    cmd.add_option("-j,--jobs", args.jobs,
+                   "Worker threads for evaluating the recipes of a file (default: one per core)")
         ->check(CLI::Range(1, 256));
 }
 

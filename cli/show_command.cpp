@@ -1,6 +1,6 @@
 // `mbridge-lint show TARGET`: the effective config of a recipe (or YAML file) with the provenance of every value.
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 
@@ -17,9 +17,12 @@ namespace mbl::cli {
 void add_show_command(CLI::App& app, ShowArgs& args, CLI::App*& show_cmd) {
     show_cmd = app.add_subcommand("show", "Print the effective config of a recipe or config file as YAML, each value "
                                           "commented with the file and line (or override, or default) it came from");
-    show_cmd->add_option("target", args.target, "recipe.py, recipe.py::function, or a YAML config; overrides follow `--`")
+    show_cmd
+        ->add_option("target", args.target, "recipe.py, recipe.py::function, or a YAML config; overrides follow `--`")
         ->required();
-    show_cmd->add_option("--only", args.only, "Show only the keys under this dotted prefix, e.g. model.recompute; repeatable")
+    show_cmd
+        ->add_option("--only", args.only,
+                     "Show only the keys under this dotted prefix, e.g. model.recompute; repeatable")
         ->allow_extra_args(false);
     add_mcore_option(*show_cmd, args.mcore, "Megatron Core revision whose defaults fill unset fields");
     add_recipe_options(*show_cmd, args.recipe);
@@ -80,9 +83,9 @@ int run_show(const ShowArgs& args) {
         write_config_yaml(std::cout, as_built, *model, yaml);
     }
     if (file.configs.empty() && problems.empty())
-        problems.push_back(input_error(InputError::UnknownTarget, SourceRange::whole_file(args.target),
-                                       fmt::format("{} defines no recipe (a function returning ConfigContainer)",
-                                                   args.target)));
+        problems.push_back(
+            input_error(InputError::UnknownTarget, SourceRange::whole_file(args.target),
+                        fmt::format("{} defines no recipe (a function returning ConfigContainer)", args.target)));
     return finish(kOk);
 }
 

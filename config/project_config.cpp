@@ -2,11 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <toml++/toml.h>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-#include <toml++/toml.h>
 
 #include "config/rule_selection.hpp"
 #include "core/did_you_mean.hpp"
@@ -29,8 +29,9 @@ std::string SettingSource::describe() const {
 }
 
 const std::vector<std::string>& ProjectConfig::keys() {
-    static const std::vector<std::string> k{"mcore",    "te-version", "select",     "ignore",         "per-file-ignores",
-                                            "severity", "root",       "gpu-memory", "hf-config-paths"};
+    static const std::vector<std::string> k{"mcore",  "te-version",       "select",
+                                            "ignore", "per-file-ignores", "severity",
+                                            "root",   "gpu-memory",       "hf-config-paths"};
     return k;
 }
 
@@ -56,8 +57,9 @@ std::optional<MemorySize> parse_memory_size(std::string_view text) {
     std::string unit;
     for (; i < s.size(); ++i) unit += static_cast<char>(std::tolower(static_cast<unsigned char>(s[i])));
     static const std::map<std::string, double> units{
-        {"b", 1.0},          {"kb", 1e3},           {"mb", 1e6},           {"gb", 1e9},           {"tb", 1e12},
-        {"kib", 1024.0},     {"mib", 1048576.0},    {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
+        {"b", 1.0},         {"kb", 1e3},           {"mb", 1e6},
+        {"gb", 1e9},        {"tb", 1e12},          {"kib", 1024.0},
+        {"mib", 1048576.0}, {"gib", 1073741824.0}, {"tib", 1099511627776.0}};
     auto it = units.find(unit);
     if (it == units.end() || !std::isfinite(number) || number <= 0) return std::nullopt;
     const double bytes = std::round(number * it->second);
@@ -92,18 +94,18 @@ public:
                 if (auto s = string_of(node, name)) {
                     if (!Schema::instance().revision(*s))
                         error(InputError::UnknownValue, where, Schema::instance().revision_error(*s, "mcore"));
-                    else
-                        config_.mcore = Setting<std::string>{*s, from};
+                    else config_.mcore = Setting<std::string>{*s, from};
                 }
             } else if (name == "te-version") {
                 if (auto s = string_of(node, name)) {
                     if (!Version::parse(*s))
-                        error(InputError::WrongType, where, fmt::format("te-version \"{}\" is not a version such as 2.6.0", *s));
-                    else
-                        config_.te_version = Setting<std::string>{*s, from};
+                        error(InputError::WrongType, where,
+                              fmt::format("te-version \"{}\" is not a version such as 2.6.0", *s));
+                    else config_.te_version = Setting<std::string>{*s, from};
                 }
             } else if (name == "select" || name == "ignore") {
-                if (auto codes = codes_of(node, name)) (name == "select" ? config_.select : config_.ignore) = {*codes, from};
+                if (auto codes = codes_of(node, name))
+                    (name == "select" ? config_.select : config_.ignore) = {*codes, from};
             } else if (name == "per-file-ignores") {
                 const toml::table* t = node.as_table();
                 if (!t) {
@@ -130,12 +132,15 @@ public:
                     if (!sev) continue;
                     static const std::vector<std::string> names{"error", "warning", "info"};
                     if (*sev == "error" || *sev == "warning" || *sev == "info")
-                        config_.severity.value.push_back(SeverityOverride{
-                            code_name, *sev == "error" ? Severity::Error : *sev == "warning" ? Severity::Warning : Severity::Info, at});
+                        config_.severity.value.push_back(SeverityOverride{code_name,
+                                                                          *sev == "error"     ? Severity::Error
+                                                                          : *sev == "warning" ? Severity::Warning
+                                                                                              : Severity::Info,
+                                                                          at});
                     else
                         error(InputError::UnknownValue, range_of(file_, sev_node.source()),
-                              fmt::format("severity \"{}\" for {} is not one of error, warning, info{}", *sev, code_name,
-                                          did_you_mean_suffix(*sev, names)));
+                              fmt::format("severity \"{}\" for {} is not one of error, warning, info{}", *sev,
+                                          code_name, did_you_mean_suffix(*sev, names)));
                 }
             } else if (name == "root") {
                 if (auto s = string_of(node, name)) {
@@ -144,13 +149,11 @@ public:
                     if (!fs::is_directory(p, ec))
                         error(InputError::Unreadable, range_of(file_, node.source()),
                               fmt::format("root \"{}\" is not a directory ({})", *s, p.lexically_normal().string()));
-                    else
-                        config_.root = {fs::weakly_canonical(p, ec).string(), from};
+                    else config_.root = {fs::weakly_canonical(p, ec).string(), from};
                 }
             } else if (name == "gpu-memory") {
                 if (auto s = string_of(node, name)) {
-                    if (auto size = parse_memory_size(*s))
-                        config_.gpu_memory = Setting<MemorySize>{*size, from};
+                    if (auto size = parse_memory_size(*s)) config_.gpu_memory = Setting<MemorySize>{*size, from};
                     else
                         error(InputError::WrongType, range_of(file_, node.source()),
                               fmt::format("gpu-memory \"{}\" is not a memory size such as \"80GiB\" or \"141GB\"", *s));
@@ -161,7 +164,8 @@ public:
                     for (const auto& s : *list) {
                         std::string expanded = s;
                         if (expanded.rfind("~/", 0) == 0)
-                            if (const char* home = std::getenv("HOME")) expanded = std::string(home) + expanded.substr(1);
+                            if (const char* home = std::getenv("HOME"))
+                                expanded = std::string(home) + expanded.substr(1);
                         fs::path p = fs::path(expanded).is_absolute() ? fs::path(expanded) : dir_ / expanded;
                         paths.push_back(p.lexically_normal().string());
                     }
@@ -170,7 +174,8 @@ public:
             } else {
                 error(InputError::UnknownKey, where,
                       fmt::format("unknown configuration key \"{}\"{}; known keys: {}", name,
-                                  did_you_mean_suffix(name, ProjectConfig::keys()), fmt::join(ProjectConfig::keys(), ", ")));
+                                  did_you_mean_suffix(name, ProjectConfig::keys()),
+                                  fmt::join(ProjectConfig::keys(), ", ")));
             }
         }
     }
@@ -245,7 +250,9 @@ ConfigLoadResult load_config_file(const std::string& path, const std::string* te
     ConfigLoadResult result;
     result.config.file = path;
     std::error_code ec;
-    result.config.root.value = fs::weakly_canonical(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path(), ec).string();
+    result.config.root.value =
+        fs::weakly_canonical(fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path(), ec)
+            .string();
     std::string buffer;
     if (!text) {
         SourceManager reader;

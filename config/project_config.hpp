@@ -17,7 +17,7 @@ namespace mbl {
 struct SettingSource {
     enum class Kind { Default, File, CommandLine };
     Kind kind = Kind::Default;
-    SourceRange where;  // for File
+    SourceRange where;             // for File
     std::string describe() const;  // "default", "command line", "path:line:col"
 };
 
@@ -28,8 +28,8 @@ struct Setting {
 };
 
 struct PerFileIgnore {
-    std::string pattern;              // fnmatch pattern against the path relative to `root`
-    std::vector<std::string> codes;   // codes, code prefixes or rule names
+    std::string pattern;             // fnmatch pattern against the path relative to `root`
+    std::vector<std::string> codes;  // codes, code prefixes or rule names
     SourceRange where;
 };
 
@@ -57,7 +57,7 @@ struct ProjectConfig {
     Setting<std::vector<PerFileIgnore>> per_file_ignores;
     Setting<std::vector<SeverityOverride>> severity;
     Setting<std::string> root;  // absolute; default: the configuration file's directory (or the linted file's)
-    std::optional<Setting<MemorySize>> gpu_memory;  // read by the memory advice rules
+    std::optional<Setting<MemorySize>> gpu_memory;      // read by the memory advice rules
     Setting<std::vector<std::string>> hf_config_paths;  // absolute
 
     // The configuration keys, for "did you mean" and the README.

@@ -19,13 +19,13 @@ struct Note {
 struct FieldEdit {
     enum class Op { Remove, Set, ReplaceItem };
     Op op = Op::Set;
-    std::string field;       // dotted path: "model.recompute_num_layers"
-    std::string new_value;   // Python/YAML literal text for Set and ReplaceItem
-    int item_index = -1;     // for ReplaceItem
+    std::string field;      // dotted path: "model.recompute_num_layers"
+    std::string new_value;  // Python/YAML literal text for Set and ReplaceItem
+    int item_index = -1;    // for ReplaceItem
 };
 
 struct TextEdit {
-    SourceRange range;        // bytes replaced (end exclusive); an empty range inserts
+    SourceRange range;  // bytes replaced (end exclusive); an empty range inserts
     std::string replacement;
 };
 
@@ -34,12 +34,12 @@ struct Fix {
     std::string title;
     std::vector<FieldEdit> field_edits;  // what the rule wants changed
     std::vector<TextEdit> edits;         // the same as text edits, filled in by the front end that read the file
-    bool safe = true;  // unsafe fixes change what the run does and need --unsafe-fixes
+    bool safe = true;                    // unsafe fixes change what the run does and need --unsafe-fixes
 };
 
 struct Diagnostic {
-    std::string code;   // stable: RC004, or IN002 for unusable input
-    std::string name;   // kebab-case: full-recompute-without-method
+    std::string code;  // stable: RC004, or IN002 for unusable input
+    std::string name;  // kebab-case: full-recompute-without-method
     Severity severity = Severity::Error;
     SourceRange range;
     std::string message;

@@ -125,8 +125,8 @@ static std::optional<std::string> backend_name(const Value& v) {
         // Enum written by value: AttnBackend(flash=1, fused=2, unfused=3, local=4, auto=5).
         std::int64_t n = -1;
         if (v.is_int()) n = v.as_int();
-        else if (const Value* args = v.find("_args_"); args && args->is_list() && !args->items().empty() &&
-                                                       args->items()[0].is_int())
+        else if (const Value* args = v.find("_args_");
+                 args && args->is_list() && !args->items().empty() && args->items()[0].is_int())
             n = args->items()[0].as_int();
         static const char* names[] = {"", "flash", "fused", "unfused", "local", "auto"};
         if (n >= 1 && n <= 5) return std::string(names[n]);
@@ -188,22 +188,24 @@ static void apply_precision(const Value& mp, EffectiveModel& m, std::vector<Diag
     if (mp.is_null()) return;
     if (mp.is_unknown()) {
         for (const auto& f : {"fp8", "fp8_recipe", "fp4", "bf16", "fp16"})
-            m.fields.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", mp.unknown_reason()), mp.prov()));
+            m.fields.set(f,
+                         Value::unknown(fmt::format("mixed_precision is unknown: {}", mp.unknown_reason()), mp.prov()));
         return;
     }
     if (mp.is_string()) {
         const PrecisionRecipe* recipe = schema.precision_recipe(mp.as_string());
         if (!recipe) {
-            errors.push_back(input_error(
-                InputError::UnknownValue, mp.prov().range,
-                fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
-                            did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names()))));
+            errors.push_back(
+                input_error(InputError::UnknownValue, mp.prov().range,
+                            fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
+                                        did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names()))));
             return;
         }
         for (const auto& [field, value] : recipe->fields) {
             Value v = value;
             Provenance p = mp.prov();
-            p.detail = fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
+            p.detail =
+                fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
             v.set_prov(std::move(p));
             m.fields.set(field, std::move(v));
         }
@@ -217,7 +219,8 @@ static void apply_precision(const Value& mp, EffectiveModel& m, std::vector<Diag
             if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
             Value v = e.value;
             if (v.prov().detail.empty())
-                v.prov().detail = fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
+                v.prov().detail =
+                    fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
             m.fields.set(e.key, std::move(v));
         }
     }
@@ -259,8 +262,10 @@ static RunShape read_run_shape(const Value& root, const EffectiveModel& m) {
     const Value& model_seq = m["seq_length"];
     const Value* dataset_seq = section_field(root, "dataset", "seq_length");
     run.seq_length = model_seq.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq;
-    if (const Value* v = section_field(root, "optimizer", "use_distributed_optimizer")) run.use_distributed_optimizer = *v;
-    else if (const Value* d = section_field(root, "ddp", "use_distributed_optimizer")) run.use_distributed_optimizer = *d;
+    if (const Value* v = section_field(root, "optimizer", "use_distributed_optimizer"))
+        run.use_distributed_optimizer = *v;
+    else if (const Value* d = section_field(root, "ddp", "use_distributed_optimizer"))
+        run.use_distributed_optimizer = *d;
     if (const Value* v = section_field(root, "ddp", "grad_reduce_in_fp32")) run.grad_reduce_in_fp32 = *v;
     return run;
 }
@@ -280,15 +285,16 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         if (auto v = m.str(field))
             if (auto it = aliases.find(*v); it != aliases.end()) {
                 Value canonical = Value::string(it->second, m[field].prov());
-                canonical.prov().detail = fmt::format("Megatron Core {} reads {} \"{}\" as \"{}\"", revision.name, field,
-                                                      it->first, it->second);
+                canonical.prov().detail = fmt::format("Megatron Core {} reads {} \"{}\" as \"{}\"", revision.name,
+                                                      field, it->first, it->second);
                 m.fields.set(field, std::move(canonical));
             }
     if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, result.errors);
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
 
     // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
-    if (m.known({"cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}) && m.str("cuda_graph_impl") == "none") {
+    if (m.known({"cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}) &&
+        m.str("cuda_graph_impl") == "none") {
         if (m.flag("enable_cuda_graph")) {
             Value v = Value::string("local", m["enable_cuda_graph"].prov());
             v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";

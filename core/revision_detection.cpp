@@ -72,7 +72,8 @@ std::optional<std::string> resolve_ref(const std::vector<fs::path>& dirs, std::s
                 std::istringstream lines(*packed);
                 std::string line;
                 while (std::getline(lines, line))
-                    if (line.size() > 41 && line[40] == ' ' && trimmed(line.substr(41)) == ref) target = line.substr(0, 40);
+                    if (line.size() > 41 && line[40] == ' ' && trimmed(line.substr(41)) == ref)
+                        target = line.substr(0, 40);
                 if (target) break;
             }
         }
@@ -85,8 +86,10 @@ std::optional<std::string> resolve_ref(const std::vector<fs::path>& dirs, std::s
 }
 
 std::uint32_t be32(const std::string& b, std::size_t at) {
-    return (std::uint32_t(static_cast<unsigned char>(b[at])) << 24) | (std::uint32_t(static_cast<unsigned char>(b[at + 1])) << 16) |
-           (std::uint32_t(static_cast<unsigned char>(b[at + 2])) << 8) | std::uint32_t(static_cast<unsigned char>(b[at + 3]));
+    return (std::uint32_t(static_cast<unsigned char>(b[at])) << 24) |
+           (std::uint32_t(static_cast<unsigned char>(b[at + 1])) << 16) |
+           (std::uint32_t(static_cast<unsigned char>(b[at + 2])) << 8) |
+           std::uint32_t(static_cast<unsigned char>(b[at + 3]));
 }
 
 std::string short_hash(const std::string& sha) { return sha.substr(0, 12); }
@@ -94,8 +97,10 @@ std::string short_hash(const std::string& sha) { return sha.substr(0, 12); }
 // "3rdparty/Megatron-LM is checked out at 2a75ac12c54b".
 std::string pin_sentence(const MegatronPin& pin) {
     switch (pin.kind) {
-        case MegatronPin::Kind::Checkout: return fmt::format("3rdparty/Megatron-LM is checked out at {}", short_hash(pin.commit));
-        case MegatronPin::Kind::Gitlink: return fmt::format("its 3rdparty/Megatron-LM gitlink pins {}", short_hash(pin.commit));
+        case MegatronPin::Kind::Checkout:
+            return fmt::format("3rdparty/Megatron-LM is checked out at {}", short_hash(pin.commit));
+        case MegatronPin::Kind::Gitlink:
+            return fmt::format("its 3rdparty/Megatron-LM gitlink pins {}", short_hash(pin.commit));
         case MegatronPin::Kind::MainCommitFile: return fmt::format("its .main.commit names {}", short_hash(pin.commit));
     }
     return {};
@@ -147,7 +152,8 @@ std::optional<std::string> index_gitlink(const std::string& b, std::string_view 
         if (at + 62 > b.size()) return std::nullopt;
         const std::uint32_t mode = be32(b, at + 24);
         const std::string id = b.substr(at + 40, 20);
-        const unsigned flags = (unsigned(static_cast<unsigned char>(b[at + 60])) << 8) | static_cast<unsigned char>(b[at + 61]);
+        const unsigned flags =
+            (unsigned(static_cast<unsigned char>(b[at + 60])) << 8) | static_cast<unsigned char>(b[at + 61]);
         at += 62;
         if (version >= 3 && (flags & 0x4000)) at += 2;
         std::string name;
@@ -191,7 +197,8 @@ std::vector<MegatronPin> RevisionDetector::read_pins(const fs::path& root) {
         if (auto sha = head_commit(*dir)) pins.push_back({MegatronPin::Kind::Checkout, *sha});
     if (auto dir = git_dir_of(root))
         if (auto index = read_small_file(*dir / "index"))
-            if (auto sha = index_gitlink(*index, "3rdparty/Megatron-LM")) pins.push_back({MegatronPin::Kind::Gitlink, *sha});
+            if (auto sha = index_gitlink(*index, "3rdparty/Megatron-LM"))
+                pins.push_back({MegatronPin::Kind::Gitlink, *sha});
     if (auto text = read_small_file(root / ".main.commit")) {
         const std::string sha = trimmed(*text);
         if (is_full_hash(sha)) pins.push_back({MegatronPin::Kind::MainCommitFile, lower(sha)});
@@ -208,7 +215,8 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
     if (pins.empty()) {
         out.revision = fallback;
         out.reason = fmt::format("it pins no Megatron-LM commit (no checked-out 3rdparty/Megatron-LM, no gitlink, no "
-                                 ".main.commit), so the default {} is used", fallback->name);
+                                 ".main.commit), so the default {} is used",
+                                 fallback->name);
         return out;
     }
     const MegatronPin& first = pins.front();

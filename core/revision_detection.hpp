@@ -23,7 +23,8 @@ struct RevisionChoice {
     std::string checkout;  // the Bridge checkout it was detected from ("" when none)
     std::string commit;    // the Megatron-LM commit the checkout pins ("" when none)
 };
-const char* revision_source_name(RevisionChoice::Source s);  // "command line", "configuration file", "detected", "default"
+const char* revision_source_name(
+    RevisionChoice::Source s);  // "command line", "configuration file", "detected", "default"
 // For a detected choice, the line the check summary prints once: "Megatron Core 0.20.dev for files in /work/bridge:
 // its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b; ...; pass --mcore to choose another revision".
 std::string detection_note(const RevisionChoice& choice);

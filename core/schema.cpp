@@ -139,9 +139,11 @@ Schema::Schema() {
         Revision rev;
         if (j.contains("extends")) {
             const std::string base = j.at("extends").get<std::string>();
-            auto it = std::find_if(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == base; });
+            auto it =
+                std::find_if(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == base; });
             if (it == revisions_.end())
-                throw std::runtime_error(fmt::format("schemas/mcore/{}.json extends unknown or later revision {}", name, base));
+                throw std::runtime_error(
+                    fmt::format("schemas/mcore/{}.json extends unknown or later revision {}", name, base));
             rev = *it;
         }
         rev.name = name;
@@ -307,8 +309,9 @@ std::string Schema::revision_error(std::string_view name, std::string_view setti
     if (!found.ambiguity.empty())
         return fmt::format("Megatron Core revision \"{}\" for {} is ambiguous: {}; pass one of {}", name, setting,
                            found.ambiguity, fmt::join(names, ", "));
-    return fmt::format("unknown Megatron Core revision \"{}\" for {}{}; known revisions: {} (default {})", name, setting,
-                       did_you_mean_suffix(std::string(name), names), fmt::join(names, ", "), default_revision_);
+    return fmt::format("unknown Megatron Core revision \"{}\" for {}{}; known revisions: {} (default {})", name,
+                       setting, did_you_mean_suffix(std::string(name), names), fmt::join(names, ", "),
+                       default_revision_);
 }
 
 std::vector<std::string> Schema::revision_names() const {

@@ -31,21 +31,21 @@ struct FieldSpec {
 struct Revision {
     std::string name;
     std::string description;
-    int order = 0;                               // position in index.json's order (releases, then commits by date)
+    int order = 0;  // position in index.json's order (releases, then commits by date)
     // What the name stands for: a release (its tag and the tags of its patch releases, each with its commit), or one
     // Megatron-LM commit (with its date, branch and who pins it).
-    std::string release;                                   // "core_v0.19.0"; empty for a commit
+    std::string release;                                    // "core_v0.19.0"; empty for a commit
     std::vector<std::pair<std::string, std::string>> tags;  // release tag -> commit
-    std::string commit, date, branch, pinned_by;           // for a commit
+    std::string commit, date, branch, pinned_by;            // for a commit
     // The recompute vocabulary (core/recompute.hpp): accepted recompute_modules labels, what an unset
     // recompute_modules becomes under selective recompute, and the labels whose checkpoint discards its output and
     // rematerialises it before the consumer's backward (the others keep their inputs and drop what is inside).
     std::vector<std::string> labels;
     std::vector<std::string> default_modules;
     std::vector<std::string> output_discarding;
-    std::set<std::string> rejections;            // codes of the error rules Megatron Core enforces here
-    std::set<std::string> known_crashes;         // ids of configurations known to crash at run time here
-    std::vector<std::pair<std::string, Value>> defaults;  // field defaults the rules rely on
+    std::set<std::string> rejections;                       // codes of the error rules Megatron Core enforces here
+    std::set<std::string> known_crashes;                    // ids of configurations known to crash at run time here
+    std::vector<std::pair<std::string, Value>> defaults;    // field defaults the rules rely on
     std::map<std::string, std::vector<std::string>> enums;  // accepted values of enum-like fields
     // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
     std::map<std::string, std::map<std::string, std::string>> value_aliases;

@@ -24,7 +24,9 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
     }
     auto size = std::filesystem::file_size(path, ec);
     if (!ec && size > kMaxFileBytes) {
-        if (error) *error = fmt::format("the file is {} bytes, above mbridge-lint's limit of {} MiB", size, kMaxFileBytes >> 20);
+        if (error)
+            *error =
+                fmt::format("the file is {} bytes, above mbridge-lint's limit of {} MiB", size, kMaxFileBytes >> 20);
         return nullptr;
     }
     std::ostringstream buf;

@@ -31,8 +31,8 @@ struct ChainStep {
 
 struct Provenance {
     Origin origin = Origin::Default;
-    SourceRange range;    // the statement or entry that set the value
-    std::string detail;   // human words: "default of Megatron Core 0.20.dev", "mixed_precision recipe ...", ...
+    SourceRange range;   // the statement or entry that set the value
+    std::string detail;  // human words: "default of Megatron Core 0.20.dev", "mixed_precision recipe ...", ...
     std::vector<ChainStep> chain;
 
     static Provenance at(Origin origin, SourceRange range, std::string detail = {}) {
@@ -143,8 +143,8 @@ private:
         std::unique_ptr<Positions> positions;  // null: none
     };
     KeyIndex index_;
-    static constexpr std::size_t kIndexedFrom = 32;  // smaller maps are searched in order
-    std::size_t position_of(std::string_view key) const;  // entries_.size() when absent
+    static constexpr std::size_t kIndexedFrom = 32;         // smaller maps are searched in order
+    std::size_t position_of(std::string_view key) const;    // entries_.size() when absent
     std::size_t indexed_position_of(std::string_view key);  // the same, building the index of a large map
 };
 

@@ -1,10 +1,10 @@
 #include "engine/changed_files.hpp"
 
 #include <fcntl.h>
-#include <cerrno>
 #include <fmt/format.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <cerrno>
 
 #include <filesystem>
 
@@ -82,15 +82,17 @@ ChangedFiles git_changed_files(const std::string& ref, const std::string& direct
         return out;
     }
     if (top.status != 0) {
-        out.error = fmt::format("--changed-only: {} is not inside a git repository ({})", directory, first_line(top.err));
+        out.error =
+            fmt::format("--changed-only: {} is not inside a git repository ({})", directory, first_line(top.err));
         return out;
     }
     const std::string root = top.out.substr(0, top.out.find('\n'));
     auto base = run_program({"git", "merge-base", ref, "HEAD"}, root);
     if (base.status != 0) {
-        out.error = fmt::format("--changed-only: no merge base between \"{}\" and HEAD ({}); is \"{}\" a branch, tag or "
-                                "commit that was fetched?",
-                                ref, first_line(base.err), ref);
+        out.error =
+            fmt::format("--changed-only: no merge base between \"{}\" and HEAD ({}); is \"{}\" a branch, tag or "
+                        "commit that was fetched?",
+                        ref, first_line(base.err), ref);
         return out;
     }
     const std::string commit = base.out.substr(0, base.out.find('\n'));
@@ -144,7 +146,8 @@ std::vector<Dependents> add_dependents(std::vector<InputFile>& inputs, LintSessi
     std::set<std::string> listed;  // files linted whole (not `file.py::function`)
     for (const auto& in : inputs)
         if (in.function.empty()) listed.insert(normalized_path(in.path));
-    std::map<std::string, std::string> shown;  // how each importer is displayed, worked out once (pre-commit --all-files)
+    std::map<std::string, std::string>
+        shown;  // how each importer is displayed, worked out once (pre-commit --all-files)
     std::vector<Dependents> out;
     const std::size_t named = inputs.size();
     for (std::size_t i = 0; i < named; ++i) {
@@ -191,7 +194,8 @@ std::vector<std::string> DependentsReport::notes() const {
     for (const auto& g : groups_) {
         int recipes = 0, files = 0;
         for (const auto& f : g.files)
-            if (auto it = recipes_.find(f.path); it != recipes_.end() && it->second > 0 && !named_.count(f.normalized)) {
+            if (auto it = recipes_.find(f.path);
+                it != recipes_.end() && it->second > 0 && !named_.count(f.normalized)) {
                 recipes += it->second;
                 ++files;
             }
@@ -204,8 +208,8 @@ std::vector<std::string> DependentsReport::notes() const {
                                   recipes == 1 ? "" : "s", files, files == 1 ? "" : "s"));
     }
     if (more > 0)
-        out.push_back(fmt::format("... and {} more file{} brought the recipes that import {}", more, more == 1 ? "" : "s",
-                                  more == 1 ? "it" : "them"));
+        out.push_back(fmt::format("... and {} more file{} brought the recipes that import {}", more,
+                                  more == 1 ? "" : "s", more == 1 ? "it" : "them"));
     return out;
 }
 
@@ -218,8 +222,9 @@ std::vector<Diagnostic> DependentsReport::errors() const {
         for (const auto& f : g.files)
             if (auto it = recipes_.find(f.path); it != recipes_.end() && it->second > 0) any = true;
         if (any) continue;
-        const std::string importers = g.files.size() == 1 ? std::string("neither does the file that imports it")
-                                                          : fmt::format("none of the {} files that import it does", g.files.size());
+        const std::string importers = g.files.size() == 1
+                                          ? std::string("neither does the file that imports it")
+                                          : fmt::format("none of the {} files that import it does", g.files.size());
         out.push_back(input_error(InputError::UnknownTarget, SourceRange::whole_file(g.origin),
                                   fmt::format("{} defines no recipe, and {}", g.origin, importers)));
     }

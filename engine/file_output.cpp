@@ -161,8 +161,8 @@ std::string unified_diff(const std::string& path, std::string_view before, std::
             else if (s.op == Op::Delete) put_line(body, '-', a[s.a]), ++a_count;
             else put_line(body, '+', b[s.b]), ++b_count;
         }
-        out += fmt::format("@@ -{},{} +{},{} @@\n", a_count ? a_start + 1 : a_start, a_count, b_count ? b_start + 1 : b_start,
-                           b_count);
+        out += fmt::format("@@ -{},{} +{},{} @@\n", a_count ? a_start + 1 : a_start, a_count,
+                           b_count ? b_start + 1 : b_start, b_count);
         out += body;
         i = stop;
     }

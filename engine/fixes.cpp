@@ -45,7 +45,8 @@ bool editable(const Value& v) {
     return (o == Origin::File || o == Origin::Recipe) && v.prov().range.valid();
 }
 
-std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, const Value& root, const SourceManager& sources) {
+std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, const Value& root,
+                                const SourceManager& sources) {
     const auto dot = edit.field.find('.');
     if (dot == std::string::npos) return {};
     const std::string section = edit.field.substr(0, dot), field = edit.field.substr(dot + 1);
@@ -108,7 +109,8 @@ std::optional<EditOutcome> apply_edits(std::string_view text, std::vector<TextEd
     };
     std::vector<Span> spans;
     for (auto& ed : edits) {
-        std::size_t b = lines.offset(ed.range.line, ed.range.column), e = lines.offset(ed.range.end_line, ed.range.end_column);
+        std::size_t b = lines.offset(ed.range.line, ed.range.column),
+                    e = lines.offset(ed.range.end_line, ed.range.end_column);
         if (e < b) return std::nullopt;
         spans.push_back({b, e, std::move(ed.replacement)});
     }

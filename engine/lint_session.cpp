@@ -21,13 +21,12 @@ const FrontEnd& front_end_or_yaml(const std::string& path) {
     return *front_end_for("any.yaml");
 }
 
-constexpr std::string_view kInRecipe = "in recipe ";          // the note naming a diagnostic's recipe
+constexpr std::string_view kInRecipe = "in recipe ";           // the note naming a diagnostic's recipe
 constexpr std::string_view kAlsoInRecipe = "also in recipe ";  // a place a once-per-subject diagnostic also has
 
 bool located_before(const SourceRange& a, const SourceRange& b) {
     return std::tie(a.file, a.line, a.column) < std::tie(b.file, b.line, b.column);
 }
-
 
 bool is_also_note(const Note& n) { return n.range.valid() && n.message.rfind(kAlsoInRecipe, 0) == 0; }
 
@@ -37,7 +36,8 @@ Diagnostic merge_subject_group(std::vector<std::pair<std::string, Diagnostic>> m
     std::stable_sort(members.begin(), members.end(),
                      [](const auto& a, const auto& b) { return located_before(a.second.range, b.second.range); });
     Diagnostic first = std::move(members.front().second);
-    auto own_end = std::stable_partition(first.notes.begin(), first.notes.end(), [](const Note& n) { return !is_also_note(n); });
+    auto own_end =
+        std::stable_partition(first.notes.begin(), first.notes.end(), [](const Note& n) { return !is_also_note(n); });
     std::vector<Note> also(std::make_move_iterator(own_end), std::make_move_iterator(first.notes.end()));
     first.notes.erase(own_end, first.notes.end());
     for (size_t i = 1; i < members.size(); ++i) {
@@ -46,7 +46,8 @@ Diagnostic merge_subject_group(std::vector<std::pair<std::string, Diagnostic>> m
         for (auto& n : d.notes)
             if (is_also_note(n)) also.push_back(std::move(n));
     }
-    std::stable_sort(also.begin(), also.end(), [](const Note& a, const Note& b) { return located_before(a.range, b.range); });
+    std::stable_sort(also.begin(), also.end(),
+                     [](const Note& a, const Note& b) { return located_before(a.range, b.range); });
     for (auto& n : also) first.notes.push_back(std::move(n));
     return first;
 }
@@ -80,9 +81,9 @@ void merge_subjects_across_files(std::vector<Diagnostic>& diags) {
             std::string list;
             for (size_t k = 0; k < places.size() && k < kListed; ++k) list += (k ? ", " : "") + places[k];
             if (places.size() > kListed) list += fmt::format(" and {} more", places.size() - kListed);
-            d.notes.push_back(Note{SourceRange{}, fmt::format("reported once: {} other recipe{} load{} it too: {}",
-                                                              places.size(), places.size() == 1 ? "" : "s",
-                                                              places.size() == 1 ? "s" : "", list)});
+            d.notes.push_back(
+                Note{SourceRange{}, fmt::format("reported once: {} other recipe{} load{} it too: {}", places.size(),
+                                                places.size() == 1 ? "" : "s", places.size() == 1 ? "s" : "", list)});
         }
         kept.push_back(std::move(d));
     }
@@ -103,7 +104,8 @@ ParseContext LintSession::parse_context(const ProjectConfig& config) {
     return ctx;
 }
 
-std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config) {
+std::vector<Diagnostic> merge_config_diagnostics(
+    std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config) {
     std::vector<Diagnostic> out;
     std::vector<std::vector<std::string>> others;  // per merged diagnostic: the other recipes it stands for
     std::map<std::tuple<std::string, std::string, int, int, int, int, std::string>, std::size_t> index;
@@ -123,7 +125,8 @@ std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::stri
                 continue;
             }
             auto& names = others[it->second];
-            if (!recipe.empty() && std::find(names.begin(), names.end(), recipe) == names.end()) names.push_back(recipe);
+            if (!recipe.empty() && std::find(names.begin(), names.end(), recipe) == names.end())
+                names.push_back(recipe);
         }
     }
     for (std::size_t i = 0; i < out.size(); ++i) {
@@ -163,7 +166,8 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
     }
     choice.revision = schema.revision(name);
     if (!choice.revision) {
-        choice.reason = schema.revision_error(name, choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore");
+        choice.reason =
+            schema.revision_error(name, choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore");
         return choice;
     }
     choice.reason = choice.source == RevisionChoice::Source::CommandLine ? fmt::format("--mcore {}", name)
@@ -178,7 +182,9 @@ DiagnosticIdentity diagnostic_identity(const Diagnostic& d) {
 }
 
 LintSession::LintSession(SessionOptions options, SourceManager& sources)
-    : options_(std::move(options)), sources_(sources), resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
+    : options_(std::move(options)),
+      sources_(sources),
+      resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
 
 LintSession::LintSession(SessionOptions options, SourceManager& sources, std::shared_ptr<ConfigResolver> resolver)
     : options_(std::move(options)), sources_(sources), resolver_(std::move(resolver)) {}
@@ -207,11 +213,12 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     out.revision_choice = choose_revision(path, config);
     out.revision = out.revision_choice.revision;
     if (!out.revision) {
-        out.diagnostics.push_back(input_error(InputError::UnknownValue, SourceRange::whole_file(path),
-                                              out.revision_choice.reason));
+        out.diagnostics.push_back(
+            input_error(InputError::UnknownValue, SourceRange::whole_file(path), out.revision_choice.reason));
         return out;
     }
-    const std::string te = options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
+    const std::string te =
+        options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
     if (!te.empty()) out.rule_options.te_version = Version::parse(te);
     if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
     else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
@@ -249,7 +256,8 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             for (auto& d : found)
                 // An override is the same for every recipe; a recipe's own problems say which recipe they are in.
                 if (d.range.file.rfind('<', 0) != 0)
-                    d.notes.insert(d.notes.begin(), Note{config_tree.anchor, fmt::format("{}{}", kInRecipe, config_tree.label)});
+                    d.notes.insert(d.notes.begin(),
+                                   Note{config_tree.anchor, fmt::format("{}{}", kInRecipe, config_tree.label)});
         }
         per_config.emplace_back(config_tree.label, std::move(found));
     }

@@ -24,16 +24,16 @@
 namespace mbl {
 
 struct SessionOptions {
-    std::string mcore{};      // --mcore: wins over the configuration file
-    std::string te_version{}; // --te-version: likewise
-    std::string config_file{};// --config: this file for every input instead of discovery
+    std::string mcore{};                       // --mcore: wins over the configuration file
+    std::string te_version{};                  // --te-version: likewise
+    std::string config_file{};                 // --config: this file for every input instead of discovery
     std::optional<double> gpu_memory_bytes{};  // a command-line budget (--gpu-memory): wins over `gpu-memory`
     std::optional<int> data_parallel_size{};   // --data-parallel-size, for the memory advice rules
     // Python recipes: --root and --hf-config win over the configuration file's root and hf-config-paths.
     std::string root{};
     std::vector<std::string> hf_configs{};
-    int jobs = 0;                 // threads for evaluating the recipes of one file (0: one per core)
-    bool show_unknowns = false;   // IN012 infos for model fields a recipe computes in ways the linter cannot follow
+    int jobs = 0;                // threads for evaluating the recipes of one file (0: one per core)
+    bool show_unknowns = false;  // IN012 infos for model fields a recipe computes in ways the linter cannot follow
     // --config-file trees and command-line overrides, applied to every config tree before it is checked.
     ConfigPreparer prepare{};
     // Identical diagnostics of several recipes are merged into one (merge_config_diagnostics); the upgrade check
@@ -43,18 +43,18 @@ struct SessionOptions {
 
 struct FileResult {
     std::string path;
-    bool skipped = false;                   // not a config (allow_skip)
-    std::vector<Diagnostic> diagnostics;    // final; fixes carry their text edits
+    bool skipped = false;                 // not a config (allow_skip)
+    std::vector<Diagnostic> diagnostics;  // final; fixes carry their text edits
     std::shared_ptr<const ConfigLoadResult> config;
     const Revision* revision = nullptr;
-    RevisionChoice revision_choice;         // where `revision` came from, and why
+    RevisionChoice revision_choice;  // where `revision` came from, and why
     RuleOptions rule_options;
-    std::vector<ParsedConfig> configs;      // the trees the front end read, before linting (hover, fixes, show)
-    int recipes = 0;                        // configs that came from recipe functions
+    std::vector<ParsedConfig> configs;  // the trees the front end read, before linting (hover, fixes, show)
+    int recipes = 0;                    // configs that came from recipe functions
     std::vector<std::pair<std::string, SourceRange>> unresolved;  // recipes with a recompute field not known
-    int architecture_known = 0;             // recipes whose layers, hidden size and heads are known
-    bool config_unusable = false;           // the configuration file has errors: nothing was linted
-    bool cancelled = false;                 // stopped early (a newer edit arrived); the diagnostics are incomplete
+    int architecture_known = 0;    // recipes whose layers, hidden size and heads are known
+    bool config_unusable = false;  // the configuration file has errors: nothing was linted
+    bool cancelled = false;        // stopped early (a newer edit arrived); the diagnostics are incomplete
 };
 
 class LintSession {
@@ -103,7 +103,8 @@ private:
     RevisionChoice choose_revision(const std::string& path, const ProjectConfig& config);
     std::set<std::string> reverse_dependencies(const std::string& path,
                                                std::map<std::string, std::set<std::string>>& memo,
-                                               std::vector<std::string> (FrontEnd::*ask)(const std::string&, ParseContext&) const);
+                                               std::vector<std::string> (FrontEnd::*ask)(const std::string&,
+                                                                                         ParseContext&) const);
 
     SessionOptions options_;
     SourceManager& sources_;
@@ -112,14 +113,15 @@ private:
     std::shared_ptr<RevisionDetector> revisions_ = std::make_shared<RevisionDetector>();
     std::function<bool()> cancelled_;
     std::map<std::string, std::set<std::string>> dependencies_, dependents_, brought_by_;  // memos, by normalized path
-    std::shared_ptr<FrontEndState> front_end_state_ = std::make_shared<FrontEndState>();  // shared between files
+    std::shared_ptr<FrontEndState> front_end_state_ = std::make_shared<FrontEndState>();   // shared between files
     bool revalidate_state_ = false;
 };
 
 // Merges diagnostics that are identical across configs (same code, location and message: recipes inheriting one
 // helper line) into one whose last note names the other recipes, then sorts. Each element: recipe name (may be
 // empty) and its diagnostics.
-std::vector<Diagnostic> merge_config_diagnostics(std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config);
+std::vector<Diagnostic> merge_config_diagnostics(
+    std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config);
 
 // Diagnostics about a subject rather than a place, reported once per subject: IN010, once per unknown model id.
 // merge_config_diagnostics keeps the one at the first place and adds a located note ("also in recipe X") for each

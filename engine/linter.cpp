@@ -45,7 +45,7 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
     for (const auto& e : model.fields.entries()) {
         const Value* u = first_unknown(e.value);
         if (!u) continue;
-        const SourceRange at = u->prov().range.valid()         ? u->prov().range
+        const SourceRange at = u->prov().range.valid()        ? u->prov().range
                                : e.value.prov().range.valid() ? e.value.prov().range
                                                               : anchor;
         auto g = std::find_if(groups.begin(), groups.end(), [&](const auto& x) {
@@ -59,9 +59,9 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
         std::string names;
         for (std::size_t k = 0; k < fields.size() && k < 4; ++k) names += (k ? ", model." : "model.") + fields[k];
         if (fields.size() > 4) names += fmt::format(" and {} more model fields", fields.size() - 4);
-        Diagnostic d = input_error(InputError::NotResolved, at,
-                                   fmt::format("{} {} not known statically: {}", names,
-                                               fields.size() == 1 ? "is" : "are", reason));
+        Diagnostic d = input_error(
+            InputError::NotResolved, at,
+            fmt::format("{} {} not known statically: {}", names, fields.size() == 1 ? "is" : "are", reason));
         d.severity = Severity::Info;
         out.push_back(std::move(d));
     }
@@ -110,7 +110,8 @@ LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
 static std::optional<InputFile> recipe_target(const std::string& arg) {
     std::error_code ec;
     const auto sep = arg.find("::");
-    if (sep == std::string::npos || fs::exists(arg, ec) || !fs::is_regular_file(arg.substr(0, sep), ec)) return std::nullopt;
+    if (sep == std::string::npos || fs::exists(arg, ec) || !fs::is_regular_file(arg.substr(0, sep), ec))
+        return std::nullopt;
     return InputFile{arg.substr(0, sep), true, arg.substr(sep + 2)};
 }
 

@@ -18,7 +18,8 @@ namespace mbl {
 using ConfigPreparer = std::function<void(Value& root, const Revision& revision, std::vector<Diagnostic>& diagnostics)>;
 
 struct LintOptions {
-    LintOptions(const Revision* rev = nullptr, RuleOptions rules = {}) : revision(rev), rule_options(std::move(rules)) {}
+    LintOptions(const Revision* rev = nullptr, RuleOptions rules = {})
+        : revision(rev), rule_options(std::move(rules)) {}
     const Revision* revision = nullptr;  // required
     RuleOptions rule_options;
     ConfigPreparer prepare;
@@ -27,8 +28,8 @@ struct LintOptions {
 
 struct LintResult {
     std::vector<Diagnostic> diagnostics;
-    bool skipped = false;   // a YAML file found by a directory walk that is not a Bridge config
-    bool resolved = false;  // the five recompute fields all have known values
+    bool skipped = false;             // a YAML file found by a directory walk that is not a Bridge config
+    bool resolved = false;            // the five recompute fields all have known values
     bool architecture_known = false;  // num_layers, hidden_size and num_attention_heads are known
 };
 

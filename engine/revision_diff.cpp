@@ -22,7 +22,9 @@ namespace {
 
 // One finding: recipe, code, position. The message may name the revision, so it is not part of it.
 using FindingKey = std::tuple<std::string, std::string, std::string, int, int>;
-FindingKey finding_key(const Diagnostic& d) { return {recipe_of(d), d.code, d.range.file, d.range.line, d.range.column}; }
+FindingKey finding_key(const Diagnostic& d) {
+    return {recipe_of(d), d.code, d.range.file, d.range.line, d.range.column};
+}
 
 // Counted as `check` counts: identical diagnostics of several recipes are one problem.
 DiagnosticCounts count(const std::vector<Diagnostic>& diags) {
@@ -46,9 +48,15 @@ RevisionDiff compare_revisions(const std::vector<Diagnostic>& from, const std::v
     // Changes of one kind at one position are reported once, naming every recipe they concern.
     using GroupKey = std::tuple<std::string, int, int, std::string, int, int, int>;
     std::map<GroupKey, RevisionChange> groups;
-    auto add = [&](RevisionChange::Kind kind, const Diagnostic& d, std::optional<Severity> b, std::optional<Severity> a) {
-        const GroupKey key{d.range.file, d.range.line, d.range.column, d.code, static_cast<int>(kind),
-                           b ? static_cast<int>(*b) : -1, a ? static_cast<int>(*a) : -1};
+    auto add = [&](RevisionChange::Kind kind, const Diagnostic& d, std::optional<Severity> b,
+                   std::optional<Severity> a) {
+        const GroupKey key{d.range.file,
+                           d.range.line,
+                           d.range.column,
+                           d.code,
+                           static_cast<int>(kind),
+                           b ? static_cast<int>(*b) : -1,
+                           a ? static_cast<int>(*a) : -1};
         auto [it, inserted] = groups.try_emplace(key);
         RevisionChange& c = it->second;
         if (inserted) {
@@ -64,7 +72,8 @@ RevisionDiff compare_revisions(const std::vector<Diagnostic>& from, const std::v
     for (const auto& [key, d] : after) {
         auto it = before.find(key);
         if (it == before.end()) add(RevisionChange::Kind::Appears, *d, std::nullopt, d->severity);
-        else if (it->second->severity != d->severity) add(RevisionChange::Kind::Severity, *d, it->second->severity, d->severity);
+        else if (it->second->severity != d->severity)
+            add(RevisionChange::Kind::Severity, *d, it->second->severity, d->severity);
     }
     for (const auto& [key, d] : before)
         if (!after.count(key)) add(RevisionChange::Kind::Disappears, *d, d->severity, std::nullopt);

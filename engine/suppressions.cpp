@@ -20,7 +20,8 @@ bool is_code_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) |
 
 }  // namespace
 
-SuppressionSet find_suppressions(const std::string& file, std::string_view text, const std::vector<SourceComment>& comments) {
+SuppressionSet find_suppressions(const std::string& file, std::string_view text,
+                                 const std::vector<SourceComment>& comments) {
     SuppressionSet set;
     set.file = file;
     LineIndex lines(text);
@@ -46,7 +47,8 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
         i += kMarker.size();
         auto at = [&](std::size_t b, std::size_t e) {
             const std::size_t off = hash + 1;
-            return SourceRange{file, c.line, lines.column_of(off + b), c.line, lines.column_of(off + std::max(e, b + 1))};
+            return SourceRange{file, c.line, lines.column_of(off + b), c.line,
+                               lines.column_of(off + std::max(e, b + 1))};
         };
         auto fail = [&](SourceRange where, std::string message) {
             set.errors.push_back(input_error(InputError::UnknownValue, std::move(where), std::move(message)));
@@ -64,8 +66,8 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
         }
         while (i < t.size() && is_space(t[i])) ++i;
         if (i >= t.size() || t[i] != '=') {
-            fail(at(dir_begin, i), fmt::format("\"{}\" needs the codes it applies to: {}=RC104 (or a rule name)", directive,
-                                               directive));
+            fail(at(dir_begin, i),
+                 fmt::format("\"{}\" needs the codes it applies to: {}=RC104 (or a rule name)", directive, directive));
             continue;
         }
         ++i;
@@ -101,8 +103,8 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
                     candidates.emplace_back(r->info().code);
                     candidates.emplace_back(r->info().name);
                 }
-                fail(at(b, i), fmt::format("unknown rule \"{}\" in suppression{}; `mbridge-lint rules` lists them", code,
-                                           did_you_mean_suffix(code, candidates)));
+                fail(at(b, i), fmt::format("unknown rule \"{}\" in suppression{}; `mbridge-lint rules` lists them",
+                                           code, did_you_mean_suffix(code, candidates)));
                 ok = false;
             } else {
                 s.codes.push_back(Suppression::Code{code, at(b, i), hash + 1 + b, hash + 1 + i, false});
@@ -165,9 +167,9 @@ std::vector<Diagnostic> unused_suppressions(const SuppressionSet& set, std::stri
             d.range = c.where;
             d.message = s.scope == Suppression::Scope::File
                             ? fmt::format("suppression of {} is unused: the file has no {} diagnostic", c.code, c.code)
-                            : s.line == 0 ? fmt::format("suppression of {} is unused: no line follows it", c.code)
-                                          : fmt::format("suppression of {} is unused: line {} has no {} diagnostic", c.code,
-                                                        s.line, c.code);
+                        : s.line == 0 ? fmt::format("suppression of {} is unused: no line follows it", c.code)
+                                      : fmt::format("suppression of {} is unused: line {} has no {} diagnostic", c.code,
+                                                    s.line, c.code);
             // The fix deletes the code, or the whole comment when nothing else in it is in use.
             Fix fix;
             fix.title = fmt::format("Remove unused suppression of {}", c.code);

@@ -37,7 +37,8 @@ struct SuppressionSet {
     std::vector<Diagnostic> errors;  // malformed directives, unknown codes: IN011
 };
 
-SuppressionSet find_suppressions(const std::string& file, std::string_view text, const std::vector<SourceComment>& comments);
+SuppressionSet find_suppressions(const std::string& file, std::string_view text,
+                                 const std::vector<SourceComment>& comments);
 
 // Removes the diagnostics in set.file that a suppression covers, and marks those suppressions used.
 void apply_suppressions(std::vector<Diagnostic>& diags, SuppressionSet& set);

@@ -54,8 +54,9 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
         if (!f) {
             Diagnostic d = input_error(InputError::UnknownKey, at,
                                        fmt::format("unknown model field \"{}\"{}", e.key, field_names.suffix(e.key)));
-            d.notes.push_back(Note{SourceRange{}, "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
-                                       "a dataclass refuses unknown keyword arguments"});
+            d.notes.push_back(Note{SourceRange{},
+                                   "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
+                                   "a dataclass refuses unknown keyword arguments"});
             out.push_back(std::move(d));
             e.value = Value::unknown("unknown field", e.value.prov());
             continue;
@@ -75,7 +76,8 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
                                        fmt::format("model field \"{}\" must be {}, but it is {} ({})", e.key,
                                                    type_words(f->type), kind_words(e.value), e.value.display()));
             if (f->type == FieldType::List && e.value.is_string())
-                d.notes.push_back(Note{SourceRange{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
+                d.notes.push_back(
+                    Note{SourceRange{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
             out.push_back(std::move(d));
             e.value = Value::unknown("wrong type", e.value.prov());
         }
@@ -93,9 +95,9 @@ std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
         auto close = close_matches(e.key, sections, 1);
         // A near miss is almost surely a typo that silently drops the section; anything else may be a section of a
         // newer Bridge, so it only gets a warning.
-        Diagnostic d = input_error(InputError::UnknownKey, e.key_range,
-                                   fmt::format("unknown top-level section \"{}\"{}", e.key,
-                                               did_you_mean_suffix(e.key, sections)));
+        Diagnostic d =
+            input_error(InputError::UnknownKey, e.key_range,
+                        fmt::format("unknown top-level section \"{}\"{}", e.key, did_you_mean_suffix(e.key, sections)));
         if (close.empty()) {
             d.severity = Severity::Warning;
             d.message += "; it is not checked";
@@ -107,9 +109,9 @@ std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
         if (model->is_map()) {
             validate_model_map(*model, rev, out);
         } else if (!model->is_null() && !model->is_unknown()) {
-            out.push_back(input_error(InputError::WrongType, model->prov().range,
-                                      fmt::format("model must be a mapping of TransformerConfig fields, but it is {}",
-                                                  kind_words(*model))));
+            out.push_back(input_error(
+                InputError::WrongType, model->prov().range,
+                fmt::format("model must be a mapping of TransformerConfig fields, but it is {}", kind_words(*model))));
             *model = Value::map(model->prov());
         }
     }

@@ -3,9 +3,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <fcntl.h>
 #include <cstddef>
 #include <cstdint>
-#include <fcntl.h>
 
 #include "integrations/lsp/server.hpp"
 

@@ -46,7 +46,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::size_t start = 0;
     while (parts.size() <= kMaxHelpers) {
         const std::size_t marker = text.find("\n#=== ", start);
-        const std::string_view part = std::string_view(text).substr(start, marker == std::string::npos ? std::string::npos : marker - start);
+        const std::string_view part =
+            std::string_view(text).substr(start, marker == std::string::npos ? std::string::npos : marker - start);
         parts.emplace_back(part);
         if (marker == std::string::npos) break;
         start = text.find('\n', marker + 1);

@@ -8,14 +8,16 @@
 namespace mbl::gpu::rt {
 namespace {
 
-constexpr int kWarps = 8;   // rows per block
-constexpr int kTile = 32;   // keys (or queries) per tile
+constexpr int kWarps = 8;       // rows per block
+constexpr int kTile = 32;       // keys (or queries) per tile
 constexpr int kMaxPerLane = 8;  // head sizes up to 256
 
 struct HeadPtr {
     const bf16* base;
     std::int64_t ld, hoff, hstride;
-    __device__ const bf16* row(std::int64_t token, std::int64_t head) const { return base + token * ld + hoff + head * hstride; }
+    __device__ const bf16* row(std::int64_t token, std::int64_t head) const {
+        return base + token * ld + hoff + head * hstride;
+    }
 };
 
 HeadPtr head_ptr(const Tensor& t, std::int64_t d) {
@@ -34,7 +36,8 @@ __device__ inline float warp_sum(float v) {
 // Copies rows r0 .. r0 + kTile of one head into shared memory as floats, `pitch` floats apart (d + 1 keeps the
 // lanes that read down a column on different banks), zeros past the sequence end. Every thread of the block takes
 // part.
-__device__ inline void load_tile(float* dst, int pitch, const HeadPtr& src, int head, int d, int r0, int S, int B, int b) {
+__device__ inline void load_tile(float* dst, int pitch, const HeadPtr& src, int head, int d, int r0, int S, int B,
+                                 int b) {
     for (int idx = threadIdx.x; idx < kTile * d; idx += blockDim.x) {
         const int rr = idx / d, c = idx % d, r = r0 + rr;
         dst[rr * pitch + c] = r < S ? __bfloat162float(src.row((std::int64_t)r * B + b, head)[c]) : 0.0f;
@@ -45,9 +48,9 @@ __device__ inline void load_tile(float* dst, int pitch, const HeadPtr& src, int 
 __global__ void k_flash_fwd(HeadPtr q, HeadPtr k, HeadPtr v, bf16* o, float* lse, int S, int B, int H, int KVH, int dk,
                             int dv, float scale) {
     extern __shared__ float smem[];
-    float* Ks = smem;                      // [kTile][dk + 1]
-    float* Vs = Ks + kTile * (dk + 1);     // [kTile][dv]
-    float* Qs = Vs + kTile * dv;           // [kWarps][dk]
+    float* Ks = smem;                   // [kTile][dk + 1]
+    float* Vs = Ks + kTile * (dk + 1);  // [kTile][dv]
+    float* Qs = Vs + kTile * dv;        // [kWarps][dk]
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, b = blockIdx.z, kvh = h / (H / KVH);
     const int i = blockIdx.x * kWarps + warp;
@@ -98,7 +101,8 @@ __global__ void k_flash_fwd(HeadPtr q, HeadPtr k, HeadPtr v, bf16* o, float* lse
 }
 
 // D[b, h, i] = sum_c dO * O  (one warp per row)
-__global__ void k_flash_delta(const bf16* o, const bf16* dout, std::int64_t ldd, float* delta, int S, int B, int H, int dv) {
+__global__ void k_flash_delta(const bf16* o, const bf16* dout, std::int64_t ldd, float* delta, int S, int B, int H,
+                              int dv) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const std::int64_t row = blockIdx.x * (std::int64_t)kWarps + warp;  // over B*H*S, ordered (b, h, i)
     if (row >= (std::int64_t)B * H * S) return;
@@ -116,10 +120,10 @@ __global__ void k_flash_delta(const bf16* o, const bf16* dout, std::int64_t ldd,
 __global__ void k_flash_dq(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, std::int64_t ldd, const float* lse,
                            const float* delta, bf16* dq, int S, int B, int H, int KVH, int dk, int dv, float scale) {
     extern __shared__ float smem[];
-    float* Ks = smem;                     // [kTile][dk + 1]
-    float* Vs = Ks + kTile * (dk + 1);    // [kTile][dv + 1]
-    float* Qs = Vs + kTile * (dv + 1);    // [kWarps][dk]
-    float* dOs = Qs + kWarps * dk;        // [kWarps][dv]
+    float* Ks = smem;                   // [kTile][dk + 1]
+    float* Vs = Ks + kTile * (dk + 1);  // [kTile][dv + 1]
+    float* Qs = Vs + kTile * (dv + 1);  // [kWarps][dk]
+    float* dOs = Qs + kWarps * dk;      // [kWarps][dv]
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int h = blockIdx.y, b = blockIdx.z, kvh = h / (H / KVH);
     const int i = blockIdx.x * kWarps + warp;
@@ -128,7 +132,8 @@ __global__ void k_flash_dq(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, st
     float lse_i = 0, d_i = 0;
     if (active) {
         for (int c = lane; c < dk; c += 32) Qs[warp * dk + c] = __bfloat162float(q.row(token, h)[c]);
-        for (int c = lane; c < dv; c += 32) dOs[warp * dv + c] = __bfloat162float(dout[token * ldd + (std::int64_t)h * dv + c]);
+        for (int c = lane; c < dv; c += 32)
+            dOs[warp * dv + c] = __bfloat162float(dout[token * ldd + (std::int64_t)h * dv + c]);
         lse_i = lse[((std::int64_t)b * H + h) * S + i];
         d_i = delta[((std::int64_t)b * H + h) * S + i];
     }
@@ -171,15 +176,15 @@ __global__ void k_flash_dq(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, st
 // dK, dV: one warp per key row of one key/value head, looping over the query heads of its group. grid (ceil(S /
 // kWarps), KVH, B)
 __global__ void k_flash_dkdv(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, std::int64_t ldd, const float* lse,
-                             const float* delta, bf16* dk_out, bf16* dv_out, int S, int B, int H, int KVH, int dk, int dv,
-                             float scale) {
+                             const float* delta, bf16* dk_out, bf16* dv_out, int S, int B, int H, int KVH, int dk,
+                             int dv, float scale) {
     extern __shared__ float smem[];
-    float* Qs = smem;                     // [kTile][dk + 1]
-    float* dOs = Qs + kTile * (dk + 1);   // [kTile][dv + 1]
-    float* Ls = dOs + kTile * (dv + 1);   // [kTile]
-    float* Ds = Ls + kTile;               // [kTile]
-    float* Kw = Ds + kTile;               // [kWarps][dk]
-    float* Vw = Kw + kWarps * dk;         // [kWarps][dv]
+    float* Qs = smem;                    // [kTile][dk + 1]
+    float* dOs = Qs + kTile * (dk + 1);  // [kTile][dv + 1]
+    float* Ls = dOs + kTile * (dv + 1);  // [kTile]
+    float* Ds = Ls + kTile;              // [kTile]
+    float* Kw = Ds + kTile;              // [kWarps][dk]
+    float* Vw = Kw + kWarps * dk;        // [kWarps][dv]
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const int kvh = blockIdx.y, b = blockIdx.z, rep = H / KVH;
     const int j = blockIdx.x * kWarps + warp;
@@ -237,18 +242,20 @@ __global__ void k_flash_dkdv(HeadPtr q, HeadPtr k, HeadPtr v, const bf16* dout, 
 
 template <class K>
 void allow_smem(K kernel, std::size_t bytes) {
-    if (bytes > 48 * 1024) MBL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+    if (bytes > 48 * 1024)
+        MBL_CUDA(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
 }
 
 void check_dims(std::int64_t dk, std::int64_t dv, std::int64_t H, std::int64_t KVH) {
-    if (dk > 32 * kMaxPerLane || dv > 32 * kMaxPerLane) throw std::runtime_error("flash attention: head size above 256");
+    if (dk > 32 * kMaxPerLane || dv > 32 * kMaxPerLane)
+        throw std::runtime_error("flash attention: head size above 256");
     if (KVH <= 0 || H % KVH != 0) throw std::runtime_error("flash attention: heads not a multiple of key/value heads");
 }
 
 }  // namespace
 
-void flash_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, float* lse, std::int64_t S, std::int64_t B,
-               std::int64_t H, std::int64_t KVH, std::int64_t dk, std::int64_t dv, float scale) {
+void flash_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, float* lse, std::int64_t S,
+               std::int64_t B, std::int64_t H, std::int64_t KVH, std::int64_t dk, std::int64_t dv, float scale) {
     check_dims(dk, dv, H, KVH);
     const std::size_t smem = sizeof(float) * (kTile * (dk + 1) + kTile * dv + kWarps * dk);
     allow_smem(k_flash_fwd, smem);
@@ -259,29 +266,28 @@ void flash_fwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& 
 }
 
 void flash_bwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& o, const float* lse, const Tensor& dout,
-               const Tensor& dq, const Tensor& dk_out, const Tensor& dv_out, std::int64_t S, std::int64_t B, std::int64_t H,
-               std::int64_t KVH, std::int64_t dk, std::int64_t dv, float scale) {
+               const Tensor& dq, const Tensor& dk_out, const Tensor& dv_out, std::int64_t S, std::int64_t B,
+               std::int64_t H, std::int64_t KVH, std::int64_t dk, std::int64_t dv, float scale) {
     check_dims(dk, dv, H, KVH);
     Tensor delta = empty(DType::F32, B * H, S);
     const std::int64_t rows = B * H * S;
-    k_flash_delta<<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32>>>(o.data<bf16>(), dout.data<bf16>(), dout.ld,
-                                                                                          delta.data<float>(), (int)S, (int)B,
-                                                                                          (int)H, (int)dv);
+    k_flash_delta<<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32>>>(
+        o.data<bf16>(), dout.data<bf16>(), dout.ld, delta.data<float>(), (int)S, (int)B, (int)H, (int)dv);
     MBL_LAUNCHED();
     const std::size_t smem_q = sizeof(float) * (kTile * (dk + 1) + kTile * (dv + 1) + kWarps * dk + kWarps * dv);
     allow_smem(k_flash_dq, smem_q);
     dim3 grid_q(static_cast<unsigned>((S + kWarps - 1) / kWarps), static_cast<unsigned>(H), static_cast<unsigned>(B));
-    k_flash_dq<<<grid_q, kWarps * 32, smem_q>>>(head_ptr(q, dk), head_ptr(k, dk), head_ptr(v, dv), dout.data<bf16>(), dout.ld, lse,
-                                                delta.data<float>(), dq.data<bf16>(), (int)S, (int)B, (int)H, (int)KVH, (int)dk,
-                                                (int)dv, scale);
+    k_flash_dq<<<grid_q, kWarps * 32, smem_q>>>(head_ptr(q, dk), head_ptr(k, dk), head_ptr(v, dv), dout.data<bf16>(),
+                                                dout.ld, lse, delta.data<float>(), dq.data<bf16>(), (int)S, (int)B,
+                                                (int)H, (int)KVH, (int)dk, (int)dv, scale);
     MBL_LAUNCHED();
     const std::size_t smem_k =
         sizeof(float) * (kTile * (dk + 1) + kTile * (dv + 1) + 2 * kTile + kWarps * dk + kWarps * dv);
     allow_smem(k_flash_dkdv, smem_k);
     dim3 grid_k(static_cast<unsigned>((S + kWarps - 1) / kWarps), static_cast<unsigned>(KVH), static_cast<unsigned>(B));
-    k_flash_dkdv<<<grid_k, kWarps * 32, smem_k>>>(head_ptr(q, dk), head_ptr(k, dk), head_ptr(v, dv), dout.data<bf16>(), dout.ld,
-                                                  lse, delta.data<float>(), dk_out.data<bf16>(), dv_out.data<bf16>(), (int)S,
-                                                  (int)B, (int)H, (int)KVH, (int)dk, (int)dv, scale);
+    k_flash_dkdv<<<grid_k, kWarps * 32, smem_k>>>(
+        head_ptr(q, dk), head_ptr(k, dk), head_ptr(v, dv), dout.data<bf16>(), dout.ld, lse, delta.data<float>(),
+        dk_out.data<bf16>(), dv_out.data<bf16>(), (int)S, (int)B, (int)H, (int)KVH, (int)dk, (int)dv, scale);
     MBL_LAUNCHED();
 }
 

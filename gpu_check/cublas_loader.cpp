@@ -49,13 +49,11 @@ cublasStatus_t CUBLASWINAPI cublasSetStream_v2(cublasHandle_t handle, cudaStream
     return fn(handle, stream);
 }
 
-cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
-                                                       cublasOperation_t transb, int m, int n, int k, const void* alpha,
-                                                       const void* A, cudaDataType Atype, int lda, long long int strideA,
-                                                       const void* B, cudaDataType Btype, int ldb, long long int strideB,
-                                                       const void* beta, void* C, cudaDataType Ctype, int ldc,
-                                                       long long int strideC, int batchCount,
-                                                       cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+cublasStatus_t CUBLASWINAPI cublasGemmStridedBatchedEx(
+    cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k, const void* alpha,
+    const void* A, cudaDataType Atype, int lda, long long int strideA, const void* B, cudaDataType Btype, int ldb,
+    long long int strideB, const void* beta, void* C, cudaDataType Ctype, int ldc, long long int strideC,
+    int batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     using Fn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                                   const void*, cudaDataType, int, long long int, const void*, cudaDataType, int,
                                   long long int, const void*, void*, cudaDataType, int, long long int, int,

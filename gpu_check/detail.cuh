@@ -132,12 +132,12 @@ void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, floa
 
 void fill_normal(const Tensor& t, std::uint64_t seed, std::uint64_t stream_id, float mean, float stddev);
 void fill_zero(const Tensor& t);
-void copy(const Tensor& dst, const Tensor& src);                // same shape, any strides, same dtype
-void convert(const Tensor& dst, const Tensor& src);             // bf16 <-> f32, same shape
+void copy(const Tensor& dst, const Tensor& src);                     // same shape, any strides, same dtype
+void convert(const Tensor& dst, const Tensor& src);                  // bf16 <-> f32, same shape
 void add_into(const Tensor& dst, const Tensor& a, const Tensor& b);  // dst = a + b (bf16)
-void add_inplace(const Tensor& dst, const Tensor& src);        // dst += src (bf16)
-void add_bias(const Tensor& y, const Tensor& bias);            // y[r, c] += bias[c]
-void bias_grad(const Tensor& grad, const Tensor& dy);          // grad[c] (f32) += sum_r dy[r, c]
+void add_inplace(const Tensor& dst, const Tensor& src);              // dst += src (bf16)
+void add_bias(const Tensor& y, const Tensor& bias);                  // y[r, c] += bias[c]
+void bias_grad(const Tensor& grad, const Tensor& dy);                // grad[c] (f32) += sum_r dy[r, c]
 void add_scalar(const Tensor& y, const Tensor& x, float c);
 void mul(const Tensor& y, const Tensor& a, const Tensor& b);
 enum class Act { SiLU, GeLU };
@@ -161,8 +161,10 @@ void causal_fill(const Tensor& scores, std::int64_t s, float value);  // rows (n
 void softmax_fwd(const Tensor& y, const Tensor& x);
 void softmax_bwd(const Tensor& dx, const Tensor& y, const Tensor& dy);
 // [B*H*S, d] (batch n = b*H + h) <-> [S*B, H*d]
-void heads_to_tokens(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H, std::int64_t d);
-void tokens_to_heads(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H, std::int64_t d);
+void heads_to_tokens(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H,
+                     std::int64_t d);
+void tokens_to_heads(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H,
+                     std::int64_t d);
 // Head h of a compact [T, H*d] lives in a strided view at hoff + (h / rep) * hstride + (consecutive ? (h % rep) * d : 0):
 // consecutive for the query heads of a grouped QKV row, not consecutive to repeat a key/value head to `rep` heads.
 // gather_heads copies from the view `in` (its hoff/hstride; hstride 0 = compact) into the compact `out`.
@@ -184,7 +186,7 @@ void flash_bwd(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& 
 // MoE routing.
 void topk_softmax_fwd(const Tensor& logits, std::int32_t* idx, float* probs, int k);
 void topk_softmax_bwd(const Tensor& dlogits, const float* dprobs, const float* probs, const std::int32_t* idx, int k);
-void gather_rows(const Tensor& out, const Tensor& in, const std::int32_t* src);          // out[i] = in[src[i]]
+void gather_rows(const Tensor& out, const Tensor& in, const std::int32_t* src);             // out[i] = in[src[i]]
 void gather_scalars(float* out, const float* in, const std::int32_t* src, std::int64_t n);  // out[i] = in[src[i]]
 // out[t] = sum_j in[slot[t*k + j]]
 void sum_slots(const Tensor& out, const Tensor& in, const std::int32_t* slot, int k);

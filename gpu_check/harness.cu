@@ -48,8 +48,10 @@ public:
                     make_linear(p.exp_fc2[e], none, ep + "linear_fc2", h, cfg.expert_ffn, false, seed);
                 }
                 if (cfg.shared_expert_ffn > 0) {
-                    make_linear(p.sh_fc1, none, pre + "mlp.shared_experts.linear_fc1", mult * cfg.shared_expert_ffn, h, false, seed);
-                    make_linear(p.sh_fc2, none, pre + "mlp.shared_experts.linear_fc2", h, cfg.shared_expert_ffn, false, seed);
+                    make_linear(p.sh_fc1, none, pre + "mlp.shared_experts.linear_fc1", mult * cfg.shared_expert_ffn, h,
+                                false, seed);
+                    make_linear(p.sh_fc2, none, pre + "mlp.shared_experts.linear_fc2", h, cfg.shared_expert_ffn, false,
+                                seed);
                 }
             }
         }
@@ -66,8 +68,8 @@ public:
             if (p.w.defined()) out.push_back(&p);
         };
         for (auto& p : layers_) {
-            for (Param* q : {&p.ln1_w, &p.ln1_b, &p.qkv_w, &p.qkv_b, &p.proj_w, &p.proj_b, &p.ln2_w, &p.ln2_b, &p.fc1_w, &p.fc1_b,
-                             &p.fc2_w, &p.fc2_b, &p.router_w})
+            for (Param* q : {&p.ln1_w, &p.ln1_b, &p.qkv_w, &p.qkv_b, &p.proj_w, &p.proj_b, &p.ln2_w, &p.ln2_b, &p.fc1_w,
+                             &p.fc1_b, &p.fc2_w, &p.fc2_b, &p.router_w})
                 add(*q);
             for (std::size_t e = 0; e < p.exp_fc1.size(); ++e) {
                 add(p.exp_fc1[e]);
@@ -127,19 +129,23 @@ public:
             if (rc_.method == Recompute::Method::Uniform) {
                 for (int l0 = 0; l0 < L; l0 += k) {
                     const int l1 = std::min(L, l0 + k);
-                    h = checkpoint([this, l0, l1](const std::vector<Tensor>& in) {
+                    h = checkpoint(
+                        [this, l0, l1](const std::vector<Tensor>& in) {
                             Tensor t = in[0];
                             for (int l = l0; l < l1; ++l) t = layer(l, t, false);
                             return std::vector<Tensor>{t};
-                        }, {h}, chunk_leftover(l0, l1))[0];
+                        },
+                        {h}, chunk_leftover(l0, l1))[0];
                 }
             } else {
                 for (int l = 0; l < L; ++l) {
                     if (l < k)
-                        h = checkpoint([this, l](const std::vector<Tensor>& in) { return std::vector<Tensor>{layer(l, in[0], false)}; },
-                                       {h}, chunk_leftover(l, l + 1))[0];
-                    else
-                        h = layer(l, h, false);
+                        h = checkpoint(
+                            [this, l](const std::vector<Tensor>& in) {
+                                return std::vector<Tensor>{layer(l, in[0], false)};
+                            },
+                            {h}, chunk_leftover(l, l + 1))[0];
+                    else h = layer(l, h, false);
                 }
             }
         } else {
@@ -179,7 +185,8 @@ private:
         fill_normal(p.w, seed, next_stream_++, mean, sd);
         p.grad = zeros(DType::F32, rows, cols);
     }
-    void make_linear(Param& w, Param& b, const std::string& name, std::int64_t out, std::int64_t in, bool bias, std::uint64_t seed) {
+    void make_linear(Param& w, Param& b, const std::string& name, std::int64_t out, std::int64_t in, bool bias,
+                     std::uint64_t seed) {
         make_param(w, name + ".weight", out, in, 0.0f, 1.0f / std::sqrt(static_cast<float>(in)), seed);
         if (bias) make_param(b, name + ".bias", 1, out, 0.0f, 0.1f, seed);
     }
@@ -199,7 +206,8 @@ private:
             Tensor a;
             if (cfg_.gated) {
                 auto [gate, up] = chunk2(z);
-                a = multiply(activation(gate, act()), add_scalar(up, 0.0f));  // act(x_glu) * (x_linear + glu_linear_offset)
+                a = multiply(activation(gate, act()),
+                             add_scalar(up, 0.0f));  // act(x_glu) * (x_linear + glu_linear_offset)
             } else {
                 a = activation(z, act());
             }
@@ -274,7 +282,8 @@ private:
 
     Tensor attention(int l, const Tensor& x, bool selective) {
         LayerParams& p = layers_[static_cast<std::size_t>(l)];
-        const std::int64_t H = cfg_.heads, G = cfg_.query_groups, d = cfg_.head_dim, S = cfg_.seq_length, B = cfg_.micro_batch;
+        const std::int64_t H = cfg_.heads, G = cfg_.query_groups, d = cfg_.head_dim, S = cfg_.seq_length,
+                           B = cfg_.micro_batch;
         Tensor qkv = linear(x, p.qkv_w, opt(p.qkv_b));
         QkvViews v = qkv_views(qkv, H, G, d);
         qkv = Tensor{};
@@ -308,7 +317,9 @@ private:
         const bool is_moe = cfg_.moe[static_cast<std::size_t>(l)];
         const bool norm_rc = has("layernorm", selective);
         auto norm_fn = [this](Param* w, Param* b) {
-            return [this, w, b](const std::vector<Tensor>& in) { return std::vector<Tensor>{norm(in[0], *w, b, ln(), eps())}; };
+            return [this, w, b](const std::vector<Tensor>& in) {
+                return std::vector<Tensor>{norm(in[0], *w, b, ln(), eps())};
+            };
         };
         // Attention half.
         Tensor ln1;
@@ -328,8 +339,11 @@ private:
         else ln2 = norm(h, p.ln2_w, opt(p.ln2_b), ln(), eps());
         Tensor out;
         if (is_moe) {
-            auto fn = [this, l, selective](const std::vector<Tensor>& in) { return std::vector<Tensor>{moe(l, in[0], selective)}; };
-            out = has("moe", selective) ? checkpoint(fn, {ln2}, leftovers_[static_cast<std::size_t>(l)])[0] : fn({ln2})[0];
+            auto fn = [this, l, selective](const std::vector<Tensor>& in) {
+                return std::vector<Tensor>{moe(l, in[0], selective)};
+            };
+            out = has("moe", selective) ? checkpoint(fn, {ln2}, leftovers_[static_cast<std::size_t>(l)])[0]
+                                        : fn({ln2})[0];
         } else {
             auto fn = [this, &p](const std::vector<Tensor>& in) {
                 return std::vector<Tensor>{mlp(in[0], p.fc1_w, opt(p.fc1_b), p.fc2_w, opt(p.fc2_b), nullptr, false)};
@@ -348,7 +362,8 @@ void ensure_device() {
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess || n == 0) {
         cudaGetLastError();
-        throw NoGpu(e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e) : "no CUDA device found");
+        throw NoGpu(e != cudaSuccess ? std::string("no usable CUDA device: ") + cudaGetErrorString(e)
+                                     : "no CUDA device found");
     }
 }
 
@@ -435,13 +450,15 @@ StepFigures step(Model& model, const Tensor& x, std::uint64_t rng_seed, std::uin
     cudaEventDestroy(stop);
     f.ms = ms;
     // What the previous step left is freed by design, what this step leaves for the next one is kept by design.
-    f.leaked = static_cast<double>(A.allocated()) - static_cast<double>(base) + left_before - model.leftover_bytes(xin.st.get());
+    f.leaked = static_cast<double>(A.allocated()) - static_cast<double>(base) + left_before -
+               model.leftover_bytes(xin.st.get());
     return f;
 }
 
 double param_bytes(Model& m, bool grads) {
     double b = 0;
-    for (Param* p : m.params()) b += static_cast<double>(Allocator::rounded(static_cast<std::size_t>(p->w.numel()) * (grads ? 4 : 2)));
+    for (Param* p : m.params())
+        b += static_cast<double>(Allocator::rounded(static_cast<std::size_t>(p->w.numel()) * (grads ? 4 : 2)));
     return b;
 }
 
@@ -503,7 +520,8 @@ Measurement measure(const StackConfig& cfg, const Recompute& rc, const RunOption
             m.backward_peak_bytes = figs[0].bwd_peak;
             for (const auto& f : figs) {
                 m.steps_ms.push_back(f.ms);
-                m.stable &= f.retained == figs[0].retained && f.fwd_peak == figs[0].fwd_peak && f.bwd_peak == figs[0].bwd_peak;
+                m.stable &=
+                    f.retained == figs[0].retained && f.fwd_peak == figs[0].fwd_peak && f.bwd_peak == figs[0].bwd_peak;
                 m.leaked_bytes = std::max(m.leaked_bytes, f.leaked);
             }
             std::vector<double> sorted = m.steps_ms;

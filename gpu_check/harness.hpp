@@ -32,9 +32,10 @@ struct StackConfig : memory::LayerShape {
 
     ActivationKind activation = ActivationKind::SiLU;
     double norm_epsilon = 1e-5;
-    std::int64_t local_experts = 0;  // experts on this rank (experts / expert-parallel size); expert e runs on e % local
-    std::vector<bool> moe;           // one entry per layer: true for an MoE layer
-    bool final_norm = true;          // the block ends in a final norm (TransformerBlock with post_process)
+    std::int64_t local_experts =
+        0;                   // experts on this rank (experts / expert-parallel size); expert e runs on e % local
+    std::vector<bool> moe;   // one entry per layer: true for an MoE layer
+    bool final_norm = true;  // the block ends in a final norm (TransformerBlock with post_process)
 
     int layers() const { return static_cast<int>(moe.size()); }
     bool any_moe() const;
@@ -79,11 +80,11 @@ struct Measurement {
     double backward_peak_bytes = 0;  // peak during backward (the output gradient included)
     double step_ms = 0;
     std::vector<double> steps_ms;
-    double param_bytes = 0;      // parameters (bf16) on the device
-    double grad_bytes = 0;       // their gradient buffers (fp32, like Megatron's main_grad)
+    double param_bytes = 0;  // parameters (bf16) on the device
+    double grad_bytes = 0;   // their gradient buffers (fp32, like Megatron's main_grad)
     double input_bytes = 0;
-    double leaked_bytes = 0;     // allocated after a step minus base: 0 unless something leaked
-    bool stable = true;          // every measured step saw the same memory figures
+    double leaked_bytes = 0;  // allocated after a step minus base: 0 unless something leaked
+    bool stable = true;       // every measured step saw the same memory figures
 };
 Measurement measure(const StackConfig& config, const Recompute& recompute, const RunOptions& options);
 
@@ -97,11 +98,11 @@ struct HostTensor {
 };
 struct GradientRun {
     HostTensor input, output_grad, output, input_grad;
-    std::vector<HostTensor> params;       // in a fixed order, named "layer0.qkv.weight", ...
-    std::vector<HostTensor> param_grads;  // same order and names
+    std::vector<HostTensor> params;                  // in a fixed order, named "layer0.qkv.weight", ...
+    std::vector<HostTensor> param_grads;             // same order and names
     std::vector<std::vector<std::int32_t>> routing;  // per MoE layer
     std::vector<HostTensor> router_logits;           // per MoE layer
-    Measurement memory;                               // of this single step (no warm-up)
+    Measurement memory;                              // of this single step (no warm-up)
 };
 GradientRun run_with_gradients(const StackConfig& config, const Recompute& recompute, std::uint64_t seed);
 

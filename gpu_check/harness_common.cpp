@@ -7,13 +7,18 @@
 
 namespace mbl::gpu {
 
-bool StackConfig::any_moe() const { return std::any_of(moe.begin(), moe.end(), [](bool b) { return b; }); }
+bool StackConfig::any_moe() const {
+    return std::any_of(moe.begin(), moe.end(), [](bool b) { return b; });
+}
 
 std::string StackConfig::validate() const {
     if (moe.empty()) return "no layers to build";
-    if (seq_length <= 0 || micro_batch <= 0 || hidden <= 0) return "sequence length, micro-batch size and hidden size must be positive";
-    if (heads <= 0 || query_groups <= 0 || head_dim <= 0) return "attention heads, query groups and head size must be positive";
-    if (heads % query_groups != 0) return fmt::format("{} attention heads are not a multiple of {} query groups", heads, query_groups);
+    if (seq_length <= 0 || micro_batch <= 0 || hidden <= 0)
+        return "sequence length, micro-batch size and hidden size must be positive";
+    if (heads <= 0 || query_groups <= 0 || head_dim <= 0)
+        return "attention heads, query groups and head size must be positive";
+    if (heads % query_groups != 0)
+        return fmt::format("{} attention heads are not a multiple of {} query groups", heads, query_groups);
     if (head_dim > 256) return fmt::format("head size {} is above the harness's limit of 256", head_dim);
     const bool has_dense = std::any_of(moe.begin(), moe.end(), [](bool b) { return !b; });
     if (has_dense && ffn_hidden <= 0) return "dense layers need a positive FFN hidden size";

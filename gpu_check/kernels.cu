@@ -47,7 +47,8 @@ template <class T>
 __global__ void k_fill_normal(T* p, std::int64_t rows, std::int64_t cols, std::int64_t ldp, std::uint64_t seed,
                               std::uint64_t stream, float mean, float sd) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const uint4 r = random4(seed, stream, static_cast<std::uint64_t>(i));
         const float u1 = fmaxf(to_unit(r.x), 1e-7f), u2 = to_unit(r.y);
         const float z = sqrtf(-2.0f * logf(u1)) * cospif(2.0f * u2);
@@ -57,22 +58,26 @@ __global__ void k_fill_normal(T* p, std::int64_t rows, std::int64_t cols, std::i
 
 __global__ void k_zero(char* p, std::int64_t rows, std::int64_t row_bytes, std::int64_t ld_bytes) {
     const std::int64_t n = rows * row_bytes;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x)
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x)
         p[(i / row_bytes) * ld_bytes + i % row_bytes] = 0;
 }
 
 template <class TD, class TS>
 __global__ void k_copy(TD* d, std::int64_t ldd, const TS* s, std::int64_t lds, std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         st(d + r * ldd + c, ld(s + r * lds + c));
     }
 }
 
-__global__ void k_copy_bytes(char* d, std::int64_t ldd, const char* s, std::int64_t lds, std::int64_t rows, std::int64_t row_bytes) {
+__global__ void k_copy_bytes(char* d, std::int64_t ldd, const char* s, std::int64_t lds, std::int64_t rows,
+                             std::int64_t row_bytes) {
     const std::int64_t n = rows * row_bytes;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / row_bytes, c = i % row_bytes;
         d[r * ldd + c] = s[r * lds + c];
     }
@@ -80,10 +85,11 @@ __global__ void k_copy_bytes(char* d, std::int64_t ldd, const char* s, std::int6
 
 // Elementwise binary/unary ops on 2-D bf16 views.
 enum class Op { Add, Mul, AddScalar, Copy };
-__global__ void k_binary(Op op, bf16* y, std::int64_t ldy, const bf16* a, std::int64_t lda, const bf16* b, std::int64_t ldb,
-                         float c, std::int64_t rows, std::int64_t cols) {
+__global__ void k_binary(Op op, bf16* y, std::int64_t ldy, const bf16* a, std::int64_t lda, const bf16* b,
+                         std::int64_t ldb, float c, std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, col = i % cols;
         const float x = ld(a + r * lda + col);
         float v = x;
@@ -99,7 +105,8 @@ __global__ void k_binary(Op op, bf16* y, std::int64_t ldy, const bf16* a, std::i
 
 __global__ void k_add_bias(bf16* y, std::int64_t ldy, const bf16* bias, std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         st(y + r * ldy + c, ld(y + r * ldy + c) + ld(bias + c));
     }
@@ -119,9 +126,11 @@ __device__ inline float act_d(int a, float x) {
     return cdf + x * pdf;
 }
 
-__global__ void k_act_fwd(int a, bf16* y, std::int64_t ldy, const bf16* x, std::int64_t ldx, std::int64_t rows, std::int64_t cols) {
+__global__ void k_act_fwd(int a, bf16* y, std::int64_t ldy, const bf16* x, std::int64_t ldx, std::int64_t rows,
+                          std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         st(y + r * ldy + c, act_f(a, ld(x + r * ldx + c)));
     }
@@ -130,7 +139,8 @@ __global__ void k_act_fwd(int a, bf16* y, std::int64_t ldy, const bf16* x, std::
 __global__ void k_act_bwd(int a, bf16* dx, std::int64_t lddx, const bf16* x, std::int64_t ldx, const bf16* dy,
                           std::int64_t lddy, std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         st(dx + r * lddx + c, ld(dy + r * lddy + c) * act_d(a, ld(x + r * ldx + c)));
     }
@@ -140,7 +150,8 @@ __global__ void k_act_bwd(int a, bf16* dx, std::int64_t lddx, const bf16* x, std
 __global__ void k_glu_fwd(int a, bf16* y, std::int64_t ldy, const bf16* x, std::int64_t ldx, const float* p,
                           std::int64_t rows, std::int64_t f) {
     const std::int64_t n = rows * f;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / f, c = i % f;
         float v = act_f(a, ld(x + r * ldx + c)) * ld(x + r * ldx + f + c);
         if (p) v *= p[r];
@@ -172,14 +183,16 @@ __global__ void k_glu_bwd(int a, bf16* dx, std::int64_t lddx, const bf16* x, std
 __global__ void k_scale_rows_fwd(bf16* y, std::int64_t ldy, const bf16* x, std::int64_t ldx, const float* p,
                                  std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         st(y + r * ldy + c, ld(x + r * ldx + c) * p[r]);
     }
 }
 
-__global__ void k_scale_rows_bwd(bf16* dx, std::int64_t lddx, float* dp, const bf16* x, std::int64_t ldx, const float* p,
-                                 const bf16* dy, std::int64_t lddy, std::int64_t rows, std::int64_t cols) {
+__global__ void k_scale_rows_bwd(bf16* dx, std::int64_t lddx, float* dp, const bf16* x, std::int64_t ldx,
+                                 const float* p, const bf16* dy, std::int64_t lddy, std::int64_t rows,
+                                 std::int64_t cols) {
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     const std::int64_t r = blockIdx.x * (std::int64_t)(blockDim.x / 32) + warp;
     if (r >= rows) return;
@@ -244,8 +257,9 @@ __global__ void k_norm_fwd(bool layernorm, bf16* y, std::int64_t ldy, float* mea
     }
 }
 
-__global__ void k_norm_bwd(bool layernorm, bf16* dx, std::int64_t lddx, const bf16* x, std::int64_t ldx, const float* mean_in,
-                           const float* rstd_in, const bf16* w, const bf16* dy, std::int64_t lddy, std::int64_t cols) {
+__global__ void k_norm_bwd(bool layernorm, bf16* dx, std::int64_t lddx, const bf16* x, std::int64_t ldx,
+                           const float* mean_in, const float* rstd_in, const bf16* w, const bf16* dy, std::int64_t lddy,
+                           std::int64_t cols) {
     __shared__ float sh[32];
     const std::int64_t r = blockIdx.x;
     const float mean = layernorm ? mean_in[r] : 0.0f, rstd = rstd_in[r];
@@ -268,8 +282,9 @@ __global__ void k_norm_bwd(bool layernorm, bf16* dx, std::int64_t lddx, const bf
 // Column sums in two fixed-order stages: partial[chunk][c] over 64-row chunks, then the chunks in order.
 // mode 0: dy; mode 1: dy * xhat (norm weight gradient).
 constexpr int kRowChunk = 64;
-__global__ void k_colsum_partial(int mode, float* partial, const bf16* dy, std::int64_t lddy, const bf16* x, std::int64_t ldx,
-                                 const float* mean, const float* rstd, std::int64_t rows, std::int64_t cols) {
+__global__ void k_colsum_partial(int mode, float* partial, const bf16* dy, std::int64_t lddy, const bf16* x,
+                                 std::int64_t ldx, const float* mean, const float* rstd, std::int64_t rows,
+                                 std::int64_t cols) {
     const std::int64_t c = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x;
     const std::int64_t chunk = blockIdx.y;
     if (c >= cols) return;
@@ -296,7 +311,8 @@ __global__ void k_dropout_add(bf16* out, std::int64_t ldo, std::uint8_t* mask, c
                               std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
     const float keep_scale = 1.0f / (1.0f - p);
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         float v = ld(x + r * ldx + c);
         if (p > 0) {
@@ -313,7 +329,8 @@ __global__ void k_dropout_bwd(bf16* dx, std::int64_t lddx, const std::uint8_t* m
                               float p, std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
     const float keep_scale = 1.0f / (1.0f - p);
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         st(dx + r * lddx + c, mask[i] ? ld(dy + r * lddy + c) * keep_scale : 0.0f);
     }
@@ -321,7 +338,8 @@ __global__ void k_dropout_bwd(bf16* dx, std::int64_t lddx, const std::uint8_t* m
 
 __global__ void k_causal_fill(float* x, std::int64_t rows, std::int64_t s, float value) {
     const std::int64_t n = rows * s;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / s, c = i % s;
         if (c > r % s) x[i] = value;
     }
@@ -343,7 +361,8 @@ __global__ void k_softmax_fwd(float* y, const float* x, std::int64_t cols) {
 
 // PyTorch's CUDA softmax backward: tmp = dy * y (a full-size temporary), then dx = tmp - y * rowsum(tmp).
 __global__ void k_mul_f32(float* out, const float* a, const float* b, std::int64_t n) {
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x)
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x)
         out[i] = a[i] * b[i];
 }
 
@@ -353,14 +372,16 @@ __global__ void k_softmax_bwd(float* dx, const float* y, const float* tmp, std::
     float s = 0;
     for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) s += tmp[r * cols + c];
     s = block_sum(s, sh);
-    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x) dx[r * cols + c] = tmp[r * cols + c] - y[r * cols + c] * s;
+    for (std::int64_t c = threadIdx.x; c < cols; c += blockDim.x)
+        dx[r * cols + c] = tmp[r * cols + c] - y[r * cols + c] * s;
 }
 
 // [B*H*S, d] (row (b*H + h)*S + s) <-> tokens [S*B, H*d] (row s*B + b).
-__global__ void k_heads_tokens(bool to_tokens, bf16* out, const bf16* in, std::int64_t S, std::int64_t B, std::int64_t H,
-                               std::int64_t d) {
+__global__ void k_heads_tokens(bool to_tokens, bf16* out, const bf16* in, std::int64_t S, std::int64_t B,
+                               std::int64_t H, std::int64_t d) {
     const std::int64_t n = S * B * H * d;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         // i indexes the token layout.
         const std::int64_t c = i % d, h = (i / d) % H, t = i / (d * H);
         const std::int64_t s = t / B, b = t % B;
@@ -371,11 +392,12 @@ __global__ void k_heads_tokens(bool to_tokens, bf16* out, const bf16* in, std::i
 }
 
 // Head h of a compact [T, H*d] <-> head address hoff + (h / rep) * hstride + (consecutive ? (h % rep) * d : 0).
-__global__ void k_gather_heads(bool gather, bf16* compact, const bf16* strided_in, bf16* strided_out, std::int64_t ld_strided,
-                               std::int64_t hoff, std::int64_t hstride, std::int64_t rows, std::int64_t H, std::int64_t d,
-                               std::int64_t rep, bool consecutive) {
+__global__ void k_gather_heads(bool gather, bf16* compact, const bf16* strided_in, bf16* strided_out,
+                               std::int64_t ld_strided, std::int64_t hoff, std::int64_t hstride, std::int64_t rows,
+                               std::int64_t H, std::int64_t d, std::int64_t rep, bool consecutive) {
     const std::int64_t n = rows * H * d;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t c = i % d, h = (i / d) % H, t = i / (d * H);
         const std::int64_t src = t * ld_strided + hoff + (h / rep) * hstride + (consecutive ? (h % rep) * d : 0) + c;
         if (gather) compact[i] = strided_in[src];
@@ -383,10 +405,12 @@ __global__ void k_gather_heads(bool gather, bf16* compact, const bf16* strided_i
     }
 }
 
-__global__ void k_sum_heads(bf16* out, const bf16* in, std::int64_t rows, std::int64_t Hin, std::int64_t d, std::int64_t rep) {
+__global__ void k_sum_heads(bf16* out, const bf16* in, std::int64_t rows, std::int64_t Hin, std::int64_t d,
+                            std::int64_t rep) {
     const std::int64_t Hout = Hin / rep;
     const std::int64_t n = rows * Hout * d;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t c = i % d, g = (i / d) % Hout, t = i / (d * Hout);
         float s = 0;
         for (std::int64_t j = 0; j < rep; ++j) s += ld(in + t * Hin * d + (g * rep + j) * d + c);
@@ -435,21 +459,24 @@ __global__ void k_topk_softmax_bwd(bf16* dlogits, std::int64_t ldl, const float*
 __global__ void k_gather_rows(bf16* out, std::int64_t ldo, const bf16* in, std::int64_t ldi, const std::int32_t* src,
                               std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         out[r * ldo + c] = in[static_cast<std::int64_t>(src[r]) * ldi + c];
     }
 }
 
 __global__ void k_gather_scalars(float* out, const float* in, const std::int32_t* src, std::int64_t n) {
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x)
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x)
         out[i] = in[src[i]];
 }
 
-__global__ void k_sum_slots(bf16* out, std::int64_t ldo, const bf16* in, std::int64_t ldi, const std::int32_t* slot, int k,
-                            std::int64_t rows, std::int64_t cols) {
+__global__ void k_sum_slots(bf16* out, std::int64_t ldo, const bf16* in, std::int64_t ldi, const std::int32_t* slot,
+                            int k, std::int64_t rows, std::int64_t cols) {
     const std::int64_t n = rows * cols;
-    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n; i += (std::int64_t)gridDim.x * blockDim.x) {
+    for (std::int64_t i = blockIdx.x * (std::int64_t)blockDim.x + threadIdx.x; i < n;
+         i += (std::int64_t)gridDim.x * blockDim.x) {
         const std::int64_t r = i / cols, c = i % cols;
         float s = 0;
         for (int j = 0; j < k; ++j) s += ld(in + static_cast<std::int64_t>(slot[r * k + j]) * ldi + c);
@@ -477,19 +504,20 @@ void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, floa
     if (M == 0 || N == 0) return;
     MBL_BLAS(cublasGemmStridedBatchedEx(blas(), tb ? CUBLAS_OP_T : CUBLAS_OP_N, ta ? CUBLAS_OP_T : CUBLAS_OP_N,
                                         static_cast<int>(N), static_cast<int>(M), static_cast<int>(K), &alpha, B,
-                                        blas_type(bt), static_cast<int>(ldb), sb, A, blas_type(at), static_cast<int>(lda), sa,
-                                        &beta, C, blas_type(ct), static_cast<int>(ldc), sc, batch, CUBLAS_COMPUTE_32F,
-                                        CUBLAS_GEMM_DEFAULT));
+                                        blas_type(bt), static_cast<int>(ldb), sb, A, blas_type(at),
+                                        static_cast<int>(lda), sa, &beta, C, blas_type(ct), static_cast<int>(ldc), sc,
+                                        batch, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
 }
 
 void fill_normal(const Tensor& t, std::uint64_t seed, std::uint64_t stream_id, float mean, float stddev) {
     if (t.numel() == 0) return;
     if (t.dtype == DType::BF16)
-        k_fill_normal<<<blocks_for(t.numel()), kThreads>>>(t.data<bf16>(), t.rows, t.cols, t.ld, seed, stream_id, mean, stddev);
+        k_fill_normal<<<blocks_for(t.numel()), kThreads>>>(t.data<bf16>(), t.rows, t.cols, t.ld, seed, stream_id, mean,
+                                                           stddev);
     else if (t.dtype == DType::F32)
-        k_fill_normal<<<blocks_for(t.numel()), kThreads>>>(t.data<float>(), t.rows, t.cols, t.ld, seed, stream_id, mean, stddev);
-    else
-        need(false, "fill_normal on an integer tensor");
+        k_fill_normal<<<blocks_for(t.numel()), kThreads>>>(t.data<float>(), t.rows, t.cols, t.ld, seed, stream_id, mean,
+                                                           stddev);
+    else need(false, "fill_normal on an integer tensor");
     MBL_LAUNCHED();
 }
 
@@ -508,8 +536,8 @@ void copy(const Tensor& dst, const Tensor& src) {
     need(dst.rows == src.rows && dst.cols == src.cols && dst.dtype == src.dtype, "copy: shapes differ");
     if (dst.numel() == 0) return;
     const std::int64_t es = static_cast<std::int64_t>(dtype_size(dst.dtype));
-    k_copy_bytes<<<blocks_for(dst.numel() * es), kThreads>>>(dst.data<char>(), dst.ld * es, src.data<char>(), src.ld * es,
-                                                              dst.rows, dst.cols * es);
+    k_copy_bytes<<<blocks_for(dst.numel() * es), kThreads>>>(dst.data<char>(), dst.ld * es, src.data<char>(),
+                                                             src.ld * es, dst.rows, dst.cols * es);
     MBL_LAUNCHED();
 }
 
@@ -517,20 +545,22 @@ void convert(const Tensor& dst, const Tensor& src) {
     need(dst.rows == src.rows && dst.cols == src.cols, "convert: shapes differ");
     if (dst.numel() == 0) return;
     if (dst.dtype == DType::F32 && src.dtype == DType::BF16)
-        k_copy<<<blocks_for(dst.numel()), kThreads>>>(dst.data<float>(), dst.ld, src.data<bf16>(), src.ld, dst.rows, dst.cols);
+        k_copy<<<blocks_for(dst.numel()), kThreads>>>(dst.data<float>(), dst.ld, src.data<bf16>(), src.ld, dst.rows,
+                                                      dst.cols);
     else if (dst.dtype == DType::BF16 && src.dtype == DType::F32)
-        k_copy<<<blocks_for(dst.numel()), kThreads>>>(dst.data<bf16>(), dst.ld, src.data<float>(), src.ld, dst.rows, dst.cols);
-    else
-        need(false, "convert: unsupported types");
+        k_copy<<<blocks_for(dst.numel()), kThreads>>>(dst.data<bf16>(), dst.ld, src.data<float>(), src.ld, dst.rows,
+                                                      dst.cols);
+    else need(false, "convert: unsupported types");
     MBL_LAUNCHED();
 }
 
 static void binary(Op op, const Tensor& y, const Tensor& a, const Tensor* b, float c) {
-    need(y.rows == a.rows && y.cols == a.cols && (!b || (b->rows == a.rows && b->cols == a.cols)), "elementwise: shapes differ");
+    need(y.rows == a.rows && y.cols == a.cols && (!b || (b->rows == a.rows && b->cols == a.cols)),
+         "elementwise: shapes differ");
     need(y.dtype == DType::BF16 && a.dtype == DType::BF16, "elementwise: bf16 only");
     if (y.numel() == 0) return;
-    k_binary<<<blocks_for(y.numel()), kThreads>>>(op, y.data<bf16>(), y.ld, a.data<bf16>(), a.ld, b ? b->data<bf16>() : nullptr,
-                                                  b ? b->ld : 0, c, y.rows, y.cols);
+    k_binary<<<blocks_for(y.numel()), kThreads>>>(op, y.data<bf16>(), y.ld, a.data<bf16>(), a.ld,
+                                                  b ? b->data<bf16>() : nullptr, b ? b->ld : 0, c, y.rows, y.cols);
     MBL_LAUNCHED();
 }
 
@@ -545,7 +575,8 @@ void add_bias(const Tensor& y, const Tensor& bias) {
     MBL_LAUNCHED();
 }
 
-static void colsum(int mode, const Tensor& out, const Tensor& dy, const Tensor* x, const float* mean, const float* rstd) {
+static void colsum(int mode, const Tensor& out, const Tensor& dy, const Tensor* x, const float* mean,
+                   const float* rstd) {
     if (dy.rows == 0) return;
     const std::int64_t chunks = (dy.rows + kRowChunk - 1) / kRowChunk;
     Tensor partial = empty(DType::F32, chunks, dy.cols);
@@ -553,7 +584,8 @@ static void colsum(int mode, const Tensor& out, const Tensor& dy, const Tensor* 
     k_colsum_partial<<<grid, 128>>>(mode, partial.data<float>(), dy.data<bf16>(), dy.ld, x ? x->data<bf16>() : nullptr,
                                     x ? x->ld : 0, mean, rstd, dy.rows, dy.cols);
     MBL_LAUNCHED();
-    k_colsum_finish<<<static_cast<unsigned>((dy.cols + 127) / 128), 128>>>(out.data<float>(), partial.data<float>(), chunks, dy.cols);
+    k_colsum_finish<<<static_cast<unsigned>((dy.cols + 127) / 128), 128>>>(out.data<float>(), partial.data<float>(),
+                                                                           chunks, dy.cols);
     MBL_LAUNCHED();
 }
 
@@ -561,7 +593,8 @@ void bias_grad(const Tensor& grad, const Tensor& dy) { colsum(0, grad, dy, nullp
 
 void act_fwd(Act a, const Tensor& y, const Tensor& x) {
     if (y.numel() == 0) return;
-    k_act_fwd<<<blocks_for(y.numel()), kThreads>>>(static_cast<int>(a), y.data<bf16>(), y.ld, x.data<bf16>(), x.ld, y.rows, y.cols);
+    k_act_fwd<<<blocks_for(y.numel()), kThreads>>>(static_cast<int>(a), y.data<bf16>(), y.ld, x.data<bf16>(), x.ld,
+                                                   y.rows, y.cols);
     MBL_LAUNCHED();
 }
 
@@ -574,66 +607,72 @@ void act_bwd(Act a, const Tensor& dx, const Tensor& x, const Tensor& dy) {
 
 void glu_fwd(Act a, const Tensor& y, const Tensor& x, const float* p) {
     if (y.numel() == 0) return;
-    k_glu_fwd<<<blocks_for(y.numel()), kThreads>>>(static_cast<int>(a), y.data<bf16>(), y.ld, x.data<bf16>(), x.ld, p, y.rows, y.cols);
+    k_glu_fwd<<<blocks_for(y.numel()), kThreads>>>(static_cast<int>(a), y.data<bf16>(), y.ld, x.data<bf16>(), x.ld, p,
+                                                   y.rows, y.cols);
     MBL_LAUNCHED();
 }
 
 void glu_bwd(Act a, const Tensor& dx, const Tensor& x, const float* p, const Tensor& dy, float* dp) {
     if (dy.rows == 0) return;
-    k_glu_bwd<<<static_cast<unsigned>((dy.rows + 7) / 8), 256>>>(static_cast<int>(a), dx.data<bf16>(), dx.ld, x.data<bf16>(),
-                                                                 x.ld, p, dy.data<bf16>(), dy.ld, dp, dy.rows, dy.cols);
+    k_glu_bwd<<<static_cast<unsigned>((dy.rows + 7) / 8), 256>>>(static_cast<int>(a), dx.data<bf16>(), dx.ld,
+                                                                 x.data<bf16>(), x.ld, p, dy.data<bf16>(), dy.ld, dp,
+                                                                 dy.rows, dy.cols);
     MBL_LAUNCHED();
 }
 
 void scale_rows_fwd(const Tensor& y, const Tensor& x, const float* p) {
     if (y.numel() == 0) return;
-    k_scale_rows_fwd<<<blocks_for(y.numel()), kThreads>>>(y.data<bf16>(), y.ld, x.data<bf16>(), x.ld, p, y.rows, y.cols);
+    k_scale_rows_fwd<<<blocks_for(y.numel()), kThreads>>>(y.data<bf16>(), y.ld, x.data<bf16>(), x.ld, p, y.rows,
+                                                          y.cols);
     MBL_LAUNCHED();
 }
 
 void scale_rows_bwd(const Tensor& dx, float* dp, const Tensor& x, const float* p, const Tensor& dy) {
     if (dy.rows == 0) return;
-    k_scale_rows_bwd<<<static_cast<unsigned>((dy.rows + 7) / 8), 256>>>(dx.data<bf16>(), dx.ld, dp, x.data<bf16>(), x.ld, p,
-                                                                        dy.data<bf16>(), dy.ld, dy.rows, dy.cols);
+    k_scale_rows_bwd<<<static_cast<unsigned>((dy.rows + 7) / 8), 256>>>(
+        dx.data<bf16>(), dx.ld, dp, x.data<bf16>(), x.ld, p, dy.data<bf16>(), dy.ld, dy.rows, dy.cols);
     MBL_LAUNCHED();
 }
 
-void norm_fwd(bool layernorm, const Tensor& y, float* mean, float* rstd, const Tensor& x, const Tensor& w, const Tensor* b,
-              float eps) {
+void norm_fwd(bool layernorm, const Tensor& y, float* mean, float* rstd, const Tensor& x, const Tensor& w,
+              const Tensor* b, float eps) {
     if (x.rows == 0) return;
-    k_norm_fwd<<<static_cast<unsigned>(x.rows), 256>>>(layernorm, y.data<bf16>(), y.ld, mean, rstd, x.data<bf16>(), x.ld,
-                                                       w.data<bf16>(), b ? b->data<bf16>() : nullptr, x.cols, eps);
+    k_norm_fwd<<<static_cast<unsigned>(x.rows), 256>>>(layernorm, y.data<bf16>(), y.ld, mean, rstd, x.data<bf16>(),
+                                                       x.ld, w.data<bf16>(), b ? b->data<bf16>() : nullptr, x.cols,
+                                                       eps);
     MBL_LAUNCHED();
 }
 
 void norm_bwd(bool layernorm, const Tensor& dx, const Tensor& dw, const Tensor* db, const Tensor& x, const float* mean,
               const float* rstd, const Tensor& w, const Tensor& dy) {
     if (x.rows == 0) return;
-    k_norm_bwd<<<static_cast<unsigned>(x.rows), 256>>>(layernorm, dx.data<bf16>(), dx.ld, x.data<bf16>(), x.ld, mean, rstd,
-                                                       w.data<bf16>(), dy.data<bf16>(), dy.ld, x.cols);
+    k_norm_bwd<<<static_cast<unsigned>(x.rows), 256>>>(layernorm, dx.data<bf16>(), dx.ld, x.data<bf16>(), x.ld, mean,
+                                                       rstd, w.data<bf16>(), dy.data<bf16>(), dy.ld, x.cols);
     MBL_LAUNCHED();
     colsum(1, dw, dy, &x, layernorm ? mean : nullptr, rstd);
     if (db) colsum(0, *db, dy, nullptr, nullptr, nullptr);
 }
 
-void dropout_add_fwd(const Tensor& out, std::uint8_t* mask, const Tensor& x, const Tensor& residual, float p, RngState state) {
+void dropout_add_fwd(const Tensor& out, std::uint8_t* mask, const Tensor& x, const Tensor& residual, float p,
+                     RngState state) {
     if (out.numel() == 0) return;
     k_dropout_add<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, mask, x.data<bf16>(), x.ld,
-                                                         residual.data<bf16>(), residual.ld, p, state.seed, state.offset,
-                                                         out.rows, out.cols);
+                                                         residual.data<bf16>(), residual.ld, p, state.seed,
+                                                         state.offset, out.rows, out.cols);
     MBL_LAUNCHED();
 }
 
 void dropout_fwd(const Tensor& out, std::uint8_t* mask, const Tensor& x, float p, RngState state) {
     if (out.numel() == 0) return;
-    k_dropout_add<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, mask, x.data<bf16>(), x.ld, nullptr, 0, p,
-                                                         state.seed, state.offset, out.rows, out.cols);
+    k_dropout_add<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, mask, x.data<bf16>(), x.ld, nullptr,
+                                                         0, p, state.seed, state.offset, out.rows, out.cols);
     MBL_LAUNCHED();
 }
 
 void dropout_bwd(const Tensor& dx, const std::uint8_t* mask, const Tensor& dy, float p) {
     if (dx.numel() == 0) return;
-    k_dropout_bwd<<<blocks_for(dx.numel()), kThreads>>>(dx.data<bf16>(), dx.ld, mask, dy.data<bf16>(), dy.ld, p, dx.rows, dx.cols);
+    k_dropout_bwd<<<blocks_for(dx.numel()), kThreads>>>(dx.data<bf16>(), dx.ld, mask, dy.data<bf16>(), dy.ld, p,
+                                                        dx.rows, dx.cols);
     MBL_LAUNCHED();
 }
 
@@ -645,7 +684,8 @@ void causal_fill(const Tensor& scores, std::int64_t s, float value) {
 }
 
 void softmax_fwd(const Tensor& y, const Tensor& x) {
-    need(y.contiguous() && x.contiguous() && y.dtype == DType::F32 && x.dtype == DType::F32, "softmax: contiguous f32 only");
+    need(y.contiguous() && x.contiguous() && y.dtype == DType::F32 && x.dtype == DType::F32,
+         "softmax: contiguous f32 only");
     if (x.rows == 0) return;
     k_softmax_fwd<<<static_cast<unsigned>(x.rows), 256>>>(y.data<float>(), x.data<float>(), x.cols);
     MBL_LAUNCHED();
@@ -660,12 +700,14 @@ void softmax_bwd(const Tensor& dx, const Tensor& y, const Tensor& dy) {
     MBL_LAUNCHED();
 }
 
-void heads_to_tokens(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H, std::int64_t d) {
+void heads_to_tokens(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H,
+                     std::int64_t d) {
     k_heads_tokens<<<blocks_for(S * B * H * d), kThreads>>>(true, out.data<bf16>(), in.data<bf16>(), S, B, H, d);
     MBL_LAUNCHED();
 }
 
-void tokens_to_heads(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H, std::int64_t d) {
+void tokens_to_heads(const Tensor& out, const Tensor& in, std::int64_t S, std::int64_t B, std::int64_t H,
+                     std::int64_t d) {
     k_heads_tokens<<<blocks_for(S * B * H * d), kThreads>>>(false, out.data<bf16>(), in.data<bf16>(), S, B, H, d);
     MBL_LAUNCHED();
 }
@@ -674,17 +716,18 @@ void gather_heads(const Tensor& out, const Tensor& in, std::int64_t heads_out, s
                   bool consecutive) {
     if (out.numel() == 0) return;
     const std::int64_t hstride = in.hstride ? in.hstride : d;
-    k_gather_heads<<<blocks_for(out.rows * heads_out * d), kThreads>>>(true, out.data<bf16>(), in.data<bf16>(), nullptr, in.ld,
-                                                                        in.hoff, hstride, out.rows, heads_out, d, rep, consecutive);
+    k_gather_heads<<<blocks_for(out.rows * heads_out * d), kThreads>>>(true, out.data<bf16>(), in.data<bf16>(), nullptr,
+                                                                       in.ld, in.hoff, hstride, out.rows, heads_out, d,
+                                                                       rep, consecutive);
     MBL_LAUNCHED();
 }
 
 void scatter_heads(const Tensor& dst, std::int64_t hoff, std::int64_t hstride, const Tensor& src, std::int64_t heads,
                    std::int64_t d, std::int64_t rep, bool consecutive) {
     if (src.numel() == 0) return;
-    k_gather_heads<<<blocks_for(src.rows * heads * d), kThreads>>>(false, const_cast<bf16*>(src.data<bf16>()), nullptr,
-                                                                    dst.data<bf16>(), dst.ld, hoff, hstride ? hstride : d,
-                                                                    src.rows, heads, d, rep, consecutive);
+    k_gather_heads<<<blocks_for(src.rows * heads * d), kThreads>>>(
+        false, const_cast<bf16*>(src.data<bf16>()), nullptr, dst.data<bf16>(), dst.ld, hoff, hstride ? hstride : d,
+        src.rows, heads, d, rep, consecutive);
     MBL_LAUNCHED();
 }
 
@@ -696,22 +739,23 @@ void sum_heads(const Tensor& out, const Tensor& in, std::int64_t heads_in, std::
 void topk_softmax_fwd(const Tensor& logits, std::int32_t* idx, float* probs, int k) {
     need(k <= 32, "top-k above 32");
     if (logits.rows == 0) return;
-    k_topk_softmax<<<static_cast<unsigned>((logits.rows + 127) / 128), 128>>>(logits.data<bf16>(), logits.ld, idx, probs,
-                                                                              logits.rows, logits.cols, k);
+    k_topk_softmax<<<static_cast<unsigned>((logits.rows + 127) / 128), 128>>>(logits.data<bf16>(), logits.ld, idx,
+                                                                              probs, logits.rows, logits.cols, k);
     MBL_LAUNCHED();
 }
 
 void topk_softmax_bwd(const Tensor& dlogits, const float* dprobs, const float* probs, const std::int32_t* idx, int k) {
     fill_zero(dlogits);
     if (dlogits.rows == 0) return;
-    k_topk_softmax_bwd<<<static_cast<unsigned>((dlogits.rows + 127) / 128), 128>>>(dlogits.data<bf16>(), dlogits.ld, dprobs,
-                                                                                   probs, idx, dlogits.rows, k);
+    k_topk_softmax_bwd<<<static_cast<unsigned>((dlogits.rows + 127) / 128), 128>>>(dlogits.data<bf16>(), dlogits.ld,
+                                                                                   dprobs, probs, idx, dlogits.rows, k);
     MBL_LAUNCHED();
 }
 
 void gather_rows(const Tensor& out, const Tensor& in, const std::int32_t* src) {
     if (out.numel() == 0) return;
-    k_gather_rows<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, in.data<bf16>(), in.ld, src, out.rows, out.cols);
+    k_gather_rows<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, in.data<bf16>(), in.ld, src,
+                                                         out.rows, out.cols);
     MBL_LAUNCHED();
 }
 
@@ -723,10 +767,13 @@ void gather_scalars(float* out, const float* in, const std::int32_t* src, std::i
 
 void sum_slots(const Tensor& out, const Tensor& in, const std::int32_t* slot, int k) {
     if (out.numel() == 0) return;
-    k_sum_slots<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, in.data<bf16>(), in.ld, slot, k, out.rows, out.cols);
+    k_sum_slots<<<blocks_for(out.numel()), kThreads>>>(out.data<bf16>(), out.ld, in.data<bf16>(), in.ld, slot, k,
+                                                       out.rows, out.cols);
     MBL_LAUNCHED();
 }
 
-void sum_slot_scalars(float* out, const float* in, const std::int32_t* slot, std::int64_t n) { gather_scalars(out, in, slot, n); }
+void sum_slot_scalars(float* out, const float* in, const std::int32_t* slot, std::int64_t n) {
+    gather_scalars(out, in, slot, n);
+}
 
 }  // namespace mbl::gpu::rt

@@ -33,7 +33,8 @@ Tensor norm(const Tensor& x, Param& w, Param* b, bool layernorm, float eps) {
     Tensor y = empty(DType::BF16, x.rows, x.cols);
     Tensor rstd = empty(DType::F32, x.rows, 1);
     Tensor mean = layernorm ? empty(DType::F32, x.rows, 1) : Tensor{};
-    norm_fwd(layernorm, y, layernorm ? mean.data<float>() : nullptr, rstd.data<float>(), x, w.w, b ? &b->w : nullptr, eps);
+    norm_fwd(layernorm, y, layernorm ? mean.data<float>() : nullptr, rstd.data<float>(), x, w.w, b ? &b->w : nullptr,
+             eps);
     Param* wp = &w;
     record({x.id}, {y.id}, [x, rstd, mean, wp, b, layernorm](std::vector<Tensor>& g) -> std::vector<Tensor> {
         Tensor dx = empty(DType::BF16, x.rows, x.cols);
@@ -82,14 +83,15 @@ QkvViews qkv_views(const Tensor& qkv, std::int64_t H, std::int64_t G, std::int64
     v.v.hoff = (r + 1) * d;
     v.v.hstride = stride;
     const std::int64_t T = qkv.rows, W = qkv.cols;
-    record({qkv.id}, {v.q.id, v.k.id, v.v.id}, [T, W, H, G, d, r, stride](std::vector<Tensor>& g) -> std::vector<Tensor> {
-        Tensor dqkv = empty(DType::BF16, T, W);
-        if (!g[0].defined() || !g[1].defined() || !g[2].defined()) fill_zero(dqkv);
-        if (g[0].defined()) scatter_heads(dqkv, 0, stride, g[0], H, d, r, true);
-        if (g[1].defined()) scatter_heads(dqkv, r * d, stride, g[1], G, d, 1, false);
-        if (g[2].defined()) scatter_heads(dqkv, (r + 1) * d, stride, g[2], G, d, 1, false);
-        return {dqkv};
-    });
+    record({qkv.id}, {v.q.id, v.k.id, v.v.id},
+           [T, W, H, G, d, r, stride](std::vector<Tensor>& g) -> std::vector<Tensor> {
+               Tensor dqkv = empty(DType::BF16, T, W);
+               if (!g[0].defined() || !g[1].defined() || !g[2].defined()) fill_zero(dqkv);
+               if (g[0].defined()) scatter_heads(dqkv, 0, stride, g[0], H, d, r, true);
+               if (g[1].defined()) scatter_heads(dqkv, r * d, stride, g[1], G, d, 1, false);
+               if (g[2].defined()) scatter_heads(dqkv, (r + 1) * d, stride, g[2], G, d, 1, false);
+               return {dqkv};
+           });
     return v;
 }
 
@@ -116,25 +118,26 @@ std::int64_t head_stride(const Tensor& t, std::int64_t d) { return t.hstride ? t
 const bf16* head_base(const Tensor& t) { return t.data<bf16>() + t.hoff; }
 }  // namespace
 
-Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B, std::int64_t H,
-                         std::int64_t d, float dropout_p) {
+Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B,
+                         std::int64_t H, std::int64_t d, float dropout_p) {
     const float alpha = 1.0f / std::sqrt(static_cast<float>(d));
     const std::int64_t qs = head_stride(q, d), ks = head_stride(k, d), vs = head_stride(v, d);
     // baddbmm(beta=0, alpha=1/sqrt(d)): bf16 scores [B*H*S, S]; keeps query and key.
     Tensor s16 = empty(DType::BF16, B * H * S, S);
     for (std::int64_t b = 0; b < B; ++b)
-        gemm(false, true, S, S, d, alpha, head_base(q) + b * q.ld, DType::BF16, B * q.ld, head_base(k) + b * k.ld, DType::BF16,
-             B * k.ld, 0.0f, s16.data<bf16>() + b * H * S * S, DType::BF16, S, static_cast<int>(H), qs, ks, S * S);
+        gemm(false, true, S, S, d, alpha, head_base(q) + b * q.ld, DType::BF16, B * q.ld, head_base(k) + b * k.ld,
+             DType::BF16, B * k.ld, 0.0f, s16.data<bf16>() + b * H * S * S, DType::BF16, S, static_cast<int>(H), qs, ks,
+             S * S);
     record({q.id, k.id}, {s16.id}, [q, k, S, B, H, d, alpha, qs, ks](std::vector<Tensor>& g) -> std::vector<Tensor> {
         const Tensor& ds = g[0];
         Tensor dq = empty(DType::BF16, S * B, H * d), dk = empty(DType::BF16, S * B, H * d);
         for (std::int64_t b = 0; b < B; ++b) {
             gemm(false, false, S, d, S, alpha, ds.data<bf16>() + b * H * S * S, DType::BF16, S, head_base(k) + b * k.ld,
-                 DType::BF16, B * k.ld, 0.0f, dq.data<bf16>() + b * H * d, DType::BF16, B * H * d, static_cast<int>(H), S * S,
-                 ks, d);
+                 DType::BF16, B * k.ld, 0.0f, dq.data<bf16>() + b * H * d, DType::BF16, B * H * d, static_cast<int>(H),
+                 S * S, ks, d);
             gemm(true, false, S, d, S, alpha, ds.data<bf16>() + b * H * S * S, DType::BF16, S, head_base(q) + b * q.ld,
-                 DType::BF16, B * q.ld, 0.0f, dk.data<bf16>() + b * H * d, DType::BF16, B * H * d, static_cast<int>(H), S * S,
-                 qs, d);
+                 DType::BF16, B * q.ld, 0.0f, dk.data<bf16>() + b * H * d, DType::BF16, B * H * d, static_cast<int>(H),
+                 S * S, qs, d);
         }
         return {dq, dk};
     });
@@ -195,16 +198,18 @@ Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std:
     Tensor ctx = empty(DType::BF16, B * H * S, d);
     for (std::int64_t b = 0; b < B; ++b)
         gemm(false, false, S, d, S, 1.0f, probs.data<bf16>() + b * H * S * S, DType::BF16, S, head_base(v) + b * v.ld,
-             DType::BF16, B * v.ld, 0.0f, ctx.data<bf16>() + b * H * S * d, DType::BF16, d, static_cast<int>(H), S * S, vs, S * d);
+             DType::BF16, B * v.ld, 0.0f, ctx.data<bf16>() + b * H * S * d, DType::BF16, d, static_cast<int>(H), S * S,
+             vs, S * d);
     record({probs.id, v.id}, {ctx.id}, [probs, v, S, B, H, d, vs](std::vector<Tensor>& g) -> std::vector<Tensor> {
         const Tensor& dc = g[0];
         Tensor dp = empty(DType::BF16, B * H * S, S), dv = empty(DType::BF16, S * B, H * d);
         for (std::int64_t b = 0; b < B; ++b) {
             gemm(false, true, S, S, d, 1.0f, dc.data<bf16>() + b * H * S * d, DType::BF16, d, head_base(v) + b * v.ld,
-                 DType::BF16, B * v.ld, 0.0f, dp.data<bf16>() + b * H * S * S, DType::BF16, S, static_cast<int>(H), S * d, vs,
-                 S * S);
-            gemm(true, false, S, d, S, 1.0f, probs.data<bf16>() + b * H * S * S, DType::BF16, S, dc.data<bf16>() + b * H * S * d,
-                 DType::BF16, d, 0.0f, dv.data<bf16>() + b * H * d, DType::BF16, B * H * d, static_cast<int>(H), S * S, S * d, d);
+                 DType::BF16, B * v.ld, 0.0f, dp.data<bf16>() + b * H * S * S, DType::BF16, S, static_cast<int>(H),
+                 S * d, vs, S * S);
+            gemm(true, false, S, d, S, 1.0f, probs.data<bf16>() + b * H * S * S, DType::BF16, S,
+                 dc.data<bf16>() + b * H * S * d, DType::BF16, d, 0.0f, dv.data<bf16>() + b * H * d, DType::BF16,
+                 B * H * d, static_cast<int>(H), S * S, S * d, d);
         }
         return {dp, dv};
     });
@@ -220,18 +225,19 @@ Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std:
     return out;
 }
 
-Tensor attention_fused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B, std::int64_t H,
-                       std::int64_t KVH, std::int64_t d) {
+Tensor attention_fused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B,
+                       std::int64_t H, std::int64_t KVH, std::int64_t d) {
     const float scale = 1.0f / std::sqrt(static_cast<float>(d));
     Tensor o = empty(DType::BF16, S * B, H * d);
     Tensor lse = empty(DType::F32, B * H, S);
     flash_fwd(q, k, v, o, lse.data<float>(), S, B, H, KVH, d, d, scale);
-    record({q.id, k.id, v.id}, {o.id}, [q, k, v, o, lse, S, B, H, KVH, d, scale](std::vector<Tensor>& g) -> std::vector<Tensor> {
-        Tensor dq = empty(DType::BF16, S * B, H * d), dk = empty(DType::BF16, S * B, KVH * d),
-               dv = empty(DType::BF16, S * B, KVH * d);
-        flash_bwd(q, k, v, o, lse.data<float>(), g[0], dq, dk, dv, S, B, H, KVH, d, d, scale);
-        return {dq, dk, dv};
-    });
+    record({q.id, k.id, v.id}, {o.id},
+           [q, k, v, o, lse, S, B, H, KVH, d, scale](std::vector<Tensor>& g) -> std::vector<Tensor> {
+               Tensor dq = empty(DType::BF16, S * B, H * d), dk = empty(DType::BF16, S * B, KVH * d),
+                      dv = empty(DType::BF16, S * B, KVH * d);
+               flash_bwd(q, k, v, o, lse.data<float>(), g[0], dq, dk, dv, S, B, H, KVH, d, d, scale);
+               return {dq, dk, dv};
+           });
     return o;
 }
 
@@ -327,7 +333,8 @@ Permuted permute(const Tensor& x, const TopK& route, std::int64_t local_experts)
     const std::int64_t T = x.rows, k = route.idx.cols, n = T * k;
     Permuted p;
     p.host_idx.resize(static_cast<std::size_t>(n));
-    MBL_CUDA(cudaMemcpy(p.host_idx.data(), route.idx.data<std::int32_t>(), sizeof(std::int32_t) * n, cudaMemcpyDeviceToHost));
+    MBL_CUDA(cudaMemcpy(p.host_idx.data(), route.idx.data<std::int32_t>(), sizeof(std::int32_t) * n,
+                        cudaMemcpyDeviceToHost));
     // Stable order by local expert, then token, then choice (the allgather dispatcher's order).
     p.counts.assign(static_cast<std::size_t>(local_experts), 0);
     for (std::int64_t i = 0; i < n; ++i) ++p.counts[static_cast<std::size_t>(p.host_idx[i] % local_experts)];
@@ -458,7 +465,8 @@ std::vector<Tensor> input_gradients(const std::vector<Tensor>& detached, const G
 
 }  // namespace
 
-std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs, std::shared_ptr<std::vector<Tensor>> leftover) {
+std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs,
+                               std::shared_ptr<std::vector<Tensor>> leftover) {
     if (!current_tape()) return fn(inputs);
     const RngState saved = rng();
     std::vector<Tensor> outs;
@@ -489,7 +497,8 @@ std::vector<Tensor> checkpoint(const Fn& fn, const std::vector<Tensor>& inputs, 
     return outs;
 }
 
-std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const Fn& fn, const std::vector<Tensor>& inputs) {
+std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const Fn& fn,
+                                                                           const std::vector<Tensor>& inputs) {
     if (!current_tape()) return {fn(inputs).at(0), nullptr};
     auto st = std::make_shared<DiscardState>();
     st->fn = fn;
@@ -521,12 +530,15 @@ std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const
 void discard_output_and_register_recompute(const std::shared_ptr<DiscardState>& st) {
     if (!st) return;
     st->output.st->discard();
-    record({}, {}, [st](std::vector<Tensor>&) -> std::vector<Tensor> {
-        st->recomputed = replay(st->fn, st->inputs, st->rng, st->sub, st->detached);
-        st->output.st->restore();
-        copy(st->output, st->recomputed.at(0));
-        return {};
-    }, /*always=*/true);
+    record(
+        {}, {},
+        [st](std::vector<Tensor>&) -> std::vector<Tensor> {
+            st->recomputed = replay(st->fn, st->inputs, st->rng, st->sub, st->detached);
+            st->output.st->restore();
+            copy(st->output, st->recomputed.at(0));
+            return {};
+        },
+        /*always=*/true);
 }
 
 }  // namespace mbl::gpu::rt

@@ -12,7 +12,7 @@ struct Param {
     Tensor grad;  // f32, accumulated (Megatron's main_grad)
 };
 
-Tensor linear(const Tensor& x, Param& w, Param* b);  // y = x w^T + b; keeps x
+Tensor linear(const Tensor& x, Param& w, Param* b);                           // y = x w^T + b; keeps x
 Tensor norm(const Tensor& x, Param& w, Param* b, bool layernorm, float eps);  // keeps x and the statistics
 Tensor add(const Tensor& a, const Tensor& b);
 Tensor dropout_add(const Tensor& x, const Tensor& residual, float p);  // residual + dropout(x); keeps the mask
@@ -21,19 +21,19 @@ struct QkvViews {
     Tensor q, k, v;  // views of the QKV output (grouped layout: per group, its query heads then key then value)
 };
 QkvViews qkv_views(const Tensor& qkv, std::int64_t H, std::int64_t G, std::int64_t d);
-Tensor query_copy(const Tensor& qview, std::int64_t H, std::int64_t G, std::int64_t d);  // GQA reshape: a copy
+Tensor query_copy(const Tensor& qview, std::int64_t H, std::int64_t G, std::int64_t d);     // GQA reshape: a copy
 Tensor repeat_heads(const Tensor& view, std::int64_t G, std::int64_t rep, std::int64_t d);  // repeat_interleave
-Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B, std::int64_t H,
-                         std::int64_t d, float dropout_p);
-Tensor attention_fused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B, std::int64_t H,
-                       std::int64_t KVH, std::int64_t d);
+Tensor attention_unfused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B,
+                         std::int64_t H, std::int64_t d, float dropout_p);
+Tensor attention_fused(const Tensor& q, const Tensor& k, const Tensor& v, std::int64_t S, std::int64_t B,
+                       std::int64_t H, std::int64_t KVH, std::int64_t d);
 
-std::pair<Tensor, Tensor> chunk2(const Tensor& x);  // column halves (views)
-Tensor activation(const Tensor& x, Act a);          // keeps x
+std::pair<Tensor, Tensor> chunk2(const Tensor& x);              // column halves (views)
+Tensor activation(const Tensor& x, Act a);                      // keeps x
 Tensor glu_fused(const Tensor& x, Act a, const Tensor* probs);  // keeps x (and probs)
-Tensor add_scalar(const Tensor& x, float c);        // keeps nothing
-Tensor multiply(const Tensor& a, const Tensor& b);  // keeps both
-Tensor scale_rows(const Tensor& x, const Tensor& p);  // x * p[:, None]; keeps both
+Tensor add_scalar(const Tensor& x, float c);                    // keeps nothing
+Tensor multiply(const Tensor& a, const Tensor& b);              // keeps both
+Tensor scale_rows(const Tensor& x, const Tensor& p);            // x * p[:, None]; keeps both
 
 struct TopK {
     Tensor probs;  // f32 [T, k]
@@ -41,10 +41,10 @@ struct TopK {
 };
 TopK topk_router(const Tensor& logits, int k);
 struct Permuted {
-    Tensor tokens;  // [T*k, h], grouped by local expert
-    Tensor probs;   // f32 [T*k, 1]
-    Tensor src;     // i32: token of each permuted row
-    Tensor slot;    // i32: permuted row of each (token, choice)
+    Tensor tokens;                     // [T*k, h], grouped by local expert
+    Tensor probs;                      // f32 [T*k, 1]
+    Tensor src;                        // i32: token of each permuted row
+    Tensor slot;                       // i32: permuted row of each (token, choice)
     std::vector<std::int64_t> counts;  // rows per local expert
     std::vector<std::int32_t> host_idx;
 };
@@ -71,7 +71,8 @@ struct DiscardState {
     Tensor output;
     Tape sub;
 };
-std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const Fn& fn, const std::vector<Tensor>& inputs);
+std::pair<Tensor, std::shared_ptr<DiscardState>> checkpoint_without_output(const Fn& fn,
+                                                                           const std::vector<Tensor>& inputs);
 void discard_output_and_register_recompute(const std::shared_ptr<DiscardState>& st);
 
 }  // namespace mbl::gpu::rt

@@ -48,7 +48,8 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
     if (o.seq_length) seq = *o.seq_length;
     if (seq <= 0) {
         seq = 1024;
-        r.notes.push_back("the config gives no sequence length: using 1024 (GPTModelProvider's default); pass --seq-length");
+        r.notes.push_back(
+            "the config gives no sequence length: using 1024 (GPTModelProvider's default); pass --seq-length");
     }
     std::int64_t mbs = 1;
     if (const Value* v = section_field(root, "train", "micro_batch_size")) mbs = v->as_int();
@@ -56,8 +57,10 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
     if (seq <= 0 || mbs <= 0) return fail("the sequence length and micro-batch size must be positive");
     const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, "context_parallel_size").value_or(1));
     if (cp > 1) {
-        r.notes.push_back(fmt::format("context parallelism {} is not emulated: the rank's {} tokens of the sequence run as "
-                                      "a causal sequence of their own", cp, seq / cp));
+        r.notes.push_back(
+            fmt::format("context parallelism {} is not emulated: the rank's {} tokens of the sequence run as "
+                        "a causal sequence of their own",
+                        cp, seq / cp));
         seq /= cp;
     }
     r.seq_length = seq;
@@ -68,8 +71,10 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
     const std::int64_t pp = std::max<std::int64_t>(1, int_field(m, "pipeline_model_parallel_size").value_or(1));
     std::int64_t stage_layers = num_layers / pp;
     if (auto first = int_field(m, "num_layers_in_first_pipeline_stage"); first && *first > 0) stage_layers = *first;
-    const int n = static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
-    if (n < o.layers) r.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
+    const int n =
+        static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
+    if (n < o.layers)
+        r.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
     r.layers = n;
 
     // What to compare.
@@ -78,7 +83,9 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
             std::vector<std::string> kept;
             for (auto& label : rc.modules) {
                 if (supported(label)) kept.push_back(label);
-                else r.notes.push_back(fmt::format("recompute label \"{}\" acts on nothing the harness builds; dropped", label));
+                else
+                    r.notes.push_back(
+                        fmt::format("recompute label \"{}\" acts on nothing the harness builds; dropped", label));
             }
             rc.modules = kept;
         }
@@ -100,15 +107,18 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
         const auto g = m.granularity_post;
         if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"}))
             return fail("the config's recompute settings are not known statically");
-        if (!g) return fail("the config sets no activation recompute (recompute_granularity is None); pass --recompute OPTION "
-                            "to check one, e.g. --recompute \"selective [core_attn]\"");
+        if (!g)
+            return fail(
+                "the config sets no activation recompute (recompute_granularity is None); pass --recompute OPTION "
+                "to check one, e.g. --recompute \"selective [core_attn]\"");
         if (*g == "selective") {
             r.candidates.push_back(clean(Recompute::selective(m.modules_post.labels)));
         } else if (*g == "full") {
             const auto method = m.str("recompute_method");
             const auto k = m.integer("recompute_num_layers");
             if (!method || !k || *k < 1) return fail("full recompute needs recompute_method and recompute_num_layers");
-            r.candidates.push_back(clean(Recompute::full(*method != "block" ? Recompute::Method::Uniform : Recompute::Method::Block, static_cast<int>(*k))));
+            r.candidates.push_back(clean(Recompute::full(
+                *method != "block" ? Recompute::Method::Uniform : Recompute::Method::Block, static_cast<int>(*k))));
         } else {
             return fail(fmt::format("unknown recompute_granularity \"{}\"", *g));
         }
@@ -141,13 +151,15 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     if (m.flag("multi_latent_attention"))
         return fail("multi-latent attention (MLA) is not implemented by the GPU harness yet; it builds standard "
                     "(GQA) attention only");
-    if (m.str("experimental_attention_variant")) return fail("experimental attention variants are not implemented by the GPU harness");
+    if (m.str("experimental_attention_variant"))
+        return fail("experimental attention variants are not implemented by the GPU harness");
 
     const std::int64_t tp = std::max<std::int64_t>(1, int_field(m, "tensor_model_parallel_size").value_or(1));
     const std::int64_t ep = std::max<std::int64_t>(1, int_field(m, "expert_model_parallel_size").value_or(1));
     const std::int64_t etp = std::max<std::int64_t>(1, int_field(m, "expert_tensor_parallel_size").value_or(tp));
     const std::int64_t groups = int_field(m, "num_query_groups").value_or(*heads);
-    if (*heads % tp != 0) return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", *heads, tp));
+    if (*heads % tp != 0)
+        return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", *heads, tp));
     s.hidden = *hidden;
     s.heads = *heads / tp;
     s.query_groups = std::max<std::int64_t>(1, groups / tp);
@@ -164,7 +176,8 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     const auto act = activation_of(m["activation_func"]);
     s.activation = act.value_or(ActivationKind::GeLU);
     if (!act && m.has("activation_func") && !m["activation_func"].is_null())
-        plan.notes.push_back(fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU", m["activation_func"].display()));
+        plan.notes.push_back(
+            fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU", m["activation_func"].display()));
 
     const RunChoice runs = choose_runs(m, root, o, [](const std::string& label) {
         const auto& l = supported_labels();
@@ -180,7 +193,8 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
     // Attention kernel.
     const std::string impl = m.str("transformer_impl").value_or("transformer_engine");
     const std::string backend = m["attention_backend"].is_string() ? m["attention_backend"].as_string() : "auto";
-    bool unfused = impl == "local" || backend.find("unfused") != std::string::npos || backend.find("local") != std::string::npos;
+    bool unfused =
+        impl == "local" || backend.find("unfused") != std::string::npos || backend.find("local") != std::string::npos;
     if (o.attention == "fused") unfused = false;
     else if (o.attention == "unfused") unfused = true;
     s.attention = unfused ? memory::AttentionKernel::Unfused : memory::AttentionKernel::Fused;
@@ -193,47 +207,59 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
         for (int l = 0; l < n; ++l) {
             bool is_moe = true;
             if (freq.is_int() && freq.as_int() > 0) is_moe = l % freq.as_int() == 0;
-            else if (freq.is_list() && static_cast<std::size_t>(l) < freq.items().size()) is_moe = freq.items()[l].truthy();
+            else if (freq.is_list() && static_cast<std::size_t>(l) < freq.items().size())
+                is_moe = freq.items()[l].truthy();
             s.moe[static_cast<std::size_t>(l)] = is_moe;
         }
         s.experts = *int_field(m, "num_moe_experts");
-        if (s.experts % ep != 0) return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, ep));
+        if (s.experts % ep != 0)
+            return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, ep));
         s.local_experts = s.experts / ep;
         s.topk = int_field(m, "moe_router_topk").value_or(2);
         s.expert_ffn = int_field(m, "moe_ffn_hidden_size").value_or(ffn) / etp;
         s.shared_expert_ffn = int_field(m, "moe_shared_expert_intermediate_size").value_or(0) / tp;
         if (ep > 1)
-            plan.notes.push_back(fmt::format("expert parallelism {}: this rank's {} experts receive the top-{} assignments "
-                                             "of its tokens (balanced, no all-to-all)", ep, s.local_experts, s.topk));
+            plan.notes.push_back(
+                fmt::format("expert parallelism {}: this rank's {} experts receive the top-{} assignments "
+                            "of its tokens (balanced, no all-to-all)",
+                            ep, s.local_experts, s.topk));
         const bool any_moe_layer = s.any_moe();
         if (!any_moe_layer) plan.notes.push_back("the built layers are all dense (moe_layer_freq)");
     }
     if (tp > 1)
         plan.notes.push_back(fmt::format("tensor parallelism {}: one rank's heads and FFN width, without the "
-                                         "communication{}", tp, m.flag("sequence_parallel") ? "; sequence parallelism is not emulated (full-sequence residual tensors)" : ""));
+                                         "communication{}",
+                                         tp,
+                                         m.flag("sequence_parallel")
+                                             ? "; sequence parallelism is not emulated (full-sequence residual tensors)"
+                                             : ""));
     if (m.str("fp8")) plan.notes.push_back("fp8 is not emulated: activations are kept in bf16");
     if (s.attention == memory::AttentionKernel::Fused)
-        plan.notes.push_back("step times use the harness's own flash-style attention kernel, slower than Transformer "
-                             "Engine's cuDNN / FlashAttention kernels: replay costs that re-run attention are overstated");
+        plan.notes.push_back(
+            "step times use the harness's own flash-style attention kernel, slower than Transformer "
+            "Engine's cuDNN / FlashAttention kernels: replay costs that re-run attention are overstated");
     if (!m.flag("attention_softmax_in_fp32") && m.has("attention_softmax_in_fp32"))
         plan.notes.push_back("the unfused softmax runs in fp32 (attention_softmax_in_fp32 false is not emulated)");
     if (auto why = s.validate(); !why.empty()) return fail(why);
 
     // Summary line.
-    std::string mlp = s.gated ? fmt::format("{} {}", s.activation == ActivationKind::SiLU ? "SwiGLU" : "GeGLU", s.ffn_hidden)
-                              : fmt::format("{} MLP {}", s.activation == ActivationKind::SiLU ? "SiLU" : "GeLU", s.ffn_hidden);
+    std::string mlp =
+        s.gated ? fmt::format("{} {}", s.activation == ActivationKind::SiLU ? "SwiGLU" : "GeGLU", s.ffn_hidden)
+                : fmt::format("{} MLP {}", s.activation == ActivationKind::SiLU ? "SiLU" : "GeLU", s.ffn_hidden);
     std::string moe_part;
     if (s.any_moe())
-        moe_part = fmt::format(", {} experts{} top-{} (FFN {}{})", s.experts,
-                               s.local_experts != s.experts ? fmt::format(" ({} on this rank)", s.local_experts) : "", s.topk,
-                               s.expert_ffn, s.shared_expert_ffn ? fmt::format(", shared {}", s.shared_expert_ffn) : "");
+        moe_part =
+            fmt::format(", {} experts{} top-{} (FFN {}{})", s.experts,
+                        s.local_experts != s.experts ? fmt::format(" ({} on this rank)", s.local_experts) : "", s.topk,
+                        s.expert_ffn, s.shared_expert_ffn ? fmt::format(", shared {}", s.shared_expert_ffn) : "");
     const int dense = static_cast<int>(std::count(s.moe.begin(), s.moe.end(), false));
     plan.summary = fmt::format(
         "{} layers of the first pipeline stage{} (h={}, {} heads, {} query groups, head size {}, {}{}, {}, {} attention, "
         "s={}, b={})",
-        n, s.any_moe() && dense ? fmt::format(" ({} dense, {} MoE)", dense, n - dense) : "", s.hidden, s.heads, s.query_groups,
-        s.head_dim, dense ? mlp : std::string("no dense MLP"), moe_part, s.layernorm ? "LayerNorm" : "RMSNorm",
-        s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused", s.seq_length, s.micro_batch);
+        n, s.any_moe() && dense ? fmt::format(" ({} dense, {} MoE)", dense, n - dense) : "", s.hidden, s.heads,
+        s.query_groups, s.head_dim, dense ? mlp : std::string("no dense MLP"), moe_part,
+        s.layernorm ? "LayerNorm" : "RMSNorm", s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused",
+        s.seq_length, s.micro_batch);
     (void)gib;
     return plan;
 }

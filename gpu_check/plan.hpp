@@ -14,11 +14,11 @@
 namespace mbl::gpu {
 
 struct PlanOptions {
-    int layers = 4;                          // --layers: how many of the first stage's layers to build
+    int layers = 4;                           // --layers: how many of the first stage's layers to build
     std::optional<std::int64_t> micro_batch;  // --micro-batch (default: train.micro_batch_size, else 1)
     std::optional<std::int64_t> seq_length;   // --seq-length (default: model.seq_length / dataset.seq_length)
-    std::string attention = "auto";          // auto | fused | unfused
-    std::vector<std::string> candidates;     // --recompute OPTION...; empty: the config's own setting
+    std::string attention = "auto";           // auto | fused | unfused
+    std::vector<std::string> candidates;      // --recompute OPTION...; empty: the config's own setting
 };
 
 // What every reference shares: how many of the first pipeline stage's layers to build, the sequence and micro-batch
@@ -39,7 +39,8 @@ RunChoice choose_runs(const EffectiveModel& model, const Value& root, const Plan
 struct Plan {
     std::string error;  // non-empty: the stack cannot be built from this config (exit 2)
     StackConfig stack;
-    std::string summary;  // "4 layers of the first pipeline stage (h=4096, 32 heads, 8 query groups, SwiGLU 14336, ...)"
+    std::string
+        summary;  // "4 layers of the first pipeline stage (h=4096, 32 heads, 8 query groups, SwiGLU 14336, ...)"
     Recompute control;
     std::vector<Recompute> candidates;
     std::vector<std::string> notes;  // what the harness does not emulate, labels dropped, clamps

@@ -30,8 +30,8 @@ Comparison compare(const RunRecord& control, const RunRecord& candidate, double 
         c.retained.error = c.peak.error = NAN;
         return c;
     }
-    c.retained = saving(control.measured.retained_bytes, candidate.measured.retained_bytes, control.predicted->retained_bytes,
-                        candidate.predicted->retained_bytes);
+    c.retained = saving(control.measured.retained_bytes, candidate.measured.retained_bytes,
+                        control.predicted->retained_bytes, candidate.predicted->retained_bytes);
     c.peak = saving(control.measured.backward_peak_bytes, candidate.measured.backward_peak_bytes,
                     control.predicted->backward_peak_bytes, candidate.predicted->backward_peak_bytes);
     c.pass = c.retained.error <= tolerance;
@@ -124,20 +124,22 @@ std::string run_line(const RunRecord& run, int done, int total) {
     auto predicted = [&](double Prediction::*figure) {
         return run.predicted ? fmt::format(" (predicted {})", format_bytes((*run.predicted).*figure)) : std::string();
     };
-    return fmt::format("{:<50} retained {:>9}{}  peak {:>9}{}  step {:.1f} ms", head, format_bytes(run.measured.retained_bytes),
-                       predicted(&Prediction::retained_bytes), format_bytes(run.measured.backward_peak_bytes),
-                       predicted(&Prediction::backward_peak_bytes), run.measured.step_ms);
+    return fmt::format("{:<50} retained {:>9}{}  peak {:>9}{}  step {:.1f} ms", head,
+                       format_bytes(run.measured.retained_bytes), predicted(&Prediction::retained_bytes),
+                       format_bytes(run.measured.backward_peak_bytes), predicted(&Prediction::backward_peak_bytes),
+                       run.measured.step_ms);
 }
 
 std::string comparison_line(const Comparison& c, double tolerance) {
     if (!c.predicted)
-        return fmt::format("{}: saving measured {}; no prediction (this build has no memory estimator)   FAIL", c.candidate,
-                           format_bytes(c.retained.measured));
-    return fmt::format("{}: saving measured {}, predicted {} (error {:.1f} %)   peak saving measured {}, predicted {}   "
-                       "replay cost: {:+.1f} % step time    {} (tolerance {:.0f} %)",
-                       c.candidate, format_bytes(c.retained.measured), format_bytes(c.retained.predicted), 100.0 * c.retained.error,
-                       format_bytes(c.peak.measured), format_bytes(c.peak.predicted), 100.0 * c.replay_cost,
-                       c.pass ? "PASS" : "FAIL", 100.0 * tolerance);
+        return fmt::format("{}: saving measured {}; no prediction (this build has no memory estimator)   FAIL",
+                           c.candidate, format_bytes(c.retained.measured));
+    return fmt::format(
+        "{}: saving measured {}, predicted {} (error {:.1f} %)   peak saving measured {}, predicted {}   "
+        "replay cost: {:+.1f} % step time    {} (tolerance {:.0f} %)",
+        c.candidate, format_bytes(c.retained.measured), format_bytes(c.retained.predicted), 100.0 * c.retained.error,
+        format_bytes(c.peak.measured), format_bytes(c.peak.predicted), 100.0 * c.replay_cost, c.pass ? "PASS" : "FAIL",
+        100.0 * tolerance);
 }
 
 void write_text(std::ostream& out, const CheckResult& r) {
@@ -162,30 +164,31 @@ void write_json(std::ostream& out, const CheckResult& r) {
     j["reference"] = r.reference;
     const StackConfig& s = r.stack;
     if (r.reference.value("kind", "") != "harness")
-        j["stack"] = {{"summary", r.summary}, {"layers", r.layers}, {"seq_length", r.seq_length}, {"micro_batch", r.micro_batch}};
+        j["stack"] = {
+            {"summary", r.summary}, {"layers", r.layers}, {"seq_length", r.seq_length}, {"micro_batch", r.micro_batch}};
     else
-    j["stack"] = {{"summary", r.summary},
-                  {"layers", s.layers()},
-                  {"moe_layers", std::count(s.moe.begin(), s.moe.end(), true)},
-                  {"seq_length", s.seq_length},
-                  {"micro_batch", s.micro_batch},
-                  {"hidden", s.hidden},
-                  {"heads", s.heads},
-                  {"query_groups", s.query_groups},
-                  {"head_dim", s.head_dim},
-                  {"ffn_hidden", s.ffn_hidden},
-                  {"gated", s.gated},
-                  {"activation", s.activation == ActivationKind::SiLU ? "silu" : "gelu"},
-                  {"normalization", s.layernorm ? "LayerNorm" : "RMSNorm"},
-                  {"attention", s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused"},
-                  {"linear_bias", s.linear_bias},
-                  {"attention_dropout", s.attention_dropout},
-                  {"hidden_dropout", s.hidden_dropout},
-                  {"experts", s.experts},
-                  {"local_experts", s.local_experts},
-                  {"topk", s.topk},
-                  {"expert_ffn", s.expert_ffn},
-                  {"shared_expert_ffn", s.shared_expert_ffn}};
+        j["stack"] = {{"summary", r.summary},
+                      {"layers", s.layers()},
+                      {"moe_layers", std::count(s.moe.begin(), s.moe.end(), true)},
+                      {"seq_length", s.seq_length},
+                      {"micro_batch", s.micro_batch},
+                      {"hidden", s.hidden},
+                      {"heads", s.heads},
+                      {"query_groups", s.query_groups},
+                      {"head_dim", s.head_dim},
+                      {"ffn_hidden", s.ffn_hidden},
+                      {"gated", s.gated},
+                      {"activation", s.activation == ActivationKind::SiLU ? "silu" : "gelu"},
+                      {"normalization", s.layernorm ? "LayerNorm" : "RMSNorm"},
+                      {"attention", s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused"},
+                      {"linear_bias", s.linear_bias},
+                      {"attention_dropout", s.attention_dropout},
+                      {"hidden_dropout", s.hidden_dropout},
+                      {"experts", s.experts},
+                      {"local_experts", s.local_experts},
+                      {"topk", s.topk},
+                      {"expert_ffn", s.expert_ffn},
+                      {"shared_expert_ffn", s.shared_expert_ffn}};
     j["tolerance"] = r.tolerance;
     j["steps"] = r.steps;
     j["warmup_steps"] = r.warmup;
@@ -213,7 +216,8 @@ void write_json(std::ostream& out, const CheckResult& r) {
     j["comparisons"] = json::array();
     for (const auto& c : r.comparisons) {
         auto sv = [&](const Saving& sav) {
-            return json{{"measured_bytes", sav.measured}, {"predicted_bytes", c.predicted ? json(sav.predicted) : json(nullptr)},
+            return json{{"measured_bytes", sav.measured},
+                        {"predicted_bytes", c.predicted ? json(sav.predicted) : json(nullptr)},
                         {"error", num(sav.error)}};
         };
         j["comparisons"].push_back({{"candidate", c.candidate},

@@ -73,7 +73,8 @@ std::string progress_bar(int done, int total, int width = 20);
 // "[####...] control (selective [])  retained 4.6 GiB (predicted 4.6 GiB)  peak ...": measured and predicted totals.
 std::string run_line(const RunRecord& run, int done, int total);
 std::string comparison_line(const Comparison& c, double tolerance);
-void write_text(std::ostream& out, const CheckResult& result);  // comparison lines and notes (run lines are printed live)
+void write_text(std::ostream& out,
+                const CheckResult& result);  // comparison lines and notes (run lines are printed live)
 void write_json(std::ostream& out, const CheckResult& result);
 
 }  // namespace mbl::gpu

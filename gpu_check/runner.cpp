@@ -16,13 +16,17 @@ namespace fs = std::filesystem;
 std::vector<std::string> recompute_overrides(const Recompute& rc) {
     switch (rc.granularity) {
         case Recompute::Granularity::None:
-            return {"model.recompute_granularity=null", "model.recompute_method=null", "model.recompute_num_layers=null"};
+            return {"model.recompute_granularity=null", "model.recompute_method=null",
+                    "model.recompute_num_layers=null"};
         case Recompute::Granularity::Selective:
-            return {"model.recompute_granularity=selective", fmt::format("model.recompute_modules=[{}]", fmt::join(rc.modules, ",")),
+            return {"model.recompute_granularity=selective",
+                    fmt::format("model.recompute_modules=[{}]", fmt::join(rc.modules, ",")),
                     "model.recompute_method=null", "model.recompute_num_layers=null"};
         case Recompute::Granularity::Full:
-            return {"model.recompute_granularity=full", fmt::format("model.recompute_method={}", rc.method == Recompute::Method::Uniform ? "uniform" : "block"),
-                    fmt::format("model.recompute_num_layers={}", rc.num_layers)};
+            return {
+                "model.recompute_granularity=full",
+                fmt::format("model.recompute_method={}", rc.method == Recompute::Method::Uniform ? "uniform" : "block"),
+                fmt::format("model.recompute_num_layers={}", rc.num_layers)};
     }
     return {};
 }
@@ -50,7 +54,8 @@ std::vector<RankFigure> read_rank_reports(const std::string& dir, std::string& e
     std::sort(ranks.begin(), ranks.end(), [](const RankFigure& a, const RankFigure& b) { return a.rank < b.rank; });
     if (ranks.empty() && error.empty())
         error = fmt::format("no rank*.json in {}: the job wrote no memory report (does it run Python with PYTHONPATH "
-                            "passed through, and did it touch CUDA?)", dir);
+                            "passed through, and did it touch CUDA?)",
+                            dir);
     return ranks;
 }
 
@@ -68,13 +73,12 @@ RunnerRun run_job(const RunnerOptions& o, const std::string& role, const Recompu
     run.command = o.command + overrides;
     run.log_path = (dir / "job.log").string();
     const std::string line = fmt::format(
-        "MBRIDGE_LINT_MEMORY_JSON={} PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} sh -c {} > {} 2>&1", shell_quote(dir.string()),
-        shell_quote(o.helper_dir), shell_quote(run.command), shell_quote(run.log_path));
+        "MBRIDGE_LINT_MEMORY_JSON={} PYTHONPATH={}${{PYTHONPATH:+:$PYTHONPATH}} sh -c {} > {} 2>&1",
+        shell_quote(dir.string()), shell_quote(o.helper_dir), shell_quote(run.command), shell_quote(run.log_path));
     const int status = std::system(line.c_str());
     run.exit_code = status == -1 ? -1 : (WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
     run.ranks = read_rank_reports(dir.string(), run.error);
-    if (run.exit_code != 0)
-        run.error = fmt::format("the job exited with {} (log: {})", run.exit_code, run.log_path);
+    if (run.exit_code != 0) run.error = fmt::format("the job exited with {} (log: {})", run.exit_code, run.log_path);
     for (const auto& r : run.ranks) run.peak_bytes = std::max(run.peak_bytes, r.peak_allocated_bytes);
     return run;
 }

@@ -179,7 +179,8 @@ void run_backward(Tape& tape, GradMap& grads) {
         std::vector<Tensor> gin = node.fn(gout);
         gout.clear();
         node.fn = nullptr;  // frees the saved tensors before the input gradients are accumulated
-        for (std::size_t i = 0; i < gin.size() && i < node.inputs.size(); ++i) accumulate(grads, node.inputs[i], std::move(gin[i]));
+        for (std::size_t i = 0; i < gin.size() && i < node.inputs.size(); ++i)
+            accumulate(grads, node.inputs[i], std::move(gin[i]));
     }
 }
 

@@ -6,12 +6,15 @@ namespace mbl::gpu {
 DeviceInfo device_info() {
     DeviceInfo info;
     info.cuda_built = false;
-    info.error = "this mbridge-lint was built without CUDA support (configure with -DMBRIDGE_LINT_CUDA=ON where nvcc is installed)";
+    info.error =
+        "this mbridge-lint was built without CUDA support (configure with -DMBRIDGE_LINT_CUDA=ON where nvcc is installed)";
     return info;
 }
 
 Measurement measure(const StackConfig&, const Recompute&, const RunOptions&) { throw NoGpu(device_info().error); }
 
-GradientRun run_with_gradients(const StackConfig&, const Recompute&, std::uint64_t) { throw NoGpu(device_info().error); }
+GradientRun run_with_gradients(const StackConfig&, const Recompute&, std::uint64_t) {
+    throw NoGpu(device_info().error);
+}
 
 }  // namespace mbl::gpu

@@ -90,11 +90,19 @@ std::optional<LayerPlan> plan_from_pattern(const std::string& pattern, std::vect
     for (char c : main) {
         switch (c) {
             case 'M': plan.kinds.push_back(LayerKind::Mamba); break;
-            case 'G': plan.kinds.push_back(LayerKind::Mamba); gdn = true; break;
-            case '*': case 'D': case '+': plan.kinds.push_back(LayerKind::AttentionOnly); break;
+            case 'G':
+                plan.kinds.push_back(LayerKind::Mamba);
+                gdn = true;
+                break;
+            case '*':
+            case 'D':
+            case '+': plan.kinds.push_back(LayerKind::AttentionOnly); break;
             case '-': plan.kinds.push_back(LayerKind::MlpOnly); break;
             case 'E': plan.kinds.push_back(LayerKind::MoeOnly); break;
-            case '|': plan.segments.push_back(segment); segment = 0; continue;
+            case '|':
+                plan.segments.push_back(segment);
+                segment = 0;
+                continue;
             case ' ': continue;
             default: return std::nullopt;
         }
@@ -131,7 +139,8 @@ std::optional<std::string> expand_layout(std::string_view text, size_t& pos, int
         if (pos >= text.size() || text[pos] != '*') return 1;
         int n = 0;
         size_t start = ++pos;
-        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) && n < 100000) n = n * 10 + (text[pos++] - '0');
+        while (pos < text.size() && std::isdigit(static_cast<unsigned char>(text[pos])) && n < 100000)
+            n = n * 10 + (text[pos++] - '0');
         if (pos == start || n <= 0 || n >= 100000) return std::nullopt;
         return n;
     };
@@ -160,7 +169,8 @@ std::optional<std::string> expand_layout(std::string_view text, size_t& pos, int
 
 // Layers per pipeline stage: the segments of a hybrid pattern, a string layout ("Et*3|(tt|)*29m|L"; both may imply
 // the virtual pipeline size), first/last-stage overrides, or an even split.
-std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, int pp, int& vpp, std::vector<Assumption>& notes) {
+std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, int pp, int& vpp,
+                              std::vector<Assumption>& notes) {
     const int layers = static_cast<int>(plan.kinds.size());
     std::vector<int> per(static_cast<size_t>(pp), layers / pp);
     auto from_virtual_stages = [&](const std::vector<int>& virtual_stages) {
@@ -173,8 +183,9 @@ std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, in
             from_virtual_stages(plan.segments);
             return per;
         }
-        notes.push_back({fmt::format("the hybrid pattern's {} pipeline segments do not divide over {} stages: layers split evenly",
-                                     plan.segments.size(), pp)});
+        notes.push_back(
+            {fmt::format("the hybrid pattern's {} pipeline segments do not divide over {} stages: layers split evenly",
+                         plan.segments.size(), pp)});
     }
     const Value& layout = m["pipeline_model_parallel_layout"];
     if (layout.is_string()) {
@@ -188,7 +199,8 @@ std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, in
             }
         }
         const int stages = static_cast<int>(virtual_stages.size());
-        if (expanded && stages % pp == 0 && std::accumulate(virtual_stages.begin(), virtual_stages.end(), 0) == layers) {
+        if (expanded && stages % pp == 0 &&
+            std::accumulate(virtual_stages.begin(), virtual_stages.end(), 0) == layers) {
             from_virtual_stages(virtual_stages);
             return per;
         }
@@ -206,9 +218,10 @@ std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, in
         return per;
     }
     if (layers % pp != 0) {
-        notes.push_back({fmt::format("{} layers do not split evenly over {} pipeline stages: one more on each of the last "
-                                     "{} stages assumed",
-                                     layers, pp, layers % pp)});
+        notes.push_back(
+            {fmt::format("{} layers do not split evenly over {} pipeline stages: one more on each of the last "
+                         "{} stages assumed",
+                         layers, pp, layers % pp)});
         for (int r = pp - layers % pp; r < pp; ++r) ++per[static_cast<size_t>(r)];
     }
     return per;
@@ -233,7 +246,8 @@ Params layer_params(const LayerShape& s, LayerKind kind) {
         if (s.mla) {
             const double qk = static_cast<double>(s.qk_head_dim + s.qk_pos_dim);
             p.dense += s.q_lora_rank > 0 ? h * s.q_lora_rank + s.q_lora_rank * a * qk + s.q_lora_rank : h * a * qk;
-            p.dense += h * (s.kv_lora_rank + s.qk_pos_dim) + s.kv_lora_rank * a * (s.qk_head_dim + s.v_head_dim) + s.kv_lora_rank;
+            p.dense += h * (s.kv_lora_rank + s.qk_pos_dim) + s.kv_lora_rank * a * (s.qk_head_dim + s.v_head_dim) +
+                       s.kv_lora_rank;
             p.dense += a * s.v_head_dim * h;
         } else {
             p.dense += h * (a + 2 * g) * d + a * d * h;
@@ -241,7 +255,8 @@ Params layer_params(const LayerShape& s, LayerKind kind) {
         }
     }
     if (kind == LayerKind::Mamba) {
-        const double heads = static_cast<double>(s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / std::max<std::int64_t>(1, s.mamba_head_dim));
+        const double heads = static_cast<double>(
+            s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / std::max<std::int64_t>(1, s.mamba_head_dim));
         const double inner = heads * static_cast<double>(s.mamba_head_dim);
         const double bc = 2 * static_cast<double>(s.mamba_groups * s.mamba_state);
         // in_proj (z, x, B, C, dt) with its fused norm, depthwise conv1d (width 4, bias) over x, B, C, dt bias, A, D,
@@ -266,16 +281,16 @@ struct RunFacts {
     int pp = 1, vpp = 1, dp = 1, cp = 1;
     std::optional<std::int64_t> micro_batches;  // per step, per data-parallel replica
     double param_bytes = 2;
-    double grad_bytes = 4;       // gradient buffer (main_grad) per parameter
-    double master_bytes = 4;     // optimizer's full-precision copy per parameter (0 when the parameters are fp32)
-    double moment_bytes = 8;     // Adam's two moments per parameter
-    bool master_lazy = false;    // the master copy is created by the first optimizer step (TE FusedAdam)
+    double grad_bytes = 4;     // gradient buffer (main_grad) per parameter
+    double master_bytes = 4;   // optimizer's full-precision copy per parameter (0 when the parameters are fp32)
+    double moment_bytes = 8;   // Adam's two moments per parameter
+    bool master_lazy = false;  // the master copy is created by the first optimizer step (TE FusedAdam)
     bool distributed_optimizer = true;
-    int optimizer_instances = 1; // ddp.num_distributed_optimizer_instances
+    int optimizer_instances = 1;                     // ddp.num_distributed_optimizer_instances
     bool shard_grads = false, shard_params = false;  // Megatron FSDP
-    bool tied_output = false;    // output layer shares the embedding (only on a single pipeline stage)
-    double fp8_weight_bytes = 0; // fp8 training: quantized weight copies Transformer Engine caches per GEMM weight
-    bool fp8_primary = false;    // fp8_param: the GEMM weights themselves are stored in one byte
+    bool tied_output = false;     // output layer shares the embedding (only on a single pipeline stage)
+    double fp8_weight_bytes = 0;  // fp8 training: quantized weight copies Transformer Engine caches per GEMM weight
+    bool fp8_primary = false;     // fp8_param: the GEMM weights themselves are stored in one byte
 };
 
 // Parameter, gradient and optimizer-state bytes from the model's precision and the optimizer and ddp sections
@@ -337,19 +352,21 @@ void read_precision(const EffectiveModel& m, const Value* root, RunFacts& run, s
         if (te_master) {
             const Value* remainders = section_field(root, "optimizer", "store_param_remainders");
             // FusedAdam keeps only the 16 low bits of an fp32 master weight whose high bits are the bf16 parameter.
-            const bool store_remainders = (!remainders || !remainders->is_bool() || remainders->as_bool()) && master == 4 &&
-                                          half && !flag_of(m, "fp16");
+            const bool store_remainders = (!remainders || !remainders->is_bool() || remainders->as_bool()) &&
+                                          master == 4 && half && !flag_of(m, "fp16");
             run.master_bytes = store_remainders ? 2 : master;
             run.master_lazy = true;
-            notes.push_back({fmt::format("precision-aware optimizer: Transformer Engine's FusedAdam holds {}-byte master weights{} "
-                                         "and {} + {}-byte moments, all created by the first optimizer step",
-                                         run.master_bytes, store_remainders ? " (16-bit remainders of fp32)" : "",
-                                         bytes_of("exp_avg_dtype", 4), bytes_of("exp_avg_sq_dtype", 4))});
+            notes.push_back(
+                {fmt::format("precision-aware optimizer: Transformer Engine's FusedAdam holds {}-byte master weights{} "
+                             "and {} + {}-byte moments, all created by the first optimizer step",
+                             run.master_bytes, store_remainders ? " (16-bit remainders of fp32)" : "",
+                             bytes_of("exp_avg_dtype", 4), bytes_of("exp_avg_sq_dtype", 4))});
         } else {
             run.master_bytes = 4;
-            notes.push_back({fmt::format("precision-aware optimizer with fp8_recipe \"{}\": Megatron Core keeps fp32 master "
-                                         "weights; moments {} + {} bytes, created by the first optimizer step",
-                                         *recipe, bytes_of("exp_avg_dtype", 4), bytes_of("exp_avg_sq_dtype", 4))});
+            notes.push_back(
+                {fmt::format("precision-aware optimizer with fp8_recipe \"{}\": Megatron Core keeps fp32 master "
+                             "weights; moments {} + {} bytes, created by the first optimizer step",
+                             *recipe, bytes_of("exp_avg_dtype", 4), bytes_of("exp_avg_sq_dtype", 4))});
         }
     }
 
@@ -359,7 +376,8 @@ void read_precision(const EffectiveModel& m, const Value* root, RunFacts& run, s
     } else {
         notes.push_back({"distributed optimizer assumed (optimizer.use_distributed_optimizer is not set)"});
     }
-    if (const Value* n = section_field(root, "ddp", "num_distributed_optimizer_instances"); n && n->is_int() && n->as_int() > 1)
+    if (const Value* n = section_field(root, "ddp", "num_distributed_optimizer_instances");
+        n && n->is_int() && n->as_int() > 1)
         run.optimizer_instances = static_cast<int>(std::min<std::int64_t>(n->as_int(), 1 << 20));
     if (const Value* fsdp = section_field(root, "ddp", "use_megatron_fsdp"); fsdp && fsdp->truthy()) {
         const Value* strategy = section_field(root, "ddp", "data_parallel_sharding_strategy");
@@ -367,7 +385,8 @@ void read_precision(const EffectiveModel& m, const Value* root, RunFacts& run, s
         run.distributed_optimizer = s != "no_shard";
         run.shard_grads = s == "optim_grads" || s == "optim_grads_params";
         run.shard_params = s == "optim_grads_params";
-        notes.push_back({fmt::format("Megatron FSDP ({}): sharded states counted, its gathered-parameter buffers not", s)});
+        notes.push_back(
+            {fmt::format("Megatron FSDP ({}): sharded states counted, its gathered-parameter buffers not", s)});
     }
 }
 
@@ -403,7 +422,8 @@ RankEstimate rank_estimate(const Estimate& est, const RunFacts& run, const std::
     if (stage == pp - 1 && !run.tied_output) dense += vh / tp;  // output layer
     const double expert = p.expert / (std::max(1, s.ep) * std::max(1, s.etp));
     const double dense_dp = std::max(1.0, run.dp * cp / run.optimizer_instances);
-    const double expert_dp = std::max(1.0, run.dp * tp * cp / (std::max(1, s.ep) * std::max(1, s.etp)) / run.optimizer_instances);
+    const double expert_dp =
+        std::max(1.0, run.dp * tp * cp / (std::max(1, s.ep) * std::max(1, s.etp)) / run.optimizer_instances);
     auto sharded = [&](double per_param) { return dense * per_param / dense_dp + expert * per_param / expert_dp; };
     const double count = dense + expert;
     r.params = run.shard_params ? sharded(run.param_bytes) : count * run.param_bytes;
@@ -418,7 +438,8 @@ RankEstimate rank_estimate(const Estimate& est, const RunFacts& run, const std::
 
     // Activations: one unit is a micro-batch through the stage (a model chunk of it with VPP).
     const int unit_layers = std::max(1, r.layers / vpp);
-    std::vector<LayerKind> unit(mine.begin(), mine.begin() + std::min<size_t>(mine.size(), static_cast<size_t>(unit_layers)));
+    std::vector<LayerKind> unit(mine.begin(),
+                                mine.begin() + std::min<size_t>(mine.size(), static_cast<size_t>(unit_layers)));
     if (unit.empty()) unit.push_back(LayerKind::Dense);
     StackOptions opts;
     opts.final_norm = false;
@@ -439,7 +460,8 @@ RankEstimate rank_estimate(const Estimate& est, const RunFacts& run, const std::
     units = std::max(1, units);
     r.in_flight = units;
     r.activations = units * unit_retained;
-    if (stage == 0 && s.hidden_dropout > 0) r.activations += units * residual / s.activation_bytes;  // embedding dropout mask
+    if (stage == 0 && s.hidden_dropout > 0)
+        r.activations += units * residual / s.activation_bytes;  // embedding dropout mask
     r.transient = unit_transient;
     if (stage == pp - 1 && est.vocab > 0) {
         // The final norm output and the loss's fp32 tensor are kept until backward; at the loss the bf16 logits (or
@@ -512,14 +534,15 @@ int model_checkpoints(const Estimate& est, const std::vector<int>& per_stage, in
         for (int count : per_stage) {
             const int unit = std::max(1, count / vpp);
             n += vpp * (rc.method == Recompute::Method::Uniform ? (unit + per_chunk - 1) / per_chunk
-                                                               : std::min(unit, rc.num_layers));
+                                                                : std::min(unit, rc.num_layers));
         }
     }
     return n;
 }
 
 // Forward ops the option replays over the whole model, for one micro-batch.
-std::vector<Op> replayed_model_ops(const Estimate& est, const std::vector<int>& per_stage, int vpp, const Recompute& rc) {
+std::vector<Op> replayed_model_ops(const Estimate& est, const std::vector<int>& per_stage, int vpp,
+                                   const Recompute& rc) {
     std::vector<Op> ops;
     if (rc.granularity == Recompute::Granularity::Selective) {
         for (auto k : est.kinds)
@@ -531,7 +554,8 @@ std::vector<Op> replayed_model_ops(const Estimate& est, const std::vector<int>& 
             for (int i = 0; i < count; ++i) {
                 const bool checkpointed = rc.method == Recompute::Method::Uniform || (i % unit) < rc.num_layers;
                 if (checkpointed)
-                    for (auto& op : layer_ops(est.shape, est.kinds[static_cast<size_t>(offset + i)])) ops.push_back(std::move(op));
+                    for (auto& op : layer_ops(est.shape, est.kinds[static_cast<size_t>(offset + i)]))
+                        ops.push_back(std::move(op));
             }
             offset += count;
         }
@@ -542,7 +566,8 @@ std::vector<Op> replayed_model_ops(const Estimate& est, const std::vector<int>& 
 }  // namespace
 
 std::optional<Recompute> recompute_of(const EffectiveModel& m) {
-    if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "distribute_saved_activations"}) ||
+    if (!m.known(
+            {"recompute_granularity", "recompute_method", "recompute_num_layers", "distribute_saved_activations"}) ||
         !m.modules_post.known)
         return std::nullopt;
     Recompute rc;
@@ -589,19 +614,54 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         est.why_not = std::move(why);
         return est;
     };
-    for (const char* field :
-         {"num_query_groups", "kv_channels", "ffn_hidden_size", "gated_linear_unit", "add_bias_linear", "bias_activation_fusion",
-          "normalization", "attention_dropout", "hidden_dropout", "attention_softmax_in_fp32", "masked_softmax_fusion",
-          "transformer_impl", "attention_backend", "num_moe_experts", "moe_router_topk", "moe_ffn_hidden_size",
-          "moe_shared_expert_intermediate_size", "moe_grouped_gemm", "moe_layer_freq", "multi_latent_attention", "q_lora_rank",
-          "kv_lora_rank", "qk_head_dim", "qk_pos_emb_head_dim", "v_head_dim", "tensor_model_parallel_size",
-          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size", "sequence_parallel",
-          "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size", "pipeline_model_parallel_layout", "fp8",
-          "bf16", "fp16", "params_dtype", "vocab_size", "share_embeddings_and_output_weights", "hybrid_layer_pattern",
-          "hybrid_override_pattern", "moe_token_dispatcher_type", "moe_router_force_load_balancing", "activation_func"}) {
+    for (const char* field : {"num_query_groups",
+                              "kv_channels",
+                              "ffn_hidden_size",
+                              "gated_linear_unit",
+                              "add_bias_linear",
+                              "bias_activation_fusion",
+                              "normalization",
+                              "attention_dropout",
+                              "hidden_dropout",
+                              "attention_softmax_in_fp32",
+                              "masked_softmax_fusion",
+                              "transformer_impl",
+                              "attention_backend",
+                              "num_moe_experts",
+                              "moe_router_topk",
+                              "moe_ffn_hidden_size",
+                              "moe_shared_expert_intermediate_size",
+                              "moe_grouped_gemm",
+                              "moe_layer_freq",
+                              "multi_latent_attention",
+                              "q_lora_rank",
+                              "kv_lora_rank",
+                              "qk_head_dim",
+                              "qk_pos_emb_head_dim",
+                              "v_head_dim",
+                              "tensor_model_parallel_size",
+                              "context_parallel_size",
+                              "expert_model_parallel_size",
+                              "expert_tensor_parallel_size",
+                              "sequence_parallel",
+                              "pipeline_model_parallel_size",
+                              "virtual_pipeline_model_parallel_size",
+                              "pipeline_model_parallel_layout",
+                              "fp8",
+                              "bf16",
+                              "fp16",
+                              "params_dtype",
+                              "vocab_size",
+                              "share_embeddings_and_output_weights",
+                              "hybrid_layer_pattern",
+                              "hybrid_override_pattern",
+                              "moe_token_dispatcher_type",
+                              "moe_router_force_load_balancing",
+                              "activation_func"}) {
         if (m.known({field})) continue;
         est.complete = false;
-        est.assumptions.push_back({fmt::format("{} is unknown ({}): its default stands in", field, m[field].unknown_reason())});
+        est.assumptions.push_back(
+            {fmt::format("{} is unknown ({}): its default stands in", field, m[field].unknown_reason())});
     }
 
     // The layer stack: a hybrid pattern gives every layer's kind (and its length is the layer count).
@@ -610,21 +670,26 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     if (pattern) {
         auto parsed = plan_from_pattern(*pattern, est.assumptions);
         if (!parsed)
-            return missing(m["hybrid_layer_pattern"].is_string() ? "hybrid_layer_pattern" : "hybrid_override_pattern",
-                           fmt::format("the hybrid layer pattern \"{}\" has a symbol outside M G * D + - E | /", *pattern));
+            return missing(
+                m["hybrid_layer_pattern"].is_string() ? "hybrid_layer_pattern" : "hybrid_override_pattern",
+                fmt::format("the hybrid layer pattern \"{}\" has a symbol outside M G * D + - E | /", *pattern));
         plan = std::move(*parsed);
     }
     const std::int64_t layers = pattern ? static_cast<std::int64_t>(plan.kinds.size()) : int_or(m, "num_layers", 0);
     const std::int64_t hidden = int_or(m, "hidden_size", 0);
     const std::int64_t heads = int_or(m, "num_attention_heads", 0);
-    if (layers <= 0) return missing("num_layers", "num_layers is not set (or not known), so there is no layer stack to estimate");
+    if (layers <= 0)
+        return missing("num_layers", "num_layers is not set (or not known), so there is no layer stack to estimate");
     // Sizes far beyond any real job are refused rather than modelled (they would also overflow the schedules).
     constexpr std::int64_t kMaxLayers = 100000, kMaxParallel = 1 << 20;
-    if (layers > kMaxLayers) return missing("num_layers", fmt::format("num_layers {} is beyond {}", layers, kMaxLayers));
-    for (const char* field : {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-                              "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size"}) {
+    if (layers > kMaxLayers)
+        return missing("num_layers", fmt::format("num_layers {} is beyond {}", layers, kMaxLayers));
+    for (const char* field :
+         {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size"}) {
         const std::int64_t v = int_or(m, field, 1);
-        if (v < 1 || v > kMaxParallel) return missing(field, fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel));
+        if (v < 1 || v > kMaxParallel)
+            return missing(field, fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel));
     }
     if (int_or(m, "pipeline_model_parallel_size", 1) * int_or(m, "virtual_pipeline_model_parallel_size", 1) > layers)
         return missing("pipeline_model_parallel_size",
@@ -632,14 +697,19 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     if (hidden <= 0) return missing("hidden_size", "hidden_size is not set (or not known)");
     if (heads <= 0) return missing("num_attention_heads", "num_attention_heads is not set (or not known)");
     auto rc = recompute_of(m);
-    if (!rc) return missing("recompute_granularity", "the recompute settings are invalid or unknown (see `mbridge-lint check`)");
+    if (!rc)
+        return missing("recompute_granularity",
+                       "the recompute settings are invalid or unknown (see `mbridge-lint check`)");
     est.current = *rc;
 
     const Value& seq = m.run.seq_length;
-    if (!seq.is_int() || seq.as_int() <= 0) return missing("seq_length", "the sequence length (model.seq_length or dataset.seq_length) is not a positive integer");
+    if (!seq.is_int() || seq.as_int() <= 0)
+        return missing("seq_length",
+                       "the sequence length (model.seq_length or dataset.seq_length) is not a positive integer");
     est.seq_length = seq.as_int();
     if (seq.prov().origin == Origin::Default)
-        est.assumptions.push_back({fmt::format("sequence length {} is the model default (set model.seq_length or dataset.seq_length)", est.seq_length)});
+        est.assumptions.push_back({fmt::format(
+            "sequence length {} is the model default (set model.seq_length or dataset.seq_length)", est.seq_length)});
     const Value& mbs = m.run.micro_batch_size;
     if (mbs.is_int() && mbs.as_int() > 0) {
         est.micro_batch = mbs.as_int();
@@ -698,8 +768,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         (flag_of(m, "bf16") || flag_of(m, "fp16")) && keys > 16 && keys <= 4096 && keys % 4 == 0 &&
         (est.micro_batch * heads_per_rank) % 4 == 0) {
         s.softmax_kernel = true;
-        est.assumptions.push_back({"masked_softmax_fusion: Megatron's fused softmax kernel assumed installed (attention "
-                                   "probabilities kept once, in bf16)"});
+        est.assumptions.push_back(
+            {"masked_softmax_fusion: Megatron's fused softmax kernel assumed installed (attention "
+             "probabilities kept once, in bf16)"});
     }
     const bool local = m.str("transformer_impl") == "local";
     s.input_norm_separate = local || flag_of(m, "multi_latent_attention");
@@ -712,25 +783,31 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         s.shared_expert_ffn = std::max<std::int64_t>(0, int_or(m, "moe_shared_expert_intermediate_size", 0));
         // The weighted fused kernels: bias_swiglu / quick_geglu with bias_activation_fusion, squared ReLU with
         // use_fused_weighted_squared_relu (experts.py); anything else runs the activation and `* probs` unfused.
-        s.expert_fused_activation = (flag_of(m, "bias_activation_fusion") && s.gated && (act.empty() || act == "silu" || act == "quick_gelu")) ||
-                                    (flag_of(m, "use_fused_weighted_squared_relu") && act == "squared_relu" && !s.gated);
+        s.expert_fused_activation =
+            (flag_of(m, "bias_activation_fusion") && s.gated &&
+             (act.empty() || act == "silu" || act == "quick_gelu")) ||
+            (flag_of(m, "use_fused_weighted_squared_relu") && act == "squared_relu" && !s.gated);
         // Forced load balancing replaces the router logits by random ones: the probabilities carry no gradient.
         s.router_probs_grad = !flag_of(m, "moe_router_force_load_balancing");
         const std::string dispatcher = m.str("moe_token_dispatcher_type").value_or("allgather");
-        s.dispatcher = dispatcher == "alltoall" ? Dispatcher::AllToAll : dispatcher == "flex" ? Dispatcher::Flex : Dispatcher::AllGather;
+        s.dispatcher = dispatcher == "alltoall" ? Dispatcher::AllToAll
+                       : dispatcher == "flex"   ? Dispatcher::Flex
+                                                : Dispatcher::AllGather;
         s.permute_fusion = flag_of(m, "moe_permute_fusion");
         s.shared_expert_overlap = flag_of(m, "moe_shared_expert_overlap");
         // Megatron Core's local spec builds SequentialMLP experts from 0.17 on (earlier, moe_grouped_gemm chose the
         // legacy GroupedMLP), and SequentialMLP ignores moe_act (measured on an H200: gpu_check/DEVICE_RUNS.md).
         const Revision* first_sequential = Schema::instance().revision("0.17");
-        s.expert_act_checkpoint = !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
+        s.expert_act_checkpoint =
+            !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
     }
     if (flag_of(m, "multi_latent_attention")) {
         s.mla = true;
         // Unset means MLATransformerConfig's default 512; an explicit None means no query compression.
         const Value& q_rank = m["q_lora_rank"];
         s.q_lora_rank = q_rank.is_int() ? std::max<std::int64_t>(0, q_rank.as_int())
-                                        : q_rank.is_null() && q_rank.prov().origin == Origin::Default ? 512 : 0;
+                        : q_rank.is_null() && q_rank.prov().origin == Origin::Default ? 512
+                                                                                      : 0;
         s.kv_lora_rank = int_or(m, "kv_lora_rank", 512);
         s.qk_head_dim = int_or(m, "qk_head_dim", 128);
         s.qk_pos_dim = int_or(m, "qk_pos_emb_head_dim", 64);
@@ -753,14 +830,16 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         const std::string recipe = m.str("fp8_recipe").value_or("delayed");
         // MXFP8 keeps one 8-bit scale per 32 values; blockwise one fp32 scale per 128.
         s.fp8_scale_bytes = recipe == "mxfp8" ? 1.0 / 32 : recipe == "blockwise" ? 4.0 / 128 : 0.0;
-        est.assumptions.push_back({fmt::format("fp8 ({}): the GEMM inputs Transformer Engine saves are kept quantized, one byte "
-                                               "each{}; attention, norm statistics and the residual stream stay in bf16; "
-                                               "amax histories and scaling factors are not counted",
-                                               recipe, s.fp8_scale_bytes > 0 ? " plus block scales" : "")});
+        est.assumptions.push_back(
+            {fmt::format("fp8 ({}): the GEMM inputs Transformer Engine saves are kept quantized, one byte "
+                         "each{}; attention, norm statistics and the residual stream stay in bf16; "
+                         "amax histories and scaling factors are not counted",
+                         recipe, s.fp8_scale_bytes > 0 ? " plus block scales" : "")});
     }
     if (m["cuda_graph_impl"].is_string() && m.str("cuda_graph_impl") != "none")
         est.assumptions.push_back({"CUDA graphs: their private memory pools and static buffers are not counted"});
-    if (int_or(m, "mtp_num_layers", 0) > 0) est.assumptions.push_back({"multi-token prediction layers are not counted"});
+    if (int_or(m, "mtp_num_layers", 0) > 0)
+        est.assumptions.push_back({"multi-token prediction layers are not counted"});
 
     RunFacts run;
     run.pp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "pipeline_model_parallel_size", 1)));
@@ -769,8 +848,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     if (in.data_parallel_size) {
         run.dp = std::max(1, *in.data_parallel_size);
     } else {
-        est.assumptions.push_back({"data-parallel size 1 assumed (pass --data-parallel-size N or --gpus N): the distributed "
-                                   "optimizer is not sharded"});
+        est.assumptions.push_back(
+            {"data-parallel size 1 assumed (pass --data-parallel-size N or --gpus N): the distributed "
+             "optimizer is not sharded"});
     }
     const Value& gbs = m.run.global_batch_size;
     if (gbs.is_int() && gbs.as_int() > 0)
@@ -782,8 +862,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         // copy is the parameter itself.
         run.fp8_primary = flag_of(m, "fp8_param") || flag_of(m, "fp8_param_gather");
         run.fp8_weight_bytes = (run.fp8_primary ? 1 : 2) * (1 + s.fp8_scale_bytes);
-        est.assumptions.push_back({fmt::format("fp8 weight copies: {:.2f} bytes per GEMM weight{}", run.fp8_weight_bytes,
-                                               run.fp8_primary ? " beside one-byte primary weights" : "")});
+        est.assumptions.push_back(
+            {fmt::format("fp8 weight copies: {:.2f} bytes per GEMM weight{}", run.fp8_weight_bytes,
+                         run.fp8_primary ? " beside one-byte primary weights" : "")});
     }
     run.tied_output = run.pp == 1 && flag_of(m, "share_embeddings_and_output_weights");
     est.data_parallel = run.dp;
@@ -800,8 +881,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
             const auto it = models.find(tok_model->as_string());
             if (it != models.end() && it->contains("vocab_size") && (*it)["vocab_size"].is_number_integer()) {
                 vocab = (*it)["vocab_size"].get<std::int64_t>();
-                est.assumptions.push_back({fmt::format("vocabulary {} from the config.json of tokenizer {} (the bundled catalog)",
-                                                       vocab, tok_model->as_string())});
+                est.assumptions.push_back(
+                    {fmt::format("vocabulary {} from the config.json of tokenizer {} (the bundled catalog)", vocab,
+                                 tok_model->as_string())});
             }
         }
     }
@@ -848,8 +930,9 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     }
     if (acting.size() > 1) candidates.push_back(Recompute::selective(acting));
     // An empty selective list is the same run as no recompute (Megatron Core measures them alike).
-    const bool current_is_none = est.current.granularity == Recompute::Granularity::None ||
-                                 (est.current.granularity == Recompute::Granularity::Selective && est.current.modules.empty());
+    const bool current_is_none =
+        est.current.granularity == Recompute::Granularity::None ||
+        (est.current.granularity == Recompute::Granularity::Selective && est.current.modules.empty());
     if (!current_is_none) candidates.push_back(est.current);
     candidates.push_back(Recompute::full(Recompute::Method::Uniform, 1));
 
@@ -888,9 +971,10 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
             whence += fmt::format(", taken as it is (the configured recompute's predicted {} would be most of it)",
                                   format_duration(current.replay_ratio * measured + current.host_seconds));
         } else if (est.baseline_step_seconds < measured) {
-            whence = fmt::format("the step without recompute, {} (the measured {} less the configured {}'s predicted {})",
-                                 format_duration(*est.baseline_step_seconds), format_duration(measured),
-                                 est.current.describe(), format_duration(measured - *est.baseline_step_seconds));
+            whence =
+                fmt::format("the step without recompute, {} (the measured {} less the configured {}'s predicted {})",
+                            format_duration(*est.baseline_step_seconds), format_duration(measured),
+                            est.current.describe(), format_duration(measured - *est.baseline_step_seconds));
         }
         est.assumptions.push_back({fmt::format(
             "step time: replayed work at the pace of {}, plus {:.2f} ms of host time per checkpoint (on the critical "
@@ -926,7 +1010,8 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
             o.step_overhead = t.replay_ratio;
         }
         o.added_seconds = o.replay_seconds + o.host_seconds;
-        o.current = o.name == est.current.describe() || (current_is_none && option.granularity == Recompute::Granularity::None);
+        o.current =
+            o.name == est.current.describe() || (current_is_none && option.granularity == Recompute::Granularity::None);
         if (est.budget) o.fits = o.peak <= *est.budget;
         return o;
     };

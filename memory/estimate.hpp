@@ -30,14 +30,14 @@ struct Assumption {
 };
 
 struct RankEstimate {
-    int stage = 0;             // pipeline rank
-    std::string role;          // "only", "first", "middle", "last"
-    int layers = 0;            // layers on this rank
-    int in_flight = 0;         // micro-batches (model chunks with VPP) whose activations are alive at the peak
+    int stage = 0;      // pipeline rank
+    std::string role;   // "only", "first", "middle", "last"
+    int layers = 0;     // layers on this rank
+    int in_flight = 0;  // micro-batches (model chunks with VPP) whose activations are alive at the peak
     double params = 0, grads = 0, optimizer = 0;
-    double optimizer_lazy = 0; // part of `optimizer` the first optimizer step creates (Adam moments)
-    double activations = 0;    // retained by the in-flight micro-batches
-    double transient = 0;      // on top at the peak: a layer's backward working set, or the logits and loss
+    double optimizer_lazy = 0;  // part of `optimizer` the first optimizer step creates (Adam moments)
+    double activations = 0;     // retained by the in-flight micro-batches
+    double transient = 0;       // on top at the peak: a layer's backward working set, or the logits and loss
     double peak() const { return params + grads + optimizer + activations + transient; }
     // Forward and backward of the first iteration run before the optimizer has created its moments.
     double first_iteration_peak() const { return peak() - optimizer_lazy; }
@@ -45,43 +45,43 @@ struct RankEstimate {
 
 struct OptionEstimate {
     Recompute recompute;
-    std::string name;           // "none", "selective [moe_act]", "full uniform 1"
+    std::string name;  // "none", "selective [moe_act]", "full uniform 1"
     int hottest_stage = 0;
-    double activations = 0;     // activations + transient on the hottest rank
-    double peak = 0;            // peak of the hottest rank
+    double activations = 0;  // activations + transient on the hottest rank
+    double peak = 0;         // peak of the hottest rank
     double first_iteration_peak = 0;
-    double saving = 0;          // activation bytes saved against no recompute (same rank)
-    double replay_share = 0;    // extra forward FLOPs as a share of the step's FLOPs
+    double saving = 0;        // activation bytes saved against no recompute (same rank)
+    double replay_share = 0;  // extra forward FLOPs as a share of the step's FLOPs
     // Predicted step-time overhead. With a measured step time: (replay at the job's pace + host) over the step without
     // recompute derived from it (Estimate::baseline_step_seconds). Without: the replayed ops' roofline time over the
     // step's roofline (the host time is not in it: see host_seconds).
     double step_overhead = 0;
-    double replay_seconds = 0;  // replayed work per step on one rank (at the roofline, or at the measured pace)
-    int checkpoints = 0;        // checkpoints run per step on one rank
-    double host_seconds = 0;    // their own host time (checkpoints x checkpoint_host_seconds())
-    double added_seconds = 0;   // replay_seconds + host_seconds: what the options are ordered by
-    bool current = false;       // what the config sets
-    std::optional<bool> fits;   // only with a budget
-    bool narrowest_fit = false; // the cheapest option that fits
+    double replay_seconds = 0;   // replayed work per step on one rank (at the roofline, or at the measured pace)
+    int checkpoints = 0;         // checkpoints run per step on one rank
+    double host_seconds = 0;     // their own host time (checkpoints x checkpoint_host_seconds())
+    double added_seconds = 0;    // replay_seconds + host_seconds: what the options are ordered by
+    bool current = false;        // what the config sets
+    std::optional<bool> fits;    // only with a budget
+    bool narrowest_fit = false;  // the cheapest option that fits
 };
 
 struct Estimate {
     bool ok = false;
-    bool complete = true;    // false when a field it reads is unknown (a default stood in; see assumptions)
-    std::string why_not;     // when !ok: which fact is missing
-    std::string why_field;   // the field it is about, for locating the diagnostic
+    bool complete = true;   // false when a field it reads is unknown (a default stood in; see assumptions)
+    std::string why_not;    // when !ok: which fact is missing
+    std::string why_field;  // the field it is about, for locating the diagnostic
     LayerShape shape;
     std::vector<LayerKind> kinds;  // every layer of the model, in order
     std::int64_t seq_length = 0, micro_batch = 0;
     int data_parallel = 1, pipeline = 1, virtual_pipeline = 1;
     std::int64_t vocab = 0;  // padded
     Recompute current;
-    std::string gpu;         // GPU of the step-time model
+    std::string gpu;                              // GPU of the step-time model
     double roofline_step_seconds = 0;             // one rank's step at the roofline
     std::optional<double> measured_step_seconds;  // given by the user
     std::optional<double> baseline_step_seconds;  // from it: the step without recompute, what options are compared to
-    std::vector<RankEstimate> ranks;     // hottest first
-    std::vector<OptionEstimate> options; // none first, then by predicted added time
+    std::vector<RankEstimate> ranks;              // hottest first
+    std::vector<OptionEstimate> options;          // none first, then by predicted added time
     std::vector<Assumption> assumptions;
     std::optional<double> budget;
     const OptionEstimate* option(const Recompute& rc) const;

@@ -16,12 +16,12 @@ bool has(const std::vector<std::string>& labels, std::string_view label) {
 
 // Per-rank sizes of one layer, in elements.
 struct Dims {
-    double tokens;        // T = (s / cp) * b: tokens a rank processes in attention and MLP
-    double s_query;       // s / cp
-    double s_key;         // keys each query attends to
-    double residual;      // width of a residual-stream tensor on this rank: h, or h / tp under sequence parallelism
-    double heads;         // a / tp
-    double groups;        // g / tp (at least 1)
+    double tokens;    // T = (s / cp) * b: tokens a rank processes in attention and MLP
+    double s_query;   // s / cp
+    double s_key;     // keys each query attends to
+    double residual;  // width of a residual-stream tensor on this rank: h, or h / tp under sequence parallelism
+    double heads;     // a / tp
+    double groups;    // g / tp (at least 1)
     double head_dim;
     double qkv_width;     // columns of this rank's QKV projection output (the gathered group slice when tp > g)
     double ffn;           // dense FFN width per rank
@@ -58,7 +58,8 @@ Dims dims_of(const LayerShape& s) {
     d.assignments = d.local_tokens * static_cast<double>(s.topk) * etp;
     d.expert_ffn = static_cast<double>(s.expert_ffn) / etp;
     d.shared_ffn = static_cast<double>(s.shared_expert_ffn) / tp;
-    const double mamba_heads = static_cast<double>(s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / std::max<std::int64_t>(1, s.mamba_head_dim));
+    const double mamba_heads = static_cast<double>(
+        s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / std::max<std::int64_t>(1, s.mamba_head_dim));
     d.mamba_heads = mamba_heads / tp;
     d.mamba_inner = d.mamba_heads * static_cast<double>(s.mamba_head_dim);
     d.mamba_groups = std::max(1.0, static_cast<double>(s.mamba_groups) / tp);
@@ -96,7 +97,8 @@ void dense_mlp_tensors(std::vector<SavedTensor>& out, const LayerShape& s, const
         out.push_back({what + " gated product (fc2 input)", module, n * d.gemm_bytes});
         return;
     }
-    out.push_back({what + (s.linear_bias && !s.fused_activation ? " fc1 output plus bias (activation input)" : " fc1 output (activation input)"),
+    out.push_back({what + (s.linear_bias && !s.fused_activation ? " fc1 output plus bias (activation input)"
+                                                                : " fc1 output (activation input)"),
                    module, n * d.e});
     out.push_back({what + " activation output (fc2 input)", module, n * d.gemm_bytes});
 }
@@ -110,7 +112,8 @@ void expert_tensors(std::vector<SavedTensor>& out, const LayerShape& s, const Di
                    (s.gated ? 2 : 1) * n * d.e});
     if (s.expert_fused_activation) {
         // weighted_bias_swiglu / weighted_squared_relu: one kernel keeps its input and the probabilities.
-        out.push_back({"expert activation output scaled by the router probability (fc2 input)", "moe_act", n * d.gemm_bytes});
+        out.push_back(
+            {"expert activation output scaled by the router probability (fc2 input)", "moe_act", n * d.gemm_bytes});
         return;
     }
     if (s.gated) {
@@ -137,11 +140,14 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
         const std::string latent_norm = s.mla_latent_norm_fused ? "mla_up_proj" : "attention";
         if (s.q_lora_rank > 0) {
             t.push_back({"q down-projection output (q latent)", "attention", Tl * s.q_lora_rank * e});
-            t.push_back({"q latent norm output (q up-projection input)", latent_norm, Tl * s.q_lora_rank * d.gemm_bytes});
+            t.push_back(
+                {"q latent norm output (q up-projection input)", latent_norm, Tl * s.q_lora_rank * d.gemm_bytes});
             t.push_back({"q latent norm statistics (fp32)", latent_norm, Tl * 4});
         }
-        t.push_back({"kv down-projection output (kv latent and rope key)", "attention", Tl * (s.kv_lora_rank + s.qk_pos_dim) * e});
-        t.push_back({"kv latent norm output (kv up-projection input)", latent_norm, Tl * s.kv_lora_rank * d.gemm_bytes});
+        t.push_back({"kv down-projection output (kv latent and rope key)", "attention",
+                     Tl * (s.kv_lora_rank + s.qk_pos_dim) * e});
+        t.push_back(
+            {"kv latent norm output (kv up-projection input)", latent_norm, Tl * s.kv_lora_rank * d.gemm_bytes});
         t.push_back({"kv latent norm statistics (fp32)", latent_norm, Tl * 4});
         // The up-projection outputs are consumed by the rotary step and freed; query, key and value are new tensors.
         t.push_back({"query with rotary part", "mla_up_proj", T * d.heads * qk * e});
@@ -185,10 +191,13 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
                 t.push_back({"attention probabilities after dropout (PV input)", "core_attn", p * e});
             }
         }
-        t.push_back({"core attention output (output projection input)", "attention", T * d.heads * v_dim * d.gemm_bytes});
+        t.push_back(
+            {"core attention output (output projection input)", "attention", T * d.heads * v_dim * d.gemm_bytes});
     } else {
         t.push_back({"attention output (output projection input)", "attention", T * d.heads * v_dim * e});
-        if (s.fp8) t.push_back({"attention output quantized by the output projection", "attention", T * d.heads * v_dim * d.gemm_bytes});
+        if (s.fp8)
+            t.push_back({"attention output quantized by the output projection", "attention",
+                         T * d.heads * v_dim * d.gemm_bytes});
         t.push_back({"softmax statistics (fp32, one per query row)", "core_attn",
                      static_cast<double>(s.micro_batch) * d.heads * d.s_query * 4});
     }
@@ -214,14 +223,15 @@ void moe_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d
     // Index maps kept to undo the permutation: TE's fused permute keeps an int32 row-id map [T, 2E + 1]; the torch
     // path keeps int64 sorted indices; all-to-all sorts received chunks by local expert with one more map.
     double maps = s.permute_fusion ? Tl * (2 * E + 1) * 4 : A * 8;
-    if (s.dispatcher != Dispatcher::AllGather && s.experts / std::max(1, s.ep) > 1) maps += A * (s.permute_fusion ? 4 : 8);
+    if (s.dispatcher != Dispatcher::AllGather && s.experts / std::max(1, s.ep) > 1)
+        maps += A * (s.permute_fusion ? 4 : 8);
     t.push_back({"permutation index maps", "moe", maps});
     t.push_back({"permuted tokens (expert fc1 input)", "moe", A * s.hidden * d.gemm_bytes});
     expert_tensors(t, s, d);
     if (s.shared_expert_ffn > 0) {
         if (s.shared_expert_overlap && s.sequence_parallel && s.tp > 1)
-            t.push_back({"pre-MLP norm output gathered by the overlapped shared experts (their fc1 input)", "shared_experts",
-                         T * s.hidden * d.gemm_bytes});
+            t.push_back({"pre-MLP norm output gathered by the overlapped shared experts (their fc1 input)",
+                         "shared_experts", T * s.hidden * d.gemm_bytes});
         dense_mlp_tensors(t, s, d, T, d.shared_ffn, "shared_experts", "shared expert");
     }
 }
@@ -233,7 +243,8 @@ std::vector<SavedTensor> all_tensors(const LayerShape& s, LayerKind kind, const 
     const bool mlp_part = has_dense_mlp(kind) || has_moe(kind);
     if (has_attention(kind)) {
         attention_tensors(t, s, d);
-        if (s.hidden_dropout > 0) t.push_back({"attention residual dropout mask", "bias_dropout_add", T * d.residual * 1});
+        if (s.hidden_dropout > 0)
+            t.push_back({"attention residual dropout mask", "bias_dropout_add", T * d.residual * 1});
         if (mlp_part) t.push_back({"residual after attention (pre-MLP norm input)", "residual", T * d.residual * d.e});
     }
     if (kind == LayerKind::Mamba) {
@@ -267,13 +278,16 @@ bool drop(std::vector<SavedTensor>& t, std::initializer_list<std::string_view> m
     auto before = t.size();
     t.erase(std::remove_if(t.begin(), t.end(),
                            [&](const SavedTensor& x) {
-                               return std::any_of(modules.begin(), modules.end(), [&](auto m) { return x.module == m; });
+                               return std::any_of(modules.begin(), modules.end(),
+                                                  [&](auto m) { return x.module == m; });
                            }),
             t.end());
     return t.size() != before;
 }
 
-bool input_norm_recomputable(const LayerShape& s, LayerKind kind) { return has_attention(kind) && s.input_norm_separate; }
+bool input_norm_recomputable(const LayerShape& s, LayerKind kind) {
+    return has_attention(kind) && s.input_norm_separate;
+}
 // MoE layers keep a separate pre-MLP norm in every spec; dense TE layers fuse it into fc1.
 bool pre_mlp_norm_recomputable(const LayerShape& s, LayerKind kind) {
     return has_moe(kind) || (has_dense_mlp(kind) && s.pre_mlp_norm_separate);
@@ -301,7 +315,8 @@ const char* kind_name(LayerKind kind) {
 double LayerActivations::internal_bytes() const { return sum_bytes(saved); }
 
 const std::vector<std::string>& modeled_labels() {
-    static const std::vector<std::string> labels{"core_attn", "layernorm", "moe_act", "mla_up_proj", "shared_experts", "mlp", "moe"};
+    static const std::vector<std::string> labels{"core_attn",      "layernorm", "moe_act", "mla_up_proj",
+                                                 "shared_experts", "mlp",       "moe"};
     return labels;
 }
 
@@ -332,7 +347,8 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
                 return x.name.rfind("QKV projection output", 0) == 0;
             });
             if (acted && unfused && grouped(s, d) && !qkv_kept)
-                a.saved.push_back({"QKV projection output (checkpoint input: query, key, value)", "attention", qkv_output});
+                a.saved.push_back(
+                    {"QKV projection output (checkpoint input: query, key, value)", "attention", qkv_output});
         } else if (label == "mlp") {
             acted = has_dense_mlp(kind) && drop(a.saved, {"mlp"});
             mlp_checkpointed |= acted;
@@ -342,7 +358,8 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
         } else if (label == "moe_act") {
             acted = has_moe(kind) && ((s.expert_act_checkpoint && drop(a.saved, {"moe_act"})) || has(labels, "moe"));
         } else if (label == "shared_experts") {
-            acted = has_moe(kind) && (drop(a.saved, {"shared_experts"}) || (has(labels, "moe") && s.shared_expert_ffn > 0));
+            acted =
+                has_moe(kind) && (drop(a.saved, {"shared_experts"}) || (has(labels, "moe") && s.shared_expert_ffn > 0));
         } else if (label == "layernorm") {
             // The output-discarding checkpoint runs the norm without autograd, so its statistics are not kept either.
             if (input_norm_recomputable(s, kind)) acted |= drop(a.saved, {"input_layernorm", "input_norm_stats"});
@@ -400,7 +417,8 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
         const double chunks = std::ceil(d.s_query / static_cast<double>(std::max<std::int64_t>(1, s.mamba_chunk))) *
                               static_cast<double>(s.micro_batch);
         const double states = chunks * d.mamba_heads * static_cast<double>(s.mamba_head_dim * s.mamba_state) * 4;
-        peak_phase = std::max(peak_phase, sum_bytes(whole) + d.tokens * (d.mamba_in + 2 * d.mamba_inner) * d.e + 2 * states);
+        peak_phase =
+            std::max(peak_phase, sum_bytes(whole) + d.tokens * (d.mamba_in + 2 * d.mamba_inner) * d.e + 2 * states);
     }
     if (has_dense_mlp(kind) || has_moe(kind)) {
         double mlp_transient;
@@ -409,8 +427,8 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
         } else {
             mlp_transient = d.assignments * (d.expert_ffn * (s.gated ? 3 : 2) + s.hidden) * d.e;
         }
-        double mlp_phase = a.internal_bytes() - module_bytes(a.saved, {"mlp", "moe", "moe_act", "shared_experts"}) + mlp_full +
-                           mlp_transient;
+        double mlp_phase = a.internal_bytes() - module_bytes(a.saved, {"mlp", "moe", "moe_act", "shared_experts"}) +
+                           mlp_full + mlp_transient;
         if (mlp_checkpointed) mlp_phase += 2 * a.output_bytes;  // re-computed output and its gradient
         peak_phase = std::max(peak_phase, mlp_phase);
     }
@@ -500,7 +518,8 @@ StackPrediction predict_stack(const LayerShape& shape, const std::vector<LayerKi
     for (size_t j = 0; j < n; ++j) {
         double alive;
         const size_t done_from = chunk[j] < 0 ? j + 1 : chunk_last[static_cast<size_t>(chunk[j])] + 1;
-        const double left = std::accumulate(leaves_after.begin() + static_cast<std::ptrdiff_t>(done_from), leaves_after.end(), 0.0);
+        const double left =
+            std::accumulate(leaves_after.begin() + static_cast<std::ptrdiff_t>(done_from), leaves_after.end(), 0.0);
         if (chunk[j] < 0) {
             alive = before + acts[j].backward_alive_bytes;
         } else {
@@ -571,16 +590,21 @@ std::vector<Op> layer_ops(const LayerShape& s, LayerKind kind) {
             const double q_in = s.q_lora_rank > 0 ? static_cast<double>(s.q_lora_rank) : h;
             if (s.q_lora_rank > 0) {
                 ops.push_back(gemm("q down-projection", "attention", Tl, h, q_in, d));
-                ops.push_back(elementwise("q latent norm", s.mla_latent_norm_fused ? "mla_up_proj" : "attention", 2 * Tl * q_in * e));
+                ops.push_back(elementwise("q latent norm", s.mla_latent_norm_fused ? "mla_up_proj" : "attention",
+                                          2 * Tl * q_in * e));
             }
             // linear_q_proj (no q compression) or linear_q_up_proj: inside the mla_up_proj region.
-            Op q = gemm(s.q_lora_rank > 0 ? "q up-projection" : "q projection", "mla_up_proj", T, q_in, d.heads * qk_dim, d);
+            Op q = gemm(s.q_lora_rank > 0 ? "q up-projection" : "q projection", "mla_up_proj", T, q_in,
+                        d.heads * qk_dim, d);
             tp_comm(q, s, T * q_in * e);
             ops.push_back(q);
-            ops.push_back(gemm("kv down-projection", "attention", Tl, h, static_cast<double>(s.kv_lora_rank + s.qk_pos_dim), d));
+            ops.push_back(
+                gemm("kv down-projection", "attention", Tl, h, static_cast<double>(s.kv_lora_rank + s.qk_pos_dim), d));
             const double kv = static_cast<double>(s.kv_lora_rank);
-            ops.push_back(elementwise("kv latent norm", s.mla_latent_norm_fused ? "mla_up_proj" : "attention", 2 * Tl * kv * e));
-            Op kv_up = gemm("kv up-projection", "mla_up_proj", T, kv, d.heads * static_cast<double>(s.qk_head_dim + s.v_head_dim), d);
+            ops.push_back(
+                elementwise("kv latent norm", s.mla_latent_norm_fused ? "mla_up_proj" : "attention", 2 * Tl * kv * e));
+            Op kv_up = gemm("kv up-projection", "mla_up_proj", T, kv,
+                            d.heads * static_cast<double>(s.qk_head_dim + s.v_head_dim), d);
             tp_comm(kv_up, s, T * kv * e);
             ops.push_back(kv_up);
             ops.push_back(elementwise("rotary embedding of the query", "mla_up_proj", 2 * T * d.heads * qk_dim * e));
@@ -590,7 +614,8 @@ std::vector<Op> layer_ops(const LayerShape& s, LayerKind kind) {
             Op qkv = gemm("QKV projection", "attention", T, h, d.qkv_width, d);
             tp_comm(qkv, s, T * h * e);
             ops.push_back(qkv);
-            if (query_copied(s, d)) ops.push_back(elementwise("query copy", "attention", 2 * T * d.heads * d.head_dim * e));
+            if (query_copied(s, d))
+                ops.push_back(elementwise("query copy", "attention", 2 * T * d.heads * d.head_dim * e));
         }
         const double p = score_elements(s, d);
         Op core{"core attention", "core_attn"};
@@ -605,10 +630,13 @@ std::vector<Op> layer_ops(const LayerShape& s, LayerKind kind) {
             // scores (2 bytes), .float() reads and writes (2 + 4), the causal masked_fill_ (4 + 4), softmax (4 + 4),
             // the cast for PV (4 + 2), bmm reads (2): 32 bytes per score. Megatron's fused bf16 softmax kernel: 2, 2 + 2,
             // 2: 8. Dropout adds its mask and a second bf16 pass (1 + 2 + 2).
-            const double per_score = (s.softmax_fp32 && !s.softmax_kernel ? 32.0 : 8.0) + (s.attention_dropout > 0 ? 5.0 : 0.0);
+            const double per_score =
+                (s.softmax_fp32 && !s.softmax_kernel ? 32.0 : 8.0) + (s.attention_dropout > 0 ? 5.0 : 0.0);
             core.flops = 2 * p * (qk_dim + v_dim);
             core.bytes = per_score * p + T * d.heads * (2 * qk_dim + 2 * v_dim) * e;
-            if (grouped(s, d)) ops.push_back(elementwise("repeat key and value to every head", "core_attn", 4 * T * d.heads * d.head_dim * e));
+            if (grouped(s, d))
+                ops.push_back(
+                    elementwise("repeat key and value to every head", "core_attn", 4 * T * d.heads * d.head_dim * e));
         }
         if (s.cp > 1) {
             // Ring attention receives every other chunk's keys and values.

@@ -50,21 +50,21 @@ const char* kind_name(LayerKind kind);  // "attention + MLP", "Mamba", ...
 enum class Dispatcher { AllGather, AllToAll, Flex };
 
 struct LayerShape {
-    std::int64_t seq_length = 0;   // s, the full sequence (context parallelism divides it)
-    std::int64_t micro_batch = 1;  // b
-    std::int64_t hidden = 0;       // h
-    std::int64_t heads = 0;        // a
-    std::int64_t query_groups = 0; // g (== a without GQA)
-    std::int64_t head_dim = 0;     // kv_channels
-    std::int64_t ffn_hidden = 0;   // dense MLP width
-    bool gated = false;            // SwiGLU / GeGLU: fc1 produces gate and up halves
-    bool linear_bias = false;      // add_bias_linear
-    bool fused_activation = false; // bias_activation_fusion (the fused kernel saves only its input)
-    bool layernorm = false;        // LayerNorm (mean and rstd statistics) rather than RMSNorm (rstd only)
+    std::int64_t seq_length = 0;    // s, the full sequence (context parallelism divides it)
+    std::int64_t micro_batch = 1;   // b
+    std::int64_t hidden = 0;        // h
+    std::int64_t heads = 0;         // a
+    std::int64_t query_groups = 0;  // g (== a without GQA)
+    std::int64_t head_dim = 0;      // kv_channels
+    std::int64_t ffn_hidden = 0;    // dense MLP width
+    bool gated = false;             // SwiGLU / GeGLU: fc1 produces gate and up halves
+    bool linear_bias = false;       // add_bias_linear
+    bool fused_activation = false;  // bias_activation_fusion (the fused kernel saves only its input)
+    bool layernorm = false;         // LayerNorm (mean and rstd statistics) rather than RMSNorm (rstd only)
     double attention_dropout = 0.0;
     double hidden_dropout = 0.0;
-    bool softmax_fp32 = true;      // attention_softmax_in_fp32 (unfused path): fp32 copy of the probabilities kept
-    bool softmax_kernel = false;   // unfused path through Megatron's fused scale-mask-softmax kernel: bf16 output only
+    bool softmax_fp32 = true;     // attention_softmax_in_fp32 (unfused path): fp32 copy of the probabilities kept
+    bool softmax_kernel = false;  // unfused path through Megatron's fused scale-mask-softmax kernel: bf16 output only
     AttentionKernel attention = AttentionKernel::Unfused;
     bool input_norm_separate = true;    // input norm is its own module (local spec; TE fuses it into linear_qkv)
     bool pre_mlp_norm_separate = true;  // pre-MLP norm is its own module (local spec; TE: only on MoE layers)
@@ -78,10 +78,10 @@ struct LayerShape {
     // The experts module honours the moe_act label (TEGroupedMLP, and the legacy GroupedMLP of Megatron Core <= 0.16).
     // SequentialMLP, which Megatron Core's local spec builds from 0.17 on, has no such checkpoint: moe_act frees nothing.
     bool expert_act_checkpoint = true;
-    bool router_probs_grad = true;         // router probabilities carry a gradient (not with forced load balancing)
+    bool router_probs_grad = true;  // router probabilities carry a gradient (not with forced load balancing)
     Dispatcher dispatcher = Dispatcher::AllGather;
-    bool permute_fusion = false;           // Transformer Engine's fused permutation (int32 row-id maps)
-    bool shared_expert_overlap = false;    // shared experts gather their own input copy (SP) to overlap dispatch
+    bool permute_fusion = false;         // Transformer Engine's fused permutation (int32 row-id maps)
+    bool shared_expert_overlap = false;  // shared experts gather their own input copy (SP) to overlap dispatch
 
     // Multi-latent attention (DeepSeek style).
     bool mla = false;
@@ -137,8 +137,8 @@ bool label_modeled(std::string_view label);
 LayerActivations layer_activations(const LayerShape& shape, LayerKind kind, const std::vector<std::string>& labels);
 
 struct StackOptions {
-    bool final_norm = true;   // the stack ends in the final norm whose output is the block output
-    bool input_leaf = true;   // the stack input is a leaf tensor that requires grad (a measurement's own input)
+    bool final_norm = true;  // the stack ends in the final norm whose output is the block output
+    bool input_leaf = true;  // the stack input is a leaf tensor that requires grad (a measurement's own input)
 };
 
 struct StackPrediction {
@@ -165,7 +165,7 @@ struct Op {
     double bytes = 0;       // read + written in device memory
     double comm_bytes = 0;  // received by this rank over `link`
     Link link = Link::None;
-    bool gemm = false;      // runs on the tensor cores (fp8 when the job trains in fp8)
+    bool gemm = false;  // runs on the tensor cores (fp8 when the job trains in fp8)
 };
 std::vector<Op> layer_ops(const LayerShape& shape, LayerKind kind);
 // The forward ops a selective label set replays in one layer (nested labels counted once).

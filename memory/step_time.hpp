@@ -16,7 +16,7 @@ struct GpuSpec {
     std::string name;
     std::vector<std::string> aliases;
     double memory_bytes = 0;
-    double bf16_flops = 0;    // dense tensor FLOP/s
+    double bf16_flops = 0;  // dense tensor FLOP/s
     double fp8_flops = 0;
     double hbm_bytes_per_s = 0;
     double link_bytes_per_s = 0;  // NVLink, per direction

@@ -5,15 +5,15 @@
 // YAML implements it in parser/yaml_front_end.cpp; Python recipes plug in the same way.
 #include <map>
 #include <memory>
-#include <utility>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/diagnostic.hpp"
 #include "core/line_index.hpp"
-#include "core/source_manager.hpp"
 #include "core/schema.hpp"
+#include "core/source_manager.hpp"
 #include "core/value.hpp"
 
 namespace mbl {
@@ -31,9 +31,9 @@ SourceComment comment_at(std::string_view text, const LineIndex& lines, std::siz
 
 // One config a document defines: a YAML file defines one; a Python recipe module one per recipe function.
 struct ParsedConfig {
-    std::string label;  // "" for a YAML file; the recipe function ("pretrain_config") for Python
-    Value root;         // sections model, mixed_precision, comm_overlap, ...
-    SourceRange anchor; // where facts without a line of their own point (the `model:` key, the function name)
+    std::string label;   // "" for a YAML file; the recipe function ("pretrain_config") for Python
+    Value root;          // sections model, mixed_precision, comm_overlap, ...
+    SourceRange anchor;  // where facts without a line of their own point (the `model:` key, the function name)
     std::vector<Diagnostic> findings;  // the front end's own findings about this config (unknown architecture, ...)
 };
 
@@ -83,7 +83,8 @@ public:
     virtual bool handles(std::string_view path) const = 0;
     // `allow_skip`: a file that is plainly not a config (unrelated YAML, a Python module without recipes) is
     // reported as skipped instead of being linted (directory walks, pre-commit).
-    virtual ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext& ctx) const = 0;
+    virtual ParseResult parse(const std::string& name, std::string_view text, bool allow_skip,
+                              ParseContext& ctx) const = 0;
     virtual std::vector<SourceComment> comments(std::string_view text) const = 0;
     // The text edits for one FieldEdit on `text` (the file holding site.entry). Empty when the edit cannot be made
     // without guessing at the layout; the fix is then offered without edits (shown, never applied).

@@ -84,7 +84,8 @@ private:
         return {name_, 1, static_cast<int>(from) + 1, 1, static_cast<int>(std::max(to, from + 1)) + 1};
     }
     Provenance prov(size_t from, size_t to) const {
-        return Provenance::at(Origin::Override, range(from, to), fmt::format("set by command-line override `{}`", text_));
+        return Provenance::at(Origin::Override, range(from, to),
+                              fmt::format("set by command-line override `{}`", text_));
     }
     static bool key_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-'; }
 
@@ -94,9 +95,10 @@ private:
             while (pos_ < text_.size() && key_char(text_[pos_])) ++pos_;
             if (pos_ == start) {
                 if (pos_ == text_.size()) fail(pos_, 1, "expected a key such as model.recompute_granularity");
-                fail(pos_, 1, fmt::format("unexpected \"{}\": a key is made of letters, digits, _ and -, separated "
-                                          "by dots",
-                                          text_[pos_]));
+                fail(pos_, 1,
+                     fmt::format("unexpected \"{}\": a key is made of letters, digits, _ and -, separated "
+                                 "by dots",
+                                 text_[pos_]));
             }
             path.emplace_back(text_.substr(start, pos_ - start));
             if (pos_ < text_.size() && text_[pos_] == '.') {
@@ -188,7 +190,8 @@ private:
         const char q = text_[pos_++];
         std::string out;
         while (pos_ < text_.size() && text_[pos_] != q) {
-            if (text_[pos_] == '\\' && pos_ + 1 < text_.size() && (text_[pos_ + 1] == q || text_[pos_ + 1] == '\\')) ++pos_;
+            if (text_[pos_] == '\\' && pos_ + 1 < text_.size() && (text_[pos_ + 1] == q || text_[pos_ + 1] == '\\'))
+                ++pos_;
             out += text_[pos_++];
         }
         if (pos_ >= text_.size()) fail(start, 1, "this quoted string is never closed");
@@ -208,8 +211,10 @@ private:
         }
         size_t end = pos_;
         while (end > start && (text_[end - 1] == ' ' || text_[end - 1] == '\t')) --end;
-        if (end == start) fail(start, 1, pos_ < text_.size() ? fmt::format("unexpected \"{}\"; expected a value", text_[pos_])
-                                                             : "expected a value");
+        if (end == start)
+            fail(start, 1,
+                 pos_ < text_.size() ? fmt::format("unexpected \"{}\"; expected a value", text_[pos_])
+                                     : "expected a value");
         std::string word(text_.substr(start, end - start));
         Provenance p = prov(start, end);
         std::string lower = word;
@@ -241,7 +246,8 @@ private:
         if (!digits.empty() && digits.find_first_of(".eE") != std::string::npos) {
             char* end_ptr = nullptr;
             double v = std::strtod(digits.c_str(), &end_ptr);
-            if (end_ptr && *end_ptr == '\0' && std::isdigit(static_cast<unsigned char>(digits.back() == '.' ? digits[0] : digits.back())))
+            if (end_ptr && *end_ptr == '\0' &&
+                std::isdigit(static_cast<unsigned char>(digits.back() == '.' ? digits[0] : digits.back())))
                 return Value::floating(v, p);
         }
         return Value::string(std::move(word), p);
@@ -269,7 +275,7 @@ OverrideParse parse_override(const std::string& source_name, std::string_view te
         SourceRange r{source_name, 1, static_cast<int>(e.pos) + 1, 1, static_cast<int>(e.pos + e.len) + 1};
         Diagnostic d = input_error(InputError::BadOverride, r, fmt::format("malformed override: {}", e.message));
         d.notes.push_back(Note{SourceRange{}, "overrides are written key=value, +key=value, ++key=value or ~key, e.g. "
-                                   "model.recompute_granularity=full"});
+                                              "model.recompute_granularity=full"});
         out.error = std::move(d);
     }
     return out;
@@ -291,10 +297,10 @@ void apply_overrides(Value& root, const std::vector<Override>& overrides, const 
                 if (!declared && o.kind != Override::Kind::ForceAdd) {
                     std::string prefix;
                     for (size_t j = 0; j <= i; ++j) prefix += (j ? "." : "") + o.path[j];
-                    errors.push_back(input_error(InputError::UnknownKey, o.key_range,
-                                                 fmt::format("cannot override {}: the config has no key \"{}\"{}",
-                                                             o.dotted(), prefix,
-                                                             i == 0 ? did_you_mean_suffix(o.path[0], sections) : "")));
+                    errors.push_back(
+                        input_error(InputError::UnknownKey, o.key_range,
+                                    fmt::format("cannot override {}: the config has no key \"{}\"{}", o.dotted(),
+                                                prefix, i == 0 ? did_you_mean_suffix(o.path[0], sections) : "")));
                     parent = nullptr;
                     break;
                 }
@@ -331,11 +337,11 @@ void apply_overrides(Value& root, const std::vector<Override>& overrides, const 
         switch (o.kind) {
             case Override::Kind::Set:
                 if (!declared) {
-                    std::string hint = top ? did_you_mean_suffix(key, sections)
-                                           : did_you_mean_suffix(key, schema.field_names());
-                    Diagnostic d = input_error(InputError::UnknownKey, o.key_range,
-                                               fmt::format("cannot override {}: the config has no key \"{}\"{}",
-                                                           o.dotted(), key, hint));
+                    std::string hint =
+                        top ? did_you_mean_suffix(key, sections) : did_you_mean_suffix(key, schema.field_names());
+                    Diagnostic d = input_error(
+                        InputError::UnknownKey, o.key_range,
+                        fmt::format("cannot override {}: the config has no key \"{}\"{}", o.dotted(), key, hint));
                     d.notes.push_back(Note{SourceRange{}, fmt::format("to add a new key write +{}", o.text)});
                     errors.push_back(std::move(d));
                     continue;
@@ -346,8 +352,8 @@ void apply_overrides(Value& root, const std::vector<Override>& overrides, const 
                 if (current || (in_model && field) || (top && declared)) {
                     Diagnostic d = input_error(InputError::BadOverride, o.key_range,
                                                fmt::format("cannot add {}: the config already has it", o.dotted()));
-                    d.notes.push_back(Note{SourceRange{}, fmt::format("to replace it write {} or ++{}", o.text.substr(1),
-                                                           o.text.substr(1))});
+                    d.notes.push_back(Note{SourceRange{}, fmt::format("to replace it write {} or ++{}",
+                                                                      o.text.substr(1), o.text.substr(1))});
                     errors.push_back(std::move(d));
                     continue;
                 }
@@ -358,8 +364,9 @@ void apply_overrides(Value& root, const std::vector<Override>& overrides, const 
                 const Value* effective = current;
                 if (!effective && in_model) effective = model_default(revision, key);
                 if (!declared || (!current && !(in_model && field))) {
-                    errors.push_back(input_error(InputError::UnknownKey, o.key_range,
-                                                 fmt::format("cannot delete {}: the config has no such key", o.dotted())));
+                    errors.push_back(
+                        input_error(InputError::UnknownKey, o.key_range,
+                                    fmt::format("cannot delete {}: the config has no such key", o.dotted())));
                     continue;
                 }
                 if (effective && effective->is_null()) {

@@ -97,8 +97,8 @@ struct Binding {
     std::size_t begin = 0, end = 0;  // the whole statement / argument, without trailing spaces
     std::size_t eq = 0;              // its `=`
     std::size_t value_begin = 0, value_end = 0;
-    bool keyword = false;            // a keyword argument inside a call
-    std::string target;              // text before the `=`, trimmed
+    bool keyword = false;  // a keyword argument inside a call
+    std::string target;    // text before the `=`, trimmed
 };
 
 std::optional<Binding> binding_at(std::string_view t, const LineIndex& lines, const SourceRange& r) {
@@ -122,7 +122,8 @@ std::optional<Binding> binding_at(std::string_view t, const LineIndex& lines, co
     bd.keyword = identifier && p > 0 && (t[p - 1] == '(' || t[p - 1] == ',');
     if (!bd.keyword) {
         // A statement must stand on its own lines: nothing but indentation before, nothing but a comment after.
-        if (trim(t.substr(lines.line_start(r.line), bd.begin - lines.line_start(r.line))).size() != 0) return std::nullopt;
+        if (trim(t.substr(lines.line_start(r.line), bd.begin - lines.line_start(r.line))).size() != 0)
+            return std::nullopt;
         const int last = lines.line_of(bd.end);
         std::string_view after = trim(t.substr(bd.end, lines.line_end(last) - bd.end));
         if (!after.empty() && after.front() != '#') return std::nullopt;
@@ -177,8 +178,8 @@ std::string render(const Value& v) {
     return v.display();  // None, True/False, numbers
 }
 
-std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site, std::string_view t,
-                                 const LineIndex& lines) {
+std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site,
+                                 std::string_view t, const LineIndex& lines) {
     if (!site.entry.valid()) return {};
     auto replace = [&](std::size_t b, std::size_t e, std::string text) {
         SourceRange r{file, lines.line_of(b), lines.column_of(b), lines.line_of(e), lines.column_of(e)};
@@ -200,15 +201,17 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
         const std::size_t nl = t.find('\n', lines.line_start(line));
         const std::string eol = nl != std::string_view::npos && nl > 0 && t[nl - 1] == '\r' ? "\r\n" : "\n";
         const bool needs_newline = at == t.size() && !t.empty() && t.back() != '\n';
-        return replace(at, at, (needs_newline ? eol : "") + indent + bd->target.substr(0, dot + 1) + site.field + " = " +
-                                   render(new_value) + eol);
+        return replace(at, at,
+                       (needs_newline ? eol : "") + indent + bd->target.substr(0, dot + 1) + site.field + " = " +
+                           render(new_value) + eol);
     }
 
     // The binding must name the field the edit is about.
     const std::string& target = bd->target;
-    if (!(target == site.field || (target.size() > site.field.size() &&
-                                   target.compare(target.size() - site.field.size(), std::string::npos, site.field) == 0 &&
-                                   target[target.size() - site.field.size() - 1] == '.')))
+    if (!(target == site.field ||
+          (target.size() > site.field.size() &&
+           target.compare(target.size() - site.field.size(), std::string::npos, site.field) == 0 &&
+           target[target.size() - site.field.size() - 1] == '.')))
         return {};
 
     switch (edit.op) {

@@ -38,8 +38,7 @@ public:
             if (a.kind(def) == py::Kind::DecoratedDefinition) def = a.field(def, py::Field::Definition);
             if (def != py::kNoNode && a.kind(def) == py::Kind::FunctionDefinition)
                 functions_[std::string(a.source(a.field(def, py::Field::Name)))] = stmt;  // the last one wins
-            else
-                context_ = mix(context_, statement_hash(stmt));
+            else context_ = mix(context_, statement_hash(stmt));
         }
     }
 
@@ -61,7 +60,9 @@ public:
     }
 
 private:
-    static std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+    static std::uint64_t mix(std::uint64_t h, std::uint64_t v) {
+        return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2));
+    }
 
     std::uint64_t statement_hash(py::NodeId n) const {
         const py::Node& node = a_[n];
@@ -101,7 +102,8 @@ private:
 // edit to a helper what imports it.
 class PythonState {
 public:
-    py::Project& project(const std::string& root, const Revision& revision, const std::vector<std::string>& hf_config_paths) {
+    py::Project& project(const std::string& root, const Revision& revision,
+                         const std::vector<std::string>& hf_config_paths) {
         if (!hf_ || hf_args_ != hf_config_paths) {
             hf_args_ = hf_config_paths;
             hf_ = std::make_unique<py::HfResolver>(hf_config_paths);
@@ -109,7 +111,8 @@ public:
         }
         for (auto& p : projects_)
             if (p.project->index().root() == root && &p.project->revision() == &revision) return *p.project;
-        projects_.push_back(Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}, {}});
+        projects_.push_back(
+            Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}, {}});
         return *projects_.back().project;
     }
 
@@ -132,7 +135,8 @@ public:
         const auto modules = project.index().modules();
         for (py::Module* m : modules) {
             if (!m->ast) continue;
-            if (m->fs_path == doc ? m->ast->text != text : everything && !project.index().is_current(*m)) stale.push_back(m);
+            if (m->fs_path == doc ? m->ast->text != text : everything && !project.index().is_current(*m))
+                stale.push_back(m);
         }
         if (stale.empty()) return project;
         // What imports a stale module, at any depth, read it at initialization: it is stale too.
@@ -148,7 +152,8 @@ public:
         for (std::size_t i = 0; i < stale.size(); ++i)
             for (py::Module* m : importers[stale[i]->fs_path])
                 if (retire.insert(m).second) stale.push_back(m);
-        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        auto loaded = std::find_if(projects_.begin(), projects_.end(),
+                                   [&](const Loaded& l) { return l.project.get() == &project; });
         if (project.index().retired_bytes() > kMaxRetiredBytes) {
             // Retired modules stay alive until their project ends (values of other modules may point into them).
             const std::string root = project.index().root();
@@ -172,7 +177,8 @@ public:
                                                bool revalidated) {
         std::vector<Diagnostic> taken = project.take_module_diagnostics();
         if (!revalidated) return taken;
-        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        auto loaded = std::find_if(projects_.begin(), projects_.end(),
+                                   [&](const Loaded& l) { return l.project.get() == &project; });
         for (auto& d : taken) loaded->module_diagnostics[d.range.file].push_back(std::move(d));
         std::vector<Diagnostic> out;
         if (loaded->module_diagnostics.empty()) return out;
@@ -190,7 +196,8 @@ public:
         py::RecipeOutcome outcome;
     };
     std::map<std::string, CachedOutcome>& outcomes(py::Project& project, const std::string& module) {
-        auto loaded = std::find_if(projects_.begin(), projects_.end(), [&](const Loaded& l) { return l.project.get() == &project; });
+        auto loaded = std::find_if(projects_.begin(), projects_.end(),
+                                   [&](const Loaded& l) { return l.project.get() == &project; });
         return loaded->outcomes[module];
     }
 
@@ -206,7 +213,7 @@ private:
 
     struct Loaded {
         std::unique_ptr<py::Project> project;
-        std::map<std::string, std::vector<Diagnostic>> module_diagnostics;  // by module path (revalidated state)
+        std::map<std::string, std::vector<Diagnostic>> module_diagnostics;     // by module path (revalidated state)
         std::map<std::string, std::map<std::string, CachedOutcome>> outcomes;  // by module file, then recipe
     };
     const SourceManager* sources_ = nullptr;
@@ -232,7 +239,8 @@ PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
 }
 
 // The recipes of a module, or just `function` (linted by name even when it is not recognisably a recipe).
-std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& function, std::vector<Diagnostic>& errors) {
+std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& function,
+                                            std::vector<Diagnostic>& errors) {
     std::vector<py::RecipeInfo> found = py::find_recipes(m, !function.empty());
     if (function.empty()) return found;
     found.erase(std::remove_if(found.begin(), found.end(), [&](const py::RecipeInfo& r) { return r.name != function; }),
@@ -261,7 +269,8 @@ std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& fu
 }
 
 // Evaluates the recipes on up to `jobs` threads (modules are shared read-only; see parser/python/interpreter.hpp).
-std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vector<py::RecipeInfo>& recipes, int jobs) {
+std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vector<py::RecipeInfo>& recipes,
+                                            int jobs) {
     py::read_counters().recipes_evaluated += recipes.size();
     std::vector<py::RecipeOutcome> outcomes(recipes.size());
     std::atomic<std::size_t> next{0};
@@ -271,8 +280,9 @@ std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vec
                 outcomes[i] = py::evaluate_recipe(project, recipes[i]);
             } catch (const std::exception& e) {
                 // The evaluator's limits are meant to stop everything first; this keeps one recipe from ending the run.
-                Diagnostic d = input_error(InputError::LimitExceeded, recipes[i].def,
-                                           fmt::format("recipe {} could not be evaluated: {}", recipes[i].name, e.what()));
+                Diagnostic d =
+                    input_error(InputError::LimitExceeded, recipes[i].def,
+                                fmt::format("recipe {} could not be evaluated: {}", recipes[i].name, e.what()));
                 d.severity = Severity::Warning;
                 outcomes[i].diagnostics.push_back(std::move(d));
             }
@@ -321,7 +331,8 @@ public:
     std::string_view language() const override { return "python"; }
     bool handles(std::string_view path) const override { return path.ends_with(".py"); }
 
-    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext& ctx) const override {
+    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip,
+                      ParseContext& ctx) const override {
         ParseResult result;
         if (auto bad = encoding_error(name, text)) {
             result.errors.push_back(std::move(*bad));
@@ -330,13 +341,14 @@ public:
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
         state.use_sources(ctx.sources);
-        const Revision& revision = ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
+        const Revision& revision =
+            ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
         const std::string root = root_for(ctx, name);
         py::ImportGraph& graph = state.graph(root);
         const std::string owned(text);
         const std::string doc = normalized_path(name);
-        py::Project& project = state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned,
-                                             ctx.revalidate_state);
+        py::Project& project =
+            state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned, ctx.revalidate_state);
         for (const auto& e : state.hf_errors())
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
@@ -350,9 +362,9 @@ public:
             return result;
         }
         const std::vector<py::RecipeInfo> recipes = recipes_to_lint(*m, ctx.function, result.errors);
-        std::vector<py::RecipeOutcome> outcomes = ctx.revalidate_state
-                                                      ? evaluate_changed(project, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
-                                                      : evaluate_all(project, recipes, ctx.jobs);
+        std::vector<py::RecipeOutcome> outcomes =
+            ctx.revalidate_state ? evaluate_changed(project, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
+                                 : evaluate_all(project, recipes, ctx.jobs);
         for (std::size_t i = 0; i < recipes.size(); ++i) {
             if (!outcomes[i].is_recipe) continue;  // a *_config helper that returns no config
             ParsedConfig config;
@@ -370,12 +382,14 @@ public:
             // Named on purpose but nothing to check: say so rather than pass it.
             result.errors.push_back(input_error(
                 InputError::UnknownTarget, SourceRange::whole_file(name),
-                fmt::format("{} defines no recipe (a top-level function annotated -> ConfigContainer, or named *_config "
-                            "and returning a config)",
-                            name)));
+                fmt::format(
+                    "{} defines no recipe (a top-level function annotated -> ConfigContainer, or named *_config "
+                    "and returning a config)",
+                    name)));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.
-        for (auto& d : state.module_diagnostics(project, graph, doc, ctx.revalidate_state)) result.errors.push_back(std::move(d));
+        for (auto& d : state.module_diagnostics(project, graph, doc, ctx.revalidate_state))
+            result.errors.push_back(std::move(d));
         register_sources(project, ctx.sources);
         return result;
     }
@@ -429,7 +443,8 @@ private:
 
     static bool is_test_file(const std::string& path) {
         const std::string name = fs::path(path).filename().string();
-        return name == "conftest.py" || (name.starts_with("test_") && name.ends_with(".py")) || name.ends_with("_test.py");
+        return name == "conftest.py" || (name.starts_with("test_") && name.ends_with(".py")) ||
+               name.ends_with("_test.py");
     }
 };
 

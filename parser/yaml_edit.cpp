@@ -39,7 +39,9 @@ bool scalar_can_start(std::string_view t, std::size_t i) {
     return (p == ':' || p == '-' || p == '?') ? j < i : (p == '[' || p == '{' || p == ',');
 }
 
-bool comment_starts(std::string_view t, std::size_t i) { return t[i] == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(t[i - 1]))); }
+bool comment_starts(std::string_view t, std::size_t i) {
+    return t[i] == '#' && (i == 0 || std::isspace(static_cast<unsigned char>(t[i - 1])));
+}
 
 // One forward pass over the text that knows quoted scalars, comments and flow brackets. Calls on_comment(begin, end)
 // for each comment; returns the flow depth ({ and [ still open) at `stop` (or at the end).
@@ -140,8 +142,9 @@ std::optional<EntrySpan> entry_at(std::string_view t, std::size_t key) {
         while (i < t.size() && is_blank(t[i])) ++i;
         if (i >= t.size() || t[i] != ':') return std::nullopt;
     } else {
-        while (!is_eol(t, i) && !(t[i] == ':' && (is_eol(t, i + 1) || std::isspace(static_cast<unsigned char>(t[i + 1])) ||
-                                                   (s.flow && (t[i + 1] == ',' || t[i + 1] == '}')))))
+        while (!is_eol(t, i) &&
+               !(t[i] == ':' && (is_eol(t, i + 1) || std::isspace(static_cast<unsigned char>(t[i + 1])) ||
+                                 (s.flow && (t[i + 1] == ',' || t[i + 1] == '}')))))
             ++i;
         if (is_eol(t, i)) return std::nullopt;
     }
@@ -181,9 +184,9 @@ std::optional<EntrySpan> entry_at(std::string_view t, std::size_t key) {
         if (ls >= t.size()) break;
         const std::size_t ind = indent_of(t, ls);
         const std::string_view rest = t.substr(ls + ind, le - ls - std::min(ind, le - ls));
-        if (rest.empty() || rest[0] == '\t') continue;                 // blank: undecided
+        if (rest.empty() || rest[0] == '\t') continue;  // blank: undecided
         if (rest[0] == '#') {
-            if (ind > key_indent) continue;                             // comment inside the value: undecided
+            if (ind > key_indent) continue;  // comment inside the value: undecided
             break;
         }
         const bool list_item = rest[0] == '-' && (rest.size() == 1 || rest[1] == ' ');
@@ -225,8 +228,8 @@ std::string render(const Value& v) {
     }
 }
 
-std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site, std::string_view t,
-                                 const LineIndex& lines) {
+std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit, const EditSite& site,
+                                 std::string_view t, const LineIndex& lines) {
     if (!site.entry.valid()) return {};
     auto range_of = [&](std::size_t b, std::size_t e) {
         return SourceRange{file, lines.line_of(b), lines.column_of(b), lines.line_of(e), lines.column_of(e)};
@@ -253,7 +256,8 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
     // The key written at the site must be the field the edit is about.
     std::string_view written = t.substr(span->key_begin, span->colon - span->key_begin);
     while (!written.empty() && is_blank(written.back())) written.remove_suffix(1);
-    if (written.size() >= 2 && (written.front() == '"' || written.front() == '\'')) written = written.substr(1, written.size() - 2);
+    if (written.size() >= 2 && (written.front() == '"' || written.front() == '\''))
+        written = written.substr(1, written.size() - 2);
     if (written != site.field) return {};
 
     switch (edit.op) {
@@ -284,7 +288,8 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
             if (!r.valid() || !item.is_string()) return {};
             const std::size_t b = lines.offset(r.line, r.column), e = lines.offset(r.end_line, r.end_column);
             std::string_view token = t.substr(b, e - b);
-            const bool quoted = token.size() >= 2 && (token.front() == '"' || token.front() == '\'') && token.back() == token.front();
+            const bool quoted =
+                token.size() >= 2 && (token.front() == '"' || token.front() == '\'') && token.back() == token.front();
             std::string_view inner = quoted ? token.substr(1, token.size() - 2) : token;
             if (inner != item.as_string()) return {};  // the token is not plainly the item: do not guess
             if (quoted && edit.new_value.find_first_of("\"'\\") == std::string::npos)

@@ -19,9 +19,7 @@ bool looks_like_bridge_config(const Value& root) {
 class YamlFrontEnd final : public FrontEnd {
 public:
     std::string_view language() const override { return "yaml"; }
-    bool handles(std::string_view path) const override {
-        return path.ends_with(".yaml") || path.ends_with(".yml");
-    }
+    bool handles(std::string_view path) const override { return path.ends_with(".yaml") || path.ends_with(".yml"); }
     ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext&) const override {
         ParseResult result;
         if (auto bad = encoding_error(name, text)) {

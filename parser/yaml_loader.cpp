@@ -6,10 +6,10 @@
 #include <yaml-cpp/yaml.h>
 
 #include <charconv>
-#include <sstream>
-#include <unordered_map>
 #include <cmath>
 #include <limits>
+#include <sstream>
+#include <unordered_map>
 
 #include "core/input_errors.hpp"
 #include "core/line_index.hpp"
@@ -131,7 +131,8 @@ public:
                 if (ec2 == std::errc() && p2 == e) return Value::integer(i, prov);
             }
         }
-        if (s == ".inf" || s == ".Inf" || s == "+.inf") return Value::floating(std::numeric_limits<double>::infinity(), prov);
+        if (s == ".inf" || s == ".Inf" || s == "+.inf")
+            return Value::floating(std::numeric_limits<double>::infinity(), prov);
         if (s == "-.inf" || s == "-.Inf") return Value::floating(-std::numeric_limits<double>::infinity(), prov);
         if (s == ".nan" || s == ".NaN") return Value::floating(std::nan(""), prov);
         {
@@ -164,8 +165,9 @@ public:
         if (depth > kMaxYamlDepth) {
             if (!limit_reported_) {
                 limit_reported_ = true;
-                errors.push_back(input_error(InputError::LimitExceeded, entry_prov.range,
-                                             fmt::format("nesting is deeper than the limit of {} levels", kMaxYamlDepth)));
+                errors.push_back(
+                    input_error(InputError::LimitExceeded, entry_prov.range,
+                                fmt::format("nesting is deeper than the limit of {} levels", kMaxYamlDepth)));
             }
             return Value::unknown("nesting limit", entry_prov);
         }
@@ -198,11 +200,11 @@ public:
                     Provenance p = Provenance::at(origin_, rest_of_line(k.Mark()));
                     SourceRange range = key_range(k.Mark());
                     if (auto [previous, fresh] = seen.try_emplace(key, range.line); !fresh) {
-                        errors.push_back(input_error(
-                            InputError::DuplicateKey, range,
-                            fmt::format("key \"{}\" appears twice in the same mapping (first at line {}); "
-                                        "Hydra/OmegaConf refuse duplicate keys",
-                                        key, previous->second)));
+                        errors.push_back(
+                            input_error(InputError::DuplicateKey, range,
+                                        fmt::format("key \"{}\" appears twice in the same mapping (first at line {}); "
+                                                    "Hydra/OmegaConf refuse duplicate keys",
+                                                    key, previous->second)));
                         continue;
                     }
                     m.entries().push_back(Value::Entry{key, std::move(range), convert(kv.second, p, depth + 1)});
@@ -244,9 +246,13 @@ public:
     void OnNull(const YAML::Mark&, YAML::anchor_t) override { ++events; }
     void OnAlias(const YAML::Mark&, YAML::anchor_t) override { ++events; }
     void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override { ++events; }
-    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events; }
+    void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        ++events;
+    }
     void OnSequenceEnd() override {}
-    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override { ++events; }
+    void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {
+        ++events;
+    }
     void OnMapEnd() override {}
 };
 
@@ -294,8 +300,7 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
     } catch (const YAML::Exception& e) {
         SourceRange at = e.mark.is_null() ? SourceRange::point(file, 1, 1)
                                           : SourceRange::point(file, e.mark.line + 1, e.mark.column + 1);
-        result.errors.push_back(
-            input_error(InputError::Syntax, at, fmt::format("YAML syntax error: {}", e.msg)));
+        result.errors.push_back(input_error(InputError::Syntax, at, fmt::format("YAML syntax error: {}", e.msg)));
         return result;
     } catch (const std::exception& e) {
         result.errors.push_back(input_error(InputError::Syntax, SourceRange::point(file, 1, 1),

@@ -11,8 +11,8 @@
 namespace mbl {
 
 struct YamlLoadResult {
-    Value root;                       // a Map on success
-    std::vector<Diagnostic> errors;   // IN0xx diagnostics; non-empty means the file is unusable
+    Value root;                      // a Map on success
+    std::vector<Diagnostic> errors;  // IN0xx diagnostics; non-empty means the file is unusable
     bool ok() const { return errors.empty(); }
 };
 

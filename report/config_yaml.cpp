@@ -17,8 +17,8 @@ std::string where(const SourceRange& r) {
 bool selected(const std::string& path, const std::vector<std::string>& only) {
     if (only.empty()) return true;
     for (const auto& f : only) {
-        if (path.rfind(f, 0) == 0) return true;                  // the entry is under the filter
-        if (f.rfind(path + ".", 0) == 0) return true;            // an ancestor of what the filter names
+        if (path.rfind(f, 0) == 0) return true;        // the entry is under the filter
+        if (f.rfind(path + ".", 0) == 0) return true;  // an ancestor of what the filter names
     }
     return false;
 }
@@ -36,8 +36,8 @@ bool any_selected(const Value& v, const std::string& path, const std::vector<std
 // Strings that YAML would read as something else are quoted.
 bool needs_quotes(const std::string& s) {
     if (s.empty()) return true;
-    static const char* words[] = {"null", "Null", "NULL", "~", "true", "True", "TRUE", "false", "False", "FALSE",
-                                  "yes", "no", "on", "off", "Yes", "No", "On", "Off"};
+    static const char* words[] = {"null",  "Null", "NULL", "~",  "true", "True", "TRUE", "false", "False",
+                                  "FALSE", "yes",  "no",   "on", "off",  "Yes",  "No",   "On",    "Off"};
     for (const char* w : words)
         if (s == w) return true;
     char* end = nullptr;
@@ -62,7 +62,9 @@ public:
                 if (needs_quotes(v.as_string())) out_ << YAML::DoubleQuoted << v.as_string();
                 else out_ << v.as_string();
                 break;
-            case Value::Kind::Unknown: out_ << YAML::LocalTag("unknown") << YAML::DoubleQuoted << v.unknown_reason(); break;
+            case Value::Kind::Unknown:
+                out_ << YAML::LocalTag("unknown") << YAML::DoubleQuoted << v.unknown_reason();
+                break;
             default: out_ << YAML::Null; break;
         }
     }
@@ -110,7 +112,8 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
     std::string text;
     switch (p.origin) {
         case Origin::Default:
-            if (at.empty()) text = fmt::format("default (Megatron Core {})", model.revision ? model.revision->name : "");
+            if (at.empty())
+                text = fmt::format("default (Megatron Core {})", model.revision ? model.revision->name : "");
             else text = p.detail.empty() ? fmt::format("default, {}", at) : fmt::format("{}, {}", p.detail, at);
             break;
         case Origin::Override: text = at.empty() ? "override" : fmt::format("override, {}", at); break;
@@ -124,13 +127,15 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
             if (!p.detail.empty() && p.range.file.rfind("<", 0) != 0) text += (text.empty() ? "" : ": ") + p.detail;
             break;
     }
-    for (const auto& step : p.chain) text += fmt::format(", via {} at {}", step.message.substr(0, step.message.find(" is called")),
-                                                          where(step.range));
+    for (const auto& step : p.chain)
+        text +=
+            fmt::format(", via {} at {}", step.message.substr(0, step.message.find(" is called")), where(step.range));
     if (text.empty()) text = "set at run time";
     return text;
 }
 
-void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model, const ConfigYamlOptions& options) {
+void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model,
+                       const ConfigYamlOptions& options) {
     YAML::Emitter e;
     e.SetIndent(2);
     if (!options.title.empty()) e << YAML::Comment(options.title) << YAML::Newline;
@@ -143,7 +148,8 @@ void write_config_yaml(std::ostream& out, const Value& root, const EffectiveMode
         for (const auto& entry : root.entries())
             if (entry.key != "model") shown.set(entry.key, entry.value, entry.key_range);
     bool any = false;
-    for (const auto& entry : shown.entries()) any |= selected(entry.key, options.only) && any_selected(entry.value, entry.key, options.only);
+    for (const auto& entry : shown.entries())
+        any |= selected(entry.key, options.only) && any_selected(entry.value, entry.key, options.only);
     if (!any) {
         e << YAML::BeginMap << YAML::EndMap;
     } else {

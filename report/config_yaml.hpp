@@ -17,7 +17,8 @@ struct ConfigYamlOptions {
 
 // The model section is the effective model (defaults, mixed precision and comm_overlap applied); every other section
 // comes from `root` as built (after overrides).
-void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model, const ConfigYamlOptions& options);
+void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model,
+                       const ConfigYamlOptions& options);
 
 // The comment text for a value: "recipes/llama/llama3.py:250", "<override 1>", "default (Megatron Core 0.19)" ...
 std::string provenance_comment(const Value& v, const EffectiveModel& model);

@@ -38,7 +38,8 @@ struct Segment {
     const char* color;
 };
 constexpr Segment kParams{"params", "#4e79a7"}, kGrads{"grads", "#f28e2b"}, kOptim{"optimizer", "#e15759"},
-    kActs{"activations", "#76b7b2"}, kTransient{"transient", "#59a14f"}, kStatic{"params + grads + optimizer", "#9c9c9c"};
+    kActs{"activations", "#76b7b2"}, kTransient{"transient", "#59a14f"},
+    kStatic{"params + grads + optimizer", "#9c9c9c"};
 
 struct Bar {
     std::string label;
@@ -47,7 +48,8 @@ struct Bar {
 };
 
 // A horizontal stacked bar chart with a dashed budget line; one row per bar.
-void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double> budget, const std::vector<Segment>& legend) {
+void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double> budget,
+           const std::vector<Segment>& legend) {
     constexpr int label_w = 230, bar_w = 560, row_h = 30, top = 46;
     double max_total = budget.value_or(0);
     for (const auto& b : bars) {
@@ -58,8 +60,7 @@ void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double
     if (max_total <= 0) max_total = 1;
     const double scale = bar_w / (max_total * 1.05);
     const int height = top + static_cast<int>(bars.size()) * row_h + 10;
-    out << fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">\n",
-                       label_w + bar_w + 150, height);
+    out << fmt::format("<svg width=\"{}\" height=\"{}\" role=\"img\">\n", label_w + bar_w + 150, height);
     int lx = label_w;
     for (const auto& seg : legend) {
         out << fmt::format("<rect x=\"{}\" y=\"6\" width=\"12\" height=\"12\" fill=\"{}\"/><text x=\"{}\" y=\"17\" "
@@ -71,13 +72,14 @@ void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double
     for (size_t i = 0; i < bars.size(); ++i) {
         const auto& b = bars[i];
         const int y = top + static_cast<int>(i) * row_h;
-        out << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", label_w - 8, y + 16,
-                           escape(b.label));
+        out << fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"end\">{}</text>\n", label_w - 8,
+                           y + 16, escape(b.label));
         double x = label_w, total = 0;
         for (const auto& [seg, v] : b.parts) {
             const double w = v * scale;
-            out << fmt::format("<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"20\" fill=\"{}\"><title>{}: {}</title></rect>\n",
-                               x, y + 2, w, seg.color, seg.name, format_gib(v));
+            out << fmt::format(
+                "<rect x=\"{:.1f}\" y=\"{}\" width=\"{:.1f}\" height=\"20\" fill=\"{}\"><title>{}: {}</title></rect>\n",
+                x, y + 2, w, seg.color, seg.name, format_gib(v));
             x += w;
             total += v;
         }
@@ -85,10 +87,11 @@ void chart(std::ostream& out, const std::vector<Bar>& bars, std::optional<double
     }
     if (budget) {
         const double bx = label_w + *budget * scale;
-        out << fmt::format("<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#c00\" stroke-width=\"2\" "
-                           "stroke-dasharray=\"6 4\"/><text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" fill=\"#c00\" "
-                           "text-anchor=\"middle\">budget {4}</text>\n",
-                           bx, top - 2, height - 4, top - 8, format_gib(*budget));
+        out << fmt::format(
+            "<line x1=\"{0:.1f}\" y1=\"{1}\" x2=\"{0:.1f}\" y2=\"{2}\" stroke=\"#c00\" stroke-width=\"2\" "
+            "stroke-dasharray=\"6 4\"/><text x=\"{0:.1f}\" y=\"{3}\" font-size=\"11\" fill=\"#c00\" "
+            "text-anchor=\"middle\">budget {4}</text>\n",
+            bx, top - 2, height - 4, top - 8, format_gib(*budget));
     }
     for (const auto& [x, y, text] : bar_ends)
         out << fmt::format("<text x=\"{:.1f}\" y=\"{}\" font-size=\"12\" stroke=\"#fff\" stroke-width=\"3\" "
@@ -106,9 +109,9 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
            "margin:8px 0 20px}td,th{border:1px solid #ccc;padding:3px 8px;text-align:right}td:first-child,th:first-child"
            "{text-align:left}tr.fit td{background:#eef8ee}tr.over td{background:#fbeaea}.muted{color:#666;font-size:13px}"
            "svg{display:block;margin:8px 0 16px}</style></head><body>\n";
-    out << "<h1>Memory estimate</h1>\n<p><b>" << escape(header.input) << "</b> (Megatron Core " << escape(header.revision)
-        << ")<br>model: " << escape(estimate_model_line(est)) << "<br>run: " << escape(estimate_run_line(est, header))
-        << "</p>\n";
+    out << "<h1>Memory estimate</h1>\n<p><b>" << escape(header.input) << "</b> (Megatron Core "
+        << escape(header.revision) << ")<br>model: " << escape(estimate_model_line(est))
+        << "<br>run: " << escape(estimate_run_line(est, header)) << "</p>\n";
 
     out << "<h2>Per rank (hottest first)</h2>\n";
     std::vector<Bar> rank_bars;
@@ -116,7 +119,10 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
         std::string note;
         if (est.budget) note = r.peak() <= *est.budget ? "  fits" : "  over budget";
         rank_bars.push_back({fmt::format("rank {} ({}, {} layers)", r.stage, r.role, r.layers),
-                             {{kParams, r.params}, {kGrads, r.grads}, {kOptim, r.optimizer}, {kActs, r.activations},
+                             {{kParams, r.params},
+                              {kGrads, r.grads},
+                              {kOptim, r.optimizer},
+                              {kActs, r.activations},
                               {kTransient, r.transient}},
                              note});
     }
@@ -125,11 +131,12 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
            "<th>activations</th><th>transient</th><th>peak</th><th>first-iteration peak</th></tr>\n";
     for (const auto& r : est.ranks) {
         const char* cls = !est.budget ? "" : r.peak() <= *est.budget ? "fit" : "over";
-        out << fmt::format("<tr class=\"{}\"><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                           "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                           cls, r.stage, r.role, r.layers, r.in_flight, format_gib(r.params), format_gib(r.grads),
-                           format_gib(r.optimizer), format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()),
-                           format_gib(r.first_iteration_peak()));
+        out << fmt::format(
+            "<tr class=\"{}\"><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td><td>{}</td><td>{}</td></tr>\n",
+            cls, r.stage, r.role, r.layers, r.in_flight, format_gib(r.params), format_gib(r.grads),
+            format_gib(r.optimizer), format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()),
+            format_gib(r.first_iteration_peak()));
     }
     out << "</table>\n<h2>Recompute options (hottest rank)</h2>\n";
     std::vector<Bar> option_bars;
@@ -147,12 +154,13 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
     for (const auto& o : est.options) {
         const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
         const char* cls = !o.fits ? "" : *o.fits ? "fit" : "over";
-        out << fmt::format("<tr class=\"{}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                           "<td>{}</td></tr>\n",
-                           cls, escape(o.name), o.current ? " (current)" : "", format_gib(o.activations), format_gib(o.peak),
-                           none ? "-" : format_gib(o.saving), none ? "-" : fmt::format("+{:.1f} %", o.step_overhead * 100),
-                           none ? "-" : fmt::format("{:.1f} ms ({})", o.host_seconds * 1e3, o.checkpoints),
-                           none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), o.fits ? (*o.fits ? "yes" : "no") : "");
+        out << fmt::format(
+            "<tr class=\"{}\"><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+            "<td>{}</td></tr>\n",
+            cls, escape(o.name), o.current ? " (current)" : "", format_gib(o.activations), format_gib(o.peak),
+            none ? "-" : format_gib(o.saving), none ? "-" : fmt::format("+{:.1f} %", o.step_overhead * 100),
+            none ? "-" : fmt::format("{:.1f} ms ({})", o.host_seconds * 1e3, o.checkpoints),
+            none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), o.fits ? (*o.fits ? "yes" : "no") : "");
     }
     out << "</table>\n";
     if (!est.assumptions.empty()) {

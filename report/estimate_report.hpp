@@ -9,8 +9,8 @@
 namespace mbl {
 
 struct EstimateHeader {
-    std::string input;     // the config the estimate is for
-    std::string revision;  // Megatron Core revision
+    std::string input;                 // the config the estimate is for
+    std::string revision;              // Megatron Core revision
     std::string data_parallel_source;  // "--data-parallel-size", "--gpus 64", or "" when assumed
 };
 

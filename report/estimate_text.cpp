@@ -39,34 +39,35 @@ std::string estimate_model_line(const memory::Estimate& est) {
     line += s.attention == memory::AttentionKernel::Fused ? "; attention: fused (no s x s tensors)"
                                                           : "; attention: unfused (s x s scores kept)";
     if (std::find(est.kinds.begin(), est.kinds.end(), memory::LayerKind::Mamba) != est.kinds.end())
-        line += fmt::format(", Mamba {} x {} heads, state {}", s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / s.mamba_head_dim,
-                            s.mamba_head_dim, s.mamba_state);
+        line += fmt::format(", Mamba {} x {} heads, state {}",
+                            s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / s.mamba_head_dim, s.mamba_head_dim,
+                            s.mamba_state);
     if (s.fp8) line += "; fp8";
     return line;
 }
 
 std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader& header) {
     const auto& s = est.shape;
-    return fmt::format("seq {}, micro-batch {}, TP {}{}, PP {}{}, CP {}, EP {}, DP {} ({}); recompute: {}", est.seq_length,
-                       est.micro_batch, s.tp, s.sequence_parallel ? " (SP)" : "", est.pipeline,
+    return fmt::format("seq {}, micro-batch {}, TP {}{}, PP {}{}, CP {}, EP {}, DP {} ({}); recompute: {}",
+                       est.seq_length, est.micro_batch, s.tp, s.sequence_parallel ? " (SP)" : "", est.pipeline,
                        est.virtual_pipeline > 1 ? fmt::format(" x VPP {}", est.virtual_pipeline) : "", s.cp, s.ep,
                        est.data_parallel, header.data_parallel_source.empty() ? "assumed" : header.data_parallel_source,
                        est.current.describe());
 }
 
-std::string time_column_name(const memory::Estimate& est) {
-    return est.measured_step_seconds ? "step time" : "replay";
-}
+std::string time_column_name(const memory::Estimate& est) { return est.measured_step_seconds ? "step time" : "replay"; }
 
 std::string time_column_words(const memory::Estimate& est) {
     if (est.measured_step_seconds)
-        return fmt::format("predicted overhead over the step without recompute ({}, from the measured {}): the replayed "
-                           "work at the job's pace plus the checkpoints' host time",
-                           format_duration(est.baseline_step_seconds.value_or(*est.measured_step_seconds)),
-                           format_duration(*est.measured_step_seconds));
-    return fmt::format("the replayed work's predicted share of the step (a roofline of each replayed op on an {}); pass "
-                       "--step-time with the job's measured step time to add the host time in",
-                       est.gpu);
+        return fmt::format(
+            "predicted overhead over the step without recompute ({}, from the measured {}): the replayed "
+            "work at the job's pace plus the checkpoints' host time",
+            format_duration(est.baseline_step_seconds.value_or(*est.measured_step_seconds)),
+            format_duration(*est.measured_step_seconds));
+    return fmt::format(
+        "the replayed work's predicted share of the step (a roofline of each replayed op on an {}); pass "
+        "--step-time with the job's measured step time to add the host time in",
+        est.gpu);
 }
 
 void write_estimate_text(std::ostream& out, const memory::Estimate& est, const EstimateHeader& header) {
@@ -75,8 +76,9 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     out << "  run:   " << estimate_run_line(est, header) << "\n\n";
 
     const std::string fits_head = est.budget ? fmt::format("fits {}", format_gib(*est.budget)) : "";
-    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}  {}\n", "rank (pp stage)", "layers",
-                       "in flight", "params", "grads", "optim", "activations", "transient", "peak", fits_head);
+    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}  {}\n", "rank (pp stage)",
+                       "layers", "in flight", "params", "grads", "optim", "activations", "transient", "peak",
+                       fits_head);
     for (const auto& r : est.ranks) {
         std::string fits;
         if (est.budget) fits = r.peak() <= *est.budget ? "yes" : "no";
@@ -91,8 +93,9 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         return a.first_iteration_peak() < b.first_iteration_peak();
     });
     if (first != est.ranks.end() && first->optimizer_lazy > 0)
-        out << fmt::format("first iteration: peak {} on rank {} (the optimizer creates {} of states at its first step)\n",
-                           format_gib(first->first_iteration_peak()), first->stage, format_gib(first->optimizer_lazy));
+        out << fmt::format(
+            "first iteration: peak {} on rank {} (the optimizer creates {} of states at its first step)\n",
+            format_gib(first->first_iteration_peak()), first->stage, format_gib(first->optimizer_lazy));
 
     size_t name_width = 28;
     for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
@@ -106,22 +109,23 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         std::string mark;
         if (o.narrowest_fit) mark = "   <- narrowest that fits";
         if (o.current) mark += mark.empty() ? "   <- current" : ", current";
-        std::string row = fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>10} {:>15} {:>9}  {:<4}{}", o.name, name_width,
-                                      fmt::format("{} (r{})", format_gib(o.activations), o.hottest_stage),
-                                      format_gib(o.peak), none ? "-" : format_gib(o.saving),
-                                      none ? "-" : fmt::format("+{:.1f} %", o.step_overhead * 100),
-                                      none ? "-" : fmt::format("{:.1f} ms ({})", o.host_seconds * 1e3, o.checkpoints),
-                                      none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), fits, mark);
+        std::string row =
+            fmt::format("{:<{}} {:>16} {:>10} {:>10} {:>10} {:>15} {:>9}  {:<4}{}", o.name, name_width,
+                        fmt::format("{} (r{})", format_gib(o.activations), o.hottest_stage), format_gib(o.peak),
+                        none ? "-" : format_gib(o.saving), none ? "-" : fmt::format("+{:.1f} %", o.step_overhead * 100),
+                        none ? "-" : fmt::format("{:.1f} ms ({})", o.host_seconds * 1e3, o.checkpoints),
+                        none ? "-" : fmt::format("+{:.1f} %", o.replay_share * 100), fits, mark);
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
     if (est.budget && !est.narrowest_fit())
         out << fmt::format("\nno recompute option fits {}: reduce the micro-batch size or add model parallelism\n",
                            format_gib(*est.budget));
-    out << fmt::format("\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
-                       "working set, or the logits and loss); {}: {}; host: the checkpoints' own host time per step on "
-                       "one rank, on the critical path when the host paces the step; options are ordered by replay plus "
-                       "host time; FLOPs: replayed FLOPs as a share of the step's\n",
-                       time_column_name(est), time_column_words(est));
+    out << fmt::format(
+        "\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
+        "working set, or the logits and loss); {}: {}; host: the checkpoints' own host time per step on "
+        "one rank, on the critical path when the host paces the step; options are ordered by replay plus "
+        "host time; FLOPs: replayed FLOPs as a share of the step's\n",
+        time_column_name(est), time_column_words(est));
     if (!est.assumptions.empty()) {
         out << "assumptions:\n";
         for (const auto& a : est.assumptions) out << "  - " << a.text << '\n';

@@ -29,7 +29,9 @@ std::string escape(std::string_view s, bool property) {
 
 void write_github(std::ostream& out, const std::vector<Diagnostic>& diags, const std::string& base_dir) {
     for (const auto& d : diags) {
-        const char* command = d.severity == Severity::Error ? "error" : d.severity == Severity::Warning ? "warning" : "notice";
+        const char* command = d.severity == Severity::Error     ? "error"
+                              : d.severity == Severity::Warning ? "warning"
+                                                                : "notice";
         std::vector<std::string> props;
         if (!d.range.file.empty())
             props.push_back("file=" + escape(relative_to(d.range.file, base_dir).value_or(d.range.file), true));
@@ -46,12 +48,14 @@ void write_github(std::ostream& out, const std::vector<Diagnostic>& diags, const
         for (const auto& n : d.notes) {
             message += "\nnote: ";
             if (n.range.valid())
-                message += fmt::format("{}:{}: ", relative_to(n.range.file, base_dir).value_or(n.range.file), n.range.line);
+                message +=
+                    fmt::format("{}:{}: ", relative_to(n.range.file, base_dir).value_or(n.range.file), n.range.line);
             message += n.message;
         }
         if (d.fix) message += "\nhelp: " + d.fix->title;
         if (const std::string url = rule_doc_url(d.code); !url.empty()) message += "\nsee " + url;
-        out << "::" << command << ' ' << fmt::format("{}", fmt::join(props, ",")) << "::" << escape(message, false) << '\n';
+        out << "::" << command << ' ' << fmt::format("{}", fmt::join(props, ",")) << "::" << escape(message, false)
+            << '\n';
     }
 }
 

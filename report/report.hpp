@@ -3,8 +3,8 @@
 // notes); JSON is a stable machine format documented in the README.
 #include <iosfwd>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/diagnostic.hpp"
@@ -23,7 +23,8 @@ void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const S
 std::string summary_line(const DiagnosticCounts& counts, int files_checked);
 
 // `revisions`: the Megatron Core revisions the run used and why, each once (the "revisions" field).
-void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions = {});
+void write_json(std::ostream& out, const std::vector<Diagnostic>& diags,
+                const std::vector<RevisionChoice>& revisions = {});
 
 // SARIF 2.1.0 (report/sarif_report.cpp): one run, every rule's metadata, relative URIs against `base_dir` (files
 // outside it get absolute file: URIs), partialFingerprints that survive line shifts, fixes as artifactChanges.

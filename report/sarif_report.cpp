@@ -156,7 +156,8 @@ public:
                 }
                 json changes = json::array();
                 for (auto& [file, replacements] : by_file)
-                    changes.push_back({{"artifactLocation", artifact(file)}, {"replacements", std::move(replacements)}});
+                    changes.push_back(
+                        {{"artifactLocation", artifact(file)}, {"replacements", std::move(replacements)}});
                 r["fixes"] = json::array({{{"description", {{"text", d.fix->title + (d.fix->safe ? "" : " (unsafe)")}}},
                                            {"artifactChanges", std::move(changes)}}});
             }
@@ -174,9 +175,10 @@ public:
                  {"originalUriBaseIds", {{"%SRCROOT%", {{"uri", "file://" + uri_encode_path(base)}}}}},
                  {"columnKind", "unicodeCodePoints"},
                  {"results", std::move(results)}};
-        return json{{"$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"},
-                    {"version", "2.1.0"},
-                    {"runs", json::array({std::move(run)})}};
+        return json{
+            {"$schema", "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json"},
+            {"version", "2.1.0"},
+            {"runs", json::array({std::move(run)})}};
     }
 
 private:

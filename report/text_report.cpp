@@ -74,8 +74,8 @@ std::string summary_line(const DiagnosticCounts& c, int files_checked) {
     if (c.errors) parts.push_back(fmt::format("{} error{}", c.errors, c.errors == 1 ? "" : "s"));
     if (c.warnings) parts.push_back(fmt::format("{} warning{}", c.warnings, c.warnings == 1 ? "" : "s"));
     if (c.infos) parts.push_back(fmt::format("{} info{}", c.infos, c.infos == 1 ? "" : "s"));
-    return fmt::format("{} problem{} ({}) in {} checked", c.total(), c.total() == 1 ? "" : "s",
-                       fmt::join(parts, ", "), files);
+    return fmt::format("{} problem{} ({}) in {} checked", c.total(), c.total() == 1 ? "" : "s", fmt::join(parts, ", "),
+                       files);
 }
 
 }  // namespace mbl

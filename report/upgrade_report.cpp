@@ -34,8 +34,8 @@ void write_upgrade_text(std::ostream& out, const RevisionDiff& diff, const Upgra
     int appear = 0, disappear = 0, severity = 0;
     for (const auto& c : diff.changes) {
         const Diagnostic& d = c.diagnostic;
-        const std::string where = d.range.valid() ? fmt::format("{}:{}:{}", d.range.file, d.range.line, d.range.column)
-                                                  : d.range.file;
+        const std::string where =
+            d.range.valid() ? fmt::format("{}:{}:{}", d.range.file, d.range.line, d.range.column) : d.range.file;
         std::string what;
         switch (c.kind) {
             case RevisionChange::Kind::Appears:
@@ -48,7 +48,8 @@ void write_upgrade_text(std::ostream& out, const RevisionDiff& diff, const Upgra
                 break;
             case RevisionChange::Kind::Severity:
                 ++severity;
-                what = fmt::format("{} -> {} at {}: [{}]", severity_name(*c.before), severity_name(*c.after), h.to, d.code);
+                what = fmt::format("{} -> {} at {}: [{}]", severity_name(*c.before), severity_name(*c.after), h.to,
+                                   d.code);
                 break;
         }
         out << fmt::format("{}: {} {}\n", where, what, d.message);
@@ -56,16 +57,15 @@ void write_upgrade_text(std::ostream& out, const RevisionDiff& diff, const Upgra
             out << fmt::format("    in {} recipe{}: {}\n", c.recipes.size(), c.recipes.size() == 1 ? "" : "s",
                                recipe_list(c.recipes));
     }
-    if (diff.changes.empty())
-        out << fmt::format("no changes: {} and {} report the same problems", h.from, h.to);
+    if (diff.changes.empty()) out << fmt::format("no changes: {} and {} report the same problems", h.from, h.to);
     else
         out << fmt::format("{} change{} ({} appear, {} disappear, {} change severity)", diff.changes.size(),
                            diff.changes.size() == 1 ? "" : "s", appear, disappear, severity);
     out << fmt::format(" in {} file{} checked; {}: {}; {}: {}\n", h.files_checked, h.files_checked == 1 ? "" : "s",
                        h.from, counts_words(diff.from), h.to, counts_words(diff.to));
     if (diff.new_errors > 0)
-        out << fmt::format("{} has {} error{} that {} has not\n", h.to, diff.new_errors, diff.new_errors == 1 ? "" : "s",
-                           h.from);
+        out << fmt::format("{} has {} error{} that {} has not\n", h.to, diff.new_errors,
+                           diff.new_errors == 1 ? "" : "s", h.from);
 }
 
 void write_upgrade_json(std::ostream& out, const RevisionDiff& diff, const UpgradeReportHeader& h) {
@@ -94,8 +94,9 @@ void write_upgrade_json(std::ostream& out, const RevisionDiff& diff, const Upgra
     doc["version"] = 1;
     doc["upgrade"] = {{"from", h.from}, {"to", h.to}};
     doc["changes"] = std::move(changes);
-    doc["summary"] = {{"files_checked", h.files_checked}, {"from", counts(diff.from)}, {"to", counts(diff.to)},
-                      {"changes", diff.changes.size()}, {"new_errors", diff.new_errors}, {"new_warnings", diff.new_warnings}};
+    doc["summary"] = {
+        {"files_checked", h.files_checked}, {"from", counts(diff.from)},     {"to", counts(diff.to)},
+        {"changes", diff.changes.size()},   {"new_errors", diff.new_errors}, {"new_warnings", diff.new_warnings}};
     out << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
 }
 

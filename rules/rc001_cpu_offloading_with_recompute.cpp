@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC001", "cpu-offloading-with-recompute", Severity::Error,
-    "cpu_offloading and activation recompute are enabled together",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC001", "cpu-offloading-with-recompute", Severity::Error,
+                         "cpu_offloading and activation recompute are enabled together",
+                         R"md(## What it does
 Flags a config that enables `cpu_offloading` while `recompute_granularity` is set.
 
 ## Why is this bad?
@@ -40,9 +39,11 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::cpu_offloading, field::recompute_granularity})) return;
         if (!m.flag(field::cpu_offloading) || m[field::recompute_granularity].is_null()) return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
-                                   fmt::format("recompute_granularity is {} while cpu_offloading is enabled; Megatron Core "
-                                               "allows only one of them", m[field::recompute_granularity].display()));
+        Diagnostic& d =
+            ctx.report(kRule, field::recompute_granularity,
+                       fmt::format("recompute_granularity is {} while cpu_offloading is enabled; Megatron Core "
+                                   "allows only one of them",
+                                   m[field::recompute_granularity].display()));
         ctx.note_field(d, field::cpu_offloading, "cpu_offloading is enabled here");
         RuleContext::hint(d, "set cpu_offloading to false, or recompute_granularity to null");
     }

@@ -8,10 +8,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC002", "invalid-recompute-granularity", Severity::Error,
-    "recompute_granularity is not \"full\", \"selective\" or None",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC002", "invalid-recompute-granularity", Severity::Error,
+                         "recompute_granularity is not \"full\", \"selective\" or None",
+                         R"md(## What it does
 Flags a `recompute_granularity` other than `"full"`, `"selective"` or `None`.
 
 ## Why is this bad?

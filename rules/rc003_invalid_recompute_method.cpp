@@ -8,10 +8,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC003", "invalid-recompute-method", Severity::Error,
-    "recompute_method is not \"uniform\" or \"block\"",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC003", "invalid-recompute-method", Severity::Error,
+                         "recompute_method is not \"uniform\" or \"block\"",
+                         R"md(## What it does
 Flags a `recompute_method` other than `"uniform"` or `"block"` while recompute is enabled.
 
 ## Why is this bad?
@@ -51,10 +50,12 @@ public:
                                                rules::quoted_list(allowed), did_you_mean_suffix(text, allowed)));
         if (m.granularity_pre() == "selective") {
             RuleContext::hint(d, "under selective recompute the method is not used: remove recompute_method");
-            d.fix = Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, true};
+            d.fix =
+                Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, true};
         } else {
-            RuleContext::hint(d, "\"uniform\" checkpoints every chunk of recompute_num_layers layers; \"block\" checkpoints "
-                                 "the first recompute_num_layers layers of each pipeline stage");
+            RuleContext::hint(
+                d, "\"uniform\" checkpoints every chunk of recompute_num_layers layers; \"block\" checkpoints "
+                   "the first recompute_num_layers layers of each pipeline stage");
         }
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC004", "full-recompute-without-method", Severity::Error,
-    "recompute_granularity is \"full\" but recompute_method is not set",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC004", "full-recompute-without-method", Severity::Error,
+                         "recompute_granularity is \"full\" but recompute_method is not set",
+                         R"md(## What it does
 Flags full recompute without a `recompute_method`.
 Not at Megatron-LM's dev branch (`--mcore dev`) under `overlap_moe_expert_parallel_comm`: there full recompute
 replays whole pipeline stages and takes neither `recompute_method` nor `recompute_num_layers` (see RC027).
@@ -47,7 +46,9 @@ public:
                                    "recompute_granularity is \"full\" but recompute_method is not set");
         RuleContext::hint(d, "set recompute_method to \"uniform\" or \"block\"");
         d.fix = Fix{"Set recompute_method to \"uniform\"",
-                    {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}}, {}, false};
+                    {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}},
+                    {},
+                    false};
     }
 };
 

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC005", "full-recompute-without-num-layers", Severity::Error,
-    "recompute_granularity is \"full\" but recompute_num_layers is not set",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC005", "full-recompute-without-num-layers", Severity::Error,
+                         "recompute_granularity is \"full\" but recompute_num_layers is not set",
+                         R"md(## What it does
 Flags full recompute without `recompute_num_layers`.
 Not at Megatron-LM's dev branch (`--mcore dev`) under `overlap_moe_expert_parallel_comm`: there full recompute
 replays whole pipeline stages and takes neither `recompute_method` nor `recompute_num_layers` (see RC027).
@@ -46,10 +45,11 @@ public:
         Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    "recompute_granularity is \"full\" but recompute_num_layers is not set");
         if (auto per_stage = m.layers_per_stage())
-            RuleContext::hint(d, fmt::format("set recompute_num_layers to a value between 1 and {} (the layers per pipeline "
-                                             "stage); 1 with \"uniform\" keeps the least memory", *per_stage));
-        else
-            RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
+            RuleContext::hint(
+                d, fmt::format("set recompute_num_layers to a value between 1 and {} (the layers per pipeline "
+                               "stage); 1 with \"uniform\" keeps the least memory",
+                               *per_stage));
+        else RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
     }
 };
 

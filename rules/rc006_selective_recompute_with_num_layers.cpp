@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC006", "selective-recompute-with-num-layers", Severity::Error,
-    "recompute_num_layers is set under selective recompute",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC006", "selective-recompute-with-num-layers", Severity::Error,
+                         "recompute_num_layers is set under selective recompute",
+                         R"md(## What it does
 Flags `recompute_num_layers` set while `recompute_granularity` is `"selective"`.
 
 ## Why is this bad?
@@ -40,12 +39,15 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::recompute_granularity, field::recompute_num_layers})) return;
         if (m.granularity_pre() != "selective" || m[field::recompute_num_layers].is_null()) return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_num_layers,
-                                   fmt::format("recompute_num_layers is {} but recompute_granularity is \"selective\", which "
-                                               "requires it to be None", m[field::recompute_num_layers].display()));
+        Diagnostic& d =
+            ctx.report(kRule, field::recompute_num_layers,
+                       fmt::format("recompute_num_layers is {} but recompute_granularity is \"selective\", which "
+                                   "requires it to be None",
+                                   m[field::recompute_num_layers].display()));
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
         RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer)");
-        d.fix = Fix{"Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}}, {}, true};
+        d.fix = Fix{
+            "Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}}, {}, true};
     }
 };
 

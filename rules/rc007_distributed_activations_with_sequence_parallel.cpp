@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC007", "distributed-activations-with-sequence-parallel", Severity::Error,
-    "distribute_saved_activations and sequence_parallel are both enabled",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC007", "distributed-activations-with-sequence-parallel", Severity::Error,
+                         "distribute_saved_activations and sequence_parallel are both enabled",
+                         R"md(## What it does
 Flags `distribute_saved_activations: true` together with `sequence_parallel: true` while recompute is enabled.
 
 ## Why is this bad?
@@ -44,7 +43,8 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({field::recompute_granularity, field::distribute_saved_activations, field::sequence_parallel})) return;
+        if (!m.known({field::recompute_granularity, field::distribute_saved_activations, field::sequence_parallel}))
+            return;
         if (m[field::recompute_granularity].is_null()) return;
         if (!m.flag(field::distribute_saved_activations) || !m.flag(field::sequence_parallel)) return;
         Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations,
@@ -53,7 +53,9 @@ public:
         RuleContext::hint(d, "sequence parallelism already keeps 1/TP of each checkpointed input: set "
                              "distribute_saved_activations to false");
         d.fix = Fix{"Set distribute_saved_activations to false",
-                    {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}}, {}, true};
+                    {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}},
+                    {},
+                    true};
     }
 };
 

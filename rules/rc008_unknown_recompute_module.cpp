@@ -7,10 +7,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC008", "unknown-recompute-module", Severity::Error,
-    "recompute_modules holds a label the selected Megatron Core revision does not accept",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC008",
+                         "unknown-recompute-module",
+                         Severity::Error,
+                         "recompute_modules holds a label the selected Megatron Core revision does not accept",
+                         R"md(## What it does
 Flags labels in `recompute_modules` that the targeted Megatron Core revision does not know, and suggests the
 closest valid label.
 
@@ -33,7 +34,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn, moe]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class UnknownRecomputeModule final : public Rule {
 public:
@@ -58,20 +60,24 @@ public:
                 if (r->order > ctx.revision().order && suggested.empty()) suggested = name;
             }
             if (suggested.empty() && !accepting.empty()) suggested = accepting.back();
-            std::string message = fmt::format("\"{}\" is not a recompute_modules label in Megatron Core {}", label,
-                                              ctx.revision().name);
+            std::string message =
+                fmt::format("\"{}\" is not a recompute_modules label in Megatron Core {}", label, ctx.revision().name);
             auto matches = close_matches(label, labels, 2);
             if (suggested.empty()) message += did_you_mean_suffix(label, labels);
             const Value& where = list.is_list() && i < list.items().size() ? list.items()[i] : list;
             Diagnostic& d = ctx.report_at(kRule, where, std::move(message));
             if (!suggested.empty())
-                RuleContext::hint(d, fmt::format("\"{}\" is accepted by Megatron Core {}; pass --mcore {} if that is what "
-                                                 "the job runs", label, fmt::join(accepting, ", "), suggested));
+                RuleContext::hint(d,
+                                  fmt::format("\"{}\" is accepted by Megatron Core {}; pass --mcore {} if that is what "
+                                              "the job runs",
+                                              label, fmt::join(accepting, ", "), suggested));
             RuleContext::hint(d, fmt::format("labels accepted by Megatron Core {}: {}", ctx.revision().name,
                                              rules::quoted_list(labels)));
             if (suggested.empty() && matches.size() == 1)
                 d.fix = Fix{fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
-                            {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}}, {}, true};
+                            {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}},
+                            {},
+                            true};
         }
     }
 };

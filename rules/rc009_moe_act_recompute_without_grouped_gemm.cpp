@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC009", "moe-act-recompute-without-grouped-gemm", Severity::Error,
-    "moe_act recompute is selected but moe_grouped_gemm is off",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC009", "moe-act-recompute-without-grouped-gemm", Severity::Error,
+                         "moe_act recompute is selected but moe_grouped_gemm is off",
+                         R"md(## What it does
 Flags `moe_act` in `recompute_modules` under selective recompute when `moe_grouped_gemm` is off.
 
 ## Why is this bad?
@@ -43,7 +42,8 @@ public:
         if (!rules::selective_pre(m) || !m.modules_pre.contains("moe_act")) return;
         if (!m.known({field::moe_grouped_gemm})) return;
         if (m.flag(field::moe_grouped_gemm)) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "moe_act", "\"moe_act\" recompute needs moe_grouped_gemm, which is off");
+        Diagnostic& d =
+            rules::report_label(ctx, kRule, "moe_act", "\"moe_act\" recompute needs moe_grouped_gemm, which is off");
         ctx.note_field(d, field::moe_grouped_gemm, "moe_grouped_gemm is off here");
         RuleContext::hint(d, "enable moe_grouped_gemm, or recompute \"moe\" (the whole MoE layer) instead");
     }

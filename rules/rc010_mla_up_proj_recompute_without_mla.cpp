@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC010", "mla-up-proj-recompute-without-mla", Severity::Error,
-    "mla_up_proj recompute is selected on a model without multi-latent attention",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC010", "mla-up-proj-recompute-without-mla", Severity::Error,
+                         "mla_up_proj recompute is selected on a model without multi-latent attention",
+                         R"md(## What it does
 Flags `mla_up_proj` in `recompute_modules` under selective recompute on a model without multi-latent attention.
 
 ## Why is this bad?
@@ -41,7 +40,8 @@ public:
         if (!rules::selective_pre(m) || !m.modules_pre.contains("mla_up_proj")) return;
         if (!m.known({field::multi_latent_attention})) return;
         if (m.flag(field::multi_latent_attention)) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "mla_up_proj", "\"mla_up_proj\" recompute needs multi_latent_attention, which is off");
+        Diagnostic& d = rules::report_label(ctx, kRule, "mla_up_proj",
+                                            "\"mla_up_proj\" recompute needs multi_latent_attention, which is off");
         ctx.note_field(d, field::multi_latent_attention, "multi_latent_attention is off");
         RuleContext::hint(d, "remove \"mla_up_proj\": this model has no MLA up-projections");
     }

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC011", "gdn-norm-out-recompute-without-gated-delta-net", Severity::Error,
-    "gdn_norm_out recompute is selected on a model without gated-delta-net attention",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC011", "gdn-norm-out-recompute-without-gated-delta-net", Severity::Error,
+                         "gdn_norm_out recompute is selected on a model without gated-delta-net attention",
+                         R"md(## What it does
 Flags `gdn_norm_out` in `recompute_modules` under selective recompute on a model whose attention is not gated delta net.
 
 ## Why is this bad?
@@ -39,8 +38,17 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn_norm_out")) return;
         if (!m.known({field::experimental_attention_variant})) return;
-        if (!([&] { auto v = m.str(field::experimental_attention_variant); const auto& ok = ctx.revision().enum_values("gated_delta_net_variants"); return !v || std::find(ok.begin(), ok.end(), *v) == ok.end(); }())) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "gdn_norm_out", fmt::format("\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}", m[field::experimental_attention_variant].display()));
+        if (!([&] {
+                auto v = m.str(field::experimental_attention_variant);
+                const auto& ok = ctx.revision().enum_values("gated_delta_net_variants");
+                return !v || std::find(ok.begin(), ok.end(), *v) == ok.end();
+            }()))
+            return;
+        Diagnostic& d = rules::report_label(
+            ctx, kRule, "gdn_norm_out",
+            fmt::format(
+                "\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}",
+                m[field::experimental_attention_variant].display()));
         RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn_norm_out\"",
                                          rules::quoted_list(ctx.revision().enum_values("gated_delta_net_variants"))));
     }

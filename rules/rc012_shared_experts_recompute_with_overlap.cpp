@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC012", "shared-experts-recompute-with-overlap", Severity::Error,
-    "shared_experts recompute is selected while moe_shared_expert_overlap is on",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC012", "shared-experts-recompute-with-overlap", Severity::Error,
+                         "shared_experts recompute is selected while moe_shared_expert_overlap is on",
+                         R"md(## What it does
 Flags `shared_experts` in `recompute_modules` while shared experts are overlapped with the routed experts' communication (`moe_shared_expert_overlap`).
 
 ## Why is this bad?
@@ -42,8 +41,11 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_pre(m) || !m.modules_pre.contains("shared_experts")) return;
         if (!m.known({field::moe_shared_expert_intermediate_size, field::moe_shared_expert_overlap})) return;
-        if (!(!m[field::moe_shared_expert_intermediate_size].is_null() && m.flag(field::moe_shared_expert_overlap))) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "shared_experts", "\"shared_experts\" recompute cannot be combined with moe_shared_expert_overlap");
+        if (!(!m[field::moe_shared_expert_intermediate_size].is_null() && m.flag(field::moe_shared_expert_overlap)))
+            return;
+        Diagnostic& d =
+            rules::report_label(ctx, kRule, "shared_experts",
+                                "\"shared_experts\" recompute cannot be combined with moe_shared_expert_overlap");
         ctx.note_field(d, field::moe_shared_expert_overlap, "moe_shared_expert_overlap is enabled here");
         RuleContext::hint(d, "turn off moe_shared_expert_overlap, or drop \"shared_experts\" from recompute_modules");
     }

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC013", "output-discarding-recompute-with-fp8-delayed-scaling", Severity::Error,
-    "moe_act or layernorm recompute is selected with fp8 delayed scaling",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC013", "output-discarding-recompute-with-fp8-delayed-scaling", Severity::Error,
+                         "moe_act or layernorm recompute is selected with fp8 delayed scaling",
+                         R"md(## What it does
 Flags `moe_act` or `layernorm` in `recompute_modules` when FP8 training uses the delayed-scaling recipe.
 
 ## Why is this bad?
@@ -53,11 +52,13 @@ public:
             if (!m.modules_pre.contains(label)) continue;
             Diagnostic& d = rules::report_label(
                 ctx, kRule, label,
-                any_recipe ? fmt::format("\"{}\" recompute is not supported with fp8 at Megatron Core {}", label, ctx.revision().name)
+                any_recipe ? fmt::format("\"{}\" recompute is not supported with fp8 at Megatron Core {}", label,
+                                         ctx.revision().name)
                            : fmt::format("\"{}\" recompute is not supported with fp8 {} scaling", label, recipe));
             ctx.note_field(d, any_recipe ? field::fp8 : field::fp8_recipe,
                            any_recipe ? "fp8 training is enabled here" : fmt::format("fp8_recipe is \"{}\"", recipe));
-            RuleContext::hint(d, "use a current-scaling (tensorwise), mxfp8 or blockwise fp8 recipe, or drop the label");
+            RuleContext::hint(d,
+                              "use a current-scaling (tensorwise), mxfp8 or blockwise fp8 recipe, or drop the label");
         }
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC014", "output-discarding-recompute-needs-newer-te", Severity::Error,
-    "moe_act or layernorm recompute under fp8 needs Transformer Engine 2.6 or newer",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC014", "output-discarding-recompute-needs-newer-te", Severity::Error,
+                         "moe_act or layernorm recompute under fp8 needs Transformer Engine 2.6 or newer",
+                         R"md(## What it does
 With `--te-version`, flags `moe_act` or `layernorm` recompute under FP8 when the stated Transformer Engine is older
 than 2.6.0dev0. Without `--te-version` the rule stays silent, since the installed version is not in the config.
 
@@ -52,8 +51,9 @@ public:
             Diagnostic& d = rules::report_label(
                 ctx, kRule, label,
                 fmt::format("\"{}\" recompute under fp8 needs Transformer Engine 2.6.0dev0 or newer", label));
-            RuleContext::hint(d, "the installed Transformer Engine was given as older (--te-version); upgrade it or drop the "
-                                 "label");
+            RuleContext::hint(
+                d, "the installed Transformer Engine was given as older (--te-version); upgrade it or drop the "
+                   "label");
         }
     }
 };

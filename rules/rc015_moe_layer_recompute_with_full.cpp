@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC015", "moe-layer-recompute-with-full", Severity::Error,
-    "the deprecated moe_layer_recompute is combined with full recompute",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC015", "moe-layer-recompute-with-full", Severity::Error,
+                         "the deprecated moe_layer_recompute is combined with full recompute",
+                         R"md(## What it does
 Flags `moe_layer_recompute: true` together with `recompute_granularity: full`.
 
 ## Why is this bad?
@@ -46,7 +45,8 @@ public:
                                    "moe_layer_recompute cannot be combined with recompute_granularity \"full\"");
         ctx.note_field(d, field::recompute_granularity, "full recompute is chosen here");
         RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute");
-        d.fix = Fix{"Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}}, {}, true};
+        d.fix =
+            Fix{"Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}}, {}, true};
     }
 };
 

@@ -8,10 +8,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC016", "mhc-recompute-without-mhc-connections", Severity::Error,
-    "mhc recompute is selected but hyper-connections are off",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC016", "mhc-recompute-without-mhc-connections", Severity::Error,
+                         "mhc recompute is selected but hyper-connections are off",
+                         R"md(## What it does
 Flags `mhc` in `recompute_modules` (selective) on a model whose manifold hyper-connections are off. The switch is
 `enable_mhc_connections` at Megatron-LM main and `enable_hyper_connections` at the dev branch (`--mcore dev`).
 
@@ -45,7 +44,8 @@ public:
         const FieldName mhc = rules::mhc_connections_field(ctx.revision());
         if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({mhc})) return;
         if (m.flag(mhc)) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "mhc", fmt::format("\"mhc\" recompute needs {}, which is off", mhc));
+        Diagnostic& d =
+            rules::report_label(ctx, kRule, "mhc", fmt::format("\"mhc\" recompute needs {}, which is off", mhc));
         // The other revision's name for the switch is a likely slip when moving between main and dev.
         std::set<std::string> spellings;
         for (const auto& name : Schema::instance().revision_names())
@@ -54,8 +54,9 @@ public:
         for (const auto& name : spellings) {
             const FieldName other = FieldName::named(name);
             if (m[other].truthy() && m[other].prov().origin != Origin::Default)
-                ctx.note_field(d, other, fmt::format("{} is set here, but Megatron Core {} calls the switch {}", other,
-                                                     ctx.revision().name, mhc));
+                ctx.note_field(d, other,
+                               fmt::format("{} is set here, but Megatron Core {} calls the switch {}", other,
+                                           ctx.revision().name, mhc));
         }
         RuleContext::hint(d, fmt::format("set {} to true, or drop \"mhc\"", mhc));
     }

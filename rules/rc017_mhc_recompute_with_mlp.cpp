@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC017", "mhc-recompute-with-mlp", Severity::Error,
-    "mhc and mlp recompute are selected together",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC017", "mhc-recompute-with-mlp", Severity::Error,
+                         "mhc and mlp recompute are selected together",
+                         R"md(## What it does
 Flags `mhc` and `mlp` together in `recompute_modules`.
 
 ## Why is this bad?

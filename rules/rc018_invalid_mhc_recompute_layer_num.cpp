@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC018", "invalid-mhc-recompute-layer-num", Severity::Error,
-    "mhc_recompute_layer_num is not a positive integer",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC018", "invalid-mhc-recompute-layer-num", Severity::Error,
+                         "mhc_recompute_layer_num is not a positive integer",
+                         R"md(## What it does
 Flags `mhc_recompute_layer_num` that is not a positive integer while `mhc` is recomputed.
 
 ## Why is this bad?
@@ -40,7 +39,8 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({field::mhc_recompute_layer_num})) return;
+        if (!rules::selective_post(m) || !m.modules_post.contains("mhc") || !m.known({field::mhc_recompute_layer_num}))
+            return;
         const Value& v = m[field::mhc_recompute_layer_num];
         if (v.is_null() || (v.is_int() && v.as_int() >= 1)) return;
         ctx.report(kRule, field::mhc_recompute_layer_num,

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC019", "mhc-recompute-with-fine-grained-offloading", Severity::Error,
-    "mhc recompute is combined with fine-grained activation offloading",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC019", "mhc-recompute-with-fine-grained-offloading", Severity::Error,
+                         "mhc recompute is combined with fine-grained activation offloading",
+                         R"md(## What it does
 Flags `mhc` recompute together with `fine_grained_activation_offloading`: at Megatron-LM main any offloading, at the
 dev branch (`--mcore dev`) offloading of `attn_norm` or `mlp_norm`, the norms the mHC checkpoints wrap.
 
@@ -52,14 +51,18 @@ public:
         std::vector<std::string> offloaded;
         if (m[field::offload_modules].is_list())
             for (const auto& item : m[field::offload_modules].items())
-                if (item.is_string() && std::find(conflicts.begin(), conflicts.end(), item.as_string()) != conflicts.end())
+                if (item.is_string() &&
+                    std::find(conflicts.begin(), conflicts.end(), item.as_string()) != conflicts.end())
                     offloaded.push_back(item.as_string());
         if (!any && offloaded.empty()) return;
         Diagnostic& d = rules::report_label(
             ctx, kRule, "mhc",
             any ? std::string("\"mhc\" recompute cannot be combined with fine_grained_activation_offloading")
-                : fmt::format("\"mhc\" recompute cannot be combined with offloading {}", rules::quoted_list(offloaded)));
-        if (any) ctx.note_field(d, field::fine_grained_activation_offloading, "fine-grained activation offloading is enabled here");
+                : fmt::format("\"mhc\" recompute cannot be combined with offloading {}",
+                              rules::quoted_list(offloaded)));
+        if (any)
+            ctx.note_field(d, field::fine_grained_activation_offloading,
+                           "fine-grained activation offloading is enabled here");
         else ctx.note_field(d, field::offload_modules, "offload_modules is set here");
         if (any) ctx.raises(d, "NotImplementedError");
         else RuleContext::hint(d, "remove them from offload_modules, or drop \"mhc\"");

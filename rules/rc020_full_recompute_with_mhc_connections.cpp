@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC020", "full-recompute-with-mhc-connections", Severity::Error,
-    "full recompute is combined with enable_mhc_connections",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC020",
+                         "full-recompute-with-mhc-connections",
+                         Severity::Error,
+                         "full recompute is combined with enable_mhc_connections",
+                         R"md(## What it does
 Flags `recompute_granularity: full` on a model with `enable_mhc_connections`.
 
 ## Why is this bad?
@@ -33,7 +34,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [mhc]
 ```
-)md", "NotImplementedError"};
+)md",
+                         "NotImplementedError"};
 
 class FullRecomputeWithMhcConnections final : public Rule {
 public:
@@ -43,7 +45,8 @@ public:
         const FieldName mhc = rules::mhc_connections_field(ctx.revision());
         if (!m.known({mhc, field::recompute_granularity, field::moe_layer_recompute})) return;
         if (!m.flag(mhc) || m.granularity_post != "full") return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_granularity, fmt::format("full recompute is not compatible with {}", mhc));
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
+                                   fmt::format("full recompute is not compatible with {}", mhc));
         ctx.note_field(d, mhc, "hyper-connections are enabled here");
         RuleContext::hint(d, "use selective recompute with \"mhc\" instead");
     }

@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC021", "recompute-of-offloaded-module", Severity::Error,
-    "a module is both recomputed and offloaded by fine-grained activation offloading",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC021",
+                         "recompute-of-offloaded-module",
+                         Severity::Error,
+                         "a module is both recomputed and offloaded by fine-grained activation offloading",
+                         R"md(## What it does
 Flags recomputing a module whose activations fine-grained activation offloading also moves to the host:
 `moe` recompute with `moe_act`, `expert_fc1` or `fused_group_mlp` in `offload_modules`, and (main) `gdp_in_proj`
 recompute with `gdp_qkv` offloaded.
@@ -35,19 +36,23 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class RecomputeOfOffloadedModule final : public Rule {
 public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_post(m) || !m.known({field::fine_grained_activation_offloading, field::offload_modules})) return;
+        if (!rules::selective_post(m) || !m.known({field::fine_grained_activation_offloading, field::offload_modules}))
+            return;
         if (!m.flag(field::fine_grained_activation_offloading) || !m[field::offload_modules].is_list()) return;
         std::vector<std::string> offloaded;
         for (const auto& item : m[field::offload_modules].items())
             if (item.is_string()) offloaded.push_back(item.as_string());
-        auto is_offloaded = [&](const std::string& s) { return std::find(offloaded.begin(), offloaded.end(), s) != offloaded.end(); };
+        auto is_offloaded = [&](const std::string& s) {
+            return std::find(offloaded.begin(), offloaded.end(), s) != offloaded.end();
+        };
         if (m.modules_post.contains("moe")) {
             std::vector<std::string> conflicts;
             for (const auto& s : ctx.revision().enum_values("moe_offload_conflicts"))

@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC022", "full-recompute-needs-full-iteration-graph", Severity::Error,
-    "full recompute is combined with per-layer CUDA graphs",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC022",
+                         "full-recompute-needs-full-iteration-graph",
+                         Severity::Error,
+                         "full recompute is combined with per-layer CUDA graphs",
+                         R"md(## What it does
 Flags `recompute_granularity: full` while CUDA graphs are captured per layer or module (`cuda_graph_impl` other than `"none"` or `"full_iteration"`).
 
 ## Why is this bad?
@@ -33,7 +34,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class FullRecomputeNeedsFullIterationGraph final : public Rule {
 public:
@@ -45,11 +47,14 @@ public:
         if (m.granularity_post != "full") return;
         // Up to 0.17 a full-iteration graph is a scope ([full_iteration]); from 0.18 it is an implementation.
         const bool scope_model = ctx.revision().enum_values("cuda_graph_checks") == std::vector<std::string>{"scope"};
-        if (scope_model ? g->modules == std::vector<std::string>{"full_iteration"} : g->impl == "full_iteration") return;
+        if (scope_model ? g->modules == std::vector<std::string>{"full_iteration"} : g->impl == "full_iteration")
+            return;
         Diagnostic& d = ctx.report(
             kRule, field::recompute_granularity,
-            scope_model ? fmt::format("full recompute needs cuda_graph_scope [full_iteration] (cuda_graph_impl is \"{}\")", g->impl)
-                        : fmt::format("full recompute needs cuda_graph_impl \"full_iteration\", but it is \"{}\"", g->impl));
+            scope_model
+                ? fmt::format("full recompute needs cuda_graph_scope [full_iteration] (cuda_graph_impl is \"{}\")",
+                              g->impl)
+                : fmt::format("full recompute needs cuda_graph_impl \"full_iteration\", but it is \"{}\"", g->impl));
         ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
         RuleContext::hint(d, "use selective recompute, set cuda_graph_impl to \"none\", or capture the full iteration");
     }

@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC023", "moe-recompute-with-graphed-router", Severity::Error,
-    "moe recompute is combined with a CUDA-graphed MoE router",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC023",
+                         "moe-recompute-with-graphed-router",
+                         Severity::Error,
+                         "moe recompute is combined with a CUDA-graphed MoE router",
+                         R"md(## What it does
 Flags selective recompute of `moe` while Transformer Engine CUDA graphs capture `moe_router`.
 
 ## Why is this bad?
@@ -33,7 +34,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class MoeRecomputeWithGraphedRouter final : public Rule {
 public:
@@ -48,7 +50,8 @@ public:
             std::find(impls.begin(), impls.end(), g->impl) == impls.end())
             return;
         if (std::find(g->modules.begin(), g->modules.end(), "moe_router") == g->modules.end()) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "moe", "\"moe\" recompute cannot be combined with a CUDA-graphed moe_router");
+        Diagnostic& d = rules::report_label(ctx, kRule, "moe",
+                                            "\"moe\" recompute cannot be combined with a CUDA-graphed moe_router");
         ctx.note_field(d, field::cuda_graph_scope, "moe_router is in the CUDA graph scope here");
         RuleContext::hint(d, "recompute \"moe_act\" instead, or take moe_router out of the graph scope");
     }

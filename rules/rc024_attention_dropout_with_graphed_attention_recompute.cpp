@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC024", "attention-dropout-with-graphed-attention-recompute", Severity::Error,
-    "core_attn recompute inside a CUDA graph with attention dropout",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC024",
+                         "attention-dropout-with-graphed-attention-recompute",
+                         Severity::Error,
+                         "core_attn recompute inside a CUDA graph with attention dropout",
+                         R"md(## What it does
 Flags selective recompute of `core_attn` while attention is CUDA-graphed (full-iteration or whole-layer capture, or `attn` in the scope) and `attention_dropout` is not 0.
 
 ## Why is this bad?
@@ -33,7 +34,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class AttentionDropoutWithGraphedAttentionRecompute final : public Rule {
 public:
@@ -45,9 +47,11 @@ public:
         if (!m.known({field::attention_dropout}) || !g->captures("attn")) return;
         auto p = m.number(field::attention_dropout);
         if (!p || *p == 0.0) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "core_attn",
-                                            fmt::format("\"core_attn\" recompute inside a CUDA graph needs attention_dropout 0, "
-                                                        "but it is {}", m[field::attention_dropout].display()));
+        Diagnostic& d =
+            rules::report_label(ctx, kRule, "core_attn",
+                                fmt::format("\"core_attn\" recompute inside a CUDA graph needs attention_dropout 0, "
+                                            "but it is {}",
+                                            m[field::attention_dropout].display()));
         ctx.note_field(d, field::attention_dropout, "attention_dropout is set here (the default is 0.1)");
         RuleContext::hint(d, "set attention_dropout to 0.0, or drop \"core_attn\"");
     }

@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC025", "hidden-dropout-with-graphed-mlp-recompute", Severity::Error,
-    "mlp or moe recompute inside a CUDA graph with hidden dropout",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC025",
+                         "hidden-dropout-with-graphed-mlp-recompute",
+                         Severity::Error,
+                         "mlp or moe recompute inside a CUDA graph with hidden dropout",
+                         R"md(## What it does
 Flags selective recompute of `mlp` (or `moe`) while that module is CUDA-graphed and `hidden_dropout` is not 0.
 
 ## Why is this bad?
@@ -33,7 +34,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [mlp]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class HiddenDropoutWithGraphedMlpRecompute final : public Rule {
 public:
@@ -46,9 +48,10 @@ public:
         if (!p || *p == 0.0) return;
         for (const char* label : {"mlp", "moe"}) {
             if (!m.modules_post.contains(label) || !g->captures(label)) continue;
-            Diagnostic& d = rules::report_label(ctx, kRule, label,
-                                                fmt::format("\"{}\" recompute inside a CUDA graph needs hidden_dropout 0, but it is {}",
-                                                            label, m[field::hidden_dropout].display()));
+            Diagnostic& d = rules::report_label(
+                ctx, kRule, label,
+                fmt::format("\"{}\" recompute inside a CUDA graph needs hidden_dropout 0, but it is {}", label,
+                            m[field::hidden_dropout].display()));
             ctx.note_field(d, field::hidden_dropout, "hidden_dropout is set here (the default is 0.1)");
             RuleContext::hint(d, "set hidden_dropout to 0.0, or drop the label");
         }

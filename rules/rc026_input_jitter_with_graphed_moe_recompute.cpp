@@ -6,10 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC026", "input-jitter-with-graphed-moe-recompute", Severity::Error,
-    "moe recompute inside a CUDA graph with moe_input_jitter_eps",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC026",
+                         "input-jitter-with-graphed-moe-recompute",
+                         Severity::Error,
+                         "moe recompute inside a CUDA graph with moe_input_jitter_eps",
+                         R"md(## What it does
 Flags selective recompute of `moe` while the MoE layer is CUDA-graphed and `moe_input_jitter_eps` is set.
 
 ## Why is this bad?
@@ -34,7 +35,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe]
 ```
-)md", "AssertionError"};
+)md",
+                         "AssertionError"};
 
 class InputJitterWithGraphedMoeRecompute final : public Rule {
 public:
@@ -43,8 +45,10 @@ public:
         const EffectiveModel& m = ctx.model;
         auto g = rules::graph_scope(m);
         if (!g || g->impl == "none" || !rules::selective_post(m) || !m.modules_post.contains("moe")) return;
-        if (!m.known({field::moe_input_jitter_eps}) || m[field::moe_input_jitter_eps].is_null() || !g->captures("moe")) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "moe", "\"moe\" recompute inside a CUDA graph cannot use moe_input_jitter_eps");
+        if (!m.known({field::moe_input_jitter_eps}) || m[field::moe_input_jitter_eps].is_null() || !g->captures("moe"))
+            return;
+        Diagnostic& d = rules::report_label(ctx, kRule, "moe",
+                                            "\"moe\" recompute inside a CUDA graph cannot use moe_input_jitter_eps");
         ctx.note_field(d, field::moe_input_jitter_eps, "moe_input_jitter_eps is set here");
     }
 };

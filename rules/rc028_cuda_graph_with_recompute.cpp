@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC028", "cuda-graph-with-recompute", Severity::Error,
-    "enable_cuda_graph is combined with activation recompute (Megatron Core 0.14 and older)",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC028", "cuda-graph-with-recompute", Severity::Error,
+                         "enable_cuda_graph is combined with activation recompute (Megatron Core 0.14 and older)",
+                         R"md(## What it does
 At Megatron Core 0.12 to 0.14, flags `enable_cuda_graph: true` together with any `recompute_granularity`.
 
 ## Why is this bad?
@@ -39,9 +38,10 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::enable_cuda_graph, field::recompute_granularity})) return;
         if (!m.flag(field::enable_cuda_graph) || !m[field::recompute_granularity].truthy()) return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
-                                   fmt::format("recompute_granularity {} cannot be combined with enable_cuda_graph at Megatron Core {}",
-                                               m[field::recompute_granularity].display(), ctx.revision().name));
+        Diagnostic& d = ctx.report(
+            kRule, field::recompute_granularity,
+            fmt::format("recompute_granularity {} cannot be combined with enable_cuda_graph at Megatron Core {}",
+                        m[field::recompute_granularity].display(), ctx.revision().name));
         ctx.note_field(d, field::enable_cuda_graph, "CUDA graphs are enabled here");
         RuleContext::hint(d, "turn off enable_cuda_graph or recompute, or target a newer Megatron Core");
     }

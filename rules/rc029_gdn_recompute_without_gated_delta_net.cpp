@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC029", "gdn-recompute-without-gated-delta-net", Severity::Error,
-    "gdn recompute is selected on a model without gated-delta-net attention",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC029", "gdn-recompute-without-gated-delta-net", Severity::Error,
+                         "gdn recompute is selected on a model without gated-delta-net attention",
+                         R"md(## What it does
 Flags `gdn` in `recompute_modules` under selective recompute on a model whose `experimental_attention_variant` is
 not `gated_delta_net` (Megatron-LM's dev branch, `--mcore dev`).
 
@@ -41,18 +40,20 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn") || !m.known({field::experimental_attention_variant}))
+        if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn") ||
+            !m.known({field::experimental_attention_variant}))
             return;
         const auto& variants = ctx.revision().enum_values("gated_delta_net_variants");
         const auto variant = m.str(field::experimental_attention_variant);
         if (variant && std::find(variants.begin(), variants.end(), *variant) != variants.end()) return;
         Diagnostic& d = rules::report_label(
             ctx, kRule, "gdn",
-            fmt::format("\"gdn\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}",
-                        m[field::experimental_attention_variant].display()));
+            fmt::format(
+                "\"gdn\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}",
+                m[field::experimental_attention_variant].display()));
         ctx.note_field(d, field::experimental_attention_variant, "the attention variant is chosen here");
-        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn\"",
-                                         rules::quoted_list(variants)));
+        RuleContext::hint(
+            d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn\"", rules::quoted_list(variants)));
     }
 };
 

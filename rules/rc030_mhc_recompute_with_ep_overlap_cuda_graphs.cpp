@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC030", "mhc-recompute-with-ep-overlap-cuda-graphs", Severity::Error,
-    "mhc recompute under overlap_moe_expert_parallel_comm is combined with CUDA graphs",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC030", "mhc-recompute-with-ep-overlap-cuda-graphs", Severity::Error,
+                         "mhc recompute under overlap_moe_expert_parallel_comm is combined with CUDA graphs",
+                         R"md(## What it does
 Flags `mhc` recompute (selective) while `overlap_moe_expert_parallel_comm` is on and any CUDA graph is configured
 (`cuda_graph_impl` other than `none`, or the legacy `enable_cuda_graph` / `external_cuda_graph`), at Megatron-LM's
 dev branch (`--mcore dev`).
@@ -48,7 +47,8 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("mhc")) return;
-        if (!m.known({field::overlap_moe_expert_parallel_comm, field::cuda_graph_impl, field::enable_cuda_graph, field::external_cuda_graph}))
+        if (!m.known({field::overlap_moe_expert_parallel_comm, field::cuda_graph_impl, field::enable_cuda_graph,
+                      field::external_cuda_graph}))
             return;
         // The effective model already turned the legacy switches into cuda_graph_impl.
         const auto impl = m.str(field::cuda_graph_impl);
@@ -56,7 +56,8 @@ public:
         Diagnostic& d = rules::report_label(
             ctx, kRule, "mhc",
             fmt::format("\"mhc\" recompute under overlap_moe_expert_parallel_comm needs CUDA graphs off, but "
-                        "cuda_graph_impl is \"{}\"", *impl));
+                        "cuda_graph_impl is \"{}\"",
+                        *impl));
         ctx.note_field(d, field::overlap_moe_expert_parallel_comm, "overlap_moe_expert_parallel_comm is enabled here");
         ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
         RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"");

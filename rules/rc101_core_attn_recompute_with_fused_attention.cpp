@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC101", "core-attn-recompute-with-fused-attention", Severity::Warning,
-    "core_attn recompute saves almost nothing with fused or flash attention",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC101", "core-attn-recompute-with-fused-attention", Severity::Warning,
+                         "core_attn recompute saves almost nothing with fused or flash attention",
+                         R"md(## What it does
 Flags selective recompute of `core_attn` (written out, or filled in by Megatron Core when `recompute_modules` is
 unset) when attention runs as Transformer Engine fused or flash attention.
 
@@ -42,12 +41,15 @@ public:
         if (!rules::selective_post(m) || !m.modules_post.contains("core_attn")) return;
         auto fused = m.attention_is_fused();
         if (!fused || !*fused) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "core_attn",
-                                            "\"core_attn\" recompute saves almost nothing with fused attention: Transformer "
-                                            "Engine's fused/flash attention never stores the s x s scores");
-        RuleContext::hint(d, "measured by Megatron Bridge: -0.01 % memory for +3.85 % step time (Moonlight 16B, 8 x H100)");
-        RuleContext::hint(d, "drop \"core_attn\" and pick a label that frees memory (moe_act, mla_up_proj, layernorm, mlp), "
-                             "or keep it only with unfused attention");
+        Diagnostic& d =
+            rules::report_label(ctx, kRule, "core_attn",
+                                "\"core_attn\" recompute saves almost nothing with fused attention: Transformer "
+                                "Engine's fused/flash attention never stores the s x s scores");
+        RuleContext::hint(
+            d, "measured by Megatron Bridge: -0.01 % memory for +3.85 % step time (Moonlight 16B, 8 x H100)");
+        RuleContext::hint(
+            d, "drop \"core_attn\" and pick a label that frees memory (moe_act, mla_up_proj, layernorm, mlp), "
+               "or keep it only with unfused attention");
     }
 };
 

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC102", "mlp-recompute-without-dense-layers", Severity::Warning,
-    "mlp recompute on a model whose every layer is MoE does nothing",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC102", "mlp-recompute-without-dense-layers", Severity::Warning,
+                         "mlp recompute on a model whose every layer is MoE does nothing",
+                         R"md(## What it does
 Flags `mlp` in `recompute_modules` on a model where every transformer layer is a MoE layer.
 
 ## Why is this bad?
@@ -46,7 +45,8 @@ public:
         if (!rules::selective_post(m) || !m.modules_post.contains("mlp")) return;
         auto dense = m.dense_layer_count();
         if (!dense || *dense != 0 || !m.is_moe()) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "mlp", "\"mlp\" recompute does nothing: every layer of this model is a MoE layer");
+        Diagnostic& d = rules::report_label(ctx, kRule, "mlp",
+                                            "\"mlp\" recompute does nothing: every layer of this model is a MoE layer");
         RuleContext::hint(d, "for MoE layers use \"moe_act\" (with moe_grouped_gemm), \"shared_experts\" or \"moe\"");
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC103", "moe-recompute-on-dense-model", Severity::Warning,
-    "moe, moe_act or shared_experts recompute on a model without experts does nothing",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC103", "moe-recompute-on-dense-model", Severity::Warning,
+                         "moe, moe_act or shared_experts recompute on a model without experts does nothing",
+                         R"md(## What it does
 Flags the MoE labels `moe`, `moe_act` and `shared_experts` on a model with no MoE layers (`num_moe_experts` unset
 or 0).
 
@@ -41,8 +40,8 @@ public:
         if (!rules::selective_post(m) || !m.known({field::num_moe_experts}) || m.is_moe()) return;
         for (const char* label : {"moe", "moe_act", "shared_experts"}) {
             if (!m.modules_post.contains(label)) continue;
-            Diagnostic& d = rules::report_label(ctx, kRule, label,
-                                                fmt::format("\"{}\" recompute does nothing: this model has no MoE layers", label));
+            Diagnostic& d = rules::report_label(
+                ctx, kRule, label, fmt::format("\"{}\" recompute does nothing: this model has no MoE layers", label));
             ctx.note_field(d, field::num_moe_experts, "num_moe_experts is not set, so every layer is dense");
         }
     }

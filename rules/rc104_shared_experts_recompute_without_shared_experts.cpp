@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC104", "shared-experts-recompute-without-shared-experts", Severity::Warning,
-    "shared_experts recompute on a MoE model without shared experts does nothing",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC104", "shared-experts-recompute-without-shared-experts", Severity::Warning,
+                         "shared_experts recompute on a MoE model without shared experts does nothing",
+                         R"md(## What it does
 Flags `shared_experts` in `recompute_modules` on a MoE model whose `moe_shared_expert_intermediate_size` is unset.
 
 ## Why is this bad?
@@ -41,8 +40,9 @@ public:
         if (!rules::selective_post(m) || !m.modules_post.contains("shared_experts")) return;
         if (!m.known({field::num_moe_experts, field::moe_shared_expert_intermediate_size}) || !m.is_moe()) return;
         if (!m[field::moe_shared_expert_intermediate_size].is_null()) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "shared_experts",
-                                            "\"shared_experts\" recompute does nothing: this MoE model has no shared experts");
+        Diagnostic& d =
+            rules::report_label(ctx, kRule, "shared_experts",
+                                "\"shared_experts\" recompute does nothing: this MoE model has no shared experts");
         ctx.note_field(d, field::moe_shared_expert_intermediate_size, "moe_shared_expert_intermediate_size is not set");
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC105", "nested-recompute-modules", Severity::Info,
-    "a label is already covered by the moe checkpoint",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC105", "nested-recompute-modules", Severity::Info,
+                         "a label is already covered by the moe checkpoint",
+                         R"md(## What it does
 Flags `moe_act` or `shared_experts` listed together with `moe`.
 
 ## Why is this bad?
@@ -39,9 +38,11 @@ public:
         if (!rules::selective_post(m) || !m.modules_post.contains("moe")) return;
         for (const char* label : {"moe_act", "shared_experts"}) {
             if (!m.modules_post.contains(label)) continue;
-            Diagnostic& d = rules::report_label(ctx, kRule, label,
-                                                fmt::format("\"{}\" is inside the \"moe\" checkpoint and frees no further memory", label));
-            RuleContext::hint(d, "keep \"moe\" alone, or replace it with the narrower labels if whole-layer replay is too slow");
+            Diagnostic& d = rules::report_label(
+                ctx, kRule, label,
+                fmt::format("\"{}\" is inside the \"moe\" checkpoint and frees no further memory", label));
+            RuleContext::hint(
+                d, "keep \"moe\" alone, or replace it with the narrower labels if whole-layer replay is too slow");
         }
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC106", "layernorm-recompute-fused-norm", Severity::Warning,
-    "layernorm recompute does nothing on dense Transformer Engine layers",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC106", "layernorm-recompute-fused-norm", Severity::Warning,
+                         "layernorm recompute does nothing on dense Transformer Engine layers",
+                         R"md(## What it does
 Flags `layernorm` recompute on a dense model built with Transformer Engine layers.
 
 ## Why is this bad?
@@ -40,11 +39,14 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m) || !m.modules_post.contains("layernorm")) return;
-        if (!m.known({field::transformer_impl, field::num_moe_experts}) || m.str(field::transformer_impl) != "transformer_engine") return;
+        if (!m.known({field::transformer_impl, field::num_moe_experts}) ||
+            m.str(field::transformer_impl) != "transformer_engine")
+            return;
         if (m.is_moe()) return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "layernorm",
-                                            "\"layernorm\" recompute does nothing here: Transformer Engine fuses the norms of dense "
-                                            "layers into the following linear layers");
+        Diagnostic& d = rules::report_label(
+            ctx, kRule, "layernorm",
+            "\"layernorm\" recompute does nothing here: Transformer Engine fuses the norms of dense "
+            "layers into the following linear layers");
         ctx.note_field(d, field::transformer_impl, "transformer_impl is \"transformer_engine\"");
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC107", "layernorm-recompute-local-impl-crash", Severity::Warning,
-    "layernorm recompute with the local (non-TE) implementation crashes at this revision",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC107", "layernorm-recompute-local-impl-crash", Severity::Warning,
+                         "layernorm recompute with the local (non-TE) implementation crashes at this revision",
+                         R"md(## What it does
 Flags `layernorm` recompute with `transformer_impl: local` at revisions where that combination is known to crash.
 
 ## Why is this bad?
@@ -40,13 +39,18 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!ctx.revision().crashes("layernorm-recompute-local-impl")) return;
-        if (!rules::selective_post(m) || !m.modules_post.contains("layernorm") || !m.known({field::transformer_impl})) return;
+        if (!rules::selective_post(m) || !m.modules_post.contains("layernorm") || !m.known({field::transformer_impl}))
+            return;
         if (m.str(field::transformer_impl) != "local") return;
-        Diagnostic& d = rules::report_label(ctx, kRule, "layernorm",
-                                            fmt::format("\"layernorm\" recompute with transformer_impl \"local\" crashes in the first step "
-                                                        "at Megatron Core {} (NameError: FP8GlobalStateManager)", ctx.revision().name));
+        Diagnostic& d = rules::report_label(
+            ctx, kRule, "layernorm",
+            fmt::format("\"layernorm\" recompute with transformer_impl \"local\" crashes in the first step "
+                        "at Megatron Core {} (NameError: FP8GlobalStateManager)",
+                        ctx.revision().name));
         ctx.note_field(d, field::transformer_impl, "the local implementation is selected here");
-        RuleContext::hint(d, "use Transformer Engine layers, or drop \"layernorm\" (with local layers \"core_attn\" frees the s x s tensors)");
+        RuleContext::hint(
+            d,
+            "use Transformer Engine layers, or drop \"layernorm\" (with local layers \"core_attn\" frees the s x s tensors)");
     }
 };
 

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC108", "recompute-method-ignored-under-selective", Severity::Warning,
-    "recompute_method is set under selective recompute, where it is ignored",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC108", "recompute-method-ignored-under-selective", Severity::Warning,
+                         "recompute_method is set under selective recompute, where it is ignored",
+                         R"md(## What it does
 Flags a valid `recompute_method` while `recompute_granularity` is `"selective"`.
 
 ## Why is this bad?
@@ -35,12 +34,14 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({field::recompute_granularity, field::recompute_method}) || m.granularity_pre() != "selective") return;
+        if (!m.known({field::recompute_granularity, field::recompute_method}) || m.granularity_pre() != "selective")
+            return;
         auto method = m.str(field::recompute_method);
         const auto& allowed = ctx.revision().enum_values("recompute_method");
         if (!method || std::find(allowed.begin(), allowed.end(), *method) == allowed.end()) return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_method,
-                                   fmt::format("recompute_method \"{}\" is ignored under selective recompute", *method));
+        Diagnostic& d =
+            ctx.report(kRule, field::recompute_method,
+                       fmt::format("recompute_method \"{}\" is ignored under selective recompute", *method));
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
         d.fix = Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, true};
     }

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC109", "recompute-modules-ignored", Severity::Warning,
-    "recompute_modules is set but granularity is not selective, so it is ignored",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC109", "recompute-modules-ignored", Severity::Warning,
+                         "recompute_modules is set but granularity is not selective, so it is ignored",
+                         R"md(## What it does
 Flags a non-empty `recompute_modules` when `recompute_granularity` is `None` or `"full"`.
 
 ## Why is this bad?
@@ -41,13 +40,19 @@ public:
         if (!list.is_list() || list.items().empty() || m.granularity_post == "selective") return;
         auto gran = m.granularity_pre();
         if (gran && *gran != "full") return;  // an invalid granularity is RC002's
-        Diagnostic& d = ctx.report(kRule, field::recompute_modules,
-                                   gran ? "recompute_modules is ignored under full recompute, which checkpoints whole layers"
-                                        : "recompute_modules is ignored because recompute_granularity is None: nothing is recomputed");
-        ctx.note_field(d, field::recompute_granularity, gran ? "full recompute is chosen here" : "recompute_granularity is None");
+        Diagnostic& d = ctx.report(
+            kRule, field::recompute_modules,
+            gran ? "recompute_modules is ignored under full recompute, which checkpoints whole layers"
+                 : "recompute_modules is ignored because recompute_granularity is None: nothing is recomputed");
+        ctx.note_field(d, field::recompute_granularity,
+                       gran ? "full recompute is chosen here" : "recompute_granularity is None");
         if (!gran) RuleContext::hint(d, "set recompute_granularity to \"selective\" to recompute these modules");
 
-        if (!gran) d.fix = Fix{"Set recompute_granularity to \"selective\"", {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}}, {}, false};
+        if (!gran)
+            d.fix = Fix{"Set recompute_granularity to \"selective\"",
+                        {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}},
+                        {},
+                        false};
     }
 };
 

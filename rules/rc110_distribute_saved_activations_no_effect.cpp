@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC110", "distribute-saved-activations-no-effect", Severity::Warning,
-    "distribute_saved_activations has no effect here",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC110", "distribute-saved-activations-no-effect", Severity::Warning,
+                         "distribute_saved_activations has no effect here",
+                         R"md(## What it does
 Flags `distribute_saved_activations: true` where it does nothing: tensor-parallel size 1, or a granularity other
 than full (the selective checkpoints hard-code it off).
 
@@ -42,19 +41,25 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({field::distribute_saved_activations, field::recompute_granularity, field::tensor_model_parallel_size, field::sequence_parallel, field::moe_layer_recompute}))
+        if (!m.known({field::distribute_saved_activations, field::recompute_granularity,
+                      field::tensor_model_parallel_size, field::sequence_parallel, field::moe_layer_recompute}))
             return;
         if (!m.flag(field::distribute_saved_activations)) return;
         if (!m[field::recompute_granularity].is_null() && m.flag(field::sequence_parallel)) return;  // RC007
         std::string why;
         if (m.granularity_post != "full")
-            why = m.granularity_post ? "only full recompute distributes saved activations; the selective checkpoints keep them whole"
-                                     : "nothing is recomputed (recompute_granularity is None)";
+            why = m.granularity_post
+                      ? "only full recompute distributes saved activations; the selective checkpoints keep them whole"
+                      : "nothing is recomputed (recompute_granularity is None)";
         else if (m.integer(field::tensor_model_parallel_size).value_or(1) <= 1)
             why = "tensor_model_parallel_size is 1, so there is nothing to distribute across";
         if (why.empty()) return;
-        Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations, "distribute_saved_activations has no effect: " + why);
-        d.fix = Fix{"Remove distribute_saved_activations", {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}}, {}, true};
+        Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations,
+                                   "distribute_saved_activations has no effect: " + why);
+        d.fix = Fix{"Remove distribute_saved_activations",
+                    {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}},
+                    {},
+                    true};
     }
 };
 

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC112", "uniform-recompute-uneven-chunks", Severity::Info,
-    "uniform recompute chunks do not divide the layers per stage",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC112", "uniform-recompute-uneven-chunks", Severity::Info,
+                         "uniform recompute chunks do not divide the layers per stage",
+                         R"md(## What it does
 Flags `uniform` full recompute whose `recompute_num_layers` does not divide the number of layers per (virtual)
 pipeline stage.
 
@@ -41,14 +40,18 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({field::recompute_granularity, field::recompute_method, field::recompute_num_layers, field::moe_layer_recompute})) return;
+        if (!m.known({field::recompute_granularity, field::recompute_method, field::recompute_num_layers,
+                      field::moe_layer_recompute}))
+            return;
         if (m.granularity_post != "full" || m.str(field::recompute_method) != "uniform") return;
         auto k = m.integer(field::recompute_num_layers);
         auto per_stage = m.layers_per_virtual_stage();
         if (!k || !per_stage || *k < 1 || *k >= *per_stage || *per_stage % *k == 0) return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_num_layers,
-                                   fmt::format("uniform chunks of {} layers do not divide the {} layers per stage; the last chunk "
-                                               "holds {}", *k, *per_stage, *per_stage % *k));
+        Diagnostic& d =
+            ctx.report(kRule, field::recompute_num_layers,
+                       fmt::format("uniform chunks of {} layers do not divide the {} layers per stage; the last chunk "
+                                   "holds {}",
+                                   *k, *per_stage, *per_stage % *k));
         std::vector<int> divisors;
         for (int c = 1; c <= *per_stage; ++c)
             if (*per_stage % c == 0) divisors.push_back(c);

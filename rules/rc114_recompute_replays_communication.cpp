@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC114", "recompute-replays-communication", Severity::Info,
-    "the chosen recompute replays communication in the backward pass",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC114", "recompute-replays-communication", Severity::Info,
+                         "the chosen recompute replays communication in the backward pass",
+                         R"md(## What it does
 Points out recompute choices that replay collective communication: `moe` recompute with expert parallelism
 (token dispatch and combine all-to-alls) and `core_attn` recompute with context parallelism (the attention ring
 exchange).
@@ -44,19 +43,22 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!rules::selective_post(m)) return;
-        if (m.modules_post.contains("moe") && m.known({field::expert_model_parallel_size, field::num_moe_experts}) && m.is_moe() &&
-            m.integer(field::expert_model_parallel_size).value_or(1) > 1) {
-            Diagnostic& d = rules::report_label(ctx, kRule, "moe",
-                                                fmt::format("\"moe\" recompute replays routing and the token dispatch/combine "
-                                                            "all-to-alls across {} expert-parallel ranks in backward",
-                                                            m.integer(field::expert_model_parallel_size).value_or(1)));
+        if (m.modules_post.contains("moe") && m.known({field::expert_model_parallel_size, field::num_moe_experts}) &&
+            m.is_moe() && m.integer(field::expert_model_parallel_size).value_or(1) > 1) {
+            Diagnostic& d =
+                rules::report_label(ctx, kRule, "moe",
+                                    fmt::format("\"moe\" recompute replays routing and the token dispatch/combine "
+                                                "all-to-alls across {} expert-parallel ranks in backward",
+                                                m.integer(field::expert_model_parallel_size).value_or(1)));
             RuleContext::hint(d, "\"moe_act\" or \"shared_experts\" save memory without replaying communication");
         }
         if (m.modules_post.contains("core_attn") && m.known({field::context_parallel_size}) &&
             m.integer(field::context_parallel_size).value_or(1) > 1) {
-            Diagnostic& d = rules::report_label(ctx, kRule, "core_attn",
-                                                fmt::format("\"core_attn\" recompute replays the context-parallel attention exchange "
-                                                            "({} ranks) in backward", m.integer(field::context_parallel_size).value_or(1)));
+            Diagnostic& d = rules::report_label(
+                ctx, kRule, "core_attn",
+                fmt::format("\"core_attn\" recompute replays the context-parallel attention exchange "
+                            "({} ranks) in backward",
+                            m.integer(field::context_parallel_size).value_or(1)));
             RuleContext::hint(d, "measure the step time with and without it before keeping it");
         }
     }

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC115", "full-recompute-with-dropout", Severity::Info,
-    "full recompute with dropout changes the random-number execution path",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC115", "full-recompute-with-dropout", Severity::Info,
+                         "full recompute with dropout changes the random-number execution path",
+                         R"md(## What it does
 Points out full recompute on a model with non-zero `attention_dropout` or `hidden_dropout`.
 
 ## Why is this bad?
@@ -43,16 +42,18 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({field::recompute_granularity, field::moe_layer_recompute, field::attention_dropout, field::hidden_dropout})) return;
+        if (!m.known({field::recompute_granularity, field::moe_layer_recompute, field::attention_dropout,
+                      field::hidden_dropout}))
+            return;
         if (m.granularity_post != "full") return;
         double a = m.number(field::attention_dropout).value_or(0.0), h = m.number(field::hidden_dropout).value_or(0.0);
         if (a == 0.0 && h == 0.0) return;
-        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
-                                   fmt::format("full recompute with dropout (attention {}, hidden {}) replays dropout from a restored "
-                                               "random state; check loss curves numerically", m[field::attention_dropout].display(),
-                                               m[field::hidden_dropout].display()));
-        ctx.note_field(d, a != 0.0 ? field::attention_dropout : field::hidden_dropout,
-                       "dropout is set here");
+        Diagnostic& d = ctx.report(
+            kRule, field::recompute_granularity,
+            fmt::format("full recompute with dropout (attention {}, hidden {}) replays dropout from a restored "
+                        "random state; check loss curves numerically",
+                        m[field::attention_dropout].display(), m[field::hidden_dropout].display()));
+        ctx.note_field(d, a != 0.0 ? field::attention_dropout : field::hidden_dropout, "dropout is set here");
     }
 };
 

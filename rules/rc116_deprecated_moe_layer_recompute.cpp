@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC116", "deprecated-moe-layer-recompute", Severity::Warning,
-    "moe_layer_recompute is deprecated",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC116", "deprecated-moe-layer-recompute", Severity::Warning,
+                         "moe_layer_recompute is deprecated",
+                         R"md(## What it does
 Flags `moe_layer_recompute: true`.
 
 ## Why is this bad?
@@ -41,8 +40,10 @@ public:
         for (const auto& l : m.modules_post.labels) labels += (labels.empty() ? "\"" : ", \"") + l + "\"";
         Diagnostic& d = ctx.report(kRule, field::moe_layer_recompute, "moe_layer_recompute is deprecated");
         if (m.modules_post.known)
-            RuleContext::hint(d, fmt::format("Megatron Core turns it into recompute_granularity \"selective\" with recompute_modules "
-                                             "[{}]; write that instead", labels));
+            RuleContext::hint(
+                d, fmt::format("Megatron Core turns it into recompute_granularity \"selective\" with recompute_modules "
+                               "[{}]; write that instead",
+                               labels));
     }
 };
 

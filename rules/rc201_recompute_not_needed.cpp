@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC201", "recompute-not-needed", Severity::Warning,
-    "recompute is on although the predicted peak fits the GPU memory budget without it",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC201", "recompute-not-needed", Severity::Warning,
+                         "recompute is on although the predicted peak fits the GPU memory budget without it",
+                         R"md(## What it does
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). Estimates the per-rank peak memory (parameters,
 gradients, optimizer states, the activations of the in-flight micro-batches and the backward working set) without
 any recompute, and flags a config that recomputes although that peak fits the budget. The message quotes the
@@ -74,7 +73,8 @@ public:
                         "recompute adds about {}",
                         current->name, rules::peak_words(*none), memory::format_gib(*est->budget),
                         rules::cost_words(*current)));
-        RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
+        RuleContext::hint(d,
+                          fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC202", "full-recompute-where-selective-fits", Severity::Warning,
-    "full recompute where a selective recompute option is predicted to fit the GPU memory budget",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC202", "full-recompute-where-selective-fits", Severity::Warning,
+                         "full recompute where a selective recompute option is predicted to fit the GPU memory budget",
+                         R"md(## What it does
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). When the config uses full recompute, estimates the
 per-rank peak under each selective option that acts on this model (each label alone, and all of them together) and
 flags the config when one of them fits the budget. The message names the cheapest option that fits, with its
@@ -82,7 +81,8 @@ public:
             fmt::format("full recompute adds about {}, but {} is predicted to fit: peak {} of the {} budget for {}",
                         rules::cost_words(*current), best->name, rules::peak_words(*best),
                         memory::format_gib(*est->budget), rules::cost_words(*best)));
-        RuleContext::hint(d, fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
+        RuleContext::hint(d,
+                          fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
     }
 };

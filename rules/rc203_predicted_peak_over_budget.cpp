@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC203", "predicted-peak-over-budget", Severity::Warning,
-    "the predicted peak memory of a rank exceeds the GPU memory budget",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC203", "predicted-peak-over-budget", Severity::Warning,
+                         "the predicted peak memory of a rank exceeds the GPU memory budget",
+                         R"md(## What it does
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). Estimates the peak memory of every pipeline rank
 (parameters, gradients, optimizer states, activations of the in-flight micro-batches, backward working set) under
 the configured recompute settings, and flags the config when the hottest rank exceeds the budget. The message names
@@ -72,10 +71,10 @@ public:
             fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about {})", fit->name,
                               rules::peak_words(*fit), rules::cost_words(*fit))
                 : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
-        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
-                                   fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}",
-                                               rules::peak_words(*current), memory::format_gib(*est->budget),
-                                               current->name, advice));
+        Diagnostic& d = ctx.report(
+            kRule, field::recompute_granularity,
+            fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}", rules::peak_words(*current),
+                        memory::format_gib(*est->budget), current->name, advice));
         rules::note_assumptions(d, *est);
     }
 };

@@ -6,10 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{
-    "RC900", "unused-suppression", Severity::Info,
-    "a `# mbridge-lint: disable=...` comment suppresses nothing",
-    R"md(## What it does
+constexpr RuleInfo kRule{"RC900", "unused-suppression", Severity::Info,
+                         "a `# mbridge-lint: disable=...` comment suppresses nothing",
+                         R"md(## What it does
 Flags a code in a suppression comment (`# mbridge-lint: disable=RC104`, `disable-next-line=`, `disable-file=`)
 that matched no diagnostic in this run. `--fix` removes the code, or the whole comment when none of its codes is
 in use.

@@ -17,8 +17,8 @@
 namespace mbl {
 
 struct RuleInfo {
-    std::string_view code;     // RC004
-    std::string_view name;     // full-recompute-without-method
+    std::string_view code;  // RC004
+    std::string_view name;  // full-recompute-without-method
     Severity severity;
     std::string_view summary;  // one line, for `mbridge-lint rules`
     std::string_view doc;      // markdown, see above
@@ -30,7 +30,7 @@ struct RuleInfo {
 };
 
 struct RuleOptions {
-    std::optional<Version> te_version;  // installed Transformer Engine, when the user states it
+    std::optional<Version> te_version;       // installed Transformer Engine, when the user states it
     std::optional<double> gpu_memory_bytes;  // per-GPU memory budget; the memory advice rules (RC2xx) need it
     std::optional<int> data_parallel_size;   // not in the config; shards the distributed optimizer
 };

@@ -26,10 +26,12 @@ const Value* module_item(const EffectiveModel& m, std::string_view label) {
 Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_view label, std::string message) {
     if (const Value* item = module_item(ctx.model, label)) return ctx.report_at(rule, *item, std::move(message));
     const Value& modules = ctx.model[field::recompute_modules];
-    if (!modules.is_null() && modules.prov().range.valid()) return ctx.report(rule, field::recompute_modules, std::move(message));
-    Diagnostic& d = ctx.report(rule, ctx.model.moe_layer_converted && label == "moe" ? field::moe_layer_recompute
-                                                                                      : field::recompute_granularity,
-                               std::move(message));
+    if (!modules.is_null() && modules.prov().range.valid())
+        return ctx.report(rule, field::recompute_modules, std::move(message));
+    Diagnostic& d = ctx.report(
+        rule,
+        ctx.model.moe_layer_converted && label == "moe" ? field::moe_layer_recompute : field::recompute_granularity,
+        std::move(message));
     const auto& defaults = ctx.revision().default_modules;
     if (ctx.model.modules_pre.defaulted && std::find(defaults.begin(), defaults.end(), label) != defaults.end()) {
         std::vector<std::string> quoted;

@@ -25,9 +25,9 @@ std::string rejection_note(const EffectiveModel& m, std::string_view exception =
 
 // CUDA-graph capture as the recompute checks see it.
 struct GraphScope {
-    std::string impl;                 // none, local, transformer_engine, full_iteration
-    std::vector<std::string> modules; // per-layer scope; empty captures the whole layer
-    bool full() const;                // whole iteration or whole layer captured
+    std::string impl;                              // none, local, transformer_engine, full_iteration
+    std::vector<std::string> modules;              // per-layer scope; empty captures the whole layer
+    bool full() const;                             // whole iteration or whole layer captured
     bool captures(std::string_view module) const;  // full() or module listed
 };
 std::optional<GraphScope> graph_scope(const EffectiveModel& m);

@@ -20,8 +20,11 @@ std::string where(const SourceRange& r) {
 std::string origin_text(const Value& v, const EffectiveModel& m) {
     const Provenance& p = v.prov();
     switch (p.origin) {
-        case Origin::File: return p.range.valid() ? fmt::format("set in the config file at `{}`", where(p.range)) : "set in the config file";
-        case Origin::Recipe: return p.range.valid() ? fmt::format("set by the recipe at `{}`", where(p.range)) : "set by the recipe";
+        case Origin::File:
+            return p.range.valid() ? fmt::format("set in the config file at `{}`", where(p.range))
+                                   : "set in the config file";
+        case Origin::Recipe:
+            return p.range.valid() ? fmt::format("set by the recipe at `{}`", where(p.range)) : "set by the recipe";
         case Origin::Override: return "set by a command-line override";
         case Origin::Default:
             return p.detail.empty() ? fmt::format("the default of Megatron Core {}", m.revision ? m.revision->name : "")

@@ -12,7 +12,8 @@ namespace {
 bool iequals_prefix(std::string_view s, std::string_view prefix) {
     if (s.size() < prefix.size()) return false;
     for (std::size_t i = 0; i < prefix.size(); ++i)
-        if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i]))) return false;
+        if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+            return false;
     return true;
 }
 
@@ -120,7 +121,8 @@ FrameReader::Frame FrameReader::next() {
             if (left > 0 && !fill()) break;
         }
         frame.status = Status::TooLarge;
-        frame.problem = "message of " + std::to_string(need) + " bytes is above the limit of " + std::to_string(max_body_);
+        frame.problem =
+            "message of " + std::to_string(need) + " bytes is above the limit of " + std::to_string(max_body_);
         return frame;
     }
     while (buffer_.size() - pos_ < need)
@@ -148,7 +150,9 @@ void FrameWriter::write(const json& message) {
     }
 }
 
-json make_response(const json& id, json result) { return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}}; }
+json make_response(const json& id, json result) {
+    return {{"jsonrpc", "2.0"}, {"id", id}, {"result", std::move(result)}};
+}
 
 json make_error(const json& id, int code, const std::string& message) {
     return {{"jsonrpc", "2.0"}, {"id", id}, {"error", {{"code", code}, {"message", message}}}};

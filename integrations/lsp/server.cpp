@@ -51,7 +51,9 @@ PublishCounters& publish_counters() {
 }
 
 Server::Server(ServerOptions options, int in_fd, int out_fd)
-    : options_(std::move(options)), reader_(in_fd, options_.max_message_bytes), writer_(out_fd),
+    : options_(std::move(options)),
+      reader_(in_fd, options_.max_message_bytes),
+      writer_(out_fd),
       resolver_(std::make_shared<ConfigResolver>(options_.config_file)) {}
 
 Server::~Server() {
@@ -94,7 +96,9 @@ int Server::run() {
 
 void Server::handle(const json& m) {
     if (!m.is_object() || m.value("jsonrpc", "") != "2.0") {
-        const json id = m.is_object() && m.contains("id") && (m["id"].is_string() || m["id"].is_number_integer()) ? m["id"] : json();
+        const json id = m.is_object() && m.contains("id") && (m["id"].is_string() || m["id"].is_number_integer())
+                            ? m["id"]
+                            : json();
         writer_.write(make_error(id, error_code::kInvalidRequest, "not a JSON-RPC 2.0 message"));
         return;
     }
@@ -144,7 +148,8 @@ void Server::handle_request(const std::string& method, const json& id, const jso
         } else if (method == "textDocument/codeAction") {
             writer_.write(make_response(id, code_action(params)));
         } else {
-            writer_.write(make_error(id, error_code::kMethodNotFound, fmt::format("method \"{}\" is not supported", method)));
+            writer_.write(
+                make_error(id, error_code::kMethodNotFound, fmt::format("method \"{}\" is not supported", method)));
         }
     } catch (const BadParams& e) {
         writer_.write(make_error(id, error_code::kInvalidParams, fmt::format("{}: {}", method, e.what())));
@@ -184,7 +189,8 @@ json Server::initialize(const json& params) {
     if (encodings.is_array())
         for (const auto& e : encodings)
             if (e == "utf-8") encoding_ = PositionEncoding::Utf8;
-    watch_files_ = params.value("/capabilities/workspace/didChangeWatchedFiles/dynamicRegistration"_json_pointer, false) == true;
+    watch_files_ =
+        params.value("/capabilities/workspace/didChangeWatchedFiles/dynamicRegistration"_json_pointer, false) == true;
     return {{"capabilities",
              {{"positionEncoding", encoding_name(encoding_)},
               {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
@@ -272,9 +278,10 @@ void Server::register_file_watchers() {
     writer_.write({{"jsonrpc", "2.0"},
                    {"id", "mbridge-lint/watch-files"},
                    {"method", "client/registerCapability"},
-                   {"params", {{"registrations", json::array({{{"id", "mbridge-lint/watch-files"},
-                                                               {"method", "workspace/didChangeWatchedFiles"},
-                                                               {"registerOptions", {{"watchers", watchers}}}}})}}}});
+                   {"params",
+                    {{"registrations", json::array({{{"id", "mbridge-lint/watch-files"},
+                                                     {"method", "workspace/didChangeWatchedFiles"},
+                                                     {"registerOptions", {{"watchers", watchers}}}}})}}}});
 }
 
 void Server::did_change_watched_files(const json& params) {
@@ -472,7 +479,8 @@ json Server::Ranges::operator()(const SourceRange& r) {
             // Text not at hand (a file that vanished): byte columns are the best guess.
             const int line = std::max(r.line - 1, 0), col = std::max(r.column - 1, 0);
             const int end_line = std::max(r.end_line - 1, line), end_col = std::max(r.end_column - 1, 0);
-            return {{"start", {{"line", line}, {"character", col}}}, {"end", {{"line", end_line}, {"character", end_col}}}};
+            return {{"start", {{"line", line}, {"character", col}}},
+                    {"end", {{"line", end_line}, {"character", end_col}}}};
         }
         it = mappers_.emplace(r.file, PositionMapper(*text, encoding_)).first;
         ++publish_counters().texts_indexed;
@@ -488,8 +496,7 @@ json Server::to_lsp(const Diagnostic& d, Ranges& ranges) const {
         if (n.range.valid())
             related.push_back({{"location", {{"uri", path_to_uri(n.range.file)}, {"range", ranges(n.range)}}},
                                {"message", n.message}});
-        else
-            message += "\nnote: " + n.message;
+        else message += "\nnote: " + n.message;
     }
     if (d.fix) message += "\nhelp: " + d.fix->title;
     json j{{"range", ranges(d.range)},
@@ -514,7 +521,8 @@ json Server::hover(const json& params) {
     LineIndex lines(doc->text);
     auto contains = [&](const SourceRange& range) {
         if (!range.valid() || range.file != doc->path) return false;
-        const std::size_t b = lines.offset(range.line, range.column), e = lines.offset(range.end_line, range.end_column);
+        const std::size_t b = lines.offset(range.line, range.column),
+                          e = lines.offset(range.end_line, range.end_column);
         return b <= at && at <= e;
     };
     LintSession session = this->session(sources);
@@ -546,7 +554,8 @@ json Server::code_action(const json& params) {
         for (const auto& k : params["context"]["only"]) only.push_back(k.get<std::string>());
     auto wanted = [&](const std::string& kind) {
         if (only.empty()) return true;
-        return std::any_of(only.begin(), only.end(), [&](const std::string& o) { return kind == o || kind.rfind(o + ".", 0) == 0; });
+        return std::any_of(only.begin(), only.end(),
+                           [&](const std::string& o) { return kind == o || kind.rfind(o + ".", 0) == 0; });
     };
 
     SourceManager sources;
@@ -569,11 +578,12 @@ json Server::code_action(const json& params) {
             // which is rarely inside the diagnostic's own range.
             const int end_line = std::max(d.range.end_line, d.range.line);
             if (!d.range.valid() || d.range.line > want_last_line || end_line < want_first_line) continue;
-            actions.push_back({{"title", d.fix->safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
-                               {"kind", "quickfix"},
-                               {"diagnostics", json::array({to_lsp(d, ranges)})},
-                               {"isPreferred", d.fix->safe},
-                               {"edit", workspace_edit(d.fix->edits)}});
+            actions.push_back(
+                {{"title", d.fix->safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
+                 {"kind", "quickfix"},
+                 {"diagnostics", json::array({to_lsp(d, ranges)})},
+                 {"isPreferred", d.fix->safe},
+                 {"edit", workspace_edit(d.fix->edits)}});
         }
     }
     if (wanted("source.fixAll.mbridge-lint")) {

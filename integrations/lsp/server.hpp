@@ -5,8 +5,8 @@
 // notes as related information; fixable ones offer quick fixes; hovering a field shows its effective value.
 #include <atomic>
 #include <chrono>
-#include <cstdint>
 #include <condition_variable>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -23,9 +23,10 @@ namespace mbl::lsp {
 
 // The work of turning diagnostics into LSP messages, for the tests that check it grows linearly with their number.
 struct PublishCounters {
-    std::atomic<std::uint64_t> texts_indexed{0};      // texts whose lines were indexed to convert positions
+    std::atomic<std::uint64_t> texts_indexed{0};  // texts whose lines were indexed to convert positions
     std::atomic<std::uint64_t> diagnostics_converted{0};
-    std::atomic<std::uint64_t> duplicate_checks{0};  // lookups that keep a diagnostic two documents found from repeating
+    std::atomic<std::uint64_t> duplicate_checks{
+        0};  // lookups that keep a diagnostic two documents found from repeating
 };
 PublishCounters& publish_counters();
 
@@ -91,7 +92,9 @@ private:
     };
     json to_lsp(const Diagnostic& d, Ranges& ranges) const;
     std::optional<Snapshot> snapshot(const std::string& uri);
-    SessionOptions session_options() const { return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file}; }
+    SessionOptions session_options() const {
+        return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file};
+    }
     // A session that reuses what earlier lints read and evaluated (modules, import graphs); callers hold lint_mutex_.
     LintSession session(SourceManager& sources);
     void register_file_watchers();  // asks the client for workspace/didChangeWatchedFiles, when it takes that
@@ -107,9 +110,9 @@ private:
     std::mutex lint_mutex_;
     std::shared_ptr<LintSession::FrontEndState> front_end_state_ = std::make_shared<LintSession::FrontEndState>();
     bool watch_files_ = false;  // the client takes dynamic registrations of workspace/didChangeWatchedFiles
-    std::mutex mutex_;  // guards everything below
+    std::mutex mutex_;          // guards everything below
     std::condition_variable wake_;
-    std::map<std::string, Document> documents_;  // by URI
+    std::map<std::string, Document> documents_;                         // by URI
     std::map<std::string, std::chrono::steady_clock::time_point> due_;  // pending lints
     // What each document's last lint published, by target URI (a recipe's problem may sit in a helper module).
     std::map<std::string, std::map<std::string, json>> published_;

@@ -83,7 +83,6 @@ std::optional<Val> Interp::resolve_precision_name(const InstanceObj& config, con
     return out;
 }
 
-
 // Calls into Bridge's mixed_precision module from outside the source root: its recipes (bf16_mixed, ...) and
 // get_mixed_precision_config, answered from the bundled catalog.
 std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
@@ -136,7 +135,8 @@ std::string config_model_id(const Val& config) {
 
 Val Interp::auto_bridge_method(const Val& self, const std::string& name, Loc at) {
     if (self.is_obj(ObjKind::HfBridge)) {
-        if (name == "to_megatron_provider") return bridge_builtin(Builtin::HfToProvider, "to_megatron_provider", self, at);
+        if (name == "to_megatron_provider")
+            return bridge_builtin(Builtin::HfToProvider, "to_megatron_provider", self, at);
         if (name == "get_model_config") return bridge_builtin(Builtin::HfGetModelConfig, "get_model_config", self, at);
         return Val();
     }
@@ -146,7 +146,8 @@ Val Interp::auto_bridge_method(const Val& self, const std::string& name, Loc at)
         return Val();
     }
     const bool auto_config = self.is_obj(ObjKind::External) && self.as<ExternalObj>()->path.ends_with("AutoConfig");
-    if (auto_config) return name == "from_pretrained" ? bridge_builtin(Builtin::HfAutoConfig, "from_pretrained", Val(), at) : Val();
+    if (auto_config)
+        return name == "from_pretrained" ? bridge_builtin(Builtin::HfAutoConfig, "from_pretrained", Val(), at) : Val();
     if (name == "from_hf_pretrained") return bridge_builtin(Builtin::HfFromPretrained, "from_hf_pretrained", Val(), at);
     if (name == "from_hf_config") return bridge_builtin(Builtin::HfFromConfig, "from_hf_config", Val(), at);
     return Val();
@@ -160,7 +161,8 @@ Val Interp::auto_bridge_from_config(Frame& f, const Val& config, Loc site) {
     if (config.is_obj(ObjKind::Instance)) {
         bridge->config = config;
         // A wrapper (PreTrainedCausalLM) holds its config as `.config`.
-        if (const Attr* inner = config.as<InstanceObj>()->find("config"); inner && inner->value.is_obj(ObjKind::Instance))
+        if (const Attr* inner = config.as<InstanceObj>()->find("config");
+            inner && inner->value.is_obj(ObjKind::Instance))
             bridge->config = inner->value;
         std::string id = config_model_id(bridge->config);
         bridge->model_id = id.empty() ? Val::unknown("the Hugging Face config was not read from a known model", site)
@@ -187,12 +189,14 @@ Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) 
         }
         case Builtin::HfAutoConfig: {
             const Val* id = call_arg(args, 0, {"pretrained_model_name_or_path"});
-            if (!id || !id->is_str()) return Val::unknown("AutoConfig.from_pretrained() of a model id computed at run time", site);
+            if (!id || !id->is_str())
+                return Val::unknown("AutoConfig.from_pretrained() of a model id computed at run time", site);
             return hf_config_object(f, id->s, site);
         }
         case Builtin::HfToProvider:
         case Builtin::HfGetModelConfig:
-            if (!b.self.is_obj(ObjKind::HfBridge)) return Val::unknown(fmt::format("{}() of an unknown bridge", b.name), site);
+            if (!b.self.is_obj(ObjKind::HfBridge))
+                return Val::unknown(fmt::format("{}() of an unknown bridge", b.name), site);
             return hf_model(f, *b.self.as<HfBridgeObj>(), b.id == Builtin::HfGetModelConfig, site);
         case Builtin::HfToTextProvider: return b.self;
         default: return Val::unknown(fmt::format("{}() is not modelled", b.name), site);
@@ -259,7 +263,8 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
                 inst->attrs.push_back(Attr{it.key(), convert(it.value(), false, depth + 1),
                                            SetInfo{site, f.chain, Origin::Default, detail}});
         if (!inst->find("_name_or_path"))
-            inst->attrs.push_back(Attr{"_name_or_path", Val::str(model_id, site), SetInfo{site, f.chain, Origin::Derived, detail}});
+            inst->attrs.push_back(
+                Attr{"_name_or_path", Val::str(model_id, site), SetInfo{site, f.chain, Origin::Derived, detail}});
         return Val::obj(inst, site);
     };
     return convert(config->raw, true, 0);
@@ -269,7 +274,8 @@ Val Interp::hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc
     std::string id = bridge.model_id.is_str() ? bridge.model_id.s : config_model_id(bridge.config);
     Val config = bridge.config;
     // An unknown model is reported once, by the mapping fallback below.
-    if (!config.is_obj(ObjKind::Instance) && !id.empty() && project_.hf().lookup(id)) config = hf_config_object(f, id, site);
+    if (!config.is_obj(ObjKind::Instance) && !id.empty() && project_.hf().lookup(id))
+        config = hf_config_object(f, id, site);
     if (config.is_obj(ObjKind::Instance))
         if (auto made = tree_model_bridge(f, config, id, model_config, site)) {
             // What the tree's bridge leaves unknown, the bundled mapping may know.
@@ -279,7 +285,8 @@ Val Interp::hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc
                     Attr* a = inst->find(field.field);
                     if (!a || !a->value.is_unknown() || field.value.is_unknown()) continue;
                     a->value = from_value(field.value, site);
-                    a->info = SetInfo{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
+                    a->info =
+                        SetInfo{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
                 }
             }
             return *made;
@@ -298,8 +305,9 @@ void Interp::report_unknown_model(const std::string& id, Loc at) {
                                            "(layers, experts, attention type) are skipped",
                                            id));
     d.severity = Severity::Warning;
-    d.notes.push_back(Note{SourceRange{}, "its config.json is not given with --hf-config, not in the Hugging Face cache "
-                                          "and not in the bundled catalog"});
+    d.notes.push_back(Note{SourceRange{},
+                           "its config.json is not given with --hf-config, not in the Hugging Face cache "
+                           "and not in the bundled catalog"});
     d.notes.push_back(Note{SourceRange{}, fmt::format("download it with `huggingface-cli download {} config.json`, or "
                                                       "pass --hf-config {}=PATH/TO/config.json",
                                                       id, id)});
@@ -312,10 +320,11 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
     inst->class_path = "megatron.bridge.models.GPTModelProvider";
     if (!bridge.model_id.is_str()) {
-        const std::string reason =
-            bridge.model_id.is_unknown() ? bridge.model_id.reason() : "the Hugging Face model id is computed at run time";
+        const std::string reason = bridge.model_id.is_unknown() ? bridge.model_id.reason()
+                                                                : "the Hugging Face model id is computed at run time";
         for (const auto& field : HfResolver::architecture_fields())
-            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
+            inst->attrs.push_back(
+                Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
         return Val::obj(inst, site);
     }
     const std::string& id = bridge.model_id.s;
@@ -323,14 +332,16 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     if (!arch) {
         const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
         for (const auto& field : HfResolver::architecture_fields())
-            inst->attrs.push_back(Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
+            inst->attrs.push_back(
+                Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
         report_unknown_model(id, bridge.loc);
         return Val::obj(inst, site);
     }
     for (const auto& field : arch->fields) {
         SetInfo info{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
         // config.json facts are scalars and integer lists (moe_layer_freq); anything else is not modelled.
-        Val v = field.value.is_map() ? Val::unknown("a value the linter does not model", site) : from_value(field.value, site);
+        Val v = field.value.is_map() ? Val::unknown("a value the linter does not model", site)
+                                     : from_value(field.value, site);
         inst->attrs.push_back(Attr{field.field, std::move(v), std::move(info)});
     }
     return Val::obj(inst, site);
@@ -453,7 +464,7 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
             Module* m = project_.index().find(r.module);
             if (!m) continue;
             Val v = module_global(m, r.source);
-            std::string name = v.is_str()                     ? v.s
+            std::string name = v.is_str()                    ? v.s
                                : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
                                : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
                                                              : std::string();
@@ -476,7 +487,8 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
     wrapper->class_path = "megatron.bridge.models.hf_pretrained.causal_lm.PreTrainedCausalLM";
     wrapper->closed = true;
     wrapper->attrs.push_back(Attr{"config", hf_config, info});
-    wrapper->attrs.push_back(Attr{"model_name_or_path", model_id.empty() ? Val::none(site) : Val::str(model_id, site), info});
+    wrapper->attrs.push_back(
+        Attr{"model_name_or_path", model_id.empty() ? Val::none(site) : Val::str(model_id, site), info});
     Val pretrained = Val::obj(wrapper, site);
     set_attr(f, bridge, "hf_config", hf_config, info);
     set_attr(f, bridge, "hf_pretrained", pretrained, info);
@@ -489,7 +501,6 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
     made.as<InstanceObj>()->model_like = true;
     return made;
 }
-
 
 void Interp::note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated) {
     if (decorated == kNoNode) return;

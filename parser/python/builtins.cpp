@@ -19,24 +19,55 @@ const Val* builtin_global(const std::string& name) {
     static const std::unordered_map<std::string, Val> table = [] {
         std::unordered_map<std::string, Val> t;
         auto add = [&](const char* n, Builtin id) { t.emplace(n, Val::obj(std::make_shared<BuiltinObj>(id, n))); };
-        add("len", Builtin::Len); add("range", Builtin::Range); add("list", Builtin::List);
-        add("tuple", Builtin::Tuple); add("dict", Builtin::Dict); add("set", Builtin::Set);
-        add("frozenset", Builtin::Frozenset); add("sorted", Builtin::Sorted); add("reversed", Builtin::Reversed);
-        add("min", Builtin::Min); add("max", Builtin::Max); add("sum", Builtin::Sum); add("abs", Builtin::Abs);
-        add("int", Builtin::Int); add("float", Builtin::Float); add("str", Builtin::Str); add("bool", Builtin::Bool);
-        add("isinstance", Builtin::Isinstance); add("issubclass", Builtin::Issubclass);
-        add("getattr", Builtin::Getattr); add("setattr", Builtin::Setattr); add("hasattr", Builtin::Hasattr);
-        add("enumerate", Builtin::Enumerate); add("zip", Builtin::Zip); add("any", Builtin::Any);
-        add("all", Builtin::All); add("round", Builtin::Round); add("divmod", Builtin::Divmod);
-        add("print", Builtin::Print); add("repr", Builtin::Repr); add("callable", Builtin::Callable);
-        add("super", Builtin::Super); add("type", Builtin::Type); add("iter", Builtin::Iter); add("next", Builtin::Next);
-        add("map", Builtin::Map); add("filter", Builtin::Filter); add("id", Builtin::Id); add("hash", Builtin::Hash);
-        add("vars", Builtin::Vars); add("open", Builtin::Open); add("staticmethod", Builtin::Staticmethod);
-        add("classmethod", Builtin::Classmethod); add("property", Builtin::Property); add("object", Builtin::Object);
+        add("len", Builtin::Len);
+        add("range", Builtin::Range);
+        add("list", Builtin::List);
+        add("tuple", Builtin::Tuple);
+        add("dict", Builtin::Dict);
+        add("set", Builtin::Set);
+        add("frozenset", Builtin::Frozenset);
+        add("sorted", Builtin::Sorted);
+        add("reversed", Builtin::Reversed);
+        add("min", Builtin::Min);
+        add("max", Builtin::Max);
+        add("sum", Builtin::Sum);
+        add("abs", Builtin::Abs);
+        add("int", Builtin::Int);
+        add("float", Builtin::Float);
+        add("str", Builtin::Str);
+        add("bool", Builtin::Bool);
+        add("isinstance", Builtin::Isinstance);
+        add("issubclass", Builtin::Issubclass);
+        add("getattr", Builtin::Getattr);
+        add("setattr", Builtin::Setattr);
+        add("hasattr", Builtin::Hasattr);
+        add("enumerate", Builtin::Enumerate);
+        add("zip", Builtin::Zip);
+        add("any", Builtin::Any);
+        add("all", Builtin::All);
+        add("round", Builtin::Round);
+        add("divmod", Builtin::Divmod);
+        add("print", Builtin::Print);
+        add("repr", Builtin::Repr);
+        add("callable", Builtin::Callable);
+        add("super", Builtin::Super);
+        add("type", Builtin::Type);
+        add("iter", Builtin::Iter);
+        add("next", Builtin::Next);
+        add("map", Builtin::Map);
+        add("filter", Builtin::Filter);
+        add("id", Builtin::Id);
+        add("hash", Builtin::Hash);
+        add("vars", Builtin::Vars);
+        add("open", Builtin::Open);
+        add("staticmethod", Builtin::Staticmethod);
+        add("classmethod", Builtin::Classmethod);
+        add("property", Builtin::Property);
+        add("object", Builtin::Object);
         for (const char* e : {"Exception", "BaseException", "ValueError", "TypeError", "KeyError", "IndexError",
                               "RuntimeError", "NotImplementedError", "AssertionError", "ImportError",
-                              "ModuleNotFoundError", "AttributeError", "OSError", "FileNotFoundError",
-                              "StopIteration", "Warning", "UserWarning", "DeprecationWarning", "FutureWarning"})
+                              "ModuleNotFoundError", "AttributeError", "OSError", "FileNotFoundError", "StopIteration",
+                              "Warning", "UserWarning", "DeprecationWarning", "FutureWarning"})
             add(e, Builtin::Exception);
         t.emplace("NotImplemented", Val::obj(std::make_shared<ExternalObj>("NotImplemented")));
         t.emplace("__file__", Val::unknown("the file path at run time"));
@@ -47,24 +78,36 @@ const Val* builtin_global(const std::string& name) {
 }
 
 Val Interp::builtin_method(const Val& self, const std::string& name, Loc at) {
-    static const std::unordered_map<std::string, Builtin> str_methods = {
-        {"lower", Builtin::StrLower}, {"upper", Builtin::StrUpper}, {"strip", Builtin::StrStrip},
-        {"lstrip", Builtin::StrLstrip}, {"rstrip", Builtin::StrRstrip}, {"split", Builtin::StrSplit},
-        {"join", Builtin::StrJoin}, {"replace", Builtin::StrReplace}, {"startswith", Builtin::StrStartswith},
-        {"endswith", Builtin::StrEndswith}, {"format", Builtin::StrFormat}, {"title", Builtin::StrTitle},
-        {"capitalize", Builtin::StrCapitalize}};
+    static const std::unordered_map<std::string, Builtin> str_methods = {{"lower", Builtin::StrLower},
+                                                                         {"upper", Builtin::StrUpper},
+                                                                         {"strip", Builtin::StrStrip},
+                                                                         {"lstrip", Builtin::StrLstrip},
+                                                                         {"rstrip", Builtin::StrRstrip},
+                                                                         {"split", Builtin::StrSplit},
+                                                                         {"join", Builtin::StrJoin},
+                                                                         {"replace", Builtin::StrReplace},
+                                                                         {"startswith", Builtin::StrStartswith},
+                                                                         {"endswith", Builtin::StrEndswith},
+                                                                         {"format", Builtin::StrFormat},
+                                                                         {"title", Builtin::StrTitle},
+                                                                         {"capitalize", Builtin::StrCapitalize}};
     static const std::unordered_map<std::string, Builtin> list_methods = {
-        {"append", Builtin::ListAppend}, {"extend", Builtin::ListExtend}, {"insert", Builtin::ListInsert},
-        {"pop", Builtin::ListPop}, {"remove", Builtin::ListRemove}, {"index", Builtin::ListIndex},
-        {"count", Builtin::ListCount}, {"copy", Builtin::ListCopy}, {"clear", Builtin::ListClear},
-        {"sort", Builtin::ListSort}, {"reverse", Builtin::ListReverse}};
-    static const std::unordered_map<std::string, Builtin> dict_methods = {
-        {"get", Builtin::DictGet}, {"items", Builtin::DictItems}, {"keys", Builtin::DictKeys},
-        {"values", Builtin::DictValues}, {"update", Builtin::DictUpdate}, {"pop", Builtin::DictPop},
-        {"setdefault", Builtin::DictSetdefault}, {"copy", Builtin::DictCopy}, {"clear", Builtin::DictClear}};
+        {"append", Builtin::ListAppend}, {"extend", Builtin::ListExtend},  {"insert", Builtin::ListInsert},
+        {"pop", Builtin::ListPop},       {"remove", Builtin::ListRemove},  {"index", Builtin::ListIndex},
+        {"count", Builtin::ListCount},   {"copy", Builtin::ListCopy},      {"clear", Builtin::ListClear},
+        {"sort", Builtin::ListSort},     {"reverse", Builtin::ListReverse}};
+    static const std::unordered_map<std::string, Builtin> dict_methods = {{"get", Builtin::DictGet},
+                                                                          {"items", Builtin::DictItems},
+                                                                          {"keys", Builtin::DictKeys},
+                                                                          {"values", Builtin::DictValues},
+                                                                          {"update", Builtin::DictUpdate},
+                                                                          {"pop", Builtin::DictPop},
+                                                                          {"setdefault", Builtin::DictSetdefault},
+                                                                          {"copy", Builtin::DictCopy},
+                                                                          {"clear", Builtin::DictClear}};
     static const std::unordered_map<std::string, Builtin> set_methods = {
-        {"add", Builtin::SetAdd}, {"update", Builtin::SetUpdate}, {"discard", Builtin::SetDiscard},
-        {"remove", Builtin::SetDiscard}, {"union", Builtin::SetUnion}, {"copy", Builtin::ListCopy}};
+        {"add", Builtin::SetAdd},        {"update", Builtin::SetUpdate}, {"discard", Builtin::SetDiscard},
+        {"remove", Builtin::SetDiscard}, {"union", Builtin::SetUnion},   {"copy", Builtin::ListCopy}};
     const std::unordered_map<std::string, Builtin>* table = nullptr;
     if (self.is_str()) table = &str_methods;
     else if (self.is_obj(ObjKind::List)) table = &list_methods;

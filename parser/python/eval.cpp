@@ -238,7 +238,7 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
             std::vector<Val> items;
             std::string unknown;
             collect_sequence(f, e, items, unknown);
-            ObjKind kind = a.kind(e) == Kind::List ? ObjKind::List
+            ObjKind kind = a.kind(e) == Kind::List  ? ObjKind::List
                            : a.kind(e) == Kind::Set ? ObjKind::Set
                                                     : ObjKind::Tuple;
             if (kind == ObjKind::Set) {
@@ -323,8 +323,8 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
             }
             Val right = eval(f, a.field(e, Field::Right));
             if (same_val(left, right)) return left;
-            return Val::unknown(left.is_unknown() ? left.reason() : "an operand of `" + std::string(op) + "` is unknown",
-                                at);
+            return Val::unknown(
+                left.is_unknown() ? left.reason() : "an operand of `" + std::string(op) + "` is unknown", at);
         }
         case Kind::ComparisonOperator: return eval_compare(f, e);
         case Kind::ConditionalExpression: {
@@ -347,7 +347,9 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
             return v;
         }
         case Kind::KeywordArgument: return eval(f, a.field(e, Field::Value));
-        default: return Val::unknown(fmt::format("Python syntax the linter does not evaluate ({})", a.source(e).substr(0, 40)), at);
+        default:
+            return Val::unknown(
+                fmt::format("Python syntax the linter does not evaluate ({})", a.source(e).substr(0, 40)), at);
     }
 }
 
@@ -395,9 +397,7 @@ static std::string decode_escapes(std::string_view s) {
                     i += 2;
                 }
                 break;
-            default:
-                out += '\\';
-                out += c;
+            default: out += '\\'; out += c;
         }
     }
     return out;
@@ -514,7 +514,8 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
             if (y < 0 || y > 62 || x > (INT64_MAX >> y) || x < -(INT64_MAX >> y)) return Val::unknown(overflow, at);
             return Val::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << y), at);
         }
-        if (op == ">>") return y < 0 ? Val::unknown("negative shift", at) : Val::integer(x >> std::min<std::int64_t>(y, 63), at);
+        if (op == ">>")
+            return y < 0 ? Val::unknown("negative shift", at) : Val::integer(x >> std::min<std::int64_t>(y, 63), at);
     }
     if (l.is_number() && r.is_number()) {
         double x = l.as_number(), y = r.as_number();
@@ -523,7 +524,8 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
         if (op == "*") return Val::floating(x * y, at);
         if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x / y, at);
         if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(std::floor(x / y), at);
-        if (op == "%") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x - std::floor(x / y) * y, at);
+        if (op == "%")
+            return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x - std::floor(x / y) * y, at);
         if (op == "**") return Val::floating(std::pow(x, y), at);
     }
     if (l.is_str() && r.is_str() && op == "+") {
@@ -540,9 +542,7 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
         for (std::int64_t i = 0; i < n; ++i) out += s;
         return Val::str(std::move(out), at);
     }
-    auto seq = [](const Val& v) {
-        return v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple);
-    };
+    auto seq = [](const Val& v) { return v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple); };
     if (seq(l) && seq(r) && op == "+" && l.o->kind == r.o->kind) {
         auto* x = l.as<SeqObj>();
         auto* y = r.as<SeqObj>();
@@ -623,10 +623,10 @@ static std::optional<bool> compare(const std::string& op, const Val& l, const Va
         std::optional<bool> same;
         if (l.is_unknown() || r.is_unknown()) same = std::nullopt;
         else if (l.is_none() || r.is_none()) same = l.is_none() && r.is_none();
-        else if (l.is_obj() && r.is_obj()) same = l.o == r.o ? std::optional<bool>(true)
-                                                   : (l.is_obj(ObjKind::External) || r.is_obj(ObjKind::External))
-                                                       ? std::nullopt
-                                                       : std::optional<bool>(false);
+        else if (l.is_obj() && r.is_obj())
+            same = l.o == r.o                                                     ? std::optional<bool>(true)
+                   : (l.is_obj(ObjKind::External) || r.is_obj(ObjKind::External)) ? std::nullopt
+                                                                                  : std::optional<bool>(false);
         else if (l.is_bool() && r.is_bool()) same = l.b == r.b;
         else same = py_equal(l, r);
         if (!same) return std::nullopt;
@@ -706,8 +706,9 @@ Val Interp::eval_compare(Frame& f, NodeId e) {
         if (!r) {
             unknown = true;
             if (reason.empty())
-                reason = left.is_unknown() ? left.reason() : right.is_unknown() ? right.reason()
-                                                                                 : "a comparison the linter cannot decide";
+                reason = left.is_unknown()    ? left.reason()
+                         : right.is_unknown() ? right.reason()
+                                              : "a comparison the linter cannot decide";
         } else if (!*r) {
             return Val::boolean(false, at);
         }
@@ -786,7 +787,8 @@ Val Interp::eval_subscript(Frame& f, NodeId e) {
             auto* s = container.as<SeqObj>();
             if (!s->unknown.empty()) return Val::unknown(s->unknown, at);
             std::vector<Val> out;
-            take(static_cast<std::int64_t>(s->items.size()), [&](std::int64_t i) { out.push_back(s->items[size_t(i)]); });
+            take(static_cast<std::int64_t>(s->items.size()),
+                 [&](std::int64_t i) { out.push_back(s->items[size_t(i)]); });
             return make_list(std::move(out), container.o->kind, at);
         }
         return Val::unknown(fmt::format("slicing {}", type_name(container)), at);
@@ -904,7 +906,7 @@ Val Interp::eval_comprehension(Frame& f, NodeId e) {
         }
         return Val::obj(d, at);
     }
-    ObjKind kind = a.kind(e) == Kind::SetComprehension ? ObjKind::Set
+    ObjKind kind = a.kind(e) == Kind::SetComprehension      ? ObjKind::Set
                    : a.kind(e) == Kind::GeneratorExpression ? ObjKind::Tuple
                                                             : ObjKind::List;
     return make_list(std::move(items), kind, at);
@@ -996,8 +998,10 @@ Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {
         if (mutable_obj(v)) passed.push_back(v);
     for (const auto& [_, v] : args.kw)
         if (mutable_obj(v)) passed.push_back(v);
-    if (callee.is_obj(ObjKind::Method) && mutable_obj(callee.as<MethodObj>()->self)) passed.push_back(callee.as<MethodObj>()->self);
-    if (callee.is_obj(ObjKind::Builtin) && mutable_obj(callee.as<BuiltinObj>()->self)) passed.push_back(callee.as<BuiltinObj>()->self);
+    if (callee.is_obj(ObjKind::Method) && mutable_obj(callee.as<MethodObj>()->self))
+        passed.push_back(callee.as<MethodObj>()->self);
+    if (callee.is_obj(ObjKind::Builtin) && mutable_obj(callee.as<BuiltinObj>()->self))
+        passed.push_back(callee.as<BuiltinObj>()->self);
     Val out = call_inner(f, callee, std::move(args), site);
     if (out.is_unknown() && !passed.empty()) mark_alias(out, passed);
     return out;
@@ -1059,9 +1063,8 @@ Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn,
                           const Val* self) {
     const int depth = caller.depth + 1;
     if (depth > project_.limits().max_call_depth) {
-        const std::string reason =
-            fmt::format("calls nested deeper than {} (a recursive helper?) at {}", project_.limits().max_call_depth,
-                        fn->qualname);
+        const std::string reason = fmt::format("calls nested deeper than {} (a recursive helper?) at {}",
+                                               project_.limits().max_call_depth, fn->qualname);
         for (const auto& v : args.pos) poison(v, reason);
         for (const auto& [_, v] : args.kw) poison(v, reason);
         if (self) poison(*self, reason);
@@ -1092,8 +1095,7 @@ Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn,
     pos.insert(pos.end(), args.pos.begin(), args.pos.end());
     std::vector<bool> kw_used(args.kw.size(), false);
     size_t next_pos = 0;
-    const std::string missing_reason =
-        args.unknown.empty() ? std::string() : "may come from " + args.unknown;
+    const std::string missing_reason = args.unknown.empty() ? std::string() : "may come from " + args.unknown;
     for (const Param& p : fn->params) {
         switch (p.kind) {
             case Param::Kind::Normal:
@@ -1105,14 +1107,16 @@ Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn,
                         v = args.kw[i].second;
                         kw_used[i] = true;
                     }
-                if (!v && !missing_reason.empty()) v = Val::unknown(fmt::format("argument \"{}\" {}", p.name, missing_reason), site);
+                if (!v && !missing_reason.empty())
+                    v = Val::unknown(fmt::format("argument \"{}\" {}", p.name, missing_reason), site);
                 if (!v && p.default_value) v = thaw(*p.default_value);
                 if (!v) v = Val::unknown(fmt::format("argument \"{}\" of {} is not given", p.name, fn->name), site);
                 f.locals->set(p.name, std::move(*v));
                 break;
             }
             case Param::Kind::VarArgs: {
-                std::vector<Val> rest(pos.begin() + static_cast<std::ptrdiff_t>(std::min(next_pos, pos.size())), pos.end());
+                std::vector<Val> rest(pos.begin() + static_cast<std::ptrdiff_t>(std::min(next_pos, pos.size())),
+                                      pos.end());
                 next_pos = pos.size();
                 Val t = make_list(std::move(rest), ObjKind::Tuple, site);
                 if (!args.unknown.empty()) t.as<SeqObj>()->unknown = args.unknown;
@@ -1141,7 +1145,8 @@ Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn,
     Flow flow = exec_block(f, fn->body);
     if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", site);
     if (flow == Flow::Raise)
-        return Val::unknown(fmt::format("{} raises an exception on this path (line {})", fn->name, f.stmt.line), f.stmt);
+        return Val::unknown(fmt::format("{} raises an exception on this path (line {})", fn->name, f.stmt.line),
+                            f.stmt);
     if (flow == Flow::Return) return f.result ? *f.result : Val::none();
     // Fell off the end: an implicit `return None`, merged with any earlier return.
     if (f.result) return merge_vals(*f.result, Val::none(), f.stmt);

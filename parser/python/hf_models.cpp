@@ -201,7 +201,8 @@ std::shared_ptr<HfArchitecture> map_config(const std::shared_ptr<const HfConfig>
     for (const auto& rule : mapping().value("hf_derived", json::array())) {
         const std::string key = rule.value("key", std::string());
         if (key.empty() || cfg.contains(key)) continue;
-        const std::string list_key = rule.value(rule.contains("pattern_of") ? "pattern_of" : "length_of", std::string());
+        const std::string list_key =
+            rule.value(rule.contains("pattern_of") ? "pattern_of" : "length_of", std::string());
         if (!cfg.contains(list_key) || !cfg[list_key].is_array() || cfg[list_key].empty()) continue;
         if (rule.contains("length_of")) {
             cfg[key] = cfg[list_key].size();
@@ -210,7 +211,8 @@ std::shared_ptr<HfArchitecture> map_config(const std::shared_ptr<const HfConfig>
         const json chars = rule.value("chars", json::object());
         std::string pattern;
         for (const auto& kind : cfg[list_key]) {
-            if (!kind.is_string() || !chars.contains(kind.get<std::string>()) || !chars[kind.get<std::string>()].is_string()) {
+            if (!kind.is_string() || !chars.contains(kind.get<std::string>()) ||
+                !chars[kind.get<std::string>()].is_string()) {
                 pattern.clear();
                 break;
             }
@@ -303,8 +305,8 @@ std::shared_ptr<HfArchitecture> map_config(const std::shared_ptr<const HfConfig>
             std::string flag_key = spec.is_object() ? spec.value("if", std::string()) : std::string();
             auto count = count_key.empty() ? std::optional<std::int64_t>(1) : integer_key(cfg, count_key);
             auto width = integer_key(cfg, width_key);
-            const bool enabled = flag_key.empty() || (cfg.contains(flag_key) && cfg[flag_key].is_boolean() &&
-                                                      cfg[flag_key].get<bool>());
+            const bool enabled =
+                flag_key.empty() || (cfg.contains(flag_key) && cfg[flag_key].is_boolean() && cfg[flag_key].get<bool>());
             if (enabled && count && width) {
                 std::int64_t v = *count * *width;
                 put("moe_shared_expert_intermediate_size", v > 0 ? Value::integer(v) : Value::null(),
@@ -331,11 +333,12 @@ std::shared_ptr<HfArchitecture> map_config(const std::shared_ptr<const HfConfig>
                         pattern.push_back(Value::integer(values[kind.get<std::string>()].get<std::int64_t>()));
                 if (pattern.size() == cfg[list_key].size()) {
                     put(field, Value::list(std::move(pattern)),
-                        fmt::format("{} = the {}-entry list {} in {} (1 = linear attention, 0 = full attention)",
-                                    field, cfg[list_key].size(), list_key, from));
+                        fmt::format("{} = the {}-entry list {} in {} (1 = linear attention, 0 = full attention)", field,
+                                    cfg[list_key].size(), list_key, from));
                 } else {
-                    put(field, Value::unknown(fmt::format("{} in {} names a layer kind the mapping does not know",
-                                                          list_key, from)),
+                    put(field,
+                        Value::unknown(
+                            fmt::format("{} in {} names a layer kind the mapping does not know", list_key, from)),
                         fmt::format("{} in {}", list_key, from));
                 }
                 done = true;
@@ -352,14 +355,12 @@ std::shared_ptr<HfArchitecture> map_config(const std::shared_ptr<const HfConfig>
         if (f.field == "num_moe_experts" && f.value.is_int() && f.value.as_int() > 0) has_experts = true;
     if (!has_experts) {
         put("num_moe_experts", Value::null(), fmt::format("num_moe_experts = None: no experts in {}", from));
-        static const std::vector<std::string> moe_only = {"moe_layer_freq", "moe_grouped_gemm",
-                                                          "moe_shared_expert_intermediate_size",
-                                                          "moe_shared_expert_overlap"};
+        static const std::vector<std::string> moe_only = {
+            "moe_layer_freq", "moe_grouped_gemm", "moe_shared_expert_intermediate_size", "moe_shared_expert_overlap"};
         arch->fields.erase(std::remove_if(arch->fields.begin(), arch->fields.end(),
                                           [](const HfField& f) {
-                                              return f.value.is_unknown() &&
-                                                     std::find(moe_only.begin(), moe_only.end(), f.field) !=
-                                                         moe_only.end();
+                                              return f.value.is_unknown() && std::find(moe_only.begin(), moe_only.end(),
+                                                                                       f.field) != moe_only.end();
                                           }),
                            arch->fields.end());
     }
@@ -379,12 +380,29 @@ json catalog_config(const json& entry) {
 
 const std::vector<std::string>& HfResolver::architecture_fields() {
     static const std::vector<std::string> fields = {
-        "enable_hyper_connections", "enable_mhc_connections",  // bridges switch hyper-connections on per family
-        "num_layers", "hidden_size", "num_attention_heads", "num_query_groups", "ffn_hidden_size", "kv_channels",
-        "num_moe_experts", "moe_ffn_hidden_size", "moe_router_topk", "moe_layer_freq",
-        "moe_shared_expert_intermediate_size", "moe_shared_expert_overlap", "moe_grouped_gemm",
-        "multi_latent_attention", "experimental_attention_variant", "linear_attention_freq", "hybrid_layer_pattern",
-        "mtp_num_layers", "hidden_dropout", "attention_dropout", "vocab_size"};
+        "enable_hyper_connections",
+        "enable_mhc_connections",  // bridges switch hyper-connections on per family
+        "num_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "num_query_groups",
+        "ffn_hidden_size",
+        "kv_channels",
+        "num_moe_experts",
+        "moe_ffn_hidden_size",
+        "moe_router_topk",
+        "moe_layer_freq",
+        "moe_shared_expert_intermediate_size",
+        "moe_shared_expert_overlap",
+        "moe_grouped_gemm",
+        "multi_latent_attention",
+        "experimental_attention_variant",
+        "linear_attention_freq",
+        "hybrid_layer_pattern",
+        "mtp_num_layers",
+        "hidden_dropout",
+        "attention_dropout",
+        "vocab_size"};
     return fields;
 }
 
@@ -451,7 +469,8 @@ HfResolver::HfResolver(std::vector<std::string> hf_config_args, std::vector<std:
         if (eq != std::string::npos && eq > 0 && arg.find('/') < eq) {
             std::string id = arg.substr(0, eq), path = arg.substr(eq + 1);
             if (fs::is_directory(path, ec)) path = (fs::path(path) / "config.json").string();
-            if (!fs::is_regular_file(path, ec)) errors_.push_back(fmt::format("--hf-config {}: no such file {}", arg, path));
+            if (!fs::is_regular_file(path, ec))
+                errors_.push_back(fmt::format("--hf-config {}: no such file {}", arg, path));
             bound_[id] = path;
             continue;
         }
@@ -460,8 +479,7 @@ HfResolver::HfResolver(std::vector<std::string> hf_config_args, std::vector<std:
         } else if (fs::is_directory(arg, ec)) {
             if (fs::is_regular_file(fs::path(arg) / "config.json", ec))
                 generic_files_.push_back((fs::path(arg) / "config.json").string());
-            else
-                search_dirs_.push_back(arg);
+            else search_dirs_.push_back(arg);
         } else {
             errors_.push_back(fmt::format("--hf-config {}: no such file or directory", arg));
         }

@@ -7,7 +7,6 @@
 #include <algorithm>
 #include <functional>
 
-
 namespace mbl::py {
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -129,8 +128,7 @@ Flow Interp::exec_if(Frame& f, NodeId s, const std::vector<NodeId>& rest, std::s
         NodeId k = a.kid(s, i);
         if (a.kind(k) == Kind::ElifClause)
             clauses.emplace_back(a.field(k, Field::Condition), a.field(k, Field::Consequence));
-        else if (a.kind(k) == Kind::ElseClause)
-            clauses.emplace_back(kNoNode, a.field(k, Field::Body));
+        else if (a.kind(k) == Kind::ElseClause) clauses.emplace_back(kNoNode, a.field(k, Field::Body));
     }
     std::vector<NodeId> candidates;  // bodies that may run
     bool has_else = false;
@@ -289,8 +287,7 @@ void Interp::exec_delete(Frame& f, NodeId s) {
     for (NodeId k : a.named_kids(s)) {
         if (a.kind(k) == Kind::ExpressionList)
             for (NodeId t : a.named_kids(k)) targets.push_back(t);
-        else
-            targets.push_back(k);
+        else targets.push_back(k);
     }
     for (NodeId t : targets) {
         if (a.kind(t) == Kind::Identifier) {
@@ -438,9 +435,8 @@ void Interp::assign_target(Frame& f, NodeId t, Val value, const SetInfo& info) {
                 (star != targets.size() && items->size() + 1 < targets.size())) {
                 std::string why = items ? "the number of values does not match" : reason;
                 for (NodeId k : targets) {
-                    NodeId inner = (a.kind(k) == Kind::ListSplatPattern || a.kind(k) == Kind::ListSplat)
-                                       ? a.first_named(k)
-                                       : k;
+                    NodeId inner =
+                        (a.kind(k) == Kind::ListSplatPattern || a.kind(k) == Kind::ListSplat) ? a.first_named(k) : k;
                     assign_target(f, inner, Val::unknown("unpacked from a value whose " + why, value.at), info);
                 }
                 return;

@@ -38,7 +38,7 @@ struct Frame {
     std::optional<Val> result;    // merged return value
     Loc stmt;                     // the statement being executed (provenance of stores)
     int depth = 0;
-    bool class_body = false;      // a class body: its names are not visible to the methods
+    bool class_body = false;                   // a class body: its names are not visible to the methods
     std::shared_ptr<ClassObj> defining_class;  // the class of the running method (for super())
     Val self;                                  // its first argument
 };
@@ -139,8 +139,7 @@ private:
     Val thaw(const Val& v);
     Val thaw_inner(const Val& v);
     Val call_inner(Frame& f, const Val& callee, CallArgs args, Loc site);
-    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
-                      const Val* self);
+    Val call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site, const Val* self);
 
     // names, scopes and imports (scopes.cpp)
     Val lookup(Frame& f, const std::string& name, Loc at);
@@ -177,8 +176,8 @@ private:
     Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
     Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
     Val hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site);
-    std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
-                                         bool model_config, Loc site);
+    std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id, bool model_config,
+                                         Loc site);
     Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
     void report_unknown_model(const std::string& model_id, Loc at);  // IN010
     // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.

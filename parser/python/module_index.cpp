@@ -203,12 +203,13 @@ Module* ModuleIndex::find(const std::string& dotted) {
     return load(dotted, where->file, where->package, where->namespace_package);
 }
 
-Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors, const std::string* text) {
+Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
+                                     const std::string* text) {
     std::error_code ec;
     std::string abs = fs::weakly_canonical(fs::absolute(file, ec), ec).string();
     if (!text && !fs::is_regular_file(abs, ec)) {
-        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(file),
-                                     fmt::format("{}: no such file", file)));
+        errors.push_back(
+            input_error(InputError::Unreadable, SourceRange::whole_file(file), fmt::format("{}: no such file", file)));
         return nullptr;
     }
     auto found = [&]() -> Module* {

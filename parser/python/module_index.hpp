@@ -57,8 +57,8 @@ std::optional<std::string> read_source_file(const std::string& path, std::string
 // How much reading and evaluating the linter has done, for the tests that check that an edit does not re-read the
 // tree.
 struct ReadCounters {
-    std::atomic<std::uint64_t> files_read{0};    // source files read from disk (modules and import scans)
-    std::atomic<std::uint64_t> files_parsed{0};  // modules parsed into syntax trees
+    std::atomic<std::uint64_t> files_read{0};       // source files read from disk (modules and import scans)
+    std::atomic<std::uint64_t> files_parsed{0};     // modules parsed into syntax trees
     std::atomic<std::uint64_t> imports_scanned{0};  // texts scanned for import statements (parser/python/import_graph)
     std::atomic<std::uint64_t> recipes_evaluated{0};
 };
@@ -90,9 +90,9 @@ class Module {
 public:
     enum State { New = 0, Initializing = 1, Ready = 2 };
 
-    std::string name;        // dotted
-    std::string path;        // display path, used in diagnostics (Loc::file points here)
-    std::string fs_path;     // absolute path; the package directory for namespace packages
+    std::string name;     // dotted
+    std::string path;     // display path, used in diagnostics (Loc::file points here)
+    std::string fs_path;  // absolute path; the package directory for namespace packages
     bool is_package = false;
     bool namespace_package = false;  // a directory without __init__.py
     std::shared_ptr<const Ast> ast;  // null until parsed, and for namespace packages
@@ -134,7 +134,8 @@ public:
     void ensure_parsed(Module* m, const std::string* text = nullptr);
     // The module of a file given on the command line; nullptr (and an IN001 in `errors`) when unreadable. `text`
     // is its text when the caller has it; diagnostics then name the file as `file` is written.
-    Module* module_for_file(const std::string& file, std::vector<Diagnostic>& errors, const std::string* text = nullptr);
+    Module* module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
+                            const std::string* text = nullptr);
     // Every module read so far, sorted by path.
     std::vector<Module*> modules() const;
     // Whether a parsed module's text is still what the buffers or the disk hold (for a file read from disk, a

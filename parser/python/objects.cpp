@@ -25,7 +25,8 @@ bool model_class_name(std::string_view name) {
 std::vector<std::shared_ptr<ClassObj>> Interp::mro(const std::shared_ptr<ClassObj>& cls) const {
     std::vector<std::shared_ptr<ClassObj>> out;
     // Depth-first, left to right, each class once: close enough to C3 for dataclass hierarchies.
-    std::function<void(const std::shared_ptr<ClassObj>&, int)> visit = [&](const std::shared_ptr<ClassObj>& c, int depth) {
+    std::function<void(const std::shared_ptr<ClassObj>&, int)> visit = [&](const std::shared_ptr<ClassObj>& c,
+                                                                           int depth) {
         if (depth > 50 || std::find(out.begin(), out.end(), c) != out.end()) return;
         out.push_back(c);
         for (const auto& b : c->bases)
@@ -46,8 +47,8 @@ bool Interp::is_model_class(const std::shared_ptr<ClassObj>& cls, const std::str
     return false;
 }
 
-Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self,
-                       Loc at, bool& found) {
+Val Interp::class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
+                       bool& found) {
     return lookup_in(f, mro(cls), name, self, cls, at, found);
 }
 
@@ -96,8 +97,8 @@ std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std:
         if (!is_model_class(cls, {})) return std::nullopt;
         const Schema& schema = Schema::instance();
         for (const auto& n : schema.field_names())
-            if (const FieldSpec* spec = schema.field(n); spec && schema.field_exists_at(*spec, project_.revision()) &&
-                                                         seen.insert(n).second)
+            if (const FieldSpec* spec = schema.field(n);
+                spec && schema.field_exists_at(*spec, project_.revision()) && seen.insert(n).second)
                 names.push_back(n);
     }
     return names;
@@ -106,7 +107,8 @@ std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std:
 std::optional<bool> Interp::is_subclass(const Val& cls, const Val& base) const {
     if (!cls.is_obj(ObjKind::Class)) {
         if (cls.is_obj(ObjKind::External) && base.is_obj(ObjKind::External))
-            return cls.as<ExternalObj>()->path == base.as<ExternalObj>()->path ? std::optional<bool>(true) : std::nullopt;
+            return cls.as<ExternalObj>()->path == base.as<ExternalObj>()->path ? std::optional<bool>(true)
+                                                                               : std::nullopt;
         return cls.is_obj(ObjKind::External) && base.is_obj(ObjKind::Class) ? std::optional<bool>(false) : std::nullopt;
     }
     const auto order = mro(std::static_pointer_cast<ClassObj>(cls.o));
@@ -164,7 +166,9 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
             if (name == "__name__") return Val::str(cls->name, at);
             if (name == "__dataclass_fields__") {
                 auto names = dataclass_field_names(cls);
-                if (!names) return Val::unknown(fmt::format("the fields of {}, which an outside base class adds to", cls->name), at);
+                if (!names)
+                    return Val::unknown(fmt::format("the fields of {}, which an outside base class adds to", cls->name),
+                                        at);
                 auto d = std::make_shared<DictObj>();
                 for (const auto& n : *names) d->items.emplace_back(Val::str(n, at), Val::none(at));
                 return Val::obj(d, at);
@@ -174,7 +178,8 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
         case ObjKind::Module: return module_attr(f, obj.as<ModuleObj>()->module, name, at);
         case ObjKind::Super: {
             auto* sup = obj.as<SuperObj>();
-            std::shared_ptr<ClassObj> cls = sup->self.is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(sup->self.o)
+            std::shared_ptr<ClassObj> cls = sup->self.is_obj(ObjKind::Class)
+                                                ? std::static_pointer_cast<ClassObj>(sup->self.o)
                                             : sup->self.is_obj(ObjKind::Instance) ? sup->self.as<InstanceObj>()->cls
                                                                                   : nullptr;
             if (!cls) return Val::unknown(fmt::format("super().{} of an object of an outside class", name), at);
@@ -257,7 +262,8 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
         if (!(*it)->dataclass) continue;
         for (const auto& df : (*it)->fields) {
-            auto same = std::find_if(fields.begin(), fields.end(), [&](const DataField* x) { return x->name == df.name; });
+            auto same =
+                std::find_if(fields.begin(), fields.end(), [&](const DataField* x) { return x->name == df.name; });
             if (same != fields.end()) {
                 owners[static_cast<size_t>(same - fields.begin())] = it->get();
                 *same = &df;
@@ -311,7 +317,7 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
     if (auto v = intercept(f, path, name, args, site)) return *v;
     if ((path == "dataclasses.fields" || path == "dataclasses.is_dataclass") && !args.pos.empty()) {
         const Val& x = args.pos[0];
-        std::shared_ptr<ClassObj> cls = x.is_obj(ObjKind::Class) ? std::static_pointer_cast<ClassObj>(x.o)
+        std::shared_ptr<ClassObj> cls = x.is_obj(ObjKind::Class)      ? std::static_pointer_cast<ClassObj>(x.o)
                                         : x.is_obj(ObjKind::Instance) ? x.as<InstanceObj>()->cls
                                                                       : nullptr;
         if (!cls) return Val::unknown(fmt::format("{}() of {}", path, type_name(x)), site);
@@ -320,9 +326,11 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
         auto names = dataclass_field_names(cls);
         if (path == "dataclasses.is_dataclass") {
             if (dataclass) return Val::boolean(true, site);
-            return names ? Val::boolean(false, site) : Val::unknown(fmt::format("whether {} is a dataclass", cls->name), site);
+            return names ? Val::boolean(false, site)
+                         : Val::unknown(fmt::format("whether {} is a dataclass", cls->name), site);
         }
-        if (!names) return Val::unknown(fmt::format("the fields of {}, which an outside base class adds to", cls->name), site);
+        if (!names)
+            return Val::unknown(fmt::format("the fields of {}, which an outside base class adds to", cls->name), site);
         std::vector<Val> items;
         for (const auto& n : *names) {
             bool init = true;
@@ -385,7 +393,10 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
         return Val::none(site);
     // An outside class: an object holding the keyword arguments (a config dataclass of Megatron Core, say).
     if (!name.empty() && std::isupper(static_cast<unsigned char>(name[0])) && name.find('_') != 0 &&
-        !(name.size() > 1 && std::all_of(name.begin(), name.end(), [](char c) { return std::isupper(static_cast<unsigned char>(c)) || c == '_' || std::isdigit(static_cast<unsigned char>(c)); }))) {
+        !(name.size() > 1 && std::all_of(name.begin(), name.end(), [](char c) {
+              return std::isupper(static_cast<unsigned char>(c)) || c == '_' ||
+                     std::isdigit(static_cast<unsigned char>(c));
+          }))) {
         auto inst = std::make_shared<InstanceObj>();
         inst->class_path = path;
         inst->model_like = is_model_class(nullptr, path);

@@ -136,7 +136,6 @@ Value external_field_value(const FieldSpec& spec, const std::string& path, const
     }
 }
 
-
 Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p, Exporter& e) {
     if (v.is_obj(ObjKind::External)) return external_field_value(spec, v.as<ExternalObj>()->path, p);
     if (v.is_obj(ObjKind::Instance) || v.is_obj(ObjKind::Function) || v.is_obj(ObjKind::Class) ||
@@ -145,9 +144,9 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
         // must not turn into a type error: where it does not fit the field, it is unknown.
         Value out = e.value(v, p, 1);
         if (type_matches(out, spec.type)) return out;
-        return Value::unknown(fmt::format("{}, which the linter does not model as a {} value", type_name(v),
-                                          field_type_name(spec.type)),
-                              p);
+        return Value::unknown(
+            fmt::format("{}, which the linter does not model as a {} value", type_name(v), field_type_name(spec.type)),
+            p);
     }
     if ((v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple)) && spec.type == FieldType::List) {
         Value out = e.value(v, p, 1);
@@ -171,7 +170,8 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
     const bool recompute_field =
         spec.name.find("recompute") != std::string::npos || spec.name == "distribute_saved_activations";
     if (!recompute_field && !out.is_unknown() && !type_matches(out, spec.type))
-        return Value::unknown(fmt::format("{}, while the field is declared {}", type_name(v), field_type_name(spec.type)), p);
+        return Value::unknown(
+            fmt::format("{}, while the field is declared {}", type_name(v), field_type_name(spec.type)), p);
     return out;
 }
 
@@ -239,9 +239,11 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
                                 int depth, const Revision& rev) {
     const Schema& schema = Schema::instance();
     for (const auto& attr : model.attrs) {
-        if (attr.name == "transformer" && depth == 0 && !attr.value.is_obj(ObjKind::Instance) && !attr.value.is_none()) {
+        if (attr.name == "transformer" && depth == 0 && !attr.value.is_obj(ObjKind::Instance) &&
+            !attr.value.is_none()) {
             // A builder config whose nested transformer config is not known: none of its fields are.
-            const std::string reason = attr.value.is_unknown() ? attr.value.reason() : "the transformer config is not an object";
+            const std::string reason =
+                attr.value.is_unknown() ? attr.value.reason() : "the transformer config is not an object";
             m.set(attr.name, unknown_model(reason, provenance_of(attr.info), rev));
             continue;
         }
@@ -285,9 +287,8 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
     Provenance anchor = Provenance::at(Origin::Recipe, recipe.def, {});
     out.root = Value::map(anchor);
     if (in.out_of_budget()) {
-        const std::string reason =
-            fmt::format("evaluating recipe {} took more than {} steps; its values are not known",
-                        recipe.name, project.limits().max_steps);
+        const std::string reason = fmt::format("evaluating recipe {} took more than {} steps; its values are not known",
+                                               recipe.name, project.limits().max_steps);
         Diagnostic d = input_error(InputError::LimitExceeded, recipe.def, reason);
         d.severity = Severity::Warning;
         out.diagnostics.push_back(std::move(d));
@@ -299,9 +300,8 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
             out.is_recipe = false;
             return out;
         }
-        const std::string reason = cfg.is_unknown() ? cfg.reason()
-                                                    : fmt::format("{} returns {}, not a config", recipe.name,
-                                                                  type_name(cfg));
+        const std::string reason =
+            cfg.is_unknown() ? cfg.reason() : fmt::format("{} returns {}, not a config", recipe.name, type_name(cfg));
         Provenance p = anchor;
         if (cfg.at.valid()) p.range = cfg.at.range();
         out.root.set("model", unknown_model(reason, p, project.revision()));

@@ -14,8 +14,8 @@ namespace mbl::py {
 struct RecipeInfo {
     Module* module = nullptr;
     std::string name;
-    SourceRange def;          // the function's name in its `def` line (where facts without a line point)
-    bool annotated = false;   // `-> ConfigContainer`; otherwise found by its *_config name
+    SourceRange def;         // the function's name in its `def` line (where facts without a line point)
+    bool annotated = false;  // `-> ConfigContainer`; otherwise found by its *_config name
 };
 
 // Recipe candidates among the top-level functions of a parsed module. Names starting with `_` are helpers and are
@@ -25,10 +25,10 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private = fal
 std::vector<std::string> function_names(const Module& m);
 
 struct RecipeOutcome {
-    bool is_recipe = true;   // false: a *_config function that does not return a config object
-    Value root;              // the config tree: sections model, mixed_precision, comm_overlap, train, ...
+    bool is_recipe = true;                // false: a *_config function that does not return a config object
+    Value root;                           // the config tree: sections model, mixed_precision, comm_overlap, train, ...
     std::vector<Diagnostic> diagnostics;  // front-end findings (unknown model architecture, evaluation limits)
-    std::int64_t steps = 0;  // evaluation steps used
+    std::int64_t steps = 0;               // evaluation steps used
 };
 
 // Evaluates one recipe. Thread-safe (one evaluator per call; modules are shared read-only).

@@ -56,8 +56,23 @@ struct SetInfo {
 };
 
 enum class ObjKind : std::uint8_t {
-    List, Tuple, Set, Dict, Instance, Function, Class, Module, Method, Builtin, External, Partial, HfBridge,
-    FieldSpec, Property, LazyImport, Super,
+    List,
+    Tuple,
+    Set,
+    Dict,
+    Instance,
+    Function,
+    Class,
+    Module,
+    Method,
+    Builtin,
+    External,
+    Partial,
+    HfBridge,
+    FieldSpec,
+    Property,
+    LazyImport,
+    Super,
 };
 
 // A heap value. It joins the registry of the evaluation that makes it (object_registry.hpp).
@@ -76,12 +91,46 @@ class Val {
 public:
     enum class K : std::uint8_t { None, Bool, Int, Float, Str, Obj, Unknown };
 
-    static Val none(Loc at = {}) { Val v; v.at = at; return v; }
-    static Val boolean(bool b, Loc at = {}) { Val v; v.k = K::Bool; v.b = b; v.at = at; return v; }
-    static Val integer(std::int64_t i, Loc at = {}) { Val v; v.k = K::Int; v.i = i; v.at = at; return v; }
-    static Val floating(double d, Loc at = {}) { Val v; v.k = K::Float; v.d = d; v.at = at; return v; }
-    static Val str(std::string s, Loc at = {}) { Val v; v.k = K::Str; v.s = std::move(s); v.at = at; return v; }
-    static Val obj(ObjPtr o, Loc at = {}) { Val v; v.k = K::Obj; v.o = std::move(o); v.at = at; return v; }
+    static Val none(Loc at = {}) {
+        Val v;
+        v.at = at;
+        return v;
+    }
+    static Val boolean(bool b, Loc at = {}) {
+        Val v;
+        v.k = K::Bool;
+        v.b = b;
+        v.at = at;
+        return v;
+    }
+    static Val integer(std::int64_t i, Loc at = {}) {
+        Val v;
+        v.k = K::Int;
+        v.i = i;
+        v.at = at;
+        return v;
+    }
+    static Val floating(double d, Loc at = {}) {
+        Val v;
+        v.k = K::Float;
+        v.d = d;
+        v.at = at;
+        return v;
+    }
+    static Val str(std::string s, Loc at = {}) {
+        Val v;
+        v.k = K::Str;
+        v.s = std::move(s);
+        v.at = at;
+        return v;
+    }
+    static Val obj(ObjPtr o, Loc at = {}) {
+        Val v;
+        v.k = K::Obj;
+        v.o = std::move(o);
+        v.at = at;
+        return v;
+    }
     // Reasons are kept short: in loops they would otherwise nest into ever longer texts.
     static constexpr std::size_t kMaxReason = 200;
     static Val unknown(std::string reason, Loc at = {}) {
@@ -89,7 +138,11 @@ public:
             reason.resize(kMaxReason);
             reason += "...";
         }
-        Val v; v.k = K::Unknown; v.s = std::move(reason); v.at = at; return v;
+        Val v;
+        v.k = K::Unknown;
+        v.s = std::move(reason);
+        v.at = at;
+        return v;
     }
 
     bool is_none() const { return k == K::None; }
@@ -109,7 +162,9 @@ public:
     double as_number() const { return k == K::Float ? d : static_cast<double>(as_int()); }
     const std::string& reason() const { return s; }
     template <class T>
-    T* as() const { return static_cast<T*>(o.get()); }
+    T* as() const {
+        return static_cast<T*>(o.get());
+    }
 
     K k = K::None;
     bool b = false;
@@ -117,7 +172,7 @@ public:
     double d = 0.0;
     std::string s;  // string value, or the reason of an Unknown
     ObjPtr o;
-    Loc at;         // where the value was written (a literal) or where it became unknown
+    Loc at;  // where the value was written (a literal) or where it became unknown
 };
 
 // --- heap objects ---
@@ -152,14 +207,14 @@ struct InstanceObj : Object {
         created = SetInfo();
     }
     std::shared_ptr<ClassObj> cls;  // a class of the source root, or null for an external class
-    std::string class_path;          // dotted name of the class (external or root qualified name)
+    std::string class_path;         // dotted name of the class (external or root qualified name)
     std::vector<Attr> attrs;
-    bool model_like = false;         // a TransformerConfig / model provider: unset fields take Megatron defaults
-    std::string poisoned;            // non-empty: arbitrary attributes may have been changed (the reason)
-    std::string opaque;              // non-empty: made for an unknown value; attributes not set since are unknown
-    bool closed = false;             // its attributes are all it has (a Hugging Face config read from config.json):
-                                     // a missing one is absent (getattr's default, hasattr False), not unknown
-    SetInfo created;                 // where the object was made (for the provenance of defaults)
+    bool model_like = false;  // a TransformerConfig / model provider: unset fields take Megatron defaults
+    std::string poisoned;     // non-empty: arbitrary attributes may have been changed (the reason)
+    std::string opaque;       // non-empty: made for an unknown value; attributes not set since are unknown
+    bool closed = false;      // its attributes are all it has (a Hugging Face config read from config.json):
+                              // a missing one is absent (getattr's default, hasattr False), not unknown
+    SetInfo created;          // where the object was made (for the provenance of defaults)
 
     Attr* find(std::string_view name) {
         for (auto& a : attrs)
@@ -184,14 +239,14 @@ struct FunctionObj : Object {
         closure.reset();
     }
     Module* module = nullptr;
-    NodeId def = kNoNode;    // function_definition or lambda
-    NodeId body = kNoNode;   // block, or the lambda's expression
+    NodeId def = kNoNode;   // function_definition or lambda
+    NodeId body = kNoNode;  // block, or the lambda's expression
     std::string name;
-    std::string qualname;    // module.name, for messages and exports
+    std::string qualname;  // module.name, for messages and exports
     std::vector<Param> params;
     std::shared_ptr<Env> closure;  // enclosing function scope, null at module level
     bool is_lambda = false;
-    bool returns_config = false;   // annotated `-> ConfigContainer`
+    bool returns_config = false;  // annotated `-> ConfigContainer`
     bool staticmethod = false, classmethod = false;
     std::weak_ptr<ClassObj> owner;  // the class whose body defined it (for super())
 };
@@ -201,7 +256,7 @@ struct DataField {
     std::optional<Val> default_value;
     std::optional<Val> factory;  // default_factory callable
     bool init = true;
-    Loc loc;                     // the field's line in the class body
+    Loc loc;  // the field's line in the class body
 };
 
 struct ClassObj : Object {
@@ -214,8 +269,8 @@ struct ClassObj : Object {
     std::string name;
     std::string qualname;
     Module* module = nullptr;
-    std::vector<Val> bases;               // root classes or externals
-    std::vector<DataField> fields;        // own annotated fields, in order
+    std::vector<Val> bases;                          // root classes or externals
+    std::vector<DataField> fields;                   // own annotated fields, in order
     std::vector<std::pair<std::string, Val>> attrs;  // class attributes and methods
     bool dataclass = false;
     bool is_enum = false;

@@ -1,13 +1,13 @@
 // Drives the real binary: exit codes, formats, subcommands.
 #include <catch2/catch.hpp>
 
-#include "../support/run.hpp"
+#include <sys/wait.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-#include <sys/wait.h>
+#include "../support/run.hpp"
 
 namespace {
 
@@ -70,7 +70,8 @@ TEST_CASE("JSON output (--format json) follows the documented shape", "[cli]") {
     CHECK(j["version"] == 1);
     REQUIRE(j["diagnostics"].size() >= 2);
     const auto& d = j["diagnostics"][0];
-    for (const char* key : {"code", "name", "severity", "file", "line", "column", "end_line", "end_column", "message", "notes"})
+    for (const char* key :
+         {"code", "name", "severity", "file", "line", "column", "end_line", "end_column", "message", "notes"})
         CHECK(d.contains(key));
     CHECK(j["summary"]["errors"].get<int>() >= 2);
     CHECK(j["summary"].contains("warnings"));
@@ -139,7 +140,8 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
     CHECK(hottest["fits"] == false);
     const double peak = hottest["peak"]["bytes"].get<double>();
     double parts = 0;
-    for (const char* k : {"params", "grads", "optimizer", "activations", "transient"}) parts += hottest[k]["bytes"].get<double>();
+    for (const char* k : {"params", "grads", "optimizer", "activations", "transient"})
+        parts += hottest[k]["bytes"].get<double>();
     CHECK(parts == Approx(peak).epsilon(1e-6));
     CHECK(hottest["peak"]["gib"].get<double>() == Approx(peak / (1024.0 * 1024 * 1024)));
     bool narrowest = false;
@@ -169,7 +171,8 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
     page << in.rdbuf();
     CHECK(page.str().find("<svg") != std::string::npos);
     CHECK(page.str().find("budget 80.0 GiB") != std::string::npos);
-    for (const char* external : {"http", "src=", "href=", "@import"}) CHECK(page.str().find(external) == std::string::npos);
+    for (const char* external : {"http", "src=", "href=", "@import"})
+        CHECK(page.str().find(external) == std::string::npos);
 }
 
 TEST_CASE("estimate: bad flags and unusable configs exit 2", "[cli][estimate]") {
@@ -192,8 +195,9 @@ TEST_CASE("estimate: bad flags and unusable configs exit 2", "[cli][estimate]") 
     auto r = run("estimate --color never " + partial);
     CHECK(r.code == 2);
     CHECK(r.out.find("error[IN010]: cannot estimate memory: num_layers is not set") != std::string::npos);
-    auto bad_mbs = write_temp("bad_mbs.yaml", "train: {micro_batch_size: banana}\nmodel: {num_layers: 2, hidden_size: 64, "
-                                              "num_attention_heads: 4, seq_length: 128}\n");
+    auto bad_mbs =
+        write_temp("bad_mbs.yaml", "train: {micro_batch_size: banana}\nmodel: {num_layers: 2, hidden_size: 64, "
+                                   "num_attention_heads: 4, seq_length: 128}\n");
     auto m = run("estimate --color never " + bad_mbs);
     CHECK(m.code == 2);
     CHECK(m.out.find("bad_mbs.yaml:1:") != std::string::npos);
@@ -211,8 +215,8 @@ TEST_CASE("check --gpu-memory turns on the memory advice rules", "[cli][estimate
 
 TEST_CASE("estimate refuses absurd sizes with a located diagnostic instead of modelling them", "[cli][estimate]") {
     for (std::string field : {"num_layers: 1000000000", "pipeline_model_parallel_size: -2",
-                                     "virtual_pipeline_model_parallel_size: 4000000000", "tensor_model_parallel_size: 0",
-                                     "pipeline_model_parallel_size: 16"}) {
+                              "virtual_pipeline_model_parallel_size: 4000000000", "tensor_model_parallel_size: 0",
+                              "pipeline_model_parallel_size: 16"}) {
         std::string body = "model:\n  hidden_size: 64\n  num_attention_heads: 4\n  seq_length: 128\n  " + field + "\n";
         if (field.rfind("num_layers", 0) != 0) body += "  num_layers: 8\n";
         auto cfg = write_temp("absurd.yaml", body);

@@ -1,8 +1,8 @@
 // The integration flags of `check` and the `config` command, through the real binary.
+#include <sys/stat.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
-#include <sys/stat.h>
 
 #include <set>
 
@@ -71,7 +71,8 @@ TEST_CASE("check --fix rewrites only files with applicable fixes, atomically, ke
     // With --unsafe-fixes the method is added too, and the run is clean.
     auto unsafe = lint(dir, "check --mcore 0.20.dev --fix --unsafe-fixes b.yaml");
     CHECK(unsafe.code == 0);
-    CHECK(read_file(unfixable).find("  recompute_granularity: full\n  recompute_method: uniform\n") != std::string::npos);
+    CHECK(read_file(unfixable).find("  recompute_granularity: full\n  recompute_method: uniform\n") !=
+          std::string::npos);
 }
 
 TEST_CASE("check --diff previews fixes as a unified diff that applies, writing nothing", "[cli][fix]") {
@@ -79,9 +80,10 @@ TEST_CASE("check --diff previews fixes as a unified diff that applies, writing n
     const std::string path = dir.write("a.yaml", kFixable);
     auto r = lint(dir, "check --mcore 0.20.dev --diff a.yaml");
     CHECK(r.code == 1);
-    CHECK(r.out ==
-          "--- a.yaml\n+++ a.yaml\n@@ -1,5 +1,3 @@\n model:\n   transformer_impl: local\n   recompute_granularity: selective\n"
-          "-  recompute_num_layers: 2  # stale\n-  recompute_method: block\n");
+    CHECK(
+        r.out ==
+        "--- a.yaml\n+++ a.yaml\n@@ -1,5 +1,3 @@\n model:\n   transformer_impl: local\n   recompute_granularity: selective\n"
+        "-  recompute_num_layers: 2  # stale\n-  recompute_method: block\n");
     CHECK(read_file(path) == kFixable);
     // The diff applies with standard tools and gives what --fix writes.
     dir.write("fix.patch", r.out);
@@ -110,7 +112,8 @@ TEST_CASE("check --format sarif and --output: a valid SARIF file for CI upload",
     CHECK(r.code == 1);
     CHECK(r.out.empty());  // the report went to the file
     json log = json::parse(read_file(dir / "results.sarif"));
-    mbl::test::JsonSchemaValidator schema(json::parse(read_file(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/sarif/sarif-schema-2.1.0.json")));
+    mbl::test::JsonSchemaValidator schema(
+        json::parse(read_file(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/sarif/sarif-schema-2.1.0.json")));
     auto errors = schema.validate(log);
     CHECK(errors.empty());
     std::set<std::string> uris;
@@ -124,12 +127,14 @@ TEST_CASE("check --format github prints one workflow command per problem", "[cli
     dir.write("configs/b.yaml", kUnfixable);
     auto r = lint(dir, "check --mcore 0.20.dev --format github configs/b.yaml");
     CHECK(r.code == 1);
-    CHECK(r.out.rfind("::error file=configs/b.yaml,line=4,col=3,endLine=4,endColumn=30,title=mbridge-lint RC004 "
-                      "full-recompute-without-method::recompute_granularity is \"full\" but recompute_method is not set%0A",
-                      0) == 0);
+    CHECK(r.out.rfind(
+              "::error file=configs/b.yaml,line=4,col=3,endLine=4,endColumn=30,title=mbridge-lint RC004 "
+              "full-recompute-without-method::recompute_granularity is \"full\" but recompute_method is not set%0A",
+              0) == 0);
 }
 
-TEST_CASE("check --skip-non-configs: named files that are not configs are skipped (pre-commit passes every YAML)", "[cli]") {
+TEST_CASE("check --skip-non-configs: named files that are not configs are skipped (pre-commit passes every YAML)",
+          "[cli]") {
     TempDir dir;
     dir.write("workflow.yaml", "on: push\njobs:\n  build:\n    runs-on: ubuntu-latest\n");
     dir.write("setup.py", "from setuptools import setup\nsetup()\n");
@@ -143,7 +148,8 @@ TEST_CASE("check --skip-non-configs: named files that are not configs are skippe
     CHECK(skipped.out.find("(1 file checked)") != std::string::npos);
 }
 
-TEST_CASE("check --changed-only REF lints what the branch changed, and what a changed configuration governs", "[cli][git]") {
+TEST_CASE("check --changed-only REF lints what the branch changed, and what a changed configuration governs",
+          "[cli][git]") {
     TempDir dir;
     const std::string git = "git -c user.name=t -c user.email=t@example.org ";
     dir.write("configs/a.yaml", kUnfixable);
@@ -153,7 +159,7 @@ TEST_CASE("check --changed-only REF lints what the branch changed, and what a ch
     REQUIRE(sh(dir, "git init -q -b main && " + git + "add -A && " + git + "commit -qm base").code == 0);
     REQUIRE(sh(dir, "git checkout -qb feature").code == 0);
     dir.write("configs/b.yaml", kUnfixable + "  num_layers: 4\n");  // changed, not committed
-    dir.write("configs/new.yaml", kUnfixable);                       // untracked
+    dir.write("configs/new.yaml", kUnfixable);                      // untracked
     auto r = lint(dir, "check --mcore 0.20.dev --changed-only main --color never .");
     INFO(r.out);
     CHECK(r.code == 1);
@@ -186,8 +192,9 @@ TEST_CASE("check --changed-only REF lints what the branch changed, and what a ch
 
 TEST_CASE("`config` prints the resolved configuration and where each value came from", "[cli][config]") {
     TempDir dir;
-    dir.write("pyproject.toml", "[project]\nname = \"recipes\"\n\n[tool.mbridge-lint]\nmcore = \"0.20.dev\"\ngpu-memory = \"141GB\"\n"
-                                "ignore = [\"RC115\"]\n");
+    dir.write("pyproject.toml",
+              "[project]\nname = \"recipes\"\n\n[tool.mbridge-lint]\nmcore = \"0.20.dev\"\ngpu-memory = \"141GB\"\n"
+              "ignore = [\"RC115\"]\n");
     dir.write("configs/a.yaml", kClean);
     auto text = lint(dir, "config configs/a.yaml");
     INFO(text.out);
@@ -215,7 +222,8 @@ TEST_CASE("a broken configuration stops the run with exit code 2 and a located m
     dir.write("b.yaml", kClean);
     auto r = lint(dir, "check --color never a.yaml b.yaml");
     CHECK(r.code == 2);
-    CHECK(r.out.find(".mbridge-lint.toml:2:1: error[IN004]: unknown configuration key \"selct\" (did you mean \"select\"?)") !=
+    CHECK(r.out.find(
+              ".mbridge-lint.toml:2:1: error[IN004]: unknown configuration key \"selct\" (did you mean \"select\"?)") !=
           std::string::npos);
     CHECK(r.out.find("    2 | selct = [\"RC\"]") != std::string::npos);
     // Reported once although it governs both files.
@@ -240,7 +248,8 @@ TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options
     auto check_flags = [&](const std::string& file) {
         const std::string text = read_file(root + "/" + file);
         size_t uses = 0;
-        for (size_t at = text.find("mbridge-lint check"); at != std::string::npos; at = text.find("mbridge-lint check", at + 1)) {
+        for (size_t at = text.find("mbridge-lint check"); at != std::string::npos;
+             at = text.find("mbridge-lint check", at + 1)) {
             ++uses;
             const std::string line = text.substr(at, text.find('\n', at) - at);
             for (size_t f = line.find(" --"); f != std::string::npos; f = line.find(" --", f + 1)) {

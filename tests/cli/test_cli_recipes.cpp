@@ -1,14 +1,14 @@
 // The real binary on Python recipes: targets, overrides, --config-file, show, exit codes.
 #include <catch2/catch.hpp>
 
-#include "../support/run.hpp"
-#include "../support/temp_dir.hpp"
+#include <sys/wait.h>
+#include <yaml-cpp/yaml.h>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
-#include <yaml-cpp/yaml.h>
+#include "../support/run.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace {
 
@@ -56,13 +56,15 @@ TEST_CASE("command-line overrides after -- are located in <override N>", "[cli][
     CHECK(bad.code == 2);
     CHECK(has(bad.out, "<override 1>:1:28: error[IN007]: malformed override"));
 
-    auto missing = run("check --color never " + llama + "::llama3_8b_pretrain_config -- model.recompute_granularty=full");
+    auto missing =
+        run("check --color never " + llama + "::llama3_8b_pretrain_config -- model.recompute_granularty=full");
     CHECK(missing.code == 2);
     CHECK(has(missing.out, "error[IN004]"));
     CHECK(has(missing.out, "did you mean \"recompute_granularity\""));
 }
 
-TEST_CASE("a YAML --config-file merges before the command line, and both apply to YAML inputs too", "[cli][overrides]") {
+TEST_CASE("a YAML --config-file merges before the command line, and both apply to YAML inputs too",
+          "[cli][overrides]") {
     auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
     std::filesystem::create_directories(dir);
     const std::string over = (dir / "over.yaml").string();
@@ -73,14 +75,16 @@ TEST_CASE("a YAML --config-file merges before the command line, and both apply t
     CHECK(r.code == 0);  // block with 40 layers is out of range (a warning), not an error
     CHECK(has(r.out, "<override 1>:1:28: warning[RC111]"));
 
-    auto y = run("check --color never --mcore 0.20.dev " + yaml_fixtures + "clean_bridge_dump.yaml -- ++model.recompute_granularity=full");
+    auto y = run("check --color never --mcore 0.20.dev " + yaml_fixtures +
+                 "clean_bridge_dump.yaml -- ++model.recompute_granularity=full");
     INFO(y.out);
     CHECK(y.code == 1);
     CHECK(has(y.out, "<override 1>:1:31: error[RC004]"));
 }
 
 TEST_CASE("show prints the effective config as YAML with provenance comments", "[cli][python][show]") {
-    auto r = run("show --mcore 0.20.dev " + llama + "::llama3_8b_sp_config --only model.recompute --only model.sequence_parallel");
+    auto r = run("show --mcore 0.20.dev " + llama +
+                 "::llama3_8b_sp_config --only model.recompute --only model.sequence_parallel");
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(has(r.out, "# recipe llama3_8b_sp_config"));
@@ -94,7 +98,8 @@ TEST_CASE("show prints the effective config as YAML with provenance comments", "
     CHECK(doc["model"]["recompute_method"].as<std::string>() == "block");
     CHECK(doc["model"]["recompute_num_layers"].as<int>() == 4);
 
-    auto o = run("show --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --only model.recompute_method "
+    auto o = run("show --mcore 0.20.dev " + llama +
+                 "::llama3_8b_pretrain_config --only model.recompute_method "
                  "-- model.recompute_method=uniform");
     CHECK(has(o.out, "recompute_method: uniform  # override, <override 1>"));
     auto d = run("show --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --only model.hidden_size");
@@ -137,14 +142,17 @@ TEST_CASE("unusable Python input exits 2", "[cli][python]") {
 }
 
 TEST_CASE("show works on YAML configs and marks unknown values", "[cli][show]") {
-    auto y = run("show --mcore 0.20.dev " + yaml_fixtures + "rc004_full_recompute_without_method.yaml --only model.recompute_granularity --only model.distribute_saved_activations");
+    auto y = run(
+        "show --mcore 0.20.dev " + yaml_fixtures +
+        "rc004_full_recompute_without_method.yaml --only model.recompute_granularity --only model.distribute_saved_activations");
     INFO(y.out);
     CHECK(y.code == 0);
     CHECK(has(y.out, "recompute_granularity: full  # "));
     CHECK(has(y.out, "rc004_full_recompute_without_method.yaml:5"));
     CHECK(has(y.out, "distribute_saved_activations: false  # default (Megatron Core 0.20.dev)"));
 
-    auto u = run("show --mcore 0.20.dev " + tree + "/src/megatron/bridge/recipes/misc/shapes.py::environment_dependent_config "
+    auto u = run("show --mcore 0.20.dev " + tree +
+                 "/src/megatron/bridge/recipes/misc/shapes.py::environment_dependent_config "
                  "--only model.recompute_granularity");
     INFO(u.out);
     CHECK(has(u.out, "recompute_granularity: !unknown \"set differently depending on the condition at "));
@@ -154,26 +162,31 @@ TEST_CASE("show works on YAML configs and marks unknown values", "[cli][show]") 
 
 TEST_CASE("check reports an unknown model once across files, at the first call site", "[cli][python][hf]") {
     mbl::test::TempDir dir;
-    const std::string head = "from megatron.bridge import AutoBridge\nfrom megatron.bridge.training.config import ConfigContainer\n\n\n";
-    const std::string load = "    return ConfigContainer(model=AutoBridge.from_hf_pretrained(\"nobody/nothing\").to_megatron_provider())\n";
-    dir.write("pkg/b.py", head + "def late_config() -> ConfigContainer:\n" + load + "\n\ndef later_config() -> ConfigContainer:\n" + load);
+    const std::string head =
+        "from megatron.bridge import AutoBridge\nfrom megatron.bridge.training.config import ConfigContainer\n\n\n";
+    const std::string load =
+        "    return ConfigContainer(model=AutoBridge.from_hf_pretrained(\"nobody/nothing\").to_megatron_provider())\n";
+    dir.write("pkg/b.py", head + "def late_config() -> ConfigContainer:\n" + load +
+                              "\n\ndef later_config() -> ConfigContainer:\n" + load);
     dir.write("pkg/a.py", head + "def first_config() -> ConfigContainer:\n" + load);
     dir.write("pkg/__init__.py", "");
     const std::string cmd = "check --color never --mcore 0.20.dev --root " + dir.path().string() + " ";
     // HOME points at an empty directory: no Hugging Face cache of the user's can know the model.
-    auto r = mbl::test::run_shell("HOME=" + (dir / "home") + " HF_HOME= HF_HUB_CACHE= " + mbl::test::lint_binary() + " " + cmd +
-                                  (dir / "pkg/b.py") + " " + (dir / "pkg/a.py"));
+    auto r = mbl::test::run_shell("HOME=" + (dir / "home") + " HF_HOME= HF_HUB_CACHE= " + mbl::test::lint_binary() +
+                                  " " + cmd + (dir / "pkg/b.py") + " " + (dir / "pkg/a.py"));
     INFO(r.out);
     size_t count = 0;
-    for (size_t p = r.out.find("warning[IN010]"); p != std::string::npos; p = r.out.find("warning[IN010]", p + 1)) ++count;
+    for (size_t p = r.out.find("warning[IN010]"); p != std::string::npos; p = r.out.find("warning[IN010]", p + 1))
+        ++count;
     CHECK(count == 1);
-    CHECK(has(r.out, (dir / "pkg/a.py") + ":6:34: warning[IN010]: the architecture of \"nobody/nothing\" is not known"));
+    CHECK(
+        has(r.out, (dir / "pkg/a.py") + ":6:34: warning[IN010]: the architecture of \"nobody/nothing\" is not known"));
     CHECK(has(r.out, "note: reported once: 2 other recipes load it too: late_config (" + (dir / "pkg/b.py") +
                          ":6:34), later_config (" + (dir / "pkg/b.py") + ":10:34)"));
 
     // JSON carries the same single diagnostic.
-    auto j = mbl::test::run_shell("HOME=" + (dir / "home") + " HF_HOME= HF_HUB_CACHE= " + mbl::test::lint_binary() + " " + cmd +
-                                  "--format json " + (dir / "pkg"));
+    auto j = mbl::test::run_shell("HOME=" + (dir / "home") + " HF_HOME= HF_HUB_CACHE= " + mbl::test::lint_binary() +
+                                  " " + cmd + "--format json " + (dir / "pkg"));
     auto parsed = nlohmann::json::parse(j.out);
     int in010 = 0;
     for (const auto& d : parsed["diagnostics"])
@@ -196,8 +209,9 @@ TEST_CASE("estimate takes a recipe, --config-file and overrides like check and s
     std::filesystem::create_directories(dir);
     const std::string over = (dir / "estimate_over.yaml").string();
     std::ofstream(over) << "model:\n  pipeline_model_parallel_size: 2\n";
-    auto w = run("estimate --color never --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --gpus 8 --config-file " +
-                 over + " -- model.tensor_model_parallel_size=4");
+    auto w =
+        run("estimate --color never --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --gpus 8 --config-file " +
+            over + " -- model.tensor_model_parallel_size=4");
     INFO(w.out);
     REQUIRE(w.code == 0);
     CHECK(has(w.out, "TP 4"));

@@ -12,7 +12,9 @@ namespace {
 using json = nlohmann::json;
 using mbl::test::TempDir;
 
-mbl::test::RunResult run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
+mbl::test::RunResult run(const std::string& args) {
+    return mbl::test::run_shell(mbl::test::lint_binary() + " " + args);
+}
 bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
 
 const std::string kGit = "git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main ";
@@ -73,8 +75,7 @@ TEST_CASE("--help of every command that takes --mcore lists each revision name w
         auto r = run(std::string(command) + " --help");
         INFO(command << "\n" << r.out);
         CHECK(r.code == 0);
-        for (int minor = 12; minor <= 19; ++minor)
-            CHECK(has(r.out, "  0." + std::to_string(minor) + " ") );
+        for (int minor = 12; minor <= 19; ++minor) CHECK(has(r.out, "  0." + std::to_string(minor) + " "));
         CHECK(has(r.out, "release core_v0.12.0 (patch releases .1, .2, .3 too)"));
         CHECK(has(r.out, "release core_v0.19.0; the default outside a Bridge checkout"));
         CHECK(has(r.out, "0.20.dev  commit 2a75ac12c54b (2026-08-13, main branch), Megatron Bridge's main pin"));
@@ -86,9 +87,11 @@ TEST_CASE("--help of every command that takes --mcore lists each revision name w
     CHECK(has(run("check --help").out, "A,B lints for both"));
 }
 
-TEST_CASE("every revision name means one revision, and ambiguous names are refused with what they could mean", "[cli][revisions]") {
+TEST_CASE("every revision name means one revision, and ambiguous names are refused with what they could mean",
+          "[cli][revisions]") {
     TempDir dir;
-    const std::string cfg = dir.write("cfg.yaml", "model:\n  recompute_granularity: selective\n  recompute_modules: [gdn]\n");
+    const std::string cfg =
+        dir.write("cfg.yaml", "model:\n  recompute_granularity: selective\n  recompute_modules: [gdn]\n");
     // Only the dev branch knows the gdn label, so the names are told apart by whether RC008 fires.
     for (const char* name : {"dev", "bridge-dev", "b3b1e2d7", "B3B1E2D793C596C2FA61076D001AB93F294E4E87"}) {
         auto r = run(std::string("check --mcore ") + name + " " + cfg);
@@ -96,7 +99,8 @@ TEST_CASE("every revision name means one revision, and ambiguous names are refus
         CHECK_FALSE(has(r.out, "RC008"));
         CHECK(has(r.out, "RC029"));  // no gated-delta-net attention
     }
-    for (const char* name : {"0.20.dev", "bridge-main", "2a75ac12c54b", "main", "0.19", "core_v0.19.0", "0.19.0", "0.15.2"}) {
+    for (const char* name :
+         {"0.20.dev", "bridge-main", "2a75ac12c54b", "main", "0.19", "core_v0.19.0", "0.19.0", "0.15.2"}) {
         auto r = run(std::string("check --mcore ") + name + " " + cfg);
         INFO(name << "\n" << r.out);
         CHECK(has(r.out, "error[RC008]"));
@@ -113,10 +117,12 @@ TEST_CASE("every revision name means one revision, and ambiguous names are refus
     dir.write(".mbridge-lint.toml", "mcore = \"bridge\"\n");
     auto file = run("check --color never " + cfg);
     CHECK(file.code == 2);
-    CHECK(has(file.out, ".mbridge-lint.toml:1:1: error[IN011]: Megatron Core revision \"bridge\" for mcore is ambiguous"));
+    CHECK(has(file.out,
+              ".mbridge-lint.toml:1:1: error[IN011]: Megatron Core revision \"bridge\" for mcore is ambiguous"));
 }
 
-TEST_CASE("without --mcore a file in a Bridge checkout is linted for the revision its gitlink pins, said once", "[cli][revisions]") {
+TEST_CASE("without --mcore a file in a Bridge checkout is linted for the revision its gitlink pins, said once",
+          "[cli][revisions]") {
     TempDir dir;
     make_checkout(dir, kMainPin);
     const std::string yaml = (dir.path() / "configs/run.yaml").string();
@@ -146,8 +152,9 @@ TEST_CASE("without --mcore a file in a Bridge checkout is linted for the revisio
     auto dev = run("check --color never " + recipes);
     INFO(dev.out);
     CHECK(dev.code == 0);
-    CHECK(has(dev.out, "Megatron Core dev for files in " + dir.path().string() +
-                           ": 3rdparty/Megatron-LM is checked out at b3b1e2d793c5 (the committed gitlink pins 2a75ac12c54b)"));
+    CHECK(has(dev.out,
+              "Megatron Core dev for files in " + dir.path().string() +
+                  ": 3rdparty/Megatron-LM is checked out at b3b1e2d793c5 (the committed gitlink pins 2a75ac12c54b)"));
 
     // --mcore, or mcore in the configuration file, wins, and then nothing is detected.
     auto explicit_rev = run("check --color never --mcore 0.20.dev " + recipes);
@@ -167,10 +174,12 @@ TEST_CASE("config shows the detected revision and where it came from", "[cli][re
     auto r = run("config " + (dir.path() / "configs/run.yaml").string());
     INFO(r.out);
     CHECK(has(r.out, "mcore            = \"0.20.dev\""));
-    CHECK(has(r.out, "# detected from " + dir.path().string() + ": its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b"));
+    CHECK(
+        has(r.out, "# detected from " + dir.path().string() + ": its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b"));
 }
 
-TEST_CASE("check --mcore A,B reports what appears and disappears, per recipe, with a CI exit code", "[cli][revisions]") {
+TEST_CASE("check --mcore A,B reports what appears and disappears, per recipe, with a CI exit code",
+          "[cli][revisions]") {
     TempDir dir;
     make_checkout(dir, kMainPin);
     const std::string yaml = (dir.path() / "configs/run.yaml").string();
@@ -184,10 +193,12 @@ TEST_CASE("check --mcore A,B reports what appears and disappears, per recipe, wi
     CHECK(has(up.out, "Megatron Core 0.20.dev -> dev: what changes, per recipe and config\n"));
     CHECK(has(up.out, "hyper.py:8:47: disappears at dev: error[RC008] \"mhc\" is not a recompute_modules label in "
                       "Megatron Core 0.20.dev\n    in 2 recipes: large_config, small_config\n"));
-    CHECK(has(up.out, "run.yaml:3:23: appears at dev: error[RC008] \"gdn_norm_out\" is not a recompute_modules label in "
-                      "Megatron Core dev\n"));
-    CHECK(has(up.out, "run.yaml:3:23: disappears at dev: error[RC011] \"gdn_norm_out\" recompute needs a gated-delta-net "
-                      "attention variant"));
+    CHECK(has(up.out,
+              "run.yaml:3:23: appears at dev: error[RC008] \"gdn_norm_out\" is not a recompute_modules label in "
+              "Megatron Core dev\n"));
+    CHECK(has(up.out,
+              "run.yaml:3:23: disappears at dev: error[RC011] \"gdn_norm_out\" recompute needs a gated-delta-net "
+              "attention variant"));
     CHECK(has(up.out, "3 changes (1 appear, 2 disappear, 0 change severity) in 2 files checked; 0.20.dev: 2 problems "
                       "(2 errors); dev: 1 problem (1 error)\ndev has 1 error that 0.20.dev has not\n"));
 

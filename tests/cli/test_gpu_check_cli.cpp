@@ -1,14 +1,14 @@
 // `mbridge-lint gpu-check` end to end: exit codes and messages. On a machine with a GPU (and a CUDA build) the
 // small config runs for real and must pass; elsewhere the command must say it cannot run and exit 2.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
+#include <sys/wait.h>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <sys/wait.h>
 
 #include "gpu_check/harness.hpp"
 
@@ -74,7 +74,8 @@ TEST_CASE("gpu-check exists in every build and says plainly when it cannot run",
         CHECK(r.code == 0);
         CHECK(r.out.find("control   (selective [])") != std::string::npos);
         CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
-        auto j = run("gpu-check " + cfg + " --steps 1 --format json --recompute none --recompute \"full uniform 1\"", false);
+        auto j =
+            run("gpu-check " + cfg + " --steps 1 --format json --recompute none --recompute \"full uniform 1\"", false);
         INFO(j.out);
         CHECK(j.code == 0);
         auto doc = nlohmann::json::parse(j.out);
@@ -89,7 +90,8 @@ TEST_CASE("gpu-check refuses what it cannot build, before looking for a GPU", "[
     CHECK(r.out.find("recipe target") != std::string::npos);
     r = run("gpu-check /nonexistent.yaml");
     CHECK(r.code == 2);
-    r = run("gpu-check " + write_temp("norc.yaml", "model: {num_layers: 2, hidden_size: 64, num_attention_heads: 4}\n"));
+    r = run("gpu-check " +
+            write_temp("norc.yaml", "model: {num_layers: 2, hidden_size: 64, num_attention_heads: 4}\n"));
     CHECK(r.code == 2);
     CHECK(r.out.find("no activation recompute") != std::string::npos);
     r = run("gpu-check " + write_temp("bad.yaml", "model: {recompute_granularity: full}\n"));
@@ -157,7 +159,8 @@ std::string slurp(const std::string& path) {
 
 }  // namespace
 
-TEST_CASE("runner mode runs the launch command twice with recompute overrides and compares rank peaks", "[cli][gpu_check]") {
+TEST_CASE("runner mode runs the launch command twice with recompute overrides and compares rank peaks",
+          "[cli][gpu_check]") {
     const std::string cfg = write_temp("runner.yaml", kSmall);
     const std::string launcher = write_temp("fake_launch.sh", kFakeLauncher);
     std::filesystem::permissions(launcher, std::filesystem::perms::owner_all);
@@ -181,8 +184,9 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
     CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
     const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
     const std::string args = slurp(work + "/candidate/args.txt");
-    CHECK(args.find("--config-file job.yaml model.recompute_granularity=selective model.recompute_modules=[core_attn]") !=
-          std::string::npos);
+    CHECK(
+        args.find("--config-file job.yaml model.recompute_granularity=selective model.recompute_modules=[core_attn]") !=
+        std::string::npos);
     CHECK(args.find("train.train_iters=3") != std::string::npos);
     CHECK(args.find("integrations/bridge") != std::string::npos);  // the helper is on PYTHONPATH
     CHECK(slurp(work + "/control/args.txt").find("model.recompute_modules=[]") != std::string::npos);
@@ -213,8 +217,12 @@ std::string error_line(const std::string& kind, const std::string& message) {
     return fmt::format("echo '{{\"event\": \"error\", \"kind\": \"{}\", \"message\": \"{}\"}}'; exit 2", kind, message);
 }
 
-std::string recorded(const std::string& name) { return std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/reference/h200/" + name; }
-std::string example(const std::string& name) { return std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples/gpu_check/" + name; }
+std::string recorded(const std::string& name) {
+    return std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/reference/h200/" + name;
+}
+std::string example(const std::string& name) {
+    return std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples/gpu_check/" + name;
+}
 
 // Each H200 run recorded in tests/data/gpu/reference/h200 (scripts/gpu-device-check.sh mcore), with its config and options.
 struct RecordedCase {
@@ -229,12 +237,19 @@ struct RecordedCase {
 const std::vector<RecordedCase>& recorded_cases() {
     const std::string data = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/reference/";
     static const std::vector<RecordedCase> cases{
-        {"dense.jsonl", example("dense_gqa_swiglu.yaml"),
+        {"dense.jsonl",
+         example("dense_gqa_swiglu.yaml"),
          {"none", "selective [core_attn]", "selective [mlp]", "full uniform 1", "full block 2"}},
-        {"moe.jsonl", example("moe_shared_expert.yaml"),
-         {"none", "selective [moe_act]", "selective [moe]", "selective [shared_experts]", "selective [core_attn]", "full uniform 1"}},
-        {"gpt.jsonl", example("gpt_local_unfused.yaml"), {"none", "selective [core_attn]", "full uniform 1", "full block 2"}},
-        {"moe16.jsonl", data + "moe16_top4.yaml", {"none", "selective [moe]", "selective [core_attn, moe]", "full uniform 1"}},
+        {"moe.jsonl",
+         example("moe_shared_expert.yaml"),
+         {"none", "selective [moe_act]", "selective [moe]", "selective [shared_experts]", "selective [core_attn]",
+          "full uniform 1"}},
+        {"gpt.jsonl",
+         example("gpt_local_unfused.yaml"),
+         {"none", "selective [core_attn]", "full uniform 1", "full block 2"}},
+        {"moe16.jsonl",
+         data + "moe16_top4.yaml",
+         {"none", "selective [moe]", "selective [core_attn, moe]", "full uniform 1"}},
         {"mqa.jsonl", data + "mqa.yaml", {"none", "selective [core_attn]", "selective [mlp]"}},
     };
     return cases;
@@ -269,7 +284,8 @@ gpu::CheckResult compare_with(const Replayed& r, const gpu::LayerPredictor& pred
     std::vector<mbl::Recompute> specs{r.plan.runs.control};
     specs.insert(specs.end(), r.plan.runs.candidates.begin(), r.plan.runs.candidates.end());
     for (std::size_t i = 0; i < specs.size(); ++i)
-        result.runs.push_back({i ? "candidate" : "control", specs[i], r.outcome.runs[i], predictor(shape, r.plan.kinds, specs[i])});
+        result.runs.push_back(
+            {i ? "candidate" : "control", specs[i], r.outcome.runs[i], predictor(shape, r.plan.kinds, specs[i])});
     gpu::compare_runs(result);
     return result;
 }
@@ -281,13 +297,15 @@ TEST_CASE("the Megatron Core reference says what is missing and exits 2", "[cli]
     struct Missing {
         std::string kind, message, expect;
     };
-    for (const auto& m : std::vector<Missing>{
-             {"missing_torch", "PyTorch is not importable by the stand-in", "cannot run the Megatron Core reference here: PyTorch"},
-             {"missing_megatron", "Megatron Core is not importable by the stand-in", "here: Megatron Core is not importable"},
-             {"no_gpu", "PyTorch 2.11 sees no CUDA GPU", "here: PyTorch 2.11 sees no CUDA GPU"},
-             {"cannot_build", "Megatron Core 0.20.0 rejects the config: ValueError: bad heads",
-              "the Megatron Core reference failed: Megatron Core 0.20.0 rejects the config"},
-             {"out_of_memory", "the GPU ran out of memory", "failed: the GPU ran out of memory"}}) {
+    for (const auto& m :
+         std::vector<Missing>{{"missing_torch", "PyTorch is not importable by the stand-in",
+                               "cannot run the Megatron Core reference here: PyTorch"},
+                              {"missing_megatron", "Megatron Core is not importable by the stand-in",
+                               "here: Megatron Core is not importable"},
+                              {"no_gpu", "PyTorch 2.11 sees no CUDA GPU", "here: PyTorch 2.11 sees no CUDA GPU"},
+                              {"cannot_build", "Megatron Core 0.20.0 rejects the config: ValueError: bad heads",
+                               "the Megatron Core reference failed: Megatron Core 0.20.0 rejects the config"},
+                              {"out_of_memory", "the GPU ran out of memory", "failed: the GPU ran out of memory"}}) {
         INFO(m.kind);
         const std::string python = standin(m.kind + ".sh", error_line(m.kind, m.message));
         auto r = run("gpu-check " + cfg + " --reference mcore --python " + python);
@@ -301,31 +319,37 @@ TEST_CASE("the Megatron Core reference says what is missing and exits 2", "[cli]
     auto r = run("gpu-check " + cfg + " --reference mcore --python /nonexistent/python3");
     CHECK(r.code == 2);
     CHECK(r.out.find("cannot start the Python interpreter /nonexistent/python3") != std::string::npos);
-    r = run("gpu-check " + cfg + " --reference mcore --python " + standin("dies.sh", "echo 'Segmentation fault near layer 3' >&2; exit 139"));
+    r = run("gpu-check " + cfg + " --reference mcore --python " +
+            standin("dies.sh", "echo 'Segmentation fault near layer 3' >&2; exit 139"));
     CHECK(r.code == 2);
     CHECK(r.out.find("stopped (exit 139) without a result") != std::string::npos);
     CHECK(r.out.find("Segmentation fault near layer 3") != std::string::npos);  // the end of its log
-    r = run("gpu-check " + cfg + " --reference mcore --python " + standin("early.sh", "echo '{\"event\": \"run\", \"index\": 0}'"));
+    r = run("gpu-check " + cfg + " --reference mcore --python " +
+            standin("early.sh", "echo '{\"event\": \"run\", \"index\": 0}'"));
     CHECK(r.code == 2);
     CHECK(r.out.find("a run came before the environment") != std::string::npos);
 }
 
-TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, Megatron Core or a GPU", "[cli][gpu_check][mcore]") {
+TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, Megatron Core or a GPU",
+          "[cli][gpu_check][mcore]") {
     const std::string cfg = write_temp("auto.yaml", kSmall);
-    const std::string python = standin("no_torch.sh", error_line("missing_torch", "PyTorch is not importable by the stand-in"));
+    const std::string python =
+        standin("no_torch.sh", error_line("missing_torch", "PyTorch is not importable by the stand-in"));
     auto r = run("gpu-check " + cfg + " --steps 1 --python " + python);
     INFO(r.out);
     CHECK(r.out.find("the Megatron Core reference cannot run here; using the CUDA harness") != std::string::npos);
     if (!mbl::gpu::device_info().usable()) {
         CHECK(r.code == 2);
-        CHECK(r.out.find("cannot run here: the Megatron Core reference: PyTorch is not importable by the stand-in; the CUDA "
-                         "harness: ") != std::string::npos);
+        CHECK(r.out.find(
+                  "cannot run here: the Megatron Core reference: PyTorch is not importable by the stand-in; the CUDA "
+                  "harness: ") != std::string::npos);
     } else {
         CHECK(r.code == 0);
         CHECK(r.out.find("note: the Megatron Core reference cannot run here: PyTorch") != std::string::npos);
     }
     // A config Megatron Core rejects is no reason to fall back: auto reports it.
-    r = run("gpu-check " + cfg + " --python " + standin("rejects.sh", error_line("cannot_build", "Megatron Core rejects the config")));
+    r = run("gpu-check " + cfg + " --python " +
+            standin("rejects.sh", error_line("cannot_build", "Megatron Core rejects the config")));
     CHECK(r.code == 2);
     CHECK(r.out.find("using the CUDA harness") == std::string::npos);
     CHECK(r.out.find("the Megatron Core reference failed: Megatron Core rejects the config") != std::string::npos);
@@ -335,7 +359,8 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
     for (const auto& c : recorded_cases()) {
         INFO(c.transcript);
         const std::string python = standin("replay-" + c.transcript + ".sh", "cat '" + recorded(c.transcript) + "'");
-        auto r = run("gpu-check " + c.config + " --reference mcore --python " + python + c.options() + " --format json", false);
+        auto r = run("gpu-check " + c.config + " --reference mcore --python " + python + c.options() + " --format json",
+                     false);
         INFO(r.out);
         CHECK(r.code == 0);
         const auto doc = nlohmann::json::parse(r.out);
@@ -350,26 +375,35 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
         for (const auto& run : doc["runs"]) {
             const double measured = run["measured"]["retained_bytes"], predicted = run["predicted"]["retained_bytes"];
             CHECK(run["predicted"]["backward_peak_bytes"].get<double>() > 0);
-            if (c.transcript != "moe16.jsonl" && c.transcript != "moe.jsonl") CHECK(std::abs(measured - predicted) <= 0.001 * measured);
+            if (c.transcript != "moe16.jsonl" && c.transcript != "moe.jsonl")
+                CHECK(std::abs(measured - predicted) <= 0.001 * measured);
         }
         for (const auto& cmp : doc["comparisons"]) CHECK(cmp["retained_saving"]["error"].get<double>() < 0.02);
     }
     // The text report: the reference line, each run's measured and predicted totals, the verdicts.
     const auto& dense = recorded_cases().front();
-    auto t = run("gpu-check " + dense.config + " --reference mcore --python " + standin("replay-text.sh", "cat '" + recorded(dense.transcript) + "'") +
-                 dense.options());
+    auto t = run("gpu-check " + dense.config + " --reference mcore --python " +
+                 standin("replay-text.sh", "cat '" + recorded(dense.transcript) + "'") + dense.options());
     INFO(t.out);
     CHECK(t.code == 0);
-    CHECK(t.out.find("reference: Megatron Core 0.20.0 (local spec; Transformer Engine not installed), PyTorch 2.11.0+cu130, NVIDIA H200") !=
+    CHECK(
+        t.out.find(
+            "reference: Megatron Core 0.20.0 (local spec; Transformer Engine not installed), PyTorch 2.11.0+cu130, NVIDIA H200") !=
+        std::string::npos);
+    CHECK(
+        t.out.find(
+            "control   (none)            retained  15.2 GiB (predicted 15.2 GiB)  peak  19.6 GiB (predicted 19.6 GiB)") !=
+        std::string::npos);
+    CHECK(t.out.find("selective [core_attn]: saving measured 12.1 GiB, predicted 12.1 GiB (error 0.0 %)") !=
           std::string::npos);
-    CHECK(t.out.find("control   (none)            retained  15.2 GiB (predicted 15.2 GiB)  peak  19.6 GiB (predicted 19.6 GiB)") !=
+    CHECK(t.out.find("note: Transformer Engine is not installed: built Megatron Core's local spec") !=
           std::string::npos);
-    CHECK(t.out.find("selective [core_attn]: saving measured 12.1 GiB, predicted 12.1 GiB (error 0.0 %)") != std::string::npos);
-    CHECK(t.out.find("note: Transformer Engine is not installed: built Megatron Core's local spec") != std::string::npos);
 }
 
 TEST_CASE("a wrong estimator term fails against the H200 runs of Megatron Core", "[cli][gpu_check][mcore]") {
-    const gpu::LayerPredictor real = [](const auto& s, const auto& k, const auto& rc) { return gpu::predict_layers(s, k, rc); };
+    const gpu::LayerPredictor real = [](const auto& s, const auto& k, const auto& rc) {
+        return gpu::predict_layers(s, k, rc);
+    };
     for (const auto& c : recorded_cases()) {
         INFO(c.transcript);
         CHECK(compare_with(replay(c), real).pass);

@@ -104,8 +104,8 @@ Tally run_file(const std::string& name) {
             CHECK(agrees);
         }
     }
-    std::cout << name << ": " << t.agree << "/" << t.in_scope << " in-scope rows agree (" << t.ok_rows
-              << " accepted, " << t.error_rows << " rejected)\n";
+    std::cout << name << ": " << t.agree << "/" << t.in_scope << " in-scope rows agree (" << t.ok_rows << " accepted, "
+              << t.error_rows << " rejected)\n";
     return t;
 }
 

@@ -6,9 +6,9 @@
 #include <filesystem>
 #include <regex>
 
-#include "engine/lint_session.hpp"
 #include "../support/mini_recipe_front_end.hpp"
 #include "../support/temp_dir.hpp"
+#include "engine/lint_session.hpp"
 
 namespace fs = std::filesystem;
 using namespace mbl;

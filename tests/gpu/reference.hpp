@@ -88,7 +88,8 @@ public:
         for (std::size_t i = values_.size(); i-- > 0;) {
             if (g[i] == 0) continue;
             const std::size_t end = i + 1 < starts_.size() ? starts_[i + 1] : parents_.size();
-            for (std::size_t p = starts_[i]; p < end; ++p) g[static_cast<std::size_t>(parents_[p])] += g[i] * partials_[p];
+            for (std::size_t p = starts_[i]; p < end; ++p)
+                g[static_cast<std::size_t>(parents_[p])] += g[i] * partials_[p];
         }
         return g;
     }
@@ -189,12 +190,14 @@ inline Result run(const mbl::gpu::StackConfig& cfg, const mbl::gpu::GradientRun&
                 for (std::int64_t i = 0; i < S; ++i) {
                     const std::int64_t ti = i * B + b;
                     const std::vector<V> qrow = qkv.row(ti);
-                    std::vector<V> q(qrow.begin() + (head / r) * W + (head % r) * d, qrow.begin() + (head / r) * W + (head % r) * d + d);
+                    std::vector<V> q(qrow.begin() + (head / r) * W + (head % r) * d,
+                                     qrow.begin() + (head / r) * W + (head % r) * d + d);
                     std::vector<V> scores;
                     double mx = -1e300;
                     for (std::int64_t j = 0; j <= i; ++j) {
                         const std::vector<V> krow = qkv.row(j * B + b);
-                        std::vector<V> k(krow.begin() + (head / r) * W + r * d, krow.begin() + (head / r) * W + r * d + d);
+                        std::vector<V> k(krow.begin() + (head / r) * W + r * d,
+                                         krow.begin() + (head / r) * W + r * d + d);
                         scores.push_back(g.scale(g.dot(q, k), scale));
                         mx = std::max(mx, scores.back().v);
                     }
@@ -205,7 +208,8 @@ inline Result run(const mbl::gpu::StackConfig& cfg, const mbl::gpu::GradientRun&
                     for (auto& v : e) p.push_back(g.div(v, denom));
                     for (std::int64_t c = 0; c < d; ++c) {
                         std::vector<V> vs;
-                        for (std::int64_t j = 0; j <= i; ++j) vs.push_back(qkv.at(j * B + b, (head / r) * W + (r + 1) * d + c));
+                        for (std::int64_t j = 0; j <= i; ++j)
+                            vs.push_back(qkv.at(j * B + b, (head / r) * W + (r + 1) * d + c));
                         ctx.at(ti, head * d + c) = g.dot(p, vs);
                     }
                 }

@@ -1,7 +1,7 @@
 // GPU tests of the harness: gradients against a double-precision CPU reference, recompute leaving every gradient
 // bit-identical, and the memory accounting. Run on a machine with a GPU (ctest label `gpu`); skipped elsewhere.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cstring>
 #include <fstream>
@@ -87,24 +87,27 @@ void check_against_reference(const Named& n) {
             worst_name = g.name;
         }
     }
-    std::cout << fmt::format("reference | {:<60} | output {:.2e} | input grad {:.2e} | worst param grad {:.2e} ({})\n", n.name,
-                             out_err, dx_err, worst, worst_name);
+    std::cout << fmt::format("reference | {:<60} | output {:.2e} | input grad {:.2e} | worst param grad {:.2e} ({})\n",
+                             n.name, out_err, dx_err, worst, worst_name);
     CHECK(out_err < kOutputBound);
     CHECK(dx_err < kGradBound);
     CHECK(worst < kGradBound);
 }
 
 bool same_bits(const HostTensor& a, const HostTensor& b) {
-    return a.data.size() == b.data.size() && std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
+    return a.data.size() == b.data.size() &&
+           std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) == 0;
 }
 
 double max_abs_diff(const HostTensor& a, const HostTensor& b) {
     double m = 0;
-    for (std::size_t i = 0; i < a.data.size() && i < b.data.size(); ++i) m = std::max(m, std::abs(double(a.data[i]) - b.data[i]));
+    for (std::size_t i = 0; i < a.data.size() && i < b.data.size(); ++i)
+        m = std::max(m, std::abs(double(a.data[i]) - b.data[i]));
     return m;
 }
 
-void check_recompute_invariance(const std::string& name, const StackConfig& cfg, const std::vector<Recompute>& options) {
+void check_recompute_invariance(const std::string& name, const StackConfig& cfg,
+                                const std::vector<Recompute>& options) {
     const GradientRun base = run_with_gradients(cfg, Recompute::none(), 7);
     for (const auto& rc : options) {
         INFO(name << " | " << rc.describe());
@@ -132,15 +135,23 @@ TEST_CASE("gradients match a float64 CPU reference", "[gpu][reference]") {
 
 TEST_CASE("recompute leaves outputs and every gradient bit-identical", "[gpu][recompute]") {
     using R = Recompute;
-    const std::vector<R> dense_options{R::selective({}), R::selective({"core_attn"}), R::selective({"mlp"}),
-                                       R::selective({"layernorm"}), R::selective({"core_attn", "mlp", "layernorm"}),
-                                       R::full(R::Method::Uniform, 1), R::full(R::Method::Uniform, 2), R::full(R::Method::Block, 1)};
+    const std::vector<R> dense_options{R::selective({}),
+                                       R::selective({"core_attn"}),
+                                       R::selective({"mlp"}),
+                                       R::selective({"layernorm"}),
+                                       R::selective({"core_attn", "mlp", "layernorm"}),
+                                       R::full(R::Method::Uniform, 1),
+                                       R::full(R::Method::Uniform, 2),
+                                       R::full(R::Method::Block, 1)};
     check_recompute_invariance("dense GQA unfused", small_dense(true, false), dense_options);
     check_recompute_invariance("dense GQA fused", small_dense(true, true), dense_options);
     check_recompute_invariance("dense MHA GeLU LayerNorm bias", small_gpt(), dense_options);
-    const std::vector<R> moe_options{R::selective({"moe"}), R::selective({"moe_act"}), R::selective({"shared_experts"}),
+    const std::vector<R> moe_options{R::selective({"moe"}),
+                                     R::selective({"moe_act"}),
+                                     R::selective({"shared_experts"}),
                                      R::selective({"moe", "moe_act", "shared_experts", "core_attn", "layernorm"}),
-                                     R::full(R::Method::Uniform, 1), R::full(R::Method::Block, 2)};
+                                     R::full(R::Method::Uniform, 1),
+                                     R::full(R::Method::Block, 2)};
     check_recompute_invariance("MoE", small_moe(true, 4), moe_options);
     StackConfig dropout = small_gpt();
     dropout.attention_dropout = 0.1;
@@ -219,8 +230,9 @@ Recompute from_measured_recompute(const nlohmann::json& r) {
     if (!r.contains("recompute_granularity")) return Recompute::none();
     if (r.at("recompute_granularity") == "selective")
         return Recompute::selective(r.value("recompute_modules", std::vector<std::string>{"core_attn"}));
-    return Recompute::full(r.at("recompute_method") == "uniform" ? Recompute::Method::Uniform : Recompute::Method::Block,
-                           r.at("recompute_num_layers"));
+    return Recompute::full(
+        r.at("recompute_method") == "uniform" ? Recompute::Method::Uniform : Recompute::Method::Block,
+        r.at("recompute_num_layers"));
 }
 
 }  // namespace
@@ -240,11 +252,13 @@ TEST_CASE("the harness keeps what Megatron Core's local layers keep (measured on
         o.steps = 1;
         const Measurement m = measure(c, rc, o);
         const double want = row.at("fwd_retained_bytes"), peak = row.at("bwd_peak_bytes");
-        const double err = std::abs(m.retained_bytes - want) / std::max(std::abs(want), 2.0 * c.seq_length * c.micro_batch * c.hidden);
+        const double err =
+            std::abs(m.retained_bytes - want) / std::max(std::abs(want), 2.0 * c.seq_length * c.micro_batch * c.hidden);
         const double peak_err = std::abs(m.backward_peak_bytes - peak) / peak;
-        std::cout << fmt::format("megatron | {:<34} | {:>12.0f} / {:>12.0f} ({:5.2f} %) | {:>12.0f} / {:>12.0f} ({:5.2f} %)\n",
-                                 row.at("id").get<std::string>(), want, m.retained_bytes, 100 * err, peak, m.backward_peak_bytes,
-                                 100 * peak_err);
+        std::cout << fmt::format(
+            "megatron | {:<34} | {:>12.0f} / {:>12.0f} ({:5.2f} %) | {:>12.0f} / {:>12.0f} ({:5.2f} %)\n",
+            row.at("id").get<std::string>(), want, m.retained_bytes, 100 * err, peak, m.backward_peak_bytes,
+            100 * peak_err);
         INFO(row.at("id").get<std::string>());
         // Bounds: 3 %, or 4 MiB absolute (PyTorch's caching allocator counts a reused cached block whole when the
         // remainder is at most 1 MiB, so small tensors can count up to 1 MiB more there). The MoE rows carry state of
@@ -285,9 +299,17 @@ TEST_CASE("measured savings agree with the memory estimator", "[gpu][estimator]"
     moe.expert_ffn = 1408;
     moe.shared_expert_ffn = 2816;
     const std::vector<Case> cases{
-        {"dense GQA SwiGLU, unfused", llama, {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::selective({"layernorm"}), R::full(R::Method::Uniform, 1), R::full(R::Method::Block, 2)}},
-        {"dense GQA SwiGLU, fused", fused, {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::full(R::Method::Uniform, 2)}},
-        {"MoE + shared expert, unfused", moe, {R::none(), R::selective({"moe_act"}), R::selective({"moe"}), R::selective({"shared_experts"}), R::full(R::Method::Uniform, 1)}},
+        {"dense GQA SwiGLU, unfused",
+         llama,
+         {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::selective({"layernorm"}),
+          R::full(R::Method::Uniform, 1), R::full(R::Method::Block, 2)}},
+        {"dense GQA SwiGLU, fused",
+         fused,
+         {R::none(), R::selective({"core_attn"}), R::selective({"mlp"}), R::full(R::Method::Uniform, 2)}},
+        {"MoE + shared expert, unfused",
+         moe,
+         {R::none(), R::selective({"moe_act"}), R::selective({"moe"}), R::selective({"shared_experts"}),
+          R::full(R::Method::Uniform, 1)}},
     };
     if (!predict(llama, R::none())) {
         WARN("this build has no memory estimator: nothing to compare with");
@@ -303,9 +325,10 @@ TEST_CASE("measured savings agree with the memory estimator", "[gpu][estimator]"
             const auto p = predict(cs.cfg, rc);
             const double ms = control.retained_bytes - m.retained_bytes, ps = pc->retained_bytes - p->retained_bytes;
             const double err = std::abs(ms - ps) / std::max(std::abs(ps), 0.01 * pc->retained_bytes);
-            std::cout << fmt::format("estimator | {:<30} | {:<26} | retained {:>12.0f} pred {:>12.0f} | saving {:>12.0f} pred "
-                                     "{:>12.0f} ({:5.2f} %)\n", cs.name, rc.describe(), m.retained_bytes, p->retained_bytes, ms, ps,
-                                     100 * err);
+            std::cout << fmt::format(
+                "estimator | {:<30} | {:<26} | retained {:>12.0f} pred {:>12.0f} | saving {:>12.0f} pred "
+                "{:>12.0f} ({:5.2f} %)\n",
+                cs.name, rc.describe(), m.retained_bytes, p->retained_bytes, ms, ps, 100 * err);
             INFO(cs.name << " | " << rc.describe());
             CHECK(err <= 0.10);
         }

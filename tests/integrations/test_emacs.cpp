@@ -68,19 +68,21 @@ const char* kDriver = R"elisp(
 
 }  // namespace
 
-TEST_CASE("Emacs + Eglot with the README's configuration: diagnostics, hover and a quick fix on a config", "[editors][emacs]") {
+TEST_CASE("Emacs + Eglot with the README's configuration: diagnostics, hover and a quick fix on a config",
+          "[editors][emacs]") {
     REQUIRE(run_shell("emacs --version").code == 0);  // scripts/setup.sh installs emacs-nox, elpa-eglot, elpa-yaml-mode
     TempDir dir;
-    const std::string config = dir.write("project/run.yaml",
-                                         "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
-                                         "  recompute_num_layers: 2\n  recompute_method: block\n");
+    const std::string config =
+        dir.write("project/run.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
+                                      "  recompute_num_layers: 2\n  recompute_method: block\n");
     dir.write("project/.mbridge-lint.toml", "mcore = \"0.20.dev\"\n");
     const std::string driver = dir.write("driver.el", kDriver);
     const std::string out = dir / "out.json";
-    const std::string env = "HOME=" + (dir / "project") + " PATH=" + fs::path(mbl::test::lint_binary()).parent_path().string() +
+    const std::string env = "HOME=" + (dir / "project") +
+                            " PATH=" + fs::path(mbl::test::lint_binary()).parent_path().string() +
                             ":/usr/bin:/bin CONFIG_FILE=" + config + " DRIVER_OUT=" + out + " ";
-    auto r = run_shell("cd " + (dir / "project") + " && git init -q && " + env + "timeout 120 emacs --batch -l " + kSource +
-                       "/integrations/editors/mbridge-lint.el -l " + driver);
+    auto r = run_shell("cd " + (dir / "project") + " && git init -q && " + env + "timeout 120 emacs --batch -l " +
+                       kSource + "/integrations/editors/mbridge-lint.el -l " + driver);
     INFO(r.out);
     REQUIRE(fs::exists(out));
     json result = json::parse(read_file(out));
@@ -91,7 +93,8 @@ TEST_CASE("Emacs + Eglot with the README's configuration: diagnostics, hover and
     CHECK(result["hover"].get<std::string>().find("**recompute_num_layers** = `2`") != std::string::npos);
     CHECK(result["titles"][0] == "Remove recompute_num_layers");
     CHECK(result["codes_after"] == json::array({"RC108"}));
-    CHECK(read_file(config) == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
+    CHECK(read_file(config) ==
+          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
 }
 
 TEST_CASE("the README shows the Emacs configuration that the test runs", "[editors][docs]") {

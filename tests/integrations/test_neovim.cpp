@@ -92,22 +92,23 @@ finish(true)
 
 }  // namespace
 
-TEST_CASE("Neovim with the README's configuration: diagnostics, hover and a quick fix on a config", "[editors][neovim]") {
+TEST_CASE("Neovim with the README's configuration: diagnostics, hover and a quick fix on a config",
+          "[editors][neovim]") {
     REQUIRE(run_shell("nvim --version").code == 0);  // scripts/setup.sh installs Debian's neovim
     TempDir dir;
-    const std::string config = dir.write("project/run.yaml",
-                                         "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
-                                         "  recompute_num_layers: 2\n  recompute_method: block\n");
+    const std::string config =
+        dir.write("project/run.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
+                                      "  recompute_num_layers: 2\n  recompute_method: block\n");
     dir.write("project/.mbridge-lint.toml", "mcore = \"0.20.dev\"\n");
     const std::string driver = dir.write("driver.lua", kDriver);
     const std::string out = dir / "out.json";
     const std::string env = "HOME=" + dir.path().string() + " XDG_CONFIG_HOME=" + (dir / "xdg/config") +
                             " XDG_DATA_HOME=" + (dir / "xdg/data") + " XDG_STATE_HOME=" + (dir / "xdg/state") +
-                            " XDG_CACHE_HOME=" + (dir / "xdg/cache") + " PATH=" +
-                            fs::path(mbl::test::lint_binary()).parent_path().string() + ":/usr/bin:/bin CONFIG_FILE=" + config +
-                            " DRIVER_OUT=" + out + " ";
-    auto r = run_shell("cd " + (dir / "project") + " && " + env + "timeout 120 nvim --headless -i NONE -n -u " + kSource +
-                       "/integrations/editors/mbridge-lint.lua -c 'luafile " + driver + "'");
+                            " XDG_CACHE_HOME=" + (dir / "xdg/cache") +
+                            " PATH=" + fs::path(mbl::test::lint_binary()).parent_path().string() +
+                            ":/usr/bin:/bin CONFIG_FILE=" + config + " DRIVER_OUT=" + out + " ";
+    auto r = run_shell("cd " + (dir / "project") + " && " + env + "timeout 120 nvim --headless -i NONE -n -u " +
+                       kSource + "/integrations/editors/mbridge-lint.lua -c 'luafile " + driver + "'");
     INFO(r.out);
     REQUIRE(fs::exists(out));
     json result = json::parse(read_file(out));
@@ -117,9 +118,11 @@ TEST_CASE("Neovim with the README's configuration: diagnostics, hover and a quic
     CHECK(result["codes_before"] == json::array({"RC006", "RC108"}));
     CHECK(result["hover"].get<std::string>().find("**recompute_num_layers** = `2`") != std::string::npos);
     CHECK(result["codes_after"] == json::array({"RC108"}));
-    CHECK(result["text"] == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block");
+    CHECK(result["text"] ==
+          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block");
     // Saved through the editor.
-    CHECK(read_file(config) == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
+    CHECK(read_file(config) ==
+          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
 }
 
 TEST_CASE("the README shows the Neovim configuration that the test runs", "[editors][docs]") {

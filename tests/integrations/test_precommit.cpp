@@ -57,7 +57,8 @@ const std::string kFixed =
 
 }  // namespace
 
-TEST_CASE("pre-commit run: a broken config fails, the fixed one passes, unrelated YAML and Python are skipped", "[precommit]") {
+TEST_CASE("pre-commit run: a broken config fails, the fixed one passes, unrelated YAML and Python are skipped",
+          "[precommit]") {
     REQUIRE(run_shell("pre-commit --version").code == 0);  // scripts/setup.sh installs the Debian package
     Env env;
     TempDir hooks, project;
@@ -87,14 +88,16 @@ TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, a
     Env env;
     TempDir hooks, project;
     use_hook(hooks, project, "mbridge-lint-fix");
-    const std::string fixable = "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
+    const std::string fixable =
+        "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
     project.write("configs/run.yaml", fixable);
     const std::string in = init_project(project, env);
     auto first = run_shell(in + "pre-commit run --all-files --color never");
     INFO(first.out);
     CHECK(first.code == 1);
     CHECK(first.out.find("files were modified by this hook") != std::string::npos);
-    CHECK(read_file(project / "configs/run.yaml") == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
+    CHECK(read_file(project / "configs/run.yaml") ==
+          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
     REQUIRE(run_shell(in + kGit + "add -A").code == 0);
     auto second = run_shell(in + "pre-commit run --all-files --color never");
     INFO(second.out);
@@ -129,7 +132,8 @@ TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[pr
     CHECK(failing.out.find("in recipe small_config") != std::string::npos);
 
     std::string fixed = broken;
-    fixed.replace(fixed.find("    cfg.model.recompute_num_layers"), 0, "    cfg.model.recompute_method = \"uniform\"\n");
+    fixed.replace(fixed.find("    cfg.model.recompute_num_layers"), 0,
+                  "    cfg.model.recompute_method = \"uniform\"\n");
     project.write("recipes/small.py", fixed);
     REQUIRE(run_shell(in + kGit + "add -A").code == 0);
     auto passing = run_shell(in + "pre-commit run --all-files --color never");
@@ -145,20 +149,24 @@ TEST_CASE("a commit that changes only a shared helper fails on the recipes that 
     project.write("recipes/__init__.py", "");
     project.write("recipes/perf_common.py", "def perf_defaults(cfg):\n    cfg.model.recompute_granularity = None\n");
     for (const std::string gpu : {"h100", "b200"})
-        project.write("recipes/" + gpu + ".py",
-                      "from megatron.bridge.training.config import ConfigContainer\n"
-                      "from megatron.bridge.models import GPTModelProvider\n"
-                      "from recipes.perf_common import perf_defaults\n\n\n"
-                      "def " + gpu + "_config() -> ConfigContainer:\n"
-                      "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, hidden_dropout=0.0, attention_dropout=0.0))\n"
-                      "    perf_defaults(cfg)\n"
-                      "    return cfg\n");
+        project.write(
+            "recipes/" + gpu + ".py",
+            "from megatron.bridge.training.config import ConfigContainer\n"
+            "from megatron.bridge.models import GPTModelProvider\n"
+            "from recipes.perf_common import perf_defaults\n\n\n"
+            "def " +
+                gpu +
+                "_config() -> ConfigContainer:\n"
+                "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, hidden_dropout=0.0, attention_dropout=0.0))\n"
+                "    perf_defaults(cfg)\n"
+                "    return cfg\n");
     const std::string in = init_project(project, env);
     REQUIRE(run_shell(in + kGit + "commit -qm recipes --no-verify").code == 0);
     REQUIRE(run_shell(in + "pre-commit install").code == 0);
 
     // The helper alone is staged: it defines no recipe, yet its two importers are checked with it.
-    project.write("recipes/perf_common.py", "def perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
+    project.write("recipes/perf_common.py",
+                  "def perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
     REQUIRE(run_shell(in + kGit + "add recipes/perf_common.py").code == 0);
     auto commit = run_shell(in + kGit + "commit -m 'full recompute for perf runs'");
     INFO(commit.out);

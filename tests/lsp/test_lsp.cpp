@@ -1,11 +1,11 @@
 // The LSP server as an editor meets it: the real binary over stdio with Content-Length framing.
 #include <catch2/catch.hpp>
 
-#include "core/line_index.hpp"
-#include "integrations/lsp/positions.hpp"
 #include "../support/lsp_client.hpp"
 #include "../support/run.hpp"
 #include "../support/temp_dir.hpp"
+#include "core/line_index.hpp"
+#include "integrations/lsp/positions.hpp"
 
 using json = nlohmann::json;
 using mbl::test::LspClient;
@@ -16,20 +16,20 @@ namespace {
 
 const std::string kBinary = MBRIDGE_LINT_BINARY;
 
-const std::string kBroken =
-    "# run config under test\n"
-    "model:\n"
-    "  transformer_impl: local\n"
-    "  hidden_dropout: 0.0\n"
-    "  attention_dropout: 0.0\n"
-    "  recompute_granularity: full\n"
-    "  recompute_num_layers: 2\n"
-    "  recompute_modules: [core_attn]\n";
+const std::string kBroken = "# run config under test\n"
+                            "model:\n"
+                            "  transformer_impl: local\n"
+                            "  hidden_dropout: 0.0\n"
+                            "  attention_dropout: 0.0\n"
+                            "  recompute_granularity: full\n"
+                            "  recompute_num_layers: 2\n"
+                            "  recompute_modules: [core_attn]\n";
 
 std::string uri_of(const std::string& path) { return mbl::lsp::path_to_uri(path); }
 
 json initialize(LspClient& c, json capabilities = json::object()) {
-    const int id = c.request("initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", capabilities}});
+    const int id =
+        c.request("initialize", {{"processId", nullptr}, {"rootUri", nullptr}, {"capabilities", capabilities}});
     auto r = c.response(id);
     REQUIRE(r);
     REQUIRE(r->contains("result"));
@@ -37,7 +37,8 @@ json initialize(LspClient& c, json capabilities = json::object()) {
     return (*r)["result"];
 }
 
-void open(LspClient& c, const std::string& uri, const std::string& text, int version = 1, const std::string& language = "yaml") {
+void open(LspClient& c, const std::string& uri, const std::string& text, int version = 1,
+          const std::string& language = "yaml") {
     c.notify("textDocument/didOpen",
              {{"textDocument", {{"uri", uri}, {"languageId", language}, {"version", version}, {"text", text}}}});
 }
@@ -81,7 +82,8 @@ json quick_fix(LspClient& c, const std::string& uri, const json& diagnostic, con
 void send_edits(LspClient& c, const std::string& uri, int version, const json& edits) {
     json changes = json::array();
     for (const auto& e : edits) changes.push_back({{"range", e["range"]}, {"text", e["newText"]}});
-    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", changes}});
+    c.notify("textDocument/didChange",
+             {{"textDocument", {{"uri", uri}, {"version", version}}}, {"contentChanges", changes}});
 }
 
 void shutdown_and_exit(LspClient& c, int expected_code = 0) {
@@ -102,7 +104,7 @@ TEST_CASE("an editor session: diagnostics, hover, an edit, a quick fix, shutdown
     auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "50"});
 
     json caps = initialize(c);
-    CHECK(caps["capabilities"]["positionEncoding"] == "utf-16");  // the default when the client offers nothing
+    CHECK(caps["capabilities"]["positionEncoding"] == "utf-16");     // the default when the client offers nothing
     CHECK(caps["capabilities"]["textDocumentSync"]["change"] == 2);  // incremental
     CHECK(caps["capabilities"]["hoverProvider"] == true);
     CHECK(caps["serverInfo"]["name"] == "mbridge-lint");
@@ -144,7 +146,8 @@ TEST_CASE("an editor session: diagnostics, hover, an edit, a quick fix, shutdown
     std::string text = kBroken;
     json change = {{"range", range(5, 25, 5, 29)}, {"text", "selective"}};
     text = apply(text, json::array({{{"range", change["range"]}, {"newText", "selective"}}}));
-    c.notify("textDocument/didChange", {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"contentChanges", {change}}});
+    c.notify("textDocument/didChange",
+             {{"textDocument", {{"uri", uri}, {"version", 2}}}, {"contentChanges", {change}}});
     published = c.diagnostics(uri, 2);
     REQUIRE(published);
     CHECK(!find_code((*published)["params"]["diagnostics"], "RC004"));
@@ -177,7 +180,8 @@ TEST_CASE("an editor session: diagnostics, hover, an edit, a quick fix, shutdown
 
 TEST_CASE("hover shows what Megatron Core makes of a value: None becomes [\"core_attn\"]", "[lsp]") {
     TempDir dir;
-    const std::string text = "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_modules: null\n";
+    const std::string text =
+        "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_modules: null\n";
     const std::string uri = uri_of(dir.write("sel.yaml", text));
     auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
     initialize(c);
@@ -218,7 +222,9 @@ TEST_CASE("position encoding: UTF-8 when the client offers it, UTF-16 otherwise"
 
 TEST_CASE("bad messages get JSON-RPC errors and the server keeps serving", "[lsp]") {
     auto c = LspClient::spawn(kBinary, {"--max-message-bytes", "100000"});
-    auto error_code = [](const std::optional<json>& m) { return m && m->contains("error") ? (*m)["error"]["code"].get<int>() : 0; };
+    auto error_code = [](const std::optional<json>& m) {
+        return m && m->contains("error") ? (*m)["error"]["code"].get<int>() : 0;
+    };
 
     // A request before initialize.
     int id = c.request("textDocument/hover", json::object());
@@ -252,7 +258,8 @@ TEST_CASE("bad messages get JSON-RPC errors and the server keeps serving", "[lsp
     CHECK(error_code(c.response(id)) == -32600);  // a second initialize
     // An unknown notification is ignored; a notification about a document that is not open is logged, not fatal.
     c.notify("$/unknownThing", json::object());
-    c.notify("textDocument/didChange", {{"textDocument", {{"uri", "file:///nope.yaml"}, {"version", 2}}}, {"contentChanges", json::array()}});
+    c.notify("textDocument/didChange",
+             {{"textDocument", {{"uri", "file:///nope.yaml"}, {"version", 2}}}, {"contentChanges", json::array()}});
     auto log = c.wait_for([](const json& m) { return m.value("method", "") == "window/logMessage"; });
     REQUIRE(log);
     CHECK((*log)["params"]["message"].get<std::string>().find("not open") != std::string::npos);
@@ -302,7 +309,8 @@ TEST_CASE("edits in quick succession are linted once, for the newest version (de
     // Nothing more arrives, and nothing for an intermediate version was published.
     CHECK(!c.diagnostics(uri, -1, 1500ms));
     for (const auto& m : c.received())
-        if (m.value("method", "") == "textDocument/publishDiagnostics") CHECK((m["params"]["version"] == 1 || m["params"]["version"] == 6));
+        if (m.value("method", "") == "textDocument/publishDiagnostics")
+            CHECK((m["params"]["version"] == 1 || m["params"]["version"] == 6));
     shutdown_and_exit(c);
 }
 
@@ -378,15 +386,17 @@ TEST_CASE("fix all: a source action with every safe fix of the document", "[lsp]
     initialize(c);
     open(c, uri, text);
     REQUIRE(c.diagnostics(uri, 1));
-    const int id = c.request("textDocument/codeAction", {{"textDocument", {{"uri", uri}}},
-                                                         {"range", range(0, 0, 0, 0)},
-                                                         {"context", {{"diagnostics", json::array()}, {"only", {"source.fixAll"}}}}});
+    const int id = c.request("textDocument/codeAction",
+                             {{"textDocument", {{"uri", uri}}},
+                              {"range", range(0, 0, 0, 0)},
+                              {"context", {{"diagnostics", json::array()}, {"only", {"source.fixAll"}}}}});
     auto r = c.response(id);
     REQUIRE(r);
     REQUIRE((*r)["result"].size() == 1);
     const json& action = (*r)["result"][0];
     CHECK(action["kind"] == "source.fixAll.mbridge-lint");
-    CHECK(apply(text, action["edit"]["changes"][uri]) == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
+    CHECK(apply(text, action["edit"]["changes"][uri]) ==
+          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
     shutdown_and_exit(c);
 }
 
@@ -449,9 +459,8 @@ TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Pyt
 TEST_CASE("an unsaved edit to a helper module is what the recipes importing it see", "[lsp][python][dependents]") {
     TempDir dir;
     dir.write("pkg/__init__.py", "");
-    const std::string helper =
-        "def apply_recompute(cfg):\n"
-        "    cfg.model.recompute_granularity = \"selective\"\n";
+    const std::string helper = "def apply_recompute(cfg):\n"
+                               "    cfg.model.recompute_granularity = \"selective\"\n";
     const std::string recipe =
         "from megatron.bridge.training.config import ConfigContainer\n"
         "from megatron.bridge.models import GPTModelProvider\n"
@@ -478,10 +487,9 @@ TEST_CASE("an unsaved edit to a helper module is what the recipes importing it s
     REQUIRE(c.wait_for(has("RC006")));  // num_layers in the recipe, selective in the helper
 
     // The helper now asks for full recompute with a method; the file on disk still says selective.
-    const std::string edited =
-        "def apply_recompute(cfg):\n"
-        "    cfg.model.recompute_granularity = \"full\"\n"
-        "    cfg.model.recompute_method = \"uniform\"\n";
+    const std::string edited = "def apply_recompute(cfg):\n"
+                               "    cfg.model.recompute_granularity = \"full\"\n"
+                               "    cfg.model.recompute_method = \"uniform\"\n";
     c.notify("textDocument/didChange", {{"textDocument", {{"uri", helper_uri}, {"version", 2}}},
                                         {"contentChanges", json::array({{{"text", edited}}})}});
     auto relinted = c.wait_for([&](const json& m) {
@@ -492,7 +500,8 @@ TEST_CASE("an unsaved edit to a helper module is what the recipes importing it s
     for (const auto& d : (*relinted)["params"]["diagnostics"]) CHECK(d["severity"] != 1);  // no errors left
 
     // Nothing was saved: the same recipe linted from disk still fails on the helper's old text.
-    const auto on_disk = mbl::test::run_shell("cd " + dir.path().string() + " && " + kBinary + " check --mcore 0.20.dev pkg/recipes.py");
+    const auto on_disk =
+        mbl::test::run_shell("cd " + dir.path().string() + " && " + kBinary + " check --mcore 0.20.dev pkg/recipes.py");
     INFO(on_disk.out);
     CHECK(on_disk.code == 1);
     CHECK(on_disk.out.find("RC006") != std::string::npos);

@@ -3,10 +3,10 @@
 #include <catch2/catch.hpp>
 #include <thread>
 
-#include "integrations/lsp/server.hpp"
 #include "../support/lsp_client.hpp"
 #include "../support/mini_recipe_front_end.hpp"
 #include "../support/temp_dir.hpp"
+#include "integrations/lsp/server.hpp"
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;
@@ -14,7 +14,8 @@ using namespace std::chrono_literals;
 TEST_CASE("editing an imported module re-lints the recipes that import it", "[lsp][dependents]") {
     mbl::test::use_mini_recipe_front_end();
     mbl::test::TempDir dir;
-    const std::string helper = "def common(cfg):\n    cfg.model.transformer_impl = \"local\"\n    cfg.model.recompute_granularity = \"selective\"\n";
+    const std::string helper =
+        "def common(cfg):\n    cfg.model.transformer_impl = \"local\"\n    cfg.model.recompute_granularity = \"selective\"\n";
     const std::string recipe = "# depends: helper.py\ndef pretrain_config():\n    cfg.model.recompute_num_layers = 2\n";
     const std::string helper_uri = mbl::lsp::path_to_uri(dir.write("helper.py", helper));
     const std::string recipe_uri = mbl::lsp::path_to_uri(dir.write("recipe.py", recipe));
@@ -41,8 +42,10 @@ TEST_CASE("editing an imported module re-lints the recipes that import it", "[ls
     const int id = c.request("initialize", {{"capabilities", json::object()}});
     REQUIRE(c.response(id));
     c.notify("initialized", json::object());
-    c.notify("textDocument/didOpen", {{"textDocument", {{"uri", helper_uri}, {"languageId", "python"}, {"version", 1}, {"text", helper}}}});
-    c.notify("textDocument/didOpen", {{"textDocument", {{"uri", recipe_uri}, {"languageId", "python"}, {"version", 1}, {"text", recipe}}}});
+    c.notify("textDocument/didOpen",
+             {{"textDocument", {{"uri", helper_uri}, {"languageId", "python"}, {"version", 1}, {"text", helper}}}});
+    c.notify("textDocument/didOpen",
+             {{"textDocument", {{"uri", recipe_uri}, {"languageId", "python"}, {"version", 1}, {"text", recipe}}}});
     auto first = c.wait_for([&](const json& m) {
         return m.value("method", "") == "textDocument/publishDiagnostics" && m["params"]["uri"] == recipe_uri &&
                !m["params"]["diagnostics"].empty();
@@ -65,7 +68,8 @@ TEST_CASE("editing an imported module re-lints the recipes that import it", "[ls
     });
     REQUIRE(again);
     auto helper_has_rc004 = [&](const json& m) {
-        if (m.value("method", "") != "textDocument/publishDiagnostics" || m["params"]["uri"] != helper_uri) return false;
+        if (m.value("method", "") != "textDocument/publishDiagnostics" || m["params"]["uri"] != helper_uri)
+            return false;
         for (const auto& d : m["params"]["diagnostics"])
             if (d["code"] == "RC004") return true;
         return false;

@@ -85,8 +85,10 @@ TEST_CASE("full recompute keeps 2sbh per chunk, 2sbh/t with distributed saved ac
     const double sbh2 = 2048.0 * 2 * 1024 * 2;
     StackOptions no_final;
     no_final.final_norm = false;
-    CHECK(predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 1), no_final).retained_bytes == Approx(4 * sbh2));
-    CHECK(predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 2), no_final).retained_bytes == Approx(2 * sbh2));
+    CHECK(predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 1), no_final).retained_bytes ==
+          Approx(4 * sbh2));
+    CHECK(predict_stack(s, four, Recompute::full(Recompute::Method::Uniform, 2), no_final).retained_bytes ==
+          Approx(2 * sbh2));
     s.tp = 4;
     Recompute distributed = Recompute::full(Recompute::Method::Uniform, 1);
     distributed.distribute_saved_activations = true;
@@ -167,11 +169,13 @@ TEST_CASE("each label frees what its module keeps", "[memory]") {
         s.topk = 2;
         s.expert_ffn = 512;
         CHECK(layer_activations(s, LayerKind::Moe, {"mlp"}).ignored_labels == std::vector<std::string>{"mlp"});
-        CHECK(layer_activations(s, LayerKind::Moe, {"mla_up_proj"}).ignored_labels == std::vector<std::string>{"mla_up_proj"});
+        CHECK(layer_activations(s, LayerKind::Moe, {"mla_up_proj"}).ignored_labels ==
+              std::vector<std::string>{"mla_up_proj"});
     }
 }
 
-TEST_CASE("MoE labels: moe frees the whole layer inside, moe_act the activation outputs, nesting adds nothing", "[memory]") {
+TEST_CASE("MoE labels: moe frees the whole layer inside, moe_act the activation outputs, nesting adds nothing",
+          "[memory]") {
     LayerShape s = paper_layer();
     s.gated = true;
     s.experts = 8;
@@ -212,10 +216,11 @@ TEST_CASE("moe_act frees nothing with SequentialMLP experts (the local spec from
 
     // The estimate follows transformer_impl and the revision: local at 0.17 and later builds SequentialMLP.
     auto moe_act_saving = [](const std::string& impl, const char* revision) {
-        auto loaded = mbl::load_yaml("moe.yaml", "model: {num_layers: 2, hidden_size: 1024, num_attention_heads: 8, "
-                                                 "num_moe_experts: 8, moe_router_topk: 2, moe_ffn_hidden_size: 512, "
-                                                 "moe_grouped_gemm: true, seq_length: 1024, transformer_impl: " + impl +
-                                                 ", recompute_granularity: selective, recompute_modules: [moe_act]}\n");
+        auto loaded = mbl::load_yaml("moe.yaml",
+                                     "model: {num_layers: 2, hidden_size: 1024, num_attention_heads: 8, "
+                                     "num_moe_experts: 8, moe_router_topk: 2, moe_ffn_hidden_size: 512, "
+                                     "moe_grouped_gemm: true, seq_length: 1024, transformer_impl: " +
+                                         impl + ", recompute_granularity: selective, recompute_modules: [moe_act]}\n");
         REQUIRE(loaded.ok());
         auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision(revision), {});
         const Estimate est = estimate(fin.model, {});
@@ -249,9 +254,11 @@ TEST_CASE("MLA: mla_up_proj frees the query, key and value built from the up-pro
           Approx(T * a * (96 + 96 + 64) * e + T * (384 + 256) * e + T * 2 * 4));
 }
 
-TEST_CASE("pipeline: 1F1B keeps p - r micro-batches on stage r, interleaving multiplies by 1 + (p-1)/(pv)", "[memory]") {
-    const std::string base = "train: {micro_batch_size: 1, global_batch_size: 256}\nmodel:\n  num_layers: 16\n  hidden_size: 1024\n"
-                             "  num_attention_heads: 16\n  seq_length: 2048\n  pipeline_model_parallel_size: 4\n";
+TEST_CASE("pipeline: 1F1B keeps p - r micro-batches on stage r, interleaving multiplies by 1 + (p-1)/(pv)",
+          "[memory]") {
+    const std::string base =
+        "train: {micro_batch_size: 1, global_batch_size: 256}\nmodel:\n  num_layers: 16\n  hidden_size: 1024\n"
+        "  num_attention_heads: 16\n  seq_length: 2048\n  pipeline_model_parallel_size: 4\n";
     auto est = estimate(model_of(base), {});
     REQUIRE(est.ok);
     REQUIRE(est.ranks.size() == 4);
@@ -266,15 +273,17 @@ TEST_CASE("pipeline: 1F1B keeps p - r micro-batches on stage r, interleaving mul
     CHECK(first->in_flight * (16 / 8) == Approx(16 * (1 + 3.0 / 8)));
 
     // Fewer micro-batches than stages: only those are in flight.
-    auto few = estimate(model_of("train: {micro_batch_size: 4, global_batch_size: 8}\n" + base.substr(base.find("model:"))), {});
+    auto few = estimate(
+        model_of("train: {micro_batch_size: 4, global_batch_size: 8}\n" + base.substr(base.find("model:"))), {});
     REQUIRE(few.ok);
     for (const auto& r : few.ranks) CHECK(r.in_flight == std::min(2, 4 - r.stage));
 }
 
 TEST_CASE("parameters, gradients and optimizer states per rank", "[memory]") {
-    const std::string cfg = "optimizer: {use_distributed_optimizer: true}\nmodel:\n  num_layers: 2\n  hidden_size: 1024\n"
-                            "  num_attention_heads: 16\n  ffn_hidden_size: 4096\n  add_bias_linear: false\n"
-                            "  normalization: RMSNorm\n  bf16: true\n  seq_length: 128\n";
+    const std::string cfg =
+        "optimizer: {use_distributed_optimizer: true}\nmodel:\n  num_layers: 2\n  hidden_size: 1024\n"
+        "  num_attention_heads: 16\n  ffn_hidden_size: 4096\n  add_bias_linear: false\n"
+        "  normalization: RMSNorm\n  bf16: true\n  seq_length: 128\n";
     auto one = estimate(model_of(cfg), {});
     EstimateInputs dp8;
     dp8.data_parallel_size = 8;
@@ -304,8 +313,10 @@ TEST_CASE("byte sizes", "[memory]") {
 
 TEST_CASE("unfused attention: fp32 softmax keeps 6 bytes per score, the fused softmax kernel 2", "[memory]") {
     auto cfg = [](const std::string& extra) {
-        return model_of("model:\n  transformer_impl: local\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 16\n"
-                        "  attention_dropout: 0.0\n  bf16: true\n" + extra);
+        return model_of(
+            "model:\n  transformer_impl: local\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 16\n"
+            "  attention_dropout: 0.0\n  bf16: true\n" +
+            extra);
     };
     auto torch_path = estimate(cfg("  seq_length: 2048\n"), {});
     auto kernel = estimate(cfg("  seq_length: 2048\n  masked_softmax_fusion: true\n"), {});
@@ -337,16 +348,18 @@ TEST_CASE("unknown values: the estimate says which default stood in and is marke
     REQUIRE(est.ok);
     CHECK_FALSE(est.complete);
     bool said = false;
-    for (const auto& a : est.assumptions) said |= a.text.find("tensor_model_parallel_size is unknown") != std::string::npos;
+    for (const auto& a : est.assumptions)
+        said |= a.text.find("tensor_model_parallel_size is unknown") != std::string::npos;
     CHECK(said);
 }
 
 TEST_CASE("hybrid pattern: one layer kind per symbol, its segments are the pipeline stages", "[memory]") {
-    const std::string cfg = "train: {micro_batch_size: 1}\nmodel:\n  hybrid_layer_pattern: \"M*E-|M*E-\"\n"
-                            "  hidden_size: 1024\n  num_attention_heads: 8\n  num_query_groups: 2\n  ffn_hidden_size: 2048\n  normalization: RMSNorm\n"
-                            "  num_moe_experts: 8\n  moe_router_topk: 2\n  moe_ffn_hidden_size: 512\n  mamba_num_heads: 32\n"
-                            "  mamba_head_dim: 64\n  seq_length: 2048\n  pipeline_model_parallel_size: 2\n"
-                            "  transformer_impl: transformer_engine\n  bf16: true\n  vocab_size: 32000\n";
+    const std::string cfg =
+        "train: {micro_batch_size: 1}\nmodel:\n  hybrid_layer_pattern: \"M*E-|M*E-\"\n"
+        "  hidden_size: 1024\n  num_attention_heads: 8\n  num_query_groups: 2\n  ffn_hidden_size: 2048\n  normalization: RMSNorm\n"
+        "  num_moe_experts: 8\n  moe_router_topk: 2\n  moe_ffn_hidden_size: 512\n  mamba_num_heads: 32\n"
+        "  mamba_head_dim: 64\n  seq_length: 2048\n  pipeline_model_parallel_size: 2\n"
+        "  transformer_impl: transformer_engine\n  bf16: true\n  vocab_size: 32000\n";
     auto est = estimate(model_of(cfg), {});
     REQUIRE(est.ok);
     using K = LayerKind;
@@ -359,15 +372,17 @@ TEST_CASE("hybrid pattern: one layer kind per symbol, its segments are the pipel
     for (auto k : {K::Mamba, K::AttentionOnly, K::MlpOnly})
         CHECK(layer_activations(s, k, {"layernorm"}).ignored_labels == std::vector<std::string>{"layernorm"});
     const double T = 2048, h = 1024;
-    CHECK(layer_activations(s, K::MoeOnly, {}).internal_bytes() - layer_activations(s, K::MoeOnly, {"layernorm"}).internal_bytes() ==
+    CHECK(layer_activations(s, K::MoeOnly, {}).internal_bytes() -
+              layer_activations(s, K::MoeOnly, {"layernorm"}).internal_bytes() ==
           Approx(T * h * 2 + T * 4));
     CHECK(layer_activations(s, K::Mamba, {"core_attn", "mlp", "moe"}).ignored_labels.size() == 3);
     CHECK(layer_activations(s, K::MoeOnly, {"mlp", "core_attn"}).ignored_labels.size() == 2);
     CHECK(layer_activations(s, K::MlpOnly, {"mlp"}).ignored_labels.empty());
     // A symbol outside Megatron Core's set is refused, located at the pattern.
-    auto bad = estimate(model_of("model:\n  hybrid_layer_pattern: \"M*X\"\n  hidden_size: 64\n  num_attention_heads: 4\n"
-                                 "  seq_length: 128\n"),
-                        {});
+    auto bad =
+        estimate(model_of("model:\n  hybrid_layer_pattern: \"M*X\"\n  hidden_size: 64\n  num_attention_heads: 4\n"
+                          "  seq_length: 128\n"),
+                 {});
     CHECK_FALSE(bad.ok);
     CHECK(bad.why_field == "hybrid_layer_pattern");
 }
@@ -390,7 +405,8 @@ TEST_CASE("Mamba layer: in_proj's norm output and output, both SSM outputs, the 
     CHECK(a.backward_alive_bytes > a.internal_bytes());
 }
 
-TEST_CASE("one query group per rank: the query is a view of the QKV output, copied by the unfused core when b > 1", "[memory]") {
+TEST_CASE("one query group per rank: the query is a view of the QKV output, copied by the unfused core when b > 1",
+          "[memory]") {
     LayerShape s = paper_layer();  // b = 2, 16 heads of 64, h 1024
     s.query_groups = 1;
     s.attention_dropout = 0;
@@ -426,10 +442,12 @@ TEST_CASE("MoE dispatchers keep the previous backward's checkpoint leaf until th
     s.router_probs_grad = false;  // forced load balancing: the probabilities have no graph
     CHECK(predict_stack(s, moe, Recompute::selective({"moe"})).stale_bytes == 0);
     // The retained figure is measured above a baseline that held them.
-    CHECK(predict_stack(s, moe, Recompute::selective({"moe"})).retained_bytes - ckpt.retained_bytes == Approx(3 * 2 * out));
+    CHECK(predict_stack(s, moe, Recompute::selective({"moe"})).retained_bytes - ckpt.retained_bytes ==
+          Approx(3 * 2 * out));
 }
 
-TEST_CASE("experts: the activation output is kept for the probabilities' gradient only when they have one", "[memory]") {
+TEST_CASE("experts: the activation output is kept for the probabilities' gradient only when they have one",
+          "[memory]") {
     LayerShape s = paper_layer();
     s.experts = 8;
     s.topk = 2;
@@ -462,8 +480,9 @@ mbl::memory::Estimate estimate_with_tree(const std::string& yaml, int dp = 8) {
     return est;
 }
 
-const std::string kSmall = "model:\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 16\n  ffn_hidden_size: 4096\n"
-                           "  normalization: RMSNorm\n  add_bias_linear: false\n  seq_length: 1024\n";
+const std::string kSmall =
+    "model:\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 16\n  ffn_hidden_size: 4096\n"
+    "  normalization: RMSNorm\n  add_bias_linear: false\n  seq_length: 1024\n";
 
 }  // namespace
 
@@ -484,7 +503,8 @@ TEST_CASE("optimizer precision: who holds the master weights, what the first ste
     CHECK(te.ranks[0].optimizer_lazy == Approx(params * 6 / 8));
     CHECK(te.ranks[0].grads == Approx(params * 4));  // bf16_mixed's default reduces in fp32
     // Plain Adam: fp32 master shards at init, fp32 moments at the first step.
-    auto adam = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\nmixed_precision: bf16_mixed\n" + kSmall);
+    auto adam =
+        estimate_with_tree("optimizer: {use_distributed_optimizer: true}\nmixed_precision: bf16_mixed\n" + kSmall);
     CHECK(adam.ranks[0].optimizer == Approx(params * 12 / 8));
     CHECK(adam.ranks[0].optimizer_lazy == Approx(params * 8 / 8));
     // Without the config tree the optimizer section is not read, and the estimate says so.
@@ -495,7 +515,8 @@ TEST_CASE("optimizer precision: who holds the master weights, what the first ste
 }
 
 TEST_CASE("the last stage keeps the loss's fp32 tensor, the bf16 logits are a transient beside it", "[memory]") {
-    auto est = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall + "  bf16: true\n  vocab_size: 32000\n");
+    auto est = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall +
+                                  "  bf16: true\n  vocab_size: 32000\n");
     auto blind = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall + "  bf16: true\n");
     const double logits = 1024.0 * 32000;
     CHECK(est.ranks[0].activations - blind.ranks[0].activations == Approx(4 * logits + 1024.0 * 1024 * 2));
@@ -601,7 +622,8 @@ TEST_CASE("step time with the job's measured step: replay at its pace plus each 
     CHECK(b->replay_seconds == Approx(a->step_overhead * 0.5));
     CHECK(b->step_overhead == Approx((b->replay_seconds + b->host_seconds) / 0.5));
     // A job measured while recomputing mlp: its step is the step without recompute B plus mlp's replay and host time.
-    const auto mlp_model = model_of(std::string(yaml) + "  recompute_granularity: selective\n  recompute_modules: [mlp]\n");
+    const auto mlp_model =
+        model_of(std::string(yaml) + "  recompute_granularity: selective\n  recompute_modules: [mlp]\n");
     const auto timed_mlp = estimate(mlp_model, timed_inputs);
     REQUIRE(timed_mlp.ok);
     REQUIRE(timed_mlp.baseline_step_seconds);

@@ -4,8 +4,8 @@
 // 2.18.0; its "GB" are 1e9 bytes (Bridge's report_memory divides memory_stats by 1.0e9). The configs are the recipes'
 // effective configs, written out as fixtures (tests/data/memory/*.yaml, each naming its recipe and revision), so these
 // tests do not depend on the Python front end.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -88,7 +88,8 @@ void report(const char* what, double predicted, double measured) {
 
 }  // namespace
 
-TEST_CASE("Moonlight 16B on 8 H100 (TP2, EP8, MLA, MoE): published peak, savings and step-time order", "[memory][published]") {
+TEST_CASE("Moonlight 16B on 8 H100 (TP2, EP8, MLA, MoE): published peak, savings and step-time order",
+          "[memory][published]") {
     const std::string f = "moonlight_16b_8gpu_h100_bf16.yaml";
     const Run control = run(f, {}, 8);
     const Run moe_act = run(f, {"moe_act"}, 8);
@@ -147,9 +148,10 @@ TEST_CASE("Moonlight 16B on 8 H100: published step-time overheads, given the con
     const double layernorm_moe_act = overhead_in(control.est, {"layernorm", "moe_act"});
     // The option's own figure is the same sum.
     CHECK(control.est.option(memory::Recompute::selective({"moe_act"}))->step_overhead == Approx(moe_act));
-    std::cout << fmt::format("Moonlight step-time overhead predicted (measured): moe_act {:+.2f} % (+1.99 %), core_attn "
-                             "{:+.2f} % (+3.85 %), mla_up_proj {:+.2f} % (+5.19 %), layernorm+moe_act {:+.2f} % (+10.79 %)\n",
-                             100 * moe_act, 100 * core_attn, 100 * mla_up_proj, 100 * layernorm_moe_act);
+    std::cout << fmt::format(
+        "Moonlight step-time overhead predicted (measured): moe_act {:+.2f} % (+1.99 %), core_attn "
+        "{:+.2f} % (+3.85 %), mla_up_proj {:+.2f} % (+5.19 %), layernorm+moe_act {:+.2f} % (+10.79 %)\n",
+        100 * moe_act, 100 * core_attn, 100 * mla_up_proj, 100 * layernorm_moe_act);
     // The measured order.
     CHECK(moe_act > 0);
     CHECK(moe_act < core_attn);
@@ -165,15 +167,17 @@ TEST_CASE("Moonlight 16B on 8 H100: published step-time overheads, given the con
     // step without recompute is derived back to within 2 % of the control's measured 457.18 ms, and the order holds.
     const Run from_core_attn = run(f, {"core_attn"}, 8, 0.47480);
     REQUIRE(from_core_attn.est.baseline_step_seconds);
-    std::cout << fmt::format("Moonlight step without recompute, from core_attn's 474.80 ms: {:.1f} ms (measured 457.18)\n",
-                             *from_core_attn.est.baseline_step_seconds * 1e3);
+    std::cout << fmt::format(
+        "Moonlight step without recompute, from core_attn's 474.80 ms: {:.1f} ms (measured 457.18)\n",
+        *from_core_attn.est.baseline_step_seconds * 1e3);
     CHECK(std::abs(*from_core_attn.est.baseline_step_seconds - control_step) <= 0.02 * control_step);
     CHECK(overhead_in(from_core_attn.est, {"moe_act"}) < overhead_in(from_core_attn.est, {"core_attn"}));
     CHECK(overhead_in(from_core_attn.est, {"core_attn"}) < overhead_in(from_core_attn.est, {"mla_up_proj"}));
     CHECK(overhead_in(from_core_attn.est, {"mla_up_proj"}) < overhead_in(from_core_attn.est, {"layernorm", "moe_act"}));
 }
 
-TEST_CASE("Nemotron 3 Nano on 16 H100 (hybrid Mamba/attention/MoE, EP8): published peaks and savings", "[memory][published]") {
+TEST_CASE("Nemotron 3 Nano on 16 H100 (hybrid Mamba/attention/MoE, EP8): published peaks and savings",
+          "[memory][published]") {
     const std::string f = "nemotron_3_nano_16gpu_h100_bf16.yaml";
     const Run control = run(f, {}, 16);
     const Run moe_act = run(f, {"moe_act"}, 16);

@@ -1,11 +1,11 @@
 #pragma once
 // Helpers for tests of the Python front end: throw-away source trees and a one-call evaluation of a recipe.
+#include <unistd.h>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <string>
-#include <unistd.h>
 
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"

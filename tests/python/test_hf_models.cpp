@@ -3,9 +3,9 @@
 // where the raw config.json comes from.
 #include <catch2/catch.hpp>
 
+#include "../support/temp_dir.hpp"
 #include "parser/python/hf_models.hpp"
 #include "py_test_support.hpp"
-#include "../support/temp_dir.hpp"
 
 namespace {
 
@@ -144,8 +144,8 @@ TEST_CASE("every catalog entry names its source and maps the three basic sizes",
         // A family the mapping knows: no family fact is left unknown.
         for (const auto& f : a->fields) {
             INFO(f.field);
-            const bool family_unknown = f.value.is_unknown() &&
-                                        f.detail.find("is not in schemas/models/hf-mapping.json") != std::string::npos;
+            const bool family_unknown =
+                f.value.is_unknown() && f.detail.find("is not in schemas/models/hf-mapping.json") != std::string::npos;
             CHECK_FALSE(family_unknown);
         }
     }
@@ -154,7 +154,8 @@ TEST_CASE("every catalog entry names its source and maps the three basic sizes",
 TEST_CASE("mapping mechanisms on hand-written configs", "[python][hf]") {
     mbl::test::TempDir dir;
     // An omni model keeps its language model two levels down; Python's json writes Infinity.
-    dir.write("omni/config.json", R"({"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
+    dir.write("omni/config.json",
+              R"({"architectures": ["Qwen3OmniMoeForConditionalGeneration"], "model_type": "qwen3_omni_moe",
         "tie_word_embeddings": true,
         "thinker_config": {"text_config": {"num_hidden_layers": 6, "hidden_size": 64, "num_attention_heads": 4,
                                            "num_experts": 8, "moe_intermediate_size": 16, "tie_word_embeddings": false,

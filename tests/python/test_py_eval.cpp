@@ -338,7 +338,8 @@ TEST_CASE("a syntax error in a recipe file is IN002 at its line", "[python][eval
 }
 
 TEST_CASE("Hugging Face architectures: --hf-config, the cache, the catalog, and unknown models", "[python][hf]") {
-    TempTree tree({{"r.py", R"(
+    TempTree tree(
+        {{"r.py", R"(
 from megatron.bridge import AutoBridge
 from megatron.bridge.training.config import ConfigContainer
 
@@ -354,11 +355,11 @@ def local_config() -> ConfigContainer:
 def cached_config() -> ConfigContainer:
     return ConfigContainer(model=AutoBridge.from_hf_pretrained("me/cached").to_megatron_provider())
 )"},
-                   {"local/config.json",
-                    R"({"model_type": "llama", "num_hidden_layers": 6, "hidden_size": 64, "num_attention_heads": 4})"},
-                   {"hub/models--me--cached/snapshots/abc/config.json",
-                    R"({"model_type": "qwen3_moe", "num_hidden_layers": 4, "num_experts": 8, "moe_intermediate_size": 32})"},
-                   {"hub/models--me--cached/refs/main", "abc"}});
+         {"local/config.json",
+          R"({"model_type": "llama", "num_hidden_layers": 6, "hidden_size": 64, "num_attention_heads": 4})"},
+         {"hub/models--me--cached/snapshots/abc/config.json",
+          R"({"model_type": "qwen3_moe", "num_hidden_layers": 4, "num_experts": 8, "moe_intermediate_size": 32})"},
+         {"hub/models--me--cached/refs/main", "abc"}});
     pytest::RecipeOptions opts;
     opts.hf_configs = {"me/local-llama=" + tree.path("local"), tree.path("hub")};
     auto e = pytest::evaluate(tree, "r.py", opts);
@@ -406,9 +407,11 @@ def mystery_config() -> ConfigContainer:
 TEST_CASE("results do not depend on the number of threads", "[python][eval]") {
     std::string body;
     for (int i = 0; i < 40; ++i)
-        body += "\n\ndef r" + std::to_string(i) + "_config() -> ConfigContainer:\n    cfg = ConfigContainer(model="
+        body += "\n\ndef r" + std::to_string(i) +
+                "_config() -> ConfigContainer:\n    cfg = ConfigContainer(model="
                 "GPTModelProvider(num_layers=8))\n    cfg.model.recompute_granularity = \"" +
-                (i % 2 ? "full" : "selective") + "\"\n    cfg.model.recompute_modules = [\"core_attn\"]\n    return cfg\n";
+                (i % 2 ? "full" : "selective") +
+                "\"\n    cfg.model.recompute_modules = [\"core_attn\"]\n    return cfg\n";
     TempTree tree(pytest::Files{{"r.py", recipe_file(body)}});
     pytest::RecipeOptions one, four;
     one.jobs = 1;
@@ -455,7 +458,8 @@ def three_config() -> ConfigContainer:
         REQUIRE_FALSE(d.notes.empty());
         CHECK(d.notes.front().message == "in recipe one_config");
         bool others = false;
-        for (const auto& n : d.notes) others |= n.message.find("2 other recipes: two_config, three_config") != std::string::npos;
+        for (const auto& n : d.notes)
+            others |= n.message.find("2 other recipes: two_config, three_config") != std::string::npos;
         CHECK(others);
     }
     CHECK(rc004 == 1);

@@ -6,6 +6,7 @@
 // whole (every .py file is a target; the tree is the source root). An optional fixture.toml sets `mcore`, `overrides`
 // (command-line overrides) and `targets`. A tree's hf_cache/ folder is its Hugging Face cache; the user's real cache
 // is never read.
+#include <toml++/toml.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -13,14 +14,13 @@
 #include <regex>
 #include <set>
 #include <sstream>
-#include <toml++/toml.h>
 
+#include "../support/expect_annotations.hpp"
+#include "../support/per_fixture_tests.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 #include "parser/overrides.hpp"
-#include "../support/expect_annotations.hpp"
-#include "../support/per_fixture_tests.hpp"
 
 namespace fs = std::filesystem;
 
@@ -117,9 +117,10 @@ void check_fixture_tree(const fs::path& tree) {
     }
     // A helper shared by several target files is reported once, as `check` does.
     std::set<mbl::DiagnosticIdentity> seen;
-    diags.erase(std::remove_if(diags.begin(), diags.end(),
-                               [&](const mbl::Diagnostic& d) { return !seen.insert(mbl::diagnostic_identity(d)).second; }),
-                diags.end());
+    diags.erase(
+        std::remove_if(diags.begin(), diags.end(),
+                       [&](const mbl::Diagnostic& d) { return !seen.insert(mbl::diagnostic_identity(d)).second; }),
+        diags.end());
 
     std::multiset<Key> actual;
     std::map<Key, std::string> messages;
@@ -133,15 +134,18 @@ void check_fixture_tree(const fs::path& tree) {
             FAIL_CHECK("unexpected " << std::get<2>(a) << " at " << std::get<0>(a) << ":" << std::get<1>(a) << ": "
                                      << messages[a]);
     for (const auto& x : expected.diagnostics)
-        if (!actual.count(x)) FAIL_CHECK("missing " << std::get<2>(x) << " at " << std::get<0>(x) << ":" << std::get<1>(x));
+        if (!actual.count(x))
+            FAIL_CHECK("missing " << std::get<2>(x) << " at " << std::get<0>(x) << ":" << std::get<1>(x));
     CHECK(actual == expected.diagnostics);
 
     std::set<std::pair<std::string, int>> unresolved;
     for (const auto& [name, def] : unresolved_recipes) unresolved.emplace(canonical(def.file), def.line);
     for (const auto& u : unresolved)
-        if (!expected.unresolved.count(u)) FAIL_CHECK("recipe at " << u.first << ":" << u.second << " does not resolve");
+        if (!expected.unresolved.count(u))
+            FAIL_CHECK("recipe at " << u.first << ":" << u.second << " does not resolve");
     for (const auto& u : expected.unresolved)
-        if (!unresolved.count(u)) FAIL_CHECK("recipe at " << u.first << ":" << u.second << " resolves but is marked unresolved");
+        if (!unresolved.count(u))
+            FAIL_CHECK("recipe at " << u.first << ":" << u.second << " resolves but is marked unresolved");
     CHECK(recipes > 0);
     std::cout << "Python fixture tree " << tree.filename().string() << ": "
               << recipes - static_cast<int>(unresolved_recipes.size()) << "/" << recipes

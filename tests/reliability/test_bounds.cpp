@@ -39,7 +39,7 @@ void check_bounded(const Bounded& r) {
     INFO(r.out.substr(0, 2000));
     CHECK(r.code != 124);  // timeout
     CHECK(r.code >= 0);
-    CHECK(r.code <= 2);    // 0/1 findings, 2 unusable input; a crash would be 128+signal or -1
+    CHECK(r.code <= 2);  // 0/1 findings, 2 unusable input; a crash would be 128+signal or -1
     CHECK(r.peak_rss_mib < kMemoryBoundMiB);
 }
 
@@ -58,9 +58,8 @@ std::string repeat(const std::string& s, int n) {
     return out;
 }
 
-const char* const kRecipeHeader =
-    "from megatron.bridge.training.config import ConfigContainer\n"
-    "from megatron.bridge.models import GPTModelProvider\n";
+const char* const kRecipeHeader = "from megatron.bridge.training.config import ConfigContainer\n"
+                                  "from megatron.bridge.models import GPTModelProvider\n";
 
 }  // namespace
 
@@ -104,7 +103,8 @@ TEST_CASE("deeply nested Python expressions, brackets and calls finish without a
     dir.write("parens.py", kRecipeHeader + std::string("X = ") + repeat("(", 5000) + "1" + repeat(")", 5000) + recipe);
     dir.write("lists.py", kRecipeHeader + std::string("X = ") + repeat("[", 20000) + repeat("]", 20000) + recipe);
     dir.write("calls.py", kRecipeHeader + std::string("X = ") + repeat("f(", 3000) + repeat(")", 3000) + recipe);
-    std::string blocks = std::string(kRecipeHeader) + "\n\ndef a_config() -> ConfigContainer:\n    cfg = ConfigContainer()\n";
+    std::string blocks =
+        std::string(kRecipeHeader) + "\n\ndef a_config() -> ConfigContainer:\n    cfg = ConfigContainer()\n";
     std::string indent = "    ";
     for (int i = 0; i < 400; ++i, indent += "  ") blocks += indent + "if True:\n";
     blocks += indent + "cfg.model.recompute_granularity = \"full\"\n    return cfg\n";
@@ -138,7 +138,9 @@ TEST_CASE("import cycles and recursive helpers end, and the limit is named", "[b
     auto r = lint(dir, "check --show-unknowns pkg/recipes.py");
     check_bounded(r);
     CHECK(r.code == 0);
-    CHECK(has(r.out, "model.num_layers is not known statically: calls nested deeper than 40 (a recursive helper?) at pkg.c.grow"));
+    CHECK(has(
+        r.out,
+        "model.num_layers is not known statically: calls nested deeper than 40 (a recursive helper?) at pkg.c.grow"));
     CHECK(has(r.out, "model.recompute_num_layers is not known statically: calls nested deeper than 40"));
     CHECK(has(r.out, "1 recipe evaluated; 0 resolve all five recompute fields"));
 }
@@ -164,7 +166,8 @@ TEST_CASE("100,000 recipe functions in one file are all checked in bounded memor
            << "\n\ndef _base():\n    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))\n"
               "    cfg.model.recompute_granularity = \"full\"\n    return cfg\n";
         for (int i = 0; i < 100'000; ++i)
-            py << "\n\ndef r" << i << "_config() -> ConfigContainer:\n    cfg = _base()\n    cfg.model.recompute_num_layers = "
+            py << "\n\ndef r" << i
+               << "_config() -> ConfigContainer:\n    cfg = _base()\n    cfg.model.recompute_num_layers = "
                << (i % 4 + 1) << "\n    return cfg\n";
     }
     auto r = lint(dir, "check many.py --format json --output report.json");

@@ -34,8 +34,11 @@ TEST_CASE("output does not depend on the thread count", "[determinism]") {
 
 TEST_CASE("output does not depend on the order of the files and folders given", "[determinism]") {
     const std::vector<std::string> inputs = {
-        kRecipes + "/perf_recipes", kRecipes + "/recipes/llama/llama3.py", kRecipes + "/recipes/qwen",
-        kData + "/fixtures/yaml/rc004_full_recompute_without_method.yaml", kData + "/fixtures/yaml/rc101_core_attn_recompute_with_fused_attention.yaml",
+        kRecipes + "/perf_recipes",
+        kRecipes + "/recipes/llama/llama3.py",
+        kRecipes + "/recipes/qwen",
+        kData + "/fixtures/yaml/rc004_full_recompute_without_method.yaml",
+        kData + "/fixtures/yaml/rc101_core_attn_recompute_with_fused_attention.yaml",
         kRecipes + "/recipes/deepseek/deepseek_v3.py"};
     auto joined = [&](const std::vector<std::size_t>& order) {
         std::string s;

@@ -66,34 +66,38 @@ private:
 
 // A recipe tree whose every module would do damage if imported or run.
 void write_hostile_tree(const TempDir& dir, int port, const std::string& victim) {
-    const std::string attack =
-        "import os, socket, subprocess, shutil, pathlib, importlib\n"
-        "open('MARKER_open', 'w').write('ran')\n"
-        "pathlib.Path('MARKER_pathlib').write_text('ran')\n"
-        "os.system('touch MARKER_system')\n"
-        "subprocess.run(['touch', 'MARKER_subprocess'])\n"
-        "os.makedirs('MARKER_dir')\n"
-        "shutil.rmtree('" + victim + "')\n"
-        "socket.create_connection(('127.0.0.1', " + std::to_string(port) + "))\n"
-        "exec(\"open('MARKER_exec', 'w')\")\n"
-        "eval(\"__import__('os').system('touch MARKER_eval')\")\n"
-        "importlib.import_module('os').remove('recipes/hostile.py')\n";
+    const std::string attack = "import os, socket, subprocess, shutil, pathlib, importlib\n"
+                               "open('MARKER_open', 'w').write('ran')\n"
+                               "pathlib.Path('MARKER_pathlib').write_text('ran')\n"
+                               "os.system('touch MARKER_system')\n"
+                               "subprocess.run(['touch', 'MARKER_subprocess'])\n"
+                               "os.makedirs('MARKER_dir')\n"
+                               "shutil.rmtree('" +
+                               victim +
+                               "')\n"
+                               "socket.create_connection(('127.0.0.1', " +
+                               std::to_string(port) +
+                               "))\n"
+                               "exec(\"open('MARKER_exec', 'w')\")\n"
+                               "eval(\"__import__('os').system('touch MARKER_eval')\")\n"
+                               "importlib.import_module('os').remove('recipes/hostile.py')\n";
     dir.write("recipes/__init__.py", attack);
     dir.write("recipes/helpers.py", attack + "\n\ndef base():\n    " + "os.system('touch MARKER_helper')\n" +
                                         "    cfg = ConfigContainer()\n    return cfg\n");
-    dir.write("recipes/hostile.py",
-              attack +
-                  "from megatron.bridge.training.config import ConfigContainer\n"
-                  "from megatron.bridge.models import GPTModelProvider\n"
-                  "from recipes.helpers import base\n\n\n"
-                  "def hostile_config() -> ConfigContainer:\n"
-                  "    os.system('touch MARKER_recipe')\n"
-                  "    subprocess.Popen(['sh', '-c', 'touch MARKER_popen'])\n"
-                  "    with open('MARKER_with', 'w') as f:\n        f.write('ran')\n"
-                  "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))\n"
-                  "    cfg.model.recompute_granularity = 'selective'\n"
-                  "    cfg.model.recompute_method = 'uniform'  # RC108: ignored under selective; the safe fix deletes it\n"
-                  "    return cfg\n");
+    dir.write(
+        "recipes/hostile.py",
+        attack +
+            "from megatron.bridge.training.config import ConfigContainer\n"
+            "from megatron.bridge.models import GPTModelProvider\n"
+            "from recipes.helpers import base\n\n\n"
+            "def hostile_config() -> ConfigContainer:\n"
+            "    os.system('touch MARKER_recipe')\n"
+            "    subprocess.Popen(['sh', '-c', 'touch MARKER_popen'])\n"
+            "    with open('MARKER_with', 'w') as f:\n        f.write('ran')\n"
+            "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))\n"
+            "    cfg.model.recompute_granularity = 'selective'\n"
+            "    cfg.model.recompute_method = 'uniform'  # RC108: ignored under selective; the safe fix deletes it\n"
+            "    return cfg\n");
     dir.write("configs/run.yaml", "model:\n  recompute_granularity: selective\n  recompute_method: uniform\n");
 }
 
@@ -106,10 +110,11 @@ struct Traced {
 Traced traced(const TempDir& dir, const std::string& args) {
     const std::string trace_file = (dir.path() / ".." / (dir.path().filename().string() + ".strace")).string();
     // LeakSanitizer (sanitizer builds) cannot run under a tracer; leaks are checked by every other test.
-    auto r = mbl::test::run_shell("cd " + dir.path().string() + " && ASAN_OPTIONS=detect_leaks=0 strace -f -qq -o " + trace_file +
-                                  " -e trace=execve,fork,vfork,socket,connect,unlink,unlinkat,rename,renameat,renameat2,"
-                                  "mkdir,mkdirat,openat,open,creat -e status=!failed " +
-                                  mbl::test::lint_binary() + " " + args);
+    auto r = mbl::test::run_shell(
+        "cd " + dir.path().string() + " && ASAN_OPTIONS=detect_leaks=0 strace -f -qq -o " + trace_file +
+        " -e trace=execve,fork,vfork,socket,connect,unlink,unlinkat,rename,renameat,renameat2,"
+        "mkdir,mkdirat,openat,open,creat -e status=!failed " +
+        mbl::test::lint_binary() + " " + args);
     std::ifstream in(trace_file);
     std::ostringstream text;
     text << in.rdbuf();
@@ -125,8 +130,8 @@ std::vector<std::string> effects(const std::string& trace) {
     int execs = 0;
     while (std::getline(lines, line)) {
         const bool write_open = (line.find("open") != std::string::npos) &&
-                                (line.find("O_WRONLY") != std::string::npos || line.find("O_RDWR") != std::string::npos ||
-                                 line.find("O_CREAT") != std::string::npos);
+                                (line.find("O_WRONLY") != std::string::npos ||
+                                 line.find("O_RDWR") != std::string::npos || line.find("O_CREAT") != std::string::npos);
         if (line.find("execve(") != std::string::npos && ++execs == 1) continue;  // the linter itself
         if (line.find("execve(") != std::string::npos || line.find("fork(") != std::string::npos ||
             line.find("socket(") != std::string::npos || line.find("connect(") != std::string::npos ||
@@ -146,9 +151,10 @@ TEST_CASE("linting a hostile recipe tree has no effects at all", "[safety]") {
     write_hostile_tree(dir, listener.port(), victim_dir / "keep");
     const auto before = snapshot(dir.path());
 
-    for (const char* args : {"check recipes configs", "check --format sarif recipes", "check --diff recipes",
-                             "check --show-unknowns -j 4 recipes/hostile.py::hostile_config",
-                             "show recipes/hostile.py::hostile_config", "estimate recipes/hostile.py::hostile_config"}) {
+    for (const char* args :
+         {"check recipes configs", "check --format sarif recipes", "check --diff recipes",
+          "check --show-unknowns -j 4 recipes/hostile.py::hostile_config", "show recipes/hostile.py::hostile_config",
+          "estimate recipes/hostile.py::hostile_config"}) {
         INFO(args);
         Traced t = traced(dir, args);
         INFO(t.run.out.substr(0, 3000));

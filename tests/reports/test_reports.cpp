@@ -6,10 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "engine/lint_session.hpp"
-#include "report/report.hpp"
 #include "../support/json_schema.hpp"
 #include "../support/temp_dir.hpp"
+#include "engine/lint_session.hpp"
+#include "report/report.hpp"
 
 namespace fs = std::filesystem;
 using json = nlohmann::json;
@@ -22,7 +22,8 @@ const std::string kSuite = "/usr/share/json-schema-test-suite/tests/draft4/";
 json load_json(const std::string& path) { return json::parse(test::read_file(path)); }
 
 const test::JsonSchemaValidator& sarif_schema() {
-    static const test::JsonSchemaValidator v(load_json(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/sarif/sarif-schema-2.1.0.json"));
+    static const test::JsonSchemaValidator v(
+        load_json(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/sarif/sarif-schema-2.1.0.json"));
     return v;
 }
 
@@ -46,13 +47,16 @@ std::string join(const std::vector<std::string>& v) {
 
 }  // namespace
 
-TEST_CASE("the schema validator passes the official JSON-Schema-Test-Suite for the keywords it implements", "[sarif][schema]") {
+TEST_CASE("the schema validator passes the official JSON-Schema-Test-Suite for the keywords it implements",
+          "[sarif][schema]") {
     REQUIRE(fs::exists(kSuite));  // installed by scripts/setup.sh (Debian package json-schema-test-suite)
     // Groups that need what SARIF's schema never uses: references to other documents and `id` scoping.
-    const std::set<std::string> out_of_scope{"remote ref, containing refs itself", "Recursive references between schemas"};
+    const std::set<std::string> out_of_scope{"remote ref, containing refs itself",
+                                             "Recursive references between schemas"};
     int checked = 0, skipped = 0;
-    for (const char* file : {"type", "enum", "properties", "patternProperties", "additionalProperties", "required", "items",
-                             "minItems", "uniqueItems", "minimum", "maximum", "pattern", "anyOf", "oneOf", "ref", "default"}) {
+    for (const char* file :
+         {"type", "enum", "properties", "patternProperties", "additionalProperties", "required", "items", "minItems",
+          "uniqueItems", "minimum", "maximum", "pattern", "anyOf", "oneOf", "ref", "default"}) {
         for (const auto& group : load_json(kSuite + file + ".json")) {
             if (out_of_scope.count(group["description"])) continue;
             if (test::JsonSchemaValidator::uses_unimplemented_keyword(group["schema"])) {
@@ -61,7 +65,8 @@ TEST_CASE("the schema validator passes the official JSON-Schema-Test-Suite for t
             }
             test::JsonSchemaValidator validator(group["schema"]);
             for (const auto& t : group["tests"]) {
-                INFO(file << ": " << group["description"].get<std::string>() << ": " << t["description"].get<std::string>());
+                INFO(file << ": " << group["description"].get<std::string>() << ": "
+                          << t["description"].get<std::string>());
                 CHECK(validator.validate(t["data"]).empty() == t["valid"].get<bool>());
                 ++checked;
             }
@@ -74,8 +79,10 @@ TEST_CASE("the schema validator passes the official JSON-Schema-Test-Suite for t
 TEST_CASE("the schema validator refuses keywords it does not implement, and checks formats", "[sarif][schema]") {
     CHECK(!test::JsonSchemaValidator(json{{"maxLength", 2}}).validate("abc").empty());
     CHECK(!test::JsonSchemaValidator(json{{"allOf", json::array({json::object()})}}).validate(1).empty());
-    CHECK(test::JsonSchemaValidator::uses_unimplemented_keyword(json{{"properties", {{"a", {{"not", json::object()}}}}}}));
-    CHECK(!test::JsonSchemaValidator::uses_unimplemented_keyword(json{{"properties", {{"not", {{"type", "string"}}}}}}));
+    CHECK(test::JsonSchemaValidator::uses_unimplemented_keyword(
+        json{{"properties", {{"a", {{"not", json::object()}}}}}}));
+    CHECK(
+        !test::JsonSchemaValidator::uses_unimplemented_keyword(json{{"properties", {{"not", {{"type", "string"}}}}}}));
     test::JsonSchemaValidator uri(json{{"type", "string"}, {"format", "uri"}});
     CHECK(uri.validate("https://example.org/a#b").empty());
     CHECK(!uri.validate("relative/path").empty());
@@ -89,8 +96,9 @@ TEST_CASE("the schema validator refuses keywords it does not implement, and chec
 TEST_CASE("the SARIF schema rejects broken logs (the check can fail)", "[sarif][schema]") {
     CHECK(!sarif_schema().validate(json{{"runs", json::array()}}).empty());  // no version
     json bad_level = {{"version", "2.1.0"},
-                      {"runs", {{{"tool", {{"driver", {{"name", "x"}}}}},
-                                 {"results", {{{"message", {{"text", "m"}}}, {"level", "fatal"}}}}}}}};
+                      {"runs",
+                       {{{"tool", {{"driver", {{"name", "x"}}}}},
+                         {"results", {{{"message", {{"text", "m"}}}, {"level", "fatal"}}}}}}}};
     CHECK(!sarif_schema().validate(bad_level).empty());
     json ok = bad_level;
     ok["runs"][0]["results"][0]["level"] = "error";
@@ -114,7 +122,8 @@ TEST_CASE("SARIF output for every fixture validates against the SARIF 2.1.0 sche
 
 TEST_CASE("SARIF: stable rule ids, rule metadata with help, relative URIs", "[sarif]") {
     test::TempDir dir;
-    const std::string path = dir.write("configs/run.yaml", "model:\n  recompute_granularity: full\n  recompute_num_layers: 1\n");
+    const std::string path =
+        dir.write("configs/run.yaml", "model:\n  recompute_granularity: full\n  recompute_num_layers: 1\n");
     json log = sarif_for({path}, dir.path().string());
     const json& run = log["runs"][0];
     CHECK(log["version"] == "2.1.0");
@@ -127,8 +136,8 @@ TEST_CASE("SARIF: stable rule ids, rule metadata with help, relative URIs", "[sa
         INFO(r["id"]);
         CHECK(!r["shortDescription"]["text"].get<std::string>().empty());
         CHECK(r["help"]["markdown"].get<std::string>().find("## Why is this bad?") != std::string::npos);
-        CHECK(r["helpUri"].get<std::string>().find("#" + std::string(r["id"].get<std::string>() == "RC001" ? "rc001" : "")) !=
-              std::string::npos);
+        CHECK(r["helpUri"].get<std::string>().find(
+                  "#" + std::string(r["id"].get<std::string>() == "RC001" ? "rc001" : "")) != std::string::npos);
     }
     bool found = false;
     for (const auto& r : run["results"]) {
@@ -143,20 +152,23 @@ TEST_CASE("SARIF: stable rule ids, rule metadata with help, relative URIs", "[sa
         CHECK(loc["region"]["startColumn"] == 3);
         CHECK(r["partialFingerprints"].contains("mbridgeLint/v1"));
         // The (unsafe) fix is described as an artifact change.
-        CHECK(r["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "  recompute_method: uniform\n");
+        CHECK(r["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] ==
+              "  recompute_method: uniform\n");
     }
     CHECK(found);
     // A file outside the base directory gets an absolute file: URI.
     test::TempDir other;
     json outside = sarif_for({other.write("x.yaml", "model:\n  recompute_granularity: full\n")}, dir.path().string());
-    CHECK(outside["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].get<std::string>().rfind(
-              "file:///", 0) == 0);
+    CHECK(outside["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+              .get<std::string>()
+              .rfind("file:///", 0) == 0);
     CHECK(sarif_schema().validate(outside).empty());
 }
 
 TEST_CASE("SARIF: fingerprints survive lines added above, and tell different problems apart", "[sarif]") {
     test::TempDir dir;
-    const std::string body = "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
+    const std::string body =
+        "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
     auto fingerprints = [&](const std::string& name, const std::string& text) {
         json log = sarif_for({dir.write(name, text)}, dir.path().string());
         std::vector<std::string> out;
@@ -168,14 +180,16 @@ TEST_CASE("SARIF: fingerprints survive lines added above, and tell different pro
     const auto shifted = fingerprints("a.yaml", "# a new comment\n# and another\n" + body);
     CHECK(shifted == before);
     CHECK(fingerprints("b.yaml", body) != before);  // same problem, another file
-    const auto changed = fingerprints("a.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 3\n");
+    const auto changed = fingerprints(
+        "a.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 3\n");
     CHECK(changed != before);
 }
 
 TEST_CASE("SARIF columns count code points, not bytes", "[sarif]") {
     test::TempDir dir;
     // "é" is two bytes: the flow entry after it starts one code point earlier than its byte column.
-    const std::string path = dir.write("u.yaml", "model: {_target_: \"é\", recompute_granularity: full, recompute_num_layers: 1}\n");
+    const std::string path =
+        dir.write("u.yaml", "model: {_target_: \"é\", recompute_granularity: full, recompute_num_layers: 1}\n");
     json log = sarif_for({path}, dir.path().string());
     bool found = false;
     for (const auto& r : log["runs"][0]["results"]) {
@@ -209,7 +223,8 @@ TEST_CASE("GitHub annotations: levels, relative paths, escaping", "[github]") {
                      "title=mbridge-lint RC004 full-recompute-without-method::100%25 broken%0Asecond line%0A"
                      "note: configs/x.yaml:4: set here%0Anote: plain note%0Asee https://",
                      0) == 0);
-    CHECK(text.find("\n::notice file=/elsewhere/z.yaml,title=mbridge-lint RC900 unused-suppression::") != std::string::npos);
+    CHECK(text.find("\n::notice file=/elsewhere/z.yaml,title=mbridge-lint RC900 unused-suppression::") !=
+          std::string::npos);
     // One line per annotation: messages never break the command.
     CHECK(std::count(text.begin(), text.end(), '\n') == 2);
 }

@@ -26,16 +26,15 @@ bool format_ok(const std::string& format, const std::string& s) {
     static const std::regex uri(R"(^[A-Za-z][A-Za-z0-9+.\-]*:[^\s"<>\\^`{|}]*$)");
     static const std::regex reference(R"(^[^\s"<>\\^`{|}]*$)");
     static const std::regex percent(R"(%(?![0-9A-Fa-f]{2}))");
-    static const std::regex date_time(
-        R"(^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
+    static const std::regex date_time(R"(^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$)");
     if (format == "uri") return std::regex_match(s, uri) && !std::regex_search(s, percent);
     if (format == "uri-reference") return std::regex_match(s, reference) && !std::regex_search(s, percent);
     if (format == "date-time") return std::regex_match(s, date_time);
     return true;  // other formats are annotations in draft 4
 }
 
-const std::set<std::string> kUnimplemented{"maxLength",     "minLength",    "maxItems",      "additionalItems",
-                                           "allOf",         "not",          "dependencies",  "multipleOf",
+const std::set<std::string> kUnimplemented{"maxLength",     "minLength",    "maxItems",     "additionalItems",
+                                           "allOf",         "not",          "dependencies", "multipleOf",
                                            "maxProperties", "minProperties"};
 
 }  // namespace
@@ -115,7 +114,8 @@ void JsonSchemaValidator::check(const json& s, const json& v, const std::string&
             if (v.is_object())
                 for (const auto& [pattern, sub] : rule.items())
                     for (const auto& [name, item] : v.items())
-                        if (std::regex_search(name, std::regex(pattern))) check(sub, item, path + "." + name, errors, depth + 1);
+                        if (std::regex_search(name, std::regex(pattern)))
+                            check(sub, item, path + "." + name, errors, depth + 1);
         } else if (key == "additionalProperties") {
             if (!v.is_object()) continue;
             // The names neither listed in properties nor matching a patternProperties pattern.
@@ -135,7 +135,8 @@ void JsonSchemaValidator::check(const json& s, const json& v, const std::string&
                 for (size_t i = 0; i < v.size() && i < rule.size(); ++i)
                     check(rule[i], v[i], path + "[" + std::to_string(i) + "]", errors, depth + 1);
             } else {
-                for (size_t i = 0; i < v.size(); ++i) check(rule, v[i], path + "[" + std::to_string(i) + "]", errors, depth + 1);
+                for (size_t i = 0; i < v.size(); ++i)
+                    check(rule, v[i], path + "[" + std::to_string(i) + "]", errors, depth + 1);
             }
         } else if (key == "minItems") {
             if (v.is_array() && v.size() < rule.get<size_t>()) fail("fewer than " + rule.dump() + " items");
@@ -143,12 +144,14 @@ void JsonSchemaValidator::check(const json& s, const json& v, const std::string&
             if (v.is_array() && rule.get<bool>())
                 for (size_t i = 0; i < v.size(); ++i)
                     for (size_t j = i + 1; j < v.size(); ++j)
-                        if (v[i] == v[j]) fail("items " + std::to_string(i) + " and " + std::to_string(j) + " are equal");
+                        if (v[i] == v[j])
+                            fail("items " + std::to_string(i) + " and " + std::to_string(j) + " are equal");
         } else if (key == "minimum" || key == "maximum") {
             if (!v.is_number()) continue;
             const double limit = rule.get<double>(), x = v.get<double>();
             const bool exclusive = s.value(key == "minimum" ? "exclusiveMinimum" : "exclusiveMaximum", false);
-            const bool ok = key == "minimum" ? (exclusive ? x > limit : x >= limit) : (exclusive ? x < limit : x <= limit);
+            const bool ok =
+                key == "minimum" ? (exclusive ? x > limit : x >= limit) : (exclusive ? x < limit : x <= limit);
             if (!ok) fail(v.dump() + " violates " + key + " " + rule.dump());
         } else if (key == "exclusiveMinimum" || key == "exclusiveMaximum") {
             continue;  // read with minimum / maximum
@@ -156,7 +159,8 @@ void JsonSchemaValidator::check(const json& s, const json& v, const std::string&
             if (v.is_string() && !std::regex_search(v.get<std::string>(), std::regex(rule.get<std::string>())))
                 fail(v.dump() + " does not match " + rule.dump());
         } else if (key == "format") {
-            if (v.is_string() && !format_ok(rule, v.get<std::string>())) fail(v.dump() + " is not a valid " + rule.dump());
+            if (v.is_string() && !format_ok(rule, v.get<std::string>()))
+                fail(v.dump() + " is not a valid " + rule.dump());
         } else if (key == "anyOf" || key == "oneOf") {
             int matched = 0;
             for (const auto& sub : rule) {
@@ -165,7 +169,8 @@ void JsonSchemaValidator::check(const json& s, const json& v, const std::string&
                 matched += sub_errors.empty() ? 1 : 0;
             }
             if (key == "anyOf" && matched == 0) fail("matches none of anyOf");
-            if (key == "oneOf" && matched != 1) fail("matches " + std::to_string(matched) + " of oneOf, not exactly one");
+            if (key == "oneOf" && matched != 1)
+                fail("matches " + std::to_string(matched) + " of oneOf, not exactly one");
         } else if (kUnimplemented.count(key)) {
             fail("unsupported schema keyword \"" + key + "\"");
         }  // anything else is an annotation (description, default, ...) or not a keyword at all

@@ -20,7 +20,8 @@ public:
     std::string_view language() const override { return "python"; }
     bool handles(std::string_view path) const override { return path.ends_with(".py"); }
 
-    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext& ctx) const override {
+    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip,
+                      ParseContext& ctx) const override {
         ParseResult result;
         ParsedConfig config;
         config.root = Value::map();
@@ -46,7 +47,8 @@ public:
     }
 
     // `# depends:` lines, followed through the files they name (at any depth, cycles included).
-    std::vector<std::string> dependencies(const std::string& path, std::string_view text, ParseContext& ctx) const override {
+    std::vector<std::string> dependencies(const std::string& path, std::string_view text,
+                                          ParseContext& ctx) const override {
         std::vector<std::string> out;
         std::vector<std::pair<std::string, std::string>> todo{{path, std::string(text)}};
         while (!todo.empty()) {
@@ -54,7 +56,8 @@ public:
             todo.pop_back();
             static const std::regex depends(R"(# depends: (\S+))");
             for (std::sregex_iterator it(body.begin(), body.end(), depends), end; it != end; ++it) {
-                const std::string dep = normalized_path((std::filesystem::path(file).parent_path() / (*it)[1].str()).string());
+                const std::string dep =
+                    normalized_path((std::filesystem::path(file).parent_path() / (*it)[1].str()).string());
                 if (dep == normalized_path(path) || std::find(out.begin(), out.end(), dep) != out.end()) continue;
                 out.push_back(dep);
                 if (const std::string* dep_text = ctx.sources.load(dep)) todo.emplace_back(dep, *dep_text);
@@ -83,11 +86,13 @@ private:
         if (s == "True") return Value::boolean(true, p);
         if (s == "False") return Value::boolean(false, p);
         if (s == "None") return Value::null(p);
-        if (s.size() >= 2 && (s.front() == '"' || s.front() == '\'')) return Value::string(s.substr(1, s.size() - 2), p);
+        if (s.size() >= 2 && (s.front() == '"' || s.front() == '\''))
+            return Value::string(s.substr(1, s.size() - 2), p);
         if (s.size() >= 2 && s.front() == '[') {
             std::vector<Value> items;
             static const std::regex item(R"(["']([^"']*)["'])");
-            for (std::sregex_iterator it(s.begin(), s.end(), item), end; it != end; ++it) items.push_back(Value::string((*it)[1], p));
+            for (std::sregex_iterator it(s.begin(), s.end(), item), end; it != end; ++it)
+                items.push_back(Value::string((*it)[1], p));
             return Value::list(std::move(items), p);
         }
         Value v = parse_yaml_plain_scalar(s);

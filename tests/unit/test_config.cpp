@@ -80,25 +80,31 @@ TEST_CASE("unknown keys are located errors with did-you-mean", "[config]") {
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "mcore = \"0.19\"\nignroe = [\"RC101\"]\n")) ==
           "IN004 2:1 unknown configuration key \"ignroe\" (did you mean \"ignore\"?); known keys: mcore, te-version, "
           "select, ignore, per-file-ignores, severity, root, gpu-memory, hf-config-paths");
-    CHECK(first_error(load(dir, ".mbridge-lint.toml", "gpu_memory = \"80GiB\"\n")).find("(did you mean \"gpu-memory\"?)") !=
-          std::string::npos);
+    CHECK(first_error(load(dir, ".mbridge-lint.toml", "gpu_memory = \"80GiB\"\n"))
+              .find("(did you mean \"gpu-memory\"?)") != std::string::npos);
 }
 
 TEST_CASE("values of the wrong type or unknown values are errors", "[config]") {
     test::TempDir dir;
     const std::string f = ".mbridge-lint.toml";
-    CHECK(first_error(load(dir, f, "select = \"RC101\"\n")) == "IN005 1:10 select must be an array of strings, not a string");
+    CHECK(first_error(load(dir, f, "select = \"RC101\"\n")) ==
+          "IN005 1:10 select must be an array of strings, not a string");
     CHECK(first_error(load(dir, f, "ignore = [\"RC101\", 3]\n")) ==
           "IN005 1:20 each entry of ignore must be a string, not an integer");
-    CHECK(first_error(load(dir, f, "mcore = \"0.21\"\n")).rfind("IN011 1:1 unknown Megatron Core revision \"0.21\"", 0) == 0);
-    CHECK(first_error(load(dir, f, "ignore = [\"RC10l\"]\n")).find("\"RC10l\" is not a rule code, code prefix or rule name "
-                                                                  "(did you mean") != std::string::npos);
+    CHECK(
+        first_error(load(dir, f, "mcore = \"0.21\"\n")).rfind("IN011 1:1 unknown Megatron Core revision \"0.21\"", 0) ==
+        0);
+    CHECK(first_error(load(dir, f, "ignore = [\"RC10l\"]\n"))
+              .find("\"RC10l\" is not a rule code, code prefix or rule name "
+                    "(did you mean") != std::string::npos);
     CHECK(first_error(load(dir, f, "ignore = [\"IN004\"]\n")).find("input errors (IN0xx)") != std::string::npos);
     CHECK(first_error(load(dir, f, "[severity]\nRC101 = \"fatal\"\n")) ==
           "IN011 2:9 severity \"fatal\" for RC101 is not one of error, warning, info");
-    CHECK(first_error(load(dir, f, "gpu-memory = \"80\"\n")).rfind("IN005 1:14 gpu-memory \"80\" is not a memory size", 0) == 0);
+    CHECK(first_error(load(dir, f, "gpu-memory = \"80\"\n"))
+              .rfind("IN005 1:14 gpu-memory \"80\" is not a memory size", 0) == 0);
     CHECK(first_error(load(dir, f, "te-version = \"two\"\n")).rfind("IN005", 0) == 0);
-    CHECK(first_error(load(dir, f, "root = \"missing-dir\"\n")).rfind("IN001 1:8 root \"missing-dir\" is not a directory", 0) == 0);
+    CHECK(first_error(load(dir, f, "root = \"missing-dir\"\n"))
+              .rfind("IN001 1:8 root \"missing-dir\" is not a directory", 0) == 0);
     CHECK(first_error(load(dir, f, "per-file-ignores = [\"x\"]\n")).rfind("IN005", 0) == 0);
 }
 
@@ -121,7 +127,8 @@ TEST_CASE("pyproject.toml: only [tool.mbridge-lint] is read, other tools' tables
     CHECK(some.has_section);
     CHECK(some.config.mcore->value == "main");
     CHECK(some.config.mcore->source.where.line == 4);
-    CHECK(first_error(load(dir, "pyproject.toml", "[tool.mbridge-lint]\nmcores = \"main\"\n")).rfind("IN004 2:1", 0) == 0);
+    CHECK(first_error(load(dir, "pyproject.toml", "[tool.mbridge-lint]\nmcores = \"main\"\n")).rfind("IN004 2:1", 0) ==
+          0);
 }
 
 TEST_CASE("discovery: the closest configuration wins, .mbridge-lint.toml before pyproject.toml", "[config]") {
@@ -163,9 +170,10 @@ TEST_CASE("rule selection: select, ignore, per-file-ignores and severity overrid
     c.per_file_ignores.value = {PerFileIgnore{"legacy/*.yaml", {"RC1"}, {}}, PerFileIgnore{"*.gen.yaml", {"ALL"}, {}}};
     c.severity.value = {SeverityOverride{"RC1", Severity::Info, {}}, SeverityOverride{"RC101", Severity::Error, {}}};
     auto run = [&](const std::string& rel) {
-        std::vector<Diagnostic> v{diag("RC004", "a", Severity::Error, dir / rel), diag("RC006", "b", Severity::Error, dir / rel),
-                                  diag("RC101", "c", Severity::Warning, dir / rel), diag("RC104", "d", Severity::Warning, dir / rel),
-                                  diag("IN004", "unknown-key", Severity::Error, dir / rel)};
+        std::vector<Diagnostic> v{
+            diag("RC004", "a", Severity::Error, dir / rel), diag("RC006", "b", Severity::Error, dir / rel),
+            diag("RC101", "c", Severity::Warning, dir / rel), diag("RC104", "d", Severity::Warning, dir / rel),
+            diag("IN004", "unknown-key", Severity::Error, dir / rel)};
         apply_rule_selection(v, c, dir / rel);
         std::string out;
         for (const auto& d : v) out += d.code + "=" + severity_name(d.severity) + " ";
@@ -182,9 +190,8 @@ TEST_CASE("the pipeline takes mcore from the configuration, and --mcore wins ove
     test::TempDir dir;
     dir.write(".mbridge-lint.toml", "mcore = \"main\"\n");
     // "mhc" is a recompute_modules label only on main.
-    const std::string path = dir.write("c.yaml",
-                                       "model:\n  transformer_impl: local\n  enable_mhc_connections: true\n"
-                                       "  recompute_granularity: selective\n  recompute_modules: [mhc]\n");
+    const std::string path = dir.write("c.yaml", "model:\n  transformer_impl: local\n  enable_mhc_connections: true\n"
+                                                 "  recompute_granularity: selective\n  recompute_modules: [mhc]\n");
     auto codes = [&](const std::string& mcore) {
         SourceManager sources;
         LintSession session(SessionOptions{.mcore = mcore}, sources);

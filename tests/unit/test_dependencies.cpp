@@ -3,10 +3,10 @@
 // named helper bringing its recipes (engine/changed_files.hpp).
 #include <catch2/catch.hpp>
 
+#include "../support/temp_dir.hpp"
 #include "core/paths.hpp"
 #include "engine/changed_files.hpp"
 #include "engine/lint_session.hpp"
-#include "../support/temp_dir.hpp"
 
 using namespace mbl;
 
@@ -17,11 +17,10 @@ namespace {
 struct Tree {
     test::TempDir dir;
     std::string init = dir.write("recipes/__init__.py", "");
-    std::string helper = dir.write("recipes/helpers.py",
-                                   "def apply_recompute(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
-    std::string direct = dir.write("recipes/direct.py",
-                                   "from recipes.helpers import apply_recompute\n\n"
-                                   "def direct_config():\n    return None\n");
+    std::string helper =
+        dir.write("recipes/helpers.py", "def apply_recompute(cfg):\n    cfg.model.recompute_granularity = \"full\"\n");
+    std::string direct = dir.write("recipes/direct.py", "from recipes.helpers import apply_recompute\n\n"
+                                                        "def direct_config():\n    return None\n");
     std::string indirect = dir.write("recipes/indirect.py", "from .direct import direct_config\n");
     std::string unrelated = dir.write("recipes/unrelated.py", "import os\n");
     std::string cycle_a = dir.write("recipes/cycle_a.py", "from recipes import cycle_b\nimport recipes.helpers\n");
@@ -59,8 +58,11 @@ TEST_CASE("changed files select what imports them, and say why", "[dependencies]
     Tree t;
     SourceManager sources;
     LintSession session(SessionOptions{}, sources);
-    std::vector<InputFile> inputs{{t.direct, false, {}}, {t.indirect, false, {}}, {t.unrelated, false, {}},
-                                  {t.helper, false, {}}, {t.yaml, false, {}}};
+    std::vector<InputFile> inputs{{t.direct, false, {}},
+                                  {t.indirect, false, {}},
+                                  {t.unrelated, false, {}},
+                                  {t.helper, false, {}},
+                                  {t.yaml, false, {}}};
     std::vector<Dependents> brought;
     auto selected = select_changed(inputs, {normalized_path(t.helper)}, session, &brought);
     CHECK(paths(selected) == std::vector<std::string>{t.direct, t.indirect, t.helper});
@@ -90,15 +92,15 @@ TEST_CASE("a named helper brings the files that import it, and one recipe of a f
     CHECK(brought[0].files.size() == 4);  // not the test nor the script that import it
     // Each importer once, whole (direct.py too: only one of its recipes was named), after the named files; the
     // helper is now linted like a file of a directory walk (skipped when it defines no recipe).
-    CHECK(paths(inputs) == std::vector<std::string>{t.helper, t.direct, t.unrelated, t.cycle_a, t.cycle_b, t.direct,
-                                                    t.indirect});
+    CHECK(paths(inputs) ==
+          std::vector<std::string>{t.helper, t.direct, t.unrelated, t.cycle_a, t.cycle_b, t.direct, t.indirect});
     CHECK_FALSE(inputs[0].explicit_input);
     CHECK(inputs[2].explicit_input);
     for (std::size_t i = 3; i < inputs.size(); ++i) CHECK((!inputs[i].explicit_input && inputs[i].function.empty()));
 
     // Fixes made while linting a recipe brought in by the helper may only edit the files that were named.
     DependentsReport report(brought, inputs);
-    CHECK_FALSE(report.may_edit(inputs[0]));  // the helper itself: any file
+    CHECK_FALSE(report.may_edit(inputs[0]));     // the helper itself: any file
     auto may_edit = report.may_edit(inputs[3]);  // cycle_a.py
     REQUIRE(may_edit);
     CHECK(may_edit(t.helper));

@@ -7,7 +7,8 @@ namespace {
 mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev = "0.20.dev") {
     auto loaded = mbl::load_yaml("cfg.yaml", yaml);
     REQUIRE(loaded.ok());
-    auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision(rev), mbl::SourceRange::point("cfg.yaml", 1, 1));
+    auto fin =
+        mbl::finalize(loaded.root, *mbl::Schema::instance().revision(rev), mbl::SourceRange::point("cfg.yaml", 1, 1));
     REQUIRE(fin.errors.empty());
     return std::move(fin.model);
 }
@@ -36,7 +37,8 @@ TEST_CASE("moe_layer_recompute turns into selective + moe after the selective ch
 }
 
 TEST_CASE("a mixed_precision recipe name is copied onto the model and wins", "[finalize]") {
-    auto m = effective("mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nmodel:\n  fp8: null\n  fp8_recipe: tensorwise\n");
+    auto m = effective(
+        "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nmodel:\n  fp8: null\n  fp8_recipe: tensorwise\n");
     CHECK(m["fp8"].as_string() == "hybrid");
     CHECK(m["fp8_recipe"].as_string() == "delayed");
     CHECK(m["fp8_recipe"].prov().range.line == 1);
@@ -44,7 +46,8 @@ TEST_CASE("a mixed_precision recipe name is copied onto the model and wins", "[f
 }
 
 TEST_CASE("a mixed_precision object is copied field by field", "[finalize]") {
-    auto m = effective("mixed_precision:\n  fp8: e4m3\n  fp8_recipe: mxfp8\n  grad_reduce_in_fp32: true\nmodel:\n  fp8: null\n");
+    auto m = effective(
+        "mixed_precision:\n  fp8: e4m3\n  fp8_recipe: mxfp8\n  grad_reduce_in_fp32: true\nmodel:\n  fp8: null\n");
     CHECK(m["fp8"].as_string() == "e4m3");
     CHECK(m["fp8_recipe"].as_string() == "mxfp8");
 }

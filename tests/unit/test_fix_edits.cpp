@@ -42,7 +42,9 @@ std::string edit_yaml(const std::string& text, FieldEdit edit, const std::string
 }
 
 FieldEdit remove_field(const std::string& field) { return {FieldEdit::Op::Remove, "model." + field, "", -1}; }
-FieldEdit set_field(const std::string& field, const std::string& v) { return {FieldEdit::Op::Set, "model." + field, v, -1}; }
+FieldEdit set_field(const std::string& field, const std::string& v) {
+    return {FieldEdit::Op::Set, "model." + field, v, -1};
+}
 FieldEdit replace_item(const std::string& field, const std::string& v, int i) {
     return {FieldEdit::Op::ReplaceItem, "model." + field, v, i};
 }
@@ -63,13 +65,12 @@ TEST_CASE("LineIndex maps offsets and 1-based positions, with the empty line aft
 }
 
 TEST_CASE("YAML: removing a block entry removes its lines and nothing else", "[edits][yaml]") {
-    const std::string text =
-        "# header\n"
-        "model:\n"
-        "  recompute_granularity: selective  # chosen for memory\n"
-        "  recompute_num_layers: 4  # left over from full\n"
-        "\n"
-        "  num_layers: 8\n";
+    const std::string text = "# header\n"
+                             "model:\n"
+                             "  recompute_granularity: selective  # chosen for memory\n"
+                             "  recompute_num_layers: 4  # left over from full\n"
+                             "\n"
+                             "  num_layers: 8\n";
     CHECK(edit_yaml(text, remove_field("recompute_num_layers")) ==
           "# header\n"
           "model:\n"
@@ -79,43 +80,47 @@ TEST_CASE("YAML: removing a block entry removes its lines and nothing else", "[e
 }
 
 TEST_CASE("YAML: removing a block list value removes every item line, keeps the comment after it", "[edits][yaml]") {
-    const std::string text =
-        "model:\n"
-        "  recompute_granularity: full\n"
-        "  recompute_modules:\n"
-        "    - core_attn\n"
-        "    # the next one matters\n"
-        "    - mlp\n"
-        "  # about num_layers\n"
-        "  num_layers: 8\n";
-    CHECK(edit_yaml(text, remove_field("recompute_modules")) ==
-          "model:\n"
-          "  recompute_granularity: full\n"
-          "  # about num_layers\n"
-          "  num_layers: 8\n");
+    const std::string text = "model:\n"
+                             "  recompute_granularity: full\n"
+                             "  recompute_modules:\n"
+                             "    - core_attn\n"
+                             "    # the next one matters\n"
+                             "    - mlp\n"
+                             "  # about num_layers\n"
+                             "  num_layers: 8\n";
+    CHECK(edit_yaml(text, remove_field("recompute_modules")) == "model:\n"
+                                                                "  recompute_granularity: full\n"
+                                                                "  # about num_layers\n"
+                                                                "  num_layers: 8\n");
     // A block list written at the key's own indentation belongs to the key too.
     const std::string same_indent = "model:\n  recompute_modules:\n  - core_attn\n  - mlp\n  num_layers: 8\n";
     CHECK(edit_yaml(same_indent, remove_field("recompute_modules")) == "model:\n  num_layers: 8\n");
 }
 
-TEST_CASE("YAML: removing the only entry of a block mapping is declined (the mapping would become null)", "[edits][yaml]") {
+TEST_CASE("YAML: removing the only entry of a block mapping is declined (the mapping would become null)",
+          "[edits][yaml]") {
     CHECK(edit_yaml("model:\n  recompute_num_layers: 4\n", remove_field("recompute_num_layers")) == "<none>");
 }
 
 TEST_CASE("YAML: flow mappings lose the entry and one comma", "[edits][yaml]") {
     const std::string text = "model: {recompute_granularity: selective, recompute_num_layers: 4, num_layers: 8}\n";
-    CHECK(edit_yaml(text, remove_field("recompute_num_layers")) == "model: {recompute_granularity: selective, num_layers: 8}\n");
-    CHECK(edit_yaml(text, remove_field("num_layers")) == "model: {recompute_granularity: selective, recompute_num_layers: 4}\n");
-    CHECK(edit_yaml(text, remove_field("recompute_granularity")) == "model: {recompute_num_layers: 4, num_layers: 8}\n");
+    CHECK(edit_yaml(text, remove_field("recompute_num_layers")) ==
+          "model: {recompute_granularity: selective, num_layers: 8}\n");
+    CHECK(edit_yaml(text, remove_field("num_layers")) ==
+          "model: {recompute_granularity: selective, recompute_num_layers: 4}\n");
+    CHECK(edit_yaml(text, remove_field("recompute_granularity")) ==
+          "model: {recompute_num_layers: 4, num_layers: 8}\n");
     CHECK(edit_yaml("model: {recompute_num_layers: 4}\n", remove_field("recompute_num_layers")) == "model: {}\n");
 }
 
 TEST_CASE("YAML: setting a value replaces only the value, keeping quotes elsewhere and the comment", "[edits][yaml]") {
-    const std::string text = "model:\n  distribute_saved_activations: yes   # true in YAML 1.1\n  sequence_parallel: true\n";
+    const std::string text =
+        "model:\n  distribute_saved_activations: yes   # true in YAML 1.1\n  sequence_parallel: true\n";
     CHECK(edit_yaml(text, set_field("distribute_saved_activations", "false")) ==
           "model:\n  distribute_saved_activations: false   # true in YAML 1.1\n  sequence_parallel: true\n");
     // A multi-line value is replaced as a whole.
-    CHECK(edit_yaml("model:\n  recompute_granularity:\n    full\n  num_layers: 2\n", set_field("recompute_granularity", "selective")) ==
+    CHECK(edit_yaml("model:\n  recompute_granularity:\n    full\n  num_layers: 2\n",
+                    set_field("recompute_granularity", "selective")) ==
           "model:\n  recompute_granularity: selective\n  num_layers: 2\n");
     // Strings that would read as something else are quoted.
     CHECK(edit_yaml("model:\n  recompute_method: block\n  num_layers: 2\n", set_field("recompute_method", "yes")) ==
@@ -127,26 +132,32 @@ TEST_CASE("YAML: setting a value replaces only the value, keeping quotes elsewhe
 
 TEST_CASE("YAML: a missing field is inserted after the diagnostic's entry, with its indentation", "[edits][yaml]") {
     const std::string text = "model:\n    recompute_granularity: full  # whole layers\n    recompute_num_layers: 1\n";
-    CHECK(edit_yaml(text, set_field("recompute_method", "uniform"), "recompute_granularity") ==
-          "model:\n    recompute_granularity: full  # whole layers\n    recompute_method: uniform\n    recompute_num_layers: 1\n");
+    CHECK(
+        edit_yaml(text, set_field("recompute_method", "uniform"), "recompute_granularity") ==
+        "model:\n    recompute_granularity: full  # whole layers\n    recompute_method: uniform\n    recompute_num_layers: 1\n");
     // At the end of a file without a final newline.
     CHECK(edit_yaml("model:\n  num_layers: 2\n  recompute_granularity: full", set_field("recompute_method", "uniform"),
-                    "recompute_granularity") == "model:\n  num_layers: 2\n  recompute_granularity: full\n  recompute_method: uniform\n");
-    // In a flow mapping.
-    CHECK(edit_yaml("model: {recompute_granularity: full, recompute_num_layers: 1}\n", set_field("recompute_method", "uniform"),
                     "recompute_granularity") ==
+          "model:\n  num_layers: 2\n  recompute_granularity: full\n  recompute_method: uniform\n");
+    // In a flow mapping.
+    CHECK(edit_yaml("model: {recompute_granularity: full, recompute_num_layers: 1}\n",
+                    set_field("recompute_method", "uniform"), "recompute_granularity") ==
           "model: {recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}\n");
     // CRLF files stay CRLF.
-    CHECK(edit_yaml("model:\r\n  recompute_granularity: full\r\n  num_layers: 2\r\n", set_field("recompute_method", "uniform"),
-                    "recompute_granularity") == "model:\r\n  recompute_granularity: full\r\n  recompute_method: uniform\r\n  num_layers: 2\r\n");
+    CHECK(edit_yaml("model:\r\n  recompute_granularity: full\r\n  num_layers: 2\r\n",
+                    set_field("recompute_method", "uniform"), "recompute_granularity") ==
+          "model:\r\n  recompute_granularity: full\r\n  recompute_method: uniform\r\n  num_layers: 2\r\n");
 }
 
 TEST_CASE("YAML: replacing one list item keeps the list's style and the item's quotes", "[edits][yaml]") {
-    CHECK(edit_yaml("model:\n  recompute_modules: [core_atn, mlp]  # two\n  num_layers: 2\n", replace_item("recompute_modules", "core_attn", 0)) ==
+    CHECK(edit_yaml("model:\n  recompute_modules: [core_atn, mlp]  # two\n  num_layers: 2\n",
+                    replace_item("recompute_modules", "core_attn", 0)) ==
           "model:\n  recompute_modules: [core_attn, mlp]  # two\n  num_layers: 2\n");
-    CHECK(edit_yaml("model:\n  recompute_modules: ['mlp', \"atn\"]\n  num_layers: 2\n", replace_item("recompute_modules", "core_attn", 1)) ==
+    CHECK(edit_yaml("model:\n  recompute_modules: ['mlp', \"atn\"]\n  num_layers: 2\n",
+                    replace_item("recompute_modules", "core_attn", 1)) ==
           "model:\n  recompute_modules: ['mlp', \"core_attn\"]\n  num_layers: 2\n");
-    CHECK(edit_yaml("model:\n  recompute_modules:\n    - mlp\n    - moe_lyer\n  num_layers: 2\n", replace_item("recompute_modules", "moe", 1)) ==
+    CHECK(edit_yaml("model:\n  recompute_modules:\n    - mlp\n    - moe_lyer\n  num_layers: 2\n",
+                    replace_item("recompute_modules", "moe", 1)) ==
           "model:\n  recompute_modules:\n    - mlp\n    - moe\n  num_layers: 2\n");
 }
 
@@ -207,26 +218,24 @@ std::string edit_python(const std::string& text, const FieldEdit& edit, const Va
 }  // namespace
 
 TEST_CASE("Python: an assignment statement is removed with its line, comment included", "[edits][python]") {
-    const std::string text =
-        "def recipe():\n"
-        "    cfg = base()\n"
-        "    cfg.model.recompute_granularity = \"selective\"\n"
-        "    cfg.model.recompute_num_layers = 4  # from the old full setup\n"
-        "    return cfg\n";
+    const std::string text = "def recipe():\n"
+                             "    cfg = base()\n"
+                             "    cfg.model.recompute_granularity = \"selective\"\n"
+                             "    cfg.model.recompute_num_layers = 4  # from the old full setup\n"
+                             "    return cfg\n";
     Value v = Value::integer(4, Provenance::at(Origin::Recipe, statement(text, 4)));
     CHECK(edit_python(text, remove_field("recompute_num_layers"), &v, v.prov().range) ==
           "def recipe():\n    cfg = base()\n    cfg.model.recompute_granularity = \"selective\"\n    return cfg\n");
 }
 
 TEST_CASE("Python: a multi-line assignment goes as a whole, the only statement of a block stays", "[edits][python]") {
-    const std::string text =
-        "def recipe(cfg):\n"
-        "    cfg.model.recompute_modules = [\n"
-        "        \"core_attn\",\n"
-        "    ]\n"
-        "    if cfg.model.fp8:\n"
-        "        cfg.model.recompute_num_layers = 2\n"
-        "    return cfg\n";
+    const std::string text = "def recipe(cfg):\n"
+                             "    cfg.model.recompute_modules = [\n"
+                             "        \"core_attn\",\n"
+                             "    ]\n"
+                             "    if cfg.model.fp8:\n"
+                             "        cfg.model.recompute_num_layers = 2\n"
+                             "    return cfg\n";
     Value list = Value::list({}, Provenance::at(Origin::Recipe, statement(text, 2, 4)));
     CHECK(edit_python(text, remove_field("recompute_modules"), &list, list.prov().range) ==
           "def recipe(cfg):\n    if cfg.model.fp8:\n        cfg.model.recompute_num_layers = 2\n    return cfg\n");
@@ -244,7 +253,8 @@ TEST_CASE("Python: setting replaces the right-hand side as a Python literal", "[
 }
 
 TEST_CASE("Python: a missing field becomes a sibling assignment on the next line", "[edits][python]") {
-    const std::string text = "def r():\n    cfg.model.recompute_granularity = \"full\"\n    cfg.model.recompute_num_layers = 1\n";
+    const std::string text =
+        "def r():\n    cfg.model.recompute_granularity = \"full\"\n    cfg.model.recompute_num_layers = 1\n";
     CHECK(edit_python(text, set_field("recompute_method", "uniform"), nullptr, statement(text, 2)) ==
           "def r():\n    cfg.model.recompute_granularity = \"full\"\n    cfg.model.recompute_method = \"uniform\"\n"
           "    cfg.model.recompute_num_layers = 1\n");

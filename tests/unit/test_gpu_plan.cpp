@@ -1,7 +1,7 @@
 // The GPU check without a GPU: building the layer stack from a config, the recompute options, the comparison and
 // verdict, the fit check and both output formats (runs injected).
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 
 #include <cmath>
 #include <nlohmann/json.hpp>
@@ -168,7 +168,7 @@ TEST_CASE("an MoE config keeps its dense/MoE pattern and this rank's experts", "
     CHECK(s.topk == 4);
     CHECK(s.expert_ffn == 512);
     CHECK(s.shared_expert_ffn == 1024);
-    CHECK(s.ffn_hidden == 4096);  // ffn_hidden_size defaults to 4h for the dense layer
+    CHECK(s.ffn_hidden == 4096);                                  // ffn_hidden_size defaults to 4h for the dense layer
     CHECK(s.attention == mbl::memory::AttentionKernel::Unfused);  // transformer_impl: local
     CHECK(s.layernorm);
     CHECK(s.activation == ActivationKind::GeLU);
@@ -177,8 +177,8 @@ TEST_CASE("an MoE config keeps its dense/MoE pattern and this rank's experts", "
 }
 
 TEST_CASE("configs the harness cannot build say why", "[gpu_plan]") {
-    CHECK(plan_of("model: {num_layers: 4, hidden_size: 64, num_attention_heads: 4}").error.find("no activation recompute") !=
-          std::string::npos);
+    CHECK(plan_of("model: {num_layers: 4, hidden_size: 64, num_attention_heads: 4}")
+              .error.find("no activation recompute") != std::string::npos);
     CHECK(plan_of("model: {num_layers: 4, hidden_size: 64, num_attention_heads: 4, multi_latent_attention: true, "
                   "recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}")
               .error.find("multi-latent attention") != std::string::npos);
@@ -332,7 +332,8 @@ TEST_CASE("the reference asks Megatron Core for one rank's first-stage layers, p
     REQUIRE(p.runs.candidates.size() == 1);
     CHECK(p.runs.candidates[0].describe() == "selective [core_attn, mlp, gdn_norm_out]");
     CHECK(p.runs.control.describe() == "selective []");
-    CHECK(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) { return n.find("tensor parallelism 2") == 0; }));
+    CHECK(std::any_of(p.notes.begin(), p.notes.end(),
+                      [](const std::string& n) { return n.find("tensor parallelism 2") == 0; }));
 
     const nlohmann::json request = mcore_request(p, 1, 3, 9);
     CHECK(request["protocol"] == 1);
@@ -344,7 +345,8 @@ TEST_CASE("the reference asks Megatron Core for one rank's first-stage layers, p
     CHECK(request["seed"] == 9);
 }
 
-TEST_CASE("the reference builds this rank's experts as the MoE layer, whose top-k must fit in them", "[gpu_plan][mcore]") {
+TEST_CASE("the reference builds this rank's experts as the MoE layer, whose top-k must fit in them",
+          "[gpu_plan][mcore]") {
     const McorePlan p = mcore_plan_of(kMoe);
     REQUIRE(p.error.empty());
     const auto& c = p.transformer_config;
@@ -370,15 +372,17 @@ TEST_CASE("the reference builds this rank's experts as the MoE layer, whose top-
 }
 
 TEST_CASE("the reference refuses what it cannot build as GPT layers", "[gpu_plan][mcore]") {
-    CHECK(mcore_plan_of("model: {num_layers: 4, hidden_size: 256, num_attention_heads: 4, hybrid_layer_pattern: 'M*M-', "
-                        "recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1, seq_length: 512}\n")
+    CHECK(mcore_plan_of(
+              "model: {num_layers: 4, hidden_size: 256, num_attention_heads: 4, hybrid_layer_pattern: 'M*M-', "
+              "recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1, seq_length: 512}\n")
               .error.find("Mamba layer") != std::string::npos);
     CHECK(mcore_plan_of("model: {num_layers: 4, hidden_size: 256, num_attention_heads: 4, seq_length: 512}\n")
               .error.find("no activation recompute") != std::string::npos);
     // Multi-latent attention is Megatron Core's to build (the harness refuses it).
-    const McorePlan mla = mcore_plan_of("model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, "
-                                        "multi_latent_attention: true, kv_lora_rank: 256, q_lora_rank: 384, seq_length: 512, "
-                                        "recompute_granularity: selective, recompute_modules: [mla_up_proj]}\n");
+    const McorePlan mla =
+        mcore_plan_of("model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, "
+                      "multi_latent_attention: true, kv_lora_rank: 256, q_lora_rank: 384, seq_length: 512, "
+                      "recompute_granularity: selective, recompute_modules: [mla_up_proj]}\n");
     REQUIRE(mla.error.empty());
     CHECK(mla.shape.mla);
     CHECK_FALSE(mla.transformer_config.contains("kv_channels"));
@@ -425,17 +429,21 @@ TEST_CASE("the helper's JSON lines: events, foreign lines, errors", "[gpu_plan][
     cb.environment = [&](const McoreEnvironment& e) { CHECK(e.megatron_core == "0.20.0"); };
     CHECK(read_helper_line("> some library's own print", out, cb));
     CHECK(read_helper_line("{not json", out, cb));
-    CHECK(read_helper_line(R"({"event": "environment", "megatron_core": "0.20.0", "spec": "local", "transformer_engine": null,
+    CHECK(read_helper_line(
+        R"({"event": "environment", "megatron_core": "0.20.0", "spec": "local", "transformer_engine": null,
         "torch": "2.11.0", "device": "GPU", "changes": [{"field": "masked_softmax_fusion", "from": true, "to": false, "why": "no kernels"}],
-        "dropped": [{"field": "seq_length", "why": "not a field"}], "facts": {"softmax_kernel": false, "experts_module": "SequentialMLP"}})", out, cb));
+        "dropped": [{"field": "seq_length", "why": "not a field"}], "facts": {"softmax_kernel": false, "experts_module": "SequentialMLP"}})",
+        out, cb));
     REQUIRE(out.environment);
     CHECK(out.environment->changes == std::vector<std::string>{"masked_softmax_fusion true -> false: no kernels"});
     CHECK(out.environment->dropped == std::vector<std::string>{"seq_length: not a field"});
     CHECK(out.environment->experts_module == "SequentialMLP");
     CHECK_FALSE(out.environment->transformer_engine);
     CHECK(read_helper_line(R"({"event": "step", "index": 0, "done": 1, "total": 4})", out, cb));
-    CHECK(read_helper_line(R"({"event": "run", "index": 0, "retained_bytes": 100, "forward_peak_bytes": 150, "backward_peak_bytes": 200,
-        "step_ms": 3.5, "steps_ms": [3.5], "stable": true})", out, cb));
+    CHECK(read_helper_line(
+        R"({"event": "run", "index": 0, "retained_bytes": 100, "forward_peak_bytes": 150, "backward_peak_bytes": 200,
+        "step_ms": 3.5, "steps_ms": [3.5], "stable": true})",
+        out, cb));
     REQUIRE(out.runs.size() == 1);
     CHECK(out.runs[0].retained_bytes == 100);
     CHECK(out.runs[0].backward_peak_bytes == 200);
@@ -443,8 +451,9 @@ TEST_CASE("the helper's JSON lines: events, foreign lines, errors", "[gpu_plan][
     CHECK(runs == 1);
     // Out of order, or a missing figure: the contract is broken, and said so.
     McoreOutcome skipped = out;
-    CHECK_FALSE(read_helper_line(R"({"event": "run", "index": 2, "retained_bytes": 1, "forward_peak_bytes": 1, "backward_peak_bytes": 1, "step_ms": 1})",
-                                 skipped, cb));
+    CHECK_FALSE(read_helper_line(
+        R"({"event": "run", "index": 2, "retained_bytes": 1, "forward_peak_bytes": 1, "backward_peak_bytes": 1, "step_ms": 1})",
+        skipped, cb));
     CHECK(skipped.failure->kind == "bad_output");
     McoreOutcome partial = out;
     CHECK_FALSE(read_helper_line(R"({"event": "run", "index": 1, "retained_bytes": 1})", partial, cb));
@@ -455,7 +464,9 @@ TEST_CASE("the helper's JSON lines: events, foreign lines, errors", "[gpu_plan][
     McoreOutcome crashed;
     std::string tb;
     for (int i = 0; i < 30; ++i) tb += fmt::format("  frame {}\\n", i);
-    CHECK_FALSE(read_helper_line(R"({"event": "error", "kind": "crash", "message": "NameError: x", "traceback": ")" + tb + R"("})", crashed, cb));
+    CHECK_FALSE(read_helper_line(
+        R"({"event": "error", "kind": "crash", "message": "NameError: x", "traceback": ")" + tb + R"("})", crashed,
+        cb));
     REQUIRE(crashed.failure);
     CHECK(crashed.failure->message.find("NameError: x\n") == 0);
     CHECK(crashed.failure->message.find("frame 29") != std::string::npos);

@@ -32,8 +32,8 @@ void make_checkout(const TempDir& dir, const std::string& gitlink, int index_ver
                         gitlink + ",3rdparty/Megatron-LM && " + kGit + "update-index --index-version " +
                         std::to_string(index_version) + " && " + kGit + "commit -qm pin") == 0);
     // The gitlink is really there, as git itself reports it.
-    CHECK(mbl::test::run_shell("cd '" + dir.path().string() + "' && git ls-tree HEAD 3rdparty/Megatron-LM").out.find(gitlink) !=
-          std::string::npos);
+    CHECK(mbl::test::run_shell("cd '" + dir.path().string() + "' && git ls-tree HEAD 3rdparty/Megatron-LM")
+              .out.find(gitlink) != std::string::npos);
 }
 
 // What `git submodule update` leaves: a .git file pointing into the superproject's modules/, HEAD detached there.
@@ -77,7 +77,8 @@ TEST_CASE("a checked-out submodule wins over the gitlink: it is the code the job
 
     // A branch checked out in the submodule: HEAD names a ref, resolved through packed-refs.
     dir.write(".git/modules/3rdparty/Megatron-LM/HEAD", "ref: refs/heads/dev\n");
-    dir.write(".git/modules/3rdparty/Megatron-LM/packed-refs", "# pack-refs with: peeled\n" + kDevPin + " refs/heads/dev\n");
+    dir.write(".git/modules/3rdparty/Megatron-LM/packed-refs",
+              "# pack-refs with: peeled\n" + kDevPin + " refs/heads/dev\n");
     CHECK(detect(dir).revision->name == "dev");
     // A loose ref wins over packed-refs, as in git.
     dir.write(".git/modules/3rdparty/Megatron-LM/refs/heads/dev", kMainPin + "\n");
@@ -110,8 +111,10 @@ TEST_CASE("an unknown pinned commit is said plainly, and the next known pin or t
         make_checkout(dir, kUnknown);
         const RevisionChoice c = detect(dir);
         CHECK(c.revision->name == mbl::Schema::instance().default_revision());
-        CHECK(c.reason.find("0123456789ab, a commit mbridge-lint knows no revision for; the default") != std::string::npos);
-        CHECK(mbl::detection_note(c).rfind("Megatron Core " + c.revision->name + " for files in " + dir.path().string(), 0) == 0);
+        CHECK(c.reason.find("0123456789ab, a commit mbridge-lint knows no revision for; the default") !=
+              std::string::npos);
+        CHECK(mbl::detection_note(c).rfind("Megatron Core " + c.revision->name + " for files in " + dir.path().string(),
+                                           0) == 0);
     }
 }
 
@@ -156,5 +159,6 @@ TEST_CASE("the index reader refuses what it cannot read instead of guessing", "[
     CHECK(mbl::index_gitlink(index, "3rdparty/Megatron-LM") == kMainPin);
     CHECK_FALSE(mbl::index_gitlink(index, "src/megatron/bridge/recipes/llama.py"));  // a file, not a gitlink
     CHECK_FALSE(mbl::index_gitlink(index, "3rdparty/Other"));
-    for (std::size_t cut = 12; cut < index.size(); cut += 7) CHECK_FALSE(mbl::index_gitlink(index.substr(0, cut), "zzz"));
+    for (std::size_t cut = 12; cut < index.size(); cut += 7)
+        CHECK_FALSE(mbl::index_gitlink(index.substr(0, cut), "zzz"));
 }

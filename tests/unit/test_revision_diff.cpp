@@ -62,7 +62,8 @@ TEST_CASE("findings that appear, disappear or change severity, grouped by positi
     CHECK(diff.to.warnings == 1);
 }
 
-TEST_CASE("an error that becomes a warning is not a new error, and a message naming the revision is no change", "[diff]") {
+TEST_CASE("an error that becomes a warning is not a new error, and a message naming the revision is no change",
+          "[diff]") {
     using mbl::Severity;
     const auto diff = mbl::compare_revisions({finding("RC013", 5, Severity::Error, "", "at Megatron Core 0.13")},
                                              {finding("RC013", 5, Severity::Warning, "", "at Megatron Core 0.14")});

@@ -19,9 +19,8 @@ const mbl::Diagnostic* find(const std::vector<mbl::Diagnostic>& ds, const std::s
 }  // namespace
 
 TEST_CASE("all problems of a config are reported in one run", "[rules]") {
-    auto ds = lint(
-        "model:\n  cpu_offloading: true\n  recompute_granularity: full\n  sequence_parallel: true\n"
-        "  distribute_saved_activations: true\n  tensor_model_parallel_size: 2\n");
+    auto ds = lint("model:\n  cpu_offloading: true\n  recompute_granularity: full\n  sequence_parallel: true\n"
+                   "  distribute_saved_activations: true\n  tensor_model_parallel_size: 2\n");
     for (const char* code : {"RC001", "RC004", "RC005", "RC007"}) CHECK(find(ds, code));
 }
 
@@ -38,7 +37,8 @@ TEST_CASE("unknown labels get a did-you-mean, and labels of later revisions say 
     // Every revision that accepts the label is named; the first later one is suggested.
     bool names_them = false;
     for (const auto& n : rc008[1]->notes)
-        names_them |= n.message == "\"mhc\" is accepted by Megatron Core dev, main; pass --mcore dev if that is what the job runs";
+        names_them |= n.message ==
+                      "\"mhc\" is accepted by Megatron Core dev, main; pass --mcore dev if that is what the job runs";
     CHECK(names_them);
     CHECK_FALSE(rc008[1]->fix);  // not a typo: no replacement
 }
@@ -87,14 +87,16 @@ TEST_CASE("rules never fire on unknown values", "[rules]") {
 }
 
 TEST_CASE("wrong-typed values are reported once and then ignored by rules", "[rules]") {
-    auto ds = lint("model:\n  recompute_granularity: full\n  recompute_num_layers: \"2\"\n  recompute_method: uniform\n");
+    auto ds =
+        lint("model:\n  recompute_granularity: full\n  recompute_num_layers: \"2\"\n  recompute_method: uniform\n");
     CHECK(find(ds, "IN005"));
     CHECK_FALSE(find(ds, "RC005"));
 }
 
 TEST_CASE("the TE-version rule needs --te-version", "[rules]") {
-    const std::string yaml = "mixed_precision: bf16_with_mxfp8_mixed\nmodel:\n  num_moe_experts: 8\n  moe_grouped_gemm: true\n"
-                             "  recompute_granularity: selective\n  recompute_modules: [moe_act]\n";
+    const std::string yaml =
+        "mixed_precision: bf16_with_mxfp8_mixed\nmodel:\n  num_moe_experts: 8\n  moe_grouped_gemm: true\n"
+        "  recompute_granularity: selective\n  recompute_modules: [moe_act]\n";
     CHECK_FALSE(find(lint(yaml), "RC014"));
     mbl::SourceManager sources;
     mbl::LintOptions old_te{mbl::Schema::instance().revision("0.20.dev"), {}};
@@ -106,8 +108,9 @@ TEST_CASE("the TE-version rule needs --te-version", "[rules]") {
 }
 
 TEST_CASE("0.13 refuses output-discarding recompute under every fp8 recipe, 0.14 only under delayed", "[rules]") {
-    const std::string yaml = "mixed_precision: bf16_with_fp8_current_scaling_mixed\nmodel:\n  num_moe_experts: 8\n"
-                             "  moe_grouped_gemm: true\n  recompute_granularity: selective\n  recompute_modules: [moe_act]\n";
+    const std::string yaml =
+        "mixed_precision: bf16_with_fp8_current_scaling_mixed\nmodel:\n  num_moe_experts: 8\n"
+        "  moe_grouped_gemm: true\n  recompute_granularity: selective\n  recompute_modules: [moe_act]\n";
     CHECK(find(lint(yaml, "0.13"), "RC013"));
     CHECK_FALSE(find(lint(yaml, "0.14"), "RC013"));
 }

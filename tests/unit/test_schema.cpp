@@ -63,7 +63,8 @@ TEST_CASE("what each name stands for: release tags and pinned commits", "[schema
     CHECK(s.revision("0.20.dev")->commit == "2a75ac12c54ba6a42b34024756820bf819a2e25f");
     CHECK(s.revision("dev")->commit == "b3b1e2d793c596c2fa61076d001ab93f294e4e87");
     CHECK(s.revision("dev")->branch == "dev");
-    CHECK(s.revision("dev")->what().rfind("commit b3b1e2d793c5 (2026-08-13, dev branch), Megatron Bridge's dev pin", 0) == 0);
+    CHECK(s.revision("dev")->what().rfind("commit b3b1e2d793c5 (2026-08-13, dev branch), Megatron Bridge's dev pin",
+                                          0) == 0);
     CHECK(s.revision("main")->what() == "commit d98e8a64ddf3 (2026-08-22, main branch)");
 }
 
@@ -99,8 +100,9 @@ TEST_CASE("the recompute vocabulary: defaults and output-discarding labels per r
 
 TEST_CASE("recompute choices print and parse back", "[schema]") {
     using mbl::Recompute;
-    for (const Recompute& r : {Recompute::none(), Recompute::selective({}), Recompute::selective({"core_attn", "mlp"}),
-                               Recompute::full(Recompute::Method::Uniform, 1), Recompute::full(Recompute::Method::Block, 2)})
+    for (const Recompute& r :
+         {Recompute::none(), Recompute::selective({}), Recompute::selective({"core_attn", "mlp"}),
+          Recompute::full(Recompute::Method::Uniform, 1), Recompute::full(Recompute::Method::Block, 2)})
         CHECK(mbl::parse_recompute(r.describe()).describe() == r.describe());
     CHECK(Recompute::selective({"mlp"}).has("mlp"));
     CHECK_FALSE(Recompute::full(Recompute::Method::Block, 2).has("mlp"));
@@ -116,7 +118,8 @@ TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does
     CHECK_FALSE(s.revision("main")->rejects("RC029"));
     CHECK_FALSE(s.revision("main")->rejects("RC030"));
     CHECK(dev.enum_values("mhc_connections_field") == std::vector<std::string>{"enable_hyper_connections"});
-    CHECK(s.revision("main")->enum_values("mhc_connections_field") == std::vector<std::string>{"enable_mhc_connections"});
+    CHECK(s.revision("main")->enum_values("mhc_connections_field") ==
+          std::vector<std::string>{"enable_mhc_connections"});
     CHECK(dev.enum_values("ep_overlap_full_recompute") == std::vector<std::string>{"stage"});
     CHECK(s.revision("0.20.dev")->enum_values("ep_overlap_full_recompute").empty());
     CHECK(dev.enum_values("gated_delta_net_variants") == std::vector<std::string>{"gated_delta_net"});
@@ -124,7 +127,8 @@ TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does
     CHECK(s.revision("0.20.dev")->crashes("layernorm-recompute-local-impl"));
     // Every revision that enforces the mhc checks names its switch.
     for (const auto& name : s.revision_names())
-        if (s.revision(name)->rejects("RC016")) CHECK(s.revision(name)->enum_values("mhc_connections_field").size() == 1);
+        if (s.revision(name)->rejects("RC016"))
+            CHECK(s.revision(name)->enum_values("mhc_connections_field").size() == 1);
 }
 
 TEST_CASE("checks that exist per revision come from the schema", "[schema]") {

@@ -2,13 +2,13 @@
 // stand-in recipe front end.
 #include <catch2/catch.hpp>
 
+#include "../support/mini_recipe_front_end.hpp"
+#include "../support/temp_dir.hpp"
 #include "engine/fixes.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/suppressions.hpp"
 #include "parser/python_edit.hpp"
 #include "parser/yaml_edit.hpp"
-#include "../support/mini_recipe_front_end.hpp"
-#include "../support/temp_dir.hpp"
 
 using namespace mbl;
 
@@ -19,7 +19,8 @@ struct Linted {
     std::vector<std::string> codes;  // "line:code"
 };
 
-Linted lint(const test::TempDir& dir, const std::string& name, const std::string& text, const std::string& mcore = "0.20.dev") {
+Linted lint(const test::TempDir& dir, const std::string& name, const std::string& text,
+            const std::string& mcore = "0.20.dev") {
     const std::string path = dir.write(name, text);
     SourceManager sources;
     LintSession session(SessionOptions{.mcore = mcore}, sources);
@@ -31,12 +32,11 @@ Linted lint(const test::TempDir& dir, const std::string& name, const std::string
 using Codes = std::vector<std::string>;
 
 // selective + num_layers (RC006 on line 4) + a method (RC108 on line 5), with local attention (no RC101).
-const std::string kTwoProblems =
-    "model:\n"
-    "  transformer_impl: local\n"
-    "  recompute_granularity: selective\n"
-    "  recompute_num_layers: 2{a}\n"
-    "  recompute_method: block{b}\n";
+const std::string kTwoProblems = "model:\n"
+                                 "  transformer_impl: local\n"
+                                 "  recompute_granularity: selective\n"
+                                 "  recompute_num_layers: 2{a}\n"
+                                 "  recompute_method: block{b}\n";
 
 std::string with(std::string text, const std::string& a, const std::string& b = "") {
     text.replace(text.find("{a}"), 3, a);
@@ -54,24 +54,23 @@ TEST_CASE("unsuppressed baseline", "[suppressions]") {
 TEST_CASE("disable= on the line itself, by code or by rule name", "[suppressions]") {
     test::TempDir dir;
     CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # mbridge-lint: disable=RC006")).codes == Codes{"5:RC108"});
-    CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # mbridge-lint: disable=selective-recompute-with-num-layers")).codes ==
-          Codes{"5:RC108"});
+    CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # mbridge-lint: disable=selective-recompute-with-num-layers"))
+              .codes == Codes{"5:RC108"});
     CHECK(lint(dir, "c.yaml", with(kTwoProblems, "", "  #mbridge-lint:disable = rc108 -- kept on purpose")).codes ==
           Codes{"4:RC006"});
 }
 
 TEST_CASE("a directive on a line of its own applies to the next line holding code", "[suppressions]") {
     test::TempDir dir;
-    const std::string text =
-        "model:\n"
-        "  transformer_impl: local\n"
-        "  recompute_granularity: selective\n"
-        "  # mbridge-lint: disable=RC006\n"
-        "\n"
-        "  # (a comment in between)\n"
-        "  recompute_num_layers: 2\n"
-        "  # mbridge-lint: disable-next-line=RC108\n"
-        "  recompute_method: block\n";
+    const std::string text = "model:\n"
+                             "  transformer_impl: local\n"
+                             "  recompute_granularity: selective\n"
+                             "  # mbridge-lint: disable=RC006\n"
+                             "\n"
+                             "  # (a comment in between)\n"
+                             "  recompute_num_layers: 2\n"
+                             "  # mbridge-lint: disable-next-line=RC108\n"
+                             "  recompute_method: block\n";
     CHECK(lint(dir, "c.yaml", text).codes.empty());
 }
 
@@ -82,13 +81,15 @@ TEST_CASE("disable-file covers the whole file, wherever it is written", "[suppre
 
 TEST_CASE("an unused suppression is an info (RC900) with a fix that removes it", "[suppressions]") {
     test::TempDir dir;
-    const std::string text = with(kTwoProblems, "  # mbridge-lint: disable=RC006, RC104", "  # mbridge-lint: disable=RC101");
+    const std::string text =
+        with(kTwoProblems, "  # mbridge-lint: disable=RC006, RC104", "  # mbridge-lint: disable=RC101");
     Linted l = lint(dir, "c.yaml", text);
     CHECK(l.codes == Codes{"4:RC900", "5:RC108", "5:RC900"});
     const Diagnostic& partly = l.result.diagnostics[0];
     CHECK(partly.severity == Severity::Info);
     CHECK(partly.message == "suppression of RC104 is unused: line 4 has no RC104 diagnostic");
-    CHECK(partly.range.column == static_cast<int>(std::string("  recompute_num_layers: 2  # mbridge-lint: disable=RC006, ").size()) + 1);
+    CHECK(partly.range.column ==
+          static_cast<int>(std::string("  recompute_num_layers: 2  # mbridge-lint: disable=RC006, ").size()) + 1);
     REQUIRE(partly.fix);
     CHECK(partly.fix->safe);
     // RC006 stays in use, so only ", RC104" goes; the other comment suppresses nothing and goes whole.
@@ -101,7 +102,8 @@ TEST_CASE("an unused suppression is an info (RC900) with a fix that removes it",
 
 TEST_CASE("an own-line suppression that is unused is removed with its line", "[suppressions]") {
     test::TempDir dir;
-    const std::string text = "model:\n  transformer_impl: local\n  # mbridge-lint: disable-next-line=RC104\n  recompute_granularity: selective\n";
+    const std::string text =
+        "model:\n  transformer_impl: local\n  # mbridge-lint: disable-next-line=RC104\n  recompute_granularity: selective\n";
     Linted l = lint(dir, "c.yaml", text);
     REQUIRE(l.codes == Codes{"3:RC900"});
     CHECK(apply_edits(text, l.result.diagnostics[0].fix->edits)->text ==
@@ -119,7 +121,9 @@ TEST_CASE("malformed directives and unknown codes are input errors, with did-you
     CHECK(first("  # mbridge-lint: disabel=RC006") ==
           "IN011 unknown mbridge-lint directive \"disabel\" (did you mean \"disable\"?); use disable=CODES, "
           "disable-next-line=CODES or disable-file=CODES");
-    CHECK(first("  # mbridge-lint: disable=RC06").rfind("IN011 unknown rule \"RC06\" in suppression (did you mean", 0) == 0);
+    CHECK(
+        first("  # mbridge-lint: disable=RC06").rfind("IN011 unknown rule \"RC06\" in suppression (did you mean", 0) ==
+        0);
     CHECK(first("  # mbridge-lint: disable").rfind("IN011 \"disable\" needs the codes", 0) == 0);
     CHECK(first("  # mbridge-lint: disable=RC006 RC108").rfind("IN011 separate codes with commas", 0) == 0);
     CHECK(first("  # mbridge-lint: disable=IN004").rfind("IN011 IN004 is an input error", 0) == 0);
@@ -143,14 +147,13 @@ TEST_CASE("a suppressed rule that the configuration also ignores is not reported
 TEST_CASE("Python recipes: the same comments, read outside strings", "[suppressions][python]") {
     test::use_mini_recipe_front_end();
     test::TempDir dir;
-    const std::string text =
-        "\"\"\"# mbridge-lint: disable-file=RC006 is only text in a docstring.\"\"\"\n"
-        "def pretrain_config():\n"
-        "    cfg.model.transformer_impl = \"local\"\n"
-        "    cfg.model.recompute_granularity = \"selective\"\n"
-        "    # mbridge-lint: disable-next-line=RC006\n"
-        "    cfg.model.recompute_num_layers = 2\n"
-        "    cfg.model.recompute_method = \"block\"  # mbridge-lint: disable=RC108,RC104\n";
+    const std::string text = "\"\"\"# mbridge-lint: disable-file=RC006 is only text in a docstring.\"\"\"\n"
+                             "def pretrain_config():\n"
+                             "    cfg.model.transformer_impl = \"local\"\n"
+                             "    cfg.model.recompute_granularity = \"selective\"\n"
+                             "    # mbridge-lint: disable-next-line=RC006\n"
+                             "    cfg.model.recompute_num_layers = 2\n"
+                             "    cfg.model.recompute_method = \"block\"  # mbridge-lint: disable=RC108,RC104\n";
     Linted l = lint(dir, "recipe.py", text);
     CHECK(l.codes == Codes{"7:RC900"});
     CHECK(l.result.diagnostics[0].message == "suppression of RC104 is unused: line 7 has no RC104 diagnostic");

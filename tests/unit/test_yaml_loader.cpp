@@ -31,8 +31,8 @@ TEST_CASE("list items have their own ranges", "[yaml]") {
 }
 
 TEST_CASE("plain scalars resolve like PyYAML, quoted ones stay strings", "[yaml]") {
-    auto r = load_yaml("cfg.yaml",
-                       "a: null\nb: ~\nc: true\nd: False\ne: 12\nf: 0.1\ng: 1e-5\nh: \"true\"\ni: '3'\nj: hybrid\nk:\n");
+    auto r = load_yaml(
+        "cfg.yaml", "a: null\nb: ~\nc: true\nd: False\ne: 12\nf: 0.1\ng: 1e-5\nh: \"true\"\ni: '3'\nj: hybrid\nk:\n");
     REQUIRE(r.ok());
     const auto& m = r.root;
     CHECK(m.find("a")->is_null());
