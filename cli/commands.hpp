@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/rule_selection.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 
@@ -28,13 +29,19 @@ struct RecipeArgs {
 };
 
 struct CheckArgs {
-    std::vector<std::string> paths;
+    std::vector<std::string> paths;  // "-": standard input
     std::string mcore;
     std::string te_version;
-    std::string format = "text";
+    std::string format =
+        "full";  // --output-format (--format): full (text), concise, json, sarif, github, gitlab, junit
     std::string color = "auto";
     bool strict = false;
     bool quiet = false;
+    bool statistics = false;     // counts per code instead of the diagnostics
+    bool exit_zero = false;      // exit 0 even when problems are found (2 still says the input or usage is unusable)
+    std::string stdin_filename;  // the path standard input stands for: configuration, front end, output
+    bool force_exclude = false;  // exclude patterns apply to named files too
+    CommandLineSelection selection;
     std::string gpu_memory;  // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
     // Integrations (README "Fixes", "CI", "Configuration").

@@ -59,6 +59,32 @@ std::optional<int> parse_positive(const std::string& flag, const std::string& te
     return std::nullopt;
 }
 
+namespace {
+
+// A measured step far from the roofline step is more likely a wrong unit (ms for s) or another job's time than a
+// fact. The roofline step is this config's FLOPs at the GPU's peak rate (memory/step_time.hpp), so no real step is
+// shorter; one over 20 times longer runs below 5 % of peak, far under what Megatron jobs reach.
+constexpr double kSlowestPlausibleStep = 20.0;  // times the roofline step
+
+std::string step_time_note(const memory::Estimate& est) {
+    if (!est.measured_step_seconds || est.roofline_step_seconds <= 0) return "";
+    const double measured = *est.measured_step_seconds, roofline = est.roofline_step_seconds;
+    std::string why;
+    if (measured < roofline)
+        why = fmt::format("shorter than the roofline step, {:.4g} s ({} at its peak rate): no step of this config "
+                          "runs that fast",
+                          roofline, est.gpu);
+    else if (measured > kSlowestPlausibleStep * roofline)
+        why = fmt::format("{:.0f} times the roofline step, {:.4g} s ({} at its peak rate)", measured / roofline,
+                          roofline, est.gpu);
+    if (why.empty()) return "";
+    return fmt::format("mbridge-lint: note: --step-time {:.4g} s is {}; check its unit (457.18 and 457.18ms are "
+                       "milliseconds, 0.46s seconds), the GPU (--gpu) and that the config is the measured job's\n",
+                       measured, why);
+}
+
+}  // namespace
+
 int run_estimate(const EstimateArgs& args) {
     // Without --mcore, the lint session chooses (configuration file, the Bridge checkout's pin, the default).
     const Revision* revision = args.mcore.empty() ? nullptr : resolve_revision(args.mcore);
@@ -174,6 +200,14 @@ int run_estimate(const EstimateArgs& args) {
 
     memory::Estimate est = memory::estimate(*model, inputs);
     if (!est.ok) {
+        // A config Megatron Core rejects has no memory to estimate: its errors say why.
+        for (const auto& d : file.diagnostics)
+            if (!d.is_input_error() && d.severity == Severity::Error) problems.push_back(d);
+        if (!problems.empty()) {
+            fail();
+            std::cerr << "mbridge-lint: cannot estimate memory: Megatron Core rejects this config (the errors above)\n";
+            return kUnusable;
+        }
         SourceRange where = model->anchor;
         if (const Value* v = model->fields.find(est.why_field); v && v->prov().range.valid()) where = v->prov().range;
         else if (est.why_field == "seq_length" && model->run.seq_length.prov().range.valid())
@@ -183,6 +217,7 @@ int run_estimate(const EstimateArgs& args) {
         problems.push_back(input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not));
         return fail();
     }
+    std::cerr << step_time_note(est);
     header.input = args.input;
     header.revision = revision->name;
     if (!args.html.empty()) {

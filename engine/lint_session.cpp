@@ -285,10 +285,15 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             for (auto& d : unused_suppressions(set, *t)) diags.push_back(std::move(d));
     }
 
-    apply_rule_selection(diags, config, path);
+    apply_rule_selection(diags, config, path, options_.selection);
     sort_diagnostics(diags);
     out.diagnostics = std::move(diags);
     return out;
+}
+
+bool LintSession::excluded(const std::string& path) {
+    const auto loaded = resolver_->for_path(path);
+    return loaded->ok() && path_excluded(path, loaded->config, options_.selection);
 }
 
 std::optional<EffectiveModel> LintSession::effective_model(const FileResult& file, std::size_t index) const {

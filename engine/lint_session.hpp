@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/project_config.hpp"
+#include "config/rule_selection.hpp"
 #include "core/diagnostic.hpp"
 #include "core/effective_model.hpp"
 #include "core/paths.hpp"
@@ -39,6 +40,8 @@ struct SessionOptions {
     // Identical diagnostics of several recipes are merged into one (merge_config_diagnostics); the upgrade check
     // (--mcore A,B) compares recipe by recipe and turns that off.
     bool merge_recipes = true;
+    // --select, --extend-select, --ignore, --exclude, --extend-exclude: a layer over the configuration file's.
+    CommandLineSelection selection{};
 };
 
 struct FileResult {
@@ -67,6 +70,10 @@ public:
     // `allow_skip`: files that are plainly not configs are reported as skipped (directory walks, pre-commit).
     // `function`: only that recipe of a Python file (`file.py::function`).
     FileResult lint(const std::string& path, bool allow_skip = false, const std::string& function = {});
+
+    // Whether directory walks leave `path` out (exclude / extend-exclude of the configuration that governs it, and
+    // the command line's). A configuration with errors excludes nothing: linting the file reports them.
+    bool excluded(const std::string& path);
 
     // The effective model of one config of a linted file (for hover).
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;

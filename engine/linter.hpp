@@ -58,13 +58,22 @@ private:
     SourceManager& sources_;
 };
 
-// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml / *.py.
-// A Python target may name one recipe: `file.py::function`.
+// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml / *.py. A Python
+// target may name one recipe: `file.py::function`. Every path is shown as display_path shows it (relative to the
+// working directory inside it), so a file reached as `./src/x` and as `src/x` is one input.
 struct InputFile {
     std::string path;
     bool explicit_input = true;
     std::string function;
 };
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors);
+struct WalkOptions {
+    // Files and directories a walk leaves out (the configuration's exclude, --exclude); a directory is not entered.
+    // Unset: the default exclude patterns (hidden directories, caches, virtual environments).
+    std::function<bool(const std::string& path)> excluded = {};
+    // Named files are left out too when they match (--force-exclude: pre-commit names every staged file).
+    bool force_exclude = false;
+};
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors,
+                                      const WalkOptions& walk = {});
 
 }  // namespace mbl

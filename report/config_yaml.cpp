@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <ostream>
 
 namespace mbl {
@@ -47,6 +48,19 @@ bool needs_quotes(const std::string& s) {
 
 bool is_scalar(const Value& v) { return !v.is_map() && !v.is_list(); }
 
+// The shortest text that reads back as the same double (0.1, not yaml-cpp's 0.10000000000000001), written so that
+// YAML 1.1 readers (PyYAML, so OmegaConf) see a float: a '.' in every number, .inf and .nan spelt as YAML spells them.
+std::string float_text(double d) {
+    if (std::isnan(d)) return ".nan";
+    if (std::isinf(d)) return d > 0 ? ".inf" : "-.inf";
+    std::string s = fmt::format("{}", d);
+    if (s.find('.') == std::string::npos) {
+        const auto e = s.find('e');
+        s.insert(e == std::string::npos ? s.size() : e, ".0");
+    }
+    return s;
+}
+
 class Writer {
 public:
     Writer(YAML::Emitter& out, const EffectiveModel& model, const std::vector<std::string>& only)
@@ -57,7 +71,7 @@ public:
             case Value::Kind::Null: out_ << YAML::Null; break;
             case Value::Kind::Bool: out_ << YAML::TrueFalseBool << v.as_bool(); break;
             case Value::Kind::Int: out_ << v.as_int(); break;
-            case Value::Kind::Float: out_ << v.as_number(); break;
+            case Value::Kind::Float: out_ << float_text(v.as_number()); break;
             case Value::Kind::String:
                 if (needs_quotes(v.as_string())) out_ << YAML::DoubleQuoted << v.as_string();
                 else out_ << v.as_string();
@@ -132,6 +146,21 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
             fmt::format(", via {} at {}", step.message.substr(0, step.message.find(" is called")), where(step.range));
     if (text.empty()) text = "set at run time";
     return text;
+}
+
+static void collect_paths(const Value& v, const std::string& path, std::vector<std::string>& out) {
+    out.push_back(path);
+    if (v.is_map())
+        for (const auto& e : v.entries()) collect_paths(e.value, path + "." + e.key, out);
+}
+
+std::vector<std::string> shown_paths(const Value& root, const EffectiveModel& model) {
+    std::vector<std::string> out;
+    collect_paths(model.fields, "model", out);
+    if (root.is_map())
+        for (const auto& e : root.entries())
+            if (e.key != "model") collect_paths(e.value, e.key, out);
+    return out;
 }
 
 void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model,

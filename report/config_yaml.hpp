@@ -20,6 +20,10 @@ struct ConfigYamlOptions {
 void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model,
                        const ConfigYamlOptions& options);
 
+// The dotted path of every key write_config_yaml shows ("model", "model.recompute_granularity", "train", ...), for
+// checking --only prefixes.
+std::vector<std::string> shown_paths(const Value& root, const EffectiveModel& model);
+
 // The comment text for a value: "recipes/llama/llama3.py:250", "<override 1>", "default (Megatron Core 0.19)" ...
 std::string provenance_comment(const Value& v, const EffectiveModel& model);
 

@@ -15,7 +15,8 @@ static json position(const SourceRange& r) {
     return j;
 }
 
-void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions) {
+void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions,
+                const FileCounts& files) {
     DiagnosticCounts counts;
     json list = json::array();
     for (const auto& d : diags) {
@@ -34,13 +35,20 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
             notes.push_back(std::move(nj));
         }
         j["notes"] = std::move(notes);
-        if (d.fix) j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->safe}};
+        if (d.fix) j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->safe}, {"applicable", !d.fix->edits.empty()}};
+        const std::string url = rule_doc_url(d.code);
+        j["url"] = url.empty() ? json(nullptr) : json(url);
         list.push_back(std::move(j));
     }
+    // Version 2 added each diagnostic's `url` and fix `applicable`, and the summary's files and fixable counts.
     json doc;
-    doc["version"] = 1;
+    doc["version"] = 2;
     doc["diagnostics"] = std::move(list);
-    doc["summary"] = {{"errors", counts.errors}, {"warnings", counts.warnings}, {"infos", counts.infos}};
+    const FixableCounts fixable = count_fixable(diags);
+    doc["summary"] = {
+        {"errors", counts.errors},        {"warnings", counts.warnings},
+        {"infos", counts.infos},          {"files_checked", files.checked},
+        {"files_skipped", files.skipped}, {"fixable", {{"safe", fixable.safe}, {"unsafe", fixable.unsafe}}}};
     if (!revisions.empty()) {
         json list_of_revisions = json::array();
         for (const auto& r : revisions) {

@@ -25,6 +25,42 @@ NodeId function_of(const Ast& a, NodeId stmt) {
     return kNoNode;
 }
 
+// Bridge's recipe runner calls a recipe with optional keyword arguments only (scripts/training/recipe_runner.py in
+// Megatron Bridge 067f987, _load_with_optional_kwargs: `config_builder(**kwargs)`), so a function with a parameter
+// that has no default transforms a config it is given (`apply_cli_overrides(config, overrides)`); it builds none.
+bool callable_without_arguments(const Ast& a, NodeId def) {
+    for (NodeId p : a.named_kids(a.field(def, Field::Parameters))) {
+        if (a.kind(p) == Kind::Identifier) return false;
+        if (a.kind(p) != Kind::TypedParameter) continue;  // defaults, *args, **kwargs, `*`, `/`
+        const auto kids = a.named_kids(p);
+        const bool splat = std::any_of(kids.begin(), kids.end(), [&](NodeId k) {
+            return a.kind(k) == Kind::ListSplatPattern || a.kind(k) == Kind::DictionarySplatPattern;
+        });
+        if (!splat) return false;  // `x: int`
+    }
+    return true;
+}
+
+// Whether a function body has a `return <value>` of its own (nested functions, classes and lambdas aside): one
+// without returns None, so its *_config name alone does not make it a recipe (a pytest test named test_..._config).
+bool returns_a_value(const Ast& a, NodeId node) {
+    for (std::uint32_t i = 0; i < a.count(node); ++i) {
+        const NodeId k = a.kid(node, i);
+        switch (a.kind(k)) {
+            case Kind::FunctionDefinition:
+            case Kind::DecoratedDefinition:
+            case Kind::ClassDefinition:
+            case Kind::Lambda: continue;
+            case Kind::ReturnStatement:
+                if (a.first_named(k) != kNoNode) return true;
+                continue;
+            default:
+                if (returns_a_value(a, k)) return true;
+        }
+    }
+    return false;
+}
+
 constexpr int kMaxExportDepth = 40;
 
 struct Exporter {
@@ -223,6 +259,11 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
                         t.find("Optional") == std::string_view::npos;
         }
         if (!annotated && !name.ends_with("_config")) continue;
+        // A function named on its own is taken whatever it looks like; found by a search, it must be callable as a
+        // recipe and, when only its name says so, return something.
+        if (!include_private &&
+            (!callable_without_arguments(a, def) || (!annotated && !returns_a_value(a, a.field(def, Field::Body)))))
+            continue;
         RecipeInfo r;
         r.module = const_cast<Module*>(&m);
         r.name = name;

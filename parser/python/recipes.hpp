@@ -18,8 +18,9 @@ struct RecipeInfo {
     bool annotated = false;  // `-> ConfigContainer`; otherwise found by its *_config name
 };
 
-// Recipe candidates among the top-level functions of a parsed module. Names starting with `_` are helpers and are
-// left out unless `include_private`.
+// Recipe candidates among the top-level functions of a parsed module. Left out unless `include_private` (one function
+// is named, so every function is a candidate): names starting with `_` (helpers), functions with a parameter
+// without default (they transform a config they are given), and *_config functions without a `return <value>`.
 std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private = false);
 // Every top-level function name of a parsed module (for "did you mean").
 std::vector<std::string> function_names(const Module& m);
