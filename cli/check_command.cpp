@@ -109,7 +109,8 @@ struct CheckRun {
     std::vector<std::string> files_checked;
     FileCounts files;
     int fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
-    std::vector<RevisionChoice> revisions;  // each distinct revision choice once (README "Revision detection")
+    std::vector<RevisionChoice>
+        revisions;  // each distinct revision choice once (docs/user-guide.md "Revision detection")
     bool any_diff = false, write_failed = false;
     std::ostringstream diffs;
 };
