@@ -85,6 +85,7 @@ int run_config(const ConfigArgs& args) {
     rows.emplace_back("mcore", mcore.value, mcore.source);
     rows.emplace_back("te-version", te ? json(te->value) : json(nullptr), te ? te->source : SettingSource{});
     rows.emplace_back("select", string_list(c.select.value), c.select.source);
+    rows.emplace_back("extend-select", string_list(c.extend_select.value), c.extend_select.source);
     rows.emplace_back("ignore", string_list(c.ignore.value), c.ignore.source);
     json pfi = json::object();
     for (const auto& p : c.per_file_ignores.value) pfi[p.pattern] = string_list(p.codes);
@@ -92,6 +93,8 @@ int run_config(const ConfigArgs& args) {
     json sev = json::object();
     for (const auto& o : c.severity.value) sev[o.code] = severity_name(o.severity);
     rows.emplace_back("severity", sev, c.severity.source);
+    rows.emplace_back("exclude", string_list(c.exclude.value), c.exclude.source);
+    rows.emplace_back("extend-exclude", string_list(c.extend_exclude.value), c.extend_exclude.source);
     rows.emplace_back("root", c.root.value, c.root.source);
     json gpu =
         c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);

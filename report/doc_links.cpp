@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 
 #include "core/paths.hpp"
@@ -29,6 +30,7 @@ namespace {
 std::string file_url(const fs::path& page) { return "file://" + uri_encode_path(page.lexically_normal().string()); }
 
 std::string find_rules_page() {
+    if (const char* url = std::getenv("MBRIDGE_LINT_DOCS_URL"); url && *url) return url;  // a mirror; stable docs
     if (*MBRIDGE_LINT_DOCS_URL) return MBRIDGE_LINT_DOCS_URL;
     std::error_code ec;
     const fs::path exe = fs::read_symlink("/proc/self/exe", ec);

@@ -75,8 +75,9 @@ void write_junit(std::ostream& out, const std::vector<Diagnostic>& diags, const 
 // The documentation of a rule or input-error code (report/doc_links.cpp): the docs/rules.md anchor, under the page
 // rules_page_url() names; "" for unknown codes or when no page is known.
 std::string rule_doc_url(std::string_view code);
-// MBRIDGE_LINT_DOCS_URL when the build sets one (a packager's web copy of docs/rules.md); else the copy installed
-// beside the binary, else the source tree's, as a file: URL; "" when neither is there.
+// The MBRIDGE_LINT_DOCS_URL environment variable, else the build setting of that name (a packager's web copy of
+// docs/rules.md); else the copy installed beside the binary, else the source tree's, as a file: URL; "" when neither
+// is there.
 const std::string& rules_page_url();
 
 }  // namespace mbl
