@@ -67,7 +67,10 @@ std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, cons
         site.siblings = static_cast<int>(parent->entries().size());
     }
     const std::string* text = sources.text(site.entry.file);
-    const FrontEnd* fe = front_end_for(site.entry.file);
+    // Read as the session read it (standard input, `-`, as YAML); command-line overrides are no file to edit.
+    const FrontEnd* fe = site.entry.file.rfind('<', 0) == 0          ? nullptr
+                         : front_end_for(site.entry.file) != nullptr ? front_end_for(site.entry.file)
+                                                                     : front_end_for("any.yaml");
     if (!text || !fe) return {};
     return fe->field_edit(edit, site, *text, *sources.lines(site.entry.file));
 }

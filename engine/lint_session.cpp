@@ -372,7 +372,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             before[file] = old;
             if (!out.original.count(file)) out.original[file] = old;
             sources.add(file, applied->text);
-            const FrontEnd* fe = front_end_for(file);
+            const FrontEnd* fe = file.rfind('<', 0) == 0 ? nullptr : &front_end_or_yaml(file);
             ParseContext ctx{.sources = sources};
             if (fe && fe->parse(file, applied->text, false, ctx).errors.size() >
                           fe->parse(file, old, false, ctx).errors.size())

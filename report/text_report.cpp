@@ -150,20 +150,21 @@ void write_statistics_json(std::ostream& out, const std::vector<Diagnostic>& dia
 }
 
 std::string summary_line(const DiagnosticCounts& c, const FileCounts& files) {
-    std::string checked = files.checked == 0
-                              ? "no file checked"
-                              : fmt::format("{} file{} checked", files.checked, files.checked == 1 ? "" : "s");
-    if (files.skipped > 0)
-        checked +=
-            fmt::format(" ({} skipped: not {}Bridge config{} or recipe{})", files.skipped,
-                        files.skipped == 1 ? "a " : "", files.skipped == 1 ? "" : "s", files.skipped == 1 ? "" : "s");
-    if (c.total() == 0) return fmt::format("no problems found ({})", checked);
+    const std::string checked = files.checked == 0
+                                    ? "no file checked"
+                                    : fmt::format("{} file{} checked", files.checked, files.checked == 1 ? "" : "s");
+    const std::string skipped = files.skipped == 0 ? ""
+                                                   : fmt::format("{} skipped: not {}", files.skipped,
+                                                                 files.skipped == 1 ? "a Bridge config or recipe"
+                                                                                    : "Bridge configs or recipes");
+    if (c.total() == 0) return fmt::format("no problems found ({}{}{})", checked, skipped.empty() ? "" : "; ", skipped);
     std::vector<std::string> parts;
     if (c.errors) parts.push_back(fmt::format("{} error{}", c.errors, c.errors == 1 ? "" : "s"));
     if (c.warnings) parts.push_back(fmt::format("{} warning{}", c.warnings, c.warnings == 1 ? "" : "s"));
     if (c.infos) parts.push_back(fmt::format("{} info{}", c.infos, c.infos == 1 ? "" : "s"));
-    return fmt::format("{} problem{} ({}){}{}", c.total(), c.total() == 1 ? "" : "s", fmt::join(parts, ", "),
-                       files.checked == 0 ? "; " : " in ", checked);
+    return fmt::format("{} problem{} ({}){}{}{}", c.total(), c.total() == 1 ? "" : "s", fmt::join(parts, ", "),
+                       files.checked == 0 ? "; " : " in ", checked,
+                       skipped.empty() ? "" : fmt::format(" ({})", skipped));
 }
 
 }  // namespace mbl
