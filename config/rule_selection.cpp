@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -135,7 +136,7 @@ void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& c
                 file_ignores.insert(file_ignores.end(), p.codes.begin(), p.codes.end());
     }
     const SelectionLayer layers[] = {
-        {&config.select.value, {&config.extend_select.value}, {&config.ignore.value, &file_ignores}},
+        {&config.select.value, {&config.extend_select.value}, {&config.ignore.value}},
         {command_line.select ? &*command_line.select : nullptr, {&command_line.extend_select}, {&command_line.ignore}},
     };
     std::vector<Diagnostic> kept;
@@ -143,8 +144,12 @@ void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& c
         // An input error says the file cannot be used: it is always reported. IN warnings and infos are selected.
         const bool input_error = d.is_input_error() && d.severity == Severity::Error;
         bool selected = true;
-        if (!input_error)
+        if (!input_error) {
             for (const auto& layer : layers) layer.apply(d, selected);
+            // per-file-ignores drop what they name in their files, however precisely it was selected (as in ruff).
+            selected &= std::none_of(file_ignores.begin(), file_ignores.end(),
+                                     [&](const std::string& p) { return rule_pattern_matches(p, d.code, d.name); });
+        }
         if (!selected) continue;
         if (!d.is_input_error()) apply_severity(d, config);
         kept.push_back(std::move(d));
@@ -153,9 +158,12 @@ void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& c
 }
 
 bool path_excluded(const std::string& path, const ProjectConfig& config, const CommandLineSelection& command_line) {
-    // Outside a pattern's base, only the patterns that name a file or directory anywhere can match.
+    // Outside a pattern's base, only the patterns that name a file or directory anywhere can match; the base itself
+    // (a directory holding its configuration) is matched by its name, not as ".".
     auto relative_or_name = [&](const std::string& base) {
-        return relative_to(path, base).value_or(fs::path(path).filename().string());
+        const auto relative = relative_to(path, base);
+        if (relative && *relative != ".") return *relative;
+        return fs::path(path).lexically_normal().filename().string();
     };
     const std::string in_config = relative_or_name(config.root.value);
     if (!command_line.exclude && any_matches(config.exclude.value, in_config)) return true;

@@ -63,7 +63,7 @@ std::multiset<Finding> reported(const nlohmann::json& report) {
 
 }  // namespace
 
-TEST_CASE("check . at a repository root reports what its configs and recipes hold, once each", "[cli][root]") {
+TEST_CASE("check . at a repository root reports what its configs and recipes hold once each", "[cli][root]") {
     RepoRoot root;
     int walked = 0;
     const auto want = expected(root.dir.path(), walked);

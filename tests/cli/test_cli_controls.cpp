@@ -45,7 +45,7 @@ const char* kMixed = "model:\n"
 
 }  // namespace
 
-TEST_CASE("--output-format concise prints one line per problem; --format still works", "[cli][controls]") {
+TEST_CASE("check --output-format concise prints one line per problem and --format still works", "[cli][controls]") {
     auto r = run("check --color never --mcore 0.20.dev --output-format concise " + examples + "broken_recompute.yaml");
     INFO(r.out);
     CHECK(r.code == 1);
@@ -69,7 +69,7 @@ TEST_CASE("concise marks what --fix fixes with [*]", "[cli][controls]") {
     CHECK(has(r.out, "warning[RC006]: [*] ") != has(r.out, "error[RC006]: [*] "));  // RC006's fix is safe
 }
 
-TEST_CASE("each help: line says how safe its fix is, and a summary says what --fix would fix", "[cli][controls]") {
+TEST_CASE("each help: line says how safe its fix is and the summary says what --fix would fix", "[cli][controls]") {
     TempDir dir;
     const auto cfg = dir.write("cfg.yaml", kMixed);
     auto r = run("check --color never --mcore 0.20.dev " + cfg);
@@ -118,7 +118,7 @@ TEST_CASE("every diagnostic links its documentation in docs/rules.md", "[cli][co
     CHECK(has(in.out, "docs: https://docs.example.org/rules.md#in002-syntax-error\n"));
 }
 
-TEST_CASE("--statistics counts each code, in text and JSON", "[cli][controls]") {
+TEST_CASE("check --statistics counts each code in text and JSON", "[cli][controls]") {
     auto r =
         run("check --color never --mcore 0.20.dev --statistics " + fixtures + "rc008_unknown_recompute_module.yaml");
     INFO(r.out);
@@ -137,7 +137,7 @@ TEST_CASE("--statistics counts each code, in text and JSON", "[cli][controls]") 
           2);
 }
 
-TEST_CASE("--select, --extend-select and --ignore from the command line, IN warnings included", "[cli][controls]") {
+TEST_CASE("check --select --extend-select and --ignore select IN warnings too", "[cli][controls]") {
     TempDir dir;
     const auto cfg = dir.write("cfg.yaml", kMixed);
     const std::string base = "check --color never --mcore 0.20.dev --output-format concise ";
@@ -184,8 +184,7 @@ TEST_CASE("input errors are never dropped by selection", "[cli][controls]") {
     CHECK(has(r.out, "error[IN002]"));
 }
 
-TEST_CASE("the configuration file selects and ignores IN codes, extend-select adds, severity refuses IN codes",
-          "[cli][controls][config]") {
+TEST_CASE("the configuration file selects and ignores IN codes and severity refuses them", "[cli][controls][config]") {
     TempDir dir;
     const auto cfg = dir.write("cfg.yaml", kMixed);
     const std::string cmd = "check --color never --mcore 0.20.dev --output-format concise " + cfg;
@@ -209,7 +208,7 @@ TEST_CASE("the configuration file selects and ignores IN codes, extend-select ad
     CHECK(has(s.out, "input diagnostics (IN0xx) cannot be re-ranked"));
 }
 
-TEST_CASE("--exit-zero exits 0 on problems, 2 still on unusable input", "[cli][controls]") {
+TEST_CASE("check --exit-zero exits 0 on problems but 2 on unusable input", "[cli][controls]") {
     CHECK(run("check --exit-zero --mcore 0.20.dev " + examples + "broken_recompute.yaml").code == 0);
     CHECK(run("check --exit-zero --strict " + fixtures + "rc109_recompute_modules_ignored.yaml").code == 0);
     CHECK(run("check --exit-zero " + fixtures + "in002_syntax_error.yaml").code == 2);
@@ -221,8 +220,10 @@ TEST_CASE("exclude and extend-exclude from the configuration and the command lin
     dir.write("configs/a.yaml", bad);
     dir.write("legacy/b.yaml", bad);
     dir.write("configs/old/c.yaml", bad);
-    dir.write(".hidden/d.yaml", bad);   // default exclude: hidden directories
-    dir.write("venv/lib/e.yaml", bad);  // default exclude: virtual environments
+    dir.write(".hidden/d.yaml", bad);                                // default exclude: hidden directories
+    dir.write("venv/lib/e.yaml", bad);                               // default exclude: virtual environments
+    dir.write("team/.mbridge-lint.toml", "mcore = \"0.20.dev\"\n");  // a configuration's own directory is walked
+    dir.write("team/g.yaml", bad);
     const std::string cmd = "check --color never --mcore 0.20.dev --output-format concise ";
     auto all = run_in(dir.path(), cmd + ".");
     INFO(all.out);
@@ -231,7 +232,8 @@ TEST_CASE("exclude and extend-exclude from the configuration and the command lin
     CHECK(has(all.out, "configs/old/c.yaml:2:3"));
     CHECK_FALSE(has(all.out, "d.yaml"));
     CHECK_FALSE(has(all.out, "e.yaml"));
-    CHECK(has(all.out, "in 3 files checked"));
+    CHECK(has(all.out, "team/g.yaml:2:3"));
+    CHECK(has(all.out, "in 4 files checked"));
 
     dir.write(".mbridge-lint.toml", "extend-exclude = [\"legacy\", \"configs/old/*.yaml\"]\n");
     auto config = run_in(dir.path(), cmd + ".");
@@ -241,7 +243,7 @@ TEST_CASE("exclude and extend-exclude from the configuration and the command lin
     CHECK_FALSE(has(config.out, "c.yaml"));
 
     // --exclude replaces the configuration's exclude (the defaults with it); --extend-exclude adds.
-    auto cli = run_in(dir.path(), cmd + "--extend-exclude configs . ");
+    auto cli = run_in(dir.path(), cmd + "--extend-exclude configs,team . ");
     INFO(cli.out);
     CHECK_FALSE(has(cli.out, "a.yaml"));
     CHECK(has(cli.out, "nothing to check"));
@@ -362,7 +364,7 @@ TEST_CASE("progress shows on a terminal's standard error only", "[cli][controls]
     CHECK(piped.out.empty());
 }
 
-TEST_CASE("--version names the commit and the known revisions", "[cli][controls]") {
+TEST_CASE("mbridge-lint --version names the commit and the known revisions", "[cli][controls]") {
     auto r = run("--version");
     INFO(r.out);
     CHECK(r.code == 0);

@@ -56,7 +56,7 @@ TEST_CASE("a misspelt command or option gets did-you-mean and one usage line", "
     CHECK(has(none.out, "a command is required: check, show"));
 }
 
-TEST_CASE("`help` prints the usage, `help COMMAND` a command's", "[cli][usage]") {
+TEST_CASE("`help` prints the usage and `help COMMAND` a command's", "[cli][usage]") {
     auto h = run("help");
     CHECK(h.code == 0);
     CHECK(has(h.out, "check"));
@@ -67,7 +67,7 @@ TEST_CASE("`help` prints the usage, `help COMMAND` a command's", "[cli][usage]")
     CHECK(has(c.out, "--output-format"));
 }
 
-TEST_CASE("nothing checked is an error, unless files are selected on purpose", "[cli][usage]") {
+TEST_CASE("nothing checked is an error unless files are selected on purpose", "[cli][usage]") {
     TempDir dir;
     std::filesystem::create_directories(dir.path() / "empty");
     auto e = run("check " + dir / "empty");
@@ -95,7 +95,7 @@ TEST_CASE("a missing file is named once", "[cli][usage]") {
     CHECK(has(r.out, "1 problem (1 error); no file checked"));
 }
 
-TEST_CASE("show: a bad override is one error and no config; --only must match a key", "[cli][usage][show]") {
+TEST_CASE("show: a bad override is one error and no config and --only must match a key", "[cli][usage][show]") {
     const std::string cfg = examples + "llama3_8b_run_config.yaml";
     auto out = run_stdout("show " + cfg + " -- model.recompute_metod=block");
     CHECK(out.code == 2);
@@ -121,7 +121,7 @@ TEST_CASE("show prints floats as they were written", "[cli][show]") {
     CHECK(has(r.out, "hidden_dropout: 1.0e-05  #"));  // a '.' so that YAML 1.1 readers (OmegaConf) see a float
 }
 
-TEST_CASE("estimate reports why Megatron Core rejects a config, and doubts an implausible --step-time",
+TEST_CASE("estimate reports why Megatron Core rejects a config and doubts an implausible --step-time",
           "[cli][estimate]") {
     auto r = run("estimate --color never " + examples + "broken_recompute.yaml");
     INFO(r.out);
@@ -145,7 +145,7 @@ TEST_CASE("estimate reports why Megatron Core rejects a config, and doubts an im
     CHECK(plausible.out.empty());
 }
 
-TEST_CASE("--mcore A,B counts problems as check does: an unknown model once", "[cli][upgrade]") {
+TEST_CASE("the upgrade check counts problems as check does: an unknown model once", "[cli][upgrade]") {
     TempDir dir;
     const std::string head =
         "from megatron.bridge import AutoBridge\nfrom megatron.bridge.training.config import ConfigContainer\n\n\n";

@@ -221,8 +221,10 @@ TEST_CASE("GitHub annotations: levels, relative paths, escaping", "[github]") {
     const std::string text = out.str();
     CHECK(text.rfind("::error file=configs/a%2Cb%3Ac.yaml,line=10,col=3,endLine=10,endColumn=30,"
                      "title=mbridge-lint RC004 full-recompute-without-method::100%25 broken%0Asecond line%0A"
-                     "note: configs/x.yaml:4: set here%0Anote: plain note%0Asee https://",
+                     "note: configs/x.yaml:4: set here%0Anote: plain note%0Asee " +
+                         rule_doc_url("RC004"),
                      0) == 0);
+    CHECK(rule_doc_url("RC004").ends_with("docs/rules.md#rc004-full-recompute-without-method"));
     CHECK(text.find("\n::notice file=/elsewhere/z.yaml,title=mbridge-lint RC900 unused-suppression::") !=
           std::string::npos);
     // One line per annotation: messages never break the command.
