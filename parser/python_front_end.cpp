@@ -238,6 +238,23 @@ PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
     return *std::static_pointer_cast<PythonState>(slot);
 }
 
+// Whether a module's text can hold a recipe candidate (py::find_recipes): a function annotated with ConfigContainer,
+// or a top-level `def` named *_config. Directory walks skip the others without parsing them: at a repository root
+// most Python files are library code, tests and scripts.
+bool may_define_recipe(std::string_view text) {
+    if (text.find("ConfigContainer") != std::string_view::npos) return true;
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.starts_with("async ")) line.remove_prefix(6);
+        if (!line.starts_with("def ")) continue;
+        const std::size_t name_end = line.find_first_of("( \t:", 4);
+        if (line.substr(0, name_end).ends_with("_config")) return true;
+    }
+    return false;
+}
+
 // The recipes of a module, or just `function` (linted by name even when it is not recognisably a recipe).
 std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& function,
                                             std::vector<Diagnostic>& errors) {
@@ -336,6 +353,10 @@ public:
         ParseResult result;
         if (auto bad = encoding_error(name, text)) {
             result.errors.push_back(std::move(*bad));
+            return result;
+        }
+        if (allow_skip && ctx.function.empty() && !may_define_recipe(text)) {
+            result.skipped = true;
             return result;
         }
         std::shared_ptr<PythonState> local;
