@@ -61,10 +61,14 @@ def measure_one(binary, path):
                                       "capabilities": {"general": {"positionEncodings": ["utf-8"]}}})
         server.notify("initialized", {})
         uri = "file://" + path
+        # Encoded before the clock starts: the figure is the server's, from the first byte it reads.
+        body = json.dumps({"jsonrpc": "2.0", "method": "textDocument/didOpen",
+                           "params": {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}}})
+        frame = b"Content-Length: %d\r\n\r\n" % len(body.encode()) + body.encode()
         cpu_before = server.cpu_seconds()
         start = time.perf_counter()
-        server.notify("textDocument/didOpen",
-                      {"textDocument": {"uri": uri, "languageId": "yaml", "version": 1, "text": text}})
+        server.proc.stdin.write(frame)
+        server.proc.stdin.flush()
         message = server.wait(published(uri, 1), 600)
         seconds = time.perf_counter() - start
         cpu = server.cpu_seconds() - cpu_before
