@@ -43,12 +43,13 @@ TEST_CASE("the upgrade JSON has its own contract, told apart from check's by kin
     TempDir dir;
     const std::string cfg =
         dir.write("mhc.yaml", "model:\n  recompute_granularity: selective\n  recompute_modules: [mhc]\n");
-    const std::string upgrade = output_of("check --mcore 0.20.dev,dev --format json " + cfg, 0);
+    // "mhc" is no label at 0.20.dev (RC008); at dev it is, but needs hyper-connections (a new error: exit 1).
+    const std::string upgrade = output_of("check --mcore 0.20.dev,dev --format json " + cfg, 1);
     CHECK(output_schema_violations("upgrade", upgrade) == "");
     const json doc = json::parse(upgrade);
     CHECK(doc["kind"] == "upgrade");
-    REQUIRE(!doc["changes"].empty());
-    CHECK(doc["changes"][0]["change"] == "disappears");
+    REQUIRE(doc["changes"].size() == 2);
+    CHECK(doc["changes"][0]["change"] != doc["changes"][1]["change"]);
     // Neither validates against the other's schema.
     CHECK(output_schema_violations("check", upgrade) != "");
     CHECK(output_schema_violations("upgrade", output_of("check --mcore 0.20.dev --format json " + cfg, 1)) != "");
