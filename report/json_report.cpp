@@ -40,9 +40,11 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
         j["url"] = url.empty() ? json(nullptr) : json(url);
         list.push_back(std::move(j));
     }
-    // Version 2 added each diagnostic's `url` and fix `applicable`, and the summary's files and fixable counts.
+    // Fields added within version 1 (schemas/output/check.schema.json): each diagnostic's `url` and fix `applicable`,
+    // the summary's files and fixable counts.
     json doc;
-    doc["version"] = 2;
+    doc["kind"] = "check";  // the shape schemas/output/check.schema.json describes
+    doc["version"] = 1;
     doc["diagnostics"] = std::move(list);
     const FixableCounts fixable = count_fixable(diags);
     doc["summary"] = {

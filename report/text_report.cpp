@@ -146,7 +146,8 @@ void write_statistics_json(std::ostream& out, const std::vector<Diagnostic>& dia
     nlohmann::ordered_json list = nlohmann::ordered_json::array();
     for (const auto& s : statistics(diags))
         list.push_back({{"code", s.code}, {"name", s.name}, {"count", s.count}, {"fixable", s.fixable}});
-    out << nlohmann::ordered_json{{"version", 1}, {"statistics", std::move(list)}}.dump(2) << '\n';
+    const nlohmann::ordered_json doc{{"kind", "statistics"}, {"version", 1}, {"statistics", std::move(list)}};
+    out << doc.dump(2) << '\n';  // schemas/output/statistics.schema.json
 }
 
 std::string summary_line(const DiagnosticCounts& c, const FileCounts& files) {
