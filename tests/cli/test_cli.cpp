@@ -67,7 +67,7 @@ TEST_CASE("JSON output (--format json) follows the documented shape", "[cli]") {
     auto r = run("check --format json --mcore main " + fixtures + "rc027_recompute_with_ep_comm_overlap.yaml");
     CHECK(r.code == 1);
     auto j = nlohmann::json::parse(r.out);
-    CHECK(j["version"] == 2);
+    CHECK(j["version"] == 1);
     REQUIRE(j["diagnostics"].size() >= 2);
     const auto& d = j["diagnostics"][0];
     for (const char* key :

@@ -55,7 +55,7 @@ TEST_CASE("check --output-format concise prints one line per problem and --forma
     CHECK_FALSE(has(r.out, "note:"));
     CHECK(has(r.out, "problems ("));
     auto j = run("check --format json --mcore 0.20.dev " + examples + "broken_recompute.yaml");
-    CHECK(nlohmann::json::parse(j.out)["version"] == 2);
+    CHECK(nlohmann::json::parse(j.out)["version"] == 1);
     auto t = run("check --format text --color never --mcore 0.20.dev " + examples + "broken_recompute.yaml");
     CHECK(has(t.out, "   10 |   recompute_granularity: full"));
     CHECK(run("check --output-format yaml " + examples + "broken_recompute.yaml").code == 2);
