@@ -13,7 +13,7 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
     CLI::App* cmd = app.add_subcommand("lsp", "Run the Language Server Protocol server on stdin/stdout (for editors)");
     cmd->add_option("--debounce-ms", args.debounce_ms, "Pause after an edit before linting again (default 150)")
         ->check(CLI::Range(0, 10000));
-    add_mcore_option(*cmd, args.mcore, "Megatron Core revision, overriding the configuration files");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision, overriding the configuration files", &args.mcore_path);
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
     // Hidden: lets the tests exercise the oversized-message path without sending hundreds of megabytes.
     cmd->add_option("--max-message-bytes", args.max_message_bytes, "Largest message accepted")->group("");
@@ -26,6 +26,7 @@ int run_lsp(const LspArgs& args) {
     lsp::ServerOptions options;
     options.debounce = std::chrono::milliseconds(args.debounce_ms);
     options.mcore = args.mcore;
+    options.mcore_path = args.mcore_path;
     options.config_file = args.config;
     if (args.max_message_bytes > 0) options.max_message_bytes = args.max_message_bytes;
     lsp::Server server(options, STDIN_FILENO, STDOUT_FILENO);

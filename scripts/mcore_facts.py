@@ -356,12 +356,25 @@ def recompute_facts(m, cls):
                 above = [a for a in sets[node.right.id] if a.lineno <= node.lineno]
                 if above:
                     chosen = max(above, key=lambda a: a.lineno)
-                    out["labels"] = sorted(e.value for e in chosen.value.elts)
+                    out["labels"] = [e.value for e in chosen.value.elts]
                     out["labels_line"] = chosen.lineno
             elif isinstance(node.right, ast.Set):
-                out["labels"] = sorted(e.value for e in node.right.elts)
+                out["labels"] = [e.value for e in node.right.elts]
                 out["labels_line"] = node.lineno
     return out or None
+
+
+def package_version(source):
+    """megatron/core/package_info.py's MAJOR.MINOR.PATCH and PRE_RELEASE, as the package reports its version."""
+    text = source.read("megatron/core/package_info.py") or ""
+    parts = {}
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and isinstance(node.targets[0], ast.Name):
+            if isinstance(node.value, ast.Constant):
+                parts[node.targets[0].id] = node.value.value
+    if not {"MAJOR", "MINOR", "PATCH"} <= set(parts):
+        return None
+    return f"{parts['MAJOR']}.{parts['MINOR']}.{parts['PATCH']}{parts.get('PRE_RELEASE') or ''}"
 
 
 def revision_commits():
@@ -409,6 +422,7 @@ def generate(git_dir, name, commit, ref):
         "revision": name,
         "ref": ref,
         "commit": commit,
+        "package_version": package_version(reader.source),
         "generated_by": "scripts/mcore_facts.py from the Megatron-LM source at this commit; do not edit",
         "recompute": recompute,
         "classes": dict(sorted(classes.items())),
@@ -422,7 +436,7 @@ def dump(value):
 def render_revision(facts):
     """One field per line, so that a regenerated file diffs field by field."""
     lines = ["{"]
-    for key in ("revision", "ref", "commit", "generated_by", "recompute"):
+    for key in ("revision", "ref", "commit", "package_version", "generated_by", "recompute"):
         lines.append(f"  {dump(key)}: {dump(facts[key])},")
     lines.append('  "classes": {')
     names = list(facts["classes"])
