@@ -74,8 +74,8 @@ int run_config(const ConfigArgs& args) {
     Setting<std::string> mcore{schema.revision(schema.default_revision())->name, {}};
     if (c.mcore) mcore = *c.mcore;
     if (!args.mcore.empty()) mcore = {resolve_revision(args.mcore)->name, command_line};
-    // Neither says: the revision a Bridge checkout around PATH pins (README "Revision detection"), its config
-    // classes read from the checkout when it is checked out.
+    // Neither says: the revision a Bridge checkout around PATH pins (docs/user-guide.md "Revision detection"), its
+    // config classes read from the checkout when it is checked out.
     std::optional<RevisionChoice> detected;
     if (!c.mcore && args.mcore.empty() && args.mcore_path.empty())
         if (auto d = RevisionDetector().detect(args.path)) detected = with_facts(*d);
