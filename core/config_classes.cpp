@@ -176,17 +176,26 @@ ResolvedField ClassFacts::lookup(std::string_view class_name, std::string_view f
 std::vector<ResolvedField> ClassFacts::fields_of(std::string_view class_name) const {
     const auto order = mro(class_name);
     std::vector<ResolvedField> out;
+    std::map<std::string_view, std::size_t> position;
     for (auto it = order.rbegin(); it != order.rend(); ++it)
         for (const auto& f : (*it)->fields) {
-            auto same = std::find_if(out.begin(), out.end(), [&](const ResolvedField& r) { return r.field->name == f.name; });
-            if (same != out.end()) *same = {*it, &f};  // a redefinition keeps its base's position
-            else out.push_back({*it, &f});
+            auto [at, added] = position.try_emplace(f.name, out.size());
+            if (added) out.push_back({*it, &f});
+            else out[at->second] = {*it, &f};  // a redefinition keeps its base's position
         }
     return out;
 }
 
+bool ClassFacts::in_transformer_config_chain(const ConfigClass& c) const {
+    const auto i = static_cast<std::size_t>(&c - classes.data());
+    return i < classes.size() && std::find(root_chain_.begin(), root_chain_.end(), i) != root_chain_.end();
+}
+
 void ClassFacts::index() {
     index_.clear();
+    root_chain_.clear();
+    for (const ConfigClass* c : mro("TransformerConfig"))
+        root_chain_.push_back(static_cast<std::size_t>(c - classes.data()));
     auto add = [&](const ConfigClass& c) {
         const auto ci = static_cast<std::size_t>(&c - classes.data());
         for (std::size_t fi = 0; fi < c.fields.size(); ++fi) index_.try_emplace(c.fields[fi].name, ci, fi);

@@ -77,13 +77,18 @@ public:
     // The declaration that stands for a field in the revision as a whole: along TransformerConfig's MRO first, then
     // in the other classes; nullptr when no class declares it.
     ResolvedField any(std::string_view field) const;
-    // Builds the lookup behind declares() and any(); called once the classes are in place.
+    // Whether `c` (one of `classes`) is TransformerConfig or one of its bases: the classes whose defaults are the
+    // revision's own.
+    bool in_transformer_config_chain(const ConfigClass& c) const;
+    // Builds the lookups behind declares(), any() and in_transformer_config_chain(); called once the classes are in
+    // place.
     void index();
     // "megatron/core/transformer/transformer_config.py:553", or with the root for facts read at run time.
     std::string where(const ConfigClass& c, int line) const;
 
 private:
     std::map<std::string, std::pair<std::size_t, std::size_t>, std::less<>> index_;  // field -> (class, field)
+    std::vector<std::size_t> root_chain_;  // TransformerConfig's MRO, as positions in `classes`
 };
 
 // The class a dotted path from a recipe's imports names among `facts` ("megatron.core.transformer.

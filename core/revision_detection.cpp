@@ -294,14 +294,14 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
     const fs::path submodule = root / "3rdparty" / "Megatron-LM";
     const bool tree = is_mcore_tree(submodule);
     if (tree) out.mcore_tree = submodule.string();
-    const std::string read = tree ? "; its config classes are read from the checkout" : "";
+    const std::string read_note = tree ? "; its config classes are read from the checkout" : "";
     const Revision* fallback = schema.revision(schema.default_revision());
     if (pins.empty()) {
         out.revision = fallback;
         out.approximate = !tree;
         out.reason = fmt::format("it pins no Megatron-LM commit (no checked-out 3rdparty/Megatron-LM, no gitlink, no "
                                  ".main.commit), so the default {} is used{}",
-                                 fallback->name, read);
+                                 fallback->name, read_note);
         return out;
     }
     const MegatronPin& first = pins.front();
@@ -319,7 +319,7 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
     }
     if (const Revision* r = schema.revision_for_commit(first.commit)) {
         out.revision = r;
-        out.reason = pin_sentence(first) + context + read;
+        out.reason = pin_sentence(first) + context + read_note;
         return out;
     }
     const std::string unknown = fmt::format("{}, a commit mbridge-lint knows no revision for", pin_sentence(first));
@@ -328,19 +328,19 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
     if (auto version = pinned_version(root, first.commit, tree, from))
         if (const Revision* r = schema.nearest_revision(*version, why)) {
             out.revision = r;
-            out.reason = fmt::format("{}; {}: {}, so its checks are used{}", unknown, from, why, read);
+            out.reason = fmt::format("{}; {}: {}, so its checks are used{}", unknown, from, why, read_note);
             return out;
         }
     for (const auto& pin : pins) {
         if (pin.commit == first.commit) continue;
         if (const Revision* r = schema.revision_for_commit(pin.commit)) {
             out.revision = r;
-            out.reason = fmt::format("{}; {} ({}), so that revision is used{}", unknown, pin_sentence(pin), r->name, read);
+            out.reason = fmt::format("{}; {} ({}), so that revision is used{}", unknown, pin_sentence(pin), r->name, read_note);
             return out;
         }
     }
     out.revision = fallback;
-    out.reason = fmt::format("{}; the default {} is used instead{}", unknown, fallback->name, read);
+    out.reason = fmt::format("{}; the default {} is used instead{}", unknown, fallback->name, read_note);
     return out;
 }
 

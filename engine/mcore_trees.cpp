@@ -40,7 +40,8 @@ std::string canonical(const fs::path& p) {
 
 std::optional<fs::path> mcore_root(const fs::path& dir) {
     if (is_mcore_tree(dir)) return dir;
-    const fs::path normal = fs::absolute(dir).lexically_normal();
+    std::error_code ec;
+    const fs::path normal = fs::absolute(dir, ec).lexically_normal();
     fs::path trimmed = normal.filename().empty() ? normal.parent_path() : normal;  // "…/megatron/core/"
     if (trimmed.filename() == "core" && trimmed.parent_path().filename() == "megatron" &&
         is_mcore_tree(trimmed.parent_path().parent_path()))

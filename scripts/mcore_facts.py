@@ -13,10 +13,13 @@ on and every base class they inherit, and writes one file per revision:
   schemas/mcore/classes/fields.json       every field name: the classes declaring it, the first and last revision
                                           (index order) that have it, and the revisions in between that lack it
 
-Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--check]
-  --megatron  a Megatron-LM git directory holding every tag and pinned commit
-              (default /work/.mirror/NVIDIA+Megatron-LM/repo)
-  --check     write nothing; exit 1 when a generated file differs from what is committed
+Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] [--check-reader DUMPER]
+  --megatron      a Megatron-LM git directory holding every tag and pinned commit
+                  (default /work/.mirror/NVIDIA+Megatron-LM/repo)
+  --bridge        a Megatron Bridge git directory (default /work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo)
+  --check         write nothing; exit 1 when a generated file differs from what is committed
+  --check-reader  write nothing; extract each revision's whole megatron/ tree and compare what the linter's own
+                  reader (build/tests/dump_mcore_classes) reads from it with the committed facts, field by field
 
 The classes read are the ones Megatron Bridge (src/megatron/bridge/models at 067f987) subclasses or composes:
   megatron.core.transformer.transformer_config: TransformerConfig, MLATransformerConfig
@@ -570,12 +573,55 @@ def render_bridge(refs, fields):
     return "\n".join(lines) + "\n"
 
 
+def check_reader(git_dir, dumper):
+    """The run-time reader (C++, tree-sitter) against the generator, on whole trees: every difference is printed."""
+    import tarfile
+    import tempfile
+    differences = 0
+    for name, commit, ref in revision_commits():
+        expected = json.load(open(os.path.join(OUT, f"{name}.json")))
+        with tempfile.TemporaryDirectory() as tmp:
+            archive = subprocess.run(["git", "-C", git_dir, "archive", commit, "megatron"], capture_output=True,
+                                     check=True).stdout
+            tar_path = os.path.join(tmp, "tree.tar")
+            with open(tar_path, "wb") as f:
+                f.write(archive)
+            with tarfile.open(tar_path) as t:
+                t.extractall(tmp)
+            got = json.loads(subprocess.run([dumper, tmp, name], capture_output=True, text=True, check=True).stdout)
+        for key in ("default_modules", "default_modules_line", "labels", "labels_line"):
+            if got["recompute"].get(key) != (expected["recompute"] or {}).get(key):
+                differences += 1
+                print(f"{name}: recompute {key}: read {got['recompute'].get(key)}, generated "
+                      f"{(expected['recompute'] or {}).get(key)}")
+        for cls in sorted(set(got["classes"]) | set(expected["classes"])):
+            a, b = got["classes"].get(cls), expected["classes"].get(cls)
+            if a is None or b is None:
+                differences += 1
+                print(f"{name}: class {cls}: {'only generated' if a is None else 'only read'}")
+                continue
+            for key in ("module", "file", "line", "bases"):
+                if a[key] != b[key]:
+                    differences += 1
+                    print(f"{name}: {cls} {key}: read {a[key]}, generated {b[key]}")
+            for field in sorted(set(a["fields"]) | set(b["fields"])):
+                if a["fields"].get(field) != b["fields"].get(field):
+                    differences += 1
+                    print(f"{name}: {cls}.{field}: read {a['fields'].get(field)}, generated {b['fields'].get(field)}")
+        print(f"{name} ({commit[:12]}): {sum(len(c['fields']) for c in got['classes'].values())} fields read")
+    print(f"{differences} differences")
+    return 1 if differences else 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--megatron", default="/work/.mirror/NVIDIA+Megatron-LM/repo")
     parser.add_argument("--bridge", default="/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--check-reader", metavar="DUMPER")
     args = parser.parse_args()
+    if args.check_reader:
+        return check_reader(args.megatron, args.check_reader)
     revisions = revision_commits()
     outputs, all_facts = {}, []
     for name, commit, ref in revisions:

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <unordered_map>
 
 #include "core/schema.hpp"
 #include "parser/python/interpreter.hpp"
@@ -82,10 +83,11 @@ std::vector<ChainClass> Interp::field_chain(const std::shared_ptr<ClassObj>& cls
 std::vector<ChainField> Interp::chain_fields(const std::vector<ChainClass>& chain) const {
     // Base classes first; a redefinition keeps its base's position (the dataclass constructor's order).
     std::vector<ChainField> out;
+    std::unordered_map<std::string, std::size_t> position;
     auto put = [&](ChainField f) {
-        auto same = std::find_if(out.begin(), out.end(), [&](const ChainField& x) { return x.name == f.name; });
-        if (same != out.end()) *same = std::move(f);
-        else out.push_back(std::move(f));
+        auto [at, added] = position.try_emplace(f.name, out.size());
+        if (added) out.push_back(std::move(f));
+        else out[at->second] = std::move(f);
     };
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         if (it->tree && it->tree->dataclass)
@@ -100,9 +102,7 @@ bool Interp::revision_supplies(const ConfigClass& owner) const {
     // TransformerConfig's own defaults (and its bases') are the revision's defaults, which the effective model and
     // model_default() supply for every model: an object need not carry them.
     const ClassFacts* facts = project_.revision().classes.get();
-    if (!facts) return false;
-    const auto roots = facts->mro("TransformerConfig");
-    return std::find(roots.begin(), roots.end(), &owner) != roots.end();
+    return facts && facts->in_transformer_config_chain(owner);
 }
 
 std::optional<Attr> Interp::mcore_default(const ChainField& f, const SetInfo& made) const {
