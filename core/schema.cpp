@@ -164,6 +164,21 @@ void Schema::read_field_specs() {
         }
     }
     for (const auto& [name, f] : fields_) field_names_.push_back(name);
+    for (auto it = bridge.at("classes").begin(); it != bridge.at("classes").end(); ++it)
+        bridge_classes_[it.key()] = it->get<std::vector<std::string>>();
+}
+
+bool Schema::knows_model_class(std::string_view dotted, const Revision& rev) const {
+    const auto dot = dotted.rfind('.');
+    if (dot == std::string_view::npos) return false;
+    const std::string_view module = dotted.substr(0, dot), name = dotted.substr(dot + 1);
+    if (rev.classes && config_class_for_path(*rev.classes, dotted)) return true;
+    // Bridge re-exports its classes from its packages (megatron.bridge.models.Llama3ModelProvider8B).
+    auto it = bridge_classes_.find(name);
+    if (it == bridge_classes_.end()) return false;
+    for (const auto& m : it->second)
+        if (m == module || m.starts_with(std::string(module) + ".")) return true;
+    return false;
 }
 
 Schema::Schema() {

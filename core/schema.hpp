@@ -121,6 +121,9 @@ public:
     FieldSpec field_at(const FieldSpec& f, const Revision& rev) const;
     // Which Megatron Core revisions have the field, for messages: "it is in 0.19 to main", "it is only in dev".
     std::string field_history(const FieldSpec& f) const;
+    // Whether a dotted class name (a dump's `_target_`) is a config class whose fields the linter knows at `rev`: one
+    // of Megatron Core's classes there, or a model class of Megatron Bridge.
+    bool knows_model_class(std::string_view dotted, const Revision& rev) const;
     const std::vector<std::string>& field_names() const { return field_names_; }
 
     const PrecisionRecipe* precision_recipe(std::string_view name) const;
@@ -142,6 +145,7 @@ private:
     std::string default_revision_;
     std::map<std::string, FieldSpec, std::less<>> fields_;
     std::vector<std::string> field_names_;
+    std::map<std::string, std::vector<std::string>, std::less<>> bridge_classes_;  // class -> modules defining it
     std::vector<PrecisionRecipe> precision_;
     std::vector<std::string> precision_fields_;
     std::vector<std::string> sections_;

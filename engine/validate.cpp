@@ -54,6 +54,9 @@ void note_facts(Diagnostic& d, const Revision& rev) {
 void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnostic>& out) {
     const Schema& schema = Schema::instance();
     static const NameMatcher field_names(schema.field_names());  // prepared once: a file may hold thousands of typos
+    // A dump whose model class the linter does not know (a fork's provider): its fields are its class's business.
+    const std::string target = model.target();
+    const bool unknown_class = !target.empty() && !schema.knows_model_class(target, rev);
     for (auto& e : model.entries()) {
         if (!e.key.empty() && e.key[0] == '_') continue;  // _target_, _builder_, _partial_
         if (e.key == "transformer" && e.value.is_map()) {
@@ -62,6 +65,11 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
         }
         SourceRange at = e.key_range.valid() ? e.key_range : e.value.prov().range;
         const FieldSpec* known = schema.field(e.key);
+        if (unknown_class && (!known || !schema.field_exists_at(*known, rev))) {
+            e.value = Value::unknown(fmt::format("a field of {}, a class mbridge-lint does not know", target),
+                                     e.value.prov());
+            continue;
+        }
         if (!known) {
             Diagnostic d = input_error(InputError::UnknownKey, at,
                                        fmt::format("unknown model field \"{}\"{}", e.key, field_names.suffix(e.key)));

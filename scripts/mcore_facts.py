@@ -539,8 +539,7 @@ def bridge_refs(git_dir):
 
 
 def generate_bridge(git_dir):
-    fields = {}
-    refs = {}
+    fields, refs, classes = {}, {}, {}
     for ref in bridge_refs(git_dir):
         commit = subprocess.run(["git", "-C", git_dir, "rev-parse", ref + "^{commit}"], capture_output=True,
                                 text=True, check=True).stdout.strip()
@@ -548,6 +547,7 @@ def generate_bridge(git_dir):
         source = Source(git_dir, commit, prefix="src/")
         reader = Reader(source)
         for m, cls in bridge_model_classes(reader, source):
+            classes.setdefault(cls.name, set()).add(m.name)
             for name, spec in read_class(reader, m, cls).items():
                 entry = {"type": spec["type"]}
                 if spec.get("nullable"):
@@ -557,14 +557,18 @@ def generate_bridge(git_dir):
                 # The latest revision's declaration stands for the field; `first` is when Bridge first had it.
                 fields[name] = dict(entry, first=first)
         source.close()
-    return refs, fields
+    return refs, {name: sorted(modules) for name, modules in sorted(classes.items())}, fields
 
 
-def render_bridge(refs, fields):
+def render_bridge(refs, classes, fields):
     lines = ["{", '  "generated_by": "scripts/mcore_facts.py from Megatron Bridge\'s source; do not edit",',
              '  "what": "every field a dataclass model config of Megatron Bridge declares (providers, builder configs, '
-             'transformer configs), at each ref below; source and type from the latest ref that has it",',
-             f'  "refs": {dump(refs)},', '  "fields": {']
+             'transformer configs) at each ref below, with the modules defining each such class; the source and '
+             'type of a field are those of the latest ref that has it",',
+             f'  "refs": {dump(refs)},', '  "classes": {']
+    for i, name in enumerate(classes):
+        lines.append(f"    {dump(name)}: {dump(classes[name])}{',' if i + 1 < len(classes) else ''}")
+    lines += ["  },", '  "fields": {']
     names = sorted(fields)
     for i, name in enumerate(names):
         lines.append(f"    {dump(name)}: {dump(fields[name])}{',' if i + 1 < len(names) else ''}")
