@@ -30,7 +30,7 @@ std::map<std::string, Made>& made() {
     return m;
 }
 
-std::string canonical(const fs::path& p) {
+std::string canonical_string(const fs::path& p) {
     std::error_code ec;
     fs::path c = fs::weakly_canonical(fs::absolute(p, ec), ec);
     return (ec ? p : c).lexically_normal().string();
@@ -50,7 +50,7 @@ std::optional<fs::path> mcore_root(const fs::path& dir) {
 }
 
 const Revision* revision_for_tree(const Revision& base, const fs::path& tree, std::string& error) {
-    const std::string root = canonical(tree);
+    const std::string root = canonical_string(tree);
     const std::string key = fmt::format("tree\n{}\n{}", base.name, root);
     std::lock_guard<std::mutex> lock(made_mutex());
     auto it = made().find(key);
