@@ -119,7 +119,11 @@ std::string Revision::facts_source() const {
     return facts_note.empty() ? classes->origin : fmt::format("{}; {}", classes->origin, facts_note);
 }
 
-void Schema::read_class_facts(const std::string& name, Revision& rev) {
+namespace {
+
+// A revision's config classes, generated from its source (schemas/mcore/classes/<name>.json).
+void load_class_facts(Revision& rev) {
+    const std::string& name = rev.name;
     const json j = parse_schema_file(fmt::format("mcore/classes/{}.json", name));
     try {
         apply_class_facts(rev, std::make_shared<const ClassFacts>(ClassFacts::from_json(j)));
@@ -128,6 +132,15 @@ void Schema::read_class_facts(const std::string& name, Revision& rev) {
     }
     if (rev.labels.empty())
         throw std::runtime_error(fmt::format("schemas/mcore/classes/{}.json states no recompute labels", name));
+}
+
+}  // namespace
+
+const Revision* Schema::ready(const Revision* r) const {
+    if (!r) return nullptr;
+    const auto i = static_cast<std::size_t>(r - revisions_.data());
+    std::call_once(loaded_[i], [this, i] { load_class_facts(revisions_[i]); });
+    return r;
 }
 
 void Schema::read_field_specs() {
@@ -139,14 +152,11 @@ void Schema::read_field_specs() {
         f.first = it->value("first", "");
         f.last = it->value("last", "");
         f.not_in = string_list(*it, "not_in");
-        for (auto r = revisions_.rbegin(); r != revisions_.rend(); ++r)
-            if (ResolvedField d = r->classes->any(f.name); d.field) {
-                f.type = d.field->type;
-                f.nullable = d.field->nullable;
-                f.enum_values = d.field->values;
-                f.owner = d.owner->name;
-                break;
-            }
+        f.type = parse_field_type(it->value("type", "any"));
+        f.nullable = it->value("nullable", false);
+        f.enum_values = string_list(*it, "values");
+        const auto owners = string_list(*it, "classes");
+        f.owner = owners.empty() ? "" : owners.front();
         fields_.emplace(f.name, std::move(f));
     }
     // Megatron Bridge: the fields its model classes declare.
@@ -218,7 +228,6 @@ Schema::Schema() {
         rev.pinned_by = j.value("pinned_by", "");
         if (rev.release.empty() == rev.commit.empty())
             throw std::runtime_error(fmt::format("schemas/mcore/{}.json must name either a release or a commit", name));
-        read_class_facts(name, rev);
         layered_list(j, "output_discarding_recompute_modules", rev.output_discarding);
         if (j.contains("rejections")) {
             auto v = string_list(j, "rejections");
@@ -239,8 +248,11 @@ Schema::Schema() {
         }
         revisions_.push_back(std::move(rev));
     }
+    // The config classes of a revision are read when it is first looked up (ready()): a run reads one or two.
+    loaded_ = std::make_unique<std::once_flag[]>(revisions_.size());
     for (const auto& [alias, target] : aliases_)
-        if (!revision(target) || ambiguous_.count(alias))
+        if (std::none_of(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == target; }) ||
+            ambiguous_.count(alias))
             throw std::runtime_error(fmt::format("schemas/mcore/index.json: alias {} must name one revision", alias));
 
     read_field_specs();
@@ -310,11 +322,11 @@ RevisionLookup Schema::lookup_revision(std::string_view name) const {
     if (auto it = aliases_.find(key); it != aliases_.end()) key = it->second;
     const std::string bare = key.rfind("core_v", 0) == 0 ? key.substr(6) : key;  // "core_v0.19" -> "0.19"
     for (const auto& r : revisions_)
-        if (r.name == key || (!r.release.empty() && r.name == bare)) return {&r, {}};
+        if (r.name == key || (!r.release.empty() && r.name == bare)) return {ready(&r), {}};
     // A release tag, with or without the "core_v" prefix: "core_v0.19.0", "0.15.2".
     for (const auto& r : revisions_)
         for (const auto& [tag, sha] : r.tags)
-            if (key == tag || (tag.rfind("core_v", 0) == 0 && key == tag.substr(6))) return {&r, {}};
+            if (key == tag || (tag.rfind("core_v", 0) == 0 && key == tag.substr(6))) return {ready(&r), {}};
     if (const Revision* r = revision_for_commit(key)) return {r, {}};
     return {};
 }
@@ -323,7 +335,7 @@ const Revision* Schema::revision(std::string_view name) const { return lookup_re
 
 const Revision* Schema::revision_for_commit(std::string_view sha) const {
     for (const auto& r : revisions_)
-        if (r.matches_commit(sha)) return &r;
+        if (r.matches_commit(sha)) return ready(&r);
     return nullptr;
 }
 
@@ -362,9 +374,10 @@ const Revision* Schema::nearest_revision(std::string_view version, std::string& 
     const Revision* same_line = nullptr;  // the first known revision of the version's major.minor
     const Revision* older = nullptr;      // the last known revision before it
     for (const auto& r : revisions_) {
-        const std::string reported = !r.release.empty() ? r.release : r.classes ? r.classes->package_version : "";
+        if (r.release.empty() && r.branch != "main") continue;
+        const std::string reported = !r.release.empty() ? r.release : ready(&r)->classes->package_version;
         const auto rv = parse_release_version(reported);
-        if (!rv || (r.release.empty() && r.branch != "main")) continue;
+        if (!rv) continue;
         if (rv->major == v->major && rv->minor == v->minor) {
             if (!same_line) same_line = &r;
         } else if (std::tie(rv->major, rv->minor) < std::tie(v->major, v->minor)) {
@@ -374,12 +387,12 @@ const Revision* Schema::nearest_revision(std::string_view version, std::string& 
     if (same_line) {
         why = fmt::format("{} is on the {}.{} line, whose first known revision is {} ({})", version, v->major, v->minor,
                           same_line->name, same_line->what());
-        return same_line;
+        return ready(same_line);
     }
     if (older) {
         why = fmt::format("{} is newer than every known revision; the newest before it is {} ({})", version,
                           older->name, older->what());
-        return older;
+        return ready(older);
     }
     return nullptr;
 }

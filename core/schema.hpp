@@ -2,6 +2,7 @@
 // Read-only access to the data under schemas/ (embedded in the binary): revisions, fields, precision recipes.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -137,9 +138,11 @@ public:
 
 private:
     Schema();
-    void read_class_facts(const std::string& name, Revision& rev);
     void read_field_specs();
-    std::vector<Revision> revisions_;
+    // `r` with its config classes read (once, on first use); every lookup hands revisions out through it.
+    const Revision* ready(const Revision* r) const;
+    mutable std::vector<Revision> revisions_;  // filled by the constructor; ready() completes each in place
+    std::unique_ptr<std::once_flag[]> loaded_;
     std::map<std::string, std::string> aliases_;
     std::map<std::string, std::string> ambiguous_;  // name -> what it could mean
     std::string default_revision_;

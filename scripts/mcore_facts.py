@@ -11,7 +11,8 @@ on and every base class they inherit, and writes one file per revision:
                                           nullable, Literal values, default, line); the recompute labels and the
                                           default recompute_modules where TransformerConfig.__post_init__ states them
   schemas/mcore/classes/fields.json       every field name: the classes declaring it, the first and last revision
-                                          (index order) that have it, and the revisions in between that lack it
+                                          (index order) that have it, the revisions in between that lack it, and its
+                                          type as the newest revision having it declares it
 
 Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] [--check-reader DUMPER]
   --megatron      a Megatron-LM git directory holding every tag and pinned commit
@@ -456,6 +457,16 @@ def render_revision(facts):
     return "\n".join(lines) + "\n"
 
 
+def standing_declaration(facts, field):
+    """The declaration that stands for a field in a revision: TransformerConfig's or its base's, else the first
+    class (by name) declaring it, as the linter's ClassFacts::any() picks it."""
+    classes = facts["classes"]
+    for name in ("TransformerConfig", "ModelParallelConfig"):
+        if field in classes.get(name, {}).get("fields", {}):
+            return classes[name]["fields"][field]
+    return next(c["fields"][field] for c in classes.values() if field in c["fields"])
+
+
 def render_history(all_facts, order):
     seen = {}
     for facts in all_facts:
@@ -466,6 +477,7 @@ def render_history(all_facts, order):
                     entry["classes"].append(cls_name)
                 if facts["revision"] not in entry["in"]:
                     entry["in"].append(facts["revision"])
+                entry["newest"] = facts
     lines = ["{", '  "generated_by": "scripts/mcore_facts.py; do not edit",', f'  "order": {dump(order)},',
              '  "fields": {']
     names = sorted(seen)
@@ -474,6 +486,13 @@ def render_history(all_facts, order):
         first, last = present[0], present[-1]
         span = order[order.index(first): order.index(last) + 1]
         entry = {"classes": sorted(seen[field]["classes"]), "first": first, "last": last}
+        # The type as the newest revision having the field declares it.
+        declared = standing_declaration(seen[field]["newest"], field)
+        entry["type"] = declared["type"]
+        if declared.get("nullable"):
+            entry["nullable"] = True
+        if declared.get("values"):
+            entry["values"] = declared["values"]
         missing = [r for r in span if r not in present]
         if missing:
             entry["not_in"] = missing
