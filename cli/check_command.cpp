@@ -94,10 +94,8 @@ std::optional<SessionOptions> check_session_options(const CheckArgs& args) {
         return std::nullopt;
     }
 
-    SessionOptions session_options{.mcore = args.mcore,
-                                   .mcore_path = args.mcore_path,
-                                   .te_version = args.te_version,
-                                   .config_file = args.config};
+    SessionOptions session_options{
+        .mcore = args.mcore, .mcore_path = args.mcore_path, .te_version = args.te_version, .config_file = args.config};
     if (!args.gpu_memory.empty()) {
         session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!session_options.gpu_memory_bytes) return std::nullopt;

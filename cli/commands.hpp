@@ -55,7 +55,7 @@ int run_check(const CheckArgs& args);
 struct ShowArgs {
     std::string target;
     std::string mcore;
-    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
+    std::string mcore_path;         // --mcore-path: a Megatron Core tree to read the config classes from
     std::vector<std::string> only;  // --only model.recompute
     RecipeArgs recipe;
 };

@@ -24,7 +24,8 @@ void add_show_command(CLI::App& app, ShowArgs& args, CLI::App*& show_cmd) {
         ->add_option("--only", args.only,
                      "Show only the keys under this dotted prefix, e.g. model.recompute; repeatable")
         ->allow_extra_args(false);
-    add_mcore_option(*show_cmd, args.mcore, "Megatron Core revision whose defaults fill unset fields", &args.mcore_path);
+    add_mcore_option(*show_cmd, args.mcore, "Megatron Core revision whose defaults fill unset fields",
+                     &args.mcore_path);
     add_recipe_options(*show_cmd, args.recipe);
 }
 

@@ -53,9 +53,9 @@ struct ResolvedField {
 
 class ClassFacts {
 public:
-    std::string commit;  // the Megatron-LM commit read ("" when not known: a tree read at run time)
-    std::string root;    // the directory read at run time; "" for bundled facts
-    std::string origin;  // one line for people: where these facts come from
+    std::string commit;           // the Megatron-LM commit read ("" when not known: a tree read at run time)
+    std::string root;             // the directory read at run time; "" for bundled facts
+    std::string origin;           // one line for people: where these facts come from
     std::string package_version;  // megatron/core/package_info.py's version ("0.20.0", "0.17.0rc0"); "" if unknown
     std::vector<ConfigClass> classes;
     // The recompute vocabulary where TransformerConfig.__post_init__ states it (empty when it does not).

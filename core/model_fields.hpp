@@ -30,7 +30,8 @@ class FieldName {
 public:
     // Checked at compile time: FieldName("recompute_methd") does not compile.
     consteval explicit FieldName(std::string_view name) : name_(name) {
-        if (!is_model_field(name)) throw "not a field of Megatron Core or Bridge (schemas/mcore/classes, schemas/bridge)";  // not a constant expression
+        if (!is_model_field(name))
+            throw "not a field of Megatron Core or Bridge (schemas/mcore/classes, schemas/bridge)";  // not a constant expression
     }
     // A name known only at run time (a revision's enum, a key from the config): nullopt when no field has it.
     static std::optional<FieldName> find(std::string_view name) {

@@ -265,7 +265,8 @@ namespace {
 
 // The version of the Megatron Core a checkout pins at `commit`: the tree's package_info.py, else a core_v tag naming
 // the commit in the submodule's git data. Sets `from` to where it was read.
-std::optional<std::string> pinned_version(const fs::path& root, const std::string& commit, bool tree, std::string& from) {
+std::optional<std::string> pinned_version(const fs::path& root, const std::string& commit, bool tree,
+                                          std::string& from) {
     const fs::path submodule = root / "3rdparty" / "Megatron-LM";
     if (tree)
         if (auto v = mcore_package_version(submodule)) {
@@ -335,7 +336,8 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
         if (pin.commit == first.commit) continue;
         if (const Revision* r = schema.revision_for_commit(pin.commit)) {
             out.revision = r;
-            out.reason = fmt::format("{}; {} ({}), so that revision is used{}", unknown, pin_sentence(pin), r->name, read_note);
+            out.reason =
+                fmt::format("{}; {} ({}), so that revision is used{}", unknown, pin_sentence(pin), r->name, read_note);
             return out;
         }
     }

@@ -357,7 +357,8 @@ std::optional<ReleaseVersion> parse_release_version(std::string_view text) {
             ++i;
         }
         const std::size_t start = i;
-        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) *parts[k] = *parts[k] * 10 + (text[i++] - '0');
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+            *parts[k] = *parts[k] * 10 + (text[i++] - '0');
         if (i == start) return std::nullopt;
     }
     v.pre = std::string(text.substr(i));

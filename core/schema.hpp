@@ -48,8 +48,8 @@ struct Revision {
     std::vector<std::string> labels;
     std::vector<std::string> default_modules;
     std::vector<std::string> output_discarding;
-    std::set<std::string> rejections;                       // codes of the error rules Megatron Core enforces here
-    std::set<std::string> known_crashes;                    // ids of configurations known to crash at run time here
+    std::set<std::string> rejections;     // codes of the error rules Megatron Core enforces here
+    std::set<std::string> known_crashes;  // ids of configurations known to crash at run time here
     // Megatron Core's config classes here, from which the labels, default_modules and defaults come.
     std::shared_ptr<const ClassFacts> classes;
     // The facts stand in for a Megatron Core they were not read from (a commit no revision records, mapped to the

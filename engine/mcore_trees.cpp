@@ -59,7 +59,8 @@ const Revision* revision_for_tree(const Revision& base, const fs::path& tree, st
         std::string why;
         if (auto facts = py::read_mcore_classes(root, *base.classes, why)) {
             facts->package_version = mcore_package_version(root).value_or("");
-            if (!facts->package_version.empty()) facts->origin += fmt::format(" (megatron-core {})", facts->package_version);
+            if (!facts->package_version.empty())
+                facts->origin += fmt::format(" (megatron-core {})", facts->package_version);
             m.revision = std::make_unique<Revision>(base);
             apply_class_facts(*m.revision, std::make_shared<const ClassFacts>(std::move(*facts)));
             m.revision->approximate = false;
@@ -95,14 +96,16 @@ RevisionChoice with_facts(RevisionChoice choice) {
             choice.revision = r;
             return choice;
         }
-        choice.reason += fmt::format(" (not readable: {}; the bundled ones of {} are used)", error, choice.revision->name);
+        choice.reason +=
+            fmt::format(" (not readable: {}; the bundled ones of {} are used)", error, choice.revision->name);
         choice.mcore_tree.clear();
     }
     if (choice.approximate)
         choice.revision = approximate_revision(
-            *choice.revision, fmt::format("the bundled facts of Megatron Core {} stand in for commit {}, which "
-                                          "mbridge-lint has not read",
-                                          choice.revision->name, choice.commit.empty() ? "?" : choice.commit.substr(0, 12)));
+            *choice.revision,
+            fmt::format("the bundled facts of Megatron Core {} stand in for commit {}, which "
+                        "mbridge-lint has not read",
+                        choice.revision->name, choice.commit.empty() ? "?" : choice.commit.substr(0, 12)));
     return choice;
 }
 

@@ -45,7 +45,8 @@ const char* type_words(FieldType t) {
 // there, so the error becomes a warning.
 void note_facts(Diagnostic& d, const Revision& rev) {
     if (rev.classes && !rev.classes->root.empty())
-        d.notes.push_back(Note{SourceRange{}, fmt::format("Megatron Core's config classes were {}", rev.classes->origin)});
+        d.notes.push_back(
+            Note{SourceRange{}, fmt::format("Megatron Core's config classes were {}", rev.classes->origin)});
     if (!rev.approximate) return;
     d.severity = Severity::Warning;
     d.notes.push_back(Note{SourceRange{}, fmt::format("not proven: {}", rev.facts_note)});

@@ -108,9 +108,9 @@ bool Interp::revision_supplies(const ConfigClass& owner) const {
 std::optional<Attr> Interp::mcore_default(const ChainField& f, const SetInfo& made) const {
     const ClassFacts& facts = *project_.revision().classes;
     const ClassField& cf = *f.mcore;
-    auto detail = std::make_shared<const std::string>(
-        fmt::format("default of {}, Megatron Core {} ({})", f.mcore_owner->name, project_.revision().name,
-                    facts.where(*f.mcore_owner, cf.line)));
+    auto detail = std::make_shared<const std::string>(fmt::format("default of {}, Megatron Core {} ({})",
+                                                                  f.mcore_owner->name, project_.revision().name,
+                                                                  facts.where(*f.mcore_owner, cf.line)));
     SetInfo info{made.loc, made.chain, Origin::Default, std::move(detail)};
     if (cf.default_value) return Attr{cf.name, from_value(*cf.default_value, made.loc), std::move(info)};
     if (!cf.expr.empty()) return Attr{cf.name, Val::obj(std::make_shared<ExternalObj>(cf.expr), made.loc), info};

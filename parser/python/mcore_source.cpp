@@ -230,8 +230,8 @@ TypeFact subscript_type(const Ast& a, NodeId n) {
     }
     if (head == "Annotated" && !args.empty()) return type_of(a, args[0]);
     TypeFact t;
-    static const std::vector<std::string> lists = {"list",  "List", "tuple",     "Tuple",    "Sequence",
-                                                   "set",   "Set",  "frozenset", "FrozenSet"};
+    static const std::vector<std::string> lists = {"list", "List", "tuple",     "Tuple",    "Sequence",
+                                                   "set",  "Set",  "frozenset", "FrozenSet"};
     static const std::vector<std::string> dicts = {"dict", "Dict", "Mapping", "MutableMapping"};
     if (std::find(lists.begin(), lists.end(), head) != lists.end()) t.type = "list";
     else if (std::find(dicts.begin(), dicts.end(), head) != dicts.end()) t.type = "dict";
@@ -291,9 +291,7 @@ std::string unescape(std::string_view s) {
             case '\'': out += '\''; break;
             case '"': out += '"'; break;
             case '\n': break;
-            default:
-                out += '\\';
-                out += c;
+            default: out += '\\'; out += c;
         }
     }
     return out;
@@ -456,7 +454,8 @@ void DefaultReader::read(NodeId n, ClassField& f) const {
         for (NodeId arg : a_.named_kids(a_.field(n, Field::Arguments)))
             if (a_.kind(arg) == Kind::KeywordArgument)
                 kw[std::string(a_.source(a_.field(arg, Field::Name)))] = a_.field(arg, Field::Value);
-        if (auto it = kw.find("init"); it != kw.end() && (a_.kind(it->second) == Kind::True || a_.kind(it->second) == Kind::False))
+        if (auto it = kw.find("init");
+            it != kw.end() && (a_.kind(it->second) == Kind::True || a_.kind(it->second) == Kind::False))
             f.init = a_.kind(it->second) == Kind::True;
         if (auto it = kw.find("default"); it != kw.end()) {
             n = it->second;

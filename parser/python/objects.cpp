@@ -281,7 +281,8 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
                 kw_used[k] = true;
                 if (k < args.kw_locs.size()) info.loc = args.kw_locs[k];
             }
-        if (!v && !args.unknown.empty()) v = Val::unknown(fmt::format("{} may be set by {}", cf.name, args.unknown), site);
+        if (!v && !args.unknown.empty())
+            v = Val::unknown(fmt::format("{} may be set by {}", cf.name, args.unknown), site);
         if (!v && cf.mcore) {
             // Megatron Core's default; TransformerConfig's own are the revision's, supplied for every model.
             if (revision_supplies(*cf.mcore_owner)) continue;
@@ -405,7 +406,8 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
                                        SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
         if (const ClassFacts* facts = project_.revision().classes.get())
-            if (const ConfigClass* c = config_class_for_path(*facts, path)) add_mcore_defaults(*inst, *c, inst->created);
+            if (const ConfigClass* c = config_class_for_path(*facts, path))
+                add_mcore_defaults(*inst, *c, inst->created);
         return Val::obj(inst, site);
     }
     return Val::unknown(fmt::format("the result of {}(), which is outside the source root", path), site);

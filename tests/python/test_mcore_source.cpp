@@ -10,7 +10,9 @@
 
 namespace {
 
-std::string excerpt(const std::string& rev) { return std::string(MBRIDGE_LINT_TEST_DATA) + "/data/mcore_source/" + rev; }
+std::string excerpt(const std::string& rev) {
+    return std::string(MBRIDGE_LINT_TEST_DATA) + "/data/mcore_source/" + rev;
+}
 
 const mbl::ClassFacts& bundled(const std::string& rev) {
     const mbl::Revision* r = mbl::Schema::instance().revision(rev);
@@ -72,7 +74,8 @@ TEST_CASE("known facts of core_v0.16.0 and the dev pin, checked against their so
     const auto& dev = bundled("dev");
     // transformer_config.py@b3b1e2d793c5:1209 `enable_hyper_connections: bool = False`; core_v0.16.0 has no such field.
     CHECK_FALSE(v16.declares("enable_hyper_connections"));
-    CHECK(field(dev, "TransformerConfig", "enable_hyper_connections").default_value->same_as(mbl::Value::boolean(false)));
+    CHECK(
+        field(dev, "TransformerConfig", "enable_hyper_connections").default_value->same_as(mbl::Value::boolean(false)));
     CHECK(field(dev, "TransformerConfig", "enable_hyper_connections").line == 1209);
     CHECK_FALSE(bundled("0.19").declares("enable_hyper_connections"));
     CHECK_FALSE(bundled("0.20.dev").declares("enable_hyper_connections"));
@@ -88,7 +91,8 @@ TEST_CASE("known facts of core_v0.16.0 and the dev pin, checked against their so
                   .field->default_value->same_as(mbl::Value::boolean(false)));
         CHECK(facts->lookup("MLATransformerConfig", "tensor_model_parallel_size").owner->name == "ModelParallelConfig");
         // `attention_backend: AttnBackend = AttnBackend.auto`: the enum member by its name.
-        CHECK(field(*facts, "TransformerConfig", "attention_backend").default_value->same_as(mbl::Value::string("auto")));
+        CHECK(
+            field(*facts, "TransformerConfig", "attention_backend").default_value->same_as(mbl::Value::string("auto")));
         CHECK(field(*facts, "TransformerConfig", "activation_func").expr == "torch.nn.functional.gelu");
         CHECK(field(*facts, "ModelParallelConfig", "params_dtype").expr == "torch.float32");
         CHECK(field(*facts, "TransformerConfig", "min_offloaded_tensor_size")
@@ -103,8 +107,8 @@ TEST_CASE("known facts of core_v0.16.0 and the dev pin, checked against their so
     CHECK(field(v16, "TransformerConfig", "cuda_graph_scope").default_value->same_as(mbl::Value::string("full")));
     CHECK(field(dev, "TransformerConfig", "cuda_graph_scope").default_value->is_null());
     // The labels __post_init__ checks recompute_modules against (core_v0.16.0:1198, dev:2177).
-    CHECK(v16.labels == std::vector<std::string>{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
-                                                 "shared_experts"});
+    CHECK(v16.labels ==
+          std::vector<std::string>{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe", "shared_experts"});
     CHECK(v16.labels_line == 1198);
     CHECK(dev.labels == std::vector<std::string>{"core_attn", "moe_act", "layernorm", "mla_up_proj", "mlp", "moe",
                                                  "shared_experts", "mhc", "gdn"});

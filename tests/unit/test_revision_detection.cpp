@@ -163,7 +163,8 @@ TEST_CASE("the index reader refuses what it cannot read instead of guessing", "[
         CHECK_FALSE(mbl::index_gitlink(index.substr(0, cut), "zzz"));
 }
 
-TEST_CASE("an unknown commit takes the nearest known revision by release order, when the history tells", "[detection]") {
+TEST_CASE("an unknown commit takes the nearest known revision by release order, when the history tells",
+          "[detection]") {
     SECTION("the checked-out tree's package_info.py: its classes are read, the nearest revision's checks apply") {
         TempDir dir;
         make_checkout(dir, kUnknown);
@@ -212,12 +213,12 @@ TEST_CASE("the version a Megatron Core tree reports, and the nearest known revis
 
     const mbl::Schema& s = mbl::Schema::instance();
     std::string why;
-    CHECK(s.nearest_revision("0.16.2", why)->name == "0.16");                // a patch release: its release
-    CHECK(s.nearest_revision("core_v0.18.0rc1", why)->name == "0.18");       // a pre-release of a known line
-    CHECK(s.nearest_revision("0.20.0", why)->name == "0.20.dev");            // the line's first known commit
+    CHECK(s.nearest_revision("0.16.2", why)->name == "0.16");           // a patch release: its release
+    CHECK(s.nearest_revision("core_v0.18.0rc1", why)->name == "0.18");  // a pre-release of a known line
+    CHECK(s.nearest_revision("0.20.0", why)->name == "0.20.dev");       // the line's first known commit
     CHECK(why.find("0.20 line") != std::string::npos);
-    CHECK(s.nearest_revision("0.23.0", why)->name == "main");                // newer than everything known
-    CHECK_FALSE(s.nearest_revision("0.11.0", why));                          // older than everything known
+    CHECK(s.nearest_revision("0.23.0", why)->name == "main");  // newer than everything known
+    CHECK_FALSE(s.nearest_revision("0.11.0", why));            // older than everything known
     CHECK_FALSE(s.nearest_revision("main", why));
 }
 
