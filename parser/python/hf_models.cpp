@@ -385,17 +385,26 @@ const std::vector<std::string>& HfResolver::architecture_fields() {
     static const std::vector<std::string> fields = [] {
         const json& m = mapping();
         std::set<std::string> names;
-        auto targets = [&](const json& keys) {
+        auto targets = [&](const json& keys) {  // the values of a key mapping
+            if (!keys.is_object()) return;
             for (auto it = keys.begin(); it != keys.end(); ++it)
                 if (it.value().is_string()) names.insert(it.value().get<std::string>());
+        };
+        auto set_fields = [&](const json& set) {  // the keys of a family's settings
+            if (!set.is_object()) return;
+            for (auto it = set.begin(); it != set.end(); ++it) names.insert(it.key());
         };
         targets(m.value("keys", json::object()));
         for (const auto& f : m.value("family_fields", json::array()))
             if (f.is_string()) names.insert(f.get<std::string>());
-        for (const auto& [name, family] : m.value("families", json::object()).items()) {
+        const json families = m.value("families", json::object());
+        for (auto it = families.begin(); it != families.end(); ++it) {
+            const json& family = it.value();
+            if (!family.is_object()) continue;
             targets(family.value("keys", json::object()));
-            for (const auto& [field, _] : family.value("set", json::object()).items()) names.insert(field);
-            if (family.contains("layer_kinds")) names.insert(family["layer_kinds"].value("field", std::string()));
+            set_fields(family.value("set", json::object()));
+            if (family.contains("layer_kinds") && family["layer_kinds"].is_object())
+                names.insert(family["layer_kinds"].value("field", std::string()));
         }
         std::vector<std::string> out;
         for (const auto& n : names)
