@@ -63,7 +63,8 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
         ->required();
     add_mcore_option(*cmd, args.mcore,
                      "Megatron Core revision the job runs; A,B lints for both and reports what changes from A to B "
-                     "(exit 1 when B has errors A has not)");
+                     "(exit 1 when B has errors A has not)",
+                     &args.mcore_path);
     cmd->add_option("--te-version", args.te_version,
                     "Installed Transformer Engine version (e.g. 2.5.0); enables the checks that depend on it");
     cmd->add_option("--output-format,--format", args.format,
@@ -276,7 +277,8 @@ std::optional<SessionOptions> check_session_options(const CheckArgs& args) {
         return std::nullopt;
     }
 
-    SessionOptions session_options{.mcore = args.mcore, .te_version = args.te_version, .config_file = args.config};
+    SessionOptions session_options{
+        .mcore = args.mcore, .mcore_path = args.mcore_path, .te_version = args.te_version, .config_file = args.config};
     if (!args.gpu_memory.empty()) {
         session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!session_options.gpu_memory_bytes) return std::nullopt;

@@ -31,6 +31,7 @@ struct RecipeArgs {
 struct CheckArgs {
     std::vector<std::string> paths;  // "-": standard input
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string te_version;
     std::string format =
         "full";  // --output-format (--format): full (text), concise, json, sarif, github, gitlab, junit
@@ -61,6 +62,7 @@ int run_check(const CheckArgs& args);
 struct ShowArgs {
     std::string target;
     std::string mcore;
+    std::string mcore_path;         // --mcore-path: a Megatron Core tree to read the config classes from
     std::vector<std::string> only;  // --only model.recompute
     RecipeArgs recipe;
 };
@@ -79,6 +81,7 @@ int run_explain(const RulesArgs& args);
 struct EstimateArgs {
     std::string input;
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string gpu_memory;
     std::string gpu;        // --gpu: step-time model (and budget without --gpu-memory)
     std::string step_time;  // --step-time: the job's measured step time
@@ -121,6 +124,7 @@ struct ConfigArgs {
     std::string format = "text";
     std::string config;
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string te_version;
 };
 CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
@@ -131,6 +135,7 @@ struct LspArgs {
     std::size_t max_message_bytes = 0;  // 0: the server's default
     std::size_t max_diagnostics = 0;    // 0: the server's default
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string config;
 };
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
@@ -149,7 +154,8 @@ const Revision* resolve_revision(const std::string& name);
 
 // --mcore with its help: the option on `cmd`, and the revision names with what each is (release tag, commit,
 // branch) as the command's --help footer.
-void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description);
+// With `path`, --mcore-path too: a Megatron Core tree whose config classes are read instead of the bundled ones.
+void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description, std::string* path = nullptr);
 std::string revisions_help();
 // Keeps each distinct revision choice of a run once, in the order first seen.
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice);

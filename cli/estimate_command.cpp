@@ -23,7 +23,7 @@ void add_estimate_command(CLI::App& app, EstimateArgs& args) {
     cmd->add_option("input", args.input,
                     "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
         ->required();
-    add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)", &args.mcore_path);
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
     cmd->add_option("--gpu", args.gpu,
                     "GPU of the step-time model and, without --gpu-memory, of the budget: " + memory::gpu_names());
@@ -139,6 +139,7 @@ int run_estimate(const EstimateArgs& args) {
     };
     SessionOptions session_options;
     session_options.mcore = args.mcore;
+    session_options.mcore_path = args.mcore_path;
     session_options.root = args.recipe.root;
     session_options.hf_configs = args.recipe.hf_configs;
     session_options.jobs = args.recipe.jobs;
@@ -167,8 +168,9 @@ int run_estimate(const EstimateArgs& args) {
                               fmt::join(names, ", "))));
         return fail();
     }
-    // --mcore wins; otherwise the revision the session chose for this file (said on stderr when detected).
-    if (args.mcore.empty()) {
+    // --mcore wins; otherwise the revision the session chose for this file (said on stderr when detected). With
+    // --mcore-path, the session's revision holds the tree's classes.
+    if (args.mcore.empty() || !args.mcore_path.empty()) {
         revision = file.revision;
         write_detection_notes(std::cerr, {file.revision_choice});
     }

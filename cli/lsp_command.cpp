@@ -18,7 +18,7 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
                     fmt::format("Diagnostics shown per document, then one summary of the rest (default {})",
                                 lsp::kDefaultMaxDiagnostics))
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
-    add_mcore_option(*cmd, args.mcore, "Megatron Core revision, overriding the configuration files");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision, overriding the configuration files", &args.mcore_path);
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
     // Hidden: lets the tests exercise the oversized-message path without sending hundreds of megabytes.
     cmd->add_option("--max-message-bytes", args.max_message_bytes, "Largest message accepted")->group("");
@@ -31,6 +31,7 @@ int run_lsp(const LspArgs& args) {
     lsp::ServerOptions options;
     options.debounce = std::chrono::milliseconds(args.debounce_ms);
     options.mcore = args.mcore;
+    options.mcore_path = args.mcore_path;
     options.config_file = args.config;
     if (args.max_message_bytes > 0) options.max_message_bytes = args.max_message_bytes;
     if (args.max_diagnostics > 0) options.max_diagnostics = args.max_diagnostics;

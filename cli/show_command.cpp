@@ -26,7 +26,8 @@ void add_show_command(CLI::App& app, ShowArgs& args, CLI::App*& show_cmd) {
         ->add_option("--only", args.only,
                      "Show only the keys under this dotted prefix, e.g. model.recompute; repeatable")
         ->allow_extra_args(false);
-    add_mcore_option(*show_cmd, args.mcore, "Megatron Core revision whose defaults fill unset fields");
+    add_mcore_option(*show_cmd, args.mcore, "Megatron Core revision whose defaults fill unset fields",
+                     &args.mcore_path);
     add_recipe_options(*show_cmd, args.recipe);
 }
 
@@ -87,6 +88,7 @@ int run_show(const ShowArgs& args) {
     };
     SessionOptions session_options;
     session_options.mcore = args.mcore;
+    session_options.mcore_path = args.mcore_path;
     session_options.root = args.recipe.root;
     session_options.hf_configs = args.recipe.hf_configs;
     session_options.jobs = args.recipe.jobs;
@@ -148,6 +150,7 @@ int run_show(const ShowArgs& args) {
         yaml.title = config.label.empty()
                          ? fmt::format("config {}", inputs[0].path)
                          : fmt::format("recipe {} ({}:{})", config.label, config.anchor.file, config.anchor.line);
+        yaml.facts = fmt::format("Megatron Core {}: {}", file.revision->name, file.revision->facts_source());
         if (i > 0) std::cout << "---\n";
         write_config_yaml(std::cout, shown[i].as_built, shown[i].model, yaml);
     }

@@ -293,8 +293,9 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
 
     // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
+    // A revision without cuda_graph_impl (before 0.15) reads the legacy switches in its place.
     if (m.known({"cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}) &&
-        m.str("cuda_graph_impl") == "none") {
+        m.str("cuda_graph_impl").value_or("none") == "none") {
         if (m.flag("enable_cuda_graph")) {
             Value v = Value::string("local", m["enable_cuda_graph"].prov());
             v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";

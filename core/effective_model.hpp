@@ -41,7 +41,7 @@ public:
 
     // A field's value; None when the revision has no such field and the config does not set it. Rules name fields
     // with the mbl::field constants (core/model_fields.hpp), so a misspelt name does not compile. Read by a string,
-    // a name that is neither set nor a field of schemas/fields/model.json is a programming error: std::logic_error.
+    // a name that is neither set nor a field of Megatron Core or Bridge (core/model_fields.hpp) is a programming error: std::logic_error.
     const Value& operator[](FieldName name) const;
     const Value& operator[](std::string_view name) const;
     bool has(FieldName name) const { return has(name.str()); }

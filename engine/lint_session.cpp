@@ -10,6 +10,7 @@
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
+#include "engine/mcore_trees.hpp"
 #include "engine/suppressions.hpp"
 
 namespace mbl {
@@ -159,8 +160,10 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
     } else if (config.mcore) {
         choice.source = RevisionChoice::Source::ConfigFile;
         name = config.mcore->value;
+    } else if (!options_.mcore_path.empty()) {
+        return choice_for_mcore_path(options_.mcore_path, nullptr, {});
     } else if (auto detected = revisions_->detect(path)) {
-        return *detected;
+        return with_facts(*detected);
     } else {
         name = schema.default_revision();
     }
@@ -174,6 +177,8 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
                     : choice.source == RevisionChoice::Source::ConfigFile
                         ? fmt::format("mcore = \"{}\" ({})", name, config.mcore->source.describe())
                         : fmt::format("the default, {}", choice.revision->name);
+    // A named revision's checks over the config classes of the tree --mcore-path names.
+    if (!options_.mcore_path.empty()) return choice_for_mcore_path(options_.mcore_path, choice.revision, choice.reason);
     return choice;
 }
 

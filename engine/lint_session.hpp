@@ -26,6 +26,7 @@ namespace mbl {
 
 struct SessionOptions {
     std::string mcore{};                       // --mcore: wins over the configuration file
+    std::string mcore_path{};                  // --mcore-path: a Megatron Core tree whose config classes are read
     std::string te_version{};                  // --te-version: likewise
     std::string config_file{};                 // --config: this file for every input instead of discovery
     std::optional<double> gpu_memory_bytes{};  // a command-line budget (--gpu-memory): wins over `gpu-memory`

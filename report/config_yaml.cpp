@@ -125,11 +125,14 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
     std::string at = where(p.range);
     std::string text;
     switch (p.origin) {
-        case Origin::Default:
-            if (at.empty())
-                text = fmt::format("default (Megatron Core {})", model.revision ? model.revision->name : "");
-            else text = p.detail.empty() ? fmt::format("default, {}", at) : fmt::format("{}, {}", p.detail, at);
+        case Origin::Default: {
+            // The revision's own defaults say no more than the revision; a class's default names the class.
+            const std::string rev = model.revision ? model.revision->name : "";
+            const bool plain = p.detail.empty() || p.detail == fmt::format("default of Megatron Core {}", rev);
+            if (at.empty()) text = plain ? fmt::format("default (Megatron Core {})", rev) : p.detail;
+            else text = plain ? fmt::format("default, {}", at) : fmt::format("{}, {}", p.detail, at);
             break;
+        }
         case Origin::Override: text = at.empty() ? "override" : fmt::format("override, {}", at); break;
         case Origin::Derived:
             text = at;
@@ -168,6 +171,7 @@ void write_config_yaml(std::ostream& out, const Value& root, const EffectiveMode
     YAML::Emitter e;
     e.SetIndent(2);
     if (!options.title.empty()) e << YAML::Comment(options.title) << YAML::Newline;
+    if (!options.facts.empty()) e << YAML::Comment(options.facts) << YAML::Newline;
     Writer w(e, model, options.only);
     // The model section is the effective model: what Megatron Core's TransformerConfig will see.
     Value shown = Value::map();

@@ -13,6 +13,7 @@ namespace mbl {
 struct ConfigYamlOptions {
     std::vector<std::string> only;  // dotted prefixes ("model.recompute"); empty: everything
     std::string title;              // a comment line before the document
+    std::string facts;              // a second one: where the Megatron Core facts (defaults, fields) come from
 };
 
 // The model section is the effective model (defaults, mixed precision and comm_overlap applied); every other section

@@ -60,6 +60,8 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
             j["reason"] = r.reason;
             j["checkout"] = r.checkout.empty() ? json(nullptr) : json(r.checkout);
             j["commit"] = r.commit.empty() ? json(nullptr) : json(r.commit);
+            j["mcore_path"] = r.mcore_tree.empty() ? json(nullptr) : json(r.mcore_tree);
+            j["facts"] = r.revision ? json(r.revision->facts_source()) : json(nullptr);
             list_of_revisions.push_back(std::move(j));
         }
         doc["revisions"] = std::move(list_of_revisions);

@@ -314,6 +314,17 @@ void Interp::report_unknown_model(const std::string& id, Loc at) {
     report(std::move(d));
 }
 
+std::vector<std::string> Interp::architecture_fields() const {
+    // Only the fields the revision has: a made-up field would read as set on the model, and one the revision lacks
+    // as an error the recipe never made.
+    const Schema& schema = Schema::instance();
+    std::vector<std::string> out;
+    for (const auto& name : HfResolver::architecture_fields())
+        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, project_.revision()))
+            out.push_back(name);
+    return out;
+}
+
 Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     auto inst = std::make_shared<InstanceObj>();
     inst->model_like = true;
@@ -322,7 +333,7 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     if (!bridge.model_id.is_str()) {
         const std::string reason = bridge.model_id.is_unknown() ? bridge.model_id.reason()
                                                                 : "the Hugging Face model id is computed at run time";
-        for (const auto& field : HfResolver::architecture_fields())
+        for (const auto& field : architecture_fields())
             inst->attrs.push_back(
                 Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
         return Val::obj(inst, site);
@@ -331,7 +342,7 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     auto arch = project_.hf().lookup(id);
     if (!arch) {
         const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
-        for (const auto& field : HfResolver::architecture_fields())
+        for (const auto& field : architecture_fields())
             inst->attrs.push_back(
                 Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
         report_unknown_model(id, bridge.loc);

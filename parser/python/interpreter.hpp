@@ -43,6 +43,20 @@ struct Frame {
     Val self;                                  // its first argument
 };
 
+// A class a root dataclass takes fields from: a class of the root, or one of Megatron Core's config classes.
+struct ChainClass {
+    std::shared_ptr<ClassObj> tree;
+    const ConfigClass* mcore = nullptr;
+};
+// One field of such a chain, with the class whose declaration stands.
+struct ChainField {
+    std::string name;
+    const DataField* tree = nullptr;
+    const ClassObj* tree_owner = nullptr;
+    const ClassField* mcore = nullptr;
+    const ConfigClass* mcore_owner = nullptr;
+};
+
 struct CallArgs {
     std::vector<Val> pos;
     std::vector<std::pair<std::string, Val>> kw;
@@ -156,12 +170,23 @@ private:
     Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
     Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
     bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
+    // The architecture fields of a model the linter makes from a Hugging Face id, those the revision has.
+    std::vector<std::string> architecture_fields() const;
     // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
     Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
                   const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
     // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
     // or nullopt when an outside base class may add fields the linter does not know.
     std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
+    // The classes a root class takes its fields from, Megatron Core's config classes included (class_chain.cpp).
+    std::vector<ChainClass> field_chain(const std::shared_ptr<ClassObj>& cls) const;
+    std::vector<ChainField> chain_fields(const std::vector<ChainClass>& chain) const;
+    // Whether the revision's defaults already give a Megatron Core class's fields (TransformerConfig and its bases).
+    bool revision_supplies(const ConfigClass& owner) const;
+    // A Megatron Core field's default as an attribute of an object made at `made`; nullopt when it has none.
+    std::optional<Attr> mcore_default(const ChainField& f, const SetInfo& made) const;
+    // The defaults an object of Megatron Core's class `cls` has beyond the revision's (an outside class called).
+    void add_mcore_defaults(InstanceObj& inst, const ConfigClass& cls, const SetInfo& made) const;
 
     // builtins (builtins.cpp)
     Val builtin_method(const Val& self, const std::string& name, Loc at);

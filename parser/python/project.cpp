@@ -3,7 +3,6 @@
 // bridge_api.cpp, with the rest of what the evaluator models of Bridge.
 #include "parser/python/project.hpp"
 
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "parser/python/interpreter.hpp"
@@ -12,7 +11,9 @@ namespace mbl::py {
 
 Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits,
                  ModuleIndex::Buffers buffers)
-    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {}
+    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {
+    for (std::size_t i = 0; i < revision_.defaults.size(); ++i) default_index_.emplace(revision_.defaults[i].first, i);
+}
 
 std::vector<Diagnostic> Project::take_module_diagnostics() {
     std::lock_guard<std::mutex> lock(diag_mutex_);
@@ -42,17 +43,13 @@ void Project::ensure_initialized(Module* m, int import_depth) {
 }
 
 std::optional<Val> Project::model_default(const std::string& field) const {
-    for (const auto& [name, v] : revision_.defaults)
-        if (name == field) return from_value(v, {});
-    static const nlohmann::json fields = [] {
-        auto text = schema_file("fields/model.json");
-        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-        return j.is_object() && j.contains("fields") ? j["fields"] : nlohmann::json::object();
-    }();
-    auto it = fields.find(field);
-    if (it == fields.end() || !it->is_object() || !it->contains("default")) return std::nullopt;
-    const Value v = value_from_json((*it)["default"], {});
-    return from_value(v, {});
+    if (auto it = default_index_.find(field); it != default_index_.end())
+        return from_value(revision_.defaults[it->second].second, {});
+    // A default the source names (`params_dtype = torch.float32`) is that name, as an outside object.
+    if (revision_.classes)
+        if (ResolvedField d = revision_.classes->lookup("TransformerConfig", field); d.field && !d.field->expr.empty())
+            return Val::obj(std::make_shared<ExternalObj>(d.field->expr), Loc{});
+    return std::nullopt;
 }
 
 }  // namespace mbl::py

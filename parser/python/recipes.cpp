@@ -313,7 +313,10 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
             }
             continue;
         }
-        m.set(attr.name, model_field_value(*spec, attr.value, provenance_of(attr.info), e));
+        // Python sets the attribute; Megatron Core's classes at this revision have no such field and never read it, so
+        // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev).
+        if (!schema.field_exists_at(*spec, rev)) continue;
+        m.set(attr.name, model_field_value(schema.field_at(*spec, rev), attr.value, provenance_of(attr.info), e));
     }
 }
 
