@@ -73,7 +73,7 @@ int run_show(const ShowArgs& args) {
         if (session_options.prepare) session_options.prepare(root, *file.revision, problems);
         Value as_built = root;
         std::vector<Diagnostic> ignored;  // validation problems: `check` reports them
-        auto model = linter.effective_model(std::move(root), config.anchor, ignored);
+        auto model = linter.effective_model(std::move(root), config.anchor, ignored, config.precision.get());
         if (!model) continue;
         yaml.title = config.label.empty()
                          ? fmt::format("config {}", inputs[0].path)
