@@ -231,17 +231,16 @@ static void apply_precision(const Value& mp, EffectiveModel& m, const PrecisionL
         if (!recipe) {
             // The catalog is the linter's knowledge of one Bridge revision, not the registry the job runs with:
             // a name it lacks may well be registered there (Bridge adds recipes), so this is no error.
-            Diagnostic d = input_error(
-                InputError::UnknownValue, mp.prov().range,
-                fmt::format("mixed_precision recipe \"{}\" is not in the bundled catalog{}", mp.as_string(),
-                            did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names())));
+            Diagnostic d =
+                input_error(InputError::UnknownValue, mp.prov().range,
+                            fmt::format("mixed_precision recipe \"{}\" is not in the bundled catalog{}", mp.as_string(),
+                                        did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names())));
             d.severity = Severity::Warning;
-            d.notes.push_back(Note{SourceRange{},
-                                   "the file is in no Megatron Bridge tree, so the registry the job looks names up in "
-                                   "is not here to ask; lint it inside the checkout (or pass --root) to check the name"});
+            d.notes.push_back(Note{
+                SourceRange{}, "the file is in no Megatron Bridge tree, so the registry the job looks names up in "
+                               "is not here to ask; lint it inside the checkout (or pass --root) to check the name"});
             errors.push_back(std::move(d));
-            return precision_unknown(fmt::format("the recipe \"{}\" is not known here", mp.as_string()), mp.prov(),
-                                     m);
+            return precision_unknown(fmt::format("the recipe \"{}\" is not known here", mp.as_string()), mp.prov(), m);
         }
         for (const auto& [field, value] : recipe->fields) {
             Value v = value;

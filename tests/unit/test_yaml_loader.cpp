@@ -83,15 +83,14 @@ TEST_CASE("nesting beyond the limit is refused with a diagnostic", "[yaml]") {
 }
 
 TEST_CASE("merge keys are applied as PyYAML's SafeLoader (and so OmegaConf) applies them", "[yaml]") {
-    const std::string text =
-        "a: &a {x: 1, y: 1}\n"
-        "b: &b {x: 2, z: 2}\n"
-        "one: {<<: *a, y: 3}\n"        // the mapping's own key wins
-        "list: {<<: [*a, *b]}\n"       // the first mapping of the list wins
-        "two: {<<: *a, <<: *b}\n"      // of two merge keys, the later wins
-        "quoted: {'<<': *a}\n"         // a quoted << is a plain key
-        "nested:\n"
-        "  <<: {<<: *b, w: 4}\n";
+    const std::string text = "a: &a {x: 1, y: 1}\n"
+                             "b: &b {x: 2, z: 2}\n"
+                             "one: {<<: *a, y: 3}\n"    // the mapping's own key wins
+                             "list: {<<: [*a, *b]}\n"   // the first mapping of the list wins
+                             "two: {<<: *a, <<: *b}\n"  // of two merge keys, the later wins
+                             "quoted: {'<<': *a}\n"     // a quoted << is a plain key
+                             "nested:\n"
+                             "  <<: {<<: *b, w: 4}\n";
     auto r = mbl::load_yaml("m.yaml", text);
     REQUIRE(r.ok());
     const mbl::Value& one = *r.root.find("one");
