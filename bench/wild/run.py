@@ -15,7 +15,7 @@ The run lints each source as its users would, at the Megatron Core revision it r
 `recipes` (the CI gate on the recipe tree), `yaml` (the overlays and dumps, named one by one) and `root` (`check .` at
 the repository root; the directory walk is the cli branch's). Every error is compared with the source's
 `true_errors` (each tied to the Megatron Core line that raises it): an error that is not listed there is false, a
-listed one that is not reported is a miss; `pending` lists known false errors whose fix belongs to another area, with
+listed one that is not reported is a miss, one reported twice at the same place (`./src/x` and `src/x`) a duplicate; `pending` lists known false errors whose fix belongs to another area, with
 the owner. Sources of kind `fixture` are files of this repository (tests/fixtures/...): configs rebuilt from issue
 threads, run from the repository root. Prints one row per source and run; exit status 0.
 """
@@ -125,7 +125,8 @@ def compare(source, diagnostics):
     false = [d for d in errors if key(d) not in true and key(d) not in pending]
     held = [d for d in errors if key(d) in pending]
     return {
-        "errors": len(errors), "true": len(found & true), "false": false, "pending": held,
+        "errors": len(errors), "duplicates": len(errors) - len(found), "true": len(found & true),
+        "false": false, "pending": held,
         "misses": sorted(true - found),
         "by_code": sorted({(d["severity"], d["code"]) for d in diagnostics}),
     }
@@ -178,7 +179,7 @@ def print_table(rows):
     if roots:
         print("\ncheck . at the repository root (every diagnostic, by severity and code):")
         for r in roots:
-            print(f"  {r['source']}: exit {r['exit']}, {r['wall_s']} s: "
+            print(f"  {r['source']}: exit {r['exit']}, {r['wall_s']} s, {r['duplicates']} error(s) reported twice: "
                   + ", ".join(f"{n} {k}" for k, n in sorted(r["counts"].items())))
 
 
