@@ -288,9 +288,9 @@ private:
 
 // Looks up the config's mixed_precision name while the front end still registers the files it read, so that output
 // can quote the tree's lines the answer points into.
-void preload_precision(const ParsedConfig& config) {
-    const Value* mp = config.root.find("mixed_precision");
-    if (config.precision && mp && mp->is_string()) (void)config.precision->find(mp->as_string());
+void preload_precision(const PrecisionLookup& lookup, const Value& root) {
+    const Value* mp = root.find("mixed_precision");
+    if (mp && mp->is_string()) (void)lookup.find(mp->as_string());
 }
 
 // The recipes of a module, or just `function` (linted by name even when it is not recognisably a recipe).
@@ -430,7 +430,7 @@ public:
             config.precision = std::make_shared<RootPrecisionLookup>(
                 local, root, revision, ctx.hf_config_paths,
                 outcomes[i].config_module.empty() ? config_module_of("") : outcomes[i].config_module);
-            preload_precision(config);
+            preload_precision(*config.precision, config.root);
             result.configs.push_back(std::move(config));
         }
         if (result.configs.empty() && result.errors.empty()) {
@@ -519,16 +519,14 @@ std::shared_ptr<const PrecisionLookup> tree_precision_lookup(const std::string& 
     const Revision& revision =
         ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
     const std::string source_root = root_for(ctx, file);
-    ParsedConfig config;
-    config.root = root;
-    config.precision = std::make_shared<RootPrecisionLookup>(state, source_root, revision, ctx.hf_config_paths,
-                                                             config_module_of(root.target()));
+    auto lookup = std::make_shared<RootPrecisionLookup>(state, source_root, revision, ctx.hf_config_paths,
+                                                        config_module_of(root.target()));
     const Value* mp = root.find("mixed_precision");
     if (mp && mp->is_string()) {
-        preload_precision(config);
+        preload_precision(*lookup, root);
         register_sources(state->project(source_root, revision, ctx.hf_config_paths), ctx.sources);
     }
-    return config.precision;
+    return lookup;
 }
 
 }  // namespace mbl
