@@ -181,7 +181,8 @@ int run_estimate(const EstimateArgs& args) {
     LintOptions options{revision, file.rule_options};
     Linter linter(options, sources);
     std::vector<Diagnostic> ignored;  // validation problems: `check` reports them
-    auto model = linter.effective_model(std::move(root), file.configs.front().anchor, ignored);
+    auto model = linter.effective_model(std::move(root), file.configs.front().anchor, ignored,
+                                        file.configs.front().precision.get());
     for (auto& d : ignored)
         if (d.is_input_error() && d.severity == Severity::Error) problems.push_back(std::move(d));
     if (!model || !problems.empty()) return fail();

@@ -18,6 +18,7 @@
 #include "gpu_check/report.hpp"
 #include "gpu_check/runner.hpp"
 #include "memory/estimate.hpp"
+#include "parser/front_end.hpp"
 #include "parser/yaml_loader.hpp"
 #include "report/report.hpp"
 
@@ -117,7 +118,9 @@ bool load(const std::string& path, const Revision& revision, SourceManager& sour
         LintOptions options;
         options.revision = &revision;
         Linter linter(options, sources);
-        out.model = linter.effective_model(std::move(loaded.root), anchor, errors);
+        ParseContext ctx{.sources = sources, .revision = &revision};
+        const auto precision = tree_precision_lookup(path, loaded.root, ctx);  // the tree's recipes by name
+        out.model = linter.effective_model(std::move(loaded.root), anchor, errors, precision.get());
     }
     std::vector<Diagnostic> fatal;
     for (auto& d : errors)

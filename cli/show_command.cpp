@@ -130,7 +130,7 @@ int run_show(const ShowArgs& args) {
         std::vector<Diagnostic> ignored;  // the lint above reported the overrides' and validation's problems
         if (session_options.prepare) session_options.prepare(root, *file.revision, ignored);
         Value as_built = root;
-        auto model = linter.effective_model(std::move(root), config.anchor, ignored);
+        auto model = linter.effective_model(std::move(root), config.anchor, ignored, config.precision.get());
         if (!model) continue;
         for (auto& p : shown_paths(as_built, *model)) paths.push_back(std::move(p));
         shown.push_back(Shown{&config, std::move(as_built), std::move(*model)});

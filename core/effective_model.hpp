@@ -82,13 +82,31 @@ public:
     std::optional<bool> attention_is_fused() const;
 };
 
+// How a `mixed_precision` name becomes a MixedPrecisionConfig where the linted tree defines it: Bridge looks the name
+// up at run time in its own registry (training/mixed_precision.py), so the tree's lookup, followed by the Python front
+// end, decides for recipes, YAML files, --config-file overlays and overrides alike. Without one (a file in no Bridge
+// tree), the bundled catalog (schemas/precision.json) decides.
+class PrecisionLookup {
+public:
+    virtual ~PrecisionLookup() = default;
+    struct Answer {
+        bool applies = false;            // false: the tree has no lookup of its own
+        std::optional<Value> config;     // the config's fields as a mapping (with the tree's lines), or an unknown
+        std::vector<std::string> names;  // when `config` is empty: the names the tree registers
+        std::vector<Note> notes;         // when `config` is empty: where the tree looks names up
+    };
+    virtual Answer find(const std::string& name) const = 0;
+};
+
 struct FinalizeResult {
     EffectiveModel model;
     std::vector<Diagnostic> errors;  // input errors found while assembling (bad mixed_precision name, ...)
 };
 
-// `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...).
-FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor);
+// `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...). `precision`: the linted
+// tree's lookup of mixed_precision names, or null (the bundled catalog).
+FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
+                        const PrecisionLookup* precision = nullptr);
 
 // The model section of a config tree, flattened: builder configs nest TransformerConfig fields under
 // model.transformer; those are merged in. Returns the entries with their key ranges.

@@ -250,7 +250,7 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             out.cancelled = true;
             return out;
         }
-        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor);
+        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get());
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         std::vector<Diagnostic> found = config_tree.findings;
         for (auto& d : r.diagnostics) found.push_back(std::move(d));
@@ -305,7 +305,8 @@ std::optional<EffectiveModel> LintSession::effective_model(const FileResult& fil
     if (index >= file.configs.size() || !file.revision) return std::nullopt;
     Linter linter(LintOptions{file.revision, file.rule_options}, sources_);
     std::vector<Diagnostic> ignored;
-    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored);
+    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored,
+                                  file.configs[index].precision.get());
 }
 
 std::set<std::string> LintSession::dependencies(const std::string& path) {

@@ -20,9 +20,10 @@ namespace mbl {
 namespace fs = std::filesystem;
 
 std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
-                                                      std::vector<Diagnostic>& errors) const {
+                                                      std::vector<Diagnostic>& errors,
+                                                      const PrecisionLookup* precision) const {
     for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
-    FinalizeResult fin = finalize(root, *options_.revision, anchor);
+    FinalizeResult fin = finalize(root, *options_.revision, anchor, precision);
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }
@@ -72,10 +73,10 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
 
 }  // namespace
 
-LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
+LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision) {
     LintResult result;
     if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
-    auto model = effective_model(std::move(root), anchor, result.diagnostics);
+    auto model = effective_model(std::move(root), anchor, result.diagnostics, precision);
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });
@@ -94,7 +95,8 @@ LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text
     r.skipped = parsed.skipped;
     r.diagnostics = std::move(parsed.errors);
     if (!r.diagnostics.empty() || parsed.configs.empty()) return r;
-    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor);
+    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor,
+                     parsed.configs.front().precision.get());
 }
 
 LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
@@ -149,7 +151,7 @@ std::optional<EffectiveModel> Linter::effective_model_of(const std::string& inpu
     ParsedConfig& config = parsed.configs.front();
     for (auto& d : config.findings) errors.push_back(std::move(d));
     if (options_.prepare) options_.prepare(config.root, *options_.revision, errors);
-    return effective_model(std::move(config.root), config.anchor, errors);
+    return effective_model(std::move(config.root), config.anchor, errors, config.precision.get());
 }
 
 // A file some front end reads (YAML configs, Python recipes).

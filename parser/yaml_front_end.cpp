@@ -44,7 +44,8 @@ class YamlFrontEnd final : public FrontEnd {
 public:
     std::string_view language() const override { return "yaml"; }
     bool handles(std::string_view path) const override { return path.ends_with(".yaml") || path.ends_with(".yml"); }
-    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip, ParseContext&) const override {
+    ParseResult parse(const std::string& name, std::string_view text, bool allow_skip,
+                      ParseContext& ctx) const override {
         ParseResult result;
         if (auto bad = encoding_error(name, text)) {
             result.errors.push_back(std::move(*bad));
@@ -63,6 +64,7 @@ public:
         config.anchor = SourceRange::point(name, 1, 1);
         if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) config.anchor = e->key_range;
         config.root = std::move(loaded.root);
+        config.precision = tree_precision_lookup(name, config.root, ctx);
         result.configs.push_back(std::move(config));
         return result;
     }

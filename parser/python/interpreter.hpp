@@ -67,6 +67,16 @@ struct CallArgs {
 // The argument at position `pos`, else the first keyword argument named one of `names`; null when not given.
 const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names = {});
 
+// What the tree's own lookup says of a mixed_precision name.
+struct PrecisionResolution {
+    enum class Kind { NoLookup, Config, Unknown, NotRegistered };
+    Kind kind = Kind::NoLookup;      // NoLookup: the tree defines no get_mixed_precision_config
+    Val config;                      // Config: the MixedPrecisionConfig object; Unknown: why it cannot be followed
+    std::vector<std::string> names;  // NotRegistered: the names the registry holds
+    SourceRange resolver;            // where the looking-up function is defined
+    std::string resolver_note;       // "get_mixed_precision_config() looks recipes up in the registry of ..."
+};
+
 class Interp {
 public:
     Interp(Project& project, std::vector<Diagnostic>* diagnostics);
@@ -77,10 +87,9 @@ public:
     Val call_recipe(const Val& fn);
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
-    // A `mixed_precision` name stored on `config`, resolved as Bridge does at run time by the tree's own
-    // get_mixed_precision_config (bridge_api.cpp): the config object, an unknown (IN011 reported when the tree's
-    // registry lacks the name), or nullopt when the tree has no such function (the bundled catalog decides).
-    std::optional<Val> resolve_precision_name(const InstanceObj& config, const Attr& mixed_precision);
+    // A `mixed_precision` name resolved as Bridge does at run time, by the tree's own get_mixed_precision_config for
+    // configs whose ConfigContainer is defined in `config_module` (bridge_api.cpp).
+    PrecisionResolution resolve_precision_name(Module* config_module, const std::string& name);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
     std::int64_t steps() const { return steps_; }
 
@@ -197,6 +206,7 @@ private:
     std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
                                  Loc site);
     Val precision_recipe(Frame& f, const std::string& name, Loc site);
+    std::shared_ptr<FunctionObj> precision_resolver(Module* config_module);
     Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
     Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
     Val hf_config_object(Frame& f, const std::string& model_id, Loc site);

@@ -20,6 +20,13 @@ bool model_class_name(std::string_view name) {
            name.ends_with("ModelConfig");
 }
 
+// Where the keyword argument `k` of a constructor call stored its value.
+SetInfo keyword_info(const CallArgs& args, std::size_t k, Loc site, const Chain& chain) {
+    SetInfo info{k < args.kw_locs.size() ? args.kw_locs[k] : site, chain};
+    info.keyword = true;
+    return info;
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<ClassObj>> Interp::mro(const std::shared_ptr<ClassObj>& cls) const {
@@ -260,8 +267,7 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     }
     if (!dataclass) {
         for (size_t i = 0; i < args.kw.size(); ++i)
-            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second,
-                                       SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
+            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second, keyword_info(args, i, site, f.chain)});
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
         return self;
     }
@@ -279,7 +285,7 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
             if (!kw_used[k] && args.kw[k].first == cf.name) {
                 v = args.kw[k].second;
                 kw_used[k] = true;
-                if (k < args.kw_locs.size()) info.loc = args.kw_locs[k];
+                info = keyword_info(args, k, site, f.chain);
             }
         if (!v && !args.unknown.empty())
             v = Val::unknown(fmt::format("{} may be set by {}", cf.name, args.unknown), site);
@@ -306,8 +312,7 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     }
     for (size_t k = 0; k < args.kw.size(); ++k)
         if (!kw_used[k] && external_base)
-            inst->attrs.push_back(Attr{args.kw[k].first, args.kw[k].second,
-                                       SetInfo{k < args.kw_locs.size() ? args.kw_locs[k] : site, f.chain}});
+            inst->attrs.push_back(Attr{args.kw[k].first, args.kw[k].second, keyword_info(args, k, site, f.chain)});
     return self;
 }
 
@@ -402,8 +407,7 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
         inst->model_like = is_model_class(nullptr, path);
         inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
         for (size_t i = 0; i < args.kw.size(); ++i)
-            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second,
-                                       SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
+            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second, keyword_info(args, i, site, f.chain)});
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
         if (const ClassFacts* facts = project_.revision().classes.get())
             if (const ConfigClass* c = config_class_for_path(*facts, path))

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <unordered_set>
 
 #include "core/did_you_mean.hpp"
@@ -274,6 +276,37 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
     return out;
 }
 
+// Whether a class of the source root in `cls`'s hierarchy declares the dataclass field `name`.
+static bool declared_in_root(const ClassObj* cls, std::string_view name, int depth = 0) {
+    if (!cls || depth > 50) return false;
+    for (const auto& f : cls->fields)
+        if (f.name == name) return true;
+    for (const auto& base : cls->bases)
+        if (base.is_obj(ObjKind::Class) && declared_in_root(base.as<ClassObj>(), name, depth + 1)) return true;
+    return false;
+}
+
+// A field this revision of Megatron Core lacks, held by a model object: whether it goes into the config tree, where
+// the engine reports it. Only a constructor's keyword argument does: a dataclass refuses a keyword it does not
+// declare, so Python raises TypeError. An assignment (`cfg.model.x = ...`, setattr) is accepted by Python and never
+// read by Megatron Core: a warning. A field a class of the root declares is the provider's own, and a default or a
+// value the linter derived (a Hugging Face mapping) is nobody's statement: both are left out silently.
+static bool keeps_absent_field(const InstanceObj& model, const Attr& attr, const FieldSpec& spec, const Revision& rev,
+                               std::vector<Diagnostic>& diagnostics) {
+    if (attr.info.origin != Origin::Recipe || declared_in_root(model.cls.get(), attr.name)) return false;
+    if (attr.info.keyword) return true;
+    const std::string when = Schema::instance().field_history(spec);
+    Diagnostic d = input_error(InputError::UnknownKey, attr.info.loc.range(),
+                               fmt::format("model field \"{}\" has no effect in Megatron Core {} ({}): Python "
+                                           "accepts the assignment and Megatron Core never reads it",
+                                           attr.name, rev.name, when));
+    d.severity = Severity::Warning;
+    for (const auto& step : provenance_of(attr.info).chain) d.notes.push_back(Note{step.range, step.message});
+    d.notes.push_back(Note{SourceRange{}, "pass --mcore for the revision the job runs if it is not this one"});
+    diagnostics.push_back(std::move(d));
+    return false;
+}
+
 // The fields of a model object that Megatron Core knows; a builder config's nested `transformer` object keeps its
 // nesting (the engine flattens it).
 static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e, std::vector<Diagnostic>& diagnostics,
@@ -314,8 +347,9 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
             continue;
         }
         // Python sets the attribute; Megatron Core's classes at this revision have no such field and never read it, so
-        // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev).
-        if (!schema.field_exists_at(*spec, rev)) continue;
+        // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev); a recipe's
+        // own assignment of it is a warning.
+        if (!schema.field_exists_at(*spec, rev) && !keeps_absent_field(model, attr, *spec, rev, diagnostics)) continue;
         m.set(attr.name, model_field_value(schema.field_at(*spec, rev), attr.value, provenance_of(attr.info), e));
     }
 }
@@ -360,9 +394,9 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         out.root.set("model", unknown_model(inst->poisoned, anchor, project.revision()));
         return out;
     }
-    // Bridge turns a mixed_precision name into a config at run time; the tree's own registry says which names exist.
-    if (Attr* mp = inst->find("mixed_precision"))
-        if (auto resolved = in.resolve_precision_name(*inst, *mp)) mp->value = std::move(*resolved);
+    // A mixed_precision name stays a name: Bridge looks it up at run time, and so does the engine, through the tree's
+    // lookup for this ConfigContainer class (PrecisionLookup), after any overlay or override has had its say.
+    if (inst->cls && inst->cls->module) out.config_module = inst->cls->module->name;
     const Schema& schema = Schema::instance();
     const auto& sections = schema.config_sections();
     Exporter e;
@@ -401,6 +435,53 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
                                           : Value::unknown(inst->opaque, anchor));
     }
     return out;
+}
+
+namespace {
+
+class TreePrecisionLookup final : public PrecisionLookup {
+public:
+    TreePrecisionLookup(Project& project, std::string config_module)
+        : project_(project), config_module_(std::move(config_module)) {}
+
+    Answer find(const std::string& name) const override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = answers_.find(name); it != answers_.end()) return it->second;
+        Answer a = look_up(name);
+        answers_.emplace(name, a);
+        return a;
+    }
+
+private:
+    Answer look_up(const std::string& name) const {
+        Answer a;
+        Module* config_module = project_.index().find(config_module_);
+        if (!config_module) return a;
+        ObjectRegistry objects;  // destroyed last: frees what the call made
+        ObjectRegistry::Use use(objects);
+        std::vector<Diagnostic> ignored;
+        Interp in(project_, &ignored);
+        PrecisionResolution r = in.resolve_precision_name(config_module, name);
+        using Kind = PrecisionResolution::Kind;
+        a.applies = r.kind != Kind::NoLookup;
+        if (r.kind == Kind::Config || r.kind == Kind::Unknown) a.config = export_value(r.config, SetInfo{});
+        if (r.kind == Kind::NotRegistered) {
+            a.names = std::move(r.names);
+            a.notes.push_back(Note{r.resolver, fmt::format("{}, which has no \"{}\"", r.resolver_note, name)});
+        }
+        return a;
+    }
+
+    Project& project_;
+    std::string config_module_;
+    mutable std::mutex mutex_;
+    mutable std::map<std::string, Answer> answers_;
+};
+
+}  // namespace
+
+std::shared_ptr<const PrecisionLookup> make_precision_lookup(Project& project, std::string config_module) {
+    return std::make_shared<TreePrecisionLookup>(project, std::move(config_module));
 }
 
 }  // namespace mbl::py
