@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
     app.require_subcommand(1);
     app.footer("Run `mbridge-lint <command> --help` for a command's options. Docs: README.md");
 
-    // Hydra-style overrides follow `--`; they apply to every config checked, shown or estimated.
+    // Hydra-style overrides follow `--`; they apply to every config checked, shown, estimated or checked on a GPU.
     const std::vector<std::string> overrides = split_overrides(argc, argv);
     CheckArgs check;
     add_check_command(app, check);
@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     estimate.recipe.overrides = overrides;
     GpuCheckArgs gpu_check;
     add_gpu_check_command(app, gpu_check);
+    gpu_check.recipe.overrides = overrides;
     ConfigArgs config;
     CLI::App* config_cmd = add_config_command(app, config);
     LspArgs lsp;
@@ -54,8 +55,9 @@ int main(int argc, char** argv) {
         std::cerr << "Run `mbridge-lint --help` for usage.\n";
         return kUnusable;
     }
-    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate")) {
-        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show` and `estimate` only\n";
+    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate") &&
+        !app.got_subcommand("gpu-check")) {
+        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show`, `estimate` and `gpu-check` only\n";
         return kUnusable;
     }
     try {

@@ -248,29 +248,8 @@ static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
     }
 }
 
-static const Value* section_field(const Value& root, std::string_view section, std::string_view field) {
-    const Value* sec = root.find(section);
-    if (!sec || !sec->is_map()) return nullptr;
-    const Value* v = sec->find(field);
-    return v && !v->is_null() ? v : nullptr;
-}
-
-static RunShape read_run_shape(const Value& root, const EffectiveModel& m) {
-    RunShape run;
-    if (const Value* v = section_field(root, "train", "micro_batch_size")) run.micro_batch_size = *v;
-    if (const Value* v = section_field(root, "train", "global_batch_size")) run.global_batch_size = *v;
-    const Value& model_seq = m["seq_length"];
-    const Value* dataset_seq = section_field(root, "dataset", "seq_length");
-    run.seq_length = model_seq.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq;
-    if (const Value* v = section_field(root, "optimizer", "use_distributed_optimizer"))
-        run.use_distributed_optimizer = *v;
-    else if (const Value* d = section_field(root, "ddp", "use_distributed_optimizer"))
-        run.use_distributed_optimizer = *d;
-    if (const Value* v = section_field(root, "ddp", "grad_reduce_in_fp32")) run.grad_reduce_in_fp32 = *v;
-    return run;
-}
-
-FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor) {
+FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
+                        std::string_view recipe) {
     FinalizeResult result;
     EffectiveModel& m = result.model;
     m.anchor = anchor;
@@ -306,7 +285,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         }
     }
 
-    m.run = read_run_shape(root, m);
+    m.run = read_run_facts(root, m["seq_length"], m["fp8_recipe"], recipe, anchor);
     m.modules_pre = read_modules(m["recompute_modules"], revision);
     m.granularity_post = m.granularity_pre();
     m.modules_post = m.modules_pre;

@@ -17,9 +17,9 @@ namespace mbl {
 namespace fs = std::filesystem;
 
 std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
-                                                      std::vector<Diagnostic>& errors) const {
+                                                      std::vector<Diagnostic>& errors, std::string_view recipe) const {
     for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
-    FinalizeResult fin = finalize(root, *options_.revision, anchor);
+    FinalizeResult fin = finalize(root, *options_.revision, anchor, recipe);
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }
@@ -69,10 +69,10 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
 
 }  // namespace
 
-LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
+LintResult Linter::lint_tree(Value root, const SourceRange& anchor, std::string_view recipe) {
     LintResult result;
     if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
-    auto model = effective_model(std::move(root), anchor, result.diagnostics);
+    auto model = effective_model(std::move(root), anchor, result.diagnostics, recipe);
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });
@@ -146,7 +146,7 @@ std::optional<EffectiveModel> Linter::effective_model_of(const std::string& inpu
     ParsedConfig& config = parsed.configs.front();
     for (auto& d : config.findings) errors.push_back(std::move(d));
     if (options_.prepare) options_.prepare(config.root, *options_.revision, errors);
-    return effective_model(std::move(config.root), config.anchor, errors);
+    return effective_model(std::move(config.root), config.anchor, errors, config.label);
 }
 
 // A file some front end reads (YAML configs, Python recipes).

@@ -78,6 +78,15 @@ double checkpoint_host_seconds() {
     return seconds;
 }
 
+const ReserveModel& default_reserve() {
+    static const ReserveModel model = [] {
+        const auto& r = gpus_json().at("reserve");
+        return ReserveModel{(r.at("context_mib").get<double>() + r.at("nccl_mib").get<double>()) * 1024 * 1024,
+                            r.at("fragmentation").get<double>()};
+    }();
+    return model;
+}
+
 std::string gpu_names() {
     std::vector<std::string> names;
     for (const auto& g : gpu_table()) names.push_back(g.name);

@@ -31,6 +31,15 @@ const GpuSpec* gpu_with_memory(double bytes);
 std::string gpu_names();  // "H100, H200, B200, GB200"
 // Host time one activation checkpoint costs beyond the work it replays (schemas/gpus.json, `checkpoint_host_us`).
 double checkpoint_host_seconds();
+// Memory a job cannot use for its tensors, measured with PyTorch and NCCL on an H200 (schemas/gpus.json, `reserve`):
+// the CUDA context and the libraries' own memory (fixed), and the caching allocator's slack at the peak (a share of
+// what is allocated).
+struct ReserveModel {
+    double fixed_bytes = 0;
+    double fragmentation = 0;
+    double at(double peak_bytes) const { return fixed_bytes + fragmentation * peak_bytes; }
+};
+const ReserveModel& default_reserve();
 
 // Seconds one forward op takes on `gpu` (fp8: GEMMs at the fp8 rate).
 double op_seconds(const Op& op, const GpuSpec& gpu, bool fp8);

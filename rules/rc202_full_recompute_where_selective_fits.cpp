@@ -84,6 +84,7 @@ public:
         RuleContext::hint(d,
                           fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
+        d.fix = rules::recompute_fix(ctx.model, *best);
     }
 };
 

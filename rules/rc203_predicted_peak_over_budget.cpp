@@ -76,6 +76,7 @@ public:
             fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}", rules::peak_words(*current),
                         memory::format_gib(*est->budget), current->name, advice));
         rules::note_assumptions(d, *est);
+        if (fit) d.fix = rules::recompute_fix(ctx.model, *fit);
     }
 };
 

@@ -53,7 +53,6 @@ Run run(const std::string& fixture, const std::vector<std::string>& labels, int 
     FinalizeResult fin = finalize(root, *bridge_pin, {});
     REQUIRE(fin.errors.empty());
     memory::EstimateInputs inputs;
-    inputs.config = &root;
     inputs.gpu = "H100";
     const auto tp = fin.model.integer("tensor_model_parallel_size").value_or(1);
     inputs.data_parallel_size = static_cast<int>(gpus / tp);
