@@ -33,7 +33,9 @@ def training_like_step(torch, widths, tokens, layers):
     """Forward and backward of `layers` linear + GELU layers per width, the activations kept for backward."""
     peaks = []
     for width in widths:
-        weights = [torch.randn(width, width, dtype=torch.bfloat16, device="cuda", requires_grad=True) / width ** 0.5
+        # Each width starts from an empty cache: segments cached for smaller sizes would count as slack here.
+        torch.cuda.empty_cache()
+        weights = [(torch.randn(width, width, dtype=torch.bfloat16, device="cuda") / width ** 0.5).requires_grad_()
                    for _ in range(layers)]
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()

@@ -37,8 +37,9 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size, for the memory advice rules");
     cmd->add_option("--gpus", args.gpus,
                     "The job's GPU count, for the memory advice rules (default: what a recipe's name states, else 1)");
-    cmd->add_option("--reserve", args.reserve,
-                    "Memory the memory advice rules keep free beside the predicted peak (default: measured), e.g. 3GiB");
+    cmd->add_option(
+        "--reserve", args.reserve,
+        "Memory the memory advice rules keep free beside the predicted peak (default: measured), e.g. 3GiB");
     cmd->add_flag("-q,--quiet", args.quiet, "Print only the diagnostics, without the summary line");
     cmd->add_flag("--fix", args.fix, "Apply safe fixes to the files, in place (atomically)");
     cmd->add_flag("--unsafe-fixes", args.unsafe_fixes,

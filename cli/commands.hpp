@@ -121,7 +121,7 @@ struct GpuCheckArgs {
     std::string helper_dir;  // --helper-dir (default: the installed share/mbridge-lint/bridge, else the source tree's)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
     int data_parallel_size = 0;
-    int stage = -2;           // --stage R: measure pipeline stage R as the schedule runs it (-1: never; -2: default)
+    int stage = -2;  // --stage R: measure pipeline stage R as the schedule runs it (-1: never; -2: default)
     long long micro_batches = 0;  // --micro-batches: per step in the stage's schedule (0: the default)
     std::string color = "auto";
     RecipeArgs recipe;

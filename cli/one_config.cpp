@@ -18,10 +18,11 @@ namespace {
 Diagnostic not_one_recipe(const std::string& path, const FileResult& file) {
     std::vector<std::string> names;
     for (const auto& c : file.configs) names.push_back(path + "::" + c.label);
-    return input_error(InputError::UnknownTarget, SourceRange::whole_file(path),
-                       file.configs.empty() ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", path)
-                                            : fmt::format("{} defines {} recipes; name one: {}", path,
-                                                          file.configs.size(), fmt::join(names, ", ")));
+    return input_error(
+        InputError::UnknownTarget, SourceRange::whole_file(path),
+        file.configs.empty()
+            ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", path)
+            : fmt::format("{} defines {} recipes; name one: {}", path, file.configs.size(), fmt::join(names, ", ")));
 }
 
 }  // namespace

@@ -98,7 +98,8 @@ std::optional<int> gpus_in_recipe_name(std::string_view recipe) {
     static const std::pair<std::regex, int> pattern = [] {
         const auto text = schema_file("launch.json");
         const nlohmann::json j = text ? nlohmann::json::parse(*text) : nlohmann::json::object();
-        return std::pair{std::regex(j.value("recipe_gpus_pattern", std::string("$^"))), j.value("recipe_gpus_group", 0)};
+        return std::pair{std::regex(j.value("recipe_gpus_pattern", std::string("$^"))),
+                         j.value("recipe_gpus_group", 0)};
     }();
     std::match_results<std::string_view::const_iterator> m;
     if (recipe.empty() || !std::regex_search(recipe.begin(), recipe.end(), m, pattern.first)) return std::nullopt;
@@ -114,8 +115,7 @@ RunFacts read_run_facts(const Value& root, const Value& model_seq_length, const 
     run.micro_batch_size = field_or_null(root, "train", "micro_batch_size");
     run.global_batch_size = field_or_null(root, "train", "global_batch_size");
     const Value* dataset_seq = section_field(root, "dataset", "seq_length");
-    run.seq_length =
-        model_seq_length.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq_length;
+    run.seq_length = model_seq_length.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq_length;
     run.optimizer = read_optimizer(root, model_fp8_recipe);
     run.ddp.grad_reduce_in_fp32 = field_or_null(root, "ddp", "grad_reduce_in_fp32");
     run.ddp.num_distributed_optimizer_instances = field_or_null(root, "ddp", "num_distributed_optimizer_instances");

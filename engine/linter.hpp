@@ -46,8 +46,7 @@ public:
 
     // The effective model of a tree (validation errors are appended to `errors`).
     std::optional<EffectiveModel> effective_model(Value root, const SourceRange& anchor,
-                                                  std::vector<Diagnostic>& errors,
-                                                  std::string_view recipe = {}) const;
+                                                  std::vector<Diagnostic>& errors, std::string_view recipe = {}) const;
 
     // The effective model of one input (a YAML config path; other front ends route here too), with the problems
     // that make the input unusable or suspect in `errors`. nullopt when the input could not be read at all.

@@ -47,17 +47,13 @@ json to_json(const Value& v) {
 // Fields the reference sets itself: the recompute fields differ per run, and the stack is one rank of one stage.
 constexpr const char* kPerRunFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers",
                                          "recompute_modules"};
-constexpr const char* kStageFields[] = {"num_layers_in_first_pipeline_stage",
-                                        "num_layers_in_last_pipeline_stage",
-                                        "pipeline_model_parallel_layout",
-                                        "account_for_embedding_in_pipeline_split",
-                                        "account_for_loss_in_pipeline_split",
-                                        "mtp_num_layers",
-                                        "microbatch_group_size_per_vp_stage",
-                                        "deallocate_pipeline_outputs",
+constexpr const char* kStageFields[] = {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage",
+                                        "pipeline_model_parallel_layout",     "account_for_embedding_in_pipeline_split",
+                                        "account_for_loss_in_pipeline_split", "mtp_num_layers",
+                                        "microbatch_group_size_per_vp_stage", "deallocate_pipeline_outputs",
                                         "overlap_moe_expert_parallel_comm"};
 
-std::string shape_summary(const memory::LayerShape& s, const std::vector<memory::LayerKind>& kinds) {
+std::string shape_summary(const memory::LayerShape& s, const std::vector<memory::LayerKind>& kinds, const char* where) {
     const auto moe =
         static_cast<int>(std::count_if(kinds.begin(), kinds.end(), [](auto k) { return memory::has_moe(k); }));
     const int dense = static_cast<int>(kinds.size()) - moe;
@@ -68,7 +64,7 @@ std::string shape_summary(const memory::LayerShape& s, const std::vector<memory:
     std::string experts = moe ? fmt::format(", {} experts top-{} (FFN {}{})", s.experts, s.topk, s.expert_ffn,
                                             s.shared_expert_ffn ? fmt::format(", shared {}", s.shared_expert_ffn) : "")
                               : "";
-    return fmt::format("{} layers of the first pipeline stage{} (h={}, {}{}{}, {}, s={}, b={})", kinds.size(),
+    return fmt::format("{} layers {}{} (h={}, {}{}{}, {}, s={}, b={})", kinds.size(), where,
                        moe && dense ? fmt::format(" ({} dense, {} MoE)", dense, moe) : "", s.hidden, attention, mlp,
                        experts, s.layernorm ? "LayerNorm" : "RMSNorm", s.seq_length, s.micro_batch);
 }
@@ -187,13 +183,14 @@ std::string plan_stage(const PlanOptions& o, McorePlan& p) {
     const int chunk_layers = std::max(1, p.job.per_stage[static_cast<size_t>(stage)] / job.vpp);
     const int n = std::min(o.layers, chunk_layers);
     if (n < chunk_layers)
-        p.notes.push_back(fmt::format("each model chunk of stage {} has {} layers; building {}", stage, chunk_layers, n));
+        p.notes.push_back(
+            fmt::format("each model chunk of stage {} has {} layers; building {}", stage, chunk_layers, n));
     p.kinds.assign(p.job.kinds.begin() + offset, p.job.kinds.begin() + offset + n);
     p.notes.push_back(fmt::format(
         "pipeline stage {} of {}{} as the schedule runs it: {} micro-batches, {} model chunks in flight at the first "
         "backward, no communication (each forward takes a fresh input as if received)",
-        stage, job.pp, job.interleaved() ? fmt::format(", {} model chunks", job.vpp) : "",
-        *run.schedule.micro_batches, run.in_flight));
+        stage, job.pp, job.interleaved() ? fmt::format(", {} model chunks", job.vpp) : "", *run.schedule.micro_batches,
+        run.in_flight));
     p.stage = run;
     return "";
 }
@@ -281,9 +278,9 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
     c["expert_tensor_parallel_size"] = 1;
     c["sequence_parallel"] = false;
     p.transformer_config = std::move(c);
-    p.summary = shape_summary(s, p.kinds);
+    p.summary = shape_summary(s, p.kinds, p.stage ? "per model chunk" : "of the first pipeline stage");
     if (p.stage)
-        p.summary = fmt::format("stage {} of {}: {} model chunk{} of {}", p.stage->stage, p.job.schedule.pp,
+        p.summary = fmt::format("pipeline stage {} of {} ({} model chunk{}): {}", p.stage->stage, p.job.schedule.pp,
                                 p.job.schedule.vpp, p.job.schedule.vpp > 1 ? "s" : "", p.summary);
     return p;
 }

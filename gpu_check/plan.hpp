@@ -23,7 +23,8 @@ struct PlanOptions {
     // --stage R: measure pipeline stage R as the schedule runs it (its model chunks, the schedule's micro-batches in
     // flight, backwards in order); the default with pipeline parallelism is the first stage. -1: never.
     std::optional<int> stage;
-    std::optional<std::int64_t> micro_batches;  // --micro-batches: per step in the schedule (default: 2 x PP, at most the job's)
+    std::optional<std::int64_t>
+        micro_batches;  // --micro-batches: per step in the schedule (default: 2 x PP, at most the job's)
 };
 
 // What every reference shares: how many of the first pipeline stage's layers to build, the sequence and micro-batch

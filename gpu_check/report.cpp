@@ -252,8 +252,7 @@ void write_json(std::ostream& out, const CheckResult& r) {
                                     {"pass", c.pass}});
     }
     j["notes"] = r.notes;
-    if (r.totals_checked)
-        j["totals_tolerance"] = {{"retained", r.retained_tolerance}, {"peak", r.peak_tolerance}};
+    if (r.totals_checked) j["totals_tolerance"] = {{"retained", r.retained_tolerance}, {"peak", r.peak_tolerance}};
     j["result"] = r.pass ? "pass" : "fail";
     out << j.dump(2) << '\n';
 }

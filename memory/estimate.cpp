@@ -43,7 +43,8 @@ std::vector<Recompute> candidates(const Estimate& est, bool crashing_layernorm) 
         bool acts = false;
         for (auto k : present) {
             const auto a = layer_activations(est.shape, k, {label});
-            acts |= a.ignored_labels.empty() && a.internal_bytes() < layer_activations(est.shape, k, {}).internal_bytes();
+            acts |=
+                a.ignored_labels.empty() && a.internal_bytes() < layer_activations(est.shape, k, {}).internal_bytes();
         }
         if (!acts) continue;
         acting.push_back(label);
@@ -69,20 +70,26 @@ TimeParts time_parts(const Estimate& est, const StepModel& time, const Recompute
     for (const auto& op : replayed) flops += op.flops;
     t.flop_share = time.step_flops > 0 ? flops / time.step_flops : 0;
     const double micro_batches = static_cast<double>(est.schedule.micro_batches.value_or(1));
-    t.checkpoints = static_cast<double>(model_checkpoints(est, option)) / est.schedule.pp * micro_batches;
-    t.host_seconds = t.checkpoints * checkpoint_host_seconds();
+    const CheckpointCount n = model_checkpoints(est, option);
+    const double per_step = micro_batches / est.schedule.pp;
+    t.checkpoints = n.total() * per_step;
+    t.host_seconds = n.host_seconds() * per_step;
     return t;
 }
 
 // With a measured step time (the job as configured, its own recompute included), the step without recompute B:
 // measured = B (1 + replay ratio) + host. Said in the assumptions either way.
 void read_step_time(Estimate& est, const StepModel& time) {
-    const double host_ms = checkpoint_host_seconds() * 1e3;
+    const CheckpointHost& h = checkpoint_host();
+    const std::string host =
+        fmt::format("{:.2f} ms per checkpoint ({:.2f} ms output-discarding) and {:.3f} ms per op it "
+                    "replays",
+                    h.reentrant_seconds * 1e3, h.discarding_seconds * 1e3, h.per_op_seconds * 1e3);
     if (!est.measured_step_seconds) {
         est.assumptions.push_back({fmt::format(
-            "step time: the replayed work's share of a roofline step ({}); each checkpoint's {:.2f} ms of host time is "
-            "beside it (pass --step-time with the job's measured step time to add the two up)",
-            format_duration(est.roofline_step_seconds), host_ms)});
+            "step time: the replayed work's share of a roofline step ({}); the checkpoints' host time is beside it, "
+            "{} (pass --step-time with the job's measured step time to add the two up)",
+            format_duration(est.roofline_step_seconds), host)});
         return;
     }
     const double measured = *est.measured_step_seconds;
@@ -100,9 +107,9 @@ void read_step_time(Estimate& est, const StepModel& time) {
                              est.current.describe(), format_duration(measured - *est.baseline_step_seconds));
     }
     est.assumptions.push_back({fmt::format(
-        "step time: replayed work at the pace of {}, plus {:.2f} ms of host time per checkpoint (on the critical path "
-        "when the host paces the step); the roofline's step is {}",
-        whence, host_ms, format_duration(est.roofline_step_seconds))});
+        "step time: replayed work at the pace of {}, plus the checkpoints' host time, {} (on the critical path when "
+        "the host paces the step); the roofline's step is {}",
+        whence, host, format_duration(est.roofline_step_seconds))});
 }
 
 // One option evaluated: the hottest rank's figures, its saving against `none_activations`, its time.
@@ -190,12 +197,10 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     est.assumptions.push_back(
         {in.reserve_bytes
              ? fmt::format("{} kept free beside the peak (--reserve)", format_gib(est.reserve))
-             : fmt::format("{} kept free beside the peak: {:.0f} MiB of CUDA context, libraries and NCCL, and {:.1f} % "
-                           "of the peak for the allocator's fragmentation (measured on an H200 with PyTorch and "
-                           "NCCL on one GPU: gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not "
-                           "counted",
-                           format_gib(est.reserve), est.reserve_model.fixed_bytes / (1024 * 1024),
-                           100 * est.reserve_model.fragmentation)});
+             : fmt::format("{} kept free beside the peak for the CUDA context, NCCL's buffers and the allocator's "
+                           "slack (measured on an H200 with PyTorch and a one-rank NCCL communicator: "
+                           "gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not counted",
+                           format_gib(est.reserve))});
     const StepModel time = step_model(est, *gpu);
     est.roofline_step_seconds =
         time.step_seconds / est.schedule.pp * static_cast<double>(est.schedule.micro_batches.value_or(1));

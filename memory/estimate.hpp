@@ -33,9 +33,9 @@ struct RankEstimate {
     int layers = 0;     // layers on this rank
     int in_flight = 0;  // micro-batches (model chunks with VPP) whose activations are alive at the peak
     double params = 0, grads = 0, optimizer = 0;
-    double optimizer_lazy = 0;  // part of `optimizer` the first optimizer step creates (Adam moments)
-    double activations = 0;     // retained by the in-flight micro-batches
-    double transient = 0;       // on top at the peak: a layer's backward working set, or the logits and loss
+    double optimizer_lazy = 0;    // part of `optimizer` the first optimizer step creates (Adam moments)
+    double activations = 0;       // retained by the in-flight micro-batches
+    double transient = 0;         // on top at the peak: a layer's backward working set, or the logits and loss
     double unit_activations = 0;  // one in-flight unit (a micro-batch through the stage, or a model chunk): retained
                                   // activations with its input
     double unit_transient = 0;    // one unit's backward working set above its retained activations
@@ -59,7 +59,7 @@ struct OptionEstimate {
     double step_overhead = 0;
     double replay_seconds = 0;   // replayed work per step on one rank (at the roofline, or at the measured pace)
     int checkpoints = 0;         // checkpoints run per step on one rank
-    double host_seconds = 0;     // their own host time (checkpoints x checkpoint_host_seconds())
+    double host_seconds = 0;     // their own host time (checkpoint_host(): per checkpoint by kind, per op replayed)
     double added_seconds = 0;    // replay_seconds + host_seconds: what the options are ordered by
     bool current = false;        // what the config sets
     std::optional<bool> fits;    // only with a budget: peak + reserve within it

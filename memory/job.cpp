@@ -11,30 +11,52 @@ namespace mbl::memory {
 namespace {
 
 // The fields the translation reads; an unknown one makes the estimate incomplete (its default stands in).
-constexpr const char* kReadFields[] = {
-    "num_query_groups",         "kv_channels",
-    "ffn_hidden_size",          "gated_linear_unit",
-    "add_bias_linear",          "bias_activation_fusion",
-    "normalization",            "attention_dropout",
-    "hidden_dropout",           "attention_softmax_in_fp32",
-    "masked_softmax_fusion",    "transformer_impl",
-    "attention_backend",        "num_moe_experts",
-    "moe_router_topk",          "moe_ffn_hidden_size",
-    "moe_shared_expert_intermediate_size", "moe_grouped_gemm",
-    "moe_layer_freq",           "multi_latent_attention",
-    "q_lora_rank",              "kv_lora_rank",
-    "qk_head_dim",              "qk_pos_emb_head_dim",
-    "v_head_dim",               "tensor_model_parallel_size",
-    "context_parallel_size",    "expert_model_parallel_size",
-    "expert_tensor_parallel_size", "sequence_parallel",
-    "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-    "pipeline_model_parallel_layout", "fp8",
-    "bf16",                     "fp16",
-    "params_dtype",             "vocab_size",
-    "share_embeddings_and_output_weights", "hybrid_layer_pattern",
-    "hybrid_override_pattern",  "moe_token_dispatcher_type",
-    "activation_func",          "activation_func_fp8_input_store",
-    "microbatch_group_size_per_vp_stage", "deallocate_pipeline_outputs"};
+constexpr const char* kReadFields[] = {"num_query_groups",
+                                       "kv_channels",
+                                       "ffn_hidden_size",
+                                       "gated_linear_unit",
+                                       "add_bias_linear",
+                                       "bias_activation_fusion",
+                                       "normalization",
+                                       "attention_dropout",
+                                       "hidden_dropout",
+                                       "attention_softmax_in_fp32",
+                                       "masked_softmax_fusion",
+                                       "transformer_impl",
+                                       "attention_backend",
+                                       "num_moe_experts",
+                                       "moe_router_topk",
+                                       "moe_ffn_hidden_size",
+                                       "moe_shared_expert_intermediate_size",
+                                       "moe_grouped_gemm",
+                                       "moe_layer_freq",
+                                       "multi_latent_attention",
+                                       "q_lora_rank",
+                                       "kv_lora_rank",
+                                       "qk_head_dim",
+                                       "qk_pos_emb_head_dim",
+                                       "v_head_dim",
+                                       "tensor_model_parallel_size",
+                                       "context_parallel_size",
+                                       "expert_model_parallel_size",
+                                       "expert_tensor_parallel_size",
+                                       "sequence_parallel",
+                                       "pipeline_model_parallel_size",
+                                       "virtual_pipeline_model_parallel_size",
+                                       "pipeline_model_parallel_layout",
+                                       "fp8",
+                                       "bf16",
+                                       "fp16",
+                                       "params_dtype",
+                                       "vocab_size",
+                                       "share_embeddings_and_output_weights",
+                                       "hybrid_layer_pattern",
+                                       "hybrid_override_pattern",
+                                       "moe_token_dispatcher_type",
+                                       "activation_func",
+                                       "activation_func_fp8_input_store",
+                                       "microbatch_group_size_per_vp_stage",
+                                       "deallocate_pipeline_outputs"};
 
 // Not estimable: `field` is what it is about (for locating the diagnostic), `why` what is missing.
 Job missing(Job& job, std::string field, std::string why) {
@@ -161,13 +183,14 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
     fill_shape(m, s, job.assumptions);
     if (m["cuda_graph_impl"].is_string() && m.str("cuda_graph_impl") != "none")
         job.assumptions.push_back({"CUDA graphs: their private memory pools and static buffers are not counted"});
-    if (int_or(m, "mtp_num_layers", 0) > 0) job.assumptions.push_back({"multi-token prediction layers are not counted"});
-    if (auto why = read_data_parallel(m, in, job); !why.empty())
-        return missing(job, "tensor_model_parallel_size", why);
+    if (int_or(m, "mtp_num_layers", 0) > 0)
+        job.assumptions.push_back({"multi-token prediction layers are not counted"});
+    if (auto why = read_data_parallel(m, in, job); !why.empty()) return missing(job, "tensor_model_parallel_size", why);
     read_precision(m, job.precision, job.assumptions);
     read_fp8_weights(m, s, job.precision, job.assumptions);
     job.schedule.pp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "pipeline_model_parallel_size", 1)));
-    job.schedule.vpp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "virtual_pipeline_model_parallel_size", 1)));
+    job.schedule.vpp =
+        static_cast<int>(std::max<std::int64_t>(1, int_or(m, "virtual_pipeline_model_parallel_size", 1)));
     job.tied_output = job.schedule.pp == 1 && flag_of(m, "share_embeddings_and_output_weights");
     job.vocab = padded_vocab(m, s.tp, job.assumptions);
     job.kinds = plan.kinds;

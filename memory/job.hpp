@@ -43,8 +43,8 @@ struct Precision {
 // passes a stage holds before its first backward.
 struct Schedule {
     int pp = 1, vpp = 1;
-    int group = 1;               // microbatch_group_size_per_vp_stage (Megatron Core's default: pp)
-    bool extra_warmup = false;   // overlap_moe_expert_parallel_comm: one more warm-up forward (interleaved only)
+    int group = 1;                    // microbatch_group_size_per_vp_stage (Megatron Core's default: pp)
+    bool extra_warmup = false;        // overlap_moe_expert_parallel_comm: one more warm-up forward (interleaved only)
     bool deallocate_outputs = false;  // deallocate_pipeline_outputs: a sent output's data is freed
     std::optional<std::int64_t> micro_batches;  // per step and data-parallel replica (train.global_batch_size)
     bool interleaved() const { return vpp > 1; }
@@ -57,7 +57,7 @@ struct Schedule {
 struct Peft {
     bool active = false;
     bool dora = false;
-    std::int64_t rank = 32;  // LoRA.dim's default
+    std::int64_t rank = 32;                                // LoRA.dim's default
     bool qkv = true, proj = true, fc1 = true, fc2 = true;  // LoRA.target_modules' default: all four
     double dropout = 0;
 };

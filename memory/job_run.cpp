@@ -51,9 +51,10 @@ void read_precision_aware(const EffectiveModel& m, bool half, Precision& p, std:
     const bool te_master = master != 4 || !recipe || *recipe == "delayed" || o.cpu_offload.truthy();
     if (!te_master) {
         p.master_bytes = 4;
-        notes.push_back({fmt::format("precision-aware optimizer with fp8_recipe \"{}\": Megatron Core keeps fp32 master "
-                                     "weights; moments {} + {} bytes, created by the first optimizer step",
-                                     *recipe, avg, avg_sq)});
+        notes.push_back(
+            {fmt::format("precision-aware optimizer with fp8_recipe \"{}\": Megatron Core keeps fp32 master "
+                         "weights; moments {} + {} bytes, created by the first optimizer step",
+                         *recipe, avg, avg_sq)});
         return;
     }
     // FusedAdam keeps only the 16 low bits of an fp32 master weight whose high bits are the bf16 parameter.
@@ -102,6 +103,9 @@ void read_precision(const EffectiveModel& m, Precision& p, std::vector<Assumptio
     }
     const Value& kind = m.run.optimizer.optimizer;
     const std::string optimizer = kind.is_string() ? kind.as_string() : "adam";
+    if (!kind.is_string())
+        notes.push_back({"optimizer.optimizer is not set: Adam assumed (OptimizerConfig's default), with fp32 master "
+                         "weights and moments"});
     p.master_bytes = half ? 4 : 0;
     if (optimizer == "sgd") p.moment_bytes = 4;  // momentum buffer
     else if (optimizer != "adam")
@@ -171,8 +175,7 @@ std::string read_data_parallel(const EffectiveModel& m, const JobInputs& in, Job
                                    "distributed optimizer is not sharded"});
         return "";
     }
-    if (*gpus % per_replica != 0)
-        return fmt::format("{} is not a multiple of TP x PP x CP = {}", whence, per_replica);
+    if (*gpus % per_replica != 0) return fmt::format("{} is not a multiple of TP x PP x CP = {}", whence, per_replica);
     job.data_parallel = static_cast<int>(*gpus / per_replica);
     job.data_parallel_source = fmt::format("{} / (TP x PP x CP = {})", whence, per_replica);
     if (!in.gpus)
@@ -199,8 +202,9 @@ int Schedule::in_flight(int stage) const {
     if (pp <= 1) return 1;  // forward_backward_no_pipelining: one micro-batch at a time
     const std::int64_t total = micro_batches.value_or(1 << 20) * vpp;
     std::int64_t warmup = pp - stage - 1;
-    if (interleaved()) warmup = static_cast<std::int64_t>(pp - stage - 1) * 2 + static_cast<std::int64_t>(vpp - 1) * group +
-                                (extra_warmup ? 1 : 0);
+    if (interleaved())
+        warmup = static_cast<std::int64_t>(pp - stage - 1) * 2 + static_cast<std::int64_t>(vpp - 1) * group +
+                 (extra_warmup ? 1 : 0);
     // The warm-up forwards, then the first steady-state forward before the first backward; all of them when the
     // warm-up covers the step.
     return static_cast<int>(std::max<std::int64_t>(1, std::min(total, warmup + 1)));
@@ -211,7 +215,8 @@ void read_peft(const EffectiveModel& m, Job& job) {
     const PeftFacts& f = m.run.peft;
     if (!f.active()) return;
     if (f.scheme == PeftFacts::Scheme::Other) {
-        job.assumptions.push_back({fmt::format("peft {} is not modelled: the whole model is taken as trained", f.target)});
+        job.assumptions.push_back(
+            {fmt::format("peft {} is not modelled: the whole model is taken as trained", f.target)});
         return;
     }
     Peft& p = job.peft;

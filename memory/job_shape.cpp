@@ -84,14 +84,15 @@ void fill_moe(const EffectiveModel& m, LayerShape& s) {
     // GroupedMLP), and SequentialMLP ignores moe_act (measured on an H200: gpu_check/DEVICE_RUNS.md).
     const bool local = m.str("transformer_impl") == "local";
     const Revision* first_sequential = Schema::instance().revision("0.17");
-    s.expert_act_checkpoint = !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
+    s.expert_act_checkpoint =
+        !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
 }
 
 void fill_mla(const EffectiveModel& m, LayerShape& s) {
     s.mla = true;
     // Unset means MLATransformerConfig's default 512; an explicit None means no query compression.
     const Value& q_rank = m["q_lora_rank"];
-    s.q_lora_rank = q_rank.is_int()                                                ? std::max<std::int64_t>(0, q_rank.as_int())
+    s.q_lora_rank = q_rank.is_int() ? std::max<std::int64_t>(0, q_rank.as_int())
                     : q_rank.is_null() && q_rank.prov().origin == Origin::Default ? 512
                                                                                   : 0;
     s.kv_lora_rank = int_or(m, "kv_lora_rank", 512);

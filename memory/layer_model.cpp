@@ -51,7 +51,8 @@ double unfused_attention_phase(const LayerShape& s, const Dims& d, const std::ve
     const double qkv_output = d.tokens * d.qkv_width * d.e;
     const double query = d.tokens * d.heads * d.head_dim * d.e;
     const double softmax_bytes = s.softmax_fp32 && !s.softmax_kernel ? 4.0 : d.e;
-    double phase = module_bytes(whole, {"input_layernorm", "input_norm_stats"}) + 4 * score_elements(s, d) * softmax_bytes;
+    double phase =
+        module_bytes(whole, {"input_layernorm", "input_norm_stats"}) + 4 * score_elements(s, d) * softmax_bytes;
     if (s.mla) {
         // Latents plus query and key.
         const double ctx = d.tokens * d.heads * static_cast<double>(s.v_head_dim) * d.gemm_bytes;

@@ -63,7 +63,7 @@ struct LayerShape {
     // activation_func_fp8_input_store: the fused SwiGLU kernels keep their input as float8_e4m3 (Megatron Core
     // fusions/fused_bias_swiglu.py, 2a75ac12 line 180), one byte per element, fp8 training or not.
     bool fp8_activation_input = false;
-    bool layernorm = false;         // LayerNorm (mean and rstd statistics) rather than RMSNorm (rstd only)
+    bool layernorm = false;  // LayerNorm (mean and rstd statistics) rather than RMSNorm (rstd only)
     double attention_dropout = 0.0;
     double hidden_dropout = 0.0;
     bool softmax_fp32 = true;     // attention_softmax_in_fp32 (unfused path): fp32 copy of the probabilities kept

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "memory/labels/registry.hpp"
 #include "memory/rank.hpp"
 
 namespace mbl::memory {
@@ -50,21 +51,48 @@ StepModel step_model(const Estimate& est, const GpuSpec& gpu) {
     return sm;
 }
 
-// Checkpoints the option runs over the whole model, for one micro-batch: per layer for selective labels, per
-// checkpointed chunk of layers for full recompute (uniform n: one per n layers; block k: one per layer).
-int model_checkpoints(const Estimate& est, const Recompute& rc) {
-    const std::vector<int>& per_stage = est.per_stage;
-    const int vpp = est.schedule.vpp;
-    int n = 0;
+double CheckpointCount::host_seconds() const {
+    const CheckpointHost& h = checkpoint_host();
+    return reentrant * h.reentrant_seconds + discarding * h.discarding_seconds + replayed_ops * h.per_op_seconds;
+}
+
+namespace {
+
+// One layer's selective checkpoints: each acting label's count, of its kind (memory/labels/), and the ops it replays.
+void add_selective(const LayerShape& s, LayerKind kind, const std::vector<std::string>& on, CheckpointCount& n) {
+    const Dims d = dims_of(s);
+    const labels::LayerContext layer{s, kind, d, on};
+    const std::vector<Op> ops = layer_ops(s, kind);
+    std::vector<std::string> seen;
+    for (const auto& name : on) {
+        const labels::LabelModel* label = labels::find(name);
+        if (!label || has(seen, name)) continue;
+        seen.push_back(name);
+        labels::Replay r;
+        label->replays(layer, r);
+        (label->output_discarding ? n.discarding : n.reentrant) += r.checkpoints;
+        n.replayed_ops += static_cast<double>(
+            std::count_if(ops.begin(), ops.end(), [&](const Op& op) { return has(r.modules, op.module); }));
+    }
+}
+
+}  // namespace
+
+// Per layer for selective labels; per checkpointed chunk of layers for full recompute (uniform n: one per n layers;
+// block k: one per layer), each a tensor_parallel.checkpoint replaying its layers' ops.
+CheckpointCount model_checkpoints(const Estimate& est, const Recompute& rc) {
+    CheckpointCount n;
     if (rc.granularity == Recompute::Granularity::Selective) {
-        for (auto k : est.kinds) n += replay_checkpoints(est.shape, k, rc.modules);
+        for (auto k : est.kinds) add_selective(est.shape, k, rc.modules, n);
     } else if (rc.granularity == Recompute::Granularity::Full) {
         const int per_chunk = std::max(1, rc.num_layers);
-        for (int count : per_stage) {
-            const int unit = std::max(1, count / vpp);
-            n += vpp * (rc.method == Recompute::Method::Uniform ? (unit + per_chunk - 1) / per_chunk
-                                                                : std::min(unit, rc.num_layers));
+        for (int count : est.per_stage) {
+            const int unit = std::max(1, count / est.schedule.vpp);
+            n.reentrant +=
+                est.schedule.vpp * (rc.method == Recompute::Method::Uniform ? (unit + per_chunk - 1) / per_chunk
+                                                                            : std::min(unit, rc.num_layers));
         }
+        n.replayed_ops = static_cast<double>(replayed_model_ops(est, rc).size());
     }
     return n;
 }

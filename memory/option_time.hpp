@@ -16,8 +16,13 @@ struct StepModel {
 };
 
 StepModel step_model(const Estimate& est, const GpuSpec& gpu);
-// Checkpoints the option runs over the whole model, for one micro-batch.
-int model_checkpoints(const Estimate& est, const Recompute& rc);
+// The checkpoints an option runs over the whole model for one micro-batch, by kind, and the ops they replay.
+struct CheckpointCount {
+    double reentrant = 0, discarding = 0, replayed_ops = 0;
+    double total() const { return reentrant + discarding; }
+    double host_seconds() const;  // at checkpoint_host()
+};
+CheckpointCount model_checkpoints(const Estimate& est, const Recompute& rc);
 // Forward ops the option replays over the whole model, for one micro-batch.
 std::vector<Op> replayed_model_ops(const Estimate& est, const Recompute& rc);
 

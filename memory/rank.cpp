@@ -123,7 +123,9 @@ void rank_states(const Job& job, int stage, const std::vector<LayerKind>& mine, 
     adapters /= tp;
     const double dense_dp = std::max(1.0, job.data_parallel * cp / pr.optimizer_instances);
     const double expert_dp = std::max(1.0, job.data_parallel * tp * cp / ep / pr.optimizer_instances);
-    auto sharded = [&](double d, double x, double per_param) { return d * per_param / dense_dp + x * per_param / expert_dp; };
+    auto sharded = [&](double d, double x, double per_param) {
+        return d * per_param / dense_dp + x * per_param / expert_dp;
+    };
     const double base = dense + expert;
     r.params = pr.shard_params ? sharded(dense, expert, pr.param_bytes) : base * pr.param_bytes;
     r.params += adapters * pr.param_bytes;

@@ -67,7 +67,8 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"peak", bytes(r.peak())},
                           {"optimizer_created_at_first_step", bytes(r.optimizer_lazy)},
                           {"first_iteration_peak", bytes(r.first_iteration_peak())}};
-        o["fits"] = est.budget ? ordered_json(r.peak() + est.reserve_model.at(r.peak()) <= *est.budget) : ordered_json(nullptr);
+        o["fits"] =
+            est.budget ? ordered_json(r.peak() + est.reserve_model.at(r.peak()) <= *est.budget) : ordered_json(nullptr);
         ranks.push_back(std::move(o));
     }
     j["ranks"] = std::move(ranks);
@@ -97,7 +98,9 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                        est.measured_step_seconds ? ordered_json(*est.measured_step_seconds) : ordered_json(nullptr)},
                       {"baseline_seconds",
                        est.baseline_step_seconds ? ordered_json(*est.baseline_step_seconds) : ordered_json(nullptr)},
-                      {"checkpoint_host_seconds", memory::checkpoint_host_seconds()},
+                      {"checkpoint_host_seconds", memory::checkpoint_host().reentrant_seconds},
+                      {"discarding_checkpoint_host_seconds", memory::checkpoint_host().discarding_seconds},
+                      {"replayed_op_host_seconds", memory::checkpoint_host().per_op_seconds},
                       {"step_overhead_includes_host", est.measured_step_seconds.has_value()}};
     ordered_json assumptions = ordered_json::array();
     for (const auto& a : est.assumptions) assumptions.push_back(a.text);

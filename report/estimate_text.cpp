@@ -76,17 +76,17 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     out << "  run:   " << estimate_run_line(est, header) << "\n\n";
 
     const std::string fits_head = est.budget ? fmt::format("fits {}", format_gib(*est.budget)) : "";
-    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}  {}\n",
-                       "rank (pp stage)", "layers", "in flight", "params", "grads", "optim", "activations",
-                       "transient", "peak", "reserve", fits_head);
+    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}  {}\n", "rank (pp stage)",
+                       "layers", "in flight", "params", "grads", "optim", "activations", "transient", "peak", "reserve",
+                       fits_head);
     for (const auto& r : est.ranks) {
         std::string fits;
         if (est.budget) fits = r.peak() + est.reserve_model.at(r.peak()) <= *est.budget ? "yes" : "no";
-        std::string row = fmt::format(
-            "{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}  {}",
-            fmt::format("{} ({})", r.stage, r.role), r.layers, r.in_flight, format_gib(r.params), format_gib(r.grads),
-            format_gib(r.optimizer), format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()),
-            format_gib(est.reserve_model.at(r.peak())), fits);
+        std::string row = fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}  {}",
+                                      fmt::format("{} ({})", r.stage, r.role), r.layers, r.in_flight,
+                                      format_gib(r.params), format_gib(r.grads), format_gib(r.optimizer),
+                                      format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()),
+                                      format_gib(est.reserve_model.at(r.peak())), fits);
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
 

@@ -12,7 +12,8 @@ constexpr RuleInfo kRule{"RC202", "full-recompute-where-selective-fits", Severit
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). When the config uses full recompute, estimates the
 per-rank peak under each selective option that acts on this model (each label alone, and all of them together) and
 flags the config when one of them fits the budget. The message names the cheapest option that fits, with its
-predicted peak and step-time cost next to those of the full recompute.
+predicted peak and step-time cost next to those of the full recompute; an unsafe fix sets the recompute fields to it
+(`--fix --unsafe-fixes`).
 
 ## Why is this bad?
 Full recompute replays every checkpointed layer's forward pass, about a third of the step. The reference guidance is

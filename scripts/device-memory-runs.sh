@@ -6,7 +6,7 @@
 #             interleaved (virtual pipeline 2) stage (examples/gpu_check/pipeline_*.yaml)
 #   recipe    gpu-check --reference mcore of a real Bridge recipe (Bridge 067f987)
 #   machinery bench/checkpoint_overhead.py --machinery: the checkpoints' own host time
-# Usage: scripts/device-memory-runs.sh CARRY [reserve|stages|recipe|machinery|all]; the raw outputs go to
+# Usage: scripts/device-memory-runs.sh CARRY [reserve,stages,recipe,machinery|all]; the raw outputs go to
 # CARRY/device-out and, packed as device-out.tgz, to $OUT when it is set.
 set -uo pipefail
 carry="$(cd "$1" && pwd)"
@@ -31,19 +31,20 @@ gc() {  # name, target, options...: one gpu-check, its transcript and the helper
   echo "exit $?" >> "$out/$name.txt"
   tail -n 12 "$out/$name.txt"
 }
-case "$what" in reserve|all)
+case ",$what," in *,reserve,*|,all,)
   timeout 120 python3 bench/reserve_probe.py --out "$out/reserve.json" 2>&1 | tee "$out/reserve.txt" ;; esac
-case "$what" in stages|all)
+case ",$what," in *,stages,*|,all,)
   gc stage-1f1b examples/gpu_check/pipeline_1f1b.yaml --recompute none --recompute "selective [core_attn]" \
      --recompute "full uniform 1"
   gc stage-vpp2 examples/gpu_check/pipeline_interleaved.yaml --recompute none --recompute "selective [mlp]" ;; esac
-case "$what" in recipe|all)
+case ",$what," in *,recipe,*|,all,)
   gc recipe-llama3-8b \
      "$carry/bridge/src/megatron/bridge/recipes/llama/h100/llama3.py::llama3_8b_pretrain_2gpu_h100_bf16_config" \
      --root "$carry/bridge" --layers 2 --recompute none --recompute "selective [core_attn]" \
      --recompute "full uniform 1" ;; esac
-case "$what" in machinery|all)
-  timeout 240 python3 bench/checkpoint_overhead.py --megatron 2a75ac12="$carry/mcore" --machinery --layers 32 \
-    --out "$out/machinery.json" 2>&1 | tee "$out/machinery.txt" ;; esac
+case ",$what," in *,machinery,*|,all,)
+  timeout 240 python3 bench/checkpoint_overhead.py --megatron 2a75ac12="$carry/mcore" \
+    --megatron b3b1e2d7="$carry/mcore-dev" --machinery --layers 32 --out "$out/machinery.json" 2>&1 |
+    tee "$out/machinery.txt" ;; esac
 ls -la "$out"
 if [ -n "${OUT:-}" ]; then tar -czf "$OUT/device-out.tgz" -C "$carry" device-out; fi

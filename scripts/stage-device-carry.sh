@@ -8,14 +8,15 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 dest="$1"
 megatron="${2:-/work/.mirror/NVIDIA+Megatron-LM/repo}"
 bridge="${3:-/work/bridge/src/megatron/bridge}"
-rm -rf "$dest" && mkdir -p "$dest/devlib" "$dest/tree" "$dest/mcore" "$dest/bridge/src/megatron"
+rm -rf "$dest" && mkdir -p "$dest/devlib" "$dest/tree" "$dest/mcore" "$dest/mcore-dev" "$dest/bridge/src/megatron"
 cp "$here/build/mbridge-lint" "$dest/"
 ldd "$here/build/mbridge-lint" | awk '/=> \// {print $3}' | grep -E 'yaml-cpp|fmt|tree-sitter|tomlplusplus' |
   xargs -I{} cp -L {} "$dest/devlib/"
 echo "$here" > "$dest/SOURCE_DIR"
 (cd "$here" && cp -r --parents gpu_check/reference/mcore_reference.py integrations/bridge/mbridge_lint_memory \
   bench/reserve_probe.py bench/checkpoint_overhead.py examples/gpu_check scripts/device-memory-runs.sh "$dest/tree/")
-git -C "$megatron" archive 2a75ac12c54b megatron/core | tar -x -C "$dest/mcore"
+git -C "$megatron" archive 2a75ac12c54b megatron/core | tar -x -C "$dest/mcore"      # Bridge's main pin
+git -C "$megatron" archive b3b1e2d793c5 megatron/core | tar -x -C "$dest/mcore-dev"  # Bridge's dev pin
 cp -r "$bridge" "$dest/bridge/src/megatron/"
 find "$dest" -name __pycache__ -prune -exec rm -rf {} +
 du -sh "$dest"

@@ -228,7 +228,8 @@ def prepare_config(torch, request, te_present):
             force("masked_softmax_fusion", False, "Megatron's fused softmax kernels are not installed")
     if not te_present:
         for name in ("moe_permute_fusion", "moe_router_fusion", "tp_comm_overlap", "use_te_rng_tracker",
-                     "use_te_activation_func", "fp8_param"):
+                     "use_te_activation_func", "fp8_param", "apply_rope_fusion", "persist_layer_norm",
+                     "memory_efficient_layer_norm"):
             if kwargs.get(name):
                 force(name, False, "needs Transformer Engine, which is not installed")
     if kwargs.get("cuda_graph_impl", "none") not in ("none", None):

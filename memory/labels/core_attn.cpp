@@ -12,9 +12,8 @@ bool apply(const LayerContext& l, std::vector<SavedTensor>& saved) {
     const bool acted = has_attention(l.kind) && drop(saved, {"core_attn"});
     // The checkpoint keeps key and value, views of the grouped QKV output, so that whole output stays (with a single
     // group it is already kept through the query view).
-    const bool qkv_kept = std::any_of(saved.begin(), saved.end(), [](const SavedTensor& x) {
-        return x.name.rfind("QKV projection output", 0) == 0;
-    });
+    const bool qkv_kept = std::any_of(
+        saved.begin(), saved.end(), [](const SavedTensor& x) { return x.name.rfind("QKV projection output", 0) == 0; });
     if (acted && l.shape.attention == AttentionKernel::Unfused && grouped(l.shape, l.dims) && !qkv_kept)
         saved.push_back({"QKV projection output (checkpoint input: query, key, value)", "attention",
                          l.dims.tokens * l.dims.qkv_width * l.dims.e});
@@ -41,8 +40,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_core_attn{"core_attn",     false,        "unfused: the s x s scores and probabilities; fused: the softmax statistics",
-                                    true,            apply,        backward_extra,
-                                    replays};
+extern const LabelModel k_core_attn{
+    .name = "core_attn",
+    .output_discarding = false,
+    .drops = "unfused: the s x s scores and probabilities; fused: the softmax statistics",
+    .harness = true,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels

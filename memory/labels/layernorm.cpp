@@ -30,8 +30,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_layernorm{"layernorm", true,    "the outputs and statistics of the separate norms",
-                                    true,        apply,   backward_extra,
-                                    replays};
+extern const LabelModel k_layernorm{
+    .name = "layernorm",
+    .output_discarding = true,
+    .drops = "the outputs and statistics of the separate norms",
+    .harness = true,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels

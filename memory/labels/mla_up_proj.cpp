@@ -26,12 +26,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_mla_up_proj{"mla_up_proj",
-                                      true,
-                                      "MLA's query, key and value (and fused latent norm outputs)",
-                                      false,
-                                      apply,
-                                      backward_extra,
-                                      replays};
+extern const LabelModel k_mla_up_proj{
+    .name = "mla_up_proj",
+    .output_discarding = true,
+    .drops = "MLA's query, key and value (and fused latent norm outputs)",
+    .harness = false,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels

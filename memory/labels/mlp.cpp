@@ -23,6 +23,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_mlp{"mlp", false, "the dense MLP's internals", true, apply, backward_extra, replays};
+extern const LabelModel k_mlp{
+    .name = "mlp",
+    .output_discarding = false,
+    .drops = "the dense MLP's internals",
+    .harness = true,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels

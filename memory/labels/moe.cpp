@@ -25,6 +25,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_moe{"moe", false, "everything inside the MoE layer", true, apply, backward_extra, replays};
+extern const LabelModel k_moe{
+    .name = "moe",
+    .output_discarding = false,
+    .drops = "everything inside the MoE layer",
+    .harness = true,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels

@@ -22,8 +22,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_moe_act{"moe_act", true,    "the expert activation and its product with the router probability",
-                                  true,      apply,   backward_extra,
-                                  replays};
+extern const LabelModel k_moe_act{
+    .name = "moe_act",
+    .output_discarding = true,
+    .drops = "the expert activation and its product with the router probability",
+    .harness = true,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels

@@ -20,7 +20,14 @@ void replays(const LayerContext& l, Replay& out) {
 
 }  // namespace
 
-extern const LabelModel k_shared_experts{"shared_experts", false, "the shared experts' internals", true, apply,
-                                         backward_extra,   replays};
+extern const LabelModel k_shared_experts{
+    .name = "shared_experts",
+    .output_discarding = false,
+    .drops = "the shared experts' internals",
+    .harness = true,
+    .apply = apply,
+    .backward_extra = backward_extra,
+    .replays = replays,
+};
 
 }  // namespace mbl::memory::labels
