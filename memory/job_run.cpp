@@ -167,7 +167,7 @@ std::string read_data_parallel(const EffectiveModel& m, const JobInputs& in, Job
         whence = fmt::format("--gpus {}", *in.gpus);
     } else if (m.run.gpus.is_int()) {
         gpus = m.run.gpus.as_int();
-        whence = fmt::format("{} GPUs in the recipe's name", *gpus);
+        whence = fmt::format("{} GPU{} in the recipe's name", *gpus, *gpus == 1 ? "" : "s");
     }
     if (!gpus) {
         job.data_parallel_source = "assumed";
@@ -179,9 +179,9 @@ std::string read_data_parallel(const EffectiveModel& m, const JobInputs& in, Job
     job.data_parallel = static_cast<int>(*gpus / per_replica);
     job.data_parallel_source = fmt::format("{} / (TP x PP x CP = {})", whence, per_replica);
     if (!in.gpus)
-        job.assumptions.push_back({fmt::format("{} GPUs, as the recipe's name states (Bridge's benchmark naming): "
+        job.assumptions.push_back({fmt::format("{} GPU{}, as the recipe's name states (Bridge's benchmark naming): "
                                                "data-parallel size {}; pass --gpus for another job size",
-                                               *gpus, job.data_parallel)});
+                                               *gpus, *gpus == 1 ? "" : "s", job.data_parallel)});
     return "";
 }
 

@@ -124,7 +124,7 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     out << fmt::format(
         "\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
         "working set, or the logits and loss); peak: what PyTorch allocates; reserve: kept free beside it for the "
-        "CUDA context, NCCL's buffers and allocator fragmentation (fits: peak + reserve within the budget); {}: {}; "
+        "CUDA context, NCCL's buffers and the allocator's slack (fits: peak + reserve within the budget); {}: {}; "
         "host: the checkpoints' own host time per step on "
         "one rank, on the critical path when the host paces the step; options are ordered by replay plus "
         "host time; FLOPs: replayed FLOPs as a share of the step's\n",

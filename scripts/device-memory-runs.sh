@@ -6,7 +6,7 @@
 #             interleaved (virtual pipeline 2) stage (examples/gpu_check/pipeline_*.yaml)
 #   recipe    gpu-check --reference mcore of a real Bridge recipe (Bridge 067f987)
 #   machinery bench/checkpoint_overhead.py --machinery: the checkpoints' own host time
-# Usage: scripts/device-memory-runs.sh CARRY [reserve,stages,recipe,machinery|all]; the raw outputs go to
+# Usage: scripts/device-memory-runs.sh CARRY [reserve,stages,moe-stage,recipe,machinery|all]; the raw outputs go to
 # CARRY/device-out and, packed as device-out.tgz, to $OUT when it is set.
 set -uo pipefail
 carry="$(cd "$1" && pwd)"
@@ -37,6 +37,10 @@ case ",$what," in *,stages,*|,all,)
   gc stage-1f1b examples/gpu_check/pipeline_1f1b.yaml --recompute none --recompute "selective [core_attn]" \
      --recompute "full uniform 1"
   gc stage-vpp2 examples/gpu_check/pipeline_interleaved.yaml --recompute none --recompute "selective [mlp]" ;; esac
+case ",$what," in *,moe-stage,*|,all,)
+  # A stage of MoE layers (the dispatchers' leftovers in every chunk) whose sent outputs are deallocated.
+  gc stage-moe-dealloc examples/gpu_check/moe_shared_expert.yaml --recompute none --recompute "selective [moe]" \
+     --recompute "full uniform 1" -- model.deallocate_pipeline_outputs=true ;; esac
 case ",$what," in *,recipe,*|,all,)
   gc recipe-llama3-8b \
      "$carry/bridge/src/megatron/bridge/recipes/llama/h100/llama3.py::llama3_8b_pretrain_2gpu_h100_bf16_config" \
