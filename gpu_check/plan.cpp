@@ -56,13 +56,10 @@ RunChoice choose_runs(const EffectiveModel& m, const PlanOptions& o,
     r.seq_length = seq;
     r.micro_batch = mbs;
 
-    // Layers: the first pipeline stage's first N.
-    const std::int64_t num_layers = std::max<std::int64_t>(1, int_field(m, "num_layers").value_or(1));
-    const std::int64_t pp = std::max<std::int64_t>(1, int_field(m, "pipeline_model_parallel_size").value_or(1));
-    std::int64_t stage_layers = num_layers / pp;
-    if (auto first = int_field(m, "num_layers_in_first_pipeline_stage"); first && *first > 0) stage_layers = *first;
-    const int n =
-        static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
+    // Layers: the first pipeline stage's first N, the stages as the estimate splits them (memory/job.hpp).
+    const memory::Job job = memory::make_job(m, {});
+    const int stage_layers = job.ok && !job.per_stage.empty() ? std::max(1, job.per_stage.front()) : o.layers;
+    const int n = std::min(std::max(1, o.layers), stage_layers);
     if (n < o.layers)
         r.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
     r.layers = n;
