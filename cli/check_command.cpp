@@ -80,6 +80,11 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
     cmd->add_option("--gpu-memory", args.gpu_memory,
                     "Memory budget per GPU (e.g. 80GiB): enables the memory advice rules");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size, for the memory advice rules");
+    cmd->add_option("--gpus", args.gpus,
+                    "The job's GPU count, for the memory advice rules (default: what a recipe's name states, else 1)");
+    cmd->add_option(
+        "--reserve", args.reserve,
+        "Memory the memory advice rules keep free beside the predicted peak (default: measured), e.g. 3GiB");
     cmd->add_flag("-q,--quiet", args.quiet, "Print only the diagnostics, without the summary line");
     cmd->add_flag("--fix", args.fix, "Apply safe fixes to the files, in place (atomically)");
     cmd->add_flag("--unsafe-fixes", args.unsafe_fixes,
@@ -283,10 +288,9 @@ std::optional<SessionOptions> check_session_options(const CheckArgs& args) {
         session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!session_options.gpu_memory_bytes) return std::nullopt;
     }
-    if (!args.data_parallel_size.empty()) {
-        session_options.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
-        if (!session_options.data_parallel_size) return std::nullopt;
-    }
+    if (!parse_job_size(args.data_parallel_size, args.gpus, args.reserve, session_options.data_parallel_size,
+                        session_options.gpus, session_options.reserve_bytes))
+        return std::nullopt;
 
     session_options.root = args.recipe.root;
     session_options.hf_configs = args.recipe.hf_configs;

@@ -45,6 +45,8 @@ struct CheckArgs {
     CommandLineSelection selection;
     std::string gpu_memory;  // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
+    std::string gpus;     // --gpus: the job's GPU count, for the memory advice rules
+    std::string reserve;  // --reserve SIZE: kept free beside the predicted peak
     // Integrations (docs/configuration.md, docs/integrations.md).
     bool fix = false;
     bool unsafe_fixes = false;
@@ -87,6 +89,7 @@ struct EstimateArgs {
     std::string step_time;  // --step-time: the job's measured step time
     std::string data_parallel_size;
     std::string gpus;
+    std::string reserve;  // --reserve SIZE
     std::string format = "text";
     std::string html;
     std::string color = "auto";
@@ -97,9 +100,24 @@ int run_estimate(const EstimateArgs& args);
 // --gpu-memory and --data-parallel-size values; print a plain error and return nullopt when malformed.
 std::optional<double> parse_gpu_memory(const std::string& text);
 std::optional<int> parse_positive(const std::string& flag, const std::string& text);
+// --data-parallel-size, --gpus (not both) and --reserve of `estimate` and `check`; false after a plain error.
+bool parse_job_size(const std::string& data_parallel_size, const std::string& gpus, const std::string& reserve,
+                    std::optional<int>& dp, std::optional<int>& gpu_count, std::optional<double>& reserve_bytes);
+// The one config `estimate` and `gpu-check` work on; `model` is empty when it cannot be used (the located reasons
+// are printed on standard error).
+struct OneConfig {
+    std::optional<EffectiveModel> model;
+    const Revision* revision = nullptr;
+    std::vector<Diagnostic> rejections;  // the config's errors that are Megatron Core's (rules), not the input's
+};
+OneConfig load_one_config(const std::string& input, const std::string& mcore, const std::string& mcore_path,
+                          const RecipeArgs& recipe,
+                          const std::string& color, SourceManager& sources);
+
 struct GpuCheckArgs {
     std::string target;
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     int layers = 4;
     int steps = 3;
     int warmup = 1;
@@ -116,6 +134,10 @@ struct GpuCheckArgs {
     std::string helper_dir;  // --helper-dir (default: the installed share/mbridge-lint/bridge, else the source tree's)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
     int data_parallel_size = 0;
+    int stage = -2;  // --stage R: measure pipeline stage R as the schedule runs it (-1: never; -2: default)
+    long long micro_batches = 0;  // --micro-batches: per step in the stage's schedule (0: the default)
+    std::string color = "auto";
+    RecipeArgs recipe;
 };
 void add_gpu_check_command(CLI::App& app, GpuCheckArgs& args);
 int run_gpu_check(const GpuCheckArgs& args);

@@ -18,7 +18,6 @@
 #include "gpu_check/report.hpp"
 #include "gpu_check/runner.hpp"
 #include "memory/estimate.hpp"
-#include "parser/front_end.hpp"
 #include "parser/yaml_loader.hpp"
 #include "report/report.hpp"
 
@@ -48,9 +47,9 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA support in this build, unusable config, shapes "
         "that do not fit).");
     cmd->add_option("target", a.target,
-                    "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
+                    "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
         ->required();
-    add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)");
+    add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)", &a.mcore_path);
     cmd->add_option("--layers", a.layers, "How many of the first pipeline stage's layers to build")
         ->check(CLI::Range(1, 1024));
     cmd->add_option("--steps", a.steps, "Measured steps per run (after the warm-up)")->check(CLI::Range(1, 100));
@@ -92,47 +91,20 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     cmd->add_option("--data-parallel-size", a.data_parallel_size,
                     "Data-parallel size of the --runner job (for the estimate)")
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--stage", a.stage,
+                    "Measure this pipeline stage as Megatron Core's schedule runs it (its model chunks, the schedule's "
+                    "micro-batches in flight, backwards in order; default with pipeline parallelism: stage 0); -1 "
+                    "builds the first layers as one block instead (--reference mcore)")
+        ->check(CLI::Range(-1, 1 << 20));
+    cmd->add_option("--micro-batches", a.micro_batches,
+                    "Micro-batches of the step the stage's schedule runs (default: twice the pipeline size, at most "
+                    "the job's)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--color", a.color, "Colour the diagnostics")->check(CLI::IsMember({"auto", "always", "never"}));
+    add_recipe_options(*cmd, a.recipe);
 }
 
 namespace {
-
-// The effective model of a YAML config through the engine (the same path `check` takes).
-struct Loaded {
-    std::optional<EffectiveModel> model;
-    Value root;
-};
-
-bool load(const std::string& path, const Revision& revision, SourceManager& sources, Loaded& out) {
-    std::string error;
-    const std::string* text = sources.load(path, &error);
-    if (!text) {
-        std::cerr << fmt::format("mbridge-lint gpu-check: cannot read {}: {}\n", path, error);
-        return false;
-    }
-    YamlLoadResult loaded = load_yaml(path, *text);
-    std::vector<Diagnostic> errors = loaded.errors;
-    if (loaded.ok()) {
-        out.root = loaded.root;
-        SourceRange anchor = SourceRange::point(path, 1, 1);
-        if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) anchor = e->key_range;
-        LintOptions options;
-        options.revision = &revision;
-        Linter linter(options, sources);
-        ParseContext ctx{.sources = sources, .revision = &revision};
-        const auto precision = tree_precision_lookup(path, loaded.root, ctx);  // the tree's recipes by name
-        out.model = linter.effective_model(std::move(loaded.root), anchor, errors, precision.get());
-    }
-    std::vector<Diagnostic> fatal;
-    for (auto& d : errors)
-        if (d.severity == Severity::Error) fatal.push_back(d);
-    if (!fatal.empty() || !out.model) {
-        write_text(std::cerr, fatal, sources, TextStyle{false});
-        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n",
-                                 path, path);
-        return false;
-    }
-    return true;
-}
 
 // --runner: the user's own job, twice.
 int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
@@ -239,14 +211,15 @@ struct RunPrinter {
 
 // --reference mcore: the installed Megatron Core builds and measures the layers (gpu_check/reference/).
 // Returns nullopt when the machine lacks what it needs and `fallback` allows the harness instead (`why` says what).
-std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model, const Value& root, bool fallback,
-                             std::string& why) {
+std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model, bool fallback, std::string& why) {
     gpu::PlanOptions po;
     po.layers = a.layers;
     po.candidates = a.recompute;
     if (a.micro_batch > 0) po.micro_batch = a.micro_batch;
     if (a.seq_length > 0) po.seq_length = a.seq_length;
-    const gpu::McorePlan plan = gpu::make_mcore_plan(model, root, po);
+    if (a.stage > -2) po.stage = a.stage;
+    if (a.micro_batches > 0) po.micro_batches = a.micro_batches;
+    const gpu::McorePlan plan = gpu::make_mcore_plan(model, po);
     if (!plan.error.empty()) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot build the layers of {}: {}\n", a.target, plan.error);
         return kUnusable;
@@ -267,6 +240,7 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
     result.steps = a.steps;
     result.warmup = a.warmup;
     result.notes = plan.notes;
+    result.totals_checked = plan.stage.has_value();
     result.runs.push_back({"control", plan.runs.control, {}, std::nullopt});
     for (const auto& c : plan.runs.candidates) result.runs.push_back({"candidate", c, {}, std::nullopt});
 
@@ -275,7 +249,9 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
     gpu::McoreCallbacks cb;
     cb.environment = [&](const gpu::McoreEnvironment& env) {
         shape = gpu::built_shape(plan, env);
-        for (auto& run : result.runs) run.predicted = gpu::predict_layers(shape, plan.kinds, run.recompute);
+        for (auto& run : result.runs)
+            run.predicted = plan.stage ? gpu::predict_stage(plan, shape, run.recompute)
+                                       : gpu::predict_layers(shape, plan.kinds, run.recompute);
         if (text) std::cout << fmt::format("reference: {}\n", gpu::describe_environment(env)) << std::flush;
     };
     cb.step = [&](int index, int done, int total) {
@@ -329,22 +305,18 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
 }  // namespace
 
 int run_gpu_check(const GpuCheckArgs& a) {
-    if (a.target.find("::") != std::string::npos) {
-        std::cerr << fmt::format(
-            "mbridge-lint gpu-check: {} is a recipe target; this build reads YAML configs only (recipe "
-            "targets arrive with the recipes front end)\n",
-            a.target);
+    SourceManager sources;
+    OneConfig one = load_one_config(a.target, a.mcore, a.mcore_path, a.recipe, a.color, sources);
+    if (!one.model) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n",
+                                 a.target, a.target);
         return kUnusable;
     }
-    const Revision* revision = resolve_revision(a.mcore);
-    if (!revision) return kUnusable;
-    SourceManager sources;
-    Loaded loaded;
-    if (!load(a.target, *revision, sources, loaded)) return kUnusable;
-    if (!a.runner.empty()) return run_runner(a, *loaded.model);
+    const EffectiveModel& model = *one.model;
+    if (!a.runner.empty()) return run_runner(a, model);
     std::string mcore_missing;  // why the Megatron Core reference could not run (auto falls back to the harness)
     if (a.reference != "harness")
-        if (auto code = run_mcore(a, *loaded.model, loaded.root, a.reference == "auto", mcore_missing)) return *code;
+        if (auto code = run_mcore(a, model, a.reference == "auto", mcore_missing)) return *code;
 
     gpu::PlanOptions po;
     po.layers = a.layers;
@@ -352,7 +324,7 @@ int run_gpu_check(const GpuCheckArgs& a) {
     po.candidates = a.recompute;
     if (a.micro_batch > 0) po.micro_batch = a.micro_batch;
     if (a.seq_length > 0) po.seq_length = a.seq_length;
-    const gpu::Plan plan = gpu::make_plan(*loaded.model, loaded.root, po);
+    const gpu::Plan plan = gpu::make_plan(model, po);
     if (!plan.error.empty()) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot build the layers of {}: {}\n", a.target, plan.error);
         return kUnusable;

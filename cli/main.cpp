@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
                "README.md");
 
     // `help [COMMAND]` reads as `[COMMAND] --help`; Hydra-style overrides follow `--` and apply to every config
-    // checked, shown or estimated.
+    // checked, shown, estimated or checked on a GPU.
     std::vector<std::string> args = rewrite_help_command(std::vector<std::string>(argv, argv + argc));
     std::vector<char*> arg_pointers;
     for (auto& a : args) arg_pointers.push_back(a.data());
@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
     estimate.recipe.overrides = overrides;
     GpuCheckArgs gpu_check;
     add_gpu_check_command(app, gpu_check);
+    gpu_check.recipe.overrides = overrides;
     ConfigArgs config;
     CLI::App* config_cmd = add_config_command(app, config);
     LspArgs lsp;
@@ -78,8 +79,9 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         return report_usage_error(app, e, args);
     }
-    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate")) {
-        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show` and `estimate` only\n";
+    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate") &&
+        !app.got_subcommand("gpu-check")) {
+        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show`, `estimate` and `gpu-check` only\n";
         return kUnusable;
     }
     try {

@@ -290,28 +290,6 @@ static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
     }
 }
 
-static const Value* section_field(const Value& root, std::string_view section, std::string_view field) {
-    const Value* sec = root.find(section);
-    if (!sec || !sec->is_map()) return nullptr;
-    const Value* v = sec->find(field);
-    return v && !v->is_null() ? v : nullptr;
-}
-
-static RunShape read_run_shape(const Value& root, const EffectiveModel& m) {
-    RunShape run;
-    if (const Value* v = section_field(root, "train", "micro_batch_size")) run.micro_batch_size = *v;
-    if (const Value* v = section_field(root, "train", "global_batch_size")) run.global_batch_size = *v;
-    const Value& model_seq = m["seq_length"];
-    const Value* dataset_seq = section_field(root, "dataset", "seq_length");
-    run.seq_length = model_seq.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq;
-    if (const Value* v = section_field(root, "optimizer", "use_distributed_optimizer"))
-        run.use_distributed_optimizer = *v;
-    else if (const Value* d = section_field(root, "ddp", "use_distributed_optimizer"))
-        run.use_distributed_optimizer = *d;
-    if (const Value* v = section_field(root, "ddp", "grad_reduce_in_fp32")) run.grad_reduce_in_fp32 = *v;
-    return run;
-}
-
 // A whole ConfigContainer written out by Bridge (its run_config.yaml): every field is there, the defaults and what
 // Megatron Core's __post_init__ wrote included.
 static bool is_full_dump(const Value& root) {
@@ -339,7 +317,7 @@ static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) 
 }
 
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
-                        const PrecisionLookup* precision) {
+                        const PrecisionLookup* precision, std::string_view recipe) {
     FinalizeResult result;
     EffectiveModel& m = result.model;
     m.anchor = anchor;
@@ -376,7 +354,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         }
     }
 
-    m.run = read_run_shape(root, m);
+    m.run = read_run_facts(root, m["seq_length"], m["fp8_recipe"], recipe, anchor);
     const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
     m.modules_pre = read_modules(m["recompute_modules"], revision);
     if (post_init_list) m.modules_pre.defaulted = true;

@@ -10,6 +10,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/model_fields.hpp"
+#include "core/run_facts.hpp"
 #include "core/schema.hpp"
 #include "core/value.hpp"
 
@@ -22,22 +23,12 @@ struct ModuleList {
     bool contains(std::string_view label) const;
 };
 
-// Run-shape facts that live outside `model:` (the memory estimator needs them). Each keeps its provenance; a null
-// Value means the config does not say.
-struct RunShape {
-    Value micro_batch_size;           // train.micro_batch_size
-    Value global_batch_size;          // train.global_batch_size
-    Value seq_length;                 // model.seq_length when written, else dataset.seq_length, else the model default
-    Value use_distributed_optimizer;  // optimizer.use_distributed_optimizer, else ddp.use_distributed_optimizer
-    Value grad_reduce_in_fp32;        // ddp.grad_reduce_in_fp32
-};
-
 class EffectiveModel {
 public:
     Value fields = Value::map();  // field name -> value (with provenance)
     SourceRange anchor;           // where to point for a fact with no line of its own (the `model:` section)
     const Revision* revision = nullptr;
-    RunShape run;
+    RunFacts run;  // what lives outside `model:` (core/run_facts.hpp)
 
     // A field's value; None when the revision has no such field and the config does not set it. Rules name fields
     // with the mbl::field constants (core/model_fields.hpp), so a misspelt name does not compile. Read by a string,
@@ -104,9 +95,10 @@ struct FinalizeResult {
 };
 
 // `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...). `precision`: the linted
-// tree's lookup of mixed_precision names, or null (the bundled catalog).
+// tree's lookup of mixed_precision names, or null (the bundled catalog). `recipe`: the recipe function's name ("" for
+// YAML), which may state the job's GPU count.
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
-                        const PrecisionLookup* precision = nullptr);
+                        const PrecisionLookup* precision = nullptr, std::string_view recipe = {});
 
 // The model section of a config tree, flattened: builder configs nest TransformerConfig fields under
 // model.transformer; those are merged in. Returns the entries with their key ranges.

@@ -228,6 +228,8 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
     else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
     out.rule_options.data_parallel_size = options_.data_parallel_size;
+    out.rule_options.gpus = options_.gpus;
+    out.rule_options.reserve_bytes = options_.reserve_bytes;
 
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx = parse_context(config);
@@ -250,7 +252,7 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             out.cancelled = true;
             return out;
         }
-        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get());
+        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get(), config_tree.label);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         std::vector<Diagnostic> found = config_tree.findings;
         for (auto& d : r.diagnostics) found.push_back(std::move(d));
@@ -306,7 +308,7 @@ std::optional<EffectiveModel> LintSession::effective_model(const FileResult& fil
     Linter linter(LintOptions{file.revision, file.rule_options}, sources_);
     std::vector<Diagnostic> ignored;
     return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored,
-                                  file.configs[index].precision.get());
+                                  file.configs[index].precision.get(), file.configs[index].label);
 }
 
 std::set<std::string> LintSession::dependencies(const std::string& path) {

@@ -31,6 +31,8 @@ struct SessionOptions {
     std::string config_file{};                 // --config: this file for every input instead of discovery
     std::optional<double> gpu_memory_bytes{};  // a command-line budget (--gpu-memory): wins over `gpu-memory`
     std::optional<int> data_parallel_size{};   // --data-parallel-size, for the memory advice rules
+    std::optional<int> gpus{};                 // --gpus, for the memory advice rules
+    std::optional<double> reserve_bytes{};     // --reserve, for the memory advice rules
     // Python recipes: --root and --hf-config win over the configuration file's root and hf-config-paths.
     std::string root{};
     std::vector<std::string> hf_configs{};

@@ -21,9 +21,10 @@ namespace fs = std::filesystem;
 
 std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
                                                       std::vector<Diagnostic>& errors,
-                                                      const PrecisionLookup* precision) const {
+                                                      const PrecisionLookup* precision,
+                                                      std::string_view recipe) const {
     for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
-    FinalizeResult fin = finalize(root, *options_.revision, anchor, precision);
+    FinalizeResult fin = finalize(root, *options_.revision, anchor, precision, recipe);
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }
@@ -73,10 +74,11 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
 
 }  // namespace
 
-LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision) {
+LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision,
+                               std::string_view recipe) {
     LintResult result;
     if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
-    auto model = effective_model(std::move(root), anchor, result.diagnostics, precision);
+    auto model = effective_model(std::move(root), anchor, result.diagnostics, precision, recipe);
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });
@@ -151,7 +153,7 @@ std::optional<EffectiveModel> Linter::effective_model_of(const std::string& inpu
     ParsedConfig& config = parsed.configs.front();
     for (auto& d : config.findings) errors.push_back(std::move(d));
     if (options_.prepare) options_.prepare(config.root, *options_.revision, errors);
-    return effective_model(std::move(config.root), config.anchor, errors, config.precision.get());
+    return effective_model(std::move(config.root), config.anchor, errors, config.precision.get(), config.label);
 }
 
 // A file some front end reads (YAML configs, Python recipes).

@@ -41,13 +41,16 @@ public:
     LintResult lint_file(const std::string& path, bool explicit_input = true);
     LintResult lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input = true);
     // Lints an already-built config tree (any front end). `anchor` is where facts without a line point; `precision`
-    // the linted tree's lookup of mixed_precision names (ParsedConfig::precision), null for the bundled catalog.
-    LintResult lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision = nullptr);
+    // the linted tree's lookup of mixed_precision names (ParsedConfig::precision), null for the bundled catalog;
+    // `recipe` the recipe function's name ("" for YAML configs).
+    LintResult lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision = nullptr,
+                         std::string_view recipe = {});
 
     // The effective model of a tree (validation errors are appended to `errors`).
     std::optional<EffectiveModel> effective_model(Value root, const SourceRange& anchor,
                                                   std::vector<Diagnostic>& errors,
-                                                  const PrecisionLookup* precision = nullptr) const;
+                                                  const PrecisionLookup* precision = nullptr,
+                                                  std::string_view recipe = {}) const;
 
     // The effective model of one input (a YAML config path; other front ends route here too), with the problems
     // that make the input unusable or suspect in `errors`. nullopt when the input could not be read at all.

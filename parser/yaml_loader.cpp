@@ -305,6 +305,13 @@ private:
 
 Value parse_yaml_plain_scalar(const std::string& text) { return Converter::parse_plain(text, Provenance{}); }
 
+Value parse_yaml_value(const std::string& text) {
+    if (text.empty() || text.front() != '[') return parse_yaml_plain_scalar(text);
+    const YamlLoadResult loaded = load_yaml("<fix value>", "v: " + text);
+    const Value* v = loaded.ok() ? loaded.root.find("v") : nullptr;
+    return v ? *v : Value::null();
+}
+
 namespace {
 
 // Counts the events of one document, to tell a real document from the empty one yaml-cpp reports at the end.

@@ -404,7 +404,13 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         if (std::find(sections.begin(), sections.end(), a.name) == sections.end()) continue;  // not checked
         Provenance p = provenance_of(a.info);
         if (a.name != "model") {
-            out.root.set(a.name, e.value(a.value, p, 0));
+            Value section = e.value(a.value, p, 0);
+            // The section's class, as Bridge's config dumps write it: a polymorphic section (peft: LoRA or DoRA) is
+            // known by it.
+            if (section.is_map() && a.value.is_obj(ObjKind::Instance) && !section.find("_target_"))
+                if (const std::string& cls = a.value.as<InstanceObj>()->class_path; !cls.empty())
+                    section.set("_target_", Value::string(cls, p));
+            out.root.set(a.name, std::move(section));
             continue;
         }
         if (a.value.is_unknown()) {

@@ -272,7 +272,7 @@ Replayed replay(const RecordedCase& c) {
     gpu::PlanOptions po;
     po.candidates = c.candidates;
     Replayed r;
-    r.plan = gpu::make_mcore_plan(e.model, e.root, po);
+    r.plan = gpu::make_mcore_plan(e.model, po);
     REQUIRE(r.plan.error.empty());
     std::ifstream in(recorded(c.transcript));
     REQUIRE(in);
