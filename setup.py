@@ -88,5 +88,8 @@ class PlatformWheel(bdist_wheel):
         return "py3", "none", glibc_tag(Path(self.bdist_dir) / "mbridge_lint" / "bin" / "mbridge-lint")
 
 
+# setuptools' own build files go into the CMake build folder too, so that building writes nothing into the checkout.
+SETUPTOOLS_DIR = build_dir() / "setuptools"
+SETUPTOOLS_DIR.mkdir(parents=True, exist_ok=True)
 setup(cmdclass={"build_py": BuildWithBinary, "bdist_wheel": PlatformWheel},
-      options={"build": {"build_base": "build-python"}})
+      options={"build": {"build_base": str(SETUPTOOLS_DIR)}, "egg_info": {"egg_base": str(SETUPTOOLS_DIR)}})

@@ -25,8 +25,8 @@ if ((tests)); then
     strace clang libclang-rt-14-dev
     # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
     pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
-    # the format check, and the package test's fresh Debian root
-    clang-format debootstrap
+    # the format check, the package tests' fresh Debian root, and the release's wheel (scripts/release.sh)
+    clang-format debootstrap python3-setuptools python3-wheel python3-pip python3-venv
   )
 fi
 missing=()

@@ -8,7 +8,8 @@
 #   - the .deb installs with `apt install ./mbridge-lint_V_amd64.deb` and runs;
 #   - the tarball's binary runs as is;
 #   - `pre-commit run` with the release's `language: python` hook repository (the bundle) installs the wheel from the
-#     release folder alone (PIP_NO_INDEX, PIP_FIND_LINKS), fails on a broken recipe and passes on the fixed one.
+#     release folder alone (PIP_NO_INDEX, PIP_FIND_LINKS), fails on a broken recipe and passes on the fixed one; a
+#     local `language: python` hook with the wheel as its dependency fails on the broken recipe too.
 # Needs root (chroot), debootstrap and the Debian mirror (the first run); exit 77 (skipped) when not root.
 # Usage: tests/package/test_release.sh BUILD_DIR
 set -euo pipefail
@@ -27,6 +28,9 @@ version="$(tr -d '[:space:]' < "$source_dir/VERSION")"
 dist="$work/dist"
 
 echo "== scripts/release.sh"
+if [ -z "${CMAKE_ARGS:-}" ] && command -v ccache > /dev/null; then
+  export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+fi
 MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$source_dir/scripts/release.sh" "$dist" > "$work/release.log" 2>&1 ||
   { tail -40 "$work/release.log"; fail "scripts/release.sh failed"; }
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match the files"
@@ -142,4 +146,23 @@ out="$(run_hook 2>&1)" || status=$?
 echo "$out" | sed 's/^/  /'
 [ "$status" -eq 0 ] || fail "pre-commit on the fixed recipe exited $status, expected 0"
 grep -q 'Passed' <<<"$out" || fail "pre-commit did not say Passed"
+echo "== pre-commit with a local language: python hook (docs/installation.md)"
+cat > "$root/tmp/project/.pre-commit-config.yaml" <<YAML
+repos:
+  - repo: local
+    hooks:
+      - id: mbridge-lint
+        name: mbridge-lint (activation recompute)
+        entry: mbridge-lint check --skip-non-configs --mcore 0.20.dev
+        language: python
+        additional_dependencies: [mbridge-lint==$version]
+        types_or: [yaml, python]
+        require_serial: true
+YAML
+recipe "" > "$root/tmp/project/recipes/small.py"
+status=0
+out="$(run_hook 2>&1)" || status=$?
+echo "$out" | sed 's/^/  /'
+[ "$status" -eq 1 ] && grep -q 'recipes/small.py:8:5: error\[RC004\]' <<<"$out" ||
+  fail "the local hook on the broken recipe: exit $status, expected 1 with RC004"
 echo "PASS: the release's wheel, .deb, tarball and pre-commit hook install and run on a fresh Debian 12 without a compiler"

@@ -102,7 +102,7 @@ TEST_CASE("a request the harness cannot use names what is wrong", "[harness_prot
           "\"attention\" is \"sideways\", not fused or unfused");
     CHECK(why([](json& j) { j["protocol"] = 2; }).find("protocol 2, this harness 1") != std::string::npos);
     CHECK(why([](json& j) { j["steps"] = 0; }).find("\"steps\" must be at least 1") != std::string::npos);
-    CHECK(why([](json& j) { j["recompute"] = "selective [core_attn"; }) != "accepted");
+    CHECK(why([](json& j) { j["recompute"] = "sometimes"; }) != "accepted");
     CHECK(why([](json& j) { j = json::array(); }) == "the request is not a JSON object");
     CHECK(why([](json&) {}) == "accepted");
 }
