@@ -16,7 +16,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from setuptools import setup
+from setuptools import Distribution, setup
 from setuptools.command.build_py import build_py
 from wheel.bdist_wheel import bdist_wheel
 
@@ -66,8 +66,9 @@ class BuildWithBinary(build_py):
     """The package's Python files, then the binary and the Bridge helper beside them."""
 
     def run(self):
-        super().run()
         package = Path(self.build_lib) / "mbridge_lint"
+        shutil.rmtree(package, ignore_errors=True)  # the build folder is kept between builds: no stale files
+        super().run()
         binary = build_binary()
         (package / "bin").mkdir(parents=True, exist_ok=True)
         shutil.copy2(binary, package / "bin" / "mbridge-lint")
@@ -77,12 +78,19 @@ class BuildWithBinary(build_py):
                         ignore=shutil.ignore_patterns("test_*", "__pycache__"))
 
 
-class PlatformWheel(bdist_wheel):
-    """Not pure: the wheel holds a native binary, usable by any Python 3 on a glibc at least as new as it needs."""
+class BinaryDistribution(Distribution):
+    """Holds a native binary: installed as platform-specific files (platlib), in a wheel that is not pure."""
 
-    def finalize_options(self):
-        super().finalize_options()
-        self.root_is_pure = False
+    def has_ext_modules(self):
+        return True
+
+
+class PlatformWheel(bdist_wheel):
+    """Any Python 3 on a glibc at least as new as the binary needs: no Python ABI in the tag."""
+
+    def run(self):
+        shutil.rmtree(self.bdist_dir, ignore_errors=True)  # what a failed build left would end up in this wheel
+        super().run()
 
     def get_tag(self):
         return "py3", "none", glibc_tag(Path(self.bdist_dir) / "mbridge_lint" / "bin" / "mbridge-lint")
@@ -91,5 +99,5 @@ class PlatformWheel(bdist_wheel):
 # setuptools' own build files go into the CMake build folder too, so that building writes nothing into the checkout.
 SETUPTOOLS_DIR = build_dir() / "setuptools"
 SETUPTOOLS_DIR.mkdir(parents=True, exist_ok=True)
-setup(cmdclass={"build_py": BuildWithBinary, "bdist_wheel": PlatformWheel},
+setup(distclass=BinaryDistribution, cmdclass={"build_py": BuildWithBinary, "bdist_wheel": PlatformWheel},
       options={"build": {"build_base": str(SETUPTOOLS_DIR)}, "egg_info": {"egg_base": str(SETUPTOOLS_DIR)}})

@@ -42,5 +42,6 @@ mbridge_lint_static_archive(MBRIDGE_LINT_TREE_SITTER_ARCHIVE tree-sitter libtree
 target_include_directories(mbridge_lint_tree_sitter INTERFACE ${TREE_SITTER_INCLUDE_DIRS})
 target_link_libraries(mbridge_lint_tree_sitter INTERFACE ${MBRIDGE_LINT_TREE_SITTER_ARCHIVE})
 
-# The C++ runtime and libgcc in the binary: older distributions' libstdc++ lacks the GLIBCXX versions GCC 12 needs.
+# The C++ runtime and libgcc in the binary: other distributions' libstdc++ may lack the GLIBCXX versions GCC 12 needs
+# (built on Debian 12, the binary then needs glibc 2.36, for the arc4random that libstdc++ calls).
 add_link_options(-static-libstdc++ -static-libgcc)

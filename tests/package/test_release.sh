@@ -2,7 +2,7 @@
 # The release installs and runs where nothing can compile (issue 23). Builds it with scripts/release.sh (the static
 # binary in BUILD_DIR/release-static, kept between runs), checks what it made on this machine (checksums, the binary
 # links only the C runtime, the wheel's contents and tag), then, in a fresh Debian 12 root (debian_root.sh) with
-# python3-venv, pre-commit and git but no compiler:
+# python3-venv, pre-commit and git but no compiler (nor CMake):
 #   - the wheel installs with pip into a venv, offline (--no-index), and its `mbridge-lint`, `python -m mbridge_lint`
 #     and mbridge_lint.binary_path() run the bundled examples;
 #   - the .deb installs with `apt install ./mbridge-lint_V_amd64.deb` and runs;
@@ -66,9 +66,18 @@ entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"
 assert "mbridge-lint = mbridge_lint:main" in zipfile.ZipFile(sys.argv[1]).read(entry_points).decode()
 EOF
 
+echo "== pip install . --no-build-isolation, offline, from the checkout (the same build folder: nothing recompiles)"
+"${PYTHON:-/usr/bin/python3}" -m venv --system-site-packages "$work/venv"  # Debian's setuptools and wheel build it
+MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$work/venv/bin/pip" install -q --no-build-isolation --no-index \
+  "$source_dir" > "$work/pip-source.log" 2>&1 || { tail -30 "$work/pip-source.log"; fail "pip install . failed"; }
+[ "$("$work/venv/bin/mbridge-lint" --version)" = "$version" ] || fail "pip install .: mbridge-lint --version"
+[ -z "$(git -C "$source_dir" status --porcelain --ignored -- python setup.py pyproject.toml)" ] ||
+  fail "building the wheel wrote into the checkout: $(git -C "$source_dir" status --porcelain --ignored -- python)"
+
 echo "== a fresh Debian 12 with python3-venv, pre-commit and git, without a compiler"
-debian_root "$work" python3-venv pre-commit git
-for tool in cc gcc g++ c++ clang cmake make ninja; do
+# pre-commit's nodeenv depends on gcc or nodejs: nodejs keeps the compiler out (make stays, which compiles nothing).
+debian_root "$work" python3-venv pre-commit git nodejs
+for tool in cc gcc g++ c++ clang cmake ninja; do
   in_root sh -c "command -v $tool" > /dev/null && fail "the root has a compiler or build tool: $tool"
 done
 mkdir "$root/tmp/dist" "$root/tmp/examples"
