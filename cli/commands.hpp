@@ -122,6 +122,7 @@ int run_config(const ConfigArgs& args);
 struct LspArgs {
     int debounce_ms = 150;
     std::size_t max_message_bytes = 0;  // 0: the server's default
+    std::size_t max_diagnostics = 0;    // 0: the server's default
     std::string mcore;
     std::string config;
 };

@@ -100,6 +100,8 @@ int run_config(const ConfigArgs& args) {
 
     if (args.format == "json") {
         json doc;
+        doc["kind"] = "config";  // schemas/output/config.schema.json
+        doc["version"] = 1;
         doc["path"] = args.path;
         doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
         json settings = json::object();

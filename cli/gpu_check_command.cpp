@@ -194,6 +194,7 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
         for (const auto& n : est.assumptions) std::cout << "note: " << n.text << '\n';
     } else {
         nlohmann::json j;
+        j["kind"] = "gpu-check";  // schemas/output/gpu-check.schema.json, runner mode
         j["version"] = 1;
         j["mode"] = "runner";
         j["target"] = a.target;

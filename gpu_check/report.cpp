@@ -158,7 +158,9 @@ void write_json(std::ostream& out, const CheckResult& r) {
     using nlohmann::json;
     auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     json j;
+    j["kind"] = "gpu-check";  // schemas/output/gpu-check.schema.json, reference mode
     j["version"] = 1;
+    j["mode"] = "reference";
     j["target"] = r.target;
     j["device"] = {{"name", r.device.name}, {"total_bytes", r.device.total_bytes}, {"free_bytes", r.device.free_bytes}};
     j["reference"] = r.reference;

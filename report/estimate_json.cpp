@@ -16,6 +16,7 @@ ordered_json bytes(double b) { return {{"bytes", static_cast<std::int64_t>(b)}, 
 void write_estimate_json(std::ostream& out, const memory::Estimate& est, const EstimateHeader& header) {
     const auto& s = est.shape;
     ordered_json j;
+    j["kind"] = "estimate";  // schemas/output/estimate.schema.json
     j["version"] = 1;
     j["input"] = header.input;
     j["mcore"] = header.revision;

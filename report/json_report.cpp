@@ -38,6 +38,7 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
         list.push_back(std::move(j));
     }
     json doc;
+    doc["kind"] = "check";  // the shape schemas/output/check.schema.json describes
     doc["version"] = 1;
     doc["diagnostics"] = std::move(list);
     doc["summary"] = {{"errors", counts.errors}, {"warnings", counts.warnings}, {"infos", counts.infos}};

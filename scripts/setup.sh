@@ -23,8 +23,9 @@ if ((tests)); then
     catch2 libbenchmark-dev python3
     # reliability tests: strace watches the linter for side effects; clang builds the libFuzzer targets
     strace clang libclang-rt-14-dev
-    # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
-    pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
+    # integration tests: the real pre-commit, editors driving the LSP server headless; the JSON Schema validator
+    # (with its URI format checks) that SARIF logs and the output contracts (schemas/output/) are checked with
+    pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode python3-jsonschema python3-rfc3987
     # the format check, the package tests' fresh Debian root, and the release's wheel (scripts/release.sh)
     clang-format debootstrap python3-setuptools python3-wheel python3-pip python3-venv
   )

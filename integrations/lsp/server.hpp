@@ -16,6 +16,7 @@
 
 #include "config/project_config.hpp"
 #include "engine/lint_session.hpp"
+#include "integrations/lsp/diagnostic_cap.hpp"
 #include "integrations/lsp/json_rpc.hpp"
 #include "integrations/lsp/positions.hpp"
 
@@ -35,6 +36,7 @@ struct ServerOptions {
     std::string mcore;        // as `check --mcore`
     std::string config_file;  // as `check --config`
     std::size_t max_message_bytes = FrameReader::kDefaultMaxBody;
+    std::size_t max_diagnostics = kDefaultMaxDiagnostics;  // per document, then one summary
 };
 
 class Server {

@@ -6,7 +6,7 @@
 
 #include <set>
 
-#include "../support/json_schema.hpp"
+#include "../support/output_schema.hpp"
 #include "../support/run.hpp"
 #include "../support/temp_dir.hpp"
 
@@ -112,10 +112,7 @@ TEST_CASE("check --format sarif and --output: a valid SARIF file for CI upload",
     CHECK(r.code == 1);
     CHECK(r.out.empty());  // the report went to the file
     json log = json::parse(read_file(dir / "results.sarif"));
-    mbl::test::JsonSchemaValidator schema(
-        json::parse(read_file(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/sarif/sarif-schema-2.1.0.json")));
-    auto errors = schema.validate(log);
-    CHECK(errors.empty());
+    CHECK(mbl::test::sarif_violations(log.dump()) == "");
     std::set<std::string> uris;
     for (const auto& res : log["runs"][0]["results"])
         uris.insert(res["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].get<std::string>());

@@ -1,5 +1,6 @@
-// `mbridge-lint gpu-check` end to end: exit codes and messages. On a machine with a GPU (and a CUDA build) the
-// small config runs for real and must pass; elsewhere the command must say it cannot run and exit 2.
+// `mbridge-lint gpu-check` end to end: exit codes and messages. Stand-ins play the Megatron Core helper and the CUDA
+// harness tool through their JSON interfaces, so every path runs on any machine; the real harness is driven by
+// tests/gpu/test_harness_tool.sh (label `gpu`).
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -9,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+
+#include "../support/output_schema.hpp"
 
 namespace {
 
@@ -170,7 +173,7 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
     const double predicted = predicted_peak_saving(kSmall);
     REQUIRE(predicted > 0);
     const long long control = 100000000000LL;
-    auto with = [&](double factor, const std::string& extra = "") {
+    auto with = [&](double factor, const std::string& extra = "", const std::string& format = "") {
         const long long candidate = control - std::llround(predicted * factor);
         const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
         setenv("FAKE_CONTROL", std::to_string(control).c_str(), 1);
@@ -178,13 +181,19 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
         if (extra.empty()) unsetenv("FAKE_SILENT");
         else setenv("FAKE_SILENT", "1", 1);
         return run("gpu-check " + cfg + " --steps 2 --warmup 1 --work-dir " + work + " --runner '" + launcher +
-                   " --config-file job.yaml'");
+                       " --config-file job.yaml'" + format,
+                   format.empty());
     };
     auto r = with(1.03);
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(r.out.find("control   (selective [])") != std::string::npos);
     CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
+    // The JSON report keeps its contract (schemas/output/gpu-check.schema.json, runner mode).
+    auto as_json = with(1.03, "", " --format json");
+    CHECK(as_json.code == 0);
+    CHECK(mbl::test::output_schema_violations("gpu-check", as_json.out) == "");
+    CHECK(nlohmann::json::parse(as_json.out)["mode"] == "runner");
     const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
     const std::string args = slurp(work + "/candidate/args.txt");
     CHECK(
@@ -426,6 +435,7 @@ TEST_CASE("gpu-check runs the CUDA harness tool through its JSON interface", "[c
         auto r = run("gpu-check " + cfg + " --reference harness --steps 1 --format json", false);
         INFO(r.out);
         CHECK(r.code == 1);
+        CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
         CHECK(nlohmann::json::parse(r.out)["result"] == "fail");
     }
     struct Failing {
@@ -498,6 +508,8 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
         INFO(r.out);
         CHECK(r.code == 0);
         const auto doc = nlohmann::json::parse(r.out);
+        CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
+        CHECK(doc["mode"] == "reference");
         CHECK(doc["result"] == "pass");
         CHECK(doc["reference"]["kind"] == "mcore");
         CHECK(doc["reference"]["megatron_core"] == "0.20.0");
