@@ -44,7 +44,7 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         "gpu-check",
         "Run a short step of the config's layers on this machine's GPU with and without its recompute setting and "
         "compare the measured memory saving with the prediction.\nExit codes: 0 pass; 1 a saving missed the tolerance; "
-        "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA support in this build, unusable config, shapes "
+        "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA harness, unusable config, shapes "
         "that do not fit).");
     cmd->add_option("target", a.target,
                     "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
@@ -72,7 +72,8 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     cmd->add_option(
            "--reference", a.reference,
            "What builds and measures the layers: mcore (the installed Megatron Core, through --python), harness "
-           "(this build's CUDA re-implementation of Megatron Core's local layers) or auto (mcore where PyTorch, "
+           "(the CUDA re-implementation of Megatron Core's local layers, the separate tool mbridge-lint-gpu-harness: "
+           "beside mbridge-lint, on PATH or named by MBRIDGE_LINT_GPU_HARNESS) or auto (mcore where PyTorch, "
            "Megatron Core and a GPU are there, else harness)")
         ->check(CLI::IsMember({"auto", "mcore", "harness"}));
     cmd->add_option("--python", a.python, "Python interpreter with PyTorch and Megatron Core for --reference mcore");
@@ -331,7 +332,7 @@ int run_gpu_check(const GpuCheckArgs& a) {
     }
     const gpu::DeviceInfo device = gpu::device_info();
     if (!device.usable()) {
-        const std::string harness = device.cuda_built ? "no GPU: " + device.error : device.error;
+        const std::string harness = device.harness_found ? "no GPU: " + device.error : device.error;
         if (mcore_missing.empty()) std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", harness);
         else
             std::cerr << fmt::format(
@@ -368,6 +369,9 @@ int run_gpu_check(const GpuCheckArgs& a) {
         return kUnusable;
     } catch (const gpu::NoGpu& e) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", e.what());
+        return kUnusable;
+    } catch (const std::runtime_error& e) {  // the harness tool failed otherwise (its message says how)
+        std::cerr << fmt::format("mbridge-lint gpu-check: {}\n", e.what());
         return kUnusable;
     }
     if (!mcore_missing.empty()) result.notes.push_back("the Megatron Core reference cannot run here: " + mcore_missing);

@@ -1,4 +1,4 @@
-// The parts of gpu_check/harness.hpp that need no GPU: config validation and the labels the harness implements.
+// The stack's validation and the labels the harness implements: shared by gpu-check's plan and the harness tool.
 #include <fmt/format.h>
 
 #include <algorithm>

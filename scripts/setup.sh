@@ -26,8 +26,8 @@ if ((tests)); then
     # integration tests: the real pre-commit, editors driving the LSP server headless; the JSON Schema validator
     # (with its URI format checks) that SARIF logs and the output contracts (schemas/output/) are checked with
     pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode python3-jsonschema python3-rfc3987
-    # the format check, and the package test's fresh Debian root
-    clang-format debootstrap
+    # the format check, the package tests' fresh Debian root, and the release's wheel (scripts/release.sh)
+    clang-format debootstrap python3-setuptools python3-wheel python3-pip python3-venv
   )
 fi
 missing=()

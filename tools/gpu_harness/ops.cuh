@@ -2,7 +2,7 @@
 // Tape ops of the harness (ops.cu). Each records the backward with what the matching PyTorch op keeps.
 #include <utility>
 
-#include "gpu_check/detail.cuh"
+#include "tools/gpu_harness/detail.cuh"
 
 namespace mbl::gpu::rt {
 

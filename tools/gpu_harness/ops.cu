@@ -1,9 +1,9 @@
 // Tape ops: each computes its forward and records a backward that captures exactly the tensors PyTorch's autograd
-// would keep for the corresponding Megatron Core op (see gpu_check/README.md). Checkpoints live here too.
+// would keep for the corresponding Megatron Core op (see tools/gpu_harness/README.md). Checkpoints live here too.
 #include <algorithm>
 #include <cmath>
 
-#include "gpu_check/ops.cuh"
+#include "tools/gpu_harness/ops.cuh"
 
 namespace mbl::gpu::rt {
 

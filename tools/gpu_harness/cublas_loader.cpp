@@ -9,7 +9,7 @@
 #include <stdexcept>
 #include <string>
 
-#include "gpu_check/harness.hpp"
+#include "tools/gpu_harness/harness.hpp"
 
 namespace {
 

@@ -4,8 +4,8 @@
 #include <chrono>
 #include <cmath>
 
-#include "gpu_check/harness.hpp"
-#include "gpu_check/ops.cuh"
+#include "tools/gpu_harness/harness.hpp"
+#include "tools/gpu_harness/ops.cuh"
 
 namespace mbl::gpu {
 namespace {
@@ -464,9 +464,9 @@ double param_bytes(Model& m, bool grads) {
 
 }  // namespace
 
-DeviceInfo device_info() {
+DeviceInfo cuda_device_info() {
     DeviceInfo info;
-    info.cuda_built = true;
+    info.harness_found = true;
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
     if (e != cudaSuccess) {
@@ -495,7 +495,7 @@ DeviceInfo device_info() {
     return info;
 }
 
-Measurement measure(const StackConfig& cfg, const Recompute& rc, const RunOptions& options) {
+Measurement cuda_measure(const StackConfig& cfg, const Recompute& rc, const RunOptions& options) {
     ensure_device();
     check_config(cfg, rc);
     Measurement m;

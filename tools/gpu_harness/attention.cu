@@ -3,7 +3,7 @@
 // deterministic. Warps own rows; lanes own keys (scores) or feature columns (accumulators).
 #include <cfloat>
 
-#include "gpu_check/detail.cuh"
+#include "tools/gpu_harness/detail.cuh"
 
 namespace mbl::gpu::rt {
 namespace {

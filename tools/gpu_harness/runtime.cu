@@ -2,8 +2,8 @@
 #include <algorithm>
 #include <string>
 
-#include "gpu_check/detail.cuh"
-#include "gpu_check/harness.hpp"
+#include "tools/gpu_harness/detail.cuh"
+#include "tools/gpu_harness/harness.hpp"
 
 namespace mbl::gpu::rt {
 

@@ -2,7 +2,7 @@
 // so that a replayed forward or backward gives bit-identical results.
 #include <cfloat>
 
-#include "gpu_check/detail.cuh"
+#include "tools/gpu_harness/detail.cuh"
 
 namespace mbl::gpu::rt {
 namespace {
