@@ -1,10 +1,10 @@
 // JUnit XML, the test-report format CI systems display (GitLab's `artifacts:reports:junit`, Jenkins, Azure): one test
 // suite per file, a failed test case per diagnostic, a passed one per checked file without diagnostics.
 #include <fmt/format.h>
-#include <tinyxml2.h>
 
 #include <map>
 #include <ostream>
+#include <pugixml.hpp>
 
 #include "core/paths.hpp"
 #include "report/report.hpp"
@@ -13,15 +13,15 @@ namespace mbl {
 
 namespace {
 
-void write_failure(tinyxml2::XMLPrinter& xml, const Diagnostic& d, const std::string& file) {
-    xml.OpenElement("testcase");
-    xml.PushAttribute("name", fmt::format("{} {}", d.code, d.name).c_str());
-    xml.PushAttribute("classname", file.c_str());
-    xml.PushAttribute("file", file.c_str());
-    if (d.range.valid()) xml.PushAttribute("line", d.range.line);
-    xml.OpenElement("failure");
-    xml.PushAttribute("message", d.message.c_str());
-    xml.PushAttribute("type", severity_name(d.severity));
+void add_failure(pugi::xml_node suite, const Diagnostic& d, const std::string& file) {
+    pugi::xml_node c = suite.append_child("testcase");
+    c.append_attribute("name") = fmt::format("{} {}", d.code, d.name).c_str();
+    c.append_attribute("classname") = file.c_str();
+    c.append_attribute("file") = file.c_str();
+    if (d.range.valid()) c.append_attribute("line") = d.range.line;
+    pugi::xml_node failure = c.append_child("failure");
+    failure.append_attribute("message") = d.message.c_str();
+    failure.append_attribute("type") = severity_name(d.severity);
     std::string body =
         d.range.valid() ? fmt::format("line {}, column {}: {}", d.range.line, d.range.column, d.message) : d.message;
     for (const auto& n : d.notes)
@@ -29,17 +29,14 @@ void write_failure(tinyxml2::XMLPrinter& xml, const Diagnostic& d, const std::st
                                 : fmt::format("\nnote: {}", n.message);
     if (d.fix) body += fmt::format("\nhelp: {}", d.fix->title);
     if (const std::string url = rule_doc_url(d.code); !url.empty()) body += "\ndocs: " + url;
-    xml.PushText(body.c_str());
-    xml.CloseElement();
-    xml.CloseElement();
+    failure.text() = body.c_str();
 }
 
-void write_pass(tinyxml2::XMLPrinter& xml, const std::string& file) {
-    xml.OpenElement("testcase");
-    xml.PushAttribute("name", "mbridge-lint");
-    xml.PushAttribute("classname", file.c_str());
-    xml.PushAttribute("file", file.c_str());
-    xml.CloseElement();
+void add_pass(pugi::xml_node suite, const std::string& file) {
+    pugi::xml_node c = suite.append_child("testcase");
+    c.append_attribute("name") = "mbridge-lint";
+    c.append_attribute("classname") = file.c_str();
+    c.append_attribute("file") = file.c_str();
 }
 
 }  // namespace
@@ -53,25 +50,25 @@ void write_junit(std::ostream& out, const std::vector<Diagnostic>& diags, const 
     std::size_t tests = 0;
     for (const auto& [file, found] : by_file) tests += std::max<std::size_t>(1, found.size());
 
-    tinyxml2::XMLPrinter xml;
-    xml.PushHeader(false, true);
-    xml.OpenElement("testsuites");
-    xml.PushAttribute("name", "mbridge-lint");
-    xml.PushAttribute("tests", static_cast<int64_t>(tests));
-    xml.PushAttribute("failures", static_cast<int64_t>(diags.size()));
-    xml.PushAttribute("errors", 0);
+    pugi::xml_document doc;
+    pugi::xml_node declaration = doc.append_child(pugi::node_declaration);
+    declaration.append_attribute("version") = "1.0";
+    declaration.append_attribute("encoding") = "UTF-8";
+    pugi::xml_node suites = doc.append_child("testsuites");
+    suites.append_attribute("name") = "mbridge-lint";
+    suites.append_attribute("tests") = static_cast<unsigned long long>(tests);
+    suites.append_attribute("failures") = static_cast<unsigned long long>(diags.size());
+    suites.append_attribute("errors") = 0;
     for (const auto& [file, found] : by_file) {
-        xml.OpenElement("testsuite");
-        xml.PushAttribute("name", file.c_str());
-        xml.PushAttribute("tests", static_cast<int64_t>(std::max<std::size_t>(1, found.size())));
-        xml.PushAttribute("failures", static_cast<int64_t>(found.size()));
-        xml.PushAttribute("errors", 0);
-        if (found.empty()) write_pass(xml, file);
-        for (const Diagnostic* d : found) write_failure(xml, *d, file);
-        xml.CloseElement();
+        pugi::xml_node suite = suites.append_child("testsuite");
+        suite.append_attribute("name") = file.c_str();
+        suite.append_attribute("tests") = static_cast<unsigned long long>(std::max<std::size_t>(1, found.size()));
+        suite.append_attribute("failures") = static_cast<unsigned long long>(found.size());
+        suite.append_attribute("errors") = 0;
+        if (found.empty()) add_pass(suite, file);
+        for (const Diagnostic* d : found) add_failure(suite, *d, file);
     }
-    xml.CloseElement();
-    out << xml.CStr();
+    doc.save(out, "  ");
 }
 
 }  // namespace mbl

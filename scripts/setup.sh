@@ -15,7 +15,7 @@ esac
 # To build and run the linter (nodejs/npm fetch the grammar below; git serves `check --changed-only`).
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev libtinyxml2-dev
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev libpugixml-dev
   nodejs
 )
 if ((tests)); then

@@ -1,12 +1,12 @@
 // The controls people expect from a linter (issue 22 item 1), from the command line and from the configuration file:
 // output formats, --statistics, rule selection with IN codes, --exit-zero, exclusion, the fixable summary, the fix's
 // safety and documentation link, standard input, progress on a terminal and --version.
-#include <tinyxml2.h>
 
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <pugixml.hpp>
 #include <set>
 #include <string>
 
@@ -333,16 +333,15 @@ TEST_CASE("GitLab Code Quality and JUnit reports", "[cli][controls]") {
     auto j = run_in(dir.path(), cmd + "--output-format junit .");
     INFO(j.out);
     CHECK(j.code == 1);
-    tinyxml2::XMLDocument doc;
-    REQUIRE(doc.Parse(j.out.c_str()) == tinyxml2::XML_SUCCESS);
-    const auto* suites = doc.FirstChildElement("testsuites");
+    pugi::xml_document doc;
+    REQUIRE(doc.load_string(j.out.c_str()));
+    const pugi::xml_node suites = doc.child("testsuites");
     REQUIRE(suites);
-    CHECK(suites->IntAttribute("tests") == 3);  // two failures in bad.yaml, clean.yaml passes
-    CHECK(suites->IntAttribute("failures") == 2);
+    CHECK(suites.attribute("tests").as_int() == 3);  // two failures in bad.yaml, clean.yaml passes
+    CHECK(suites.attribute("failures").as_int() == 2);
     int passed = 0, failed = 0;
-    for (auto* s = suites->FirstChildElement("testsuite"); s; s = s->NextSiblingElement("testsuite"))
-        for (auto* c = s->FirstChildElement("testcase"); c; c = c->NextSiblingElement("testcase"))
-            ++(c->FirstChildElement("failure") ? failed : passed);
+    for (const pugi::xml_node s : suites.children("testsuite"))
+        for (const pugi::xml_node c : s.children("testcase")) ++(c.child("failure") ? failed : passed);
     CHECK(passed == 1);
     CHECK(failed == 2);
 }

@@ -70,7 +70,7 @@ echo "== pip install . --no-build-isolation, offline, from the checkout (the sam
 "${PYTHON:-/usr/bin/python3}" -m venv --system-site-packages "$work/venv"  # Debian's setuptools and wheel build it
 MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$work/venv/bin/pip" install -q --no-build-isolation --no-index \
   "$source_dir" > "$work/pip-source.log" 2>&1 || { tail -30 "$work/pip-source.log"; fail "pip install . failed"; }
-[ "$("$work/venv/bin/mbridge-lint" --version)" = "$version" ] || fail "pip install .: mbridge-lint --version"
+[ "$("$work/venv/bin/mbridge-lint" --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "pip install .: mbridge-lint --version"
 [ -z "$(git -C "$source_dir" status --porcelain --ignored -- python setup.py pyproject.toml)" ] ||
   fail "building the wheel wrote into the checkout: $(git -C "$source_dir" status --porcelain --ignored -- python)"
 
@@ -95,17 +95,17 @@ echo "== pip install the wheel into a venv (offline)"
 in_root python3 -m venv /opt/venv
 in_root /opt/venv/bin/pip install -q --no-index "/tmp/dist/$(basename "$wheel")" > "$work/pip.log" 2>&1 ||
   { cat "$work/pip.log"; fail "pip install of the wheel failed"; }
-[ "$(in_root /opt/venv/bin/mbridge-lint --version)" = "$version" ] || fail "the wheel's mbridge-lint --version"
+[ "$(in_root /opt/venv/bin/mbridge-lint --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "the wheel's mbridge-lint --version"
 expect_check /opt/venv/bin/mbridge-lint
 expect_check /opt/venv/bin/python -m mbridge_lint
 path="$(in_root /opt/venv/bin/python -c 'import mbridge_lint; print(mbridge_lint.binary_path())')"
-[ "$(in_root "$path" --version)" = "$version" ] || fail "mbridge_lint.binary_path() is not the binary: $path"
+[ "$(in_root "$path" --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "mbridge_lint.binary_path() is not the binary: $path"
 echo "  binary_path(): $path"
 
 echo "== apt install ./mbridge-lint_${version}_amd64.deb"
 in_root sh -c "cd /tmp/dist && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends ./$(basename "$deb")" \
   > "$work/apt.log" 2>&1 || { cat "$work/apt.log"; fail "apt install of the .deb failed"; }
-[ "$(in_root /usr/bin/mbridge-lint --version)" = "$version" ] || fail "the .deb's mbridge-lint --version"
+[ "$(in_root /usr/bin/mbridge-lint --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "the .deb's mbridge-lint --version"
 expect_check /usr/bin/mbridge-lint
 
 echo "== the tarball's binary as is"
