@@ -394,7 +394,7 @@ struct WithHarness {  // MBRIDGE_LINT_GPU_HARNESS for the commands run while it 
 TEST_CASE("gpu-check runs the CUDA harness tool through its JSON interface", "[cli][gpu_check][harness]") {
     const std::string cfg = write_temp("harness.yaml", kSmall);
     const Effective e = effective_of(cfg, kSmall);
-    const gpu::Plan plan = gpu::make_plan(e.model, e.root, gpu::PlanOptions{});  // the CLI's defaults
+    const gpu::Plan plan = gpu::make_plan(e.model, gpu::PlanOptions{});  // the CLI's defaults
     REQUIRE(plan.error.empty());
     REQUIRE(plan.candidates.size() == 1);
     const std::string control = plan.control.describe(), candidate = plan.candidates[0].describe();
@@ -480,7 +480,7 @@ TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, M
     }
     {
         const Effective e = effective_of(cfg, kSmall);
-        const gpu::Plan plan = gpu::make_plan(e.model, e.root, gpu::PlanOptions{});
+        const gpu::Plan plan = gpu::make_plan(e.model, gpu::PlanOptions{});
         REQUIRE(plan.candidates.size() == 1);
         WithHarness with(standin_harness(
             "gpu.sh", dir, standin_gpu(),

@@ -26,7 +26,7 @@ public:
         in_ = to_server[0];
         out_ = from_server[1];
         thread_ = std::thread([this] {
-            mbl::lsp::Server server(mbl::lsp::ServerOptions{0ms, "0.20.dev", "", 1u << 26}, in_, out_);
+            mbl::lsp::Server server(mbl::lsp::ServerOptions{.debounce = 0ms, .mcore = "0.20.dev", .max_message_bytes = 1u << 26}, in_, out_);
             server.run();
             close(out_);
         });

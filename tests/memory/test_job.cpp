@@ -25,7 +25,7 @@ EffectiveModel model_of(const std::string& yaml, std::string_view recipe = {},
                         const std::string& revision = "0.20.dev") {
     YamlLoadResult loaded = load_yaml("test.yaml", yaml);
     REQUIRE(loaded.ok());
-    FinalizeResult fin = finalize(loaded.root, *Schema::instance().revision(revision), {}, recipe);
+    FinalizeResult fin = finalize(loaded.root, *Schema::instance().revision(revision), {}, nullptr, recipe);
     REQUIRE(fin.errors.empty());
     return fin.model;
 }
