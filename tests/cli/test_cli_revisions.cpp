@@ -70,7 +70,7 @@ void make_checkout(const TempDir& dir, const std::string& gitlink) {
 
 }  // namespace
 
-TEST_CASE("--help of every command that takes --mcore lists each revision name with what it is", "[cli][revisions]") {
+TEST_CASE("the --help of every command that takes --mcore lists each revision name with what it is", "[cli][revisions]") {
     for (const char* command : {"check", "show", "estimate", "config", "lsp", "rules", "gpu-check"}) {
         auto r = run(std::string(command) + " --help");
         INFO(command << "\n" << r.out);
@@ -241,7 +241,7 @@ TEST_CASE("check --mcore A,B reports what appears and disappears, per recipe, wi
     CHECK(run("check --mcore 0.19,main,dev " + yaml).code == 2);
 }
 
-TEST_CASE("--mcore-path reads the config classes of the Megatron Core the job imports", "[cli][revisions]") {
+TEST_CASE("check with --mcore-path reads the config classes of the Megatron Core the job imports", "[cli][revisions]") {
     // tests/data/mcore_source: excerpts of core_v0.16.0 and of the dev pin (which has enable_hyper_connections).
     const std::string data = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/mcore_source/";
     TempDir dir;
