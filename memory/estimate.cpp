@@ -9,6 +9,7 @@
 #include <cmath>
 
 #include "memory/job_parts.hpp"
+#include "memory/labels/registry.hpp"
 #include "memory/option_time.hpp"
 #include "memory/rank.hpp"
 
@@ -30,8 +31,8 @@ const GpuSpec* choose_gpu(const EstimateInputs& in, Estimate& est) {
     return find_gpu("H100");
 }
 
-// Candidate options: none, each label that acts on this model, all acting labels together, the configured option,
-// full uniform 1. `crashing_layernorm`: layernorm recompute crashes these layers (RC107), so it is not offered.
+// Candidate options: none, each label that acts on this model, all acting labels together (but nested ones), the
+// configured option, full uniform 1. `crashing_layernorm`: layernorm recompute crashes these layers (RC107), so it is not offered.
 std::vector<Recompute> candidates(const Estimate& est, bool crashing_layernorm) {
     std::vector<Recompute> out{Recompute::none()};
     std::vector<LayerKind> present;
@@ -50,7 +51,11 @@ std::vector<Recompute> candidates(const Estimate& est, bool crashing_layernorm) 
         acting.push_back(label);
         out.push_back(Recompute::selective({label}));
     }
-    if (acting.size() > 1) out.push_back(Recompute::selective(acting));
+    // All acting labels together, but none inside another's checkpoint (moe_act and shared_experts inside moe).
+    std::vector<std::string> outer;
+    for (const auto& label : acting)
+        if (const auto* model = labels::find(label); !model || !has(acting, model->nested_in)) outer.push_back(label);
+    if (outer.size() > 1) out.push_back(Recompute::selective(outer));
     if (!recomputes_nothing(est.current)) out.push_back(est.current);
     out.push_back(Recompute::full(Recompute::Method::Uniform, 1));
     return out;

@@ -59,10 +59,17 @@ Fix recompute_fix(const EffectiveModel& m, const memory::OptionEstimate& option)
             break;
     }
     // Fields the new setting does not use are set to None where the config sets them, so that Megatron Core does
-    // not reject the result (recompute_method or recompute_num_layers under selective: RC003, RC006).
-    if (rc.granularity != Recompute::Granularity::Full)
-        for (const char* field : {"recompute_method", "recompute_num_layers"})
-            if (!m[field].is_null() && m[field].prov().origin != Origin::Default) set(field, "null");
+    // not reject the result (recompute_method or recompute_num_layers under selective: RC003, RC006) and no new
+    // warning follows (recompute_modules under full: RC109).
+    auto clear = [&](const char* field) {
+        if (!m[field].is_null() && m[field].prov().origin != Origin::Default) set(field, "null");
+    };
+    if (rc.granularity != Recompute::Granularity::Full) {
+        clear("recompute_method");
+        clear("recompute_num_layers");
+    } else {
+        clear("recompute_modules");
+    }
     return Fix{fmt::format("Set the recompute to {}", option.name), std::move(edits), {}, false};
 }
 

@@ -39,6 +39,10 @@ struct LabelModel {
     std::string_view drops;  // what its checkpoint frees, in words
     // The CUDA harness (gpu_check/harness.cu) builds this checkpoint.
     bool harness = false;
+    // The label whose checkpoint already holds this one's (`moe` checkpoints the whole MoE layer, moe_act and
+    // shared_experts included: Megatron Core transformer/transformer_layer.py, `_forward_mlp` under "moe"); listing
+    // both frees nothing more (RC105), so the estimate never offers them together.
+    std::string_view nested_in;
     // Drops the label's tensors from the layer's saved set and adds what its checkpoint keeps; whether it acted.
     bool (*apply)(const LayerContext& layer, std::vector<SavedTensor>& saved) = nullptr;
     // Bytes its checkpoint adds at the layer's backward peak in `phase` (the re-computed output and its gradient).

@@ -27,6 +27,7 @@ extern const LabelModel k_moe_act{
     .output_discarding = true,
     .drops = "the expert activation and its product with the router probability",
     .harness = true,
+    .nested_in = "moe",
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,

@@ -25,6 +25,7 @@ extern const LabelModel k_shared_experts{
     .output_discarding = false,
     .drops = "the shared experts' internals",
     .harness = true,
+    .nested_in = "moe",
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,

@@ -134,7 +134,7 @@ TEST_CASE("a dense config becomes one tensor-parallel rank's first-stage layers"
         return false;
     };
     CHECK(has_note("gdn_norm_out"));
-    CHECK(has_note("sequence parallelism is not emulated"));
+    CHECK(has_note("without the communication and without sequence parallelism"));
     CHECK(p.summary.find("4 layers of the first pipeline stage") != std::string::npos);
 }
 
@@ -183,7 +183,10 @@ TEST_CASE("configs the harness cannot build say why", "[gpu_plan]") {
                   "recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}")
               .error.find("multi-latent attention") != std::string::npos);
     CHECK(plan_of("model: {recompute_granularity: full, recompute_method: uniform, recompute_num_layers: 1}")
-              .error.find("hidden_size") != std::string::npos);
+              .error.find("num_layers is not set") != std::string::npos);
+    CHECK(plan_of("model: {num_layers: 4, recompute_granularity: full, recompute_method: uniform, "
+                  "recompute_num_layers: 1}")
+              .error.find("hidden_size is not set") != std::string::npos);
 }
 
 TEST_CASE("savings are compared relative to the prediction, with a floor", "[gpu_plan]") {
