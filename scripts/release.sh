@@ -33,7 +33,8 @@ echo "== wheel (builds the binary in $build)"
 "$python" -m pip wheel . --no-build-isolation --no-deps --no-index --wheel-dir "$out" > "$work/wheel.log" 2>&1 ||
   { tail -40 "$work/wheel.log"; fail "pip wheel failed (log above)"; }
 binary="$build/mbridge-lint"
-[ "$("$binary" --version)" = "$version" ] || fail "$binary --version is not $version"
+# --version's first line is "mbridge-lint VERSION (commit ...)"; the known revisions follow.
+[ "$("$binary" --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "$binary --version is not $version"
 
 echo "== tarball"
 stem="mbridge-lint-$version-linux-$(uname -m)"
