@@ -146,13 +146,9 @@ int run_check(const CheckArgs& args) {
     for (const auto& d : all) reported.insert(diagnostic_identity(d));
     bool any_diff = false, write_failed = false;
     std::ostringstream diffs;
-    for (const auto& input : inputs) {
-        FileResult r;
-        if (args.fix || args.diff)
-            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs, dependents);
-        else r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
+    auto take = [&](const InputFile& input, FileResult r) {
         dependents.record(input, r);
-        if (r.skipped) continue;
+        if (r.skipped) return;
         ++checked;
         note_revision_choice(revisions, r.revision_choice);
         recipes += r.recipes;
@@ -161,6 +157,20 @@ int run_check(const CheckArgs& args) {
         for (auto& d : r.diagnostics)
             // A broken configuration file, or a helper shared by recipes in several files: report it once.
             if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
+    };
+    if (args.fix || args.diff) {
+        // One file after another: a fix changes files that the next one may read.
+        for (const auto& input : inputs) {
+            FileResult r;
+            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs, dependents);
+            take(input, std::move(r));
+        }
+    } else {
+        std::vector<LintTarget> targets;
+        for (const auto& input : inputs)
+            targets.push_back({input.path, !input.explicit_input || args.skip_non_configs, input.function});
+        std::size_t taken = 0;
+        session.lint_all(targets, [&](FileResult r) { take(inputs[taken++], std::move(r)); });
     }
     if (!args.skip_non_configs)
         for (auto& d : dependents.errors()) all.push_back(std::move(d));

@@ -103,9 +103,9 @@ static std::vector<std::string> string_list(const json& j, const char* key) {
     return out;
 }
 
-const std::vector<std::string>& Revision::enum_values(const std::string& key) const {
+const std::vector<std::string>& Revision::enum_values(RevisionEnum key) const {
     static const std::vector<std::string> none;
-    auto it = enums.find(key);
+    auto it = enums.find(key.str());
     return it == enums.end() ? none : it->second;
 }
 

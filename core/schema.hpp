@@ -9,6 +9,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/revision_keys.hpp"
 #include "core/value.hpp"
 
 namespace mbl {
@@ -43,19 +44,20 @@ struct Revision {
     std::vector<std::string> labels;
     std::vector<std::string> default_modules;
     std::vector<std::string> output_discarding;
-    std::set<std::string> rejections;                       // codes of the error rules Megatron Core enforces here
-    std::set<std::string> known_crashes;                    // ids of configurations known to crash at run time here
-    std::vector<std::pair<std::string, Value>> defaults;    // field defaults the rules rely on
-    std::map<std::string, std::vector<std::string>> enums;  // accepted values of enum-like fields
+    std::set<std::string, std::less<>> rejections;        // codes of the error rules Megatron Core enforces here
+    std::set<std::string, std::less<>> known_crashes;     // ids of configurations known to crash at run time here
+    std::vector<std::pair<std::string, Value>> defaults;  // field defaults the rules rely on
+    std::map<std::string, std::vector<std::string>, std::less<>> enums;  // accepted values of enum-like fields
     // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
     std::map<std::string, std::map<std::string, std::string>> value_aliases;
 
-    const std::vector<std::string>& enum_values(const std::string& key) const;
+    // A key's values; empty where this revision's file (and those it extends) does not state the key.
+    const std::vector<std::string>& enum_values(RevisionEnum key) const;
 
-    bool rejects(std::string_view code) const { return rejections.count(std::string(code)) > 0; }
+    bool rejects(std::string_view code) const { return rejections.contains(code); }
     bool has_label(std::string_view label) const;
     bool discards_output(std::string_view label) const;
-    bool crashes(std::string_view id) const { return known_crashes.count(std::string(id)) > 0; }
+    bool crashes(KnownCrash id) const { return known_crashes.contains(id.str()); }
 
     // One line for --help: "release core_v0.19.0" / "commit 2a75ac12c54b (2026-08-13, main branch), Megatron
     // Bridge's main pin (...)".

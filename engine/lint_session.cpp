@@ -190,6 +190,11 @@ LintSession::LintSession(SessionOptions options, SourceManager& sources, std::sh
     : options_(std::move(options)), sources_(sources), resolver_(std::move(resolver)) {}
 
 FileResult LintSession::lint(const std::string& path, bool allow_skip, const std::string& function) {
+    return lint_target(LintTarget{path, allow_skip, function}, options_.jobs);
+}
+
+FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
+    const std::string& path = target.path;
     FileResult out;
     out.path = path;
     std::string why;
@@ -227,8 +232,9 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx = parse_context(config);
     ctx.revision = out.revision;
-    ctx.function = function;
-    ParseResult parsed = fe.parse(path, *text, allow_skip, ctx);
+    ctx.function = target.function;
+    ctx.jobs = jobs;
+    ParseResult parsed = fe.parse(path, *text, target.allow_skip, ctx);
     if (parsed.skipped) {
         out.skipped = true;
         return out;

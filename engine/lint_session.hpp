@@ -57,6 +57,13 @@ struct FileResult {
     bool cancelled = false;        // stopped early (a newer edit arrived); the diagnostics are incomplete
 };
 
+// One document to lint (see LintSession::lint).
+struct LintTarget {
+    std::string path;
+    bool allow_skip = false;
+    std::string function{};
+};
+
 class LintSession {
 public:
     LintSession(SessionOptions options, SourceManager& sources);
@@ -67,6 +74,12 @@ public:
     // `allow_skip`: files that are plainly not configs are reported as skipped (directory walks, pre-commit).
     // `function`: only that recipe of a Python file (`file.py::function`).
     FileResult lint(const std::string& path, bool allow_skip = false, const std::string& function = {});
+
+    // Lints the targets on up to options().jobs threads, several documents at once (the recipes of each on one
+    // thread), and hands each result to `take` on the calling thread in the order of `targets`, as soon as it and
+    // those before it are done: what `take` sees is what linting them one after another gives. The results come
+    // without FileResult::configs, which for a whole tree would hold every recipe's config at once.
+    void lint_all(const std::vector<LintTarget>& targets, const std::function<void(FileResult)>& take);
 
     // The effective model of one config of a linted file (for hover).
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;
@@ -86,7 +99,7 @@ public:
 
     // Front-end state (parsed modules, import graphs) that outlives this session: the editor server lints each edit
     // in a fresh session but keeps what did not change. The front ends check files for changes before reusing it.
-    using FrontEndState = std::map<std::string, std::shared_ptr<void>>;
+    using FrontEndState = ::mbl::FrontEndState;
     void keep_front_end_state(std::shared_ptr<FrontEndState> state) {
         front_end_state_ = std::move(state);
         revalidate_state_ = true;
@@ -99,6 +112,7 @@ public:
     const SessionOptions& options() const { return options_; }
 
 private:
+    FileResult lint_target(const LintTarget& target, int jobs);
     ParseContext parse_context(const ProjectConfig& config);
     RevisionChoice choose_revision(const std::string& path, const ProjectConfig& config);
     std::set<std::string> reverse_dependencies(const std::string& path,

@@ -916,7 +916,8 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         if (std::find(present.begin(), present.end(), k) == present.end()) present.push_back(k);
     for (const std::string& label : modeled_labels()) {
         // Not offered where it crashes at run time (RC107: layernorm recompute with local layers).
-        if (label == "layernorm" && local && m.revision && m.revision->crashes("layernorm-recompute-local-impl"))
+        if (label == "layernorm" && local && m.revision &&
+            m.revision->crashes(known_crash::layernorm_recompute_local_impl))
             continue;
         bool acts = false;
         for (auto k : present) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <set>
 #include <thread>
 
@@ -134,15 +135,16 @@ public:
         std::vector<py::Module*> stale;
         const auto modules = project.index().modules();
         for (py::Module* m : modules) {
-            if (!m->ast) continue;
-            if (m->fs_path == doc ? m->ast->text != text : everything && !project.index().is_current(*m))
+            const py::Ast* ast = m->parsed_ast();  // other documents of the run may be parsing some meanwhile
+            if (!ast) continue;
+            if (m->fs_path == doc ? ast->text != text : everything && !project.index().is_current(*m))
                 stale.push_back(m);
         }
         if (stale.empty()) return project;
         // What imports a stale module, at any depth, read it at initialization: it is stale too.
         std::map<std::string, std::vector<py::Module*>> importers;
         for (py::Module* m : modules)
-            if (m->ast && !m->namespace_package)
+            if (m->parsed_ast() && !m->namespace_package)
                 for (const auto& dep : graph.imports(m->fs_path)) importers[dep].push_back(m);
         // Kept outcomes: an edit to the document alone leaves its recipes to their keys (RecipeKeys) and drops those
         // of the modules that import it; any other change drops them all (a recipe may read any module, and not
@@ -203,6 +205,9 @@ public:
 
     const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
 
+    // Held around every call above: the documents of a run may be parsed on several threads at once.
+    std::mutex& mutex() { return mutex_; }
+
 private:
     // Text of retired modules (kept alive) past which a project is rebuilt: a few hundred edits of a large recipe.
     static constexpr std::size_t kMaxRetiredBytes = 32u << 20;
@@ -216,6 +221,7 @@ private:
         std::map<std::string, std::vector<Diagnostic>> module_diagnostics;     // by module path (revalidated state)
         std::map<std::string, std::map<std::string, CachedOutcome>> outcomes;  // by module file, then recipe
     };
+    std::mutex mutex_;
     const SourceManager* sources_ = nullptr;
     std::vector<std::string> hf_args_;
     std::unique_ptr<py::HfResolver> hf_;
@@ -233,9 +239,7 @@ PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
         local = std::make_shared<PythonState>();
         return *local;
     }
-    auto& slot = (*ctx.state)["python"];
-    if (!slot) slot = std::make_shared<PythonState>();
-    return *std::static_pointer_cast<PythonState>(slot);
+    return ctx.state->slot<PythonState>("python");
 }
 
 // The recipes of a module, or just `function` (linted by name even when it is not recognisably a recipe).
@@ -323,7 +327,7 @@ std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const py::
 // Makes the text of every module read quotable in output (a diagnostic may point into any helper).
 void register_sources(py::Project& project, SourceManager& sources) {
     for (const py::Module* m : project.index().modules())
-        if (m->ast && !m->namespace_package && !sources.text(m->path)) sources.add(m->path, m->ast->text);
+        if (const py::Ast* ast = m->parsed_ast(); ast && !m->namespace_package) sources.add_new(m->path, ast->text);
 }
 
 class PythonFrontEnd final : public FrontEnd {
@@ -340,18 +344,20 @@ public:
         }
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
-        state.use_sources(ctx.sources);
         const Revision& revision =
             ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
         const std::string root = root_for(ctx, name);
-        py::ImportGraph& graph = state.graph(root);
         const std::string owned(text);
         const std::string doc = normalized_path(name);
+        std::unique_lock<std::mutex> bookkeeping(state.mutex());  // the modules themselves are thread-safe
+        state.use_sources(ctx.sources);
+        py::ImportGraph& graph = state.graph(root);
         py::Project& project =
             state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned, ctx.revalidate_state);
         for (const auto& e : state.hf_errors())
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
+        bookkeeping.unlock();
         if (!result.errors.empty()) return result;
 
         py::Module* m = project.index().module_for_file(name, result.errors, &owned);
@@ -388,8 +394,10 @@ public:
                     name)));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.
+        bookkeeping.lock();
         for (auto& d : state.module_diagnostics(project, graph, doc, ctx.revalidate_state))
             result.errors.push_back(std::move(d));
+        bookkeeping.unlock();
         register_sources(project, ctx.sources);
         return result;
     }

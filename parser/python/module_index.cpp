@@ -174,6 +174,7 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
     std::call_once(m->parsed, [m, given] {
         if (m->namespace_package) {
             m->ast = std::make_shared<const Ast>(parse_python(m->path, std::string()).ast);
+            m->parse_done.store(true, std::memory_order_release);
             return;
         }
         std::string error;
@@ -187,6 +188,7 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
                                               fmt::format("cannot read {}: {}", m->path, error));
         m->syntax_error = std::move(parsed.syntax_error);
         m->ast = std::make_shared<const Ast>(std::move(parsed.ast));
+        m->parse_done.store(true, std::memory_order_release);
     });
 }
 

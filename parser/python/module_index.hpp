@@ -101,10 +101,15 @@ public:
     FileStamp stamp;
     std::optional<Diagnostic> syntax_error;
     std::once_flag parsed;
+    std::atomic<bool> parse_done{false};  // `ast` and `syntax_error` are set (see parsed_ast)
     std::once_flag named;  // `path` may be set once, before parsing, to the name a caller uses for the file
     std::shared_ptr<Env> globals = std::make_shared<Env>();
     std::atomic<int> state{New};
     std::thread::id init_thread;
+
+    // The syntax tree once parsing has finished, else null. For code that looks at every module while other threads
+    // may be parsing some (after ensure_parsed, `ast` itself is safe to read).
+    const Ast* parsed_ast() const { return parse_done.load(std::memory_order_acquire) ? ast.get() : nullptr; }
 
     // The package relative imports start from.
     std::string package() const;

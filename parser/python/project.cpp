@@ -21,6 +21,7 @@ std::vector<Diagnostic> Project::take_module_diagnostics() {
 
 void Project::ensure_initialized(Module* m, int import_depth) {
     if (m->state.load(std::memory_order_acquire) == Module::Ready) return;
+    index_.ensure_parsed(m);  // before the lock: other threads initialize other modules meanwhile
     std::lock_guard<std::recursive_mutex> lock(index_.init_mutex());
     if (m->state.load(std::memory_order_acquire) != Module::New) return;  // ready, or a cycle on this thread
     index_.ensure_parsed(m);
