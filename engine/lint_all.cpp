@@ -82,6 +82,8 @@ void LintSession::lint_all(const std::vector<LintTarget>& targets, const std::fu
     std::size_t threads =
         options_.jobs > 0 ? static_cast<std::size_t>(options_.jobs) : std::thread::hardware_concurrency();
     threads = std::min(std::max<std::size_t>(threads, 1), targets.size());
+    // Named first, one thread or many, so that a file's name never depends on which thread read it first.
+    name_documents(targets);
     if (threads <= 1) {
         for (const auto& t : targets) {
             FileResult r = lint_target(t, options_.jobs);

@@ -193,6 +193,18 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     return lint_target(LintTarget{path, allow_skip, function}, options_.jobs);
 }
 
+void LintSession::name_documents(const std::vector<LintTarget>& targets) {
+    for (const auto& t : targets) {
+        auto config = resolver_->for_path(t.path);
+        if (!config->ok()) continue;  // the lint says why
+        const Revision* revision = choose_revision(t.path, config->config).revision;
+        if (!revision) continue;
+        ParseContext ctx = parse_context(config->config);
+        ctx.revision = revision;
+        front_end_or_yaml(t.path).name_document(t.path, ctx);
+    }
+}
+
 FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
     const std::string& path = target.path;
     FileResult out;

@@ -113,6 +113,8 @@ public:
 
 private:
     FileResult lint_target(const LintTarget& target, int jobs);
+    // FrontEnd::name_document for each target, before they are linted.
+    void name_documents(const std::vector<LintTarget>& targets);
     ParseContext parse_context(const ProjectConfig& config);
     RevisionChoice choose_revision(const std::string& path, const ProjectConfig& config);
     std::set<std::string> reverse_dependencies(const std::string& path,

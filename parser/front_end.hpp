@@ -103,6 +103,10 @@ public:
     // reported as skipped instead of being linted (directory walks, pre-commit).
     virtual ParseResult parse(const std::string& name, std::string_view text, bool allow_skip,
                               ParseContext& ctx) const = 0;
+    // Called for each document of a run, on one thread, before the documents are parsed on several threads at once: a
+    // front end whose state names what it reads (a module another document imports) names the documents here, as
+    // the caller writes them, so that the name does not depend on which thread reads a file first.
+    virtual void name_document(const std::string& /*name*/, ParseContext& /*ctx*/) const {}
     virtual std::vector<SourceComment> comments(std::string_view text) const = 0;
     // The text edits for one FieldEdit on `text` (the file holding site.entry). Empty when the edit cannot be made
     // without guessing at the layout; the fix is then offered without edits (shown, never applied).

@@ -402,6 +402,17 @@ public:
         return result;
     }
 
+    void name_document(const std::string& name, ParseContext& ctx) const override {
+        if (!ctx.state) return;  // nothing is shared between documents
+        std::shared_ptr<PythonState> local;
+        PythonState& state = state_of(ctx, local);
+        const Revision& revision =
+            ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
+        std::lock_guard<std::mutex> bookkeeping(state.mutex());
+        state.use_sources(ctx.sources);
+        state.project(root_for(ctx, name), revision, ctx.hf_config_paths).index().name_document(name);
+    }
+
     std::vector<SourceComment> comments(std::string_view text) const override { return python_edit::comments(text); }
     std::vector<TextEdit> field_edit(const FieldEdit& edit, const EditSite& site, std::string_view text,
                                      const LineIndex& lines) const override {

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what mbridge-lint needs on a fresh Debian 12 machine: the compiler, CMake and the libraries to build it,
 # and the tree-sitter Python grammar. `scripts/setup.sh --tests` adds the test tools (Catch2, the real editors and
-# pre-commit the integration tests drive, strace, clang for the fuzzers, clang-format, debootstrap for the package
-# test, ...). Safe to run again: apt skips what is installed, and the grammar download is skipped when the pinned
-# version is present.
+# pre-commit the integration tests drive, strace, clang for the fuzzers, clang-format, clang-tidy, debootstrap for
+# the package test, ...). Safe to run again: apt skips what is installed, and the grammar download is skipped when
+# the pinned version is present.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 case "${1:-}" in
@@ -25,8 +25,8 @@ if ((tests)); then
     strace clang libclang-rt-14-dev
     # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
     pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
-    # the format check, and the package test's fresh Debian root
-    clang-format debootstrap
+    # the format and clang-tidy checks, and the package test's fresh Debian root
+    clang-format clang-tidy debootstrap
   )
 fi
 missing=()

@@ -239,6 +239,11 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
     return found;
 }
 
+void ModuleIndex::name_document(const std::string& file) {
+    std::vector<Diagnostic> unreadable;  // reported when the document is linted
+    if (Module* m = module_for_file(file, unreadable)) std::call_once(m->named, [&] { m->path = file; });
+}
+
 std::vector<Module*> ModuleIndex::modules() const {
     std::lock_guard<std::mutex> lock(mutex_);
     std::vector<Module*> out;

@@ -141,6 +141,10 @@ public:
     // is its text when the caller has it; diagnostics then name the file as `file` is written.
     Module* module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
                             const std::string* text = nullptr);
+    // Names the module of `file` as the caller writes it before anything reads the module. The documents of a run
+    // that are linted on several threads are named so first: module_for_file names a document when it parses it,
+    // and another thread may by then be reading the module as an import.
+    void name_document(const std::string& file);
     // Every module read so far, sorted by path.
     std::vector<Module*> modules() const;
     // Whether a parsed module's text is still what the buffers or the disk hold (for a file read from disk, a
