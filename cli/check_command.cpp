@@ -141,7 +141,8 @@ int run_check(const CheckArgs& args) {
     for (auto& d : add_dependents(inputs, session)) brought.push_back(std::move(d));
     DependentsReport dependents(std::move(brought), inputs);
     int checked = 0, fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
-    std::vector<RevisionChoice> revisions;  // each distinct revision choice once (README "Revision detection")
+    // Each distinct revision choice once (docs/user-guide.md "Revision detection").
+    std::vector<RevisionChoice> revisions;
     std::set<DiagnosticIdentity> reported;
     for (const auto& d : all) reported.insert(diagnostic_identity(d));
     bool any_diff = false, write_failed = false;

@@ -37,7 +37,7 @@ struct CheckArgs {
     bool quiet = false;
     std::string gpu_memory;  // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
-    // Integrations (README "Fixes", "CI", "Configuration").
+    // Integrations (docs/configuration.md, docs/integrations.md).
     bool fix = false;
     bool unsafe_fixes = false;
     bool diff = false;
@@ -145,7 +145,7 @@ void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& desc
 std::string revisions_help();
 // Keeps each distinct revision choice of a run once, in the order first seen.
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice);
-// One line per detected choice (README "Revision detection"): which revision files in a Bridge checkout get, and why.
+// One line per detected choice (docs/user-guide.md "Revision detection"): which revision files in a Bridge checkout get, and why.
 void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices);
 // `check --mcore A,B`: the two names, or nullopt when `value` holds no comma.
 std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value);

@@ -73,7 +73,7 @@ int run_config(const ConfigArgs& args) {
     Setting<std::string> mcore{schema.revision(schema.default_revision())->name, {}};
     if (c.mcore) mcore = *c.mcore;
     if (!args.mcore.empty()) mcore = {resolve_revision(args.mcore)->name, command_line};
-    // Neither says: the revision a Bridge checkout around PATH pins (README "Revision detection").
+    // Neither says: the revision a Bridge checkout around PATH pins (docs/user-guide.md "Revision detection").
     std::optional<RevisionChoice> detected;
     if (!c.mcore && args.mcore.empty()) detected = RevisionDetector().detect(args.path);
     if (detected) mcore.value = detected->revision->name;

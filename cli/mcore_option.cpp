@@ -30,7 +30,7 @@ std::string revisions_help() {
         out += fmt::format("  refused: {} is ambiguous ({})\n", name, why);
     out += "Without --mcore and without mcore in the configuration file, a file inside a Megatron Bridge checkout is\n"
            "linted for the revision that checkout pins (its checked-out 3rdparty/Megatron-LM, else the gitlink, else\n"
-           ".main.commit); see README \"Revision detection\".";
+           ".main.commit); see docs/user-guide.md \"Revision detection\".";
     return out;
 }
 

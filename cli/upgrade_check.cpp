@@ -1,4 +1,4 @@
-// `check --mcore A,B`: lints the same inputs for revisions A and B and reports what changes between them (README
+// `check --mcore A,B`: lints the same inputs for revisions A and B and reports what changes between them (docs/user-guide.md
 // "Upgrade check"). Exit code: 2 unusable input or usage, 1 when B has errors A has not (or warnings, with --strict),
 // else 0.
 #include <fmt/format.h>

@@ -1,4 +1,4 @@
-# The layering check (README, "Layers"): every #include "<folder>/..." of a layer's source files must name its own
+# The layering check (docs/development.md, "Layers"): every #include "<folder>/..." of a layer's source files must name its own
 # folder or a layer it links, directly or through the layers below. Run by the build before any layer compiles, and
 # by the `layering` tests.
 #
@@ -48,7 +48,7 @@ endforeach()
 if(violations)
   list(JOIN violations "\n  " text)
   message(FATAL_ERROR "upward include (a layer includes a layer above it or beside it):\n  ${text}\n"
-                      "Move the code to the lowest layer that needs it (README, \"Layers\").")
+                      "Move the code to the lowest layer that needs it (docs/development.md, \"Layers\").")
 endif()
 if(STAMP)
   file(TOUCH ${STAMP})

@@ -8,7 +8,9 @@ set(MBRIDGE_LINT_INSTALL_DATADIR ${CMAKE_INSTALL_DATADIR}/mbridge-lint)
 
 install(TARGETS mbridge-lint RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES README.md DESTINATION ${MBRIDGE_LINT_INSTALL_DOCDIR})
-install(FILES docs/rules.md DESTINATION ${MBRIDGE_LINT_INSTALL_DOCDIR}/docs)  # where README.md links it
+# README.md links every page of docs/; memory/ and gpu_check/ hold the derivations the pages link.
+file(GLOB MBRIDGE_LINT_DOC_PAGES ${CMAKE_CURRENT_SOURCE_DIR}/docs/*.md)
+install(FILES ${MBRIDGE_LINT_DOC_PAGES} DESTINATION ${MBRIDGE_LINT_INSTALL_DOCDIR}/docs)
 install(DIRECTORY examples/ DESTINATION ${MBRIDGE_LINT_INSTALL_DOCDIR}/examples)
 install(FILES integrations/editors/mbridge-lint.lua integrations/editors/mbridge-lint.el
         DESTINATION ${MBRIDGE_LINT_INSTALL_DATADIR}/editors)

@@ -1,6 +1,6 @@
 #pragma once
 // Output formats for diagnostics. Text is for people (file:line:col, severity[CODE], the source line and a caret,
-// notes); JSON is a stable machine format documented in the README.
+// notes); JSON is a stable machine format documented in docs/user-guide.md.
 #include <iosfwd>
 #include <optional>
 #include <string>

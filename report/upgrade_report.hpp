@@ -1,5 +1,5 @@
 #pragma once
-// Output of the upgrade check (`check --mcore A,B`), text and JSON; the format is described in the README
+// Output of the upgrade check (`check --mcore A,B`), text and JSON; the format is described in docs/user-guide.md
 // ("Upgrade check").
 #include <iosfwd>
 #include <string>

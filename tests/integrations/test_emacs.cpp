@@ -1,5 +1,5 @@
 // A second real editor: Emacs with Eglot (Debian's emacs-nox and elpa-eglot, installed by scripts/setup.sh) in batch
-// mode, configured with exactly the README's snippet (integrations/editors/mbridge-lint.el). An Emacs Lisp driver
+// mode, configured with exactly the snippet in docs/integrations.md (integrations/editors/mbridge-lint.el). An Emacs Lisp driver
 // plays the user: open a config, wait for diagnostics, hover, pick the quick fix, save.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -68,7 +68,7 @@ const char* kDriver = R"elisp(
 
 }  // namespace
 
-TEST_CASE("Emacs + Eglot with the README's configuration: diagnostics, hover and a quick fix on a config",
+TEST_CASE("Emacs + Eglot with the documented configuration: diagnostics, hover and a quick fix on a config",
           "[editors][emacs]") {
     REQUIRE(run_shell("emacs --version").code == 0);  // scripts/setup.sh installs emacs-nox, elpa-eglot, elpa-yaml-mode
     TempDir dir;
@@ -97,7 +97,7 @@ TEST_CASE("Emacs + Eglot with the README's configuration: diagnostics, hover and
           "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
 }
 
-TEST_CASE("the README shows the Emacs configuration that the test runs", "[editors][docs]") {
-    const std::string readme = read_file(kSource + "/README.md");
+TEST_CASE("docs/integrations.md shows the Emacs configuration that the test runs", "[editors][docs]") {
+    const std::string readme = read_file(kSource + "/docs/integrations.md");
     CHECK(readme.find(read_file(kSource + "/integrations/editors/mbridge-lint.el")) != std::string::npos);
 }

@@ -1,4 +1,4 @@
-// A real editor: headless Neovim (installed by scripts/setup.sh), configured with exactly the snippet the README
+// A real editor: headless Neovim (installed by scripts/setup.sh), configured with exactly the snippet docs/integrations.md
 // shows (integrations/editors/mbridge-lint.lua), opens a config, gets diagnostics, hovers, applies a quick fix and
 // saves. A small Lua driver plays the user and writes what it saw to a JSON file.
 #include <catch2/catch.hpp>
@@ -92,7 +92,7 @@ finish(true)
 
 }  // namespace
 
-TEST_CASE("Neovim with the README's configuration: diagnostics, hover and a quick fix on a config",
+TEST_CASE("Neovim with the documented configuration: diagnostics, hover and a quick fix on a config",
           "[editors][neovim]") {
     REQUIRE(run_shell("nvim --version").code == 0);  // scripts/setup.sh installs Debian's neovim
     TempDir dir;
@@ -125,7 +125,7 @@ TEST_CASE("Neovim with the README's configuration: diagnostics, hover and a quic
           "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
 }
 
-TEST_CASE("the README shows the Neovim configuration that the test runs", "[editors][docs]") {
-    const std::string readme = read_file(kSource + "/README.md");
+TEST_CASE("docs/integrations.md shows the Neovim configuration that the test runs", "[editors][docs]") {
+    const std::string readme = read_file(kSource + "/docs/integrations.md");
     CHECK(readme.find(read_file(kSource + "/integrations/editors/mbridge-lint.lua")) != std::string::npos);
 }
