@@ -105,15 +105,16 @@ class PythonState {
 public:
     py::Project& project(const std::string& root, const Revision& revision,
                          const std::vector<std::string>& hf_config_paths) {
-        if (!hf_ || hf_args_ != hf_config_paths) {
-            hf_args_ = hf_config_paths;
-            hf_ = std::make_unique<py::HfResolver>(hf_config_paths);
-            projects_.clear();  // they refer to the resolver
-        }
+        // One resolver per set of config.json paths, kept: a project that another thread is evaluating with may
+        // refer to it.
+        std::unique_ptr<py::HfResolver>& hf = resolvers_[hf_config_paths];
+        if (!hf) hf = std::make_unique<py::HfResolver>(hf_config_paths);
         for (auto& p : projects_)
-            if (p.project->index().root() == root && &p.project->revision() == &revision) return *p.project;
+            if (p.project->index().root() == root && &p.project->revision() == &revision &&
+                &p.project->hf() == hf.get())
+                return *p.project;
         projects_.push_back(
-            Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}, {}});
+            Loaded{std::make_unique<py::Project>(root, revision, *hf, py::EvalLimits{}, buffers()), {}, {}});
         return *projects_.back().project;
     }
 
@@ -160,8 +161,10 @@ public:
             // Retired modules stay alive until their project ends (values of other modules may point into them).
             const std::string root = project.index().root();
             const Revision& revision = project.revision();
+            auto hf = std::find_if(resolvers_.begin(), resolvers_.end(),
+                                   [&](const auto& r) { return r.second.get() == &project.hf(); });
             projects_.erase(loaded);
-            return this->project(root, revision, hf_args_);
+            return this->project(root, revision, hf->first);
         }
         if (!document_alone) loaded->outcomes.clear();
         for (const py::Module* m : retire) {
@@ -203,7 +206,12 @@ public:
         return loaded->outcomes[module];
     }
 
-    const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
+    // Why some of these config.json paths cannot be read.
+    const std::vector<std::string>& hf_errors(const std::vector<std::string>& hf_config_paths) {
+        std::unique_ptr<py::HfResolver>& hf = resolvers_[hf_config_paths];
+        if (!hf) hf = std::make_unique<py::HfResolver>(hf_config_paths);
+        return hf->errors();
+    }
 
     // Held around every call above: the documents of a run may be parsed on several threads at once.
     std::mutex& mutex() { return mutex_; }
@@ -223,8 +231,7 @@ private:
     };
     std::mutex mutex_;
     const SourceManager* sources_ = nullptr;
-    std::vector<std::string> hf_args_;
-    std::unique_ptr<py::HfResolver> hf_;
+    std::map<std::vector<std::string>, std::unique_ptr<py::HfResolver>> resolvers_;  // by config.json paths
     std::vector<Loaded> projects_;
     std::map<std::string, std::unique_ptr<py::ImportGraph>> graphs_;  // by root
 };
@@ -354,7 +361,7 @@ public:
         py::ImportGraph& graph = state.graph(root);
         py::Project& project =
             state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned, ctx.revalidate_state);
-        for (const auto& e : state.hf_errors())
+        for (const auto& e : state.hf_errors(ctx.hf_config_paths))
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
         bookkeeping.unlock();

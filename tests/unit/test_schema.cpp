@@ -7,6 +7,8 @@
 #include "core/schema.hpp"
 
 using mbl::Schema;
+namespace known_crash = mbl::known_crash;
+namespace revision_enum = mbl::revision_enum;
 
 TEST_CASE("every revision from 0.12 to main is known, with aliases", "[schema]") {
     const Schema& s = Schema::instance();
