@@ -16,7 +16,7 @@ namespace mbl {
 
 namespace fs = std::filesystem;
 
-std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
+std::optional<EffectiveModel> Linter::effective_model(const Value& root, const SourceRange& anchor,
                                                       std::vector<Diagnostic>& errors) const {
     for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
     FinalizeResult fin = finalize(root, *options_.revision, anchor);
@@ -69,10 +69,14 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
 
 }  // namespace
 
-LintResult Linter::lint_tree(Value root, const SourceRange& anchor) {
+LintResult Linter::lint_tree(const Value& root, const SourceRange& anchor) {
     LintResult result;
-    if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
-    auto model = effective_model(std::move(root), anchor, result.diagnostics);
+    std::optional<Value> prepared;  // a copy only when there is something to apply: a recipe's tree is large
+    if (options_.prepare) {
+        prepared = root;
+        options_.prepare(*prepared, *options_.revision, result.diagnostics);
+    }
+    auto model = effective_model(prepared ? *prepared : root, anchor, result.diagnostics);
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });

@@ -41,10 +41,10 @@ public:
     LintResult lint_file(const std::string& path, bool explicit_input = true);
     LintResult lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input = true);
     // Lints an already-built config tree (any front end). `anchor` is where facts without a line point.
-    LintResult lint_tree(Value root, const SourceRange& anchor);
+    LintResult lint_tree(const Value& root, const SourceRange& anchor);
 
     // The effective model of a tree (validation errors are appended to `errors`).
-    std::optional<EffectiveModel> effective_model(Value root, const SourceRange& anchor,
+    std::optional<EffectiveModel> effective_model(const Value& root, const SourceRange& anchor,
                                                   std::vector<Diagnostic>& errors) const;
 
     // The effective model of one input (a YAML config path; other front ends route here too), with the problems

@@ -12,7 +12,12 @@ namespace mbl::py {
 
 Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits,
                  ModuleIndex::Buffers buffers)
-    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {}
+    : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {
+    const Schema& schema = Schema::instance();
+    for (const auto& name : schema.field_names())
+        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, revision_))
+            model_field_names_.push_back(name);
+}
 
 std::vector<Diagnostic> Project::take_module_diagnostics() {
     std::lock_guard<std::mutex> lock(diag_mutex_);
