@@ -4,10 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <iterator>
 #include <set>
 #include <sstream>
 
 #include "cli/commands.hpp"
+#include "cli/progress.hpp"
+#include "core/paths.hpp"
 #include "core/schema.hpp"
 #include "engine/changed_files.hpp"
 #include "engine/file_output.hpp"
@@ -17,24 +20,71 @@
 
 namespace mbl::cli {
 
+namespace {
+
+// Rule patterns and path patterns on the command line: comma-separated, repeatable (`--select RC0,IN010`).
+void add_selection_options(CLI::App& cmd, CheckArgs& args) {
+    cmd.add_option_function<std::vector<std::string>>(
+           "--select", [&args](const std::vector<std::string>& v) { args.selection.select = v; },
+           "Rule codes, prefixes or names to report (ALL for every one); replaces the configuration's select and "
+           "ignore, comma-separated")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    cmd.add_option("--extend-select", args.selection.extend_select,
+                   "Codes, prefixes or names to report on top of those selected, comma-separated")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    cmd.add_option("--ignore", args.selection.ignore,
+                   "Codes, prefixes or names not to report (IN warnings and infos included), comma-separated")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    cmd.add_option_function<std::vector<std::string>>(
+           "--exclude", [&args](const std::vector<std::string>& v) { args.selection.exclude = v; },
+           "Paths directory walks leave out (fnmatch patterns relative to the current directory, or a name anywhere); "
+           "replaces the configuration's exclude, comma-separated")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    cmd.add_option("--extend-exclude", args.selection.extend_exclude,
+                   "Paths to leave out on top of the excluded ones, comma-separated")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+    cmd.add_flag("--force-exclude", args.force_exclude,
+                 "Leave out named files that match an exclude pattern too (pre-commit names every staged file)");
+}
+
+}  // namespace
+
 void add_check_command(CLI::App& app, CheckArgs& args) {
     CLI::App* cmd = app.add_subcommand("check", "Lint config files and recipes and report every recompute problem");
     cmd->add_option("paths", args.paths,
-                    "Config files, recipe files (file.py, or file.py::function for one recipe) or directories "
-                    "(searched for *.yaml / *.yml configs and *.py recipes); Hydra-style overrides follow `--`")
+                    "Config files, recipe files (file.py, or file.py::function for one recipe), directories "
+                    "(searched for *.yaml / *.yml configs and *.py recipes) or - for standard input; Hydra-style "
+                    "overrides follow `--`")
         ->required();
     add_mcore_option(*cmd, args.mcore,
                      "Megatron Core revision the job runs; A,B lints for both and reports what changes from A to B "
-                     "(exit 1 when B has errors A has not)");
+                     "(exit 1 when B has errors A has not)",
+                     &args.mcore_path);
     cmd->add_option("--te-version", args.te_version,
                     "Installed Transformer Engine version (e.g. 2.5.0); enables the checks that depend on it");
-    cmd->add_option("--format", args.format, "Output format (sarif: SARIF 2.1.0; github: GitHub Actions annotations)")
-        ->check(CLI::IsMember({"text", "json", "sarif", "github"}));
+    cmd->add_option("--output-format,--format", args.format,
+                    "Output format: full (text: source lines, notes, fixes), concise (one line each), json, sarif "
+                    "(SARIF 2.1.0), github (Actions annotations), gitlab (Code Quality), junit (JUnit XML)")
+        ->check(CLI::IsMember({"full", "text", "concise", "json", "sarif", "github", "gitlab", "junit"}));
+    cmd->add_flag("--statistics", args.statistics, "Print how many problems each code has instead of the problems");
     cmd->add_option("--color", args.color, "Colour the text output")->check(CLI::IsMember({"auto", "always", "never"}));
     cmd->add_flag("--strict", args.strict, "Exit with 1 on warnings too, not only on errors");
+    cmd->add_flag("--exit-zero", args.exit_zero,
+                  "Exit with 0 even when problems are found (2 still means unusable input or usage)");
+    add_selection_options(*cmd, args);
     cmd->add_option("--gpu-memory", args.gpu_memory,
                     "Memory budget per GPU (e.g. 80GiB): enables the memory advice rules");
     cmd->add_option("--data-parallel-size", args.data_parallel_size, "Data-parallel size, for the memory advice rules");
+    cmd->add_option("--gpus", args.gpus,
+                    "The job's GPU count, for the memory advice rules (default: what a recipe's name states, else 1)");
+    cmd->add_option(
+        "--reserve", args.reserve,
+        "Memory the memory advice rules keep free beside the predicted peak (default: measured), e.g. 3GiB");
     cmd->add_flag("-q,--quiet", args.quiet, "Print only the diagnostics, without the summary line");
     cmd->add_flag("--fix", args.fix, "Apply safe fixes to the files, in place (atomically)");
     cmd->add_flag("--unsafe-fixes", args.unsafe_fixes,
@@ -45,6 +95,9 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
                     "Lint only files changed since the merge base with this git ref (and files that import them)");
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
     cmd->add_option("-o,--output", args.output, "Write the report to this file instead of standard output");
+    cmd->add_option("--stdin-filename", args.stdin_filename,
+                    "With - as the path: the file standard input stands for (its configuration, its kind, the name "
+                    "in the report)");
     cmd->add_flag("--skip-non-configs", args.skip_non_configs,
                   "Skip named files that are not Bridge configs or recipes, as directory walks do (pre-commit)");
     cmd->add_flag("--show-unknowns", args.show_unknowns,
@@ -54,20 +107,36 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
 
 namespace {
 
-// Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff).
-bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, int& fixed,
-               bool& any_diff, std::ostream& diff_out, const DependentsReport& dependents) {
+constexpr const char* kStdin = "-";
+
+// The run's inputs as the session sees them, and what the run found.
+struct CheckRun {
+    std::vector<Diagnostic> all;
+    std::vector<std::string> files_checked;
+    FileCounts files;
+    int fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
+    std::vector<RevisionChoice>
+        revisions;  // each distinct revision choice once (docs/user-guide.md "Revision detection")
+    bool any_diff = false, write_failed = false;
+    std::ostringstream diffs;
+};
+
+// Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff). Standard input is
+// not a file: its fixed text stays in the SourceManager for the report.
+bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, CheckRun& run,
+               const DependentsReport& dependents, const std::string& stdin_name) {
     const FixOptions options{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)};
     FixOutcome outcome =
         fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
-    fixed += outcome.applied;
+    run.fixed += outcome.applied;
     for (const auto& [file, text] : outcome.fixed) {
         if (args.diff) {
-            diff_out << unified_diff(file, outcome.original[file], text);
-            any_diff = true;
+            run.diffs << unified_diff(file, outcome.original[file], text);
+            run.any_diff = true;
             continue;
         }
+        if (file == stdin_name) continue;
         std::string error;
         if (!write_file_atomically(file, text, &error)) {
             std::cerr << "mbridge-lint: " << error << '\n';
@@ -75,6 +144,143 @@ bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& inp
         }
     }
     return true;
+}
+
+// `-`: standard input, under the name --stdin-filename gives (so that its configuration and front end are found).
+std::optional<std::string> read_stdin_input(const CheckArgs& args, SourceManager& sources) {
+    const std::string name = args.stdin_filename.empty() ? kStdin : display_path(args.stdin_filename);
+    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    sources.add(name, std::move(text));
+    return name;
+}
+
+// Plain usage errors of check's own options, before anything is read.
+bool check_usage(const CheckArgs& args) {
+    const bool reads_stdin = std::find(args.paths.begin(), args.paths.end(), kStdin) != args.paths.end();
+    auto fail = [](const std::string& message) {
+        std::cerr << "mbridge-lint: " << message << '\n';
+        return false;
+    };
+    if (reads_stdin && args.paths.size() > 1) return fail("- (standard input) is the only path of its run");
+    if (!args.stdin_filename.empty() && !reads_stdin) return fail("--stdin-filename names what - stands for; pass -");
+    if (reads_stdin && !args.changed_only.empty()) return fail("--changed-only needs files, not standard input");
+    if (args.statistics && args.format != "full" && args.format != "concise" && args.format != "json")
+        return fail(fmt::format("--statistics prints text or json, not {}", args.format));
+    for (const auto* patterns : {&args.selection.extend_select, &args.selection.ignore}) {
+        for (const auto& p : *patterns) {
+            std::string why;
+            if (!rule_pattern_valid(p, &why)) return fail(why);
+        }
+    }
+    if (args.selection.select)
+        for (const auto& p : *args.selection.select) {
+            std::string why;
+            if (!rule_pattern_valid(p, &why)) return fail(why);
+        }
+    return true;
+}
+
+// Takes one input's result into the run (in input order, whichever thread linted it).
+void take_result(const InputFile& input, FileResult r, DependentsReport& dependents, CheckRun& run,
+                 std::set<DiagnosticIdentity>& reported) {
+    dependents.record(input, r);
+    if (r.skipped) {
+        ++run.files.skipped;
+        return;
+    }
+    ++run.files.checked;
+    run.files_checked.push_back(input.path);
+    note_revision_choice(run.revisions, r.revision_choice);
+    run.recipes += r.recipes;
+    run.unresolved += static_cast<int>(r.unresolved.size());
+    run.architecture_known += r.architecture_known;
+    for (auto& d : r.diagnostics)
+        // A broken configuration file, or a helper shared by recipes in several files: report it once.
+        if (reported.insert(diagnostic_identity(d)).second) run.all.push_back(std::move(d));
+}
+
+void lint_inputs(LintSession& session, const CheckArgs& args, const std::vector<InputFile>& inputs,
+                 DependentsReport& dependents, const std::string& stdin_name, CheckRun& run) {
+    std::set<DiagnosticIdentity> reported;
+    for (const auto& d : run.all) reported.insert(diagnostic_identity(d));
+    Progress progress(!args.quiet, inputs.size());
+    if (args.fix || args.diff) {
+        // One file after another: a fix changes files that the next one may read.
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            progress.at(i, inputs[i].path);
+            FileResult r;
+            run.write_failed |= !fix_input(session, args, inputs[i], r, run, dependents, stdin_name);
+            take_result(inputs[i], std::move(r), dependents, run, reported);
+        }
+        return;
+    }
+    std::vector<LintTarget> targets;
+    for (const auto& input : inputs)
+        targets.push_back({input.path, !input.explicit_input || args.skip_non_configs, input.function});
+    std::size_t taken = 0;
+    session.lint_all(targets, [&](FileResult r) {
+        progress.at(taken, inputs[taken].path);
+        take_result(inputs[taken], std::move(r), dependents, run, reported);
+        ++taken;
+    });
+}
+
+// The lines under the diagnostics in the text formats.
+void write_text_summary(std::ostream& out, const CheckArgs& args, const CheckRun& run,
+                        const DependentsReport& dependents, const DiagnosticCounts& counts) {
+    if (args.fix && run.fixed > 0) out << fmt::format("fixed {} problem{}\n", run.fixed, run.fixed == 1 ? "" : "s");
+    if (args.quiet) return;
+    for (const auto& note : dependents.notes()) out << note << '\n';
+    out << summary_line(counts, run.files) << '\n';
+    if (!args.fix)
+        if (const std::string fixable = fixable_line(count_fixable(run.all), args.unsafe_fixes); !fixable.empty())
+            out << fixable << '\n';
+    if (run.recipes > 0)
+        out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%); {} have a "
+                           "known architecture ({:.1f}%)\n",
+                           run.recipes, run.recipes == 1 ? "" : "s", run.recipes - run.unresolved,
+                           100.0 * (run.recipes - run.unresolved) / run.recipes, run.architecture_known,
+                           100.0 * run.architecture_known / run.recipes);
+    write_detection_notes(out, run.revisions);
+}
+
+void write_report(std::ostream& out, const CheckArgs& args, const CheckRun& run, const DependentsReport& dependents,
+                  const SourceManager& sources, const DiagnosticCounts& counts) {
+    const std::string base_dir = std::filesystem::current_path().string();
+    const TextStyle style{args.output.empty() && use_color(args.color)};
+    if (args.statistics && args.format == "json") return write_statistics_json(out, run.all);
+    if (args.format == "json") return write_json(out, run.all, run.revisions, run.files);
+    if (args.format == "sarif") return write_sarif(out, run.all, sources, SarifOptions{base_dir});
+    if (args.format == "github") return write_github(out, run.all, base_dir);
+    if (args.format == "gitlab") return write_gitlab(out, run.all, sources, base_dir);
+    if (args.format == "junit") return write_junit(out, run.all, run.files_checked, base_dir);
+    if (args.statistics) write_statistics(out, run.all);
+    else if (args.format == "concise") write_concise(out, run.all, style);
+    else write_text(out, run.all, sources, style);
+    write_text_summary(out, args, run, dependents, counts);
+}
+
+// Nothing was checked although paths were given (an empty directory, a tree without configs, a mistyped path whose
+// error is already reported): a run that checks nothing must not pass a CI gate. --changed-only and
+// --skip-non-configs (pre-commit) may select nothing on purpose.
+bool nothing_checked(const CheckArgs& args, const CheckRun& run) {
+    if (run.files.checked > 0 || !args.changed_only.empty() || args.skip_non_configs) return false;
+    for (const auto& d : run.all)
+        if (d.is_input_error() && d.severity == Severity::Error) return false;  // said already, exit 2
+    std::string what = fmt::format("{}", fmt::join(args.paths, ", "));
+    std::cerr << fmt::format("mbridge-lint: nothing to check: {} hold{} no Bridge config or recipe{}\n", what,
+                             args.paths.size() == 1 ? "s" : "",
+                             run.files.skipped > 0 ? fmt::format(" ({} file{} skipped)", run.files.skipped,
+                                                                 run.files.skipped == 1 ? "" : "s")
+                                                   : "");
+    return true;
+}
+
+int exit_code(const CheckArgs& args, const DiagnosticCounts& counts, bool unusable) {
+    if (unusable) return kUnusable;
+    if (args.exit_zero) return kOk;
+    if (counts.errors > 0 || (args.strict && counts.warnings > 0)) return kProblems;
+    return kOk;
 }
 
 }  // namespace
@@ -93,42 +299,54 @@ std::optional<SessionOptions> check_session_options(const CheckArgs& args) {
         return std::nullopt;
     }
 
-    SessionOptions session_options{.mcore = args.mcore, .te_version = args.te_version, .config_file = args.config};
+    SessionOptions session_options{
+        .mcore = args.mcore, .mcore_path = args.mcore_path, .te_version = args.te_version, .config_file = args.config};
     if (!args.gpu_memory.empty()) {
         session_options.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
         if (!session_options.gpu_memory_bytes) return std::nullopt;
     }
-    if (!args.data_parallel_size.empty()) {
-        session_options.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
-        if (!session_options.data_parallel_size) return std::nullopt;
-    }
+    if (!parse_job_size(args.data_parallel_size, args.gpus, args.reserve, session_options.data_parallel_size,
+                        session_options.gpus, session_options.reserve_bytes))
+        return std::nullopt;
 
     session_options.root = args.recipe.root;
     session_options.hf_configs = args.recipe.hf_configs;
     session_options.jobs = args.recipe.jobs;
     session_options.show_unknowns = args.show_unknowns;
+    session_options.selection = args.selection;
+    session_options.selection.base_dir = std::filesystem::current_path().string();
     return session_options;
 }
 
-int run_check(const CheckArgs& args) {
+int run_check(const CheckArgs& given) {
+    CheckArgs args = given;
+    if (args.format == "text") args.format = "full";
     if (auto pair = split_mcore_pair(args.mcore)) return run_upgrade_check(args, pair->first, pair->second);
     // Checked here for a plain usage error; the session applies them (over the configuration file's values).
     if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
+    if (!check_usage(args)) return kUnusable;
     std::optional<SessionOptions> options = check_session_options(args);
     if (!options) return kUnusable;
-    SessionOptions& session_options = *options;
 
     SourceManager sources;
-    std::vector<Diagnostic> all;
-    const TextStyle style{args.output.empty() && use_color(args.color)};
-    if (!setup_overrides(args.recipe, session_options.prepare, sources, all)) {
+    CheckRun run;
+    if (!setup_overrides(args.recipe, options->prepare, sources, run.all)) {
         // A malformed override or --config-file: nothing is checked.
-        if (args.format == "json") write_json(std::cout, all);
-        else write_text(std::cout, all, sources, TextStyle{use_color(args.color)});
+        if (args.format == "json") write_json(std::cout, run.all);
+        else write_text(std::cout, run.all, sources, TextStyle{use_color(args.color)});
         return kUnusable;
     }
-    LintSession session(session_options, sources);
-    auto inputs = collect_inputs(args.paths, all);
+    LintSession session(*options, sources);
+    std::string stdin_name;
+    std::vector<InputFile> inputs;
+    if (args.paths.size() == 1 && args.paths[0] == kStdin) {
+        stdin_name = *read_stdin_input(args, sources);
+        inputs.push_back({stdin_name, true, {}});
+    } else {
+        const WalkOptions walk{.excluded = [&](const std::string& p) { return session.excluded(p); },
+                               .force_exclude = args.force_exclude};
+        inputs = collect_inputs(args.paths, run.all, walk);
+    }
     std::vector<Dependents> brought;  // inputs linted because they import a changed or named file
     if (!args.changed_only.empty()) {
         ChangedFiles changed = git_changed_files(args.changed_only, std::filesystem::current_path().string());
@@ -140,85 +358,36 @@ int run_check(const CheckArgs& args) {
     }
     for (auto& d : add_dependents(inputs, session)) brought.push_back(std::move(d));
     DependentsReport dependents(std::move(brought), inputs);
-    int checked = 0, fixed = 0, recipes = 0, unresolved = 0, architecture_known = 0;
-    // Each distinct revision choice once (docs/user-guide.md "Revision detection").
-    std::vector<RevisionChoice> revisions;
-    std::set<DiagnosticIdentity> reported;
-    for (const auto& d : all) reported.insert(diagnostic_identity(d));
-    bool any_diff = false, write_failed = false;
-    std::ostringstream diffs;
-    auto take = [&](const InputFile& input, FileResult r) {
-        dependents.record(input, r);
-        if (r.skipped) return;
-        ++checked;
-        note_revision_choice(revisions, r.revision_choice);
-        recipes += r.recipes;
-        unresolved += static_cast<int>(r.unresolved.size());
-        architecture_known += r.architecture_known;
-        for (auto& d : r.diagnostics)
-            // A broken configuration file, or a helper shared by recipes in several files: report it once.
-            if (reported.insert(diagnostic_identity(d)).second) all.push_back(std::move(d));
-    };
-    if (args.fix || args.diff) {
-        // One file after another: a fix changes files that the next one may read.
-        for (const auto& input : inputs) {
-            FileResult r;
-            write_failed |= !fix_input(session, args, input, r, fixed, any_diff, diffs, dependents);
-            take(input, std::move(r));
-        }
-    } else {
-        std::vector<LintTarget> targets;
-        for (const auto& input : inputs)
-            targets.push_back({input.path, !input.explicit_input || args.skip_non_configs, input.function});
-        std::size_t taken = 0;
-        session.lint_all(targets, [&](FileResult r) { take(inputs[taken++], std::move(r)); });
-    }
+    lint_inputs(session, args, inputs, dependents, stdin_name, run);
     if (!args.skip_non_configs)
-        for (auto& d : dependents.errors()) all.push_back(std::move(d));
-    merge_subjects_across_files(all);  // one unknown model loaded in several files: reported once; sorts
+        for (auto& d : dependents.errors()) run.all.push_back(std::move(d));
+    merge_subjects_across_files(run.all);  // one unknown model loaded in several files: reported once; sorts
 
-    if (write_failed) return kUnusable;
+    if (run.write_failed) return kUnusable;
+    if (nothing_checked(args, run)) return kUnusable;
 
     DiagnosticCounts counts;
     bool unusable = false;
-    for (const auto& d : all) {
+    for (const auto& d : run.all) {
         counts.add(d);
         unusable |= d.is_input_error() && d.severity == Severity::Error;
     }
     if (args.diff) {
-        std::cout << diffs.str();
+        std::cout << run.diffs.str();
         if (unusable) return kUnusable;
-        return any_diff ? kProblems : kOk;
+        return run.any_diff && !args.exit_zero ? kProblems : kOk;
+    }
+    if (args.fix && !stdin_name.empty()) {
+        // Like a formatter on standard input: the fixed text on standard output, the report on standard error.
+        if (const std::string* text = sources.text(stdin_name)) std::cout << *text;
+        write_report(std::cerr, args, run, dependents, sources, counts);
+        return exit_code(args, counts, unusable);
     }
     std::ofstream file_out;
     std::ostream* report = report_stream(args.output, file_out);
     if (!report) return kUnusable;
-    std::ostream& out = *report;
-    const std::string base_dir = std::filesystem::current_path().string();
-    if (args.format == "json") {
-        write_json(out, all, revisions);
-    } else if (args.format == "sarif") {
-        write_sarif(out, all, sources, SarifOptions{base_dir});
-    } else if (args.format == "github") {
-        write_github(out, all, base_dir);
-    } else {
-        write_text(out, all, sources, style);
-        if (args.fix && fixed > 0) out << fmt::format("fixed {} problem{}\n", fixed, fixed == 1 ? "" : "s");
-        if (!args.quiet) {
-            for (const auto& note : dependents.notes()) out << note << '\n';
-            out << summary_line(counts, checked) << '\n';
-            if (recipes > 0)
-                out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%); {} have a "
-                                   "known architecture ({:.1f}%)\n",
-                                   recipes, recipes == 1 ? "" : "s", recipes - unresolved,
-                                   100.0 * (recipes - unresolved) / recipes, architecture_known,
-                                   100.0 * architecture_known / recipes);
-            write_detection_notes(out, revisions);
-        }
-    }
-    if (unusable) return kUnusable;
-    if (counts.errors > 0 || (args.strict && counts.warnings > 0)) return kProblems;
-    return kOk;
+    write_report(*report, args, run, dependents, sources, counts);
+    return exit_code(args, counts, unusable);
 }
 
 }  // namespace mbl::cli

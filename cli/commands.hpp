@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "config/rule_selection.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
 
@@ -28,15 +29,24 @@ struct RecipeArgs {
 };
 
 struct CheckArgs {
-    std::vector<std::string> paths;
+    std::vector<std::string> paths;  // "-": standard input
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string te_version;
-    std::string format = "text";
+    std::string format =
+        "full";  // --output-format (--format): full (text), concise, json, sarif, github, gitlab, junit
     std::string color = "auto";
     bool strict = false;
     bool quiet = false;
+    bool statistics = false;     // counts per code instead of the diagnostics
+    bool exit_zero = false;      // exit 0 even when problems are found (2 still says the input or usage is unusable)
+    std::string stdin_filename;  // the path standard input stands for: configuration, front end, output
+    bool force_exclude = false;  // exclude patterns apply to named files too
+    CommandLineSelection selection;
     std::string gpu_memory;  // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
+    std::string gpus;     // --gpus: the job's GPU count, for the memory advice rules
+    std::string reserve;  // --reserve SIZE: kept free beside the predicted peak
     // Integrations (docs/configuration.md, docs/integrations.md).
     bool fix = false;
     bool unsafe_fixes = false;
@@ -54,6 +64,7 @@ int run_check(const CheckArgs& args);
 struct ShowArgs {
     std::string target;
     std::string mcore;
+    std::string mcore_path;         // --mcore-path: a Megatron Core tree to read the config classes from
     std::vector<std::string> only;  // --only model.recompute
     RecipeArgs recipe;
 };
@@ -72,11 +83,13 @@ int run_explain(const RulesArgs& args);
 struct EstimateArgs {
     std::string input;
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string gpu_memory;
     std::string gpu;        // --gpu: step-time model (and budget without --gpu-memory)
     std::string step_time;  // --step-time: the job's measured step time
     std::string data_parallel_size;
     std::string gpus;
+    std::string reserve;  // --reserve SIZE
     std::string format = "text";
     std::string html;
     std::string color = "auto";
@@ -87,9 +100,24 @@ int run_estimate(const EstimateArgs& args);
 // --gpu-memory and --data-parallel-size values; print a plain error and return nullopt when malformed.
 std::optional<double> parse_gpu_memory(const std::string& text);
 std::optional<int> parse_positive(const std::string& flag, const std::string& text);
+// --data-parallel-size, --gpus (not both) and --reserve of `estimate` and `check`; false after a plain error.
+bool parse_job_size(const std::string& data_parallel_size, const std::string& gpus, const std::string& reserve,
+                    std::optional<int>& dp, std::optional<int>& gpu_count, std::optional<double>& reserve_bytes);
+// The one config `estimate` and `gpu-check` work on; `model` is empty when it cannot be used (the located reasons
+// are printed on standard error).
+struct OneConfig {
+    std::optional<EffectiveModel> model;
+    const Revision* revision = nullptr;
+    std::vector<Diagnostic> rejections;  // the config's errors that are Megatron Core's (rules), not the input's
+};
+OneConfig load_one_config(const std::string& input, const std::string& mcore, const std::string& mcore_path,
+                          const RecipeArgs& recipe,
+                          const std::string& color, SourceManager& sources);
+
 struct GpuCheckArgs {
     std::string target;
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     int layers = 4;
     int steps = 3;
     int warmup = 1;
@@ -106,6 +134,10 @@ struct GpuCheckArgs {
     std::string helper_dir;  // --helper-dir (default: the installed share/mbridge-lint/bridge, else the source tree's)
     std::string work_dir;    // --work-dir (default: a new folder under the temporary directory)
     int data_parallel_size = 0;
+    int stage = -2;  // --stage R: measure pipeline stage R as the schedule runs it (-1: never; -2: default)
+    long long micro_batches = 0;  // --micro-batches: per step in the stage's schedule (0: the default)
+    std::string color = "auto";
+    RecipeArgs recipe;
 };
 void add_gpu_check_command(CLI::App& app, GpuCheckArgs& args);
 int run_gpu_check(const GpuCheckArgs& args);
@@ -114,6 +146,7 @@ struct ConfigArgs {
     std::string format = "text";
     std::string config;
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string te_version;
 };
 CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
@@ -122,7 +155,9 @@ int run_config(const ConfigArgs& args);
 struct LspArgs {
     int debounce_ms = 150;
     std::size_t max_message_bytes = 0;  // 0: the server's default
+    std::size_t max_diagnostics = 0;    // 0: the server's default
     std::string mcore;
+    std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string config;
 };
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
@@ -141,7 +176,8 @@ const Revision* resolve_revision(const std::string& name);
 
 // --mcore with its help: the option on `cmd`, and the revision names with what each is (release tag, commit,
 // branch) as the command's --help footer.
-void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description);
+// With `path`, --mcore-path too: a Megatron Core tree whose config classes are read instead of the bundled ones.
+void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description, std::string* path = nullptr);
 std::string revisions_help();
 // Keeps each distinct revision choice of a run once, in the order first seen.
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice);

@@ -11,6 +11,7 @@
 #include "core/revision_detection.hpp"
 #include "core/schema.hpp"
 #include "core/version.hpp"
+#include "engine/mcore_trees.hpp"
 #include "report/report.hpp"
 
 namespace mbl::cli {
@@ -21,7 +22,7 @@ CLI::App* add_config_command(CLI::App& app, ConfigArgs& args) {
     cmd->add_option("path", args.path, "File or directory whose configuration to show (default: .)");
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one");
-    add_mcore_option(*cmd, args.mcore, "As for check: overrides the configuration's mcore");
+    add_mcore_option(*cmd, args.mcore, "As for check: overrides the configuration's mcore", &args.mcore_path);
     cmd->add_option("--te-version", args.te_version, "As for check: overrides the configuration's te-version");
     return cmd;
 }
@@ -73,18 +74,35 @@ int run_config(const ConfigArgs& args) {
     Setting<std::string> mcore{schema.revision(schema.default_revision())->name, {}};
     if (c.mcore) mcore = *c.mcore;
     if (!args.mcore.empty()) mcore = {resolve_revision(args.mcore)->name, command_line};
-    // Neither says: the revision a Bridge checkout around PATH pins (docs/user-guide.md "Revision detection").
+    // Neither says: the revision a Bridge checkout around PATH pins (docs/user-guide.md "Revision detection"), its
+    // config classes read from the checkout when it is checked out.
     std::optional<RevisionChoice> detected;
-    if (!c.mcore && args.mcore.empty()) detected = RevisionDetector().detect(args.path);
+    if (!c.mcore && args.mcore.empty() && args.mcore_path.empty())
+        if (auto d = RevisionDetector().detect(args.path)) detected = with_facts(*d);
     if (detected) mcore.value = detected->revision->name;
+    const Revision* facts = detected ? detected->revision : schema.revision(mcore.value);
+    std::optional<RevisionChoice> from_path;
+    if (!args.mcore_path.empty()) {
+        from_path = choice_for_mcore_path(args.mcore_path, c.mcore || !args.mcore.empty() ? facts : nullptr,
+                                          fmt::format("mcore = {}", mcore.value));
+        if (!from_path->revision) {
+            std::cerr << "mbridge-lint: " << from_path->reason << '\n';
+            return kUnusable;
+        }
+        facts = from_path->revision;
+        mcore = {facts->name, command_line};
+    }
     std::optional<Setting<std::string>> te = c.te_version;
     if (!args.te_version.empty()) te = Setting<std::string>{args.te_version, command_line};
 
     // One row per key: name, value as JSON, source.
     std::vector<std::tuple<std::string, json, SettingSource>> rows;
     rows.emplace_back("mcore", mcore.value, mcore.source);
+    rows.emplace_back("mcore-path", args.mcore_path.empty() ? json(nullptr) : json(args.mcore_path),
+                      args.mcore_path.empty() ? SettingSource{} : command_line);
     rows.emplace_back("te-version", te ? json(te->value) : json(nullptr), te ? te->source : SettingSource{});
     rows.emplace_back("select", string_list(c.select.value), c.select.source);
+    rows.emplace_back("extend-select", string_list(c.extend_select.value), c.extend_select.source);
     rows.emplace_back("ignore", string_list(c.ignore.value), c.ignore.source);
     json pfi = json::object();
     for (const auto& p : c.per_file_ignores.value) pfi[p.pattern] = string_list(p.codes);
@@ -92,6 +110,8 @@ int run_config(const ConfigArgs& args) {
     json sev = json::object();
     for (const auto& o : c.severity.value) sev[o.code] = severity_name(o.severity);
     rows.emplace_back("severity", sev, c.severity.source);
+    rows.emplace_back("exclude", string_list(c.exclude.value), c.exclude.source);
+    rows.emplace_back("extend-exclude", string_list(c.extend_exclude.value), c.extend_exclude.source);
     rows.emplace_back("root", c.root.value, c.root.source);
     json gpu =
         c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);
@@ -100,6 +120,8 @@ int run_config(const ConfigArgs& args) {
 
     if (args.format == "json") {
         json doc;
+        doc["kind"] = "config";  // schemas/output/config.schema.json
+        doc["version"] = 1;
         doc["path"] = args.path;
         doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
         json settings = json::object();
@@ -111,6 +133,8 @@ int run_config(const ConfigArgs& args) {
                  {{"checkout", detected->checkout},
                   {"commit", detected->commit.empty() ? json(nullptr) : json(detected->commit)},
                   {"reason", detected->reason}}}};
+        settings["mcore"]["facts"] = facts->facts_source();
+        if (from_path) settings["mcore"]["source"] = {{"mcore-path", {{"reason", from_path->reason}}}};
         doc["settings"] = std::move(settings);
         std::cout << doc.dump(2) << '\n';
         return kOk;
@@ -127,8 +151,11 @@ int run_config(const ConfigArgs& args) {
             from = fmt::format("detected from {}: {}", detected->checkout, detected->reason);
         if (key == "root" && source.kind == SettingSource::Kind::Default)
             from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
+        if (key == "mcore" && from_path) from = from_path->reason;
         std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);
     }
+    std::cout << fmt::format("\nMegatron Core {} facts (config classes, defaults, recompute labels): {}\n", facts->name,
+                             facts->facts_source());
     return kOk;
 }
 

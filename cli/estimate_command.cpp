@@ -23,7 +23,7 @@ void add_estimate_command(CLI::App& app, EstimateArgs& args) {
     cmd->add_option("input", args.input,
                     "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
         ->required();
-    add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)");
+    add_mcore_option(*cmd, args.mcore, "Megatron Core revision the job runs (as for check)", &args.mcore_path);
     cmd->add_option("--gpu-memory", args.gpu_memory, "Memory budget per GPU, e.g. 80GiB, 141GB");
     cmd->add_option("--gpu", args.gpu,
                     "GPU of the step-time model and, without --gpu-memory, of the budget: " + memory::gpu_names());
@@ -33,7 +33,12 @@ void add_estimate_command(CLI::App& app, EstimateArgs& args) {
                     "work at the job's pace plus the checkpoints' host time, as one percentage");
     cmd->add_option("--data-parallel-size", args.data_parallel_size,
                     "Data-parallel size (shards the distributed optimizer)");
-    cmd->add_option("--gpus", args.gpus, "Total GPUs; the data-parallel size is GPUs / (TP x PP x CP)");
+    cmd->add_option("--gpus", args.gpus,
+                    "The job's GPU count (default: what the recipe's name states, else 1); the data-parallel size is "
+                    "GPUs / (TP x PP x CP)");
+    cmd->add_option("--reserve", args.reserve,
+                    "Memory kept free beside the predicted peak for the CUDA context, NCCL buffers and fragmentation "
+                    "(default: measured, see `estimate`'s assumptions), e.g. 3GiB; 0 for none");
     cmd->add_option("--format", args.format, "Output format")->check(CLI::IsMember({"text", "json"}));
     cmd->add_option("--html", args.html, "Also write a self-contained HTML report to this file");
     cmd->add_option("--color", args.color, "Colour the diagnostics")->check(CLI::IsMember({"auto", "always", "never"}));
@@ -59,23 +64,47 @@ std::optional<int> parse_positive(const std::string& flag, const std::string& te
     return std::nullopt;
 }
 
-int run_estimate(const EstimateArgs& args) {
-    // Without --mcore, the lint session chooses (configuration file, the Bridge checkout's pin, the default).
-    const Revision* revision = args.mcore.empty() ? nullptr : resolve_revision(args.mcore);
-    if (!args.mcore.empty() && !revision) return kUnusable;
+namespace {
+
+// A measured step far from the roofline step is more likely a wrong unit (ms for s) or another job's time than a
+// fact. The roofline step is this config's work at the GPU's peak rates (memory/step_time.hpp), so a real step is not
+// shorter; the model's own error (within 25 % on the measured rows, docs/memory.md) leaves a factor of 2 of margin.
+// A step over 20 times longer runs below 5 % of peak, far under what Megatron jobs reach.
+constexpr double kFastestPlausibleStep = 0.5;   // times the roofline step
+constexpr double kSlowestPlausibleStep = 20.0;  // times the roofline step
+
+std::string step_time_note(const memory::Estimate& est) {
+    if (!est.measured_step_seconds || est.roofline_step_seconds <= 0) return "";
+    const double measured = *est.measured_step_seconds, roofline = est.roofline_step_seconds;
+    std::string why;
+    if (measured < kFastestPlausibleStep * roofline)
+        why = fmt::format("less than half the roofline step, {:.4g} s ({} at its peak rates): no step of this "
+                          "config runs that fast",
+                          roofline, est.gpu);
+    else if (measured > kSlowestPlausibleStep * roofline)
+        why = fmt::format("{:.0f} times the roofline step, {:.4g} s ({} at its peak rate)", measured / roofline,
+                          roofline, est.gpu);
+    if (why.empty()) return "";
+    return fmt::format("mbridge-lint: note: --step-time {:.4g} s is {}; check its unit (457.18 and 457.18ms are "
+                       "milliseconds, 0.46s seconds), the GPU (--gpu) and that the config is the measured job's\n",
+                       measured, why);
+}
+
+// --gpu, --gpu-memory, --step-time, --data-parallel-size, --gpus and --reserve; nullopt after a plain error.
+std::optional<memory::EstimateInputs> estimate_inputs(const EstimateArgs& args) {
     memory::EstimateInputs inputs;
     if (!args.gpu.empty()) {
         const memory::GpuSpec* gpu = memory::find_gpu(args.gpu);
         if (!gpu) {
             std::cerr << fmt::format("mbridge-lint: --gpu \"{}\" is not one of {}\n", args.gpu, memory::gpu_names());
-            return kUnusable;
+            return std::nullopt;
         }
         inputs.gpu = gpu->name;
         inputs.gpu_memory_bytes = gpu->memory_bytes;
     }
     if (!args.gpu_memory.empty()) {
         inputs.gpu_memory_bytes = parse_gpu_memory(args.gpu_memory);
-        if (!inputs.gpu_memory_bytes) return kUnusable;
+        if (!inputs.gpu_memory_bytes) return std::nullopt;
     }
     if (!args.step_time.empty()) {
         inputs.measured_step_seconds = memory::parse_duration(args.step_time);
@@ -83,97 +112,62 @@ int run_estimate(const EstimateArgs& args) {
             std::cerr << fmt::format(
                 "mbridge-lint: --step-time \"{}\" is not a duration such as 457.18 (milliseconds), 457.18ms or 0.46s\n",
                 args.step_time);
-            return kUnusable;
+            return std::nullopt;
         }
     }
-    if (!args.data_parallel_size.empty() && !args.gpus.empty()) {
-        std::cerr << "mbridge-lint: give --data-parallel-size or --gpus, not both\n";
-        return kUnusable;
-    }
-    EstimateHeader header;
-    if (!args.data_parallel_size.empty()) {
-        inputs.data_parallel_size = parse_positive("--data-parallel-size", args.data_parallel_size);
-        if (!inputs.data_parallel_size) return kUnusable;
-        header.data_parallel_source = "--data-parallel-size";
-    }
-    std::optional<int> gpus;
-    if (!args.gpus.empty()) {
-        gpus = parse_positive("--gpus", args.gpus);
-        if (!gpus) return kUnusable;
-    }
+    if (!parse_job_size(args.data_parallel_size, args.gpus, args.reserve, inputs.data_parallel_size, inputs.gpus,
+                        inputs.reserve_bytes))
+        return std::nullopt;
+    return inputs;
+}
 
+}  // namespace
+
+bool parse_job_size(const std::string& data_parallel_size, const std::string& gpus, const std::string& reserve,
+                    std::optional<int>& dp, std::optional<int>& gpu_count, std::optional<double>& reserve_bytes) {
+    if (!data_parallel_size.empty() && !gpus.empty()) {
+        std::cerr << "mbridge-lint: give --data-parallel-size or --gpus, not both\n";
+        return false;
+    }
+    if (!data_parallel_size.empty() && !(dp = parse_positive("--data-parallel-size", data_parallel_size))) return false;
+    if (!gpus.empty() && !(gpu_count = parse_positive("--gpus", gpus))) return false;
+    if (!reserve.empty()) {
+        // 0 is a size here: no reserve at all.
+        reserve_bytes = reserve == "0" ? std::optional<double>(0.0) : memory::parse_byte_size(reserve);
+        if (!reserve_bytes) {
+            std::cerr << fmt::format("mbridge-lint: --reserve \"{}\" is not a size such as 2GiB or 1500MiB\n", reserve);
+            return false;
+        }
+    }
+    return true;
+}
+
+int run_estimate(const EstimateArgs& args) {
+    EstimateHeader header;
+    const auto inputs_or = estimate_inputs(args);
+    if (!inputs_or) return kUnusable;
+    memory::EstimateInputs inputs = *inputs_or;
     SourceManager sources;
+    OneConfig one = load_one_config(args.input, args.mcore, args.mcore_path, args.recipe, args.color, sources);
+    if (!one.model) return kUnusable;
+    const Revision* revision = one.revision;
+    std::optional<EffectiveModel>& model = one.model;
     std::vector<Diagnostic> problems;
     auto fail = [&]() {
         sort_diagnostics(problems);
         write_text(std::cerr, problems, sources, TextStyle{use_color(args.color)});
         return kUnusable;
     };
-    SessionOptions session_options;
-    session_options.mcore = args.mcore;
-    session_options.root = args.recipe.root;
-    session_options.hf_configs = args.recipe.hf_configs;
-    session_options.jobs = args.recipe.jobs;
-    if (!setup_overrides(args.recipe, session_options.prepare, sources, problems)) return fail();
-    std::vector<InputFile> targets = collect_inputs({args.input}, problems);
-    if (targets.size() != 1 || !problems.empty()) {
-        if (problems.empty())
-            problems.push_back(input_error(InputError::UnknownTarget, SourceRange::whole_file(args.input),
-                                           fmt::format("{}: estimate takes one config or recipe file", args.input)));
-        return fail();
-    }
-    LintSession session(session_options, sources);
-    FileResult file = session.lint(targets[0].path, false, targets[0].function);
-    for (auto& d : file.diagnostics)
-        if (d.is_input_error() && d.severity == Severity::Error) problems.push_back(std::move(d));
-    if (!problems.empty() || !file.revision) return fail();
-    if (file.configs.size() != 1) {
-        // One model per estimate: say which targets there are instead of picking one.
-        std::vector<std::string> names;
-        for (const auto& c : file.configs) names.push_back(targets[0].path + "::" + c.label);
-        problems.push_back(input_error(
-            InputError::UnknownTarget, SourceRange::whole_file(targets[0].path),
-            file.configs.empty()
-                ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", targets[0].path)
-                : fmt::format("{} defines {} recipes; name one: {}", targets[0].path, file.configs.size(),
-                              fmt::join(names, ", "))));
-        return fail();
-    }
-    // --mcore wins; otherwise the revision the session chose for this file (said on stderr when detected).
-    if (args.mcore.empty()) {
-        revision = file.revision;
-        write_detection_notes(std::cerr, {file.revision_choice});
-    }
-
-    Value root = std::move(file.configs.front().root);
-    if (session_options.prepare) session_options.prepare(root, *revision, problems);
-    const Value config = root;
-    LintOptions options{revision, file.rule_options};
-    Linter linter(options, sources);
-    std::vector<Diagnostic> ignored;  // validation problems: `check` reports them
-    auto model = linter.effective_model(std::move(root), file.configs.front().anchor, ignored);
-    for (auto& d : ignored)
-        if (d.is_input_error() && d.severity == Severity::Error) problems.push_back(std::move(d));
-    if (!model || !problems.empty()) return fail();
-    inputs.config = &config;
-
-    if (gpus) {
-        const auto dim = [&](const char* field) {
-            return std::max<std::int64_t>(1, model->integer(field).value_or(1));
-        };
-        const std::int64_t per_replica =
-            dim("tensor_model_parallel_size") * dim("pipeline_model_parallel_size") * dim("context_parallel_size");
-        if (*gpus % per_replica != 0) {
-            std::cerr << fmt::format("mbridge-lint: --gpus {} is not a multiple of TP x PP x CP = {}\n", *gpus,
-                                     per_replica);
+    memory::Estimate est = memory::estimate(*model, inputs);
+    header.data_parallel_source = est.data_parallel_source;
+    if (!est.ok) {
+        // A config Megatron Core rejects has no memory to estimate: its errors say why.
+        problems = one.rejections;
+        if (!problems.empty()) {
+            fail();
+            std::cerr << "mbridge-lint: cannot estimate memory: Megatron Core rejects this config (the errors above)\n";
             return kUnusable;
         }
-        inputs.data_parallel_size = static_cast<int>(*gpus / per_replica);
-        header.data_parallel_source = fmt::format("--gpus {} / (TP x PP x CP = {})", *gpus, per_replica);
-    }
-
-    memory::Estimate est = memory::estimate(*model, inputs);
-    if (!est.ok) {
         SourceRange where = model->anchor;
         if (const Value* v = model->fields.find(est.why_field); v && v->prov().range.valid()) where = v->prov().range;
         else if (est.why_field == "seq_length" && model->run.seq_length.prov().range.valid())
@@ -183,6 +177,7 @@ int run_estimate(const EstimateArgs& args) {
         problems.push_back(input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not));
         return fail();
     }
+    std::cerr << step_time_note(est);
     header.input = args.input;
     header.revision = revision->name;
     if (!args.html.empty()) {

@@ -44,12 +44,12 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
         "gpu-check",
         "Run a short step of the config's layers on this machine's GPU with and without its recompute setting and "
         "compare the measured memory saving with the prediction.\nExit codes: 0 pass; 1 a saving missed the tolerance; "
-        "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA support in this build, unusable config, shapes "
+        "2 cannot run (no GPU, no PyTorch / Megatron Core and no CUDA harness, unusable config, shapes "
         "that do not fit).");
     cmd->add_option("target", a.target,
-                    "A Bridge config (YAML); recipe targets (recipe.py::fn) once the recipes front end is in")
+                    "recipe.py::function, recipe.py (one recipe), or a YAML config; overrides follow `--`")
         ->required();
-    add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)");
+    add_mcore_option(*cmd, a.mcore, "Megatron Core revision the job runs (as for `check`)", &a.mcore_path);
     cmd->add_option("--layers", a.layers, "How many of the first pipeline stage's layers to build")
         ->check(CLI::Range(1, 1024));
     cmd->add_option("--steps", a.steps, "Measured steps per run (after the warm-up)")->check(CLI::Range(1, 100));
@@ -72,7 +72,8 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     cmd->add_option(
            "--reference", a.reference,
            "What builds and measures the layers: mcore (the installed Megatron Core, through --python), harness "
-           "(this build's CUDA re-implementation of Megatron Core's local layers) or auto (mcore where PyTorch, "
+           "(the CUDA re-implementation of Megatron Core's local layers, the separate tool mbridge-lint-gpu-harness: "
+           "beside mbridge-lint, on PATH or named by MBRIDGE_LINT_GPU_HARNESS) or auto (mcore where PyTorch, "
            "Megatron Core and a GPU are there, else harness)")
         ->check(CLI::IsMember({"auto", "mcore", "harness"}));
     cmd->add_option("--python", a.python, "Python interpreter with PyTorch and Megatron Core for --reference mcore");
@@ -91,45 +92,20 @@ void add_gpu_check_command(CLI::App& app, GpuCheckArgs& a) {
     cmd->add_option("--data-parallel-size", a.data_parallel_size,
                     "Data-parallel size of the --runner job (for the estimate)")
         ->check(CLI::PositiveNumber);
+    cmd->add_option("--stage", a.stage,
+                    "Measure this pipeline stage as Megatron Core's schedule runs it (its model chunks, the schedule's "
+                    "micro-batches in flight, backwards in order; default with pipeline parallelism: stage 0); -1 "
+                    "builds the first layers as one block instead (--reference mcore)")
+        ->check(CLI::Range(-1, 1 << 20));
+    cmd->add_option("--micro-batches", a.micro_batches,
+                    "Micro-batches of the step the stage's schedule runs (default: twice the pipeline size, at most "
+                    "the job's)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--color", a.color, "Colour the diagnostics")->check(CLI::IsMember({"auto", "always", "never"}));
+    add_recipe_options(*cmd, a.recipe);
 }
 
 namespace {
-
-// The effective model of a YAML config through the engine (the same path `check` takes).
-struct Loaded {
-    std::optional<EffectiveModel> model;
-    Value root;
-};
-
-bool load(const std::string& path, const Revision& revision, SourceManager& sources, Loaded& out) {
-    std::string error;
-    const std::string* text = sources.load(path, &error);
-    if (!text) {
-        std::cerr << fmt::format("mbridge-lint gpu-check: cannot read {}: {}\n", path, error);
-        return false;
-    }
-    YamlLoadResult loaded = load_yaml(path, *text);
-    std::vector<Diagnostic> errors = loaded.errors;
-    if (loaded.ok()) {
-        out.root = loaded.root;
-        SourceRange anchor = SourceRange::point(path, 1, 1);
-        if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) anchor = e->key_range;
-        LintOptions options;
-        options.revision = &revision;
-        Linter linter(options, sources);
-        out.model = linter.effective_model(std::move(loaded.root), anchor, errors);
-    }
-    std::vector<Diagnostic> fatal;
-    for (auto& d : errors)
-        if (d.severity == Severity::Error) fatal.push_back(d);
-    if (!fatal.empty() || !out.model) {
-        write_text(std::cerr, fatal, sources, TextStyle{false});
-        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n",
-                                 path, path);
-        return false;
-    }
-    return true;
-}
 
 // --runner: the user's own job, twice.
 int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
@@ -193,6 +169,7 @@ int run_runner(const GpuCheckArgs& a, const EffectiveModel& model) {
         for (const auto& n : est.assumptions) std::cout << "note: " << n.text << '\n';
     } else {
         nlohmann::json j;
+        j["kind"] = "gpu-check";  // schemas/output/gpu-check.schema.json, runner mode
         j["version"] = 1;
         j["mode"] = "runner";
         j["target"] = a.target;
@@ -235,14 +212,15 @@ struct RunPrinter {
 
 // --reference mcore: the installed Megatron Core builds and measures the layers (gpu_check/reference/).
 // Returns nullopt when the machine lacks what it needs and `fallback` allows the harness instead (`why` says what).
-std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model, const Value& root, bool fallback,
-                             std::string& why) {
+std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model, bool fallback, std::string& why) {
     gpu::PlanOptions po;
     po.layers = a.layers;
     po.candidates = a.recompute;
     if (a.micro_batch > 0) po.micro_batch = a.micro_batch;
     if (a.seq_length > 0) po.seq_length = a.seq_length;
-    const gpu::McorePlan plan = gpu::make_mcore_plan(model, root, po);
+    if (a.stage > -2) po.stage = a.stage;
+    if (a.micro_batches > 0) po.micro_batches = a.micro_batches;
+    const gpu::McorePlan plan = gpu::make_mcore_plan(model, po);
     if (!plan.error.empty()) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot build the layers of {}: {}\n", a.target, plan.error);
         return kUnusable;
@@ -263,6 +241,7 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
     result.steps = a.steps;
     result.warmup = a.warmup;
     result.notes = plan.notes;
+    result.totals_checked = plan.stage.has_value();
     result.runs.push_back({"control", plan.runs.control, {}, std::nullopt});
     for (const auto& c : plan.runs.candidates) result.runs.push_back({"candidate", c, {}, std::nullopt});
 
@@ -271,7 +250,9 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
     gpu::McoreCallbacks cb;
     cb.environment = [&](const gpu::McoreEnvironment& env) {
         shape = gpu::built_shape(plan, env);
-        for (auto& run : result.runs) run.predicted = gpu::predict_layers(shape, plan.kinds, run.recompute);
+        for (auto& run : result.runs)
+            run.predicted = plan.stage ? gpu::predict_stage(plan, shape, run.recompute)
+                                       : gpu::predict_layers(shape, plan.kinds, run.recompute);
         if (text) std::cout << fmt::format("reference: {}\n", gpu::describe_environment(env)) << std::flush;
     };
     cb.step = [&](int index, int done, int total) {
@@ -325,22 +306,18 @@ std::optional<int> run_mcore(const GpuCheckArgs& a, const EffectiveModel& model,
 }  // namespace
 
 int run_gpu_check(const GpuCheckArgs& a) {
-    if (a.target.find("::") != std::string::npos) {
-        std::cerr << fmt::format(
-            "mbridge-lint gpu-check: {} is a recipe target; this build reads YAML configs only (recipe "
-            "targets arrive with the recipes front end)\n",
-            a.target);
+    SourceManager sources;
+    OneConfig one = load_one_config(a.target, a.mcore, a.mcore_path, a.recipe, a.color, sources);
+    if (!one.model) {
+        std::cerr << fmt::format("mbridge-lint gpu-check: {} is not a usable config (run `mbridge-lint check {}`)\n",
+                                 a.target, a.target);
         return kUnusable;
     }
-    const Revision* revision = resolve_revision(a.mcore);
-    if (!revision) return kUnusable;
-    SourceManager sources;
-    Loaded loaded;
-    if (!load(a.target, *revision, sources, loaded)) return kUnusable;
-    if (!a.runner.empty()) return run_runner(a, *loaded.model);
+    const EffectiveModel& model = *one.model;
+    if (!a.runner.empty()) return run_runner(a, model);
     std::string mcore_missing;  // why the Megatron Core reference could not run (auto falls back to the harness)
     if (a.reference != "harness")
-        if (auto code = run_mcore(a, *loaded.model, loaded.root, a.reference == "auto", mcore_missing)) return *code;
+        if (auto code = run_mcore(a, model, a.reference == "auto", mcore_missing)) return *code;
 
     gpu::PlanOptions po;
     po.layers = a.layers;
@@ -348,14 +325,14 @@ int run_gpu_check(const GpuCheckArgs& a) {
     po.candidates = a.recompute;
     if (a.micro_batch > 0) po.micro_batch = a.micro_batch;
     if (a.seq_length > 0) po.seq_length = a.seq_length;
-    const gpu::Plan plan = gpu::make_plan(*loaded.model, loaded.root, po);
+    const gpu::Plan plan = gpu::make_plan(model, po);
     if (!plan.error.empty()) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot build the layers of {}: {}\n", a.target, plan.error);
         return kUnusable;
     }
     const gpu::DeviceInfo device = gpu::device_info();
     if (!device.usable()) {
-        const std::string harness = device.cuda_built ? "no GPU: " + device.error : device.error;
+        const std::string harness = device.harness_found ? "no GPU: " + device.error : device.error;
         if (mcore_missing.empty()) std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", harness);
         else
             std::cerr << fmt::format(
@@ -392,6 +369,9 @@ int run_gpu_check(const GpuCheckArgs& a) {
         return kUnusable;
     } catch (const gpu::NoGpu& e) {
         std::cerr << fmt::format("mbridge-lint gpu-check: cannot run here: {}\n", e.what());
+        return kUnusable;
+    } catch (const std::runtime_error& e) {  // the harness tool failed otherwise (its message says how)
+        std::cerr << fmt::format("mbridge-lint gpu-check: {}\n", e.what());
         return kUnusable;
     }
     if (!mcore_missing.empty()) result.notes.push_back("the Megatron Core reference cannot run here: " + mcore_missing);

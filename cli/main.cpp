@@ -1,11 +1,28 @@
 // mbridge-lint: a linter for activation-recompute settings of Megatron Bridge training configs.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/usage_errors.hpp"
+#include "core/schema.hpp"
+#include "git_commit.hpp"
 #include "version.hpp"
+
+namespace {
+
+// `mbridge-lint --version`: the version, the commit it was built from, and the Megatron Core revisions it knows.
+std::string version_text() {
+    const mbl::Schema& schema = mbl::Schema::instance();
+    return fmt::format("mbridge-lint {} (commit {})\nMegatron Core revisions: {} (default outside a Bridge checkout: "
+                       "{}); `mbridge-lint check --help` says what each is",
+                       MBRIDGE_LINT_VERSION, MBRIDGE_LINT_COMMIT, fmt::join(schema.revision_names(), ", "),
+                       schema.default_revision());
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
     using namespace mbl::cli;
@@ -14,12 +31,20 @@ int main(int argc, char** argv) {
         "of the Megatron Core revision the job will run, without running anything, and reports every problem at once.\n"
         "\nExit codes: 0 no errors; 1 errors found (or warnings with --strict); 2 bad usage or unusable input.",
         "mbridge-lint"};
-    app.set_version_flag("--version", std::string(MBRIDGE_LINT_VERSION));
+    app.set_version_flag("--version", std::function<std::string()>(version_text));
     app.require_subcommand(1);
-    app.footer("Run `mbridge-lint <command> --help` for a command's options. Docs: README.md");
+    app.footer("Run `mbridge-lint <command> --help` (or `mbridge-lint help <command>`) for a command's options. Docs: "
+               "README.md");
 
-    // Hydra-style overrides follow `--`; they apply to every config checked, shown or estimated.
+    // `help [COMMAND]` reads as `[COMMAND] --help`; Hydra-style overrides follow `--` and apply to every config
+    // checked, shown, estimated or checked on a GPU.
+    std::vector<std::string> args = rewrite_help_command(std::vector<std::string>(argv, argv + argc));
+    std::vector<char*> arg_pointers;
+    for (auto& a : args) arg_pointers.push_back(a.data());
+    argc = static_cast<int>(arg_pointers.size());
+    argv = arg_pointers.data();
     const std::vector<std::string> overrides = split_overrides(argc, argv);
+    args.resize(static_cast<std::size_t>(argc));
     CheckArgs check;
     add_check_command(app, check);
     check.recipe.overrides = overrides;
@@ -36,11 +61,13 @@ int main(int argc, char** argv) {
     estimate.recipe.overrides = overrides;
     GpuCheckArgs gpu_check;
     add_gpu_check_command(app, gpu_check);
+    gpu_check.recipe.overrides = overrides;
     ConfigArgs config;
     CLI::App* config_cmd = add_config_command(app, config);
     LspArgs lsp;
     CLI::App* lsp_cmd = add_lsp_command(app, lsp);
 
+    if (report_unknown_command(app, args)) return kUnusable;
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -50,12 +77,11 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        app.exit(e);
-        std::cerr << "Run `mbridge-lint --help` for usage.\n";
-        return kUnusable;
+        return report_usage_error(app, e, args);
     }
-    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate")) {
-        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show` and `estimate` only\n";
+    if (!overrides.empty() && !app.got_subcommand("check") && !show_cmd->parsed() && !app.got_subcommand("estimate") &&
+        !app.got_subcommand("gpu-check")) {
+        std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show`, `estimate` and `gpu-check` only\n";
         return kUnusable;
     }
     try {

@@ -30,12 +30,18 @@ std::string revisions_help() {
         out += fmt::format("  refused: {} is ambiguous ({})\n", name, why);
     out += "Without --mcore and without mcore in the configuration file, a file inside a Megatron Bridge checkout is\n"
            "linted for the revision that checkout pins (its checked-out 3rdparty/Megatron-LM, else the gitlink, else\n"
-           ".main.commit); see docs/user-guide.md \"Revision detection\".";
+           ".main.commit), its config classes read from the checkout when it is checked out; see docs/user-guide.md\n"
+           "\"Revision detection\".";
     return out;
 }
 
-void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description) {
+void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& description, std::string* path) {
     cmd.add_option("--mcore", value, description + "; the names are listed below");
+    if (path)
+        cmd.add_option("--mcore-path", *path,
+                       "The Megatron Core the job imports: a folder holding megatron/core (a Megatron-LM checkout, a "
+                       "site-packages); its config classes (fields, types, defaults, recompute labels) are read "
+                       "instead of the bundled ones, with the checks of --mcore or of the nearest known revision");
     cmd.footer(revisions_help());
 }
 
@@ -49,7 +55,7 @@ void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoic
 
 void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices) {
     for (const auto& c : choices)
-        if (c.source == RevisionChoice::Source::Detected) out << detection_note(c) << '\n';
+        if (c.source == RevisionChoice::Source::Detected || !c.mcore_tree.empty()) out << detection_note(c) << '\n';
 }
 
 std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value) {

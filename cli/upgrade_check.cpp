@@ -28,8 +28,13 @@ int run_upgrade_check(const CheckArgs& args, const std::string& from_name, const
         std::cerr << "mbridge-lint: --mcore A,B compares two revisions; --fix and --diff take one\n";
         return kUnusable;
     }
-    if (args.format != "text" && args.format != "json") {
-        std::cerr << "mbridge-lint: --mcore A,B reports in --format text or json\n";
+    if (args.format != "full" && args.format != "json") {
+        std::cerr << "mbridge-lint: --mcore A,B reports in --output-format full (text) or json\n";
+        return kUnusable;
+    }
+    if (args.statistics || (args.paths.size() == 1 && args.paths[0] == "-")) {
+        std::cerr
+            << "mbridge-lint: --mcore A,B compares files; --statistics and - (standard input) take one revision\n";
         return kUnusable;
     }
     std::optional<SessionOptions> base = check_session_options(args);
@@ -43,7 +48,13 @@ int run_upgrade_check(const CheckArgs& args, const std::string& from_name, const
         else write_text(std::cout, setup_errors, sources, TextStyle{use_color(args.color)});
         return kUnusable;
     }
-    std::vector<InputFile> inputs = collect_inputs(args.paths, setup_errors);
+    std::vector<InputFile> inputs;
+    {
+        LintSession walker(*base, sources);  // the configurations' exclude patterns
+        const WalkOptions walk{.excluded = [&](const std::string& p) { return walker.excluded(p); },
+                               .force_exclude = args.force_exclude};
+        inputs = collect_inputs(args.paths, setup_errors, walk);
+    }
 
     // Both sides read the same texts; each has its own session, so nothing of A's run leaks into B's.
     std::vector<Diagnostic> side[2];
@@ -82,6 +93,7 @@ int run_upgrade_check(const CheckArgs& args, const std::string& from_name, const
     if (args.format == "json") write_upgrade_json(out, diff, header);
     else write_upgrade_text(out, diff, header);
     if (unusable) return kUnusable;
+    if (args.exit_zero) return kOk;
     if (diff.new_errors > 0 || (args.strict && diff.new_warnings > 0)) return kProblems;
     return kOk;
 }

@@ -29,9 +29,16 @@ std::string SettingSource::describe() const {
 }
 
 const std::vector<std::string>& ProjectConfig::keys() {
-    static const std::vector<std::string> k{"mcore",  "te-version",       "select",
-                                            "ignore", "per-file-ignores", "severity",
-                                            "root",   "gpu-memory",       "hf-config-paths"};
+    static const std::vector<std::string> k{
+        "mcore",    "te-version", "select",         "extend-select", "ignore",     "per-file-ignores",
+        "severity", "exclude",    "extend-exclude", "root",          "gpu-memory", "hf-config-paths"};
+    return k;
+}
+
+const std::vector<std::string>& ProjectConfig::default_exclude() {
+    // ruff's defaults, less the names of tools this linter never meets; ".*" covers .git, .venv, .tox and the like.
+    static const std::vector<std::string> k{".*",   "__pycache__", "__pypackages__", "node_modules", "site-packages",
+                                            "venv", "_build",      "buck-out",       "dist"};
     return k;
 }
 
@@ -103,9 +110,14 @@ public:
                               fmt::format("te-version \"{}\" is not a version such as 2.6.0", *s));
                     else config_.te_version = Setting<std::string>{*s, from};
                 }
-            } else if (name == "select" || name == "ignore") {
+            } else if (name == "select" || name == "ignore" || name == "extend-select") {
                 if (auto codes = codes_of(node, name))
-                    (name == "select" ? config_.select : config_.ignore) = {*codes, from};
+                    (name == "select"   ? config_.select
+                     : name == "ignore" ? config_.ignore
+                                        : config_.extend_select) = {*codes, from};
+            } else if (name == "exclude" || name == "extend-exclude") {
+                if (auto patterns = strings_of(node, name))
+                    (name == "exclude" ? config_.exclude : config_.extend_exclude) = {*patterns, from};
             } else if (name == "per-file-ignores") {
                 const toml::table* t = node.as_table();
                 if (!t) {
@@ -128,6 +140,13 @@ public:
                     const SourceRange at = range_of(file_, code.source());
                     const std::string code_name(code.str());
                     if (!check_pattern(code_name, at)) continue;
+                    if (names_input_diagnostics(code_name)) {
+                        error(InputError::UnknownValue, at,
+                              fmt::format("\"{}\": input diagnostics (IN0xx) cannot be re-ranked; select or ignore "
+                                          "their warnings and infos instead",
+                                          code_name));
+                        continue;
+                    }
                     auto sev = string_of(sev_node, fmt::format("severity.{}", code_name));
                     if (!sev) continue;
                     static const std::vector<std::string> names{"error", "warning", "info"};

@@ -53,7 +53,12 @@ struct ProjectConfig {
     std::optional<Setting<std::string>> mcore;
     std::optional<Setting<std::string>> te_version;
     Setting<std::vector<std::string>> select{{"ALL"}, {}};
+    Setting<std::vector<std::string>> extend_select;  // added to `select` (a later layer, such as the command line)
     Setting<std::vector<std::string>> ignore;
+    // Paths directory walks leave out: fnmatch patterns relative to `root`, or a name anywhere (no '/').
+    // `exclude` replaces the defaults (default_exclude()); `extend-exclude` adds to them.
+    Setting<std::vector<std::string>> exclude{default_exclude(), {}};
+    Setting<std::vector<std::string>> extend_exclude;
     Setting<std::vector<PerFileIgnore>> per_file_ignores;
     Setting<std::vector<SeverityOverride>> severity;
     Setting<std::string> root;  // absolute; default: the configuration file's directory (or the linted file's)
@@ -62,6 +67,8 @@ struct ProjectConfig {
 
     // The configuration keys, for "did you mean" and the README.
     static const std::vector<std::string>& keys();
+    // Hidden directories (.git, .venv), caches, virtual environments, installed packages and build outputs.
+    static const std::vector<std::string>& default_exclude();
 };
 
 struct ConfigLoadResult {

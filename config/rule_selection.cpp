@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <fnmatch.h>
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 
@@ -31,27 +32,69 @@ bool rule_pattern_valid(std::string_view pattern, std::string* why) {
         if (why) *why = "an empty rule code";
         return false;
     }
-    if (upper(pattern).starts_with("IN")) {
-        if (why)
-            *why = fmt::format("\"{}\": input errors (IN0xx) say the file cannot be used and cannot be selected, "
-                               "ignored or re-ranked",
-                               pattern);
-        return false;
-    }
     std::vector<std::string> candidates{"ALL"};
-    for (const auto& r : all_rules()) {
-        const RuleInfo& i = r->info();
-        if (rule_pattern_matches(pattern, i.code, i.name)) return true;
+    auto known = [&](const RuleInfo& i) {
         candidates.emplace_back(i.code);
         candidates.emplace_back(i.name);
-    }
+        return rule_pattern_matches(pattern, i.code, i.name);
+    };
+    for (const auto& r : all_rules())
+        if (known(r->info())) return true;
+    for (const auto& i : input_error_docs())
+        if (known(i)) return true;
     if (why)
-        *why = fmt::format("\"{}\" is not a rule code, code prefix or rule name{}; `mbridge-lint rules` lists them",
+        *why = fmt::format("\"{}\" is not a rule or input-error code, code prefix or name{}; `mbridge-lint rules` "
+                           "lists them",
                            pattern, did_you_mean_suffix(pattern, candidates));
     return false;
 }
 
-static bool pattern_matches_file(const std::string& pattern, const std::string& relative) {
+bool names_input_diagnostics(std::string_view pattern) {
+    if (pattern == "ALL") return false;
+    for (const auto& i : input_error_docs())
+        if (rule_pattern_matches(pattern, i.code, i.name)) return true;
+    return false;
+}
+
+namespace {
+
+// How precisely a pattern names a code: a whole code or a name beats a longer prefix, which beats a shorter one and
+// ALL. Where a select and an ignore pattern of one layer both match, the more precise wins (ignore on a tie).
+int specificity(std::string_view pattern, std::string_view code, std::string_view name) {
+    if (pattern == "ALL") return 0;
+    if (pattern == name || upper(pattern) == code) return 100;
+    return static_cast<int>(pattern.size());
+}
+
+// One layer of selection (the configuration file, then the command line). `select` present resets what earlier
+// layers decided; otherwise the layer only changes the codes its patterns match.
+struct SelectionLayer {
+    const std::vector<std::string>* select = nullptr;
+    std::vector<const std::vector<std::string>*> extend_select;
+    std::vector<const std::vector<std::string>*> ignore;
+
+    void apply(const Diagnostic& d, bool& selected) const {
+        if (select) selected = false;
+        int best = -1;
+        bool decision = selected;
+        auto weigh = [&](const std::vector<std::string>& patterns, bool on) {
+            for (const auto& p : patterns) {
+                if (!rule_pattern_matches(p, d.code, d.name)) continue;
+                const int s = specificity(p, d.code, d.name);
+                if (s > best || (s == best && !on)) {
+                    best = s;
+                    decision = on;
+                }
+            }
+        };
+        if (select) weigh(*select, true);
+        for (const auto* p : extend_select) weigh(*p, true);
+        for (const auto* p : ignore) weigh(*p, false);
+        if (best >= 0) selected = decision;
+    }
+};
+
+bool pattern_matches_path(const std::string& pattern, const std::string& relative) {
     if (relative.empty()) return false;
     if (fnmatch(pattern.c_str(), relative.c_str(), 0) == 0) return true;
     // A pattern without a directory part matches the file name anywhere, as in .gitignore.
@@ -62,36 +105,74 @@ static bool pattern_matches_file(const std::string& pattern, const std::string& 
     return false;
 }
 
-void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& config, const std::string& file) {
-    std::vector<std::string> ignored = config.ignore.value;
+bool any_matches(const std::vector<std::string>& patterns, const std::string& relative) {
+    for (const auto& p : patterns)
+        if (pattern_matches_path(p, relative)) return true;
+    return false;
+}
+
+// The severity override that names `d` most precisely, if any.
+void apply_severity(Diagnostic& d, const ProjectConfig& config) {
+    int best = -1;
+    for (const auto& o : config.severity.value) {
+        if (!rule_pattern_matches(o.code, d.code, d.name)) continue;
+        const int s = specificity(o.code, d.code, d.name);
+        if (s > best) {
+            best = s;
+            d.severity = o.severity;
+        }
+    }
+}
+
+}  // namespace
+
+void apply_rule_selection(std::vector<Diagnostic>& diags, const ProjectConfig& config, const std::string& file,
+                          const CommandLineSelection& command_line) {
+    std::vector<std::string> file_ignores;
     if (!config.per_file_ignores.value.empty()) {
         const std::string relative = relative_to(file, config.root.value).value_or("");
         for (const auto& p : config.per_file_ignores.value)
-            if (pattern_matches_file(p.pattern, relative))
-                ignored.insert(ignored.end(), p.codes.begin(), p.codes.end());
+            if (pattern_matches_path(p.pattern, relative))
+                file_ignores.insert(file_ignores.end(), p.codes.begin(), p.codes.end());
     }
-    auto any = [](const std::vector<std::string>& patterns, const Diagnostic& d) {
-        for (const auto& p : patterns)
-            if (rule_pattern_matches(p, d.code, d.name)) return true;
-        return false;
+    const SelectionLayer layers[] = {
+        {&config.select.value, {&config.extend_select.value}, {&config.ignore.value}},
+        {command_line.select ? &*command_line.select : nullptr, {&command_line.extend_select}, {&command_line.ignore}},
     };
     std::vector<Diagnostic> kept;
     for (auto& d : diags) {
-        if (!d.is_input_error()) {
-            if (!any(config.select.value, d) || any(ignored, d)) continue;
-            // The most specific override wins: a full code or name over a prefix, a longer prefix over a shorter.
-            size_t best = 0;
-            for (const auto& o : config.severity.value) {
-                const size_t specificity = o.code == d.name ? 100 : o.code.size();
-                if (rule_pattern_matches(o.code, d.code, d.name) && specificity > best) {
-                    best = specificity;
-                    d.severity = o.severity;
-                }
-            }
+        // An input error says the file cannot be used: it is always reported. IN warnings and infos are selected.
+        const bool input_error = d.is_input_error() && d.severity == Severity::Error;
+        bool selected = true;
+        if (!input_error) {
+            for (const auto& layer : layers) layer.apply(d, selected);
+            // per-file-ignores drop what they name in their files, however precisely it was selected (as in ruff).
+            selected &= std::none_of(file_ignores.begin(), file_ignores.end(),
+                                     [&](const std::string& p) { return rule_pattern_matches(p, d.code, d.name); });
         }
+        if (!selected) continue;
+        if (!d.is_input_error()) apply_severity(d, config);
         kept.push_back(std::move(d));
     }
     diags = std::move(kept);
+}
+
+bool path_excluded(const std::string& path, const ProjectConfig& config, const CommandLineSelection& command_line) {
+    // Outside a pattern's base, only the patterns that name a file or directory anywhere can match; the base itself
+    // (a directory holding its configuration) is matched by its name, not as ".".
+    auto relative_or_name = [&](const std::string& base) {
+        const auto relative = relative_to(path, base);
+        if (relative && *relative != ".") return *relative;
+        return fs::path(path).lexically_normal().filename().string();
+    };
+    const std::string in_config = relative_or_name(config.root.value);
+    if (!command_line.exclude && any_matches(config.exclude.value, in_config)) return true;
+    if (any_matches(config.extend_exclude.value, in_config)) return true;
+    if (!command_line.exclude && command_line.extend_exclude.empty()) return false;
+    const std::string in_base =
+        relative_or_name(command_line.base_dir.empty() ? fs::current_path().string() : command_line.base_dir);
+    if (command_line.exclude && any_matches(*command_line.exclude, in_base)) return true;
+    return any_matches(command_line.extend_exclude, in_base);
 }
 
 }  // namespace mbl

@@ -183,23 +183,64 @@ static ModuleList read_modules(const Value& v, const Revision& revision) {
     return list;
 }
 
-static void apply_precision(const Value& mp, EffectiveModel& m, std::vector<Diagnostic>& errors) {
+static void precision_unknown(const std::string& reason, const Provenance& at, EffectiveModel& m) {
+    for (const auto& f : {"fp8", "fp8_recipe", "fp4", "bf16", "fp16"})
+        m.fields.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", reason), at));
+}
+
+static void apply_precision_config(const Value& mp, EffectiveModel& m);
+
+// A name the tree's own lookup answers: its config's fields keep the tree's lines, with a note for where the name
+// was written.
+static void apply_tree_precision(const Value& mp, PrecisionLookup::Answer answer, EffectiveModel& m,
+                                 std::vector<Diagnostic>& errors) {
     const Schema& schema = Schema::instance();
-    if (mp.is_null()) return;
-    if (mp.is_unknown()) {
-        for (const auto& f : {"fp8", "fp8_recipe", "fp4", "bf16", "fp16"})
-            m.fields.set(f,
-                         Value::unknown(fmt::format("mixed_precision is unknown: {}", mp.unknown_reason()), mp.prov()));
+    if (!answer.config) {
+        Diagnostic d = input_error(InputError::UnknownValue, mp.prov().range,
+                                   fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
+                                               did_you_mean_suffix(mp.as_string(), answer.names)));
+        for (auto& n : answer.notes) d.notes.push_back(std::move(n));
+        errors.push_back(std::move(d));
         return;
     }
+    if (answer.config->is_unknown()) return precision_unknown(answer.config->unknown_reason(), mp.prov(), m);
+    ChainStep named{mp.prov().range, fmt::format("mixed_precision \"{}\" is chosen here", mp.as_string())};
+    for (auto& e : answer.config->entries()) {
+        const auto& copied = schema.precision_fields();
+        if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
+        Provenance& p = e.value.prov();
+        p.chain.insert(p.chain.begin(), mp.prov().chain.begin(), mp.prov().chain.end());
+        p.chain.insert(p.chain.begin() + static_cast<std::ptrdiff_t>(mp.prov().chain.size()), named);
+        if (p.detail.empty())
+            p.detail = fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", e.key, e.value.display(),
+                                   mp.as_string());
+    }
+    apply_precision_config(*answer.config, m);
+}
+
+static void apply_precision(const Value& mp, EffectiveModel& m, const PrecisionLookup* tree,
+                            std::vector<Diagnostic>& errors) {
+    const Schema& schema = Schema::instance();
+    if (mp.is_null()) return;
+    if (mp.is_unknown()) return precision_unknown(mp.unknown_reason(), mp.prov(), m);
+    if (mp.is_string() && tree)
+        if (PrecisionLookup::Answer answer = tree->find(mp.as_string()); answer.applies)
+            return apply_tree_precision(mp, std::move(answer), m, errors);
     if (mp.is_string()) {
         const PrecisionRecipe* recipe = schema.precision_recipe(mp.as_string());
         if (!recipe) {
-            errors.push_back(
+            // The catalog is the linter's knowledge of one Bridge revision, not the registry the job runs with:
+            // a name it lacks may well be registered there (Bridge adds recipes), so this is no error.
+            Diagnostic d =
                 input_error(InputError::UnknownValue, mp.prov().range,
-                            fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
-                                        did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names()))));
-            return;
+                            fmt::format("mixed_precision recipe \"{}\" is not in the bundled catalog{}", mp.as_string(),
+                                        did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names())));
+            d.severity = Severity::Warning;
+            d.notes.push_back(Note{
+                SourceRange{}, "the file is in no Megatron Bridge tree, so the registry the job looks names up in "
+                               "is not here to ask; lint it inside the checkout (or pass --root) to check the name"});
+            errors.push_back(std::move(d));
+            return precision_unknown(fmt::format("the recipe \"{}\" is not known here", mp.as_string()), mp.prov(), m);
         }
         for (const auto& [field, value] : recipe->fields) {
             Value v = value;
@@ -211,18 +252,19 @@ static void apply_precision(const Value& mp, EffectiveModel& m, std::vector<Diag
         }
         return;
     }
-    if (mp.is_map()) {
-        // A MixedPrecisionConfig object: Bridge copies its fields onto the model, over model-level values.
-        for (const auto& e : mp.entries()) {
-            if (e.key.empty() || e.key[0] == '_') continue;
-            const auto& copied = schema.precision_fields();
-            if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
-            Value v = e.value;
-            if (v.prov().detail.empty())
-                v.prov().detail =
-                    fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
-            m.fields.set(e.key, std::move(v));
-        }
+    if (mp.is_map()) apply_precision_config(mp, m);
+}
+
+// A MixedPrecisionConfig object: Bridge copies its fields onto the model, over model-level values.
+static void apply_precision_config(const Value& mp, EffectiveModel& m) {
+    const auto& copied = Schema::instance().precision_fields();
+    for (const auto& e : mp.entries()) {
+        if (e.key.empty() || e.key[0] == '_') continue;
+        if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
+        Value v = e.value;
+        if (v.prov().detail.empty())
+            v.prov().detail = fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
+        m.fields.set(e.key, std::move(v));
     }
 }
 
@@ -248,29 +290,34 @@ static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
     }
 }
 
-static const Value* section_field(const Value& root, std::string_view section, std::string_view field) {
-    const Value* sec = root.find(section);
-    if (!sec || !sec->is_map()) return nullptr;
-    const Value* v = sec->find(field);
-    return v && !v->is_null() ? v : nullptr;
+// A whole ConfigContainer written out by Bridge (its run_config.yaml): every field is there, the defaults and what
+// Megatron Core's __post_init__ wrote included.
+static bool is_full_dump(const Value& root) {
+    const std::string target = root.target();
+    return target == "ConfigContainer" || target.ends_with(".ConfigContainer");
 }
 
-static RunShape read_run_shape(const Value& root, const EffectiveModel& m) {
-    RunShape run;
-    if (const Value* v = section_field(root, "train", "micro_batch_size")) run.micro_batch_size = *v;
-    if (const Value* v = section_field(root, "train", "global_batch_size")) run.global_batch_size = *v;
-    const Value& model_seq = m["seq_length"];
-    const Value* dataset_seq = section_field(root, "dataset", "seq_length");
-    run.seq_length = model_seq.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq;
-    if (const Value* v = section_field(root, "optimizer", "use_distributed_optimizer"))
-        run.use_distributed_optimizer = *v;
-    else if (const Value* d = section_field(root, "ddp", "use_distributed_optimizer"))
-        run.use_distributed_optimizer = *d;
-    if (const Value* v = section_field(root, "ddp", "grad_reduce_in_fp32")) run.grad_reduce_in_fp32 = *v;
-    return run;
+// In a dump, recompute_modules equal to what __post_init__ writes for None (["core_attn"]:
+// megatron/core/transformer/transformer_config.py:865 at core_v0.14.0, :1822 at 2a75ac12c54b) is not the user's
+// choice: the dump holds it whether or not the user set it. It is read as the default it most likely is, so the
+// rules about what the user set (RC109) stay quiet; Megatron Core's own checks see the same list either way.
+static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) {
+    const Value& modules = m["recompute_modules"];
+    if (!modules.is_list() || modules.items().size() != revision.default_modules.size()) return false;
+    for (std::size_t i = 0; i < modules.items().size(); ++i)
+        if (!modules.items()[i].is_string() || modules.items()[i].as_string() != revision.default_modules[i])
+            return false;
+    Value written = modules;
+    written.prov().origin = Origin::Derived;
+    written.prov().detail =
+        "recompute_modules is what Megatron Core's __post_init__ writes when it is None, so this dump holds it "
+        "whether or not it was set";
+    m.fields.set("recompute_modules", std::move(written));
+    return true;
 }
 
-FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor) {
+FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
+                        const PrecisionLookup* precision, std::string_view recipe) {
     FinalizeResult result;
     EffectiveModel& m = result.model;
     m.anchor = anchor;
@@ -289,12 +336,13 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
                                                       field, it->first, it->second);
                 m.fields.set(field, std::move(canonical));
             }
-    if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, result.errors);
+    if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
 
     // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
+    // A revision without cuda_graph_impl (before 0.15) reads the legacy switches in its place.
     if (m.known({"cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}) &&
-        m.str("cuda_graph_impl") == "none") {
+        m.str("cuda_graph_impl").value_or("none") == "none") {
         if (m.flag("enable_cuda_graph")) {
             Value v = Value::string("local", m["enable_cuda_graph"].prov());
             v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";
@@ -306,8 +354,10 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         }
     }
 
-    m.run = read_run_shape(root, m);
+    m.run = read_run_facts(root, m["seq_length"], m["fp8_recipe"], recipe, anchor);
+    const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
     m.modules_pre = read_modules(m["recompute_modules"], revision);
+    if (post_init_list) m.modules_pre.defaulted = true;
     m.granularity_post = m.granularity_pre();
     m.modules_post = m.modules_pre;
     const Value& moe_layer = m["moe_layer_recompute"];

@@ -10,6 +10,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/model_fields.hpp"
+#include "core/run_facts.hpp"
 #include "core/schema.hpp"
 #include "core/value.hpp"
 
@@ -22,26 +23,16 @@ struct ModuleList {
     bool contains(std::string_view label) const;
 };
 
-// Run-shape facts that live outside `model:` (the memory estimator needs them). Each keeps its provenance; a null
-// Value means the config does not say.
-struct RunShape {
-    Value micro_batch_size;           // train.micro_batch_size
-    Value global_batch_size;          // train.global_batch_size
-    Value seq_length;                 // model.seq_length when written, else dataset.seq_length, else the model default
-    Value use_distributed_optimizer;  // optimizer.use_distributed_optimizer, else ddp.use_distributed_optimizer
-    Value grad_reduce_in_fp32;        // ddp.grad_reduce_in_fp32
-};
-
 class EffectiveModel {
 public:
     Value fields = Value::map();  // field name -> value (with provenance)
     SourceRange anchor;           // where to point for a fact with no line of its own (the `model:` section)
     const Revision* revision = nullptr;
-    RunShape run;
+    RunFacts run;  // what lives outside `model:` (core/run_facts.hpp)
 
     // A field's value; None when the revision has no such field and the config does not set it. Rules name fields
     // with the mbl::field constants (core/model_fields.hpp), so a misspelt name does not compile. Read by a string,
-    // a name that is neither set nor a field of schemas/fields/model.json is a programming error: std::logic_error.
+    // a name that is neither set nor a field of Megatron Core or Bridge (core/model_fields.hpp) is a programming error: std::logic_error.
     const Value& operator[](FieldName name) const;
     const Value& operator[](std::string_view name) const;
     bool has(FieldName name) const { return has(name.str()); }
@@ -82,13 +73,32 @@ public:
     std::optional<bool> attention_is_fused() const;
 };
 
+// How a `mixed_precision` name becomes a MixedPrecisionConfig where the linted tree defines it: Bridge looks the name
+// up at run time in its own registry (training/mixed_precision.py), so the tree's lookup, followed by the Python front
+// end, decides for recipes, YAML files, --config-file overlays and overrides alike. Without one (a file in no Bridge
+// tree), the bundled catalog (schemas/precision.json) decides.
+class PrecisionLookup {
+public:
+    virtual ~PrecisionLookup() = default;
+    struct Answer {
+        bool applies = false;            // false: the tree has no lookup of its own
+        std::optional<Value> config;     // the config's fields as a mapping (with the tree's lines), or an unknown
+        std::vector<std::string> names;  // when `config` is empty: the names the tree registers
+        std::vector<Note> notes;         // when `config` is empty: where the tree looks names up
+    };
+    virtual Answer find(const std::string& name) const = 0;
+};
+
 struct FinalizeResult {
     EffectiveModel model;
     std::vector<Diagnostic> errors;  // input errors found while assembling (bad mixed_precision name, ...)
 };
 
-// `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...).
-FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor);
+// `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...). `precision`: the linted
+// tree's lookup of mixed_precision names, or null (the bundled catalog). `recipe`: the recipe function's name ("" for
+// YAML), which may state the job's GPU count.
+FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
+                        const PrecisionLookup* precision = nullptr, std::string_view recipe = {});
 
 // The model section of a config tree, flattened: builder configs nest TransformerConfig fields under
 // model.transformer; those are merged in. Returns the entries with their key ranges.

@@ -1,7 +1,8 @@
 #pragma once
 // The names of the effective model's fields. The build generates the list (build/generated/model_fields.def, by
-// cmake/ModelFields.cmake) from schemas/fields/model.json and the fields a mixed_precision config copies onto the
-// model (schemas/precision.json); this header turns it into one constant per field, mbl::field::recompute_method.
+// cmake/ModelFields.cmake) from the fields of Megatron Core's config classes at every known revision
+// (schemas/mcore/classes/fields.json), of Megatron Bridge's model classes (schemas/bridge/model_fields.json) and the
+// fields a mixed_precision config copies onto the model (schemas/precision.json); this header turns it into one constant per field, mbl::field::recompute_method.
 // Rules read the model through these constants, so a misspelt field name does not compile.
 #include <fmt/format.h>
 
@@ -29,7 +30,8 @@ class FieldName {
 public:
     // Checked at compile time: FieldName("recompute_methd") does not compile.
     consteval explicit FieldName(std::string_view name) : name_(name) {
-        if (!is_model_field(name)) throw "not a field of schemas/fields/model.json";  // not a constant expression
+        if (!is_model_field(name))
+            throw "not a field of Megatron Core or Bridge (schemas/mcore/classes, schemas/bridge)";  // not a constant expression
     }
     // A name known only at run time (a revision's enum, a key from the config): nullopt when no field has it.
     static std::optional<FieldName> find(std::string_view name) {
@@ -41,7 +43,7 @@ public:
     static FieldName named(std::string_view name) {
         if (auto f = find(name)) return *f;
         throw std::logic_error(
-            fmt::format("\"{}\" is not a field of the effective model (schemas/fields/model.json)", name));
+            fmt::format("\"{}\" is not a field of the effective model (schemas/mcore/classes, schemas/bridge)", name));
     }
 
     constexpr std::string_view str() const { return name_; }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace mbl {
@@ -22,8 +23,10 @@ const char* revision_source_name(RevisionChoice::Source s) {
 }
 
 std::string detection_note(const RevisionChoice& choice) {
-    return fmt::format("Megatron Core {} for files in {}: {}; pass --mcore to choose another revision",
-                       choice.revision ? choice.revision->name : "?", choice.checkout, choice.reason);
+    const std::string rev = choice.revision ? choice.revision->name : "?";
+    if (choice.checkout.empty()) return fmt::format("Megatron Core {}: {}", rev, choice.reason);  // --mcore-path
+    return fmt::format("Megatron Core {} for files in {}: {}; pass --mcore to choose another revision", rev,
+                       choice.checkout, choice.reason);
 }
 
 namespace {
@@ -189,6 +192,58 @@ std::optional<std::string> index_gitlink(const std::string& b, std::string_view 
     return std::nullopt;
 }
 
+std::optional<std::string> tag_of_commit(const fs::path& git_dir, const std::string& commit) {
+    // packed-refs: "<sha> refs/tags/x", and after an annotated tag "^<commit it points to>".
+    if (auto packed = read_small_file(git_dir / "packed-refs")) {
+        std::istringstream lines(*packed);
+        std::string line, last_ref;
+        while (std::getline(lines, line)) {
+            if (line.size() >= 41 && line[0] == '^' && lower(line.substr(1, 40)) == commit) {
+                if (last_ref.rfind("refs/tags/", 0) == 0) return last_ref.substr(10);
+            } else if (line.size() > 41 && line[40] == ' ') {
+                last_ref = trimmed(line.substr(41));
+                if (lower(line.substr(0, 40)) == commit && last_ref.rfind("refs/tags/", 0) == 0)
+                    return last_ref.substr(10);
+            }
+        }
+    }
+    std::error_code ec;
+    const fs::path tags = git_dir / "refs" / "tags";
+    if (!fs::is_directory(tags, ec)) return std::nullopt;
+    for (auto it = fs::recursive_directory_iterator(tags, ec); !ec && it != fs::recursive_directory_iterator();
+         it.increment(ec))
+        if (auto text = read_small_file(it->path()); text && lower(trimmed(*text)) == commit)
+            return fs::relative(it->path(), tags, ec).generic_string();
+    return std::nullopt;
+}
+
+bool is_mcore_tree(const fs::path& root) {
+    std::error_code ec;
+    return fs::is_regular_file(root / "megatron" / "core" / "transformer" / "transformer_config.py", ec);
+}
+
+std::optional<std::string> mcore_package_version(const fs::path& root) {
+    auto text = read_small_file(root / "megatron" / "core" / "package_info.py");
+    if (!text) return std::nullopt;
+    // `MAJOR = 0`, `PRE_RELEASE = "rc0"`: the version package_info.py spells out, read as text.
+    std::map<std::string, std::string> parts;
+    std::istringstream lines(*text);
+    std::string line;
+    while (std::getline(lines, line)) {
+        const auto eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        const std::string key = trimmed(line.substr(0, eq));
+        if (key != "MAJOR" && key != "MINOR" && key != "PATCH" && key != "PRE_RELEASE") continue;
+        std::string value = trimmed(line.substr(eq + 1));
+        if (const auto hash = value.find('#'); hash != std::string::npos) value = trimmed(value.substr(0, hash));
+        if (value.size() >= 2 && (value.front() == '"' || value.front() == '\'') && value.back() == value.front())
+            value = value.substr(1, value.size() - 2);
+        parts.try_emplace(key, value);
+    }
+    if (!parts.count("MAJOR") || !parts.count("MINOR") || !parts.count("PATCH")) return std::nullopt;
+    return fmt::format("{}.{}.{}{}", parts["MAJOR"], parts["MINOR"], parts["PATCH"], parts["PRE_RELEASE"]);
+}
+
 std::vector<MegatronPin> RevisionDetector::read_pins(const fs::path& root) {
     std::vector<MegatronPin> pins;
     // The checked-out submodule is the code the job imports (Bridge installs megatron-core from 3rdparty/Megatron-LM)
@@ -206,17 +261,48 @@ std::vector<MegatronPin> RevisionDetector::read_pins(const fs::path& root) {
     return pins;
 }
 
+namespace {
+
+// The version of the Megatron Core a checkout pins at `commit`: the tree's package_info.py, else a core_v tag naming
+// the commit in the submodule's git data. Sets `from` to where it was read.
+std::optional<std::string> pinned_version(const fs::path& root, const std::string& commit, bool tree,
+                                          std::string& from) {
+    const fs::path submodule = root / "3rdparty" / "Megatron-LM";
+    if (tree)
+        if (auto v = mcore_package_version(submodule)) {
+            from = fmt::format("its megatron/core/package_info.py says {}", *v);
+            return v;
+        }
+    std::vector<fs::path> git_dirs;
+    if (auto d = git_dir_of(submodule)) git_dirs.push_back(*d);
+    if (auto d = git_dir_of(root)) git_dirs.push_back(*d / "modules" / "3rdparty" / "Megatron-LM");
+    for (const auto& dir : git_dirs)
+        if (auto tag = tag_of_commit(dir, commit); tag && tag->rfind("core_v", 0) == 0) {
+            from = fmt::format("the tag {} names it", *tag);
+            return tag;
+        }
+    return std::nullopt;
+}
+
+}  // namespace
+
 RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<MegatronPin>& pins) {
     const Schema& schema = Schema::instance();
     RevisionChoice out;
     out.source = RevisionChoice::Source::Detected;
     out.checkout = root.string();
+    // The code the job imports, when it is there: its config classes are read instead of the bundled ones.
+    const fs::path submodule = root / "3rdparty" / "Megatron-LM";
+    const bool tree = is_mcore_tree(submodule);
+    if (tree) out.mcore_tree = submodule.string();
+    const std::string read_note = tree ? "; its config classes are read from the checkout" : "";
     const Revision* fallback = schema.revision(schema.default_revision());
     if (pins.empty()) {
         out.revision = fallback;
+        out.approximate = !tree;
         out.reason = fmt::format("it pins no Megatron-LM commit (no checked-out 3rdparty/Megatron-LM, no gitlink, no "
-                                 ".main.commit), so the default {} is used",
-                                 fallback->name);
+                                 ".main.commit), so the default {} is used{}",
+                                 fallback->name, read_note);
         return out;
     }
     const MegatronPin& first = pins.front();
@@ -228,26 +314,35 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
             if (pin.kind == MegatronPin::Kind::Gitlink && pin.commit != first.commit)
                 context = fmt::format(" (the committed gitlink pins {})", short_hash(pin.commit));
     } else if (first.kind == MegatronPin::Kind::Gitlink) {
-        context = "; the submodule is not checked out";
+        context = tree ? "" : "; the submodule is not checked out";
     } else {
         context = "; there is no 3rdparty/Megatron-LM gitlink or checkout";
     }
     if (const Revision* r = schema.revision_for_commit(first.commit)) {
         out.revision = r;
-        out.reason = pin_sentence(first) + context;
+        out.reason = pin_sentence(first) + context + read_note;
         return out;
     }
     const std::string unknown = fmt::format("{}, a commit mbridge-lint knows no revision for", pin_sentence(first));
+    out.approximate = !tree;
+    std::string from, why;
+    if (auto version = pinned_version(root, first.commit, tree, from))
+        if (const Revision* r = schema.nearest_revision(*version, why)) {
+            out.revision = r;
+            out.reason = fmt::format("{}; {}: {}, so its checks are used{}", unknown, from, why, read_note);
+            return out;
+        }
     for (const auto& pin : pins) {
         if (pin.commit == first.commit) continue;
         if (const Revision* r = schema.revision_for_commit(pin.commit)) {
             out.revision = r;
-            out.reason = fmt::format("{}; {} ({}), so that revision is used", unknown, pin_sentence(pin), r->name);
+            out.reason =
+                fmt::format("{}; {} ({}), so that revision is used{}", unknown, pin_sentence(pin), r->name, read_note);
             return out;
         }
     }
     out.revision = fallback;
-    out.reason = fmt::format("{}; the default {} is used instead", unknown, fallback->name);
+    out.reason = fmt::format("{}; the default {} is used instead{}", unknown, fallback->name, read_note);
     return out;
 }
 

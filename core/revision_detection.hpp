@@ -22,6 +22,12 @@ struct RevisionChoice {
     std::string reason;    // a sentence: why this revision
     std::string checkout;  // the Bridge checkout it was detected from ("" when none)
     std::string commit;    // the Megatron-LM commit the checkout pins ("" when none)
+    // A Megatron Core tree to read the config classes from (the checked-out 3rdparty/Megatron-LM, --mcore-path):
+    // the folder holding megatron/core; "" when there is none.
+    std::string mcore_tree;
+    // `revision` stands in for a commit it was not generated from (the nearest known one): its facts prove nothing
+    // absent there. Only meaningful without an mcore_tree.
+    bool approximate = false;
 };
 const char* revision_source_name(
     RevisionChoice::Source s);  // "command line", "configuration file", "detected", "default"
@@ -56,6 +62,12 @@ private:
     std::map<std::filesystem::path, RevisionChoice> by_root_;
 };
 
+// The version a Megatron Core tree reports (`root`/megatron/core/package_info.py: "0.20.0", "0.17.0rc0"), read as
+// text; nullopt when there is none.
+std::optional<std::string> mcore_package_version(const std::filesystem::path& root);
+// Whether `root` holds Megatron Core's config classes (megatron/core/transformer/transformer_config.py).
+bool is_mcore_tree(const std::filesystem::path& root);
+
 // Git's on-disk data, read without git (exposed for tests). All return nullopt on anything unexpected.
 // The git directory of a work tree: `dir/.git` itself, or where a `.git` file ("gitdir: ...") points.
 std::optional<std::filesystem::path> git_dir_of(const std::filesystem::path& work_tree);
@@ -63,5 +75,7 @@ std::optional<std::filesystem::path> git_dir_of(const std::filesystem::path& wor
 std::optional<std::string> head_commit(const std::filesystem::path& git_dir);
 // The commit recorded for the gitlink (submodule entry) at `path` in an index file (versions 2 to 4).
 std::optional<std::string> index_gitlink(const std::string& index_bytes, std::string_view path);
+// A tag (refs/tags/..., loose or packed, annotated ones by the commit they point to) naming `commit`; nullopt if none.
+std::optional<std::string> tag_of_commit(const std::filesystem::path& git_dir, const std::string& commit);
 
 }  // namespace mbl

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "core/did_you_mean.hpp"
 #include "core/embedded_data.hpp"
@@ -14,33 +15,6 @@
 namespace mbl {
 
 using nlohmann::json;
-
-const char* field_type_name(FieldType t) {
-    switch (t) {
-        case FieldType::Bool: return "bool";
-        case FieldType::Int: return "int";
-        case FieldType::Float: return "float";
-        case FieldType::Str: return "str";
-        case FieldType::List: return "list";
-        case FieldType::Dict: return "dict";
-        case FieldType::Dtype: return "dtype";
-        case FieldType::Callable: return "callable";
-        case FieldType::Any: return "any";
-    }
-    return "any";
-}
-
-static FieldType parse_field_type(const std::string& s) {
-    if (s == "bool") return FieldType::Bool;
-    if (s == "int") return FieldType::Int;
-    if (s == "float") return FieldType::Float;
-    if (s == "str") return FieldType::Str;
-    if (s == "list") return FieldType::List;
-    if (s == "dict") return FieldType::Dict;
-    if (s == "dtype") return FieldType::Dtype;
-    if (s == "callable") return FieldType::Callable;
-    return FieldType::Any;
-}
 
 std::optional<std::string_view> schema_file(std::string_view path) {
     for (const auto& [name, text] : embedded_schema_files())
@@ -56,22 +30,6 @@ static json parse_schema_file(std::string_view path) {
     } catch (const json::parse_error& e) {
         throw std::runtime_error(fmt::format("schemas/{} is not valid JSON: {}", path, e.what()));
     }
-}
-
-bool type_matches(const Value& v, FieldType t) {
-    if (v.is_null() || v.is_unknown()) return true;  // None is accepted by every dataclass field at construction
-    switch (t) {
-        case FieldType::Bool: return v.is_bool();
-        case FieldType::Int: return v.is_int();
-        case FieldType::Float: return v.is_number();
-        case FieldType::Str: return v.is_string();
-        case FieldType::List: return v.is_list();
-        case FieldType::Dict: return v.is_map();
-        case FieldType::Dtype:
-        case FieldType::Callable: return v.is_string() || v.is_map();
-        case FieldType::Any: return true;
-    }
-    return true;
 }
 
 Value value_from_json(const json& j, const Provenance& prov) {
@@ -124,6 +82,115 @@ bool Revision::has_label(std::string_view label) const {
     return std::find(labels.begin(), labels.end(), label) != labels.end();
 }
 
+namespace {
+
+void set_provenance(Value& v, const Provenance& p) {
+    v.set_prov(p);
+    if (v.is_list())
+        for (auto& item : v.items()) set_provenance(item, p);
+    if (v.is_map())
+        for (auto& e : v.entries()) set_provenance(e.value, p);
+}
+
+// TransformerConfig's literal defaults (its bases' included), in the constructor's order.
+std::vector<std::pair<std::string, Value>> class_defaults(const ClassFacts& facts, const std::string& revision) {
+    std::vector<std::pair<std::string, Value>> out;
+    const Provenance prov = Provenance::default_of(fmt::format("default of Megatron Core {}", revision));
+    for (const ResolvedField& r : facts.fields_of("TransformerConfig")) {
+        if (!r.field->default_value) continue;
+        Value v = *r.field->default_value;
+        set_provenance(v, prov);
+        out.emplace_back(r.field->name, std::move(v));
+    }
+    return out;
+}
+
+}  // namespace
+
+void apply_class_facts(Revision& rev, std::shared_ptr<const ClassFacts> facts) {
+    rev.classes = std::move(facts);
+    if (!rev.classes->labels.empty()) rev.labels = rev.classes->labels;
+    if (!rev.classes->default_modules.empty()) rev.default_modules = rev.classes->default_modules;
+    rev.defaults = class_defaults(*rev.classes, rev.name);
+}
+
+std::string Revision::facts_source() const {
+    if (!classes) return "no config classes";
+    return facts_note.empty() ? classes->origin : fmt::format("{}; {}", classes->origin, facts_note);
+}
+
+namespace {
+
+// A revision's config classes, generated from its source (schemas/mcore/classes/<name>.json).
+void load_class_facts(Revision& rev) {
+    const std::string& name = rev.name;
+    const json j = parse_schema_file(fmt::format("mcore/classes/{}.json", name));
+    try {
+        apply_class_facts(rev, std::make_shared<const ClassFacts>(ClassFacts::from_json(j)));
+    } catch (const json::exception& e) {
+        throw std::runtime_error(fmt::format("schemas/mcore/classes/{}.json: {}", name, e.what()));
+    }
+    if (rev.labels.empty())
+        throw std::runtime_error(fmt::format("schemas/mcore/classes/{}.json states no recompute labels", name));
+}
+
+}  // namespace
+
+const Revision* Schema::ready(const Revision* r) const {
+    if (!r) return nullptr;
+    const auto i = static_cast<std::size_t>(r - revisions_.data());
+    std::call_once(loaded_[i], [this, i] { load_class_facts(revisions_[i]); });
+    return r;
+}
+
+void Schema::read_field_specs() {
+    // Megatron Core: every field of the known revisions, typed as the newest revision declaring it.
+    const json history = parse_schema_file("mcore/classes/fields.json");
+    for (auto it = history.at("fields").begin(); it != history.at("fields").end(); ++it) {
+        FieldSpec f;
+        f.name = it.key();
+        f.first = it->value("first", "");
+        f.last = it->value("last", "");
+        f.not_in = string_list(*it, "not_in");
+        f.type = parse_field_type(it->value("type", "any"));
+        f.nullable = it->value("nullable", false);
+        f.enum_values = string_list(*it, "values");
+        const auto owners = string_list(*it, "classes");
+        f.owner = owners.empty() ? "" : owners.front();
+        fields_.emplace(f.name, std::move(f));
+    }
+    // Megatron Bridge: the fields its model classes declare.
+    const json bridge = parse_schema_file("bridge/model_fields.json");
+    for (auto it = bridge.at("fields").begin(); it != bridge.at("fields").end(); ++it) {
+        auto [pos, added] = fields_.try_emplace(it.key());
+        FieldSpec& f = pos->second;
+        f.name = it.key();
+        f.bridge_type = parse_field_type(it->value("type", "any"));
+        f.bridge_source = fmt::format("{} in Megatron Bridge {}", it->value("class", ""), it->value("source", ""));
+        if (added) {
+            f.type = f.bridge_type;
+            f.nullable = it->value("nullable", false);
+            f.owner = it->value("class", "");
+        }
+    }
+    for (const auto& [name, f] : fields_) field_names_.push_back(name);
+    for (auto it = bridge.at("classes").begin(); it != bridge.at("classes").end(); ++it)
+        bridge_classes_[it.key()] = it->get<std::vector<std::string>>();
+}
+
+bool Schema::knows_model_class(std::string_view dotted, const Revision& rev) const {
+    const auto dot = dotted.rfind('.');
+    if (dot == std::string_view::npos) return false;
+    const std::string_view module = dotted.substr(0, dot), name = dotted.substr(dot + 1);
+    if (rev.classes && config_class_for_path(*rev.classes, dotted)) return true;
+    // Bridge re-exports its classes from its packages (megatron.bridge.models.Llama3ModelProvider8B).
+    auto it = bridge_classes_.find(name);
+    if (it == bridge_classes_.end()) return false;
+    for (const auto& m : it->second)
+        if (m == module || m.starts_with(std::string(module) + ".")) return true;
+    return false;
+}
+
 Schema::Schema() {
     const json index = parse_schema_file("mcore/index.json");
     default_revision_ = index.at("default").get<std::string>();
@@ -161,8 +228,6 @@ Schema::Schema() {
         rev.pinned_by = j.value("pinned_by", "");
         if (rev.release.empty() == rev.commit.empty())
             throw std::runtime_error(fmt::format("schemas/mcore/{}.json must name either a release or a commit", name));
-        layered_list(j, "recompute_modules", rev.labels);
-        layered_list(j, "default_recompute_modules", rev.default_modules);
         layered_list(j, "output_discarding_recompute_modules", rev.output_discarding);
         if (j.contains("rejections")) {
             auto v = string_list(j, "rejections");
@@ -181,44 +246,16 @@ Schema::Schema() {
             auto v = string_list(j, "known_crashes");
             rev.known_crashes = {v.begin(), v.end()};
         }
-        if (j.contains("defaults")) {
-            const Provenance prov = Provenance::default_of(fmt::format("default of Megatron Core {}", name));
-            for (auto it = j.at("defaults").begin(); it != j.at("defaults").end(); ++it) {
-                auto existing = std::find_if(rev.defaults.begin(), rev.defaults.end(),
-                                             [&](const auto& kv) { return kv.first == it.key(); });
-                Value v = value_from_json(it.value(), prov);
-                if (existing != rev.defaults.end()) existing->second = std::move(v);
-                else rev.defaults.emplace_back(it.key(), std::move(v));
-            }
-        }
-        // Inherited defaults name the revision they now belong to.
-        for (auto& [field, v] : rev.defaults) v.prov().detail = fmt::format("default of Megatron Core {}", name);
         revisions_.push_back(std::move(rev));
     }
+    // The config classes of a revision are read when it is first looked up (ready()): a run reads one or two.
+    loaded_ = std::make_unique<std::once_flag[]>(revisions_.size());
     for (const auto& [alias, target] : aliases_)
-        if (!revision(target) || ambiguous_.count(alias))
+        if (std::none_of(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == target; }) ||
+            ambiguous_.count(alias))
             throw std::runtime_error(fmt::format("schemas/mcore/index.json: alias {} must name one revision", alias));
 
-    if (schema_file("fields/model.json")) {
-        const json fields = parse_schema_file("fields/model.json");
-        for (auto it = fields.at("fields").begin(); it != fields.at("fields").end(); ++it) {
-            FieldSpec f;
-            f.name = it.key();
-            const json& spec = it.value();
-            f.type = parse_field_type(spec.value("type", "any"));
-            f.nullable = spec.value("nullable", true);
-            f.enum_values = string_list(spec, "enum");
-            f.owner = spec.value("owner", "");
-            f.since = spec.value("since", "");
-            f.until = spec.value("until", "");
-            fields_.emplace(f.name, std::move(f));
-        }
-    }
-    // Every field a revision gives a default for is a known field, even if fields/model.json lacks it.
-    for (const auto& rev : revisions_)
-        for (const auto& [name, v] : rev.defaults)
-            if (!fields_.count(name)) fields_.emplace(name, FieldSpec{name, FieldType::Any, true, {}, "", "", ""});
-    for (const auto& [name, f] : fields_) field_names_.push_back(name);
+    read_field_specs();
 
     const json precision = parse_schema_file("precision.json");
     precision_fields_ = string_list(precision, "copied_fields");
@@ -285,11 +322,11 @@ RevisionLookup Schema::lookup_revision(std::string_view name) const {
     if (auto it = aliases_.find(key); it != aliases_.end()) key = it->second;
     const std::string bare = key.rfind("core_v", 0) == 0 ? key.substr(6) : key;  // "core_v0.19" -> "0.19"
     for (const auto& r : revisions_)
-        if (r.name == key || (!r.release.empty() && r.name == bare)) return {&r, {}};
+        if (r.name == key || (!r.release.empty() && r.name == bare)) return {ready(&r), {}};
     // A release tag, with or without the "core_v" prefix: "core_v0.19.0", "0.15.2".
     for (const auto& r : revisions_)
         for (const auto& [tag, sha] : r.tags)
-            if (key == tag || (tag.rfind("core_v", 0) == 0 && key == tag.substr(6))) return {&r, {}};
+            if (key == tag || (tag.rfind("core_v", 0) == 0 && key == tag.substr(6))) return {ready(&r), {}};
     if (const Revision* r = revision_for_commit(key)) return {r, {}};
     return {};
 }
@@ -298,7 +335,66 @@ const Revision* Schema::revision(std::string_view name) const { return lookup_re
 
 const Revision* Schema::revision_for_commit(std::string_view sha) const {
     for (const auto& r : revisions_)
-        if (r.matches_commit(sha)) return &r;
+        if (r.matches_commit(sha)) return ready(&r);
+    return nullptr;
+}
+
+namespace {
+
+struct ReleaseVersion {
+    int major = 0, minor = 0, patch = 0;
+    std::string pre;  // "rc1", "" for a release
+};
+
+std::optional<ReleaseVersion> parse_release_version(std::string_view text) {
+    if (text.starts_with("core_v")) text.remove_prefix(6);
+    ReleaseVersion v;
+    int* parts[] = {&v.major, &v.minor, &v.patch};
+    std::size_t i = 0;
+    for (int k = 0; k < 3; ++k) {
+        if (k > 0) {
+            if (i >= text.size() || text[i] != '.') return k == 2 ? std::optional(v) : std::nullopt;
+            ++i;
+        }
+        const std::size_t start = i;
+        while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i])))
+            *parts[k] = *parts[k] * 10 + (text[i++] - '0');
+        if (i == start) return std::nullopt;
+    }
+    v.pre = std::string(text.substr(i));
+    return v;
+}
+
+}  // namespace
+
+const Revision* Schema::nearest_revision(std::string_view version, std::string& why) const {
+    const auto v = parse_release_version(version);
+    if (!v) return nullptr;
+    // Releases by their tag; commits of the main branch by the version their package reports. The dev branch is a
+    // line of its own: only its own commit names it.
+    const Revision* same_line = nullptr;  // the first known revision of the version's major.minor
+    const Revision* older = nullptr;      // the last known revision before it
+    for (const auto& r : revisions_) {
+        if (r.release.empty() && r.branch != "main") continue;
+        const std::string reported = !r.release.empty() ? r.release : ready(&r)->classes->package_version;
+        const auto rv = parse_release_version(reported);
+        if (!rv) continue;
+        if (rv->major == v->major && rv->minor == v->minor) {
+            if (!same_line) same_line = &r;
+        } else if (std::tie(rv->major, rv->minor) < std::tie(v->major, v->minor)) {
+            older = &r;
+        }
+    }
+    if (same_line) {
+        why = fmt::format("{} is on the {}.{} line, whose first known revision is {} ({})", version, v->major, v->minor,
+                          same_line->name, same_line->what());
+        return ready(same_line);
+    }
+    if (older) {
+        why = fmt::format("{} is newer than every known revision; the newest before it is {} ({})", version,
+                          older->name, older->what());
+        return ready(older);
+    }
     return nullptr;
 }
 
@@ -326,15 +422,32 @@ const FieldSpec* Schema::field(std::string_view name) const {
 }
 
 bool Schema::field_exists_at(const FieldSpec& f, const Revision& rev) const {
-    if (!f.since.empty()) {
-        const Revision* since = revision(f.since);
-        if (since && rev.order < since->order) return false;
+    return !f.bridge_source.empty() || rev.has_field(f.name);
+}
+
+FieldSpec Schema::field_at(const FieldSpec& f, const Revision& rev) const {
+    FieldSpec out = f;
+    if (ResolvedField d = rev.classes ? rev.classes->any(f.name) : ResolvedField{}; d.field) {
+        out.type = d.field->type;
+        out.nullable = d.field->nullable;
+        out.enum_values = d.field->values;
+        out.owner = d.owner->name;
+        // Python does not check annotations: where a Bridge class declares the field otherwise, either type is held.
+        if (!f.bridge_source.empty() && f.bridge_type != out.type) out.type = FieldType::Any;
+    } else if (!f.bridge_source.empty()) {
+        out.type = f.bridge_type;
     }
-    if (!f.until.empty()) {
-        const Revision* until = revision(f.until);
-        if (until && rev.order > until->order) return false;
-    }
-    return true;
+    return out;
+}
+
+std::string Schema::field_history(const FieldSpec& f) const {
+    if (f.first.empty()) return "no Megatron Core revision mbridge-lint knows has it";
+    std::string out = f.first == f.last ? fmt::format("it is only in Megatron Core {}", f.first)
+                      : f.last == revisions_.back().name
+                          ? fmt::format("it is in Megatron Core {} and later", f.first)
+                          : fmt::format("it is in Megatron Core {} to {}", f.first, f.last);
+    if (!f.not_in.empty()) out += fmt::format(", not in {}", fmt::join(f.not_in, ", "));
+    return out;
 }
 
 const PrecisionRecipe* Schema::precision_recipe(std::string_view name) const {

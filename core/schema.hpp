@@ -1,6 +1,8 @@
 #pragma once
 // Read-only access to the data under schemas/ (embedded in the binary): revisions, fields, precision recipes.
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -9,24 +11,27 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "core/config_classes.hpp"
 #include "core/revision_keys.hpp"
 #include "core/value.hpp"
 
 namespace mbl {
 
-enum class FieldType { Bool, Int, Float, Str, List, Dict, Dtype, Callable, Any };
-const char* field_type_name(FieldType t);
-// Whether a value fits a schema field type (None and unknown values fit every type).
-bool type_matches(const Value& v, FieldType t);
-
+// A name that may appear under `model:`: a field of Megatron Core's config classes at some known revision
+// (schemas/mcore/classes/), or of a model class of Megatron Bridge (schemas/bridge/model_fields.json).
 struct FieldSpec {
     std::string name;
-    FieldType type = FieldType::Any;
+    FieldType type = FieldType::Any;  // as the newest revision declaring it declares it, else as Bridge does
     bool nullable = true;
     std::vector<std::string> enum_values;
-    std::string owner;
-    std::string since;  // first revision having it, "" when always there
-    std::string until;  // last revision having it, "" when still there
+    std::string owner;  // the class declaring it
+    // Megatron Core: the first and last revision (index order) whose classes declare it, and the revisions between
+    // them that lack it ("" when no Megatron Core class declares it).
+    std::string first, last;
+    std::vector<std::string> not_in;
+    // Megatron Bridge: where a model class of Bridge declares it ("" when none does), and its type there.
+    std::string bridge_source;
+    FieldType bridge_type = FieldType::Any;
 };
 
 struct Revision {
@@ -44,9 +49,16 @@ struct Revision {
     std::vector<std::string> labels;
     std::vector<std::string> default_modules;
     std::vector<std::string> output_discarding;
-    std::set<std::string, std::less<>> rejections;        // codes of the error rules Megatron Core enforces here
-    std::set<std::string, std::less<>> known_crashes;     // ids of configurations known to crash at run time here
-    std::vector<std::pair<std::string, Value>> defaults;  // field defaults the rules rely on
+    std::set<std::string, std::less<>> rejections;     // codes of the error rules Megatron Core enforces here
+    std::set<std::string, std::less<>> known_crashes;  // ids of configurations known to crash at run time here
+    // Megatron Core's config classes here, from which the labels, default_modules and defaults come.
+    std::shared_ptr<const ClassFacts> classes;
+    // The facts stand in for a Megatron Core they were not read from (a commit no revision records, mapped to the
+    // nearest one): what they say is absent is not proven absent there.
+    bool approximate = false;
+    std::string facts_note;  // why these facts, when they are not the bundled ones of this revision: one sentence
+    // TransformerConfig's defaults (with its bases'), those the source states as literals, in constructor order.
+    std::vector<std::pair<std::string, Value>> defaults;
     std::map<std::string, std::vector<std::string>, std::less<>> enums;  // accepted values of enum-like fields
     // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
     std::map<std::string, std::map<std::string, std::string>> value_aliases;
@@ -58,6 +70,10 @@ struct Revision {
     bool has_label(std::string_view label) const;
     bool discards_output(std::string_view label) const;
     bool crashes(KnownCrash id) const { return known_crashes.contains(id.str()); }
+    // Whether a config class of Megatron Core declares the field here.
+    bool has_field(std::string_view field) const { return classes && classes->declares(field); }
+    // Where the facts come from: "Megatron-LM 2a75ac12c54b (bundled; scripts/mcore_facts.py)", or the tree read.
+    std::string facts_source() const;
 
     // One line for --help: "release core_v0.19.0" / "commit 2a75ac12c54b (2026-08-13, main branch), Megatron
     // Bridge's main pin (...)".
@@ -95,10 +111,22 @@ public:
     const std::map<std::string, std::string>& ambiguous_revision_names() const { return ambiguous_; }  // name -> why
     // The revision whose recorded commit `sha` matches (see Revision::matches_commit), or nullptr.
     const Revision* revision_for_commit(std::string_view sha) const;
+    // The known revision nearest to a Megatron Core that reports `version` ("0.20.0rc1", from package_info.py or a
+    // core_v tag) by release order, and in `why` how it was chosen; nullptr when the version is not one or is older
+    // than every known revision.
+    const Revision* nearest_revision(std::string_view version, std::string& why) const;
     const std::string& default_revision() const { return default_revision_; }
 
     const FieldSpec* field(std::string_view name) const;
+    // Whether `rev` has the field: a Megatron Core class declares it there, or a Bridge model class does.
     bool field_exists_at(const FieldSpec& f, const Revision& rev) const;
+    // The field with its type at `rev` (Megatron Core's declaration there; Any where Bridge declares another type).
+    FieldSpec field_at(const FieldSpec& f, const Revision& rev) const;
+    // Which Megatron Core revisions have the field, for messages: "it is in 0.19 to main", "it is only in dev".
+    std::string field_history(const FieldSpec& f) const;
+    // Whether a dotted class name (a dump's `_target_`) is a config class whose fields the linter knows at `rev`: one
+    // of Megatron Core's classes there, or a model class of Megatron Bridge.
+    bool knows_model_class(std::string_view dotted, const Revision& rev) const;
     const std::vector<std::string>& field_names() const { return field_names_; }
 
     const PrecisionRecipe* precision_recipe(std::string_view name) const;
@@ -112,16 +140,25 @@ public:
 
 private:
     Schema();
-    std::vector<Revision> revisions_;
+    void read_field_specs();
+    // `r` with its config classes read (once, on first use); every lookup hands revisions out through it.
+    const Revision* ready(const Revision* r) const;
+    mutable std::vector<Revision> revisions_;  // filled by the constructor; ready() completes each in place
+    std::unique_ptr<std::once_flag[]> loaded_;
     std::map<std::string, std::string> aliases_;
     std::map<std::string, std::string> ambiguous_;  // name -> what it could mean
     std::string default_revision_;
     std::map<std::string, FieldSpec, std::less<>> fields_;
     std::vector<std::string> field_names_;
+    std::map<std::string, std::vector<std::string>, std::less<>> bridge_classes_;  // class -> modules defining it
     std::vector<PrecisionRecipe> precision_;
     std::vector<std::string> precision_fields_;
     std::vector<std::string> sections_;
 };
+
+// Puts a revision's config classes in place and derives what comes from them: the recompute labels and default
+// modules (where the source states them) and TransformerConfig's defaults.
+void apply_class_facts(Revision& rev, std::shared_ptr<const ClassFacts> facts);
 
 // JSON -> config Value (all with the given provenance).
 Value value_from_json(const nlohmann::json& j, const Provenance& prov);

@@ -10,8 +10,20 @@
 
 namespace mbl {
 
+namespace {
+std::string too_large(std::size_t size) {
+    return fmt::format("the file is {} bytes, above mbridge-lint's limit of {} MiB", size,
+                       SourceManager::kMaxFileBytes >> 20);
+}
+}  // namespace
+
 const std::string* SourceManager::load(const std::string& path, std::string* error) {
-    if (const std::string* known = text(path)) return known;
+    if (const std::string* known = text(path)) {
+        // An editor's buffer is bounded as the file on disk would be.
+        if (known->size() <= kMaxFileBytes) return known;
+        if (error) *error = too_large(known->size());
+        return nullptr;
+    }
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec)) {
         if (error) *error = "is a directory";
@@ -24,9 +36,7 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
     }
     auto size = std::filesystem::file_size(path, ec);
     if (!ec && size > kMaxFileBytes) {
-        if (error)
-            *error =
-                fmt::format("the file is {} bytes, above mbridge-lint's limit of {} MiB", size, kMaxFileBytes >> 20);
+        if (error) *error = too_large(size);
         return nullptr;
     }
     std::ostringstream buf;

@@ -14,7 +14,8 @@ namespace mbl {
 
 class SourceManager {
 public:
-    // Reads a file from disk once; nullopt (and `error` set) when it cannot be read.
+    // Reads a file from disk once, or returns the text registered under `path`; null (and `error` set) when it cannot
+    // be read or is larger than kMaxFileBytes.
     const std::string* load(const std::string& path, std::string* error = nullptr);
     // Registers text that did not come from disk (an editor buffer, a command-line override).
     void add(const std::string& name, std::string text);

@@ -59,15 +59,28 @@ std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, cons
         site.entry = found.value->prov().range;
         site.siblings = static_cast<int>(found.parent->entries().size());
     } else {
-        // Not written anywhere: it goes next to the entry the diagnostic points at, in the same mapping.
+        // Not written anywhere: it goes next to the entry the diagnostic points at, in the same mapping; when the
+        // diagnostic points at no entry (a fact of the section as a whole, RC203's "predicted peak over budget"), after
+        // the section's last written entry.
         if (edit.op != FieldEdit::Op::Set) return {};
         const Value* parent = mapping_with_entry_at(root, section, d.range);
-        if (!parent) return {};
         site.entry = d.range;
+        if (!parent) {
+            parent = root.find(section);
+            const Value::Entry* last = nullptr;
+            if (parent && parent->is_map())
+                for (const auto& e : parent->entries())
+                    if (editable(e.value)) last = &e;
+            if (!last) return {};
+            site.entry = last->value.prov().range;
+        }
         site.siblings = static_cast<int>(parent->entries().size());
     }
     const std::string* text = sources.text(site.entry.file);
-    const FrontEnd* fe = front_end_for(site.entry.file);
+    // Read as the session read it (standard input, `-`, as YAML); command-line overrides are no file to edit.
+    const FrontEnd* fe = site.entry.file.rfind('<', 0) == 0          ? nullptr
+                         : front_end_for(site.entry.file) != nullptr ? front_end_for(site.entry.file)
+                                                                     : front_end_for("any.yaml");
     if (!text || !fe) return {};
     return fe->field_edit(edit, site, *text, *sources.lines(site.entry.file));
 }

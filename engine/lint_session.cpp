@@ -10,6 +10,7 @@
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
+#include "engine/mcore_trees.hpp"
 #include "engine/suppressions.hpp"
 
 namespace mbl {
@@ -159,8 +160,10 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
     } else if (config.mcore) {
         choice.source = RevisionChoice::Source::ConfigFile;
         name = config.mcore->value;
+    } else if (!options_.mcore_path.empty()) {
+        return choice_for_mcore_path(options_.mcore_path, nullptr, {});
     } else if (auto detected = revisions_->detect(path)) {
-        return *detected;
+        return with_facts(*detected);
     } else {
         name = schema.default_revision();
     }
@@ -174,6 +177,8 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
                     : choice.source == RevisionChoice::Source::ConfigFile
                         ? fmt::format("mcore = \"{}\" ({})", name, config.mcore->source.describe())
                         : fmt::format("the default, {}", choice.revision->name);
+    // A named revision's checks over the config classes of the tree --mcore-path names.
+    if (!options_.mcore_path.empty()) return choice_for_mcore_path(options_.mcore_path, choice.revision, choice.reason);
     return choice;
 }
 
@@ -240,6 +245,8 @@ FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
     if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
     else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
     out.rule_options.data_parallel_size = options_.data_parallel_size;
+    out.rule_options.gpus = options_.gpus;
+    out.rule_options.reserve_bytes = options_.reserve_bytes;
 
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx = parse_context(config);
@@ -263,7 +270,7 @@ FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
             out.cancelled = true;
             return out;
         }
-        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor);
+        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get(), config_tree.label);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         std::vector<Diagnostic> found = config_tree.findings;
         for (auto& d : r.diagnostics) found.push_back(std::move(d));
@@ -303,17 +310,23 @@ FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
             for (auto& d : unused_suppressions(set, *t)) diags.push_back(std::move(d));
     }
 
-    apply_rule_selection(diags, config, path);
+    apply_rule_selection(diags, config, path, options_.selection);
     sort_diagnostics(diags);
     out.diagnostics = std::move(diags);
     return out;
+}
+
+bool LintSession::excluded(const std::string& path) {
+    const auto loaded = resolver_->for_path(path);
+    return loaded->ok() && path_excluded(path, loaded->config, options_.selection);
 }
 
 std::optional<EffectiveModel> LintSession::effective_model(const FileResult& file, std::size_t index) const {
     if (index >= file.configs.size() || !file.revision) return std::nullopt;
     Linter linter(LintOptions{file.revision, file.rule_options}, sources_);
     std::vector<Diagnostic> ignored;
-    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored);
+    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored,
+                                  file.configs[index].precision.get(), file.configs[index].label);
 }
 
 std::set<std::string> LintSession::dependencies(const std::string& path) {
@@ -385,7 +398,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             before[file] = old;
             if (!out.original.count(file)) out.original[file] = old;
             sources.add(file, applied->text);
-            const FrontEnd* fe = front_end_for(file);
+            const FrontEnd* fe = file.rfind('<', 0) == 0 ? nullptr : &front_end_or_yaml(file);
             ParseContext ctx{.sources = sources};
             if (fe && fe->parse(file, applied->text, false, ctx).errors.size() >
                           fe->parse(file, old, false, ctx).errors.size())

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "config/project_config.hpp"
+#include "config/rule_selection.hpp"
 #include "core/diagnostic.hpp"
 #include "core/effective_model.hpp"
 #include "core/paths.hpp"
@@ -25,10 +26,13 @@ namespace mbl {
 
 struct SessionOptions {
     std::string mcore{};                       // --mcore: wins over the configuration file
+    std::string mcore_path{};                  // --mcore-path: a Megatron Core tree whose config classes are read
     std::string te_version{};                  // --te-version: likewise
     std::string config_file{};                 // --config: this file for every input instead of discovery
     std::optional<double> gpu_memory_bytes{};  // a command-line budget (--gpu-memory): wins over `gpu-memory`
     std::optional<int> data_parallel_size{};   // --data-parallel-size, for the memory advice rules
+    std::optional<int> gpus{};                 // --gpus, for the memory advice rules
+    std::optional<double> reserve_bytes{};     // --reserve, for the memory advice rules
     // Python recipes: --root and --hf-config win over the configuration file's root and hf-config-paths.
     std::string root{};
     std::vector<std::string> hf_configs{};
@@ -39,6 +43,8 @@ struct SessionOptions {
     // Identical diagnostics of several recipes are merged into one (merge_config_diagnostics); the upgrade check
     // (--mcore A,B) compares recipe by recipe and turns that off.
     bool merge_recipes = true;
+    // --select, --extend-select, --ignore, --exclude, --extend-exclude: a layer over the configuration file's.
+    CommandLineSelection selection{};
 };
 
 struct FileResult {
@@ -80,6 +86,10 @@ public:
     // those before it are done: what `take` sees is what linting them one after another gives. The results come
     // without FileResult::configs, which for a whole tree would hold every recipe's config at once.
     void lint_all(const std::vector<LintTarget>& targets, const std::function<void(FileResult)>& take);
+
+    // Whether directory walks leave `path` out (exclude / extend-exclude of the configuration that governs it, and
+    // the command line's). A configuration with errors excludes nothing: linting the file reports them.
+    bool excluded(const std::string& path);
 
     // The effective model of one config of a linted file (for hover).
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;

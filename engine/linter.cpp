@@ -5,9 +5,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <tuple>
 
+#include "config/rule_selection.hpp"
 #include "core/input_errors.hpp"
+#include "core/paths.hpp"
 #include "engine/validate.hpp"
 #include "parser/front_end.hpp"
 #include "rules/registry.hpp"
@@ -16,10 +19,12 @@ namespace mbl {
 
 namespace fs = std::filesystem;
 
-std::optional<EffectiveModel> Linter::effective_model(const Value& root, const SourceRange& anchor,
-                                                      std::vector<Diagnostic>& errors) const {
+std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
+                                                      std::vector<Diagnostic>& errors,
+                                                      const PrecisionLookup* precision,
+                                                      std::string_view recipe) const {
     for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
-    FinalizeResult fin = finalize(root, *options_.revision, anchor);
+    FinalizeResult fin = finalize(root, *options_.revision, anchor, precision, recipe);
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }
@@ -69,14 +74,11 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
 
 }  // namespace
 
-LintResult Linter::lint_tree(const Value& root, const SourceRange& anchor) {
+LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision,
+                               std::string_view recipe) {
     LintResult result;
-    std::optional<Value> prepared;  // a copy only when there is something to apply: a recipe's tree is large
-    if (options_.prepare) {
-        prepared = root;
-        options_.prepare(*prepared, *options_.revision, result.diagnostics);
-    }
-    auto model = effective_model(prepared ? *prepared : root, anchor, result.diagnostics);
+    if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
+    auto model = effective_model(std::move(root), anchor, result.diagnostics, precision, recipe);
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });
@@ -95,7 +97,8 @@ LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text
     r.skipped = parsed.skipped;
     r.diagnostics = std::move(parsed.errors);
     if (!r.diagnostics.empty() || parsed.configs.empty()) return r;
-    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor);
+    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor,
+                     parsed.configs.front().precision.get());
 }
 
 LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
@@ -150,39 +153,68 @@ std::optional<EffectiveModel> Linter::effective_model_of(const std::string& inpu
     ParsedConfig& config = parsed.configs.front();
     for (auto& d : config.findings) errors.push_back(std::move(d));
     if (options_.prepare) options_.prepare(config.root, *options_.revision, errors);
-    return effective_model(std::move(config.root), config.anchor, errors);
+    return effective_model(std::move(config.root), config.anchor, errors, config.precision.get(), config.label);
 }
 
 // A file some front end reads (YAML configs, Python recipes).
 static bool is_config_source(const fs::path& p) { return front_end_for(p.string()) != nullptr; }
 
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors) {
+// The files of a directory, sorted, without what the walk excludes (whole directories are not entered).
+static std::vector<std::string> walk_directory(const std::string& dir, const WalkOptions& walk,
+                                               std::vector<Diagnostic>& errors) {
+    std::vector<std::string> found;
+    std::error_code ec;
+    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    for (; !ec && it != end; it.increment(ec)) {
+        const bool directory = it->is_directory(ec);
+        if (!directory && !(it->is_regular_file(ec) && is_config_source(it->path()))) continue;
+        if (walk.excluded ? walk.excluded(it->path().string())
+                          : path_excluded(it->path().string(), ProjectConfig{}, {})) {
+            if (directory) it.disable_recursion_pending();
+            continue;
+        }
+        if (!directory) found.push_back(display_path(it->path().string()));
+    }
+    if (ec)
+        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(dir),
+                                     fmt::format("cannot walk this directory: {}", ec.message())));
+    std::sort(found.begin(), found.end());
+    return found;
+}
+
+// A named file that --force-exclude leaves out: it, or a directory above it inside the working directory, matches.
+static bool named_file_excluded(const std::string& path, const WalkOptions& walk) {
+    if (!walk.force_exclude || !walk.excluded) return false;
+    if (walk.excluded(path)) return true;
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    for (fs::path p = fs::absolute(path, ec).parent_path(); relative_to(p.string(), cwd.string()) && p != cwd;
+         p = p.parent_path())
+        if (walk.excluded(p.string())) return true;
+    return false;
+}
+
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors,
+                                      const WalkOptions& walk) {
     std::vector<InputFile> out;
+    std::map<std::string, std::size_t> seen;  // display path + function -> index in `out`
+    auto add = [&](InputFile input) {
+        auto [it, inserted] = seen.emplace(input.path + "::" + input.function, out.size());
+        if (inserted) out.push_back(std::move(input));
+        else out[it->second].explicit_input |= input.explicit_input;  // named and found by a walk: named
+    };
     for (const auto& arg : paths) {
         std::error_code ec;
         if (fs::is_directory(arg, ec)) {
-            std::vector<std::string> found;
-            fs::recursive_directory_iterator it(arg, fs::directory_options::skip_permission_denied, ec), end;
-            for (; !ec && it != end; it.increment(ec)) {
-                const auto name = it->path().filename().string();
-                if (it->is_directory(ec) && !name.empty() && name[0] == '.') {
-                    it.disable_recursion_pending();  // .git, .venv, ...
-                    continue;
-                }
-                if (it->is_regular_file(ec) && is_config_source(it->path())) found.push_back(it->path().string());
-            }
-            if (ec)
-                errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
-                                             fmt::format("cannot walk {}: {}", arg, ec.message())));
-            std::sort(found.begin(), found.end());
-            for (auto& f : found) out.push_back({std::move(f), false, {}});
+            for (auto& f : walk_directory(arg, walk, errors)) add({std::move(f), false, {}});
         } else if (fs::exists(arg, ec)) {
-            out.push_back({arg, true, {}});
+            if (!named_file_excluded(arg, walk)) add({display_path(arg), true, {}});
         } else if (auto target = recipe_target(arg)) {
-            out.push_back(std::move(*target));
+            target->path = display_path(target->path);
+            add(std::move(*target));
         } else {
-            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
-                                         fmt::format("{}: no such file or directory", arg)));
+            errors.push_back(
+                input_error(InputError::Unreadable, SourceRange::whole_file(arg), "no such file or directory"));
         }
     }
     return out;

@@ -40,12 +40,17 @@ public:
     // `explicit_input` is false for files found by walking a directory: unrelated YAML is then skipped.
     LintResult lint_file(const std::string& path, bool explicit_input = true);
     LintResult lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input = true);
-    // Lints an already-built config tree (any front end). `anchor` is where facts without a line point.
-    LintResult lint_tree(const Value& root, const SourceRange& anchor);
+    // Lints an already-built config tree (any front end). `anchor` is where facts without a line point; `precision`
+    // the linted tree's lookup of mixed_precision names (ParsedConfig::precision), null for the bundled catalog;
+    // `recipe` the recipe function's name ("" for YAML configs).
+    LintResult lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision = nullptr,
+                         std::string_view recipe = {});
 
     // The effective model of a tree (validation errors are appended to `errors`).
-    std::optional<EffectiveModel> effective_model(const Value& root, const SourceRange& anchor,
-                                                  std::vector<Diagnostic>& errors) const;
+    std::optional<EffectiveModel> effective_model(Value root, const SourceRange& anchor,
+                                                  std::vector<Diagnostic>& errors,
+                                                  const PrecisionLookup* precision = nullptr,
+                                                  std::string_view recipe = {}) const;
 
     // The effective model of one input (a YAML config path; other front ends route here too), with the problems
     // that make the input unusable or suspect in `errors`. nullopt when the input could not be read at all.
@@ -58,13 +63,22 @@ private:
     SourceManager& sources_;
 };
 
-// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml / *.py.
-// A Python target may name one recipe: `file.py::function`.
+// Expands the command-line paths: files as given, directories walked (sorted) for *.yaml / *.yml / *.py. A Python
+// target may name one recipe: `file.py::function`. Every path is shown as display_path shows it (relative to the
+// working directory inside it), so a file reached as `./src/x` and as `src/x` is one input.
 struct InputFile {
     std::string path;
     bool explicit_input = true;
     std::string function;
 };
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors);
+struct WalkOptions {
+    // Files and directories a walk leaves out (the configuration's exclude, --exclude); a directory is not entered.
+    // Unset: the default exclude patterns (hidden directories, caches, virtual environments).
+    std::function<bool(const std::string& path)> excluded = {};
+    // Named files are left out too when they match (--force-exclude: pre-commit names every staged file).
+    bool force_exclude = false;
+};
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors,
+                                      const WalkOptions& walk = {});
 
 }  // namespace mbl

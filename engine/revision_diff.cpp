@@ -26,12 +26,17 @@ FindingKey finding_key(const Diagnostic& d) {
     return {recipe_of(d), d.code, d.range.file, d.range.line, d.range.column};
 }
 
-// Counted as `check` counts: identical diagnostics of several recipes are one problem.
+// Counted as `check` counts: identical diagnostics of several recipes are one problem, and a diagnostic about a
+// subject (IN010, an unknown model) is one problem however many recipes load it.
 DiagnosticCounts count(const std::vector<Diagnostic>& diags) {
     DiagnosticCounts counts;
     std::set<DiagnosticIdentity> seen;
-    for (const auto& d : diags)
-        if (seen.insert(diagnostic_identity(d)).second) counts.add(d);
+    std::set<std::pair<std::string, std::string>> subjects;
+    for (const auto& d : diags) {
+        const bool first = reported_once_per_subject(d) ? subjects.emplace(d.code, d.message).second
+                                                        : seen.insert(diagnostic_identity(d)).second;
+        if (first) counts.add(d);
+    }
     return counts;
 }
 

@@ -40,9 +40,32 @@ const char* type_words(FieldType t) {
     return "a value";
 }
 
+// Where the facts behind a missing field come from: a tree read at run time is named; the facts of a revision that
+// stands in for a Megatron Core nobody read (a commit no revision records) do not prove that a field is missing
+// there, so the error becomes a warning.
+void note_facts(Diagnostic& d, const Revision& rev) {
+    if (rev.classes && !rev.classes->root.empty())
+        d.notes.push_back(
+            Note{SourceRange{}, fmt::format("Megatron Core's config classes were {}", rev.classes->origin)});
+    if (!rev.approximate) return;
+    d.severity = Severity::Warning;
+    d.notes.push_back(Note{SourceRange{}, fmt::format("not proven: {}", rev.facts_note)});
+}
+
+// What Megatron Bridge does with a YAML key its config object lacks, whether the file is an overlay
+// (--config-file: training/utils/omegaconf_utils.py, _apply_overrides, "not found in config object ... Skipping.") or a
+// dump loaded by instantiate() (LENIENT by default: megatron/training/config/instantiate_utils.py,
+// _filter_kwargs_for_target, "Dropping unexpected config keys"): it logs a warning and goes on. So such a key is no
+// rejection, and never an error here.
+constexpr const char* kSkipped =
+    "Megatron Bridge skips a key its config object lacks (it logs a warning): the value has no effect";
+
 void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnostic>& out) {
     const Schema& schema = Schema::instance();
     static const NameMatcher field_names(schema.field_names());  // prepared once: a file may hold thousands of typos
+    // A dump whose model class the linter does not know (a fork's provider): its fields are its class's business.
+    const std::string target = model.target();
+    const bool unknown_class = !target.empty() && !schema.knows_model_class(target, rev);
     for (auto& e : model.entries()) {
         if (!e.key.empty() && e.key[0] == '_') continue;  // _target_, _builder_, _partial_
         if (e.key == "transformer" && e.value.is_map()) {
@@ -50,27 +73,42 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
             continue;
         }
         SourceRange at = e.key_range.valid() ? e.key_range : e.value.prov().range;
-        const FieldSpec* f = schema.field(e.key);
-        if (!f) {
-            Diagnostic d = input_error(InputError::UnknownKey, at,
-                                       fmt::format("unknown model field \"{}\"{}", e.key, field_names.suffix(e.key)));
-            d.notes.push_back(Note{SourceRange{},
-                                   "fields under model: are Megatron Core TransformerConfig / Bridge provider fields; "
-                                   "a dataclass refuses unknown keyword arguments"});
-            out.push_back(std::move(d));
-            e.value = Value::unknown("unknown field", e.value.prov());
+        const FieldSpec* known = schema.field(e.key);
+        if (unknown_class && (!known || !schema.field_exists_at(*known, rev))) {
+            e.value = Value::unknown(fmt::format("a field of {}, a class mbridge-lint does not know", target),
+                                     e.value.prov());
             continue;
         }
-        if (!schema.field_exists_at(*f, rev)) {
-            std::string when = !f->since.empty() ? fmt::format("it was added in {}", f->since)
-                                                 : fmt::format("it was removed after {}", f->until);
-            out.push_back(input_error(InputError::UnknownKey, at,
-                                      fmt::format("model field \"{}\" does not exist in Megatron Core {} ({}); pass "
-                                                  "--mcore for the revision the job runs",
-                                                  e.key, rev.name, when)));
+        if (!known) {
+            // Likely a typo when a field has a close name; otherwise a field of a model class the linter does not
+            // know (a provider's own), which stays unknown (IN012 with --show-unknowns).
+            const std::string suffix = field_names.suffix(e.key);
+            if (!suffix.empty()) {
+                Diagnostic d =
+                    input_error(InputError::UnknownKey, at, fmt::format("unknown model field \"{}\"{}", e.key, suffix));
+                d.severity = Severity::Warning;
+                d.notes.push_back(Note{SourceRange{}, kSkipped});
+                note_facts(d, rev);
+                out.push_back(std::move(d));
+            }
+            e.value = Value::unknown("not a field of TransformerConfig or of a Bridge provider the linter knows",
+                                     e.value.prov());
+            continue;
+        }
+        if (!schema.field_exists_at(*known, rev)) {
+            Diagnostic d = input_error(InputError::UnknownKey, at,
+                                       fmt::format("model field \"{}\" has no effect in Megatron Core {} ({}); pass "
+                                                   "--mcore for the revision the job runs if it is not this one",
+                                                   e.key, rev.name, schema.field_history(*known)));
+            d.severity = Severity::Warning;
+            d.notes.push_back(Note{SourceRange{}, kSkipped});
+            note_facts(d, rev);
+            out.push_back(std::move(d));
             e.value = Value::unknown("field not in this revision", e.value.prov());
             continue;
         }
+        const FieldSpec spec = schema.field_at(*known, rev);
+        const FieldSpec* f = &spec;
         if (!type_matches(e.value, f->type)) {
             Diagnostic d = input_error(InputError::WrongType, e.value.prov().range.valid() ? e.value.prov().range : at,
                                        fmt::format("model field \"{}\" must be {}, but it is {} ({})", e.key,
@@ -92,16 +130,13 @@ std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
     const auto& sections = Schema::instance().config_sections();
     for (auto& e : root.entries()) {
         if (std::find(sections.begin(), sections.end(), e.key) != sections.end()) continue;
-        auto close = close_matches(e.key, sections, 1);
-        // A near miss is almost surely a typo that silently drops the section; anything else may be a section of a
-        // newer Bridge, so it only gets a warning.
-        Diagnostic d =
-            input_error(InputError::UnknownKey, e.key_range,
-                        fmt::format("unknown top-level section \"{}\"{}", e.key, did_you_mean_suffix(e.key, sections)));
-        if (close.empty()) {
-            d.severity = Severity::Warning;
-            d.message += "; it is not checked";
-        }
+        // A near miss is almost surely a typo that drops the section; anything else may be a section of a newer
+        // Bridge. Either way Bridge skips it (kSkipped), so it is a warning.
+        Diagnostic d = input_error(InputError::UnknownKey, e.key_range,
+                                   fmt::format("unknown top-level section \"{}\"{}; it is not checked", e.key,
+                                               did_you_mean_suffix(e.key, sections)));
+        d.severity = Severity::Warning;
+        d.notes.push_back(Note{SourceRange{}, kSkipped});
         out.push_back(std::move(d));
     }
     Value* model = root.find("model");

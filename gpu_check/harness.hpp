@@ -1,14 +1,15 @@
 #pragma once
-// The GPU check's harness: a stack of transformer layers at a config's shapes, run forward and backward on one GPU
-// with Megatron Core's recompute semantics, measuring device memory like PyTorch's memory_allocated /
-// max_memory_allocated. This header is plain C++ (no CUDA types): the CLI and the CPU-only build use it too. In a
-// build without CUDA, device_info() says so and the run functions throw NoGpu.
+// The GPU check's CUDA harness, as the product sees it: a stack of transformer layers at a config's shapes, run
+// forward and backward on one GPU with Megatron Core's recompute semantics, measuring device memory like PyTorch's
+// memory_allocated / max_memory_allocated. The harness itself is its own tool (tools/gpu_harness, CUDA C++), so that
+// mbridge-lint links no CUDA code: device_info() and measure() run it as a subprocess and read its JSON lines
+// (gpu_check/harness_protocol.hpp). Where it is not built, device_info() says how to get it and measure() throws NoGpu.
 //
 // What the harness mirrors (Megatron Core's local layer spec, bf16, one tensor-parallel rank without sequence
-// parallelism): which tensors each op keeps for backward (gpu_check/README.md lists them), the checkpoint mechanisms
-// of recompute_modules (normal checkpoints keep inputs and replay; output-discarding ones free their output after
-// the consumer ran and rematerialise it before the consumer's backward), full recompute of layer chunks, and dropout
-// replay from the saved random state.
+// parallelism): which tensors each op keeps for backward (tools/gpu_harness/README.md lists them), the checkpoint
+// mechanisms of recompute_modules (normal checkpoints keep inputs and replay; output-discarding ones free their output
+// after the consumer ran and rematerialise it before the consumer's backward), full recompute of layer chunks, and
+// dropout replay from the saved random state.
 #include <cstdint>
 #include <functional>
 #include <stdexcept>
@@ -46,15 +47,14 @@ struct StackConfig : memory::LayerShape {
 const std::vector<std::string>& supported_labels();
 
 struct DeviceInfo {
-    bool cuda_built = false;  // this binary has the CUDA harness
+    bool harness_found = false;  // the harness tool was found and answered
     int devices = 0;
     std::string name;
     double total_bytes = 0;
     double free_bytes = 0;
-    std::string error;  // why no device is usable (driver missing, no GPU, ...)
-    bool usable() const { return cuda_built && devices > 0 && error.empty(); }
+    std::string error;  // why no device is usable (harness not built, driver missing, no GPU, ...)
+    bool usable() const { return harness_found && devices > 0 && error.empty(); }
 };
-DeviceInfo device_info();
 
 struct NoGpu : std::runtime_error {
     using std::runtime_error::runtime_error;
@@ -86,24 +86,13 @@ struct Measurement {
     double leaked_bytes = 0;  // allocated after a step minus base: 0 unless something leaked
     bool stable = true;       // every measured step saw the same memory figures
 };
-Measurement measure(const StackConfig& config, const Recompute& recompute, const RunOptions& options);
 
-// For tests: one forward and backward from seeded parameters and inputs, everything copied back to the host as
-// float (bf16 values widened). `routing` holds each MoE layer's chosen experts ([T, topk], global expert ids) and
-// its router logits ([T, experts]) so that a reference can use the same choice.
-struct HostTensor {
-    std::string name;
-    std::vector<std::int64_t> shape;
-    std::vector<float> data;
-};
-struct GradientRun {
-    HostTensor input, output_grad, output, input_grad;
-    std::vector<HostTensor> params;                  // in a fixed order, named "layer0.qkv.weight", ...
-    std::vector<HostTensor> param_grads;             // same order and names
-    std::vector<std::vector<std::int32_t>> routing;  // per MoE layer
-    std::vector<HostTensor> router_logits;           // per MoE layer
-    Measurement memory;                              // of this single step (no warm-up)
-};
-GradientRun run_with_gradients(const StackConfig& config, const Recompute& recompute, std::uint64_t seed);
+// The harness tool's path: $MBRIDGE_LINT_GPU_HARNESS, else mbridge-lint-gpu-harness beside this executable, else on
+// PATH; "" when there is none.
+std::string harness_path();
+// What the harness says of this machine's GPU; without the harness, `error` says how to build it.
+DeviceInfo device_info();
+// One run of the harness (throws NoGpu, OutOfMemory, or std::runtime_error when the harness fails otherwise).
+Measurement measure(const StackConfig& config, const Recompute& recompute, const RunOptions& options);
 
 }  // namespace mbl::gpu

@@ -1,9 +1,10 @@
-// The parts of gpu_check/harness.hpp that need no GPU: config validation and the labels the harness implements.
+// The stack's validation and the labels the harness implements: shared by gpu-check's plan and the harness tool.
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "gpu_check/harness.hpp"
+#include "memory/labels/registry.hpp"
 
 namespace mbl::gpu {
 
@@ -34,11 +35,11 @@ std::string StackConfig::validate() const {
 }
 
 const std::vector<std::string>& supported_labels() {
-    // The estimator's labels but mla_up_proj: the harness builds no multi-latent attention.
+    // The labels whose checkpoint the harness builds (memory/labels/: `harness`); it builds no multi-latent attention.
     static const std::vector<std::string> labels = [] {
         std::vector<std::string> out;
-        for (const auto& label : memory::modeled_labels())
-            if (label != "mla_up_proj") out.push_back(label);
+        for (const auto* label : memory::labels::modeled())
+            if (label->harness) out.emplace_back(label->name);
         return out;
     }();
     return labels;

@@ -13,6 +13,7 @@
 #include "gpu_check/report.hpp"
 #include "gpu_check/runner.hpp"
 #include "memory/estimate.hpp"
+#include "memory/rank.hpp"
 
 namespace mbl::gpu {
 
@@ -48,9 +49,11 @@ constexpr const char* kPerRunFields[] = {"recompute_granularity", "recompute_met
                                          "recompute_modules"};
 constexpr const char* kStageFields[] = {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage",
                                         "pipeline_model_parallel_layout",     "account_for_embedding_in_pipeline_split",
-                                        "account_for_loss_in_pipeline_split", "mtp_num_layers"};
+                                        "account_for_loss_in_pipeline_split", "mtp_num_layers",
+                                        "microbatch_group_size_per_vp_stage", "deallocate_pipeline_outputs",
+                                        "overlap_moe_expert_parallel_comm"};
 
-std::string shape_summary(const memory::LayerShape& s, const std::vector<memory::LayerKind>& kinds) {
+std::string shape_summary(const memory::LayerShape& s, const std::vector<memory::LayerKind>& kinds, const char* where) {
     const auto moe =
         static_cast<int>(std::count_if(kinds.begin(), kinds.end(), [](auto k) { return memory::has_moe(k); }));
     const int dense = static_cast<int>(kinds.size()) - moe;
@@ -61,7 +64,7 @@ std::string shape_summary(const memory::LayerShape& s, const std::vector<memory:
     std::string experts = moe ? fmt::format(", {} experts top-{} (FFN {}{})", s.experts, s.topk, s.expert_ffn,
                                             s.shared_expert_ffn ? fmt::format(", shared {}", s.shared_expert_ffn) : "")
                               : "";
-    return fmt::format("{} layers of the first pipeline stage{} (h={}, {}{}{}, {}, s={}, b={})", kinds.size(),
+    return fmt::format("{} layers {}{} (h={}, {}{}{}, {}, s={}, b={})", kinds.size(), where,
                        moe && dense ? fmt::format(" ({} dense, {} MoE)", dense, moe) : "", s.hidden, attention, mlp,
                        experts, s.layernorm ? "LayerNorm" : "RMSNorm", s.seq_length, s.micro_batch);
 }
@@ -156,7 +159,45 @@ bool HelperFailure::environment_missing() const {
     return kind == "missing_python" || kind == "missing_torch" || kind == "missing_megatron" || kind == "no_gpu";
 }
 
-McorePlan make_mcore_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o) {
+namespace {
+
+// --stage: which pipeline stage, its model chunks' layers and the schedule's micro-batches on one GPU (at least the
+// pipeline size, which the interleaved schedule's micro-batch groups need, and at most twice it: the first backward
+// comes after at most 2(p - 1) + (v - 1)p + 1 forwards, so more adds run time, not memory).
+std::string plan_stage(const PlanOptions& o, McorePlan& p) {
+    const memory::Schedule& job = p.job.schedule;
+    const int stage = o.stage.value_or(0);
+    if (stage < 0 || stage >= job.pp)
+        return fmt::format("--stage {} is not a pipeline stage of this config (0 to {})", stage, job.pp - 1);
+    StageRun run;
+    run.stage = stage;
+    run.schedule = job;
+    const std::int64_t wanted = o.micro_batches.value_or(2 * job.pp);
+    run.schedule.micro_batches = std::max<std::int64_t>(job.pp, std::min(wanted, job.micro_batches.value_or(wanted)));
+    if (job.interleaved() && run.schedule.group > *run.schedule.micro_batches)
+        return fmt::format("microbatch_group_size_per_vp_stage {} is more than the {} micro-batches run",
+                           run.schedule.group, *run.schedule.micro_batches);
+    run.in_flight = run.schedule.in_flight(stage);
+    int offset = 0;
+    for (int r = 0; r < stage; ++r) offset += p.job.per_stage[static_cast<size_t>(r)];
+    const int chunk_layers = std::max(1, p.job.per_stage[static_cast<size_t>(stage)] / job.vpp);
+    const int n = std::min(o.layers, chunk_layers);
+    if (n < chunk_layers)
+        p.notes.push_back(
+            fmt::format("each model chunk of stage {} has {} layers; building {}", stage, chunk_layers, n));
+    p.kinds.assign(p.job.kinds.begin() + offset, p.job.kinds.begin() + offset + n);
+    p.notes.push_back(fmt::format(
+        "pipeline stage {} of {}{} as the schedule runs it: {} micro-batches, {} model chunks in flight at the first "
+        "backward, no communication (each forward takes a fresh input as if received)",
+        stage, job.pp, job.interleaved() ? fmt::format(", {} model chunks", job.vpp) : "", *run.schedule.micro_batches,
+        run.in_flight));
+    p.stage = run;
+    return "";
+}
+
+}  // namespace
+
+McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
     McorePlan p;
     auto fail = [&](std::string why) {
         p.error = std::move(why);
@@ -165,61 +206,39 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const Value& root, const Plan
     if (m.str("experimental_attention_variant"))
         return fail("experimental attention variants are built by Megatron Core's own block specs, which the reference "
                     "does not select yet (it builds GPT layers)");
-    p.runs = choose_runs(m, root, o, [](const std::string&) { return true; });  // Megatron Core validates the labels
+    p.runs = choose_runs(m, o, [](const std::string&) { return true; });  // Megatron Core validates the labels
     if (!p.runs.error.empty()) return fail(p.runs.error);
-    memory::EstimateInputs in;
-    in.config = &root;
-    // The estimator's shapes for the sequence and micro-batch built (--seq-length and --micro-batch included).
+    // The estimate's translation at the sequence and micro-batch built (--seq-length and --micro-batch included).
     EffectiveModel sized = m;
     sized.run.seq_length = Value::integer(p.runs.seq_length);
     sized.run.micro_batch_size = Value::integer(p.runs.micro_batch);
-    const memory::Estimate est = memory::estimate(sized, in);
-    if (!est.ok) return fail(fmt::format("no memory estimate for this config: {}", est.why_not));
-    const int n = std::min<int>(p.runs.layers, static_cast<int>(est.kinds.size()));
-    p.kinds.assign(est.kinds.begin(), est.kinds.begin() + n);
+    p.job = memory::make_job(sized, {});
+    if (!p.job.ok) return fail(fmt::format("no memory estimate for this config: {}", p.job.why_not));
+    const bool staged = o.stage ? *o.stage >= 0 : p.job.schedule.pp > 1;
+    if (staged) {
+        if (auto why = plan_stage(o, p); !why.empty()) return fail(why);
+    } else {
+        const int n = std::min<int>(p.runs.layers, static_cast<int>(p.job.kinds.size()));
+        p.kinds.assign(p.job.kinds.begin(), p.job.kinds.begin() + n);
+    }
     for (auto k : p.kinds)
         if (k != memory::LayerKind::Dense && k != memory::LayerKind::Moe)
             return fail(
-                fmt::format("the first layers include a {} layer (hybrid_layer_pattern): the reference builds GPT "
+                fmt::format("the layers built include a {} layer (hybrid_layer_pattern): the reference builds GPT "
                             "layers (attention with a dense MLP or experts) only",
                             memory::kind_name(k)));
-
-    // One rank's shapes with every parallel size 1.
-    memory::LayerShape s = est.shape;
-    if (s.heads % s.tp != 0)
-        return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", s.heads, s.tp));
-    if (s.tp > 1)
-        p.notes.push_back(fmt::format(
-            "tensor parallelism {}: one rank's heads and FFN width, without the communication{}", s.tp,
-            s.sequence_parallel ? " and without sequence parallelism (full-sequence residual tensors)" : ""));
-    s.heads /= s.tp;
-    s.query_groups = std::max<std::int64_t>(1, s.query_groups / s.tp);
-    s.ffn_hidden /= s.tp;
-    const bool any_moe = std::any_of(p.kinds.begin(), p.kinds.end(), [](auto k) { return memory::has_moe(k); });
-    if (any_moe) {
-        if (s.experts % s.ep != 0)
-            return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, s.ep));
-        if (s.ep > 1)
-            p.notes.push_back(
-                fmt::format("expert parallelism {}: this rank's {} experts are built as the whole MoE layer "
-                            "(top-{} routing among them, no all-to-all)",
-                            s.ep, s.experts / s.ep, s.topk));
-        s.experts /= s.ep;
-        s.expert_ffn /= s.etp;
-        s.shared_expert_ffn /= s.tp;
-        if (s.topk > s.experts)
-            return fail(
-                fmt::format("top-{} routing needs more than this rank's {} experts (expert parallelism {}): pass a "
-                            "config with a smaller expert_model_parallel_size",
-                            s.topk, s.experts, s.ep));
-    }
-    if (s.fp8) p.notes.push_back("fp8 is not measured: the layers run in bf16");
-    s.tp = s.cp = s.ep = s.etp = 1;
-    s.sequence_parallel = false;
-    s.fp8 = false;
-    s.fp8_scale_bytes = 0;
-    s.seq_length = p.runs.seq_length;
-    s.micro_batch = p.runs.micro_batch;
+    const int n = static_cast<int>(p.kinds.size());
+    memory::LayerShape s = p.job.shape;
+    const int ep = s.ep;
+    if (auto why = one_rank(s, p.notes); !why.empty()) return fail(why);
+    if (s.experts > 0 && ep > 1)
+        p.notes.push_back(fmt::format("expert parallelism {}: this rank's {} experts are built as the whole MoE layer "
+                                      "(top-{} routing among them, no all-to-all)",
+                                      ep, s.experts, s.topk));
+    if (s.experts > 0 && s.topk > s.experts)
+        return fail(fmt::format("top-{} routing needs more than this rank's {} experts (expert parallelism {}): pass a "
+                                "config with a smaller expert_model_parallel_size",
+                                s.topk, s.experts, ep));
     p.shape = s;
     p.transformer_impl = m.str("transformer_impl").value_or("transformer_engine");
     p.notes.insert(p.notes.end(), p.runs.notes.begin(), p.runs.notes.end());
@@ -259,7 +278,10 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const Value& root, const Plan
     c["expert_tensor_parallel_size"] = 1;
     c["sequence_parallel"] = false;
     p.transformer_config = std::move(c);
-    p.summary = shape_summary(s, p.kinds);
+    p.summary = shape_summary(s, p.kinds, p.stage ? "per model chunk" : "of the first pipeline stage");
+    if (p.stage)
+        p.summary = fmt::format("pipeline stage {} of {} ({} model chunk{}): {}", p.stage->stage, p.job.schedule.pp,
+                                p.job.schedule.vpp, p.job.schedule.vpp > 1 ? "s" : "", p.summary);
     return p;
 }
 
@@ -270,15 +292,27 @@ json mcore_request(const McorePlan& p, int warmup, int steps, std::uint64_t seed
     };
     add("control", p.runs.control);
     for (const auto& c : p.runs.candidates) add("candidate", c);
-    return {{"protocol", 1},
-            {"transformer_config", p.transformer_config},
-            {"transformer_impl", p.transformer_impl},
-            {"seq_length", p.shape.seq_length},
-            {"micro_batch", p.shape.micro_batch},
-            {"runs", runs},
-            {"warmup", warmup},
-            {"steps", steps},
-            {"seed", seed}};
+    json request = {{"protocol", 1},
+                    {"transformer_config", p.transformer_config},
+                    {"transformer_impl", p.transformer_impl},
+                    {"seq_length", p.shape.seq_length},
+                    {"micro_batch", p.shape.micro_batch},
+                    {"runs", runs},
+                    {"warmup", warmup},
+                    {"steps", steps},
+                    {"seed", seed}};
+    if (p.stage) {
+        const memory::Schedule& s = p.stage->schedule;
+        request["schedule"] = {{"pipeline", s.pp},
+                               {"stage", p.stage->stage},
+                               {"virtual", s.vpp},
+                               {"micro_batches", s.micro_batches.value_or(s.pp)},
+                               {"group", s.group},
+                               {"extra_warmup", s.extra_warmup},
+                               {"deallocate_outputs", s.deallocate_outputs},
+                               {"chunk_layers", p.kinds.size()}};
+    }
+    return request;
 }
 
 bool read_helper_line(const std::string& line, McoreOutcome& out, const McoreCallbacks& cb) {
@@ -421,6 +455,19 @@ std::optional<Prediction> predict_layers(const memory::LayerShape& shape, const 
     options.final_norm = final_norm;
     const memory::StackPrediction p = memory::predict_stack(shape, kinds, rc, options);
     return Prediction{p.retained_bytes, p.backward_peak_bytes};
+}
+
+std::optional<Prediction> predict_stage(const McorePlan& plan, const memory::LayerShape& shape, const Recompute& rc) {
+    if (!plan.stage) return std::nullopt;
+    memory::Job job = plan.job;
+    job.shape = shape;
+    job.schedule = plan.stage->schedule;
+    job.peft = {};
+    const memory::UnitPrediction unit = memory::predict_unit(job, plan.stage->stage, plan.kinds, rc);
+    // The measurement's base holds the MoE dispatchers' leftovers of every chunk, which their first forwards free.
+    const double chunks_started = std::min(job.schedule.vpp, plan.stage->in_flight);
+    const double retained = plan.stage->in_flight * unit.activations - chunks_started * unit.stale;
+    return Prediction{retained, retained + unit.transient};
 }
 
 std::string describe_environment(const McoreEnvironment& env) {

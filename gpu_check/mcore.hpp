@@ -11,22 +11,32 @@
 
 #include "core/effective_model.hpp"
 #include "gpu_check/plan.hpp"
+#include "memory/job.hpp"
 #include "memory/layer_model.hpp"
 
 namespace mbl::gpu {
 
+// One pipeline stage as the schedule runs it (--stage): its model chunks and the schedule's micro-batches.
+struct StageRun {
+    int stage = 0;
+    memory::Schedule schedule;  // as run: the micro-batches of one step capped for one GPU
+    int in_flight = 1;          // model chunks whose activations are alive at the first backward
+};
+
 // What the helper is asked to build, and the estimator's view of the same layers.
 struct McorePlan {
-    std::string error;                  // non-empty: nothing to build (exit 2)
-    nlohmann::json transformer_config;  // TransformerConfig arguments of one rank's shapes, no recompute fields
-    std::string transformer_impl;       // what the config selects: transformer_engine or local
-    memory::LayerShape shape;           // one rank's shapes as the estimator sees them (parallel sizes 1)
-    std::vector<memory::LayerKind> kinds;
+    std::string error;                     // non-empty: nothing to build (exit 2)
+    nlohmann::json transformer_config;     // TransformerConfig arguments of one rank's shapes, no recompute fields
+    std::string transformer_impl;          // what the config selects: transformer_engine or local
+    memory::LayerShape shape;              // one rank's shapes as the estimator sees them (parallel sizes 1)
+    std::vector<memory::LayerKind> kinds;  // the layers built (per model chunk with a stage)
+    memory::Job job;                       // the estimate's translation of the config
+    std::optional<StageRun> stage;
     RunChoice runs;
     std::string summary;
     std::vector<std::string> notes;
 };
-McorePlan make_mcore_plan(const EffectiveModel& model, const Value& root, const PlanOptions& options);
+McorePlan make_mcore_plan(const EffectiveModel& model, const PlanOptions& options);
 
 // The helper's input (see the helper's docstring for the fields).
 nlohmann::json mcore_request(const McorePlan& plan, int warmup, int steps, std::uint64_t seed);
@@ -85,6 +95,9 @@ using LayerPredictor = std::function<std::optional<Prediction>(
 // `final_norm`: the stack ends in the final norm (a TransformerBlock with post_process, as both references build).
 std::optional<Prediction> predict_layers(const memory::LayerShape& shape, const std::vector<memory::LayerKind>& kinds,
                                          const Recompute& recompute, bool final_norm = true);
+// A stage as the schedule runs it: the in-flight model chunks' activations when the first backward starts (retained)
+// and the peak over the schedule, above the parameters and gradients, as the estimate's rank model predicts them.
+std::optional<Prediction> predict_stage(const McorePlan& plan, const memory::LayerShape& shape, const Recompute& rc);
 
 // "Megatron Core 0.20.0 (local spec; Transformer Engine not installed), PyTorch 2.11.0, NVIDIA H200"
 std::string describe_environment(const McoreEnvironment& environment);

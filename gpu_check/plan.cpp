@@ -1,5 +1,7 @@
 #include "gpu_check/plan.hpp"
 
+#include "memory/job.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,13 +15,6 @@ std::optional<std::int64_t> int_field(const EffectiveModel& m, const char* name)
     return m.integer(name);
 }
 
-const Value* section_field(const Value& root, std::string_view section, std::string_view field) {
-    const Value* sec = root.find(section);
-    if (!sec || !sec->is_map()) return nullptr;
-    const Value* v = sec->find(field);
-    return v && v->is_int() ? v : nullptr;
-}
-
 // activation_func is a callable: a string or a `{_target_: torch.nn.functional.silu}` mapping.
 std::optional<ActivationKind> activation_of(const Value& v) {
     std::string name;
@@ -30,29 +25,24 @@ std::optional<ActivationKind> activation_of(const Value& v) {
     return std::nullopt;
 }
 
-std::string gib(double b) { return fmt::format("{:.1f} GiB", b / (1024.0 * 1024.0 * 1024.0)); }
-
 }  // namespace
 
-RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOptions& o,
+RunChoice choose_runs(const EffectiveModel& m, const PlanOptions& o,
                       const std::function<bool(const std::string&)>& supported) {
     RunChoice r;
     auto fail = [&](std::string why) {
         r.error = std::move(why);
         return r;
     };
-    // Sequence and micro-batch.
-    std::int64_t seq = int_field(m, "seq_length").value_or(0);
-    if (seq <= 0 || m["seq_length"].prov().origin == Origin::Default)
-        if (const Value* v = section_field(root, "dataset", "seq_length")) seq = v->as_int();
+    // Sequence and micro-batch: the run's facts (model.seq_length, else dataset.seq_length; train.micro_batch_size).
+    std::int64_t seq = m.run.seq_length.is_int() ? m.run.seq_length.as_int() : 0;
     if (o.seq_length) seq = *o.seq_length;
     if (seq <= 0) {
         seq = 1024;
         r.notes.push_back(
             "the config gives no sequence length: using 1024 (GPTModelProvider's default); pass --seq-length");
     }
-    std::int64_t mbs = 1;
-    if (const Value* v = section_field(root, "train", "micro_batch_size")) mbs = v->as_int();
+    std::int64_t mbs = m.run.micro_batch_size.is_int() ? m.run.micro_batch_size.as_int() : 1;
     if (o.micro_batch) mbs = *o.micro_batch;
     if (seq <= 0 || mbs <= 0) return fail("the sequence length and micro-batch size must be positive");
     const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, "context_parallel_size").value_or(1));
@@ -66,13 +56,10 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
     r.seq_length = seq;
     r.micro_batch = mbs;
 
-    // Layers: the first pipeline stage's first N.
-    const std::int64_t num_layers = std::max<std::int64_t>(1, int_field(m, "num_layers").value_or(1));
-    const std::int64_t pp = std::max<std::int64_t>(1, int_field(m, "pipeline_model_parallel_size").value_or(1));
-    std::int64_t stage_layers = num_layers / pp;
-    if (auto first = int_field(m, "num_layers_in_first_pipeline_stage"); first && *first > 0) stage_layers = *first;
-    const int n =
-        static_cast<int>(std::min<std::int64_t>(std::max(1, o.layers), std::max<std::int64_t>(1, stage_layers)));
+    // Layers: the first pipeline stage's first N, the stages as the estimate splits them (memory/job.hpp).
+    const memory::Job job = memory::make_job(m, {});
+    const int stage_layers = job.ok && !job.per_stage.empty() ? std::max(1, job.per_stage.front()) : o.layers;
+    const int n = std::min(std::max(1, o.layers), stage_layers);
     if (n < o.layers)
         r.notes.push_back(fmt::format("the first pipeline stage has {} layers; building {}", stage_layers, n));
     r.layers = n;
@@ -130,110 +117,117 @@ RunChoice choose_runs(const EffectiveModel& m, const Value& root, const PlanOpti
     return r;
 }
 
-Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o) {
+std::string one_rank(memory::LayerShape& s, std::vector<std::string>& notes) {
+    if (s.heads % s.tp != 0)
+        return fmt::format("{} attention heads do not split over tensor-parallel size {}", s.heads, s.tp);
+    if (s.tp > 1)
+        notes.push_back(fmt::format(
+            "tensor parallelism {}: one rank's heads and FFN width, without the communication{}", s.tp,
+            s.sequence_parallel ? " and without sequence parallelism (full-sequence residual tensors)" : ""));
+    s.heads /= s.tp;
+    s.query_groups = std::max<std::int64_t>(1, s.query_groups / s.tp);
+    s.ffn_hidden /= s.tp;
+    if (s.experts > 0) {
+        if (s.experts % s.ep != 0)
+            return fmt::format("{} experts do not split over expert-parallel size {}", s.experts, s.ep);
+        s.experts /= s.ep;
+        s.expert_ffn /= s.etp;
+        s.shared_expert_ffn /= s.tp;
+    }
+    if (s.fp8) notes.push_back("fp8 is not measured: the layers run in bf16");
+    // No sequence or context parallelism is emulated: the rank's tokens run as a sequence of their own.
+    s.tp = s.cp = s.ep = s.etp = 1;
+    s.sequence_parallel = false;
+    s.fp8 = false;
+    s.fp8_scale_bytes = 0;
+    return "";
+}
+
+namespace {
+
+// What the harness builds of one rank's shape: Megatron Core's local layers (separate norms, the torch softmax in
+// fp32, the torch permutation of the allgather dispatcher, experts that apply moe_act), bf16, no MLA or Mamba.
+memory::LayerShape harness_shape(const memory::LayerShape& rank) {
+    memory::LayerShape h;
+    h.seq_length = rank.seq_length;
+    h.micro_batch = rank.micro_batch;
+    h.hidden = rank.hidden;
+    h.heads = rank.heads;
+    h.query_groups = rank.query_groups;
+    h.head_dim = rank.head_dim;
+    h.ffn_hidden = rank.ffn_hidden;
+    h.gated = rank.gated;
+    h.linear_bias = rank.linear_bias;
+    h.layernorm = rank.layernorm;
+    h.attention_dropout = rank.attention_dropout;
+    h.hidden_dropout = rank.hidden_dropout;
+    h.attention = rank.attention;
+    h.experts = rank.experts;
+    h.topk = rank.topk;
+    h.expert_ffn = rank.expert_ffn;
+    h.shared_expert_ffn = rank.shared_expert_ffn;
+    return h;
+}
+
+}  // namespace
+
+Plan make_plan(const EffectiveModel& m, const PlanOptions& o) {
     Plan plan;
     StackConfig& s = plan.stack;
     auto fail = [&](std::string why) {
         plan.error = std::move(why);
         return plan;
     };
-    auto need = [&](const char* name) -> std::optional<std::int64_t> {
-        auto v = int_field(m, name);
-        if (!v || *v <= 0) return std::nullopt;
-        return v;
-    };
-    const auto hidden = need("hidden_size");
-    const auto heads = need("num_attention_heads");
-    const auto num_layers = need("num_layers");
-    if (!hidden || !heads || !num_layers)
-        return fail("the config does not give hidden_size, num_attention_heads and num_layers (all are needed to build "
-                    "the layers)");
     if (m.flag("multi_latent_attention"))
         return fail("multi-latent attention (MLA) is not implemented by the GPU harness yet; it builds standard "
                     "(GQA) attention only");
     if (m.str("experimental_attention_variant"))
         return fail("experimental attention variants are not implemented by the GPU harness");
-
-    const std::int64_t tp = std::max<std::int64_t>(1, int_field(m, "tensor_model_parallel_size").value_or(1));
-    const std::int64_t ep = std::max<std::int64_t>(1, int_field(m, "expert_model_parallel_size").value_or(1));
-    const std::int64_t etp = std::max<std::int64_t>(1, int_field(m, "expert_tensor_parallel_size").value_or(tp));
-    const std::int64_t groups = int_field(m, "num_query_groups").value_or(*heads);
-    if (*heads % tp != 0)
-        return fail(fmt::format("{} attention heads do not split over tensor-parallel size {}", *heads, tp));
-    s.hidden = *hidden;
-    s.heads = *heads / tp;
-    s.query_groups = std::max<std::int64_t>(1, groups / tp);
-    s.head_dim = int_field(m, "kv_channels").value_or(*hidden / *heads);
-    const std::int64_t ffn = int_field(m, "ffn_hidden_size").value_or(4 * *hidden);
-    s.ffn_hidden = ffn / tp;
-    s.gated = m.flag("gated_linear_unit");
-    s.linear_bias = m.flag("add_bias_linear");
-    s.fused_activation = m.flag("bias_activation_fusion") && s.gated;
-    s.layernorm = m.str("normalization").value_or("LayerNorm") != "RMSNorm";
+    const RunChoice runs = choose_runs(m, o, [](const std::string& label) {
+        const auto& l = supported_labels();
+        return std::find(l.begin(), l.end(), label) != l.end();
+    });
+    if (!runs.error.empty()) return fail(runs.error);
+    // The estimate's translation of the config, at the sequence and micro-batch built.
+    EffectiveModel sized = m;
+    sized.run.seq_length = Value::integer(runs.seq_length);
+    sized.run.micro_batch_size = Value::integer(runs.micro_batch);
+    const memory::Job job = memory::make_job(sized, {});
+    if (!job.ok) return fail(fmt::format("the config does not give what the layers need: {}", job.why_not));
+    memory::LayerShape shape = job.shape;
+    if (auto why = one_rank(shape, plan.notes); !why.empty()) return fail(why);
+    static_cast<memory::LayerShape&>(s) = harness_shape(shape);
     s.norm_epsilon = m.number("layernorm_epsilon").value_or(1e-5);
-    s.attention_dropout = m.number("attention_dropout").value_or(0.0);
-    s.hidden_dropout = m.number("hidden_dropout").value_or(0.0);
+    s.fused_activation = m.flag("bias_activation_fusion") && s.gated;
     const auto act = activation_of(m["activation_func"]);
     s.activation = act.value_or(ActivationKind::GeLU);
     if (!act && m.has("activation_func") && !m["activation_func"].is_null())
         plan.notes.push_back(
             fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU", m["activation_func"].display()));
-
-    const RunChoice runs = choose_runs(m, root, o, [](const std::string& label) {
-        const auto& l = supported_labels();
-        return std::find(l.begin(), l.end(), label) != l.end();
-    });
-    if (!runs.error.empty()) return fail(runs.error);
     plan.notes.insert(plan.notes.end(), runs.notes.begin(), runs.notes.end());
     plan.control = runs.control;
     plan.candidates = runs.candidates;
-    s.seq_length = runs.seq_length;
-    s.micro_batch = runs.micro_batch;
 
     // Attention kernel.
-    const std::string impl = m.str("transformer_impl").value_or("transformer_engine");
-    const std::string backend = m["attention_backend"].is_string() ? m["attention_backend"].as_string() : "auto";
-    bool unfused =
-        impl == "local" || backend.find("unfused") != std::string::npos || backend.find("local") != std::string::npos;
+    bool unfused = s.attention == memory::AttentionKernel::Unfused;
     if (o.attention == "fused") unfused = false;
     else if (o.attention == "unfused") unfused = true;
     s.attention = unfused ? memory::AttentionKernel::Unfused : memory::AttentionKernel::Fused;
 
-    const int n = runs.layers;
-    const bool moe = m.is_moe();
+    // The first stage's first layers, their kinds as the estimate reads them (moe_layer_freq). The harness routes
+    // among all the experts and runs this rank's share of them on every assignment.
+    const int n = std::min<int>(runs.layers, static_cast<int>(job.kinds.size()));
     s.moe.assign(static_cast<std::size_t>(n), false);
-    if (moe) {
-        const Value& freq = m["moe_layer_freq"];
-        for (int l = 0; l < n; ++l) {
-            bool is_moe = true;
-            if (freq.is_int() && freq.as_int() > 0) is_moe = l % freq.as_int() == 0;
-            else if (freq.is_list() && static_cast<std::size_t>(l) < freq.items().size())
-                is_moe = freq.items()[l].truthy();
-            s.moe[static_cast<std::size_t>(l)] = is_moe;
-        }
-        s.experts = *int_field(m, "num_moe_experts");
-        if (s.experts % ep != 0)
-            return fail(fmt::format("{} experts do not split over expert-parallel size {}", s.experts, ep));
-        s.local_experts = s.experts / ep;
-        s.topk = int_field(m, "moe_router_topk").value_or(2);
-        s.expert_ffn = int_field(m, "moe_ffn_hidden_size").value_or(ffn) / etp;
-        s.shared_expert_ffn = int_field(m, "moe_shared_expert_intermediate_size").value_or(0) / tp;
-        if (ep > 1)
-            plan.notes.push_back(
-                fmt::format("expert parallelism {}: this rank's {} experts receive the top-{} assignments "
-                            "of its tokens (balanced, no all-to-all)",
-                            ep, s.local_experts, s.topk));
-        const bool any_moe_layer = s.any_moe();
-        if (!any_moe_layer) plan.notes.push_back("the built layers are all dense (moe_layer_freq)");
+    for (int l = 0; l < n; ++l) s.moe[static_cast<std::size_t>(l)] = memory::has_moe(job.kinds[static_cast<size_t>(l)]);
+    if (m.is_moe()) {
+        s.local_experts = shape.experts;
+        s.experts = job.shape.experts;
+        if (job.shape.ep > 1)
+            plan.notes.push_back(fmt::format("expert parallelism {}: this rank's {} experts receive the top-{} "
+                                             "assignments of its tokens (balanced, no all-to-all)",
+                                             job.shape.ep, s.local_experts, s.topk));
+        if (!s.any_moe()) plan.notes.push_back("the built layers are all dense (moe_layer_freq)");
     }
-    if (tp > 1)
-        plan.notes.push_back(fmt::format("tensor parallelism {}: one rank's heads and FFN width, without the "
-                                         "communication{}",
-                                         tp,
-                                         m.flag("sequence_parallel")
-                                             ? "; sequence parallelism is not emulated (full-sequence residual tensors)"
-                                             : ""));
-    if (m.str("fp8")) plan.notes.push_back("fp8 is not emulated: activations are kept in bf16");
     if (s.attention == memory::AttentionKernel::Fused)
         plan.notes.push_back(
             "step times use the harness's own flash-style attention kernel, slower than Transformer "
@@ -260,7 +254,6 @@ Plan make_plan(const EffectiveModel& m, const Value& root, const PlanOptions& o)
         s.query_groups, s.head_dim, dense ? mlp : std::string("no dense MLP"), moe_part,
         s.layernorm ? "LayerNorm" : "RMSNorm", s.attention == memory::AttentionKernel::Fused ? "fused" : "unfused",
         s.seq_length, s.micro_batch);
-    (void)gib;
     return plan;
 }
 

@@ -1,7 +1,8 @@
 #pragma once
 // From a config to what the GPU check runs: the harness's layer stack (the first pipeline stage's first N layers,
 // one tensor-parallel rank's shapes), the recompute options to compare, and the predictions for exactly that stack.
-// Plain C++: built and tested without CUDA.
+// The shapes come from the memory estimate's own translation (memory/job.hpp), so the check builds what the estimate
+// models. Plain C++: built and tested without CUDA.
 #include <functional>
 #include <optional>
 #include <string>
@@ -14,11 +15,16 @@
 namespace mbl::gpu {
 
 struct PlanOptions {
-    int layers = 4;                           // --layers: how many of the first stage's layers to build
+    int layers = 4;  // --layers: how many of the first stage's layers to build (per model chunk with --stage)
     std::optional<std::int64_t> micro_batch;  // --micro-batch (default: train.micro_batch_size, else 1)
     std::optional<std::int64_t> seq_length;   // --seq-length (default: model.seq_length / dataset.seq_length)
     std::string attention = "auto";           // auto | fused | unfused
     std::vector<std::string> candidates;      // --recompute OPTION...; empty: the config's own setting
+    // --stage R: measure pipeline stage R as the schedule runs it (its model chunks, the schedule's micro-batches in
+    // flight, backwards in order); the default with pipeline parallelism is the first stage. -1: never.
+    std::optional<int> stage;
+    std::optional<std::int64_t>
+        micro_batches;  // --micro-batches: per step in the schedule (default: 2 x PP, at most the job's)
 };
 
 // What every reference shares: how many of the first pipeline stage's layers to build, the sequence and micro-batch
@@ -33,7 +39,7 @@ struct RunChoice {
     std::vector<std::string> notes;
 };
 // `supported` says which selective labels the reference applies; the others are dropped with a note.
-RunChoice choose_runs(const EffectiveModel& model, const Value& root, const PlanOptions& options,
+RunChoice choose_runs(const EffectiveModel& model, const PlanOptions& options,
                       const std::function<bool(const std::string&)>& supported);
 
 struct Plan {
@@ -46,8 +52,11 @@ struct Plan {
     std::vector<std::string> notes;  // what the harness does not emulate, labels dropped, clamps
 };
 
-// `root` is the whole config tree (for train.micro_batch_size and dataset.seq_length).
-Plan make_plan(const EffectiveModel& model, const Value& root, const PlanOptions& options);
+Plan make_plan(const EffectiveModel& model, const PlanOptions& options);
+
+// One tensor-parallel rank's shapes with every parallel size 1 (heads, query groups and FFN widths over TP, this
+// rank's experts over EP), as both references build them; "" or why not.
+std::string one_rank(memory::LayerShape& shape, std::vector<std::string>& notes);
 
 // Predicted figures for one harness run (same baseline as Measurement).
 struct Prediction {

@@ -99,6 +99,25 @@ void compare_runs(CheckResult& r) {
         r.comparisons.push_back(compare(r.runs[0], r.runs[i], r.tolerance));
         r.pass &= r.comparisons.back().pass;
     }
+    auto error = [](double measured, double predicted) {
+        return measured != 0 ? std::abs(predicted - measured) / std::abs(measured) : (predicted == 0 ? 0.0 : INFINITY);
+    };
+    for (auto& run : r.runs) {
+        if (!run.predicted) continue;
+        run.retained_error = error(run.measured.retained_bytes, run.predicted->retained_bytes);
+        run.peak_error = error(run.measured.backward_peak_bytes, run.predicted->backward_peak_bytes);
+        if (r.totals_checked)
+            r.pass &= run.retained_error <= r.retained_tolerance && run.peak_error <= r.peak_tolerance;
+    }
+    if (r.totals_checked && std::any_of(r.runs.begin(), r.runs.end(), [](const auto& run) { return !run.predicted; }))
+        r.pass = false;
+}
+
+std::string totals_line(const RunRecord& run, const CheckResult& r) {
+    const bool pass = run.retained_error <= r.retained_tolerance && run.peak_error <= r.peak_tolerance;
+    return fmt::format("{} ({}): retained error {:.1f} %, peak error {:.1f} %    {} (tolerance {:.0f} % / {:.0f} %)",
+                       run.role, run.recompute.describe(), 100.0 * run.retained_error, 100.0 * run.peak_error,
+                       pass ? "PASS" : "FAIL", 100.0 * r.retained_tolerance, 100.0 * r.peak_tolerance);
 }
 
 std::string format_bytes(double bytes) {
@@ -144,6 +163,9 @@ std::string comparison_line(const Comparison& c, double tolerance) {
 
 void write_text(std::ostream& out, const CheckResult& r) {
     for (const auto& c : r.comparisons) out << comparison_line(c, r.tolerance) << '\n';
+    if (r.totals_checked)
+        for (const auto& run : r.runs)
+            if (run.predicted) out << totals_line(run, r) << '\n';
     for (const auto& run : r.runs)
         if (run.measured.leaked_bytes != 0 || !run.measured.stable)
             out << fmt::format("note: {} ({}): memory figures {} between steps{}\n", run.role, run.recompute.describe(),
@@ -158,7 +180,9 @@ void write_json(std::ostream& out, const CheckResult& r) {
     using nlohmann::json;
     auto num = [](double v) { return std::isfinite(v) ? json(v) : json(nullptr); };
     json j;
+    j["kind"] = "gpu-check";  // schemas/output/gpu-check.schema.json, reference mode
     j["version"] = 1;
+    j["mode"] = "reference";
     j["target"] = r.target;
     j["device"] = {{"name", r.device.name}, {"total_bytes", r.device.total_bytes}, {"free_bytes", r.device.free_bytes}};
     j["reference"] = r.reference;
@@ -211,6 +235,8 @@ void write_json(std::ostream& out, const CheckResult& r) {
         jr["predicted"] = run.predicted ? json{{"retained_bytes", run.predicted->retained_bytes},
                                                {"backward_peak_bytes", run.predicted->backward_peak_bytes}}
                                         : json(nullptr);
+        jr["retained_error"] = num(run.retained_error);
+        jr["peak_error"] = num(run.peak_error);
         j["runs"].push_back(jr);
     }
     j["comparisons"] = json::array();
@@ -228,6 +254,7 @@ void write_json(std::ostream& out, const CheckResult& r) {
                                     {"pass", c.pass}});
     }
     j["notes"] = r.notes;
+    if (r.totals_checked) j["totals_tolerance"] = {{"retained", r.retained_tolerance}, {"peak", r.peak_tolerance}};
     j["result"] = r.pass ? "pass" : "fail";
     out << j.dump(2) << '\n';
 }

@@ -1,6 +1,7 @@
 #pragma once
 // The GPU check's flow and output, independent of CUDA: runs are made through injected functions, so the
 // comparison, the pass/fail verdict and both output formats are tested on machines without a GPU.
+#include <cmath>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +19,8 @@ struct RunRecord {
     Recompute recompute;
     Measurement measured;
     std::optional<Prediction> predicted;
+    // |measured - predicted| / measured of the totals (set by compare_runs when a prediction exists).
+    double retained_error = NAN, peak_error = NAN;
 };
 
 struct Saving {
@@ -48,6 +51,10 @@ struct CheckResult {
     int steps = 0, warmup = 0;
     std::vector<RunRecord> runs;  // control first
     std::vector<Comparison> comparisons;
+    // A pipeline stage as the schedule runs it: each run's totals must agree too (retained within
+    // `retained_tolerance` of the measured figure, the peak within `peak_tolerance`).
+    bool totals_checked = false;
+    double retained_tolerance = 0.03, peak_tolerance = 0.05;
     bool pass = false;
 };
 

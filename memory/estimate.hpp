@@ -1,12 +1,14 @@
 #pragma once
-// Per-rank memory of a training run and of every recompute choice, from the effective model config and the run
-// shape (micro-batch size, sequence length, data-parallel size). Builds on memory/layer_model.hpp; the step-time
-// overhead of each choice comes from memory/step_time.hpp.
+// Per-rank memory of a training run and of every recompute choice, in four steps: the job's shape (memory/job.hpp,
+// the one translation from the config), the candidate recompute options, each option evaluated per pipeline rank
+// (memory/rank.hpp), and the fit against the budget. The step-time cost of each option comes from
+// memory/step_time.hpp.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "core/effective_model.hpp"
+#include "memory/job.hpp"
 #include "memory/layer_model.hpp"
 #include "memory/step_time.hpp"
 
@@ -14,19 +16,15 @@ namespace mbl::memory {
 
 struct EstimateInputs {
     std::optional<double> gpu_memory_bytes;  // budget per GPU
-    std::optional<int> data_parallel_size;   // not in the config: from --data-parallel-size / --gpus
-    // The whole config tree, for what lives outside `model:` (optimizer and ddp precision, tokenizer vocabulary).
-    // Without it those figures fall back to Megatron Core's defaults, stated under assumptions.
-    const Value* config = nullptr;
+    std::optional<int> data_parallel_size;   // --data-parallel-size
+    std::optional<int> gpus;                 // --gpus: the job's GPU count
+    // Kept free of the activations at the peak: the CUDA context, NCCL's buffers and allocator fragmentation (the
+    // default is measured: schemas/gpus.json `reserve`); --reserve changes it.
+    std::optional<double> reserve_bytes;
     std::string gpu;  // GPU of the step-time model (schemas/gpus.json); "" = the one matching the budget, else H100
     // The job's measured step time as it is configured (from its log), when known: the replayed work is then taken at
     // the job's own pace and the checkpoints' host time is put in proportion to it.
     std::optional<double> measured_step_seconds;
-};
-
-// Why a value is what it is, for the output ("data-parallel size 1 assumed: pass --data-parallel-size").
-struct Assumption {
-    std::string text;
 };
 
 struct RankEstimate {
@@ -35,9 +33,12 @@ struct RankEstimate {
     int layers = 0;     // layers on this rank
     int in_flight = 0;  // micro-batches (model chunks with VPP) whose activations are alive at the peak
     double params = 0, grads = 0, optimizer = 0;
-    double optimizer_lazy = 0;  // part of `optimizer` the first optimizer step creates (Adam moments)
-    double activations = 0;     // retained by the in-flight micro-batches
-    double transient = 0;       // on top at the peak: a layer's backward working set, or the logits and loss
+    double optimizer_lazy = 0;    // part of `optimizer` the first optimizer step creates (Adam moments)
+    double activations = 0;       // retained by the in-flight micro-batches
+    double transient = 0;         // on top at the peak: a layer's backward working set, or the logits and loss
+    double unit_activations = 0;  // one in-flight unit (a micro-batch through the stage, or a model chunk): retained
+                                  // activations with its input
+    double unit_transient = 0;    // one unit's backward working set above its retained activations
     double peak() const { return params + grads + optimizer + activations + transient; }
     // Forward and backward of the first iteration run before the optimizer has created its moments.
     double first_iteration_peak() const { return peak() - optimizer_lazy; }
@@ -58,41 +59,31 @@ struct OptionEstimate {
     double step_overhead = 0;
     double replay_seconds = 0;   // replayed work per step on one rank (at the roofline, or at the measured pace)
     int checkpoints = 0;         // checkpoints run per step on one rank
-    double host_seconds = 0;     // their own host time (checkpoints x checkpoint_host_seconds())
+    double host_seconds = 0;     // their own host time (checkpoint_host(): per checkpoint by kind, per op replayed)
     double added_seconds = 0;    // replay_seconds + host_seconds: what the options are ordered by
     bool current = false;        // what the config sets
-    std::optional<bool> fits;    // only with a budget
+    std::optional<bool> fits;    // only with a budget: peak + reserve within it
     bool narrowest_fit = false;  // the cheapest option that fits
 };
 
-struct Estimate {
-    bool ok = false;
-    bool complete = true;   // false when a field it reads is unknown (a default stood in; see assumptions)
-    std::string why_not;    // when !ok: which fact is missing
-    std::string why_field;  // the field it is about, for locating the diagnostic
-    LayerShape shape;
-    std::vector<LayerKind> kinds;  // every layer of the model, in order
-    std::int64_t seq_length = 0, micro_batch = 0;
-    int data_parallel = 1, pipeline = 1, virtual_pipeline = 1;
-    std::int64_t vocab = 0;  // padded
-    Recompute current;
+// The estimate is the job (its shape, schedule, precision, assumptions) with its ranks and options.
+struct Estimate : Job {
     std::string gpu;                              // GPU of the step-time model
     double roofline_step_seconds = 0;             // one rank's step at the roofline
     std::optional<double> measured_step_seconds;  // given by the user
     std::optional<double> baseline_step_seconds;  // from it: the step without recompute, what options are compared to
     std::vector<RankEstimate> ranks;              // hottest first
     std::vector<OptionEstimate> options;          // none first, then by predicted added time
-    std::vector<Assumption> assumptions;
     std::optional<double> budget;
+    // Kept free beside a peak (CUDA context, NCCL buffers, fragmentation): "fits" counts it.
+    ReserveModel reserve_model;
+    double reserve = 0;  // at the configured option's peak
     const OptionEstimate* option(const Recompute& rc) const;
     const OptionEstimate* narrowest_fit() const;
     const OptionEstimate* current_option() const;
 };
 
 Estimate estimate(const EffectiveModel& model, const EstimateInputs& inputs);
-
-// The recompute setting the config asks for (after Megatron Core's rewrites); nullopt when unknown.
-std::optional<Recompute> recompute_of(const EffectiveModel& model);
 
 // "80GiB", "80G", "81920MiB", "85899345920" (bytes); GB/MB are decimal. nullopt for anything else.
 std::optional<double> parse_byte_size(const std::string& text);

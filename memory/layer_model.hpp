@@ -60,7 +60,10 @@ struct LayerShape {
     bool gated = false;             // SwiGLU / GeGLU: fc1 produces gate and up halves
     bool linear_bias = false;       // add_bias_linear
     bool fused_activation = false;  // bias_activation_fusion (the fused kernel saves only its input)
-    bool layernorm = false;         // LayerNorm (mean and rstd statistics) rather than RMSNorm (rstd only)
+    // activation_func_fp8_input_store: the fused SwiGLU kernels keep their input as float8_e4m3 (Megatron Core
+    // fusions/fused_bias_swiglu.py, 2a75ac12 line 180), one byte per element, fp8 training or not.
+    bool fp8_activation_input = false;
+    bool layernorm = false;  // LayerNorm (mean and rstd statistics) rather than RMSNorm (rstd only)
     double attention_dropout = 0.0;
     double hidden_dropout = 0.0;
     bool softmax_fp32 = true;     // attention_softmax_in_fp32 (unfused path): fp32 copy of the probabilities kept
@@ -78,7 +81,6 @@ struct LayerShape {
     // The experts module honours the moe_act label (TEGroupedMLP, and the legacy GroupedMLP of Megatron Core <= 0.16).
     // SequentialMLP, which Megatron Core's local spec builds from 0.17 on, has no such checkpoint: moe_act frees nothing.
     bool expert_act_checkpoint = true;
-    bool router_probs_grad = true;  // router probabilities carry a gradient (not with forced load balancing)
     Dispatcher dispatcher = Dispatcher::AllGather;
     bool permute_fusion = false;         // Transformer Engine's fused permutation (int32 row-id maps)
     bool shared_expert_overlap = false;  // shared experts gather their own input copy (SP) to overlap dispatch

@@ -73,9 +73,23 @@ const GpuSpec* gpu_with_memory(double bytes) {
     return best;
 }
 
-double checkpoint_host_seconds() {
-    static const double seconds = gpus_json().at("checkpoint_host_us").get<double>() * 1e-6;
-    return seconds;
+const CheckpointHost& checkpoint_host() {
+    static const CheckpointHost host = [] {
+        const auto& h = gpus_json().at("checkpoint_host");
+        return CheckpointHost{h.at("reentrant_us").get<double>() * 1e-6, h.at("discarding_us").get<double>() * 1e-6,
+                              h.at("per_replayed_op_us").get<double>() * 1e-6};
+    }();
+    return host;
+}
+
+const ReserveModel& default_reserve() {
+    static const ReserveModel model = [] {
+        const auto& r = gpus_json().at("reserve");
+        const double mib =
+            r.at("context_mib").get<double>() + r.at("nccl_mib").get<double>() + r.at("allocator_mib").get<double>();
+        return ReserveModel{mib * 1024 * 1024, r.at("fragmentation").get<double>()};
+    }();
+    return model;
 }
 
 std::string gpu_names() {

@@ -29,8 +29,24 @@ const GpuSpec* find_gpu(std::string_view name);
 // The table entry whose memory is nearest a budget, within 8 % ("80GB" and "80GiB" both mean an H100); else nullptr.
 const GpuSpec* gpu_with_memory(double bytes);
 std::string gpu_names();  // "H100, H200, B200, GB200"
-// Host time one activation checkpoint costs beyond the work it replays (schemas/gpus.json, `checkpoint_host_us`).
-double checkpoint_host_seconds();
+// Host time Megatron Core's checkpoints cost beyond the GPU work they replay (schemas/gpus.json, `checkpoint_host`,
+// measured by bench/checkpoint_overhead.py --machinery): each checkpoint's own machinery by kind, and the launch of
+// each op it replays.
+struct CheckpointHost {
+    double reentrant_seconds = 0;   // tensor_parallel.checkpoint
+    double discarding_seconds = 0;  // CheckpointWithoutOutput
+    double per_op_seconds = 0;
+};
+const CheckpointHost& checkpoint_host();
+// Memory a job cannot use for its tensors, measured with PyTorch and NCCL on an H200 (schemas/gpus.json, `reserve`):
+// the CUDA context and the libraries' own memory (fixed), and the caching allocator's slack at the peak (a share of
+// what is allocated).
+struct ReserveModel {
+    double fixed_bytes = 0;
+    double fragmentation = 0;
+    double at(double peak_bytes) const { return fixed_bytes + fragmentation * peak_bytes; }
+};
+const ReserveModel& default_reserve();
 
 // Seconds one forward op takes on `gpu` (fp8: GEMMs at the fp8 rate).
 double op_seconds(const Op& op, const GpuSpec& gpu, bool fp8);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/effective_model.hpp"
 #include "core/line_index.hpp"
 #include "core/schema.hpp"
 #include "core/source_manager.hpp"
@@ -36,6 +37,9 @@ struct ParsedConfig {
     Value root;          // sections model, mixed_precision, comm_overlap, ...
     SourceRange anchor;  // where facts without a line of their own point (the `model:` key, the function name)
     std::vector<Diagnostic> findings;  // the front end's own findings about this config (unknown architecture, ...)
+    // The linted tree's lookup of mixed_precision names (core/effective_model.hpp), for the name in the config or
+    // one that an overlay or override puts there; null when the file is in no Python source root.
+    std::shared_ptr<const PrecisionLookup> precision;
 };
 
 struct ParseResult {
@@ -50,11 +54,11 @@ class FrontEndState {
 public:
     // The slot of `language`, made (a T) the first time.
     template <class T>
-    T& slot(const std::string& language) {
+    std::shared_ptr<T> slot(const std::string& language) {
         std::lock_guard<std::mutex> lock(mutex_);
         std::shared_ptr<void>& s = slots_[language];
         if (!s) s = std::make_shared<T>();
-        return *static_cast<T*>(s.get());
+        return std::static_pointer_cast<T>(s);
     }
 
 private:
@@ -133,6 +137,14 @@ public:
 // code in a suppression comment): the element, the comma after it and the blanks after that comma; for the last
 // element, the comma before it instead.
 std::pair<std::size_t, std::size_t> list_element_removal(std::string_view text, std::size_t begin, std::size_t end);
+
+// The mixed_precision lookup of the Python source root the config file `file` belongs to (the one --root or the
+// configuration names, else the root found from the file), reading names as the ConfigContainer class of `root`
+// (a dump's `_target_`; otherwise Bridge's megatron.bridge.training.config.ConfigContainer) resolves them. The tree is
+// read only when a name is looked up (now, for the name `root` holds); a root that defines no lookup answers "does
+// not apply", and the bundled catalog decides. (parser/python_front_end.cpp)
+std::shared_ptr<const PrecisionLookup> tree_precision_lookup(const std::string& file, const Value& root,
+                                                             ParseContext& ctx);
 
 // The front end for a file, by name; nullptr when no language claims it.
 const FrontEnd* front_end_for(std::string_view path);

@@ -331,8 +331,12 @@ void apply_overrides(Value& root, const std::vector<Override>& overrides, const 
         const bool in_model = o.path.size() == 2 && o.path[0] == "model";
         Value* current = parent->find(key);
         const FieldSpec* field = in_model ? schema.field(key) : nullptr;
+        // A model key that is no field the linter knows and close to none may be a field of the provider class the
+        // job builds (its own, such as Llama 3.1's scale_factor), which Hydra accepts: only a near miss of a known
+        // field is taken for a typo.
+        const bool provider_field = in_model && !field && close_matches(key, schema.field_names(), 1).empty();
         const bool declared = current || (top && std::find(sections.begin(), sections.end(), key) != sections.end()) ||
-                              (field && schema.field_exists_at(*field, revision)) ||
+                              (field && schema.field_exists_at(*field, revision)) || provider_field ||
                               (!top && !in_model);  // fields of other sections are not known to the linter
         switch (o.kind) {
             case Override::Kind::Set:

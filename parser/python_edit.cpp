@@ -187,7 +187,7 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
     };
     auto bd = binding_at(t, lines, site.entry);
     if (!bd) return {};
-    const Value new_value = parse_yaml_plain_scalar(edit.new_value);
+    const Value new_value = parse_yaml_value(edit.new_value);
 
     if (site.value == nullptr) {
         // Insert the field next to the sibling binding at `site.entry`.

@@ -142,6 +142,7 @@ public:
                 stale.push_back(m);
         }
         if (stale.empty()) return project;
+        lookups_.clear();  // their answers may come from the changed modules
         // What imports a stale module, at any depth, read it at initialization: it is stale too.
         std::map<std::string, std::vector<py::Module*>> importers;
         for (py::Module* m : modules)
@@ -216,6 +217,19 @@ public:
     // Held around every call above: the documents of a run may be parsed on several threads at once.
     std::mutex& mutex() { return mutex_; }
 
+    // The tree's mixed_precision lookup for configs of the ConfigContainer class defined in `config_module`, kept
+    // while the project's modules do not change (answers are memoized).
+    // Takes mutex(): it is asked from the threads that lint the configs. The lookup itself is thread-safe.
+    std::shared_ptr<const PrecisionLookup> precision_lookup(const std::string& root, const Revision& revision,
+                                                            const std::vector<std::string>& hf_config_paths,
+                                                            const std::string& config_module) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        py::Project& p = project(root, revision, hf_config_paths);
+        auto& kept = lookups_[{&p, config_module}];
+        if (!kept) kept = py::make_precision_lookup(p, config_module);
+        return kept;
+    }
+
 private:
     // Text of retired modules (kept alive) past which a project is rebuilt: a few hundred edits of a large recipe.
     static constexpr std::size_t kMaxRetiredBytes = 32u << 20;
@@ -234,6 +248,7 @@ private:
     std::map<std::vector<std::string>, std::unique_ptr<py::HfResolver>> resolvers_;  // by config.json paths
     std::vector<Loaded> projects_;
     std::map<std::string, std::unique_ptr<py::ImportGraph>> graphs_;  // by root
+    std::map<std::pair<const py::Project*, std::string>, std::shared_ptr<const PrecisionLookup>> lookups_;
 };
 
 // The source root of a file: --root (or the configuration's), else found from the file.
@@ -246,7 +261,62 @@ PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
         local = std::make_shared<PythonState>();
         return *local;
     }
-    return ctx.state->slot<PythonState>("python");
+    local = ctx.state->slot<PythonState>("python");
+    return *local;
+}
+
+// The dotted module that defines a config's ConfigContainer class: from a dump's `_target_`, else Bridge's.
+std::string config_module_of(const std::string& config_class) {
+    const auto dot = config_class.rfind('.');
+    return dot == std::string::npos ? std::string("megatron.bridge.training.config") : config_class.substr(0, dot);
+}
+
+// A source root's mixed_precision lookup as a config holds it: it keeps the run's Python state alive, and asks it
+// for the lookup at each use (the editor server's state drops lookups whose modules changed).
+class RootPrecisionLookup final : public PrecisionLookup {
+public:
+    RootPrecisionLookup(std::shared_ptr<PythonState> state, std::string root, const Revision& revision,
+                        std::vector<std::string> hf_config_paths, std::string config_module)
+        : state_(std::move(state)),
+          root_(std::move(root)),
+          revision_(revision),
+          hf_(std::move(hf_config_paths)),
+          module_(std::move(config_module)) {}
+
+    Answer find(const std::string& name) const override {
+        return state_->precision_lookup(root_, revision_, hf_, module_)->find(name);
+    }
+
+private:
+    std::shared_ptr<PythonState> state_;
+    std::string root_;
+    const Revision& revision_;
+    std::vector<std::string> hf_;
+    std::string module_;
+};
+
+// Looks up the config's mixed_precision name while the front end still registers the files it read, so that output
+// can quote the tree's lines the answer points into.
+void preload_precision(const PrecisionLookup& lookup, const Value& root) {
+    const Value* mp = root.find("mixed_precision");
+    if (mp && mp->is_string()) (void)lookup.find(mp->as_string());
+}
+
+// Whether a module's text can hold a recipe candidate (py::find_recipes): a function annotated with ConfigContainer,
+// or a top-level `def` named *_config. Directory walks skip the others without parsing them: at a repository root
+// most Python files are library code, tests and scripts.
+bool may_define_recipe(std::string_view text) {
+    if (text.find("ConfigContainer") != std::string_view::npos) return true;
+    for (std::size_t at = 0; at < text.size();) {
+        const std::size_t end = std::min(text.find('\n', at), text.size());
+        std::string_view line = text.substr(at, end - at);
+        at = end + 1;
+        if (line.starts_with("async ")) line.remove_prefix(6);
+        if (!line.starts_with("def ")) continue;
+        const std::size_t name_end = line.find_first_of("( \t:", 4);
+        if (line.substr(0, name_end).ends_with("_config")) return true;
+    }
+    return false;
 }
 
 // The recipes of a module, or just `function` (linted by name even when it is not recognisably a recipe).
@@ -349,6 +419,10 @@ public:
             result.errors.push_back(std::move(*bad));
             return result;
         }
+        if (allow_skip && ctx.function.empty() && !may_define_recipe(text)) {
+            result.skipped = true;
+            return result;
+        }
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
         const Revision& revision =
@@ -385,6 +459,10 @@ public:
             config.anchor = recipes[i].def;
             config.root = std::move(outcomes[i].root);
             config.findings = std::move(outcomes[i].diagnostics);
+            config.precision = std::make_shared<RootPrecisionLookup>(
+                local, root, revision, ctx.hf_config_paths,
+                outcomes[i].config_module.empty() ? config_module_of("") : outcomes[i].config_module);
+            preload_precision(*config.precision, config.root);
             result.configs.push_back(std::move(config));
         }
         if (result.configs.empty() && result.errors.empty()) {
@@ -477,5 +555,23 @@ private:
 }  // namespace
 
 std::unique_ptr<FrontEnd> make_python_front_end() { return std::make_unique<PythonFrontEnd>(); }
+
+std::shared_ptr<const PrecisionLookup> tree_precision_lookup(const std::string& file, const Value& root,
+                                                             ParseContext& ctx) {
+    std::shared_ptr<PythonState> state;
+    state_of(ctx, state);
+    state->use_sources(ctx.sources);
+    const Revision& revision =
+        ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
+    const std::string source_root = root_for(ctx, file);
+    auto lookup = std::make_shared<RootPrecisionLookup>(state, source_root, revision, ctx.hf_config_paths,
+                                                        config_module_of(root.target()));
+    const Value* mp = root.find("mixed_precision");
+    if (mp && mp->is_string()) {
+        preload_precision(*lookup, root);
+        register_sources(state->project(source_root, revision, ctx.hf_config_paths), ctx.sources);
+    }
+    return lookup;
+}
 
 }  // namespace mbl

@@ -240,7 +240,7 @@ std::vector<TextEdit> field_edit(const std::string& file, const FieldEdit& edit,
     const std::size_t key = lines.offset(site.entry.line, site.entry.column);
     auto span = entry_at(t, key);
     if (!span) return {};
-    const Value new_value = parse_yaml_plain_scalar(edit.new_value);
+    const Value new_value = parse_yaml_value(edit.new_value);
 
     if (site.value == nullptr) {
         // Insert the field as a sibling right after the entry at `site.entry`.

@@ -189,11 +189,16 @@ public:
                 // The line of each key so far: a duplicate is found without searching the entries (a mapping may
                 // hold thousands of keys).
                 std::unordered_map<std::string, int> seen;
+                std::vector<std::pair<YAML::Node, YAML::Node>> merges;
                 for (const auto& kv : node) {
                     const YAML::Node& k = kv.first;
                     if (!k.IsScalar()) {
                         errors.push_back(input_error(InputError::WrongType, key_range(k.Mark()),
                                                      "mapping keys must be plain names"));
+                        continue;
+                    }
+                    if (is_merge_key(k)) {
+                        merges.emplace_back(k, kv.second);
                         continue;
                     }
                     const std::string key = k.Scalar();
@@ -209,6 +214,7 @@ public:
                     }
                     m.entries().push_back(Value::Entry{key, std::move(range), convert(kv.second, p, depth + 1)});
                 }
+                if (!merges.empty()) m = merged(std::move(m), merges, entry_prov, depth);
                 // {_target_: torch.bfloat16, _call_: false} names a symbol (dtype, function): keep the name.
                 const Value* call = m.find("_call_");
                 if (call && call->is_bool() && !call->as_bool() && m.entries().size() == 2) {
@@ -222,6 +228,70 @@ public:
     }
 
 private:
+    // `<<` written plainly (not quoted): YAML 1.1's merge key, which PyYAML's SafeLoader, and so OmegaConf, applies.
+    static bool is_merge_key(const YAML::Node& key) { return key.Tag() == "?" && key.Scalar() == "<<"; }
+
+    // The mappings a merge key names, in the order PyYAML merges them: one mapping, or a list of mappings of which
+    // the first wins (SafeConstructor.flatten_mapping reverses the list, pyyaml 6.0.2 lib/yaml/constructor.py:200).
+    // Each keeps the provenance of the lines it is written on, with a note for the `<<` that brought it here.
+    std::vector<Value::Entry> merge_sources(const YAML::Node& key, const YAML::Node& value, int depth) {
+        std::vector<YAML::Node> maps;
+        if (value.IsMap()) maps.push_back(value);
+        for (std::size_t i = value.IsSequence() ? value.size() : 0; i-- > 0;) {
+            if (!value[i].IsMap()) {
+                errors.push_back(input_error(InputError::Syntax, rest_of_line(value[i].Mark()),
+                                             "a merge key (<<) takes mappings, but this list item is not one; "
+                                             "OmegaConf refuses to load the file"));
+                return {};
+            }
+            maps.push_back(value[i]);
+        }
+        if (maps.empty()) {
+            errors.push_back(input_error(InputError::Syntax, rest_of_line(key.Mark()),
+                                         "a merge key (<<) takes a mapping or a list of mappings (`<<: *defaults`); "
+                                         "OmegaConf refuses to load the file"));
+            return {};
+        }
+        std::vector<Value::Entry> out;
+        const ChainStep step{key_range(key.Mark()), "merged into this mapping by <<"};
+        for (const auto& map : maps) {
+            Value converted = convert(map, Provenance::at(origin_, rest_of_line(map.Mark())), depth + 1);
+            for (auto& e : converted.entries()) {
+                add_step(e.value, step);
+                out.push_back(std::move(e));
+            }
+        }
+        return out;
+    }
+
+    static void add_step(Value& v, const ChainStep& step) {
+        v.prov().chain.insert(v.prov().chain.begin(), step);
+        for (auto& item : v.items()) add_step(item, step);
+        for (auto& e : v.entries()) add_step(e.value, step);
+    }
+
+    // A mapping with its merge keys applied as PyYAML does (constructor.py:180-213, which OmegaConf 2.3.0's loader
+    // runs: omegaconf/_utils.py:136-151): the merged keys come first, a later one wins over an earlier one, and the
+    // mapping's own keys win over every merged one. Duplicate keys are refused among the mapping's own keys only.
+    Value merged(Value own, const std::vector<std::pair<YAML::Node, YAML::Node>>& merges, const Provenance& prov,
+                 int depth) {
+        std::vector<Value::Entry> all;
+        for (const auto& [key, value] : merges)
+            for (auto& e : merge_sources(key, value, depth)) all.push_back(std::move(e));
+        for (auto& e : own.entries()) all.push_back(std::move(e));
+        Value m = Value::map(prov);
+        std::unordered_map<std::string, std::size_t> at;
+        for (auto& e : all) {
+            if (auto it = at.find(e.key); it != at.end()) {
+                m.entries()[it->second] = std::move(e);
+                continue;
+            }
+            at.emplace(e.key, m.entries().size());
+            m.entries().push_back(std::move(e));
+        }
+        return m;
+    }
+
     const std::string& file_;
     std::string_view text_;
     LineIndex lines_;  // every Mark is looked up by line: an index, not a scan per lookup
@@ -234,6 +304,13 @@ private:
 }  // namespace
 
 Value parse_yaml_plain_scalar(const std::string& text) { return Converter::parse_plain(text, Provenance{}); }
+
+Value parse_yaml_value(const std::string& text) {
+    if (text.empty() || text.front() != '[') return parse_yaml_plain_scalar(text);
+    const YamlLoadResult loaded = load_yaml("<fix value>", "v: " + text);
+    const Value* v = loaded.ok() ? loaded.root.find("v") : nullptr;
+    return v ? *v : Value::null();
+}
 
 namespace {
 

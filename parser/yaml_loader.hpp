@@ -22,6 +22,8 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
 
 // How a plain (unquoted) YAML scalar reads: null, bool, int, float or string, as PyYAML resolves it.
 Value parse_yaml_plain_scalar(const std::string& text);
+// A fix's value as YAML reads it: a plain scalar or a flow list such as "[core_attn, moe]" (None when malformed).
+Value parse_yaml_value(const std::string& text);
 
 // Nesting deeper than this is refused with a diagnostic instead of recursing further.
 inline constexpr int kMaxYamlDepth = 200;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include <cmath>
 #include <ostream>
 
 namespace mbl {
@@ -47,6 +48,19 @@ bool needs_quotes(const std::string& s) {
 
 bool is_scalar(const Value& v) { return !v.is_map() && !v.is_list(); }
 
+// The shortest text that reads back as the same double (0.1, not yaml-cpp's 0.10000000000000001), written so that
+// YAML 1.1 readers (PyYAML, so OmegaConf) see a float: a '.' in every number, .inf and .nan spelt as YAML spells them.
+std::string float_text(double d) {
+    if (std::isnan(d)) return ".nan";
+    if (std::isinf(d)) return d > 0 ? ".inf" : "-.inf";
+    std::string s = fmt::format("{}", d);
+    if (s.find('.') == std::string::npos) {
+        const auto e = s.find('e');
+        s.insert(e == std::string::npos ? s.size() : e, ".0");
+    }
+    return s;
+}
+
 class Writer {
 public:
     Writer(YAML::Emitter& out, const EffectiveModel& model, const std::vector<std::string>& only)
@@ -57,7 +71,7 @@ public:
             case Value::Kind::Null: out_ << YAML::Null; break;
             case Value::Kind::Bool: out_ << YAML::TrueFalseBool << v.as_bool(); break;
             case Value::Kind::Int: out_ << v.as_int(); break;
-            case Value::Kind::Float: out_ << v.as_number(); break;
+            case Value::Kind::Float: out_ << float_text(v.as_number()); break;
             case Value::Kind::String:
                 if (needs_quotes(v.as_string())) out_ << YAML::DoubleQuoted << v.as_string();
                 else out_ << v.as_string();
@@ -111,11 +125,14 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
     std::string at = where(p.range);
     std::string text;
     switch (p.origin) {
-        case Origin::Default:
-            if (at.empty())
-                text = fmt::format("default (Megatron Core {})", model.revision ? model.revision->name : "");
-            else text = p.detail.empty() ? fmt::format("default, {}", at) : fmt::format("{}, {}", p.detail, at);
+        case Origin::Default: {
+            // The revision's own defaults say no more than the revision; a class's default names the class.
+            const std::string rev = model.revision ? model.revision->name : "";
+            const bool plain = p.detail.empty() || p.detail == fmt::format("default of Megatron Core {}", rev);
+            if (at.empty()) text = plain ? fmt::format("default (Megatron Core {})", rev) : p.detail;
+            else text = plain ? fmt::format("default, {}", at) : fmt::format("{}, {}", p.detail, at);
             break;
+        }
         case Origin::Override: text = at.empty() ? "override" : fmt::format("override, {}", at); break;
         case Origin::Derived:
             text = at;
@@ -134,11 +151,27 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
     return text;
 }
 
+static void collect_paths(const Value& v, const std::string& path, std::vector<std::string>& out) {
+    out.push_back(path);
+    if (v.is_map())
+        for (const auto& e : v.entries()) collect_paths(e.value, path + "." + e.key, out);
+}
+
+std::vector<std::string> shown_paths(const Value& root, const EffectiveModel& model) {
+    std::vector<std::string> out;
+    collect_paths(model.fields, "model", out);
+    if (root.is_map())
+        for (const auto& e : root.entries())
+            if (e.key != "model") collect_paths(e.value, e.key, out);
+    return out;
+}
+
 void write_config_yaml(std::ostream& out, const Value& root, const EffectiveModel& model,
                        const ConfigYamlOptions& options) {
     YAML::Emitter e;
     e.SetIndent(2);
     if (!options.title.empty()) e << YAML::Comment(options.title) << YAML::Newline;
+    if (!options.facts.empty()) e << YAML::Comment(options.facts) << YAML::Newline;
     Writer w(e, model, options.only);
     // The model section is the effective model: what Megatron Core's TransformerConfig will see.
     Value shown = Value::map();

@@ -117,7 +117,7 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
     std::vector<Bar> rank_bars;
     for (const auto& r : est.ranks) {
         std::string note;
-        if (est.budget) note = r.peak() <= *est.budget ? "  fits" : "  over budget";
+        if (est.budget) note = r.peak() + est.reserve_model.at(r.peak()) <= *est.budget ? "  fits" : "  over budget";
         rank_bars.push_back({fmt::format("rank {} ({}, {} layers)", r.stage, r.role, r.layers),
                              {{kParams, r.params},
                               {kGrads, r.grads},

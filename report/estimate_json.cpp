@@ -16,6 +16,7 @@ ordered_json bytes(double b) { return {{"bytes", static_cast<std::int64_t>(b)}, 
 void write_estimate_json(std::ostream& out, const memory::Estimate& est, const EstimateHeader& header) {
     const auto& s = est.shape;
     ordered_json j;
+    j["kind"] = "estimate";  // schemas/output/estimate.schema.json
     j["version"] = 1;
     j["input"] = header.input;
     j["mcore"] = header.revision;
@@ -43,14 +44,15 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                 {"micro_batch_size", est.micro_batch},
                 {"tensor_parallel", s.tp},
                 {"sequence_parallel", s.sequence_parallel},
-                {"pipeline_parallel", est.pipeline},
-                {"virtual_pipeline_parallel", est.virtual_pipeline},
+                {"pipeline_parallel", est.schedule.pp},
+                {"virtual_pipeline_parallel", est.schedule.vpp},
                 {"context_parallel", s.cp},
                 {"expert_parallel", s.ep},
                 {"data_parallel", est.data_parallel},
                 {"data_parallel_source", header.data_parallel_source.empty() ? "assumed" : header.data_parallel_source},
                 {"recompute", est.current.describe()}};
     j["budget"] = est.budget ? bytes(*est.budget) : ordered_json(nullptr);
+    j["reserve"] = bytes(est.reserve);
     j["gpu"] = est.gpu;
     ordered_json ranks = ordered_json::array();
     for (const auto& r : est.ranks) {
@@ -66,7 +68,8 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"peak", bytes(r.peak())},
                           {"optimizer_created_at_first_step", bytes(r.optimizer_lazy)},
                           {"first_iteration_peak", bytes(r.first_iteration_peak())}};
-        o["fits"] = est.budget ? ordered_json(r.peak() <= *est.budget) : ordered_json(nullptr);
+        o["fits"] =
+            est.budget ? ordered_json(r.peak() + est.reserve_model.at(r.peak()) <= *est.budget) : ordered_json(nullptr);
         ranks.push_back(std::move(o));
     }
     j["ranks"] = std::move(ranks);
@@ -96,7 +99,9 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                        est.measured_step_seconds ? ordered_json(*est.measured_step_seconds) : ordered_json(nullptr)},
                       {"baseline_seconds",
                        est.baseline_step_seconds ? ordered_json(*est.baseline_step_seconds) : ordered_json(nullptr)},
-                      {"checkpoint_host_seconds", memory::checkpoint_host_seconds()},
+                      {"checkpoint_host_seconds", memory::checkpoint_host().reentrant_seconds},
+                      {"discarding_checkpoint_host_seconds", memory::checkpoint_host().discarding_seconds},
+                      {"replayed_op_host_seconds", memory::checkpoint_host().per_op_seconds},
                       {"step_overhead_includes_host", est.measured_step_seconds.has_value()}};
     ordered_json assumptions = ordered_json::array();
     for (const auto& a : est.assumptions) assumptions.push_back(a.text);

@@ -49,8 +49,8 @@ std::string estimate_model_line(const memory::Estimate& est) {
 std::string estimate_run_line(const memory::Estimate& est, const EstimateHeader& header) {
     const auto& s = est.shape;
     return fmt::format("seq {}, micro-batch {}, TP {}{}, PP {}{}, CP {}, EP {}, DP {} ({}); recompute: {}",
-                       est.seq_length, est.micro_batch, s.tp, s.sequence_parallel ? " (SP)" : "", est.pipeline,
-                       est.virtual_pipeline > 1 ? fmt::format(" x VPP {}", est.virtual_pipeline) : "", s.cp, s.ep,
+                       est.seq_length, est.micro_batch, s.tp, s.sequence_parallel ? " (SP)" : "", est.schedule.pp,
+                       est.schedule.vpp > 1 ? fmt::format(" x VPP {}", est.schedule.vpp) : "", s.cp, s.ep,
                        est.data_parallel, header.data_parallel_source.empty() ? "assumed" : header.data_parallel_source,
                        est.current.describe());
 }
@@ -76,16 +76,17 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     out << "  run:   " << estimate_run_line(est, header) << "\n\n";
 
     const std::string fits_head = est.budget ? fmt::format("fits {}", format_gib(*est.budget)) : "";
-    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}  {}\n", "rank (pp stage)",
-                       "layers", "in flight", "params", "grads", "optim", "activations", "transient", "peak",
+    out << fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}  {}\n", "rank (pp stage)",
+                       "layers", "in flight", "params", "grads", "optim", "activations", "transient", "peak", "reserve",
                        fits_head);
     for (const auto& r : est.ranks) {
         std::string fits;
-        if (est.budget) fits = r.peak() <= *est.budget ? "yes" : "no";
-        std::string row = fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10}  {}",
+        if (est.budget) fits = r.peak() + est.reserve_model.at(r.peak()) <= *est.budget ? "yes" : "no";
+        std::string row = fmt::format("{:<16} {:>6} {:>9} {:>10} {:>10} {:>10} {:>12} {:>10} {:>10} {:>9}  {}",
                                       fmt::format("{} ({})", r.stage, r.role), r.layers, r.in_flight,
                                       format_gib(r.params), format_gib(r.grads), format_gib(r.optimizer),
-                                      format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()), fits);
+                                      format_gib(r.activations), format_gib(r.transient), format_gib(r.peak()),
+                                      format_gib(est.reserve_model.at(r.peak())), fits);
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
 
@@ -122,7 +123,9 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
                            format_gib(*est.budget));
     out << fmt::format(
         "\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
-        "working set, or the logits and loss); {}: {}; host: the checkpoints' own host time per step on "
+        "working set, or the logits and loss); peak: what PyTorch allocates; reserve: kept free beside it for the "
+        "CUDA context, NCCL's buffers and the allocator's slack (fits: peak + reserve within the budget); {}: {}; "
+        "host: the checkpoints' own host time per step on "
         "one rank, on the critical path when the host paces the step; options are ordered by replay plus "
         "host time; FLOPs: replayed FLOPs as a share of the step's\n",
         time_column_name(est), time_column_words(est));

@@ -15,7 +15,8 @@ static json position(const SourceRange& r) {
     return j;
 }
 
-void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions) {
+void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const std::vector<RevisionChoice>& revisions,
+                const FileCounts& files) {
     DiagnosticCounts counts;
     json list = json::array();
     for (const auto& d : diags) {
@@ -34,13 +35,22 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
             notes.push_back(std::move(nj));
         }
         j["notes"] = std::move(notes);
-        if (d.fix) j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->safe}};
+        if (d.fix) j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->safe}, {"applicable", !d.fix->edits.empty()}};
+        const std::string url = rule_doc_url(d.code);
+        j["url"] = url.empty() ? json(nullptr) : json(url);
         list.push_back(std::move(j));
     }
+    // Fields added within version 1 (schemas/output/check.schema.json): each diagnostic's `url` and fix `applicable`,
+    // the summary's files and fixable counts.
     json doc;
+    doc["kind"] = "check";  // the shape schemas/output/check.schema.json describes
     doc["version"] = 1;
     doc["diagnostics"] = std::move(list);
-    doc["summary"] = {{"errors", counts.errors}, {"warnings", counts.warnings}, {"infos", counts.infos}};
+    const FixableCounts fixable = count_fixable(diags);
+    doc["summary"] = {
+        {"errors", counts.errors},        {"warnings", counts.warnings},
+        {"infos", counts.infos},          {"files_checked", files.checked},
+        {"files_skipped", files.skipped}, {"fixable", {{"safe", fixable.safe}, {"unsafe", fixable.unsafe}}}};
     if (!revisions.empty()) {
         json list_of_revisions = json::array();
         for (const auto& r : revisions) {
@@ -50,6 +60,8 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
             j["reason"] = r.reason;
             j["checkout"] = r.checkout.empty() ? json(nullptr) : json(r.checkout);
             j["commit"] = r.commit.empty() ? json(nullptr) : json(r.commit);
+            j["mcore_path"] = r.mcore_tree.empty() ? json(nullptr) : json(r.mcore_tree);
+            j["facts"] = r.revision ? json(r.revision->facts_source()) : json(nullptr);
             list_of_revisions.push_back(std::move(j));
         }
         doc["revisions"] = std::move(list_of_revisions);

@@ -8,38 +8,19 @@
 #include <ostream>
 
 #include "core/paths.hpp"
+#include "report/fingerprint.hpp"
 #include "report/report.hpp"
 #include "rules/registry.hpp"
 #include "version.hpp"
-
-#ifndef MBRIDGE_LINT_DOCS_URL
-#define MBRIDGE_LINT_DOCS_URL "https://github.com/mbridge-lint/mbridge-lint/blob/main/docs/rules.md"
-#endif
 
 namespace mbl {
 
 using json = nlohmann::ordered_json;
 namespace fs = std::filesystem;
 
-std::string rule_doc_url(std::string_view code) {
-    const Rule* rule = find_rule(code);
-    if (!rule) return "";
-    std::string anchor = fmt::format("{}-{}", rule->info().code, rule->info().name);
-    for (auto& c : anchor) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return fmt::format("{}#{}", MBRIDGE_LINT_DOCS_URL, anchor);
-}
-
 namespace {
 
 constexpr const char* kFingerprintKey = "mbridgeLint/v1";
-
-std::uint64_t fnv1a(std::string_view s, std::uint64_t h = 1469598103934665603ull) {
-    for (unsigned char c : s) {
-        h ^= c;
-        h *= 1099511628211ull;
-    }
-    return h;
-}
 
 // Byte column -> Unicode code point column (SARIF columnKind unicodeCodePoints), 1-based.
 int code_point_column(const SourceManager& sources, const std::string& file, int line, int byte_column) {
@@ -55,7 +36,8 @@ int code_point_column(const SourceManager& sources, const std::string& file, int
 
 class SarifWriter {
 public:
-    SarifWriter(const SourceManager& sources, const SarifOptions& options) : sources_(sources), options_(options) {}
+    SarifWriter(const SourceManager& sources, const SarifOptions& options)
+        : sources_(sources), options_(options), fingerprints_(sources, options.base_dir) {}
 
     json artifact(const std::string& file) const {
         if (auto rel = relative_to(file, options_.base_dir))
@@ -83,19 +65,7 @@ public:
         return {{"physicalLocation", std::move(physical)}};
     }
 
-    // Survives edits elsewhere in the file: rule, file, the flagged line's text (not its number), and which
-    // occurrence of that triple this is.
-    std::string fingerprint(const Diagnostic& d) {
-        std::string content;
-        if (auto line = sources_.line(d.range.file, d.range.line)) {
-            for (char c : *line)
-                if (!std::isspace(static_cast<unsigned char>(c))) content += c;
-        }
-        const std::string path = relative_to(d.range.file, options_.base_dir).value_or(d.range.file);
-        const std::string key = fmt::format("{}\n{}\n{}\n{}", d.code, path, content, d.message);
-        const int occurrence = seen_[key]++;
-        return fmt::format("{:016x}:{}", fnv1a(key), occurrence + 1);
-    }
+    std::string fingerprint(const Diagnostic& d) { return fingerprints_.next(d); }
 
     json write(const std::vector<Diagnostic>& diags) {
         // Every rule, in registry order, then the input-error codes the run produced: ruleIndex stays stable.
@@ -104,24 +74,26 @@ public:
         for (const auto& r : all_rules()) {
             const RuleInfo& i = r->info();
             index[std::string(i.code)] = static_cast<int>(rules.size());
-            rules.push_back(json{
-                {"id", i.code},
-                {"name", i.name},
-                {"shortDescription", {{"text", i.summary}}},
-                {"fullDescription", {{"text", i.summary}}},
-                {"help", {{"text", i.doc}, {"markdown", i.doc}}},
-                {"helpUri", rule_doc_url(i.code)},
-                {"defaultConfiguration", {{"level", level(i.severity)}}},
-                {"properties", {{"tags", json::array({i.is_rejection() ? "megatron-core-rejection" : "advice"})}}}});
+            json rule{{"id", i.code},
+                      {"name", i.name},
+                      {"shortDescription", {{"text", i.summary}}},
+                      {"fullDescription", {{"text", i.summary}}},
+                      {"help", {{"text", i.doc}, {"markdown", i.doc}}}};
+            if (const std::string url = rule_doc_url(i.code); !url.empty()) rule["helpUri"] = url;
+            rule["defaultConfiguration"] = {{"level", level(i.severity)}};
+            rule["properties"] = {{"tags", json::array({i.is_rejection() ? "megatron-core-rejection" : "advice"})}};
+            rules.push_back(std::move(rule));
         }
         for (const auto& d : diags) {
             if (!d.is_input_error() || index.count(d.code)) continue;
             index[d.code] = static_cast<int>(rules.size());
-            rules.push_back(json{{"id", d.code},
-                                 {"name", d.name},
-                                 {"shortDescription", {{"text", fmt::format("input error: {}", d.name)}}},
-                                 {"defaultConfiguration", {{"level", "error"}}},
-                                 {"properties", {{"tags", json::array({"input-error"})}}}});
+            json rule{{"id", d.code},
+                      {"name", d.name},
+                      {"shortDescription", {{"text", fmt::format("input error: {}", d.name)}}}};
+            if (const std::string url = rule_doc_url(d.code); !url.empty()) rule["helpUri"] = url;
+            rule["defaultConfiguration"] = {{"level", "error"}};
+            rule["properties"] = {{"tags", json::array({"input-error"})}};
+            rules.push_back(std::move(rule));
         }
 
         json results = json::array();
@@ -164,11 +136,10 @@ public:
             results.push_back(std::move(r));
         }
 
-        json driver{{"name", "mbridge-lint"},
-                    {"version", MBRIDGE_LINT_VERSION},
-                    {"semanticVersion", MBRIDGE_LINT_VERSION},
-                    {"informationUri", MBRIDGE_LINT_DOCS_URL},
-                    {"rules", std::move(rules)}};
+        json driver{
+            {"name", "mbridge-lint"}, {"version", MBRIDGE_LINT_VERSION}, {"semanticVersion", MBRIDGE_LINT_VERSION}};
+        if (!rules_page_url().empty()) driver["informationUri"] = rules_page_url();
+        driver["rules"] = std::move(rules);
         std::string base = fs::path(options_.base_dir).lexically_normal().generic_string();
         if (base.empty() || base.back() != '/') base += '/';
         json run{{"tool", {{"driver", std::move(driver)}}},
@@ -193,7 +164,7 @@ private:
 
     const SourceManager& sources_;
     const SarifOptions& options_;
-    std::map<std::string, int> seen_;
+    Fingerprints fingerprints_;
 };
 
 }  // namespace

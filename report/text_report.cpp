@@ -1,6 +1,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <nlohmann/json.hpp>
 #include <ostream>
 
 #include "report/report.hpp"
@@ -49,6 +51,13 @@ void excerpt(std::ostream& out, const SourceRange& r, const SourceManager& sourc
 
 }  // namespace
 
+// What --fix does with a fix: applies it, applies it only with --unsafe-fixes, or cannot apply it (the edit would
+// have to guess the layout).
+static const char* fix_safety(const Fix& fix) {
+    if (fix.edits.empty()) return "fix by hand";
+    return fix.safe ? "safe fix: --fix" : "unsafe fix: --fix --unsafe-fixes";
+}
+
 void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const SourceManager& sources,
                 const TextStyle& style) {
     const Palette p{style.color};
@@ -64,19 +73,100 @@ void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const S
                 out << "    " << p.paint("1", "note") << ": " << n.message << '\n';
             }
         }
-        if (d.fix) out << "    " << p.paint("1;32", "help") << ": " << d.fix->title << '\n';
+        if (d.fix)
+            out << "    " << p.paint("1;32", "help") << ": " << d.fix->title << " (" << fix_safety(*d.fix) << ")\n";
+        if (style.links)
+            if (const std::string url = rule_doc_url(d.code); !url.empty())
+                out << "    " << p.paint("1", "docs") << ": " << url << '\n';
     }
 }
 
-std::string summary_line(const DiagnosticCounts& c, int files_checked) {
-    const std::string files = fmt::format("{} file{}", files_checked, files_checked == 1 ? "" : "s");
-    if (c.total() == 0) return fmt::format("no problems found ({} checked)", files);
+void write_concise(std::ostream& out, const std::vector<Diagnostic>& diags, const TextStyle& style) {
+    const Palette p{style.color};
+    for (const auto& d : diags) {
+        const bool fixable = d.fix && d.fix->safe && !d.fix->edits.empty();
+        out << p.paint("1", location(d.range)) << ": " << p.severity(d.severity, severity_name(d.severity))
+            << p.severity(d.severity, fmt::format("[{}]", d.code)) << ": " << (fixable ? "[*] " : "") << d.message
+            << '\n';
+    }
+}
+
+FixableCounts count_fixable(const std::vector<Diagnostic>& diags) {
+    FixableCounts c;
+    for (const auto& d : diags) {
+        if (!d.fix || d.fix->edits.empty()) continue;
+        ++(d.fix->safe ? c.safe : c.unsafe);
+    }
+    return c;
+}
+
+std::string fixable_line(const FixableCounts& c, bool unsafe_enabled) {
+    const int with_fix = c.safe + (unsafe_enabled ? c.unsafe : 0);
+    const int hidden = unsafe_enabled ? 0 : c.unsafe;
+    if (with_fix == 0 && hidden == 0) return "";
+    const std::string fix_flag = unsafe_enabled ? "--fix --unsafe-fixes" : "--fix";
+    if (hidden == 0) return fmt::format("{} fixable with {}", with_fix, fix_flag);
+    if (with_fix == 0) return fmt::format("{} fixable with --fix --unsafe-fixes", hidden);
+    return fmt::format("{} fixable with --fix, {} more with --unsafe-fixes", with_fix, hidden);
+}
+
+namespace {
+
+struct CodeStatistics {
+    std::string code, name;
+    int count = 0;
+    bool fixable = true;  // every diagnostic of the code has a safe fix --fix applies
+};
+
+std::vector<CodeStatistics> statistics(const std::vector<Diagnostic>& diags) {
+    std::map<std::string, CodeStatistics> by_code;
+    for (const auto& d : diags) {
+        CodeStatistics& s = by_code[d.code];
+        s.code = d.code;
+        s.name = d.name;
+        ++s.count;
+        s.fixable &= d.fix && d.fix->safe && !d.fix->edits.empty();
+    }
+    std::vector<CodeStatistics> out;
+    for (auto& [code, s] : by_code) out.push_back(std::move(s));
+    std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.count > b.count; });
+    return out;
+}
+
+}  // namespace
+
+void write_statistics(std::ostream& out, const std::vector<Diagnostic>& diags) {
+    const auto stats = statistics(diags);
+    std::size_t width = 1;
+    for (const auto& s : stats) width = std::max(width, std::to_string(s.count).size());
+    for (const auto& s : stats)
+        out << fmt::format("{:>{}}  {}  {:<3} {}\n", s.count, width, s.code, s.fixable ? "[*]" : "", s.name);
+}
+
+void write_statistics_json(std::ostream& out, const std::vector<Diagnostic>& diags) {
+    nlohmann::ordered_json list = nlohmann::ordered_json::array();
+    for (const auto& s : statistics(diags))
+        list.push_back({{"code", s.code}, {"name", s.name}, {"count", s.count}, {"fixable", s.fixable}});
+    const nlohmann::ordered_json doc{{"kind", "statistics"}, {"version", 1}, {"statistics", std::move(list)}};
+    out << doc.dump(2) << '\n';  // schemas/output/statistics.schema.json
+}
+
+std::string summary_line(const DiagnosticCounts& c, const FileCounts& files) {
+    const std::string checked = files.checked == 0
+                                    ? "no file checked"
+                                    : fmt::format("{} file{} checked", files.checked, files.checked == 1 ? "" : "s");
+    const std::string skipped = files.skipped == 0 ? ""
+                                                   : fmt::format("{} skipped: not {}", files.skipped,
+                                                                 files.skipped == 1 ? "a Bridge config or recipe"
+                                                                                    : "Bridge configs or recipes");
+    if (c.total() == 0) return fmt::format("no problems found ({}{}{})", checked, skipped.empty() ? "" : "; ", skipped);
     std::vector<std::string> parts;
     if (c.errors) parts.push_back(fmt::format("{} error{}", c.errors, c.errors == 1 ? "" : "s"));
     if (c.warnings) parts.push_back(fmt::format("{} warning{}", c.warnings, c.warnings == 1 ? "" : "s"));
     if (c.infos) parts.push_back(fmt::format("{} info{}", c.infos, c.infos == 1 ? "" : "s"));
-    return fmt::format("{} problem{} ({}) in {} checked", c.total(), c.total() == 1 ? "" : "s", fmt::join(parts, ", "),
-                       files);
+    return fmt::format("{} problem{} ({}){}{}{}", c.total(), c.total() == 1 ? "" : "s", fmt::join(parts, ", "),
+                       files.checked == 0 ? "; " : " in ", checked,
+                       skipped.empty() ? "" : fmt::format(" ({})", skipped));
 }
 
 }  // namespace mbl

@@ -91,6 +91,7 @@ void write_upgrade_json(std::ostream& out, const RevisionDiff& diff, const Upgra
         changes.push_back(std::move(j));
     }
     json doc;
+    doc["kind"] = "upgrade";  // not check's shape: schemas/output/upgrade.schema.json
     doc["version"] = 1;
     doc["upgrade"] = {{"from", h.from}, {"to", h.to}};
     doc["changes"] = std::move(changes);

@@ -75,6 +75,14 @@ model:
 Reports a key that is no field of its section (of the model config at the selected Megatron Core revision, or of
 `.mbridge-lint.toml`), with the closest known name ("did you mean").
 
+It is an error where the job is refused: a command-line override of a key that does not exist (Hydra's struct mode
+refuses it), a keyword argument a dataclass does not declare (Python raises `TypeError`), a key of
+`.mbridge-lint.toml`. It is a warning where the key is accepted and has no effect: a key of a YAML config or
+`--config-file` overlay (Megatron Bridge skips keys its config object lacks, and logs it), an attribute a Python recipe
+assigns (`cfg.model.x = ...`: Python accepts any attribute, and Megatron Core of that revision never reads it). A
+model key with no close name may be a field of a model class the linter does not know (a provider's own): it is
+unknown (IN012 with `--show-unknowns`), not reported.
+
 ## Why is this bad?
 A misspelt field is not set: the run silently uses the default, or Megatron Bridge fails when it builds the config.
 
@@ -209,7 +217,10 @@ hf-config-paths = ["models/"]
         input_error_info(InputError::UnknownValue, Severity::Error, "a name the linter looks up is not known",
                          R"md(## What it does
 Reports a name the linter must look up and cannot find: a `mixed_precision` recipe, a suppression directive, a rule
-code; with "did you mean".
+code; with "did you mean". A `mixed_precision` name is looked up as Megatron Bridge does at run time, in the linted
+tree's own registry when the file is in a Bridge tree (the `get_mixed_precision_config` of its `ConfigContainer`, or
+of the module of `MixedPrecisionConfig`), for recipes, YAML files, `--config-file` overlays and overrides alike; else in
+the bundled catalog.
 
 ## Why is this bad?
 Megatron Bridge fails on an unknown `mixed_precision` recipe name, and a misspelt directive silences nothing.

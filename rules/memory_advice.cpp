@@ -4,14 +4,22 @@
 
 namespace mbl::rules {
 
-std::optional<memory::Estimate> budget_estimate(const RuleContext& ctx) {
-    if (!ctx.options.gpu_memory_bytes) return std::nullopt;
-    memory::EstimateInputs in;
-    in.gpu_memory_bytes = ctx.options.gpu_memory_bytes;
-    in.data_parallel_size = ctx.options.data_parallel_size;
-    memory::Estimate est = memory::estimate(ctx.model, in);
-    if (!est.ok || !est.complete || !est.current_option()) return std::nullopt;  // rules never fire on unknown values
-    return est;
+const memory::Estimate* budget_estimate(const RuleContext& ctx) {
+    if (!ctx.options.gpu_memory_bytes) return nullptr;
+    std::any& slot = ctx.memo("memory-estimate");
+    if (!slot.has_value()) {
+        memory::EstimateInputs in;
+        in.gpu_memory_bytes = ctx.options.gpu_memory_bytes;
+        in.data_parallel_size = ctx.options.data_parallel_size;
+        in.gpus = ctx.options.gpus;
+        in.reserve_bytes = ctx.options.reserve_bytes;
+        memory::Estimate est = memory::estimate(ctx.model, in);
+        // Rules never fire on unknown values.
+        const bool usable = est.ok && est.complete && est.current_option();
+        slot = usable ? std::make_shared<const memory::Estimate>(std::move(est))
+                      : std::shared_ptr<const memory::Estimate>();
+    }
+    return std::any_cast<const std::shared_ptr<const memory::Estimate>&>(slot).get();
 }
 
 std::string peak_words(const memory::OptionEstimate& option) {
@@ -27,6 +35,35 @@ std::string cost_words(const memory::OptionEstimate& option) {
 
 void note_assumptions(Diagnostic& d, const memory::Estimate& est) {
     for (const auto& a : est.assumptions) RuleContext::hint(d, "estimate assumes: " + a.text);
+}
+
+Fix recompute_fix(const EffectiveModel& m, const memory::OptionEstimate& option) {
+    const Recompute& rc = option.recompute;
+    std::vector<FieldEdit> edits;
+    auto set = [&](const char* field, std::string value) {
+        edits.push_back({FieldEdit::Op::Set, std::string("model.") + field, std::move(value), -1});
+    };
+    switch (rc.granularity) {
+        case Recompute::Granularity::None: set("recompute_granularity", "null"); break;
+        case Recompute::Granularity::Selective: {
+            set("recompute_granularity", "selective");
+            std::string list = "[";
+            for (std::size_t i = 0; i < rc.modules.size(); ++i) list += (i ? ", " : "") + rc.modules[i];
+            set("recompute_modules", list + "]");
+            break;
+        }
+        case Recompute::Granularity::Full:
+            set("recompute_granularity", "full");
+            set("recompute_method", rc.method == Recompute::Method::Block ? "block" : "uniform");
+            set("recompute_num_layers", std::to_string(rc.num_layers));
+            break;
+    }
+    // Fields the new setting does not use are set to None where the config sets them, so that Megatron Core does
+    // not reject the result (recompute_method or recompute_num_layers under selective: RC003, RC006).
+    if (rc.granularity != Recompute::Granularity::Full)
+        for (const char* field : {"recompute_method", "recompute_num_layers"})
+            if (!m[field].is_null() && m[field].prov().origin != Origin::Default) set(field, "null");
+    return Fix{fmt::format("Set the recompute to {}", option.name), std::move(edits), {}, false};
 }
 
 }  // namespace mbl::rules

@@ -38,6 +38,7 @@ public:
         if (!m.known({field::recompute_granularity, field::recompute_modules, field::moe_layer_recompute})) return;
         const Value& list = m[field::recompute_modules];
         if (!list.is_list() || list.items().empty() || m.granularity_post == "selective") return;
+        if (m.modules_pre.defaulted) return;  // __post_init__'s list in a dump: nobody chose it
         auto gran = m.granularity_pre();
         if (gran && *gran != "full") return;  // an invalid granularity is RC002's
         Diagnostic& d = ctx.report(

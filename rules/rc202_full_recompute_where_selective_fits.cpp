@@ -11,8 +11,9 @@ constexpr RuleInfo kRule{"RC202", "full-recompute-where-selective-fits", Severit
                          R"md(## What it does
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). When the config uses full recompute, estimates the
 per-rank peak under each selective option that acts on this model (each label alone, and all of them together) and
-flags the config when one of them fits the budget. The message names the cheapest option that fits, with its
-predicted peak and step-time cost next to those of the full recompute.
+flags the config when one of them fits the budget at less step-time cost. The message names the cheapest option that
+fits, with its predicted peak and step-time cost next to those of the full recompute; an unsafe fix sets the
+recompute fields to it (`--fix --unsafe-fixes`).
 
 ## Why is this bad?
 Full recompute replays every checkpointed layer's forward pass, about a third of the step. The reference guidance is
@@ -74,8 +75,10 @@ public:
                 best = &o;
                 break;
             }
-        if (!best) return;
         const auto* current = est->current_option();
+        // Only a selective option that costs less than the configured full recompute (a few checkpointed layers of
+        // full block k can be the cheaper choice, and RC203 may recommend one).
+        if (!best || !current || best->added_seconds >= current->added_seconds) return;
         Diagnostic& d = ctx.report(
             kRule, field::recompute_granularity,
             fmt::format("full recompute adds about {}, but {} is predicted to fit: peak {} of the {} budget for {}",
@@ -84,6 +87,7 @@ public:
         RuleContext::hint(d,
                           fmt::format("with {} the predicted peak is {}", current->name, rules::peak_words(*current)));
         rules::note_assumptions(d, *est);
+        d.fix = rules::recompute_fix(ctx.model, *best);
     }
 };
 

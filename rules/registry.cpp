@@ -41,12 +41,13 @@ const RuleInfo* find_doc(std::string_view code_or_name) {
     return nullptr;
 }
 
-std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options) {
+std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
     std::vector<Diagnostic> out;
+    RuleMemo own;
     for (const auto& rule : all_rules()) {
         const RuleInfo& info = rule->info();
         if (info.is_rejection() && !model.revision->rejects(info.code)) continue;
-        RuleContext ctx(model, options);
+        RuleContext ctx(model, options, memo ? memo : &own);
         rule->check(ctx);
         for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }

@@ -18,6 +18,7 @@ const RuleInfo* find_doc(std::string_view code_or_name);
 
 // Runs every rule that applies to the model's revision; error rules run only where the revision's schema lists
 // them as Megatron Core rejections.
-std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options);
+// `memo`: where the rules keep what they share about the model (their own when null).
+std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo = nullptr);
 
 }  // namespace mbl

@@ -39,6 +39,13 @@ void RuleContext::raises(const Diagnostic& d, std::string_view exception) {
     raises_[static_cast<std::size_t>(&d - out_.data())] = exception;
 }
 
+std::any& RuleContext::memo(std::string_view key) const {
+    RuleMemo& m = memo_ ? *memo_ : own_memo_;
+    auto it = m.find(key);
+    if (it == m.end()) it = m.emplace(std::string(key), std::any()).first;
+    return it->second;
+}
+
 std::vector<Diagnostic> RuleContext::take(const RuleInfo& rule) {
     if (rule.is_rejection())
         for (std::size_t i = 0; i < out_.size(); ++i) {

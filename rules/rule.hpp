@@ -2,6 +2,7 @@
 // A rule is one class with a stable code and name. Its documentation string IS the user documentation:
 // `mbridge-lint explain CODE` prints it and docs/rules.md is generated from it. Every doc has the sections
 // "## What it does", "## Why is this bad?", "## Example" and "## Use instead" (a test enforces this).
+#include <any>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -34,12 +35,18 @@ struct RuleOptions {
     std::optional<Version> te_version;       // installed Transformer Engine, when the user states it
     std::optional<double> gpu_memory_bytes;  // per-GPU memory budget; the memory advice rules (RC2xx) need it
     std::optional<int> data_parallel_size;   // not in the config; shards the distributed optimizer
+    std::optional<int> gpus;                 // the job's GPU count (--gpus): data parallel = GPUs / (TP x PP x CP)
+    std::optional<double> reserve_bytes;     // --reserve: kept free beside the predicted peak
 };
+
+// What one rule computes about a model and the other rules of the same run reuse (the memory estimate the RC2xx
+// rules share), by key.
+using RuleMemo = std::map<std::string, std::any, std::less<>>;
 
 class RuleContext {
 public:
-    RuleContext(const EffectiveModel& effective, const RuleOptions& rule_options)
-        : model(effective), options(rule_options) {}
+    RuleContext(const EffectiveModel& effective, const RuleOptions& rule_options, RuleMemo* memo = nullptr)
+        : model(effective), options(rule_options), memo_(memo) {}
 
     const EffectiveModel& model;
     const RuleOptions& options;
@@ -61,7 +68,12 @@ public:
     // The rule's diagnostics; an error rule's each end with the Megatron Core rejection note.
     std::vector<Diagnostic> take(const RuleInfo& rule);
 
+    // The run's shared result under `key` (empty until a rule stores one); a context without a memo has its own.
+    std::any& memo(std::string_view key) const;
+
 private:
+    RuleMemo* memo_ = nullptr;
+    mutable RuleMemo own_memo_;
     void attach_provenance(Diagnostic& d, const Value& v) const;
     std::vector<Diagnostic> out_;
     std::map<std::size_t, std::string_view> raises_;  // index in out_ -> exception, where not the rule's

@@ -15,7 +15,7 @@ esac
 # To build and run the linter (nodejs/npm fetch the grammar below; git serves `check --changed-only`).
 packages=(
   build-essential cmake ninja-build pkg-config git
-  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev
+  libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev libpugixml-dev
   nodejs
 )
 if ((tests)); then
@@ -23,10 +23,12 @@ if ((tests)); then
     catch2 libbenchmark-dev python3
     # reliability tests: strace watches the linter for side effects; clang builds the libFuzzer targets
     strace clang libclang-rt-14-dev
-    # integration tests: the real pre-commit, editors driving the LSP server headless, JSON Schema test suite
-    pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode json-schema-test-suite
-    # the format and clang-tidy checks, and the package test's fresh Debian root
-    clang-format clang-tidy debootstrap
+    # integration tests: the real pre-commit, editors driving the LSP server headless; the JSON Schema validator
+    # (with its URI format checks) that SARIF logs and the output contracts (schemas/output/) are checked with
+    pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode python3-jsonschema python3-rfc3987
+    # the format and clang-tidy checks, the package tests' fresh Debian root, and the release's wheel
+    # (scripts/release.sh)
+    clang-format clang-tidy debootstrap python3-setuptools python3-wheel python3-pip python3-venv
   )
 fi
 missing=()

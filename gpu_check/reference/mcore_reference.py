@@ -9,6 +9,15 @@ predicts it (see gpu_check/README.md): after warm-up steps, per step a fresh inp
     out = block(x, attention_mask)               # retained = allocated - base; forward peak
     out.backward(randn_like(out))                # backward peak (peak statistics reset after forward)
 
+With a ``schedule`` in the request (``pipeline``, ``stage``, ``virtual``, ``micro_batches``, ``group``,
+``deallocate_outputs``, ``chunk_layers``), each run is one pipeline stage as Megatron Core's schedule runs it
+(pipeline_parallel/schedules.py): ``virtual`` model chunks of ``chunk_layers`` layers, the schedule's forward passes
+held (each a fresh received input, its output kept until its backward) and the backward passes in the schedule's
+order, without communication. Its ``run`` event then has ``retained_bytes`` (allocated above the base just before the
+first backward, when the most micro-batches are in flight), ``backward_peak_bytes`` (the peak over the whole
+schedule), ``in_flight`` (forwards held at that point) and ``order`` (the schedule, ``F`` or ``B`` with chunk and
+micro-batch).
+
 Usage: ``python3 mcore_reference.py REQUEST.json`` (``-`` reads standard input). The request is written by
 mbridge-lint (cli/gpu_check_command.cpp): ``transformer_config`` (TransformerConfig keyword arguments of one rank's
 shapes, without recompute fields), ``transformer_impl``, ``seq_length``, ``micro_batch``, ``runs`` (each a role and
@@ -219,7 +228,8 @@ def prepare_config(torch, request, te_present):
             force("masked_softmax_fusion", False, "Megatron's fused softmax kernels are not installed")
     if not te_present:
         for name in ("moe_permute_fusion", "moe_router_fusion", "tp_comm_overlap", "use_te_rng_tracker",
-                     "use_te_activation_func", "fp8_param"):
+                     "use_te_activation_func", "fp8_param", "apply_rope_fusion", "persist_layer_norm",
+                     "memory_efficient_layer_norm"):
             if kwargs.get(name):
                 force(name, False, "needs Transformer Engine, which is not installed")
     if kwargs.get("cuda_graph_impl", "none") not in ("none", None):
@@ -264,7 +274,7 @@ def init_single_process(torch, seed):
     tensor_parallel.model_parallel_cuda_manual_seed(seed)
 
 
-def build_block(torch, cls, kwargs, use_te, seed):
+def build_block(torch, cls, kwargs, use_te, seed, post_process=True):
     from megatron.core import tensor_parallel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec
     from megatron.core.transformer.transformer_block import TransformerBlock
@@ -275,7 +285,7 @@ def build_block(torch, cls, kwargs, use_te, seed):
     tensor_parallel.model_parallel_cuda_manual_seed(seed)
     config = cls(**kwargs)
     spec = get_gpt_decoder_block_spec(config, use_transformer_engine=use_te, normalization=config.normalization)
-    block = TransformerBlock(config, spec, pre_process=True, post_process=True)
+    block = TransformerBlock(config, spec, pre_process=True, post_process=post_process)
     # In bf16 as a training job's model is (Megatron's Float16Module converts the whole model): PyTorch norms create
     # fp32 weights, which would otherwise promote and keep fp32 copies of their inputs.
     block.cuda().bfloat16()
@@ -346,6 +356,99 @@ def measure_run(torch, block, request, index, role):
     }
 
 
+def schedule_order(sched):
+    """The stage's passes in Megatron Core's order: [("F" or "B", model chunk, micro-batch)], and the number of
+    warm-up forwards (schedules.py get_pp_rank_microbatches, get_schedule_table, get_model_chunk_id)."""
+    p, r, v = int(sched["pipeline"]), int(sched["stage"]), int(sched.get("virtual", 1))
+    m, group = int(sched["micro_batches"]), int(sched.get("group") or p)
+    total = m * v
+    if v == 1:
+        warmup = min(p - r - 1, m)
+        table = [(0, i) for i in range(m)]
+    else:
+        warmup = (p - r - 1) * 2 + (v - 1) * group + (1 if sched.get("extra_warmup") else 0)
+        table = []
+        for first in range(0, m, group):
+            last = m if first + group >= m else first + group
+            table += [(chunk, mb) for chunk in range(v) for mb in range(first, last)]
+    warmup = min(warmup, total)
+    order = [("F",) + table[k] for k in range(warmup)]
+    for k in range(total - warmup):
+        order.append(("F",) + table[warmup + k])
+        order.append(("B", v - 1 - table[k][0], None))
+    for k in range(total - warmup, total):
+        order.append(("B", v - 1 - table[k][0], None))
+    return order, warmup
+
+
+def run_schedule(torch, chunks, request, mask):
+    """One pass of the schedule over the stage's chunks; returns (retained at the first backward, in flight then)."""
+    from megatron.core.pipeline_parallel.schedules import custom_backward
+
+    sched = request["schedule"]
+    s, b = request["seq_length"], request["micro_batch"]
+    hidden = chunks[0].config.hidden_size
+    deallocate = bool(sched.get("deallocate_outputs"))
+    order, _ = schedule_order(sched)
+    held = [[] for _ in chunks]  # per chunk, FIFO of (input, output) as Megatron keeps input_tensors / output_tensors
+    base = torch.cuda.memory_allocated()
+    retained, in_flight = None, 0
+    for kind, chunk, _ in order:
+        if kind == "F":
+            x = torch.randn(s, b, hidden, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+            out = chunks[chunk](x, attention_mask=mask)
+            grad_shape = out.shape
+            if deallocate:  # schedules.py deallocate_output_tensor: keep the graph, free the data
+                out.data = torch.empty((1,), device=out.device, dtype=out.dtype)
+            held[chunk].append((x, out, grad_shape))
+            continue
+        if retained is None:
+            torch.cuda.synchronize()
+            retained = torch.cuda.memory_allocated() - base
+            in_flight = sum(len(h) for h in held)
+        x, out, grad_shape = held[chunk].pop(0)
+        grad = torch.randn(grad_shape, dtype=torch.bfloat16, device="cuda")
+        # schedules.py backward_step: the C++ engine for a deallocated output, torch.autograd.backward otherwise.
+        if deallocate:
+            custom_backward(out, grad)
+        else:
+            torch.autograd.backward(out, grad_tensors=grad)
+        del x, out, grad
+    return retained, in_flight, ["{}{}".format(kind, chunk) for kind, chunk, _ in order]
+
+
+def measure_schedule(torch, chunks, request, index, role):
+    """Figures of one run of the stage's schedule, after one unmeasured pass (the gradients then exist)."""
+    s = request["seq_length"]
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(1, 1, s, s)
+    run_schedule(torch, chunks, request, mask)
+    torch.cuda.synchronize()
+    base = torch.cuda.memory_allocated()
+    torch.cuda.reset_peak_memory_stats()
+    retained, in_flight, order = run_schedule(torch, chunks, request, mask)
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated() - base
+    params = [p for c in chunks for p in c.parameters()]
+    if index is not None:
+        emit("step", index=index, role=role, done=1, total=1)
+    return {
+        "retained_bytes": retained,
+        "forward_peak_bytes": retained,
+        "backward_peak_bytes": peak,
+        "step_ms": 0.0,
+        "steps_ms": [],
+        "param_bytes": sum(p.numel() * p.element_size() for p in params),
+        "grad_bytes": sum(p.grad.numel() * p.grad.element_size() for p in params if p.grad is not None),
+        "input_bytes": 0,
+        "leaked_bytes": torch.cuda.memory_allocated() - base,
+        "stable": True,
+        "in_flight": in_flight,
+        "order": order,
+        "peak_allocated_total_bytes": int(torch.cuda.max_memory_allocated()),
+        "peak_reserved_total_bytes": int(torch.cuda.max_memory_reserved()),
+    }
+
+
 def read_request(argv):
     if len(argv) != 2:
         raise CannotRun("bad_request", "usage: mcore_reference.py REQUEST.json (or - for standard input)")
@@ -403,7 +506,14 @@ def main(argv):
     schedule = [(None, request["runs"][0])] + list(enumerate(request["runs"]))
     for index, run in schedule:
         try:
-            config, block = build_block(torch, cls, with_recompute(kwargs, run["recompute"]), use_te, seed)
+            if "schedule" in request:
+                # The stage's model chunks: blocks without a final norm, as a pipeline stage that is not the last.
+                chunks = [build_block(torch, cls, with_recompute(kwargs, run["recompute"]), use_te, seed + c, False)
+                          for c in range(int(request["schedule"].get("virtual", 1)))]
+                config, block = chunks[0]
+                chunks = [c[1] for c in chunks]
+            else:
+                config, block = build_block(torch, cls, with_recompute(kwargs, run["recompute"]), use_te, seed)
         except Exception as e:
             raise CannotRun("cannot_build", "Megatron Core {} cannot build {} ({}): {}: {}".format(
                 environment["megatron_core"], run.get("role", "the run"), run.get("describe", ""), type(e).__name__, e))
@@ -411,7 +521,11 @@ def main(argv):
             environment["facts"] = build_facts(block, config, request)
             emit("environment", **environment)
         try:
-            if index is None:
+            if "schedule" in request:
+                figures = measure_schedule(torch, chunks, request, index, run.get("role", ""))
+                if index is not None:
+                    emit("run", index=index, role=run.get("role", ""), recompute=run["recompute"], **figures)
+            elif index is None:
                 measure_run(torch, block, dict(request, warmup=0, steps=1), None, "warm-up")
             else:
                 figures = measure_run(torch, block, request, index, run.get("role", ""))
@@ -420,6 +534,7 @@ def main(argv):
             raise CannotRun("out_of_memory", "the GPU ran out of memory in {} ({}): {}; use fewer --layers or a smaller "
                             "--seq-length / --micro-batch".format(run.get("role", "a run"), run.get("describe", ""),
                                                                    str(e).splitlines()[0]))
+        chunks = None
         del block, config  # the next run builds its own block; free this one's parameters and leftovers first
         gc.collect()
         torch.cuda.empty_cache()

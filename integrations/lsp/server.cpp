@@ -117,7 +117,8 @@ void Server::handle(const json& m) {
         return;
     }
     const std::string method = m["method"].get<std::string>();
-    const json params = m.contains("params") ? m["params"] : json::object();
+    static const json no_params = json::object();
+    const json& params = m.contains("params") ? m["params"] : no_params;  // not copied: a didOpen may carry 16 MiB
     if (has_id) handle_request(method, m["id"], params);
     else handle_notification(method, params);
 }
@@ -414,23 +415,35 @@ void Server::lint_and_publish(const Snapshot& doc) {
         r = lint_now(doc, sources);
         if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
-        // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
-        // which are not buffers (a module read from disk is checked with a stat, not read again).
-        SourceManager buffers;
-        add_open_documents(buffers, doc);
-        dependencies = session(buffers).dependencies(doc.path);
+        // A document the linter refused to read (above the size limit) has no imports to watch.
+        if (doc.text.size() <= SourceManager::kMaxFileBytes) {
+            // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
+            // which are not buffers (a module read from disk is checked with a stat, not read again).
+            SourceManager buffers;
+            add_open_documents(buffers, doc);
+            dependencies = session(buffers).dependencies(doc.path);
+        }
     } else {
         return;  // not a file this server lints
     }
     std::map<std::string, json> by_uri{{doc.uri, json::array()}};
     Ranges ranges(sources, encoding_);
-    std::map<std::string, std::string> uris;  // file -> URI, worked out once per file
+    std::map<std::string, std::string> uris;            // file -> URI, worked out once per file
+    std::map<std::string, OmittedDiagnostics> omitted;  // by URI: past the cap, counted but not converted
     for (const auto& d : diags) {
         const std::string file = d.range.file.empty() ? doc.path : d.range.file;
         auto uri = uris.find(file);
         if (uri == uris.end()) uri = uris.emplace(file, file == doc.path ? doc.uri : path_to_uri(file)).first;
-        by_uri[uri->second].push_back(to_lsp(d, ranges));
+        json& list = by_uri[uri->second];
+        if (list.size() < options_.max_diagnostics) {
+            list.push_back(to_lsp(d, ranges));
+            continue;
+        }
+        OmittedDiagnostics& left_out = omitted[uri->second];
+        left_out.add(d.severity, left_out.count() == 0 ? ranges(d.range) : json());
     }
+    for (const auto& [uri, left_out] : omitted)
+        by_uri[uri].push_back(left_out.summary(options_.max_diagnostics, uri_to_path(uri)));
     {
         std::lock_guard lock(mutex_);
         auto it = documents_.find(doc.uri);
@@ -463,6 +476,8 @@ void Server::publish(const std::string& source_uri, const std::map<std::string, 
                         if (several) ++publish_counters().duplicate_checks;
                         if (!several || seen.insert(d.dump()).second) all.push_back(d);
                     }
+            // Each lint's list is capped; their union is capped again, with one summary for all they left out.
+            if (several) all = cap_diagnostics(all, options_.max_diagnostics, uri_to_path(target));
             json params{{"uri", target}, {"diagnostics", std::move(all)}};
             if (auto doc = documents_.find(target); doc != documents_.end()) params["version"] = doc->second.version;
             messages.push_back(make_notification("textDocument/publishDiagnostics", std::move(params)));

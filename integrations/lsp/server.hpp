@@ -16,6 +16,7 @@
 
 #include "config/project_config.hpp"
 #include "engine/lint_session.hpp"
+#include "integrations/lsp/diagnostic_cap.hpp"
 #include "integrations/lsp/json_rpc.hpp"
 #include "integrations/lsp/positions.hpp"
 
@@ -33,8 +34,10 @@ PublishCounters& publish_counters();
 struct ServerOptions {
     std::chrono::milliseconds debounce{150};
     std::string mcore;        // as `check --mcore`
+    std::string mcore_path;   // as `check --mcore-path`
     std::string config_file;  // as `check --config`
     std::size_t max_message_bytes = FrameReader::kDefaultMaxBody;
+    std::size_t max_diagnostics = kDefaultMaxDiagnostics;  // per document, then one summary
 };
 
 class Server {
@@ -93,7 +96,8 @@ private:
     json to_lsp(const Diagnostic& d, Ranges& ranges) const;
     std::optional<Snapshot> snapshot(const std::string& uri);
     SessionOptions session_options() const {
-        return SessionOptions{.mcore = options_.mcore, .config_file = options_.config_file};
+        return SessionOptions{
+            .mcore = options_.mcore, .mcore_path = options_.mcore_path, .config_file = options_.config_file};
     }
     // A session that reuses what earlier lints read and evaluated (modules, import graphs); callers hold lint_mutex_.
     LintSession session(SourceManager& sources);

@@ -47,40 +47,50 @@ std::optional<std::vector<std::string>> registry_names(const Module& m) {
 
 }  // namespace
 
-std::optional<Val> Interp::resolve_precision_name(const InstanceObj& config, const Attr& mixed_precision) {
-    const Val& name = mixed_precision.value;
-    if (!name.is_str() || !config.cls || !config.cls->module) return std::nullopt;
-    // Bridge resolves the name with get_mixed_precision_config, imported where its ConfigContainer is defined.
-    Val resolver = module_global(config.cls->module, "get_mixed_precision_config");
-    if (!resolver.is_obj(ObjKind::Function)) return std::nullopt;
-    auto fn = std::static_pointer_cast<FunctionObj>(resolver.o);
-
-    // Called where the recipe stored the name, so that the values it produces point back there.
-    Frame caller;
-    caller.module = config.cls->module;
-    caller.chain = mixed_precision.info.chain;
-    caller.depth = caller.chain ? caller.chain->depth : 0;
-    caller.stmt = mixed_precision.info.loc;
-    CallArgs args;
-    args.pos.push_back(name);
-    Val out = call_function(caller, fn, std::move(args), mixed_precision.info.loc, nullptr);
-    if (out.is_obj(ObjKind::Instance)) return out;
-
-    auto names = registry_names(*fn->module);
-    std::string underscored = name.s;
-    std::replace(underscored.begin(), underscored.end(), '-', '_');
-    if (names && !std::binary_search(names->begin(), names->end(), name.s) &&
-        !std::binary_search(names->begin(), names->end(), underscored)) {
-        Diagnostic d = input_error(
-            InputError::UnknownValue, mixed_precision.info.loc.range(),
-            fmt::format("unknown mixed_precision recipe \"{}\"{}", name.s, did_you_mean_suffix(name.s, *names)));
-        d.notes.push_back(Note{fn->module->loc(fn->def).range(),
-                               fmt::format("{}() looks recipes up in the registry of {}, which has no \"{}\"", fn->name,
-                                           fn->module->path, name.s)});
-        report(std::move(d));
-        return Val::unknown(fmt::format("mixed_precision names the unknown recipe \"{}\"", name.s), name.at);
+// The function that turns a mixed_precision name into a config in this tree: get_mixed_precision_config where its
+// ConfigContainer is defined (Bridge calls it there since late 2025: training/config.py), else beside the
+// MixedPrecisionConfig class that module imports for the field's annotation (Bridge of August 2025 resolves names in
+// training/setup.py with the function of training/mixed_precision.py). Null when the tree defines neither.
+std::shared_ptr<FunctionObj> Interp::precision_resolver(Module* config_module) {
+    Val fn = module_global(config_module, "get_mixed_precision_config");
+    if (!fn.is_obj(ObjKind::Function)) {
+        const Val cls = module_global(config_module, "MixedPrecisionConfig");
+        if (cls.is_obj(ObjKind::Class) && cls.as<ClassObj>()->module)
+            fn = module_global(cls.as<ClassObj>()->module, "get_mixed_precision_config");
     }
-    return out;
+    return fn.is_obj(ObjKind::Function) ? std::static_pointer_cast<FunctionObj>(fn.o) : nullptr;
+}
+
+PrecisionResolution Interp::resolve_precision_name(Module* config_module, const std::string& name) {
+    PrecisionResolution r;
+    const std::shared_ptr<FunctionObj> fn = precision_resolver(config_module);
+    if (!fn) return r;
+    r.resolver = fn->module->loc(fn->def).range();
+    r.resolver_note = fmt::format("{}() looks recipes up in the registry of {}", fn->name, fn->module->path);
+    Frame caller;
+    caller.module = fn->module;
+    caller.stmt = fn->module->loc(fn->def);
+    CallArgs args;
+    args.pos.push_back(Val::str(name, caller.stmt));
+    Val out = call_function(caller, fn, std::move(args), caller.stmt, nullptr);
+    if (out.is_obj(ObjKind::Instance)) {
+        r.kind = PrecisionResolution::Kind::Config;
+        r.config = std::move(out);
+        return r;
+    }
+    // The call raised (a branch that raises is dropped) or could not be followed: the registry says which.
+    auto names = registry_names(*fn->module);
+    std::string underscored = name;
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    if (names && !std::binary_search(names->begin(), names->end(), name) &&
+        !std::binary_search(names->begin(), names->end(), underscored)) {
+        r.kind = PrecisionResolution::Kind::NotRegistered;
+        r.names = std::move(*names);
+        return r;
+    }
+    r.kind = PrecisionResolution::Kind::Unknown;
+    r.config = out.is_unknown() ? out : Val::unknown(fmt::format("{}(\"{}\") is not a config", fn->name, name), {});
+    return r;
 }
 
 // Calls into Bridge's mixed_precision module from outside the source root: its recipes (bf16_mixed, ...) and
@@ -314,6 +324,17 @@ void Interp::report_unknown_model(const std::string& id, Loc at) {
     report(std::move(d));
 }
 
+std::vector<std::string> Interp::architecture_fields() const {
+    // Only the fields the revision has: a made-up field would read as set on the model, and one the revision lacks
+    // as an error the recipe never made.
+    const Schema& schema = Schema::instance();
+    std::vector<std::string> out;
+    for (const auto& name : HfResolver::architecture_fields())
+        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, project_.revision()))
+            out.push_back(name);
+    return out;
+}
+
 Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     auto inst = std::make_shared<InstanceObj>();
     inst->model_like = true;
@@ -322,7 +343,7 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     if (!bridge.model_id.is_str()) {
         const std::string reason = bridge.model_id.is_unknown() ? bridge.model_id.reason()
                                                                 : "the Hugging Face model id is computed at run time";
-        for (const auto& field : HfResolver::architecture_fields())
+        for (const auto& field : architecture_fields())
             inst->attrs.push_back(
                 Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
         return Val::obj(inst, site);
@@ -331,7 +352,7 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
     auto arch = project_.hf().lookup(id);
     if (!arch) {
         const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
-        for (const auto& field : HfResolver::architecture_fields())
+        for (const auto& field : architecture_fields())
             inst->attrs.push_back(
                 Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
         report_unknown_model(id, bridge.loc);

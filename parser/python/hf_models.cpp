@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string_view>
 
@@ -379,30 +380,37 @@ json catalog_config(const json& entry) {
 }  // namespace
 
 const std::vector<std::string>& HfResolver::architecture_fields() {
-    static const std::vector<std::string> fields = {
-        "enable_hyper_connections",
-        "enable_mhc_connections",  // bridges switch hyper-connections on per family
-        "num_layers",
-        "hidden_size",
-        "num_attention_heads",
-        "num_query_groups",
-        "ffn_hidden_size",
-        "kv_channels",
-        "num_moe_experts",
-        "moe_ffn_hidden_size",
-        "moe_router_topk",
-        "moe_layer_freq",
-        "moe_shared_expert_intermediate_size",
-        "moe_shared_expert_overlap",
-        "moe_grouped_gemm",
-        "multi_latent_attention",
-        "experimental_attention_variant",
-        "linear_attention_freq",
-        "hybrid_layer_pattern",
-        "mtp_num_layers",
-        "hidden_dropout",
-        "attention_dropout",
-        "vocab_size"};
+    // Every field the mapping can set from a config.json (its keys, each family's keys, settings and layer kinds):
+    // what stays unknown when no config.json is found.
+    static const std::vector<std::string> fields = [] {
+        const json& m = mapping();
+        std::set<std::string> names;
+        auto targets = [&](const json& keys) {  // the values of a key mapping
+            if (!keys.is_object()) return;
+            for (auto it = keys.begin(); it != keys.end(); ++it)
+                if (it.value().is_string()) names.insert(it.value().get<std::string>());
+        };
+        auto set_fields = [&](const json& set) {  // the keys of a family's settings
+            if (!set.is_object()) return;
+            for (auto it = set.begin(); it != set.end(); ++it) names.insert(it.key());
+        };
+        targets(m.value("keys", json::object()));
+        for (const auto& f : m.value("family_fields", json::array()))
+            if (f.is_string()) names.insert(f.get<std::string>());
+        const json families = m.value("families", json::object());
+        for (auto it = families.begin(); it != families.end(); ++it) {
+            const json& family = it.value();
+            if (!family.is_object()) continue;
+            targets(family.value("keys", json::object()));
+            set_fields(family.value("set", json::object()));
+            if (family.contains("layer_kinds") && family["layer_kinds"].is_object())
+                names.insert(family["layer_kinds"].value("field", std::string()));
+        }
+        std::vector<std::string> out;
+        for (const auto& n : names)
+            if (Schema::instance().field(n)) out.push_back(n);
+        return out;
+    }();
     return fields;
 }
 

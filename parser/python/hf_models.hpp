@@ -67,7 +67,8 @@ public:
     // Problems with --hf-config arguments (missing file, unparsable JSON), in words.
     const std::vector<std::string>& errors() const { return errors_; }
 
-    // The fields left unknown when a model's architecture cannot be found.
+    // The fields left unknown when a model's architecture cannot be found: every field the mapping
+    // (schemas/models/hf-mapping.json) can set from a config.json.
     static const std::vector<std::string>& architecture_fields();
 
 private:

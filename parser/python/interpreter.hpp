@@ -43,6 +43,20 @@ struct Frame {
     Val self;                                  // its first argument
 };
 
+// A class a root dataclass takes fields from: a class of the root, or one of Megatron Core's config classes.
+struct ChainClass {
+    std::shared_ptr<ClassObj> tree;
+    const ConfigClass* mcore = nullptr;
+};
+// One field of such a chain, with the class whose declaration stands.
+struct ChainField {
+    std::string name;
+    const DataField* tree = nullptr;
+    const ClassObj* tree_owner = nullptr;
+    const ClassField* mcore = nullptr;
+    const ConfigClass* mcore_owner = nullptr;
+};
+
 struct CallArgs {
     std::vector<Val> pos;
     std::vector<std::pair<std::string, Val>> kw;
@@ -52,6 +66,16 @@ struct CallArgs {
 
 // The argument at position `pos`, else the first keyword argument named one of `names`; null when not given.
 const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names = {});
+
+// What the tree's own lookup says of a mixed_precision name.
+struct PrecisionResolution {
+    enum class Kind { NoLookup, Config, Unknown, NotRegistered };
+    Kind kind = Kind::NoLookup;      // NoLookup: the tree defines no get_mixed_precision_config
+    Val config;                      // Config: the MixedPrecisionConfig object; Unknown: why it cannot be followed
+    std::vector<std::string> names;  // NotRegistered: the names the registry holds
+    SourceRange resolver;            // where the looking-up function is defined
+    std::string resolver_note;       // "get_mixed_precision_config() looks recipes up in the registry of ..."
+};
 
 class Interp {
 public:
@@ -63,10 +87,9 @@ public:
     Val call_recipe(const Val& fn);
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
-    // A `mixed_precision` name stored on `config`, resolved as Bridge does at run time by the tree's own
-    // get_mixed_precision_config (bridge_api.cpp): the config object, an unknown (IN011 reported when the tree's
-    // registry lacks the name), or nullopt when the tree has no such function (the bundled catalog decides).
-    std::optional<Val> resolve_precision_name(const InstanceObj& config, const Attr& mixed_precision);
+    // A `mixed_precision` name resolved as Bridge does at run time, by the tree's own get_mixed_precision_config for
+    // configs whose ConfigContainer is defined in `config_module` (bridge_api.cpp).
+    PrecisionResolution resolve_precision_name(Module* config_module, const std::string& name);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
     std::int64_t steps() const { return steps_; }
 
@@ -156,12 +179,23 @@ private:
     Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
     Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
     bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
+    // The architecture fields of a model the linter makes from a Hugging Face id, those the revision has.
+    std::vector<std::string> architecture_fields() const;
     // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
     Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
                   const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
     // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
     // or nullopt when an outside base class may add fields the linter does not know.
     std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
+    // The classes a root class takes its fields from, Megatron Core's config classes included (class_chain.cpp).
+    std::vector<ChainClass> field_chain(const std::shared_ptr<ClassObj>& cls) const;
+    std::vector<ChainField> chain_fields(const std::vector<ChainClass>& chain) const;
+    // Whether the revision's defaults already give a Megatron Core class's fields (TransformerConfig and its bases).
+    bool revision_supplies(const ConfigClass& owner) const;
+    // A Megatron Core field's default as an attribute of an object made at `made`; nullopt when it has none.
+    std::optional<Attr> mcore_default(const ChainField& f, const SetInfo& made) const;
+    // The defaults an object of Megatron Core's class `cls` has beyond the revision's (an outside class called).
+    void add_mcore_defaults(InstanceObj& inst, const ConfigClass& cls, const SetInfo& made) const;
 
     // builtins (builtins.cpp)
     Val builtin_method(const Val& self, const std::string& name, Loc at);
@@ -172,6 +206,7 @@ private:
     std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
                                  Loc site);
     Val precision_recipe(Frame& f, const std::string& name, Loc site);
+    std::shared_ptr<FunctionObj> precision_resolver(Module* config_module);
     Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
     Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
     Val hf_config_object(Frame& f, const std::string& model_id, Loc site);

@@ -20,6 +20,13 @@ bool model_class_name(std::string_view name) {
            name.ends_with("ModelConfig");
 }
 
+// Where the keyword argument `k` of a constructor call stored its value.
+SetInfo keyword_info(const CallArgs& args, std::size_t k, Loc site, const Chain& chain) {
+    SetInfo info{k < args.kw_locs.size() ? args.kw_locs[k] : site, chain};
+    info.keyword = true;
+    return info;
+}
+
 }  // namespace
 
 std::vector<std::shared_ptr<ClassObj>> Interp::mro(const std::shared_ptr<ClassObj>& cls) const {
@@ -84,6 +91,12 @@ Val Interp::lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& cl
 std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const {
     std::vector<std::string> names;
     std::unordered_set<std::string> seen;
+    // Built on Megatron Core's config classes, whose fields the revision's facts list.
+    const std::vector<ChainClass> chain = field_chain(cls);
+    if (std::any_of(chain.begin(), chain.end(), [](const ChainClass& c) { return c.mcore != nullptr; })) {
+        for (const ChainField& f : chain_fields(chain)) names.push_back(f.name);
+        return names;
+    }
     bool outside_base = false;
     const auto order = mro(cls);
     for (auto it = order.rbegin(); it != order.rend(); ++it) {
@@ -233,11 +246,14 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
     Val self = Val::obj(inst, site);
     const auto classes = mro(cls);
+    const std::vector<ChainClass> chain = field_chain(cls);
     bool dataclass = false, external_base = false;
     for (const auto& c : classes) {
         dataclass |= c->dataclass;
         for (const auto& b : c->bases) external_base |= !b.is_obj(ObjKind::Class);
     }
+    // A class built on one of Megatron Core's config classes is a dataclass through it.
+    for (const auto& c : chain) dataclass |= c.mcore != nullptr;
     // An explicit __init__ runs (a dataclass's generated one is modelled below).
     for (const auto& c : classes) {
         const Val* init = c->own_attr("__init__");
@@ -248,63 +264,52 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     }
     if (!dataclass) {
         for (size_t i = 0; i < args.kw.size(); ++i)
-            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second,
-                                       SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
+            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second, keyword_info(args, i, site, f.chain)});
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
         return self;
     }
-    // Dataclass fields, base classes first; a redefinition keeps its base's position.
-    std::vector<const DataField*> fields;
-    std::vector<const ClassObj*> owners;
-    for (auto it = classes.rbegin(); it != classes.rend(); ++it) {
-        if (!(*it)->dataclass) continue;
-        for (const auto& df : (*it)->fields) {
-            auto same =
-                std::find_if(fields.begin(), fields.end(), [&](const DataField* x) { return x->name == df.name; });
-            if (same != fields.end()) {
-                owners[static_cast<size_t>(same - fields.begin())] = it->get();
-                *same = &df;
-            } else {
-                fields.push_back(&df);
-                owners.push_back(it->get());
-            }
-        }
-    }
+    // Dataclass fields, base classes first (Megatron Core's config classes among them); a redefinition keeps its
+    // base's position.
+    const std::vector<ChainField> fields = chain_fields(chain);
     std::vector<bool> kw_used(args.kw.size(), false);
     size_t next_pos = 0;
-    for (size_t i = 0; i < fields.size(); ++i) {
-        const DataField& df = *fields[i];
+    for (const ChainField& cf : fields) {
+        const bool init = cf.tree ? cf.tree->init : cf.mcore->init;
         std::optional<Val> v;
         SetInfo info{site, f.chain, Origin::Recipe, nullptr};
-        if (df.init && next_pos < args.pos.size()) v = args.pos[next_pos++];
-        for (size_t k = 0; df.init && !v && k < args.kw.size(); ++k)
-            if (!kw_used[k] && args.kw[k].first == df.name) {
+        if (init && next_pos < args.pos.size()) v = args.pos[next_pos++];
+        for (size_t k = 0; init && !v && k < args.kw.size(); ++k)
+            if (!kw_used[k] && args.kw[k].first == cf.name) {
                 v = args.kw[k].second;
                 kw_used[k] = true;
-                if (k < args.kw_locs.size()) info.loc = args.kw_locs[k];
+                info = keyword_info(args, k, site, f.chain);
             }
-        if (!v && !args.unknown.empty()) {
-            v = Val::unknown(fmt::format("{} may be set by {}", df.name, args.unknown), site);
+        if (!v && !args.unknown.empty())
+            v = Val::unknown(fmt::format("{} may be set by {}", cf.name, args.unknown), site);
+        if (!v && cf.mcore) {
+            // Megatron Core's default; TransformerConfig's own are the revision's, supplied for every model.
+            if (revision_supplies(*cf.mcore_owner)) continue;
+            if (auto a = mcore_default(cf, inst->created)) inst->attrs.push_back(std::move(*a));
+            continue;
         }
-        if (!v && (df.default_value || df.factory)) {
-            info = SetInfo{df.loc, f.chain, Origin::Default,
-                           std::make_shared<const std::string>(fmt::format("default of {}", owners[i]->name))};
-            if (df.default_value) {
-                v = thaw(*df.default_value);
+        if (!v && (cf.tree->default_value || cf.tree->factory)) {
+            info = SetInfo{cf.tree->loc, f.chain, Origin::Default,
+                           std::make_shared<const std::string>(fmt::format("default of {}", cf.tree_owner->name))};
+            if (cf.tree->default_value) {
+                v = thaw(*cf.tree->default_value);
             } else {
-                v = call(f, *df.factory, {}, df.loc);
+                v = call(f, *cf.tree->factory, {}, cf.tree->loc);
             }
         }
         if (!v) {
             if (external_base) continue;  // may be filled by the outside base class; nothing to record
-            v = Val::unknown(fmt::format("field \"{}\" of {} is not given", df.name, cls->name), site);
+            v = Val::unknown(fmt::format("field \"{}\" of {} is not given", cf.name, cls->name), site);
         }
-        inst->attrs.push_back(Attr{df.name, std::move(*v), info});
+        inst->attrs.push_back(Attr{cf.name, std::move(*v), info});
     }
     for (size_t k = 0; k < args.kw.size(); ++k)
         if (!kw_used[k] && external_base)
-            inst->attrs.push_back(Attr{args.kw[k].first, args.kw[k].second,
-                                       SetInfo{k < args.kw_locs.size() ? args.kw_locs[k] : site, f.chain}});
+            inst->attrs.push_back(Attr{args.kw[k].first, args.kw[k].second, keyword_info(args, k, site, f.chain)});
     return self;
 }
 
@@ -399,9 +404,11 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
         inst->model_like = is_model_class(nullptr, path);
         inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
         for (size_t i = 0; i < args.kw.size(); ++i)
-            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second,
-                                       SetInfo{i < args.kw_locs.size() ? args.kw_locs[i] : site, f.chain}});
+            inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second, keyword_info(args, i, site, f.chain)});
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
+        if (const ClassFacts* facts = project_.revision().classes.get())
+            if (const ConfigClass* c = config_class_for_path(*facts, path))
+                add_mcore_defaults(*inst, *c, inst->created);
         return Val::obj(inst, site);
     }
     return Val::unknown(fmt::format("the result of {}(), which is outside the source root", path), site);

@@ -3,7 +3,6 @@
 // bridge_api.cpp, with the rest of what the evaluator models of Bridge.
 #include "parser/python/project.hpp"
 
-#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "parser/python/interpreter.hpp"
@@ -17,6 +16,7 @@ Project::Project(std::string root, const Revision& revision, const HfResolver& h
     for (const auto& name : schema.field_names())
         if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, revision_))
             model_field_names_.push_back(name);
+    for (std::size_t i = 0; i < revision_.defaults.size(); ++i) default_index_.emplace(revision_.defaults[i].first, i);
 }
 
 std::vector<Diagnostic> Project::take_module_diagnostics() {
@@ -48,17 +48,13 @@ void Project::ensure_initialized(Module* m, int import_depth) {
 }
 
 std::optional<Val> Project::model_default(const std::string& field) const {
-    for (const auto& [name, v] : revision_.defaults)
-        if (name == field) return from_value(v, {});
-    static const nlohmann::json fields = [] {
-        auto text = schema_file("fields/model.json");
-        auto j = text ? nlohmann::json::parse(*text, nullptr, false) : nlohmann::json();
-        return j.is_object() && j.contains("fields") ? j["fields"] : nlohmann::json::object();
-    }();
-    auto it = fields.find(field);
-    if (it == fields.end() || !it->is_object() || !it->contains("default")) return std::nullopt;
-    const Value v = value_from_json((*it)["default"], {});
-    return from_value(v, {});
+    if (auto it = default_index_.find(field); it != default_index_.end())
+        return from_value(revision_.defaults[it->second].second, {});
+    // A default the source names (`params_dtype = torch.float32`) is that name, as an outside object.
+    if (revision_.classes)
+        if (ResolvedField d = revision_.classes->lookup("TransformerConfig", field); d.field && !d.field->expr.empty())
+            return Val::obj(std::make_shared<ExternalObj>(d.field->expr), Loc{});
+    return std::nullopt;
 }
 
 }  // namespace mbl::py

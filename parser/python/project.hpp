@@ -44,7 +44,8 @@ public:
     void ensure_initialized(Module* m, int import_depth);
     // A new evaluator id (Env ownership).
     std::uint64_t next_id() { return ++ids_; }
-    // Default of a model field at the selected revision (schemas), or nullopt.
+    // Default of a model field at the selected revision: TransformerConfig's (with its bases'), from Megatron Core's
+    // config classes; nullopt when it has none the linter knows.
     std::optional<Val> model_default(const std::string& field) const;
     // The model fields that exist at the selected revision (schemas), sorted: the fields of Megatron Core's config
     // classes, which a provider built on them has.
@@ -68,6 +69,7 @@ public:
 private:
     ModuleIndex index_;
     const Revision& revision_;
+    std::map<std::string, std::size_t, std::less<>> default_index_;  // field -> position in revision_.defaults
     const HfResolver& hf_;
     EvalLimits limits_;
     std::vector<std::string> model_field_names_;

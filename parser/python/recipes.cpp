@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <unordered_set>
 
 #include "core/did_you_mean.hpp"
@@ -23,6 +25,42 @@ NodeId function_of(const Ast& a, NodeId stmt) {
         if (def != kNoNode && a.kind(def) == Kind::FunctionDefinition) return def;
     }
     return kNoNode;
+}
+
+// Bridge's recipe runner calls a recipe with optional keyword arguments only (scripts/training/recipe_runner.py in
+// Megatron Bridge 067f987, _load_with_optional_kwargs: `config_builder(**kwargs)`), so a function with a parameter
+// that has no default transforms a config it is given (`apply_cli_overrides(config, overrides)`); it builds none.
+bool callable_without_arguments(const Ast& a, NodeId def) {
+    for (NodeId p : a.named_kids(a.field(def, Field::Parameters))) {
+        if (a.kind(p) == Kind::Identifier) return false;
+        if (a.kind(p) != Kind::TypedParameter) continue;  // defaults, *args, **kwargs, `*`, `/`
+        const auto kids = a.named_kids(p);
+        const bool splat = std::any_of(kids.begin(), kids.end(), [&](NodeId k) {
+            return a.kind(k) == Kind::ListSplatPattern || a.kind(k) == Kind::DictionarySplatPattern;
+        });
+        if (!splat) return false;  // `x: int`
+    }
+    return true;
+}
+
+// Whether a function body has a `return <value>` of its own (nested functions, classes and lambdas aside): one
+// without returns None, so its *_config name alone does not make it a recipe (a pytest test named test_..._config).
+bool returns_a_value(const Ast& a, NodeId node) {
+    for (std::uint32_t i = 0; i < a.count(node); ++i) {
+        const NodeId k = a.kid(node, i);
+        switch (a.kind(k)) {
+            case Kind::FunctionDefinition:
+            case Kind::DecoratedDefinition:
+            case Kind::ClassDefinition:
+            case Kind::Lambda: continue;
+            case Kind::ReturnStatement:
+                if (a.first_named(k) != kNoNode) return true;
+                continue;
+            default:
+                if (returns_a_value(a, k)) return true;
+        }
+    }
+    return false;
 }
 
 constexpr int kMaxExportDepth = 40;
@@ -223,6 +261,11 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
                         t.find("Optional") == std::string_view::npos;
         }
         if (!annotated && !name.ends_with("_config")) continue;
+        // A function named on its own is taken whatever it looks like; found by a search, it must be callable as a
+        // recipe and, when only its name says so, return something.
+        if (!include_private &&
+            (!callable_without_arguments(a, def) || (!annotated && !returns_a_value(a, a.field(def, Field::Body)))))
+            continue;
         RecipeInfo r;
         r.module = const_cast<Module*>(&m);
         r.name = name;
@@ -231,6 +274,37 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
         out.push_back(std::move(r));
     }
     return out;
+}
+
+// Whether a class of the source root in `cls`'s hierarchy declares the dataclass field `name`.
+static bool declared_in_root(const ClassObj* cls, std::string_view name, int depth = 0) {
+    if (!cls || depth > 50) return false;
+    for (const auto& f : cls->fields)
+        if (f.name == name) return true;
+    for (const auto& base : cls->bases)
+        if (base.is_obj(ObjKind::Class) && declared_in_root(base.as<ClassObj>(), name, depth + 1)) return true;
+    return false;
+}
+
+// A field this revision of Megatron Core lacks, held by a model object: whether it goes into the config tree, where
+// the engine reports it. Only a constructor's keyword argument does: a dataclass refuses a keyword it does not
+// declare, so Python raises TypeError. An assignment (`cfg.model.x = ...`, setattr) is accepted by Python and never
+// read by Megatron Core: a warning. A field a class of the root declares is the provider's own, and a default or a
+// value the linter derived (a Hugging Face mapping) is nobody's statement: both are left out silently.
+static bool keeps_absent_field(const InstanceObj& model, const Attr& attr, const FieldSpec& spec, const Revision& rev,
+                               std::vector<Diagnostic>& diagnostics) {
+    if (attr.info.origin != Origin::Recipe || declared_in_root(model.cls.get(), attr.name)) return false;
+    if (attr.info.keyword) return true;
+    const std::string when = Schema::instance().field_history(spec);
+    Diagnostic d = input_error(InputError::UnknownKey, attr.info.loc.range(),
+                               fmt::format("model field \"{}\" has no effect in Megatron Core {} ({}): Python "
+                                           "accepts the assignment and Megatron Core never reads it",
+                                           attr.name, rev.name, when));
+    d.severity = Severity::Warning;
+    for (const auto& step : provenance_of(attr.info).chain) d.notes.push_back(Note{step.range, step.message});
+    d.notes.push_back(Note{SourceRange{}, "pass --mcore for the revision the job runs if it is not this one"});
+    diagnostics.push_back(std::move(d));
+    return false;
 }
 
 // The fields of a model object that Megatron Core knows; a builder config's nested `transformer` object keeps its
@@ -272,7 +346,11 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
             }
             continue;
         }
-        m.set(attr.name, model_field_value(*spec, attr.value, provenance_of(attr.info), e));
+        // Python sets the attribute; Megatron Core's classes at this revision have no such field and never read it, so
+        // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev); a recipe's
+        // own assignment of it is a warning.
+        if (!schema.field_exists_at(*spec, rev) && !keeps_absent_field(model, attr, *spec, rev, diagnostics)) continue;
+        m.set(attr.name, model_field_value(schema.field_at(*spec, rev), attr.value, provenance_of(attr.info), e));
     }
 }
 
@@ -316,9 +394,9 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         out.root.set("model", unknown_model(inst->poisoned, anchor, project.revision()));
         return out;
     }
-    // Bridge turns a mixed_precision name into a config at run time; the tree's own registry says which names exist.
-    if (Attr* mp = inst->find("mixed_precision"))
-        if (auto resolved = in.resolve_precision_name(*inst, *mp)) mp->value = std::move(*resolved);
+    // A mixed_precision name stays a name: Bridge looks it up at run time, and so does the engine, through the tree's
+    // lookup for this ConfigContainer class (PrecisionLookup), after any overlay or override has had its say.
+    if (inst->cls && inst->cls->module) out.config_module = inst->cls->module->name;
     const Schema& schema = Schema::instance();
     const auto& sections = schema.config_sections();
     Exporter e;
@@ -326,7 +404,13 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         if (std::find(sections.begin(), sections.end(), a.name) == sections.end()) continue;  // not checked
         Provenance p = provenance_of(a.info);
         if (a.name != "model") {
-            out.root.set(a.name, e.value(a.value, p, 0));
+            Value section = e.value(a.value, p, 0);
+            // The section's class, as Bridge's config dumps write it: a polymorphic section (peft: LoRA or DoRA) is
+            // known by it.
+            if (section.is_map() && a.value.is_obj(ObjKind::Instance) && !section.find("_target_"))
+                if (const std::string& cls = a.value.as<InstanceObj>()->class_path; !cls.empty())
+                    section.set("_target_", Value::string(cls, p));
+            out.root.set(a.name, std::move(section));
             continue;
         }
         if (a.value.is_unknown()) {
@@ -357,6 +441,53 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
                                           : Value::unknown(inst->opaque, anchor));
     }
     return out;
+}
+
+namespace {
+
+class TreePrecisionLookup final : public PrecisionLookup {
+public:
+    TreePrecisionLookup(Project& project, std::string config_module)
+        : project_(project), config_module_(std::move(config_module)) {}
+
+    Answer find(const std::string& name) const override {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = answers_.find(name); it != answers_.end()) return it->second;
+        Answer a = look_up(name);
+        answers_.emplace(name, a);
+        return a;
+    }
+
+private:
+    Answer look_up(const std::string& name) const {
+        Answer a;
+        Module* config_module = project_.index().find(config_module_);
+        if (!config_module) return a;
+        ObjectRegistry objects;  // destroyed last: frees what the call made
+        ObjectRegistry::Use use(objects);
+        std::vector<Diagnostic> ignored;
+        Interp in(project_, &ignored);
+        PrecisionResolution r = in.resolve_precision_name(config_module, name);
+        using Kind = PrecisionResolution::Kind;
+        a.applies = r.kind != Kind::NoLookup;
+        if (r.kind == Kind::Config || r.kind == Kind::Unknown) a.config = export_value(r.config, SetInfo{});
+        if (r.kind == Kind::NotRegistered) {
+            a.names = std::move(r.names);
+            a.notes.push_back(Note{r.resolver, fmt::format("{}, which has no \"{}\"", r.resolver_note, name)});
+        }
+        return a;
+    }
+
+    Project& project_;
+    std::string config_module_;
+    mutable std::mutex mutex_;
+    mutable std::map<std::string, Answer> answers_;
+};
+
+}  // namespace
+
+std::shared_ptr<const PrecisionLookup> make_precision_lookup(Project& project, std::string config_module) {
+    return std::make_shared<TreePrecisionLookup>(project, std::move(config_module));
 }
 
 }  // namespace mbl::py

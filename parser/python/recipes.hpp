@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/effective_model.hpp"
 #include "core/value.hpp"
 #include "parser/python/interpreter.hpp"
 
@@ -18,8 +19,9 @@ struct RecipeInfo {
     bool annotated = false;  // `-> ConfigContainer`; otherwise found by its *_config name
 };
 
-// Recipe candidates among the top-level functions of a parsed module. Names starting with `_` are helpers and are
-// left out unless `include_private`.
+// Recipe candidates among the top-level functions of a parsed module. Left out unless `include_private` (one function
+// is named, so every function is a candidate): names starting with `_` (helpers), functions with a parameter
+// without default (they transform a config they are given), and *_config functions without a `return <value>`.
 std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private = false);
 // Every top-level function name of a parsed module (for "did you mean").
 std::vector<std::string> function_names(const Module& m);
@@ -29,7 +31,12 @@ struct RecipeOutcome {
     Value root;                           // the config tree: sections model, mixed_precision, comm_overlap, train, ...
     std::vector<Diagnostic> diagnostics;  // front-end findings (unknown model architecture, evaluation limits)
     std::int64_t steps = 0;               // evaluation steps used
+    std::string config_module;            // the dotted module defining the returned config's class ("" if outside)
 };
+
+// The tree's lookup of mixed_precision names for configs whose class is defined in `config_module` (a dotted module
+// name): the tree's get_mixed_precision_config, evaluated once per name. It refers to `project`, which must outlive it.
+std::shared_ptr<const PrecisionLookup> make_precision_lookup(Project& project, std::string config_module);
 
 // Evaluates one recipe. Thread-safe (one evaluator per call; modules are shared read-only).
 RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe);

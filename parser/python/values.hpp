@@ -53,6 +53,9 @@ struct SetInfo {
     Chain chain;
     Origin origin = Origin::Recipe;
     std::shared_ptr<const std::string> detail;  // "default of LlamaModelProvider", "from config.json of ..."
+    // Passed as a keyword argument of a constructor: a dataclass refuses a name it does not declare (TypeError),
+    // where an attribute assignment of any name is accepted.
+    bool keyword = false;
 };
 
 enum class ObjKind : std::uint8_t {

@@ -100,7 +100,7 @@ TEST_CASE("a named module that no recipe imports is still an error, unless non-c
     CHECK(has(r.out, "error[IN009]: recipes/lonely.py defines no recipe, and neither does the file that imports it"));
     auto skipped = p.check("--skip-non-configs recipes/lonely.py");
     CHECK(skipped.code == 0);
-    CHECK(has(skipped.out, "0 files checked"));
+    CHECK(has(skipped.out, "no file checked"));
 }
 
 TEST_CASE("with --changed-only, a changed helper selects the recipes that import it", "[cli][dependents]") {
@@ -112,7 +112,7 @@ TEST_CASE("with --changed-only, a changed helper selects the recipes that import
     auto clean = p.check("--changed-only HEAD recipes");
     INFO(clean.out);
     CHECK(clean.code == 0);
-    CHECK(has(clean.out, "0 files checked"));
+    CHECK(has(clean.out, "no file checked"));
 
     p.dir.write("recipes/common.py",
                 "def apply_perf_defaults(cfg):\n    cfg.model.recompute_granularity = \"full\"  # now\n");

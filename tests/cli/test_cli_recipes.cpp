@@ -245,3 +245,38 @@ TEST_CASE("estimate --gpu picks the step-time model and the budget", "[cli][esti
     CHECK(banana.code == 2);
     CHECK(has(banana.out, "--gpu \"banana\" is not one of H100, H200, B200, GB200"));
 }
+
+TEST_CASE("a mixed_precision name the tree registers is known by every route", "[cli][python][precision]") {
+    // The tree resolves names as Bridge of August 2025 did: in training/setup.py, with the function of
+    // training/mixed_precision.py (its ConfigContainer module does not import it).
+    const std::string root = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/python/precision_registry_elsewhere";
+    const std::string recipe = root + "/src/megatron/bridge/recipes/tiny.py::bf16_config";
+    const std::string base = "check --color never --mcore 0.20.dev ";
+    const std::string rc013 = "tiny.py:29:36: error[RC013]";  // layernorm recompute under the tree's fp8 delayed
+
+    CHECK_FALSE(has(run(base + recipe).out, "RC013"));  // bf16 as written
+    auto overlay = run(base + recipe + " --config-file " + root + "/conf/overlay_precision.yaml");
+    INFO(overlay.out);
+    CHECK(overlay.code == 1);
+    CHECK(has(overlay.out, rc013));
+    CHECK_FALSE(has(overlay.out, "IN011"));
+
+    auto override = run(base + recipe + " -- mixed_precision=tree_hybrid_fp8_delayed_mixed");
+    INFO(override.out);
+    CHECK(override.code == 1);
+    CHECK(has(override.out, rc013));
+    CHECK(has(override.out, "<override 1>:1:17: mixed_precision \"tree_hybrid_fp8_delayed_mixed\" is chosen here"));
+
+    auto yaml = run(base + root + "/conf/tree_precision.yaml");
+    INFO(yaml.out);
+    CHECK(yaml.code == 1);
+    CHECK(has(yaml.out, "tree_precision.yaml:8:23: error[RC013]"));
+    CHECK_FALSE(has(yaml.out, "IN011"));
+
+    // A name the registry lacks is refused by the tree's own lookup, which the note names.
+    auto misspelt = run(base + recipe + " -- mixed_precision=tree_hybrid_fp8_delyaed_mixed");
+    CHECK(misspelt.code == 2);
+    CHECK(has(misspelt.out, "error[IN011]: unknown mixed_precision recipe \"tree_hybrid_fp8_delyaed_mixed\" (did you "
+                            "mean \"tree_hybrid_fp8_delayed_mixed\"?)"));
+    CHECK(has(misspelt.out, "get_mixed_precision_config() looks recipes up in the registry of"));
+}

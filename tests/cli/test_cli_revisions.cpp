@@ -240,3 +240,47 @@ TEST_CASE("check --mcore A,B reports what appears and disappears, per recipe, wi
     CHECK(run("check --mcore 0.20.dev,nope " + yaml).code == 2);
     CHECK(run("check --mcore 0.19,main,dev " + yaml).code == 2);
 }
+
+TEST_CASE("--mcore-path reads the config classes of the Megatron Core the job imports", "[cli][revisions]") {
+    // tests/data/mcore_source: excerpts of core_v0.16.0 and of the dev pin (which has enable_hyper_connections).
+    const std::string data = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/mcore_source/";
+    TempDir dir;
+    dir.write("run.yaml", "model:\n  enable_hyper_connections: true\n  recompute_granularity: selective\n"
+                          "  recompute_modules: [core_attn]\n");
+    const std::string yaml = (dir.path() / "run.yaml").string();
+
+    auto dev = run("check --color never --mcore-path " + data + "dev " + yaml);
+    INFO(dev.out);
+    CHECK(dev.code == 0);
+    // Said once: the tree read, and the revision whose checks apply (the nearest by package_info.py's 0.19.0).
+    CHECK(has(dev.out, "Megatron Core 0.19: --mcore-path " + data +
+                           "dev: its config classes are read; the checks are "
+                           "Megatron Core 0.19's (its megatron/core/package_info.py says 0.19.0"));
+
+    auto old = run("check --color never --mcore-path " + data + "0.16 " + yaml);
+    INFO(old.out);
+    CHECK(old.code == 2);
+    CHECK(has(old.out,
+              "error[IN004]: model field \"enable_hyper_connections\" does not exist in Megatron Core 0.16 (it "
+              "is only in Megatron Core dev)"));
+
+    // --mcore names the checks; the tree still gives the classes. A folder without Megatron Core is refused.
+    auto named = run("check --color never --mcore dev --mcore-path " + data + "dev " + yaml);
+    CHECK(named.code == 0);
+    CHECK(has(named.out, "the checks are Megatron Core dev's (--mcore dev)"));
+    auto missing = run("check --color never --mcore-path " + dir.path().string() + " " + yaml);
+    CHECK(missing.code == 2);
+    CHECK(has(missing.out, "there is no megatron/core/transformer/transformer_config.py under it"));
+
+    // show and config say where the facts came from.
+    auto shown = run("show --mcore-path " + data + "dev " + yaml + " --only model.multi_latent_attention");
+    INFO(shown.out);
+    CHECK(has(shown.out, "# Megatron Core 0.19: read from " + data + "dev (megatron-core 0.19.0)"));
+    auto config = run("config --mcore-path " + data + "0.16 " + dir.path().string());
+    INFO(config.out);
+    CHECK(has(config.out, "Megatron Core 0.16 facts (config classes, defaults, recompute labels): read from " + data +
+                              "0.16 (megatron-core 0.16.0)"));
+    auto bundled = run("config --mcore 0.20.dev " + dir.path().string());
+    CHECK(has(bundled.out, "Megatron Core 0.20.dev facts (config classes, defaults, recompute labels): Megatron-LM "
+                           "2a75ac12c54b (bundled; scripts/mcore_facts.py)"));
+}

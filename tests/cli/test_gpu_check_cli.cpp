@@ -1,5 +1,6 @@
-// `mbridge-lint gpu-check` end to end: exit codes and messages. On a machine with a GPU (and a CUDA build) the
-// small config runs for real and must pass; elsewhere the command must say it cannot run and exit 2.
+// `mbridge-lint gpu-check` end to end: exit codes and messages. Stand-ins play the Megatron Core helper and the CUDA
+// harness tool through their JSON interfaces, so every path runs on any machine; the real harness is driven by
+// tests/gpu/test_harness_tool.sh (label `gpu`).
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -10,7 +11,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
-#include "gpu_check/harness.hpp"
+#include "../support/output_schema.hpp"
 
 namespace {
 
@@ -19,8 +20,7 @@ struct Run {
     std::string out;
 };
 
-Run run(const std::string& args, bool merge_stderr = true) {
-    const std::string cmd = std::string(MBRIDGE_LINT_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null");
+Run run_command(const std::string& cmd) {
     FILE* pipe = popen(cmd.c_str(), "r");
     REQUIRE(pipe);
     std::string out;
@@ -29,6 +29,10 @@ Run run(const std::string& args, bool merge_stderr = true) {
     while ((n = fread(buf, 1, sizeof buf, pipe)) > 0) out.append(buf, n);
     int status = pclose(pipe);
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
+}
+
+Run run(const std::string& args, bool merge_stderr = true) {
+    return run_command(std::string(MBRIDGE_LINT_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -59,29 +63,31 @@ const char* kSmall = R"(model:
 
 }  // namespace
 
-TEST_CASE("gpu-check exists in every build and says plainly when it cannot run", "[cli][gpu_check]") {
-    const std::string cfg = write_temp("small.yaml", kSmall) + " --reference harness";
-    const auto info = mbl::gpu::device_info();
-    auto r = run("gpu-check " + cfg + " --steps 1");
-    if (!info.usable()) {
-        CHECK(r.code == 2);
-        CHECK(r.out.find("mbridge-lint gpu-check: cannot run here: ") != std::string::npos);
-        CHECK(r.out.find(info.cuda_built ? "GPU" : "without CUDA support") != std::string::npos);
-        auto j = run("gpu-check " + cfg + " --format json");
-        CHECK(j.code == 2);
-    } else {
+TEST_CASE("gpu-check says how to get the CUDA harness where it is not built", "[cli][gpu_check]") {
+    namespace fs = std::filesystem;
+    // mbridge-lint alone in a folder, with a PATH that has no harness either.
+    const fs::path alone = fs::temp_directory_path() / "mbridge-lint-without-harness";
+    fs::remove_all(alone);
+    fs::create_directories(alone);
+    fs::copy_file(MBRIDGE_LINT_BINARY, alone / "mbridge-lint");
+    const std::string cfg = write_temp("small.yaml", kSmall);
+    const std::string env = "env -u MBRIDGE_LINT_GPU_HARNESS PATH=/usr/bin:/bin ";
+    for (const std::string format : {"text", "json"}) {
+        auto r = run_command(env + (alone / "mbridge-lint").string() + " gpu-check " + cfg +
+                             " --reference harness --steps 1 --format " + format + " 2>&1");
         INFO(r.out);
-        CHECK(r.code == 0);
-        CHECK(r.out.find("control   (selective [])") != std::string::npos);
-        CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
-        auto j =
-            run("gpu-check " + cfg + " --steps 1 --format json --recompute none --recompute \"full uniform 1\"", false);
-        INFO(j.out);
-        CHECK(j.code == 0);
-        auto doc = nlohmann::json::parse(j.out);
-        CHECK(doc["runs"].size() == 3);
-        CHECK(doc["result"] == "pass");
+        CHECK(r.code == 2);
+        CHECK(r.out.find("mbridge-lint gpu-check: cannot run here: the CUDA harness (mbridge-lint-gpu-harness) is not "
+                         "built") != std::string::npos);
+        CHECK(r.out.find("cmake --build build --target mbridge-lint-gpu-harness") != std::string::npos);
+        CHECK(r.out.find("or use --reference mcore") != std::string::npos);
     }
+    auto r = run_command("MBRIDGE_LINT_GPU_HARNESS=/nonexistent/harness " + std::string(MBRIDGE_LINT_BINARY) +
+                         " gpu-check " + cfg + " --reference harness 2>&1");
+    CHECK(r.code == 2);
+    CHECK(r.out.find("MBRIDGE_LINT_GPU_HARNESS names /nonexistent/harness, which is not an executable file") !=
+          std::string::npos);
+    fs::remove_all(alone);
 }
 
 TEST_CASE("gpu-check refuses what it cannot build, before looking for a GPU", "[cli][gpu_check]") {
@@ -167,7 +173,7 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
     const double predicted = predicted_peak_saving(kSmall);
     REQUIRE(predicted > 0);
     const long long control = 100000000000LL;
-    auto with = [&](double factor, const std::string& extra = "") {
+    auto with = [&](double factor, const std::string& extra = "", const std::string& format = "") {
         const long long candidate = control - std::llround(predicted * factor);
         const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
         setenv("FAKE_CONTROL", std::to_string(control).c_str(), 1);
@@ -175,13 +181,19 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
         if (extra.empty()) unsetenv("FAKE_SILENT");
         else setenv("FAKE_SILENT", "1", 1);
         return run("gpu-check " + cfg + " --steps 2 --warmup 1 --work-dir " + work + " --runner '" + launcher +
-                   " --config-file job.yaml'");
+                       " --config-file job.yaml'" + format,
+                   format.empty());
     };
     auto r = with(1.03);
     INFO(r.out);
     CHECK(r.code == 0);
     CHECK(r.out.find("control   (selective [])") != std::string::npos);
     CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
+    // The JSON report keeps its contract (schemas/output/gpu-check.schema.json, runner mode).
+    auto as_json = with(1.03, "", " --format json");
+    CHECK(as_json.code == 0);
+    CHECK(mbl::test::output_schema_violations("gpu-check", as_json.out) == "");
+    CHECK(nlohmann::json::parse(as_json.out)["mode"] == "runner");
     const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
     const std::string args = slurp(work + "/candidate/args.txt");
     CHECK(
@@ -265,7 +277,7 @@ Replayed replay(const RecordedCase& c) {
     gpu::PlanOptions po;
     po.candidates = c.candidates;
     Replayed r;
-    r.plan = gpu::make_mcore_plan(e.model, e.root, po);
+    r.plan = gpu::make_mcore_plan(e.model, po);
     REQUIRE(r.plan.error.empty());
     std::ifstream in(recorded(c.transcript));
     REQUIRE(in);
@@ -330,26 +342,158 @@ TEST_CASE("the Megatron Core reference says what is missing and exits 2", "[cli]
     CHECK(r.out.find("a run came before the environment") != std::string::npos);
 }
 
+// ---- --reference harness: the CUDA harness tool through its JSON interface, played by a stand-in ----------------
+#include <map>
+
+#include "gpu_check/harness_protocol.hpp"
+
+namespace {
+
+// A stand-in for mbridge-lint-gpu-harness: `--device` answers `device`; each run's request is copied into `dir`
+// (request0.json, request1.json, ...) and answered by `answers[its recompute option]`, after two step lines.
+std::string standin_harness(const std::string& name, const std::string& dir, const gpu::DeviceInfo& device,
+                            const std::map<std::string, std::string>& answers) {
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    std::string body = "if [ \"$1\" = --device ]; then echo '" + gpu::device_line(device).dump() + "'; exit 0; fi\n" +
+                       "n=$(ls '" + dir + "' | wc -l); cp \"$1\" '" + dir + "'/request$n.json\n" +
+                       "rc=$(sed -n 's/.*\"recompute\":\"\\([^\"]*\\)\".*/\\1/p' \"$1\")\n" + "echo '" +
+                       gpu::step_line(1, 2).dump() + "'; echo '" + gpu::step_line(2, 2).dump() + "'\n" +
+                       "case \"$rc\" in\n";
+    for (const auto& [rc, answer] : answers) body += "  \"" + rc + "\") " + answer + " ;;\n";
+    return standin(name, body + "esac");
+}
+
+gpu::DeviceInfo standin_gpu(const std::string& error = "") {
+    gpu::DeviceInfo d;
+    d.name = "Stand-in GPU";
+    d.devices = error.empty() ? 1 : 0;
+    d.total_bytes = d.free_bytes = 80e9;
+    d.error = error;
+    return d;
+}
+
+// A measurement line reporting `factor` times the predicted figures.
+std::string measured_as(const std::optional<gpu::Prediction>& p, double factor) {
+    REQUIRE(p);
+    gpu::Measurement m;
+    m.retained_bytes = m.forward_peak_bytes = p->retained_bytes * factor;
+    m.backward_peak_bytes = p->backward_peak_bytes * factor;
+    m.step_ms = 10;
+    m.steps_ms = {10};
+    return "echo '" + gpu::measurement_line(m).dump() + "'";
+}
+
+struct WithHarness {  // MBRIDGE_LINT_GPU_HARNESS for the commands run while it lives
+    explicit WithHarness(const std::string& path) { setenv("MBRIDGE_LINT_GPU_HARNESS", path.c_str(), 1); }
+    ~WithHarness() { unsetenv("MBRIDGE_LINT_GPU_HARNESS"); }
+};
+
+}  // namespace
+
+TEST_CASE("gpu-check runs the CUDA harness tool through its JSON interface", "[cli][gpu_check][harness]") {
+    const std::string cfg = write_temp("harness.yaml", kSmall);
+    const Effective e = effective_of(cfg, kSmall);
+    const gpu::Plan plan = gpu::make_plan(e.model, gpu::PlanOptions{});  // the CLI's defaults
+    REQUIRE(plan.error.empty());
+    REQUIRE(plan.candidates.size() == 1);
+    const std::string control = plan.control.describe(), candidate = plan.candidates[0].describe();
+    CHECK(control == "selective []");
+    const std::string dir = (std::filesystem::temp_directory_path() / "mbridge-lint-harness-requests").string();
+    auto harness = [&](double candidate_factor) {
+        return standin_harness(
+            "harness.sh", dir, standin_gpu(),
+            {{control, measured_as(gpu::predict(plan.stack, plan.control), 1.0)},
+             {candidate, measured_as(gpu::predict(plan.stack, plan.candidates[0]), candidate_factor)}});
+    };
+    {
+        WithHarness with(harness(1.0));
+        auto r = run("gpu-check " + cfg + " --reference harness --steps 1 --warmup 1 --seed 77");
+        INFO(r.out);
+        CHECK(r.code == 0);
+        CHECK(r.out.find(" on Stand-in GPU ...") != std::string::npos);
+        CHECK(r.out.find("control   (selective [])") != std::string::npos);
+        CHECK(r.out.find("selective [core_attn]: saving measured") != std::string::npos);
+        CHECK(r.out.find("(error 0.0 %)") != std::string::npos);
+        CHECK(r.out.find("PASS (tolerance 10 %)") != std::string::npos);
+        // One request per run, control first: the plan's stack and the options given.
+        for (int i = 0; i < 2; ++i) {
+            const gpu::HarnessRequest q =
+                gpu::parse_request(nlohmann::json::parse(slurp(dir + "/request" + std::to_string(i) + ".json")));
+            CHECK(q.recompute.describe() == (i == 0 ? control : candidate));
+            CHECK(q.options.steps == 1);
+            CHECK(q.options.warmup_steps == 1);
+            CHECK(q.options.seed == 77);
+            CHECK(q.stack.hidden == plan.stack.hidden);
+            CHECK(q.stack.query_groups == plan.stack.query_groups);
+            CHECK(q.stack.moe == plan.stack.moe);
+            CHECK(q.stack.attention == plan.stack.attention);
+        }
+    }
+    {
+        WithHarness with(harness(1.5));  // the candidate keeps half as much again: its saving is off
+        auto r = run("gpu-check " + cfg + " --reference harness --steps 1 --format json", false);
+        INFO(r.out);
+        CHECK(r.code == 1);
+        CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
+        CHECK(nlohmann::json::parse(r.out)["result"] == "fail");
+    }
+    struct Failing {
+        std::string name;
+        gpu::DeviceInfo device;
+        std::string answer, expect;
+    };
+    for (const auto& f :
+         std::vector<Failing>{{"no GPU", standin_gpu("no CUDA GPU found on this machine"), "exit 2",
+                               "mbridge-lint gpu-check: cannot run here: no GPU: no CUDA GPU found on this machine"},
+                              {"out of memory", standin_gpu(),
+                               "echo '" + gpu::error_line("out_of_memory", "cudaMalloc of 2 GiB").dump() + "'; exit 2",
+                               "the GPU ran out of memory (cudaMalloc of 2 GiB); use fewer --layers"},
+                              {"bad request", standin_gpu(),
+                               "echo '" + gpu::error_line("bad_request", "\"hidden\" is missing").dump() + "'; exit 2",
+                               "mbridge-lint gpu-check: the CUDA harness failed (bad_request): \"hidden\" is missing"},
+                              {"dies", standin_gpu(), "echo 'Segmentation fault in attention.cu' >&2; exit 139",
+                               "stopped (exit 139) without a result: Segmentation fault in attention.cu"}}) {
+        INFO(f.name);
+        WithHarness with(standin_harness("failing.sh", dir, f.device, {{control, f.answer}}));
+        auto r = run("gpu-check " + cfg + " --reference harness --steps 1");
+        INFO(r.out);
+        CHECK(r.code == 2);
+        CHECK(r.out.find(f.expect) != std::string::npos);
+    }
+}
+
 TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, Megatron Core or a GPU",
           "[cli][gpu_check][mcore]") {
     const std::string cfg = write_temp("auto.yaml", kSmall);
     const std::string python =
         standin("no_torch.sh", error_line("missing_torch", "PyTorch is not importable by the stand-in"));
-    auto r = run("gpu-check " + cfg + " --steps 1 --python " + python);
-    INFO(r.out);
-    CHECK(r.out.find("the Megatron Core reference cannot run here; using the CUDA harness") != std::string::npos);
-    if (!mbl::gpu::device_info().usable()) {
+    const std::string dir = (std::filesystem::temp_directory_path() / "mbridge-lint-harness-requests").string();
+    {
+        WithHarness with(standin_harness("no_gpu.sh", dir, standin_gpu("no CUDA GPU found on this machine"), {}));
+        auto r = run("gpu-check " + cfg + " --steps 1 --python " + python);
+        INFO(r.out);
+        CHECK(r.out.find("the Megatron Core reference cannot run here; using the CUDA harness") != std::string::npos);
         CHECK(r.code == 2);
-        CHECK(r.out.find(
-                  "cannot run here: the Megatron Core reference: PyTorch is not importable by the stand-in; the CUDA "
-                  "harness: ") != std::string::npos);
-    } else {
+        CHECK(r.out.find("cannot run here: the Megatron Core reference: PyTorch is not importable by the stand-in; "
+                         "the CUDA harness: no GPU: no CUDA GPU found on this machine") != std::string::npos);
+    }
+    {
+        const Effective e = effective_of(cfg, kSmall);
+        const gpu::Plan plan = gpu::make_plan(e.model, gpu::PlanOptions{});
+        REQUIRE(plan.candidates.size() == 1);
+        WithHarness with(standin_harness(
+            "gpu.sh", dir, standin_gpu(),
+            {{plan.control.describe(), measured_as(gpu::predict(plan.stack, plan.control), 1.0)},
+             {plan.candidates[0].describe(), measured_as(gpu::predict(plan.stack, plan.candidates[0]), 1.0)}}));
+        auto r = run("gpu-check " + cfg + " --steps 1 --python " + python);
+        INFO(r.out);
         CHECK(r.code == 0);
         CHECK(r.out.find("note: the Megatron Core reference cannot run here: PyTorch") != std::string::npos);
     }
     // A config Megatron Core rejects is no reason to fall back: auto reports it.
-    r = run("gpu-check " + cfg + " --python " +
-            standin("rejects.sh", error_line("cannot_build", "Megatron Core rejects the config")));
+    auto r = run("gpu-check " + cfg + " --python " +
+                 standin("rejects.sh", error_line("cannot_build", "Megatron Core rejects the config")));
     CHECK(r.code == 2);
     CHECK(r.out.find("using the CUDA harness") == std::string::npos);
     CHECK(r.out.find("the Megatron Core reference failed: Megatron Core rejects the config") != std::string::npos);
@@ -364,6 +508,8 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
         INFO(r.out);
         CHECK(r.code == 0);
         const auto doc = nlohmann::json::parse(r.out);
+        CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
+        CHECK(doc["mode"] == "reference");
         CHECK(doc["result"] == "pass");
         CHECK(doc["reference"]["kind"] == "mcore");
         CHECK(doc["reference"]["megatron_core"] == "0.20.0");

@@ -1,6 +1,6 @@
 // Golden files for --fix: tests/data/fixes/<language>/<case>.input.<ext> is fixed by the real pipeline (LintSession +
 // fix_file, the code --fix and the editor's "fix all" run) and must equal <case>.expected.<ext> byte for byte.
-// Header comments select options: `# mcore: 0.20.dev`, `# unsafe-fixes`.
+// Header comments select options: `# mcore: 0.20.dev`, `# unsafe-fixes`, `# gpu-memory: 80GiB`.
 // Python cases run through a stand-in recipe front end (tests/support) that records provenance like the real one.
 #include <catch2/catch.hpp>
 #include <filesystem>
@@ -9,6 +9,7 @@
 #include "../support/mini_recipe_front_end.hpp"
 #include "../support/temp_dir.hpp"
 #include "engine/lint_session.hpp"
+#include "memory/estimate.hpp"
 
 namespace fs = std::filesystem;
 using namespace mbl;
@@ -44,12 +45,15 @@ void run_cases(const std::string& language, const std::string& ext, std::size_t 
         static const std::regex mcore_re(R"(# mcore: (\S+))");
         if (std::regex_search(input, m, mcore_re)) mcore = m[1];
         const bool unsafe = input.find("# unsafe-fixes") != std::string::npos;
+        std::optional<double> budget;  // `# gpu-memory: 80GiB` turns on the memory advice rules (RC2xx)
+        static const std::regex budget_re(R"(# gpu-memory: (\S+))");
+        if (std::regex_search(input, m, budget_re)) budget = memory::parse_byte_size(m[1]);
 
         // In a temporary directory of its own, so no configuration file from the source tree applies.
         test::TempDir dir;
         const std::string path = dir.write("case" + ext, input);
         SourceManager sources;
-        LintSession session(SessionOptions{.mcore = mcore}, sources);
+        LintSession session(SessionOptions{.mcore = mcore, .gpu_memory_bytes = budget}, sources);
         FixOutcome outcome = fix_file(session, path, FixOptions{unsafe});
         const std::string fixed = outcome.fixed.count(path) ? outcome.fixed[path] : input;
         CHECK(fixed == test::read_file(c.expected.string()));

@@ -6,13 +6,13 @@
 #include <cstring>
 #include <iostream>
 
-#include "gpu_check/harness.hpp"
+#include "tools/gpu_harness/harness.hpp"
 
 int main(int argc, char** argv) {
     bool listing = false;
     for (int i = 1; i < argc; ++i) listing |= std::strncmp(argv[i], "--list", 6) == 0;
     if (!listing) {
-        const auto info = mbl::gpu::device_info();
+        const auto info = mbl::gpu::cuda_device_info();
         if (!info.usable()) {
             std::cout << "SKIPPED: these tests need a GPU: " << info.error << "\n";
             return 77;

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu_check/harness.hpp"
+#include "tools/gpu_harness/harness.hpp"
 
 namespace ref {
 

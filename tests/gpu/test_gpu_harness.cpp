@@ -8,9 +8,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "gpu_check/harness.hpp"
 #include "gpu_check/plan.hpp"
 #include "tests/gpu/reference.hpp"
+#include "tools/gpu_harness/harness.hpp"
 
 using namespace mbl::gpu;
 using mbl::Recompute;
@@ -182,9 +182,9 @@ TEST_CASE("memory accounting: no leaks, stable steps, selective [] equals none, 
     c.moe = {false, false, false, false};
     RunOptions o;
     o.steps = 2;
-    const Measurement none = measure(c, Recompute::none(), o);
-    const Measurement empty = measure(c, Recompute::selective({}), o);
-    const Measurement full = measure(c, Recompute::full(Recompute::Method::Uniform, 1), o);
+    const Measurement none = cuda_measure(c, Recompute::none(), o);
+    const Measurement empty = cuda_measure(c, Recompute::selective({}), o);
+    const Measurement full = cuda_measure(c, Recompute::full(Recompute::Method::Uniform, 1), o);
     CHECK(none.leaked_bytes == 0);
     CHECK(none.stable);
     CHECK(empty.retained_bytes == none.retained_bytes);
@@ -250,7 +250,7 @@ TEST_CASE("the harness keeps what Megatron Core's local layers keep (measured on
         const Recompute rc = from_measured_recompute(row.at("recompute"));
         RunOptions o;
         o.steps = 1;
-        const Measurement m = measure(c, rc, o);
+        const Measurement m = cuda_measure(c, rc, o);
         const double want = row.at("fwd_retained_bytes"), peak = row.at("bwd_peak_bytes");
         const double err =
             std::abs(m.retained_bytes - want) / std::max(std::abs(want), 2.0 * c.seq_length * c.micro_batch * c.hidden);
@@ -318,10 +318,10 @@ TEST_CASE("measured savings agree with the memory estimator", "[gpu][estimator]"
     RunOptions o;
     o.steps = 1;
     for (const auto& cs : cases) {
-        const Measurement control = measure(cs.cfg, R::none(), o);
+        const Measurement control = cuda_measure(cs.cfg, R::none(), o);
         const auto pc = predict(cs.cfg, R::none());
         for (const auto& rc : cs.options) {
-            const Measurement m = measure(cs.cfg, rc, o);
+            const Measurement m = cuda_measure(cs.cfg, rc, o);
             const auto p = predict(cs.cfg, rc);
             const double ms = control.retained_bytes - m.retained_bytes, ps = pc->retained_bytes - p->retained_bytes;
             const double err = std::abs(ms - ps) / std::max(std::abs(ps), 0.01 * pc->retained_bytes);

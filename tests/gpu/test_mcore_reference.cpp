@@ -67,7 +67,7 @@ TEST_CASE("Megatron Core's layers agree with the estimator, and a wrong estimato
     REQUIRE(model);
     PlanOptions po;
     po.candidates = {"selective [core_attn]", "selective [mlp]", "full uniform 1"};
-    const McorePlan plan = make_mcore_plan(*model, y.root, po);
+    const McorePlan plan = make_mcore_plan(*model, po);
     REQUIRE(plan.error.empty());
     const McoreOutcome outcome =
         run_mcore_helper("python3", default_mcore_helper(), mcore_request(plan, 1, 2, 7), "", {});

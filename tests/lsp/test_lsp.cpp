@@ -291,6 +291,69 @@ TEST_CASE("a huge document is linted and the server stays responsive", "[lsp]") 
     shutdown_and_exit(c);
 }
 
+TEST_CASE("a document with more diagnostics than the cap shows the first ones and one summary", "[lsp]") {
+    TempDir dir;
+    // 2,500 unknown fields, one error each, after a header whose only finding is an info (RC115).
+    std::string text = "model:\n  num_layers: 4\n  recompute_granularity: full\n  recompute_method: uniform\n"
+                       "  recompute_num_layers: 1\n";
+    for (int i = 0; i < 2500; ++i) text += "  unknown_field_" + std::to_string(i) + ": 1\n";
+    const std::string uri = uri_of(dir.write("typos.yaml", text));
+
+    SECTION("the default cap") {
+        auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+        initialize(c);
+        open(c, uri, text);
+        auto published = c.diagnostics(uri, 1, 60s);
+        REQUIRE(published);
+        const json& diags = (*published)["params"]["diagnostics"];
+        REQUIRE(diags.size() == 1001);
+        // The first 1,000 in file order: RC115 (0-based line 2), then the unknown fields of lines 5 to 1003.
+        CHECK(diags[0]["code"] == "RC115");
+        CHECK(diags[0]["range"]["start"]["line"] == 2);
+        CHECK(diags[1]["code"] == "IN004");
+        CHECK(diags[1]["range"]["start"]["line"] == 5);
+        CHECK(diags[999]["range"]["start"]["line"] == 1003);
+        // The summary stands at the first one left out and counts the rest, with the severity of the worst.
+        const json& summary = diags[1000];
+        CHECK(!summary.contains("code"));
+        CHECK(summary["severity"] == 1);
+        CHECK(summary["range"]["start"]["line"] == 1004);
+        CHECK(summary["message"].get<std::string>().rfind(
+                  "1501 more problems in this file not shown (1501 errors): the editor shows the first 1000", 0) == 0);
+        CHECK(summary["data"]["omitted"] == json({{"errors", 1501}, {"warnings", 0}, {"infos", 0}}));
+        shutdown_and_exit(c);
+    }
+    SECTION("--max-diagnostics") {
+        auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--max-diagnostics", "1"});
+        initialize(c);
+        open(c, uri, text);
+        auto published = c.diagnostics(uri, 1, 60s);
+        REQUIRE(published);
+        const json& diags = (*published)["params"]["diagnostics"];
+        REQUIRE(diags.size() == 2);
+        CHECK(diags[0]["code"] == "RC115");
+        CHECK(diags[1]["data"]["omitted"]["errors"] == 2500);
+        shutdown_and_exit(c);
+    }
+}
+
+TEST_CASE("a document above the size limit gets the same IN001 as check, at once", "[lsp]") {
+    TempDir dir;
+    std::string text = kBroken;
+    while (text.size() <= 16u << 20) text += "# " + std::string(200, 'x') + "\n";
+    const std::string uri = uri_of(dir.write("over.yaml", "model: {}\n"));  // on disk: small; the buffer decides
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+    initialize(c);
+    open(c, uri, text);
+    auto published = c.diagnostics(uri, 1, 60s);
+    REQUIRE(published);
+    const json& diags = (*published)["params"]["diagnostics"];
+    REQUIRE(diags.size() == 1);
+    CHECK(diags[0]["code"] == "IN001");
+    CHECK(diags[0]["message"].get<std::string>().find("above mbridge-lint's limit of 16 MiB") != std::string::npos);
+    shutdown_and_exit(c);
+}
+
 TEST_CASE("edits in quick succession are linted once, for the newest version (debounce)", "[lsp]") {
     TempDir dir;
     const std::string uri = uri_of(dir.write("d.yaml", kBroken));

@@ -12,10 +12,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 command -v debootstrap >/dev/null || fail "debootstrap is not installed (scripts/setup.sh --tests installs it)"
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/mbridge-lint-deb.XXXXXX")"
-cleanup() {
-  if mountpoint -q "$work/root/proc" 2>/dev/null; then umount "$work/root/proc" || return; fi  # never rm a live /proc
-  rm -rf "$work"
-}
+. "$(dirname "${BASH_SOURCE[0]}")/debian_root.sh"
+cleanup() { debian_root_cleanup && rm -rf "$work"; }  # never rm a live /proc
 trap cleanup EXIT
 
 echo "== cpack -G DEB"
@@ -39,27 +37,8 @@ for f in ./usr/bin/mbridge-lint ./usr/share/doc/mbridge-lint/README.md ./usr/sha
   grep -q " $f\$" <<<"$contents" || fail "the package lacks $f"
 done
 
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/mbridge-lint"
-base="$cache/debian12-minbase.tar"
-if [ ! -f "$base" ]; then
-  # The mirror the host's apt uses, else Debian's.
-  mirror="$(grep -hoE '^URIs: *http[^ ]*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | sed 's/^URIs: *//')"
-  [ -n "$mirror" ] || mirror="$(grep -hoE '^deb +http[^ ]*/debian/? +bookworm' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' | head -1)"
-  mirror="${mirror:-http://deb.debian.org/debian}"
-  echo "== debootstrap --variant=minbase bookworm from $mirror (once; kept in $base)"
-  debootstrap --variant=minbase bookworm "$work/seed" "$mirror" > "$work/debootstrap.log" 2>&1 ||
-    { tail -30 "$work/debootstrap.log"; fail "debootstrap failed"; }
-  mkdir -p "$cache"
-  tar -C "$work/seed" -cf "$base.tmp" . && mv "$base.tmp" "$base"
-  rm -rf "$work/seed"
-fi
-root="$work/root"
-mkdir "$root"
-tar -C "$root" -xf "$base"
-cp /etc/resolv.conf "$root/etc/resolv.conf"
-mount -t proc proc "$root/proc"  # as on any running system (the binary finds its installed files through it)
+debian_root "$work"
 cp "$deb" "$root/tmp/mbridge-lint.deb"
-in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LC_ALL=C.UTF-8 "$@"; }
 in_root dpkg-query -W mbridge-lint >/dev/null 2>&1 && fail "the fresh root already has mbridge-lint"
 
 echo "== apt-get install ./mbridge-lint.deb in a fresh Debian 12"
@@ -71,7 +50,9 @@ grep -E '^(Setting up|Unpacking) ' "$work/apt.log" | sed 's/^/  /'
 echo "== mbridge-lint --version"
 version="$(in_root mbridge-lint --version)"
 echo "$version"
-[ "$version" = "$(dpkg-deb --field "$deb" Version)" ] || fail "--version says \"$version\", the package is $(dpkg-deb --field "$deb" Version)"
+# The first line is "mbridge-lint VERSION (commit ...)"; the lines after it list the known revisions.
+read -r _ number _ <<<"$version"
+[ "$number" = "$(dpkg-deb --field "$deb" Version)" ] || fail "--version says \"$version\", the package is $(dpkg-deb --field "$deb" Version)"
 
 echo "== mbridge-lint check /usr/share/doc/mbridge-lint/examples/broken_recompute.yaml"
 status=0

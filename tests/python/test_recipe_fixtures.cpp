@@ -2,6 +2,7 @@
 //   `# expect: RC004, RC101` on a line: diagnostics with exactly those codes start on that line, in whatever module;
 //   `# expect-unresolved` on a recipe's `def` line: that recipe does not resolve all five recompute fields (every
 //   other recipe must).
+// YAML files in a tree are linted with it, as configs of that tree (their own `# expect:` lines count too).
 // Each tree under tests/fixtures/python/ is a test case of its own, `Python fixture tree <folder name>`, linted as a
 // whole (every .py file is a target; the tree is the source root). An optional fixture.toml sets `mcore`, `overrides`
 // (command-line overrides) and `targets`. A tree's hf_cache/ folder is its Hugging Face cache; the user's real cache
@@ -33,7 +34,7 @@ std::string canonical(const std::string& p) { return fs::weakly_canonical(fs::ab
 struct TreeExpectations {
     std::multiset<Key> diagnostics;
     std::set<std::pair<std::string, int>> unresolved;
-    std::vector<std::string> python_files;
+    std::vector<std::string> files;
 };
 
 TreeExpectations read_tree(const fs::path& tree) {
@@ -41,10 +42,11 @@ TreeExpectations read_tree(const fs::path& tree) {
     static const std::regex unresolved_re(R"(#\s*expect-unresolved\b)");
     std::vector<fs::path> files;
     for (auto it = fs::recursive_directory_iterator(tree); it != fs::recursive_directory_iterator(); ++it)
-        if (it->is_regular_file() && it->path().extension() == ".py") files.push_back(it->path());
+        if (it->is_regular_file() && (it->path().extension() == ".py" || it->path().extension() == ".yaml"))
+            files.push_back(it->path());
     std::sort(files.begin(), files.end());
     for (const auto& f : files) {
-        e.python_files.push_back(f.string());
+        e.files.push_back(f.string());
         std::ifstream in(f);
         std::string line;
         int number = 0;
@@ -84,7 +86,7 @@ void check_fixture_tree(const fs::path& tree) {
     }
     // The whole tree, as a directory walk reads it (modules without recipes skipped), unless fixture.toml names targets.
     const bool walk = targets.empty();
-    if (walk) targets = expected.python_files;
+    if (walk) targets = expected.files;
     const mbl::Revision* rev = mbl::Schema::instance().revision(mcore);
     REQUIRE(rev != nullptr);
 

@@ -79,7 +79,8 @@ TEST_CASE("unknown keys are located errors with did-you-mean", "[config]") {
     test::TempDir dir;
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "mcore = \"0.19\"\nignroe = [\"RC101\"]\n")) ==
           "IN004 2:1 unknown configuration key \"ignroe\" (did you mean \"ignore\"?); known keys: mcore, te-version, "
-          "select, ignore, per-file-ignores, severity, root, gpu-memory, hf-config-paths");
+          "select, extend-select, ignore, per-file-ignores, severity, exclude, extend-exclude, root, gpu-memory, "
+          "hf-config-paths");
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "gpu_memory = \"80GiB\"\n"))
               .find("(did you mean \"gpu-memory\"?)") != std::string::npos);
 }
@@ -95,9 +96,13 @@ TEST_CASE("values of the wrong type or unknown values are errors", "[config]") {
         first_error(load(dir, f, "mcore = \"0.21\"\n")).rfind("IN011 1:1 unknown Megatron Core revision \"0.21\"", 0) ==
         0);
     CHECK(first_error(load(dir, f, "ignore = [\"RC10l\"]\n"))
-              .find("\"RC10l\" is not a rule code, code prefix or rule name "
+              .find("\"RC10l\" is not a rule or input-error code, code prefix or name "
                     "(did you mean") != std::string::npos);
-    CHECK(first_error(load(dir, f, "ignore = [\"IN004\"]\n")).find("input errors (IN0xx)") != std::string::npos);
+    // IN warnings and infos are selected like rules; no IN code is re-ranked.
+    CHECK(first_error(load(dir, f, "ignore = [\"IN010\", \"unknown-model\"]\n")) == "none");
+    CHECK(first_error(load(dir, f, "[severity]\nIN010 = \"info\"\n")).find("cannot be re-ranked") != std::string::npos);
+    CHECK(first_error(load(dir, f, "exclude = [\"legacy\", 3]\n")) ==
+          "IN005 1:22 each entry of exclude must be a string, not an integer");
     CHECK(first_error(load(dir, f, "[severity]\nRC101 = \"fatal\"\n")) ==
           "IN011 2:9 severity \"fatal\" for RC101 is not one of error, warning, info");
     CHECK(first_error(load(dir, f, "gpu-memory = \"80\"\n"))

@@ -52,12 +52,84 @@ TEST_CASE("a mixed_precision object is copied field by field", "[finalize]") {
     CHECK(m["fp8_recipe"].as_string() == "mxfp8");
 }
 
-TEST_CASE("an unknown recipe name is an input error with a suggestion", "[finalize]") {
+TEST_CASE("a name the bundled catalog lacks is a warning with a suggestion, and its fields are unknown", "[finalize]") {
     auto loaded = mbl::load_yaml("cfg.yaml", "mixed_precision: bf16_mixd\n");
     auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision("main"), {});
     REQUIRE(fin.errors.size() == 1);
     CHECK(fin.errors[0].code == "IN011");
+    CHECK(fin.errors[0].severity == mbl::Severity::Warning);  // the catalog is not the registry the job asks
     CHECK(fin.errors[0].message.find("bf16_mixed") != std::string::npos);
+    CHECK(fin.model["fp8_recipe"].is_unknown());
+}
+
+namespace {
+// A tree that registers one recipe, "tree_fp8": what the Python front end's lookup answers for a real tree.
+class OneRecipeTree final : public mbl::PrecisionLookup {
+public:
+    Answer find(const std::string& name) const override {
+        Answer a;
+        a.applies = true;
+        if (name != "tree_fp8") {
+            a.names = {"tree_fp8"};
+            a.notes.push_back({mbl::SourceRange::point("mixed_precision.py", 9, 1), "the registry"});
+            return a;
+        }
+        mbl::Value config = mbl::Value::map();
+        const auto at = mbl::Provenance::at(mbl::Origin::Recipe, mbl::SourceRange::point("mixed_precision.py", 4, 5));
+        config.set("fp8", mbl::Value::string("hybrid", at));
+        config.set("fp8_recipe", mbl::Value::string("delayed", at));
+        a.config = std::move(config);
+        return a;
+    }
+};
+class NoLookup final : public mbl::PrecisionLookup {
+public:
+    Answer find(const std::string&) const override { return {}; }
+};
+
+mbl::FinalizeResult finalize_with(const std::string& yaml, const mbl::PrecisionLookup& tree) {
+    auto loaded = mbl::load_yaml("cfg.yaml", yaml);
+    return mbl::finalize(loaded.root, *mbl::Schema::instance().revision("0.20.dev"), {}, &tree);
+}
+}  // namespace
+
+TEST_CASE("the tree's lookup decides a mixed_precision name, and keeps the tree's lines", "[finalize]") {
+    OneRecipeTree tree;
+    auto found = finalize_with("mixed_precision: tree_fp8\n", tree);
+    REQUIRE(found.errors.empty());
+    CHECK(found.model["fp8_recipe"].as_string() == "delayed");
+    CHECK(found.model["fp8_recipe"].prov().range.file == "mixed_precision.py");
+    REQUIRE_FALSE(found.model["fp8_recipe"].prov().chain.empty());
+    CHECK(found.model["fp8_recipe"].prov().chain.back().range.file == "cfg.yaml");  // where the name was chosen
+
+    // A name the tree does not register is an error (Bridge fails on it), with the tree's names to choose from.
+    auto missing = finalize_with("mixed_precision: tree_fp9\n", tree);
+    REQUIRE(missing.errors.size() == 1);
+    CHECK(missing.errors[0].code == "IN011");
+    CHECK(missing.errors[0].severity == mbl::Severity::Error);
+    CHECK(missing.errors[0].message.find("did you mean \"tree_fp8\"") != std::string::npos);
+    CHECK(missing.errors[0].notes.size() == 1);
+
+    // A catalog name the tree does not register is the tree's business too: no catalog fallback.
+    CHECK(finalize_with("mixed_precision: bf16_mixed\n", tree).errors.size() == 1);
+
+    // A tree without a lookup of its own leaves the name to the bundled catalog.
+    NoLookup none;
+    auto catalog = finalize_with("mixed_precision: bf16_with_fp8_delayed_scaling_mixed\n", none);
+    CHECK(catalog.errors.empty());
+    CHECK(catalog.model["fp8_recipe"].as_string() == "delayed");
+}
+
+TEST_CASE("in a dump, the recompute_modules __post_init__ writes is read as the default", "[finalize]") {
+    const std::string dump = "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n"
+                             "  recompute_granularity: full\n  recompute_modules: [core_attn]\n";
+    CHECK(effective(dump).modules_pre.defaulted);
+    CHECK(effective(dump)["recompute_modules"].prov().origin == mbl::Origin::Derived);
+    // Another list, or the same list outside a dump, is what somebody wrote.
+    CHECK_FALSE(effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n"
+                          "  recompute_modules: [core_attn, mlp]\n")
+                    .modules_pre.defaulted);
+    CHECK_FALSE(effective("model:\n  recompute_modules: [core_attn]\n").modules_pre.defaulted);
 }
 
 TEST_CASE("comm_overlap writes overlap_moe_expert_parallel_comm onto the model", "[finalize]") {

@@ -41,7 +41,7 @@ Loaded load(const std::string& text) {
 
 Plan plan_of(const std::string& text, PlanOptions o = {}) {
     Loaded l = load(text);
-    return make_plan(l.model, l.root, o);
+    return make_plan(l.model, o);
 }
 
 const char* kLlama = R"(
@@ -299,7 +299,7 @@ namespace {
 
 McorePlan mcore_plan_of(const std::string& text, PlanOptions o = {}) {
     Loaded l = load(text);
-    return make_mcore_plan(l.model, l.root, o);
+    return make_mcore_plan(l.model, o);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Typed access to the effective model (core/model_fields.hpp): the field constants are the fields of
-// schemas/fields/model.json, and a misspelt name read by a string is an error, not a silent None.
+// Typed access to the effective model (core/model_fields.hpp): the field constants are the fields of Megatron Core's
+// and Megatron Bridge's config classes, and a misspelt name read by a string is an error, not a silent None.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <fstream>
@@ -31,9 +31,11 @@ mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev) {
 
 TEST_CASE("the field constants are the model fields of the schema and the mixed_precision fields", "[fields]") {
     std::set<std::string> expected;
-    const auto model = schema_file("fields/model.json");
+    const auto mcore = schema_file("mcore/classes/fields.json");
+    const auto bridge = schema_file("bridge/model_fields.json");
     const auto precision = schema_file("precision.json");
-    for (const auto& [name, _] : model.at("fields").items()) expected.insert(name);
+    for (const auto& [name, _] : mcore.at("fields").items()) expected.insert(name);
+    for (const auto& [name, _] : bridge.at("fields").items()) expected.insert(name);
     for (const auto& name : precision.at("copied_fields")) expected.insert(name.get<std::string>());
     const std::set<std::string> generated(std::begin(mbl::kModelFieldNames), std::end(mbl::kModelFieldNames));
     CHECK(generated == expected);

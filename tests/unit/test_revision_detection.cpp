@@ -162,3 +162,72 @@ TEST_CASE("the index reader refuses what it cannot read instead of guessing", "[
     for (std::size_t cut = 12; cut < index.size(); cut += 7)
         CHECK_FALSE(mbl::index_gitlink(index.substr(0, cut), "zzz"));
 }
+
+TEST_CASE("an unknown commit takes the nearest known revision by release order, when the history tells",
+          "[detection]") {
+    SECTION("the checked-out tree's package_info.py: its classes are read, the nearest revision's checks apply") {
+        TempDir dir;
+        make_checkout(dir, kUnknown);
+        check_out_submodule(dir, kUnknown);
+        dir.write("3rdparty/Megatron-LM/megatron/core/package_info.py",
+                  "MAJOR = 0\nMINOR = 17\nPATCH = 1\nPRE_RELEASE = \"rc2\"  # pre-release\n");
+        dir.write("3rdparty/Megatron-LM/megatron/core/transformer/transformer_config.py", "class TransformerConfig:\n");
+        const RevisionChoice c = detect(dir);
+        CHECK(c.revision->name == "0.17");
+        CHECK(c.mcore_tree == (dir.path() / "3rdparty/Megatron-LM").string());
+        CHECK_FALSE(c.approximate);  // the classes come from the tree itself
+        CHECK(c.reason.find("its megatron/core/package_info.py says 0.17.1rc2") != std::string::npos);
+        CHECK(c.reason.find("its config classes are read from the checkout") != std::string::npos);
+    }
+    SECTION("not checked out: a core_v tag naming the commit in the submodule's git data; the facts stand in") {
+        TempDir dir;
+        make_checkout(dir, kUnknown);
+        dir.write(".git/modules/3rdparty/Megatron-LM/packed-refs",
+                  "# pack-refs with: peeled fully-peeled sorted\n"
+                  "1111111111111111111111111111111111111111 refs/tags/core_v0.21.0\n^" +
+                      kUnknown + "\n");
+        const RevisionChoice c = detect(dir);
+        CHECK(c.revision->name == "main");  // newer than every known revision: the newest main-line one
+        CHECK(c.approximate);
+        CHECK(c.mcore_tree.empty());
+        CHECK(c.reason.find("the tag core_v0.21.0 names it") != std::string::npos);
+    }
+}
+
+TEST_CASE("a checked-out pin that is known is read from the tree too", "[detection]") {
+    TempDir dir;
+    make_checkout(dir, kMainPin);
+    check_out_submodule(dir, kMainPin);
+    dir.write("3rdparty/Megatron-LM/megatron/core/transformer/transformer_config.py", "class TransformerConfig:\n");
+    const RevisionChoice c = detect(dir);
+    CHECK(c.revision->name == "0.20.dev");
+    CHECK(c.mcore_tree == (dir.path() / "3rdparty/Megatron-LM").string());
+    CHECK_FALSE(c.approximate);
+}
+
+TEST_CASE("the version a Megatron Core tree reports, and the nearest known revision for a version", "[detection]") {
+    TempDir dir;
+    CHECK_FALSE(mbl::mcore_package_version(dir.path()));
+    dir.write("megatron/core/package_info.py", "MAJOR = 0\nMINOR = 20\nPATCH = 0\nPRE_RELEASE = ''\n");
+    CHECK(mbl::mcore_package_version(dir.path()) == "0.20.0");
+
+    const mbl::Schema& s = mbl::Schema::instance();
+    std::string why;
+    CHECK(s.nearest_revision("0.16.2", why)->name == "0.16");           // a patch release: its release
+    CHECK(s.nearest_revision("core_v0.18.0rc1", why)->name == "0.18");  // a pre-release of a known line
+    CHECK(s.nearest_revision("0.20.0", why)->name == "0.20.dev");       // the line's first known commit
+    CHECK(why.find("0.20 line") != std::string::npos);
+    CHECK(s.nearest_revision("0.23.0", why)->name == "main");  // newer than everything known
+    CHECK_FALSE(s.nearest_revision("0.11.0", why));            // older than everything known
+    CHECK_FALSE(s.nearest_revision("main", why));
+}
+
+TEST_CASE("tags are found loose or packed, annotated ones by the commit they point to", "[detection]") {
+    TempDir dir;
+    CHECK_FALSE(mbl::tag_of_commit(dir.path(), kMainPin));
+    dir.write("refs/tags/core_v0.19.0", kMainPin + "\n");
+    CHECK(mbl::tag_of_commit(dir.path(), kMainPin) == "core_v0.19.0");
+    dir.write("packed-refs", kDevPin + " refs/tags/v1\n" + kUnknown + " refs/heads/x\n");
+    CHECK(mbl::tag_of_commit(dir.path(), kDevPin) == "v1");
+    CHECK_FALSE(mbl::tag_of_commit(dir.path(), kUnknown));  // a branch is not a tag
+}

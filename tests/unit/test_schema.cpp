@@ -170,3 +170,70 @@ TEST_CASE("precision recipes and the field list are loaded", "[schema]") {
     CHECK(s.field_names().size() > 300);
     CHECK(s.model_catalog().at("models").contains("deepseek-ai/DeepSeek-V3"));
 }
+
+TEST_CASE("which revisions have a field comes from Megatron Core's config classes at each one", "[schema]") {
+    const Schema& s = Schema::instance();
+    const mbl::FieldSpec* hyper = s.field("enable_hyper_connections");
+    REQUIRE(hyper);
+    // transformer_config.py declares it on the dev branch only (b3b1e2d793c5:1209); main renamed it.
+    for (const auto& name : s.revision_names()) CHECK(s.field_exists_at(*hyper, *s.revision(name)) == (name == "dev"));
+    CHECK(s.field_history(*hyper) == "it is only in Megatron Core dev");
+    const mbl::FieldSpec* mhc = s.field("mhc_recompute_layer_num");
+    REQUIRE(mhc);
+    CHECK(s.field_history(*mhc) == "it is in Megatron Core dev and later");
+    const mbl::FieldSpec* shards = s.field("moe_ncclep_static_shape");
+    REQUIRE(shards);
+    CHECK(s.field_history(*shards) == "it is in Megatron Core 0.19 to dev, not in 0.20.dev");
+    // A field Megatron Core removed (async_tensor_model_parallel_allreduce, last in 0.16) exists only up to it.
+    const mbl::FieldSpec* removed = s.field("async_tensor_model_parallel_allreduce");
+    REQUIRE(removed);
+    CHECK(s.field_exists_at(*removed, *s.revision("0.16")));
+    CHECK_FALSE(s.field_exists_at(*removed, *s.revision("0.17")));
+    // A field of a Bridge model class exists at every revision, whatever Megatron Core has (seq_length: Bridge's
+    // GPTModelProvider, Megatron Core's GPTModelConfig only from 0.18).
+    const mbl::FieldSpec* seq = s.field("seq_length");
+    REQUIRE(seq);
+    CHECK_FALSE(seq->bridge_source.empty());
+    CHECK(s.field_exists_at(*seq, *s.revision("0.12")));
+    CHECK_FALSE(s.field("not_a_field_anywhere"));
+}
+
+TEST_CASE("a field's type is the one declared at the revision", "[schema]") {
+    const Schema& s = Schema::instance();
+    const mbl::FieldSpec* scope = s.field("cuda_graph_scope");
+    REQUIRE(scope);
+    // `cuda_graph_scope: str = "full"` at core_v0.15.0; a Union of strings and lists from 0.16.
+    CHECK(s.field_at(*scope, *s.revision("0.15")).type == mbl::FieldType::Str);
+    CHECK(s.field_at(*scope, *s.revision("0.20.dev")).type == mbl::FieldType::Any);
+    const mbl::FieldSpec* granularity = s.field("recompute_granularity");
+    REQUIRE(granularity);
+    const mbl::FieldSpec at = s.field_at(*granularity, *s.revision("0.20.dev"));
+    CHECK(at.type == mbl::FieldType::Str);
+    CHECK(at.nullable);
+    CHECK(at.enum_values == std::vector<std::string>{"full", "selective"});
+}
+
+TEST_CASE("defaults and labels come from the generated class facts, with the commit they were read at", "[schema]") {
+    const Schema& s = Schema::instance();
+    for (const auto& name : s.revision_names()) {
+        INFO(name);
+        const mbl::Revision& r = *s.revision(name);
+        REQUIRE(r.classes);
+        CHECK(r.labels == r.classes->labels);
+        CHECK(r.defaults.size() > 100);
+        CHECK_FALSE(r.approximate);
+        const std::string commit = r.release.empty() ? r.commit : r.tags.front().second;
+        CHECK(r.classes->commit == commit);
+        CHECK(r.facts_source().find(commit.substr(0, 12)) != std::string::npos);
+    }
+    // distribute_saved_activations: `Optional[bool] = None` up to 0.15, `bool = False` from 0.16 (the hand-written
+    // defaults said False throughout).
+    auto default_of = [&](const char* rev, const char* field) -> const mbl::Value* {
+        for (const auto& [k, v] : s.revision(rev)->defaults)
+            if (k == field) return &v;
+        return nullptr;
+    };
+    CHECK(default_of("0.15", "distribute_saved_activations")->is_null());
+    CHECK(default_of("0.16", "distribute_saved_activations")->as_bool() == false);
+    CHECK_FALSE(default_of("0.14", "cuda_graph_impl"));  // no such field before 0.15
+}

@@ -81,3 +81,42 @@ TEST_CASE("nesting beyond the limit is refused with a diagnostic", "[yaml]") {
     REQUIRE_FALSE(r.ok());
     CHECK((r.errors[0].code == "IN008" || r.errors[0].code == "IN002"));
 }
+
+TEST_CASE("merge keys are applied as PyYAML's SafeLoader (and so OmegaConf) applies them", "[yaml]") {
+    const std::string text = "a: &a {x: 1, y: 1}\n"
+                             "b: &b {x: 2, z: 2}\n"
+                             "one: {<<: *a, y: 3}\n"    // the mapping's own key wins
+                             "list: {<<: [*a, *b]}\n"   // the first mapping of the list wins
+                             "two: {<<: *a, <<: *b}\n"  // of two merge keys, the later wins
+                             "quoted: {'<<': *a}\n"     // a quoted << is a plain key
+                             "nested:\n"
+                             "  <<: {<<: *b, w: 4}\n";
+    auto r = mbl::load_yaml("m.yaml", text);
+    REQUIRE(r.ok());
+    const mbl::Value& one = *r.root.find("one");
+    CHECK(one.find("x")->as_int() == 1);
+    CHECK(one.find("y")->as_int() == 3);
+    CHECK(one.find("<<") == nullptr);
+    CHECK(one.find("x")->prov().range.line == 1);  // reported where it is written, under its anchor
+    REQUIRE(one.find("x")->prov().chain.size() == 1);
+    CHECK(one.find("x")->prov().chain[0].range.line == 3);  // with a note for the << that brought it
+    const mbl::Value& list = *r.root.find("list");
+    CHECK(list.find("x")->as_int() == 1);
+    CHECK(list.find("z")->as_int() == 2);
+    CHECK(r.root.find("two")->find("x")->as_int() == 2);
+    CHECK(r.root.find("quoted")->find("<<") != nullptr);
+    const mbl::Value& nested = *r.root.find("nested");
+    CHECK(nested.find("w")->as_int() == 4);
+    CHECK(nested.find("z")->as_int() == 2);
+}
+
+TEST_CASE("a merge key of anything but mappings cannot be loaded", "[yaml]") {
+    for (const std::string text : {"m:\n  <<: 3\n", "a: &a [1]\nm:\n  <<: [*a]\n"}) {
+        auto r = mbl::load_yaml("m.yaml", text);
+        REQUIRE(r.errors.size() == 1);
+        CHECK(r.errors[0].code == "IN002");
+    }
+    // A duplicate among the mapping's own keys is refused; one a merged mapping also holds is not a duplicate.
+    CHECK(mbl::load_yaml("m.yaml", "a: &a {x: 1}\nm: {<<: *a, x: 2}\n").errors.empty());
+    CHECK(mbl::load_yaml("m.yaml", "m: {x: 1, x: 2}\n").errors.size() == 1);
+}

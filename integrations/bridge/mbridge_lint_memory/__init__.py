@@ -51,12 +51,17 @@ def measure_step(forward, backward=None, device=None, sync=True):
         torch.cuda.synchronize(device)
     step_ms = (time.perf_counter() - start) * 1000.0
     backward_peak = torch.cuda.max_memory_allocated(device) - base
+    # The allocator's slack at the backward peak (reserved beside allocated), for the estimate's reserve.
+    peak_allocated_total = torch.cuda.max_memory_allocated(device)
+    peak_reserved_total = torch.cuda.max_memory_reserved(device)
     del out
     return {
         "retained_bytes": int(retained),
         "forward_peak_bytes": int(forward_peak),
         "backward_peak_bytes": int(backward_peak),
         "step_ms": step_ms,
+        "peak_allocated_total_bytes": int(peak_allocated_total),
+        "peak_reserved_total_bytes": int(peak_reserved_total),
     }
 
 

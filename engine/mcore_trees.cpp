@@ -1,0 +1,150 @@
+#include "engine/mcore_trees.hpp"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "parser/python/mcore_source.hpp"
+
+namespace mbl {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The revisions made at run time, by key; never freed, as the bundled ones are not.
+struct Made {
+    std::unique_ptr<Revision> revision;
+    std::string error;
+};
+
+std::mutex& made_mutex() {
+    static std::mutex m;
+    return m;
+}
+
+std::map<std::string, Made>& made() {
+    static std::map<std::string, Made> m;
+    return m;
+}
+
+std::string canonical_string(const fs::path& p) {
+    std::error_code ec;
+    fs::path c = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    return (ec ? p : c).lexically_normal().string();
+}
+
+}  // namespace
+
+std::optional<fs::path> mcore_root(const fs::path& dir) {
+    if (is_mcore_tree(dir)) return dir;
+    std::error_code ec;
+    const fs::path normal = fs::absolute(dir, ec).lexically_normal();
+    fs::path trimmed = normal.filename().empty() ? normal.parent_path() : normal;  // "…/megatron/core/"
+    if (trimmed.filename() == "core" && trimmed.parent_path().filename() == "megatron" &&
+        is_mcore_tree(trimmed.parent_path().parent_path()))
+        return trimmed.parent_path().parent_path();
+    return std::nullopt;
+}
+
+const Revision* revision_for_tree(const Revision& base, const fs::path& tree, std::string& error) {
+    const std::string root = canonical_string(tree);
+    const std::string key = fmt::format("tree\n{}\n{}", base.name, root);
+    std::lock_guard<std::mutex> lock(made_mutex());
+    auto it = made().find(key);
+    if (it == made().end()) {
+        Made m;
+        std::string why;
+        if (auto facts = py::read_mcore_classes(root, *base.classes, why)) {
+            facts->package_version = mcore_package_version(root).value_or("");
+            if (!facts->package_version.empty())
+                facts->origin += fmt::format(" (megatron-core {})", facts->package_version);
+            m.revision = std::make_unique<Revision>(base);
+            apply_class_facts(*m.revision, std::make_shared<const ClassFacts>(std::move(*facts)));
+            m.revision->approximate = false;
+            m.revision->facts_note = fmt::format("the checks are Megatron Core {}'s", base.name);
+        } else {
+            m.error = why;
+        }
+        it = made().emplace(key, std::move(m)).first;
+    }
+    error = it->second.error;
+    return it->second.revision.get();
+}
+
+const Revision* approximate_revision(const Revision& base, const std::string& note) {
+    const std::string key = fmt::format("approximate\n{}\n{}", base.name, note);
+    std::lock_guard<std::mutex> lock(made_mutex());
+    auto it = made().find(key);
+    if (it == made().end()) {
+        Made m;
+        m.revision = std::make_unique<Revision>(base);
+        m.revision->approximate = true;
+        m.revision->facts_note = note;
+        it = made().emplace(key, std::move(m)).first;
+    }
+    return it->second.revision.get();
+}
+
+RevisionChoice with_facts(RevisionChoice choice) {
+    if (!choice.revision) return choice;
+    if (!choice.mcore_tree.empty()) {
+        std::string error;
+        if (const Revision* r = revision_for_tree(*choice.revision, choice.mcore_tree, error)) {
+            choice.revision = r;
+            return choice;
+        }
+        choice.reason +=
+            fmt::format(" (not readable: {}; the bundled ones of {} are used)", error, choice.revision->name);
+        choice.mcore_tree.clear();
+    }
+    if (choice.approximate)
+        choice.revision = approximate_revision(
+            *choice.revision,
+            fmt::format("the bundled facts of Megatron Core {} stand in for commit {}, which "
+                        "mbridge-lint has not read",
+                        choice.revision->name, choice.commit.empty() ? "?" : choice.commit.substr(0, 12)));
+    return choice;
+}
+
+RevisionChoice choice_for_mcore_path(const std::string& dir, const Revision* named, std::string named_why) {
+    const Schema& schema = Schema::instance();
+    RevisionChoice choice;
+    choice.source = RevisionChoice::Source::CommandLine;
+    const auto root = mcore_root(dir);
+    if (!root) {
+        choice.reason = fmt::format("--mcore-path {}: there is no megatron/core/transformer/transformer_config.py "
+                                    "under it; name the folder that holds megatron/ (a Megatron-LM checkout, a "
+                                    "site-packages)",
+                                    dir);
+        return choice;
+    }
+    const Revision* base = named;
+    std::string why = std::move(named_why);
+    if (!base) {
+        if (auto version = mcore_package_version(*root)) {
+            std::string nearest;
+            base = schema.nearest_revision(*version, nearest);
+            if (base) why = fmt::format("its megatron/core/package_info.py says {}: {}", *version, nearest);
+        }
+        if (!base) {
+            base = schema.revision(schema.default_revision());
+            why = fmt::format("its version names no known revision, so the default {} is used; pass --mcore to choose",
+                              base->name);
+        }
+    }
+    std::string error;
+    choice.revision = revision_for_tree(*base, *root, error);
+    choice.mcore_tree = root->string();
+    if (!choice.revision) {
+        choice.reason = fmt::format("--mcore-path {}: {}", dir, error);
+        return choice;
+    }
+    choice.reason = fmt::format("--mcore-path {}: its config classes are read; the checks are Megatron Core {}'s ({})",
+                                dir, base->name, why);
+    return choice;
+}
+
+}  // namespace mbl

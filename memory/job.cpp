@@ -1,0 +1,204 @@
+// make_job: the one translation from the effective model to what the estimate models (memory/job.hpp).
+#include "memory/job.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "memory/job_parts.hpp"
+
+namespace mbl::memory {
+namespace {
+
+// The fields the translation reads; an unknown one makes the estimate incomplete (its default stands in).
+constexpr const char* kReadFields[] = {"num_query_groups",
+                                       "kv_channels",
+                                       "ffn_hidden_size",
+                                       "gated_linear_unit",
+                                       "add_bias_linear",
+                                       "bias_activation_fusion",
+                                       "normalization",
+                                       "attention_dropout",
+                                       "hidden_dropout",
+                                       "attention_softmax_in_fp32",
+                                       "masked_softmax_fusion",
+                                       "transformer_impl",
+                                       "attention_backend",
+                                       "num_moe_experts",
+                                       "moe_router_topk",
+                                       "moe_ffn_hidden_size",
+                                       "moe_shared_expert_intermediate_size",
+                                       "moe_grouped_gemm",
+                                       "moe_layer_freq",
+                                       "multi_latent_attention",
+                                       "q_lora_rank",
+                                       "kv_lora_rank",
+                                       "qk_head_dim",
+                                       "qk_pos_emb_head_dim",
+                                       "v_head_dim",
+                                       "tensor_model_parallel_size",
+                                       "context_parallel_size",
+                                       "expert_model_parallel_size",
+                                       "expert_tensor_parallel_size",
+                                       "sequence_parallel",
+                                       "pipeline_model_parallel_size",
+                                       "virtual_pipeline_model_parallel_size",
+                                       "pipeline_model_parallel_layout",
+                                       "fp8",
+                                       "bf16",
+                                       "fp16",
+                                       "params_dtype",
+                                       "vocab_size",
+                                       "share_embeddings_and_output_weights",
+                                       "hybrid_layer_pattern",
+                                       "hybrid_override_pattern",
+                                       "moe_token_dispatcher_type",
+                                       "activation_func",
+                                       "activation_func_fp8_input_store",
+                                       "microbatch_group_size_per_vp_stage",
+                                       "deallocate_pipeline_outputs"};
+
+// Not estimable: `field` is what it is about (for locating the diagnostic), `why` what is missing.
+Job missing(Job& job, std::string field, std::string why) {
+    job.why_field = std::move(field);
+    job.why_not = std::move(why);
+    return std::move(job);
+}
+
+void note_unknown_fields(const EffectiveModel& m, Job& job) {
+    for (const char* field : kReadFields) {
+        if (m.known({field})) continue;
+        job.complete = false;
+        job.assumptions.push_back(
+            {fmt::format("{} is unknown ({}): its default stands in", field, m[field].unknown_reason())});
+    }
+}
+
+// The layers (a hybrid pattern gives every layer's kind, and its length is the layer count) and the sizes that must
+// be there; "" when usable.
+std::string read_layers(const EffectiveModel& m, LayerPlan& plan, Job& job) {
+    const auto pattern = hybrid_pattern(m);
+    if (pattern) {
+        auto parsed = plan_from_pattern(*pattern, job.assumptions);
+        if (!parsed) {
+            job.why_field = m["hybrid_layer_pattern"].is_string() ? "hybrid_layer_pattern" : "hybrid_override_pattern";
+            return fmt::format("the hybrid layer pattern \"{}\" has a symbol outside M G * D + - E | /", *pattern);
+        }
+        plan = std::move(*parsed);
+    }
+    const std::int64_t layers = pattern ? static_cast<std::int64_t>(plan.kinds.size()) : int_or(m, "num_layers", 0);
+    job.why_field = "num_layers";
+    if (layers <= 0) return "num_layers is not set (or not known), so there is no layer stack to estimate";
+    // Sizes far beyond any real job are refused rather than modelled (they would also overflow the schedules).
+    constexpr std::int64_t kMaxLayers = 100000, kMaxParallel = 1 << 20;
+    if (layers > kMaxLayers) return fmt::format("num_layers {} is beyond {}", layers, kMaxLayers);
+    for (const char* field :
+         {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
+          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size"}) {
+        const std::int64_t v = int_or(m, field, 1);
+        job.why_field = field;
+        if (v < 1 || v > kMaxParallel) return fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel);
+    }
+    job.why_field = "pipeline_model_parallel_size";
+    if (int_or(m, "pipeline_model_parallel_size", 1) * int_or(m, "virtual_pipeline_model_parallel_size", 1) > layers)
+        return "pipeline_model_parallel_size x virtual_pipeline_model_parallel_size is larger than num_layers";
+    job.shape.hidden = int_or(m, "hidden_size", 0);
+    job.shape.heads = int_or(m, "num_attention_heads", 0);
+    job.why_field = "hidden_size";
+    if (job.shape.hidden <= 0) return "hidden_size is not set (or not known)";
+    job.why_field = "num_attention_heads";
+    if (job.shape.heads <= 0) return "num_attention_heads is not set (or not known)";
+    if (!pattern) plan.kinds = gpt_layer_kinds(m, static_cast<int>(layers), job.assumptions);
+    job.why_field.clear();
+    return "";
+}
+
+// Sequence length and micro-batch size (train and dataset sections); "" when usable.
+std::string read_run_shape(const EffectiveModel& m, Job& job) {
+    const Value& seq = m.run.seq_length;
+    job.why_field = "seq_length";
+    if (!seq.is_int() || seq.as_int() <= 0)
+        return "the sequence length (model.seq_length or dataset.seq_length) is not a positive integer";
+    job.seq_length = seq.as_int();
+    if (seq.prov().origin == Origin::Default)
+        job.assumptions.push_back({fmt::format(
+            "sequence length {} is the model default (set model.seq_length or dataset.seq_length)", job.seq_length)});
+    const Value& mbs = m.run.micro_batch_size;
+    job.why_field = "micro_batch_size";
+    if (mbs.is_int() && mbs.as_int() > 0) {
+        job.micro_batch = mbs.as_int();
+    } else if (mbs.is_null() || mbs.is_unknown()) {
+        job.micro_batch = 1;
+        job.complete &= !mbs.is_unknown();
+        job.assumptions.push_back({fmt::format("micro-batch size 1 assumed (train.micro_batch_size is {})",
+                                               mbs.is_null() ? "not set" : "unknown: " + mbs.unknown_reason())});
+    } else {
+        return "train.micro_batch_size is not a positive integer";
+    }
+    job.why_field.clear();
+    return "";
+}
+
+}  // namespace
+
+std::optional<Recompute> recompute_of(const EffectiveModel& m) {
+    if (!m.known(
+            {"recompute_granularity", "recompute_method", "recompute_num_layers", "distribute_saved_activations"}) ||
+        !m.modules_post.known)
+        return std::nullopt;
+    Recompute rc;
+    const auto gran = m.granularity_post;
+    if (!gran) return rc;
+    if (*gran == "selective") {
+        rc.granularity = Recompute::Granularity::Selective;
+        rc.modules = m.modules_post.labels;
+    } else if (*gran == "full") {
+        rc.granularity = Recompute::Granularity::Full;
+        auto method = m.str("recompute_method");
+        auto n = m.integer("recompute_num_layers");
+        if (!method || !n || *n < 1) return std::nullopt;  // Megatron Core rejects this (RC004, RC005)
+        rc.method = *method == "block" ? Recompute::Method::Block : Recompute::Method::Uniform;
+        rc.num_layers = static_cast<int>(std::min<std::int64_t>(*n, 1 << 20));
+        rc.distribute_saved_activations = m.flag("distribute_saved_activations");
+    } else {
+        return std::nullopt;
+    }
+    return rc;
+}
+
+Job make_job(const EffectiveModel& m, const JobInputs& in) {
+    Job job;
+    note_unknown_fields(m, job);
+    LayerPlan plan;
+    if (auto why = read_layers(m, plan, job); !why.empty()) return missing(job, job.why_field, why);
+    auto rc = recompute_of(m);
+    if (!rc)
+        return missing(job, "recompute_granularity",
+                       "the recompute settings are invalid or unknown (see `mbridge-lint check`)");
+    job.current = *rc;
+    if (auto why = read_run_shape(m, job); !why.empty()) return missing(job, job.why_field, why);
+    LayerShape& s = job.shape;
+    s.seq_length = job.seq_length;
+    s.micro_batch = job.micro_batch;
+    fill_shape(m, s, job.assumptions);
+    if (m["cuda_graph_impl"].is_string() && m.str("cuda_graph_impl") != "none")
+        job.assumptions.push_back({"CUDA graphs: their private memory pools and static buffers are not counted"});
+    if (int_or(m, "mtp_num_layers", 0) > 0)
+        job.assumptions.push_back({"multi-token prediction layers are not counted"});
+    if (auto why = read_data_parallel(m, in, job); !why.empty()) return missing(job, "tensor_model_parallel_size", why);
+    read_precision(m, job.precision, job.assumptions);
+    read_fp8_weights(m, s, job.precision, job.assumptions);
+    job.schedule.pp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "pipeline_model_parallel_size", 1)));
+    job.schedule.vpp =
+        static_cast<int>(std::max<std::int64_t>(1, int_or(m, "virtual_pipeline_model_parallel_size", 1)));
+    job.tied_output = job.schedule.pp == 1 && flag_of(m, "share_embeddings_and_output_weights");
+    job.vocab = padded_vocab(m, s.tp, job.assumptions);
+    job.kinds = plan.kinds;
+    job.per_stage = stage_layers(m, plan, job.schedule.pp, job.schedule.vpp, job.assumptions);
+    read_schedule(m, job);
+    read_peft(m, job);
+    job.ok = true;
+    return job;
+}
+
+}  // namespace mbl::memory

@@ -1,0 +1,275 @@
+// The tensors one layer keeps for backward without recompute (memory/README.md, "One layer", names each).
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "memory/layer_parts.hpp"
+
+namespace mbl::memory {
+
+bool has(const std::vector<std::string>& labels, std::string_view label) {
+    return std::find(labels.begin(), labels.end(), label) != labels.end();
+}
+
+Dims dims_of(const LayerShape& s) {
+    Dims d{};
+    const double tp = std::max(1, s.tp), cp = std::max(1, s.cp);
+    d.s_query = static_cast<double>(s.seq_length) / cp;
+    d.s_key = static_cast<double>(s.seq_length);
+    d.tokens = d.s_query * static_cast<double>(s.micro_batch);
+    d.residual = static_cast<double>(s.hidden) / (s.sequence_parallel ? tp : 1.0);
+    d.heads = std::max(1.0, static_cast<double>(s.heads) / tp);
+    const double g = static_cast<double>(s.query_groups > 0 ? s.query_groups : s.heads);
+    d.groups = std::max(1.0, g / tp);
+    d.head_dim = static_cast<double>(s.head_dim > 0 ? s.head_dim : (s.heads > 0 ? s.hidden / s.heads : 0));
+    // With fewer query groups than tensor-parallel ranks each rank all-gathers its group's whole slice.
+    d.qkv_width = (g < tp && g > 0 ? static_cast<double>(s.heads) / g + 2 : d.heads + 2 * d.groups) * d.head_dim;
+    d.ffn = static_cast<double>(s.ffn_hidden) / tp;
+    d.local_tokens = d.tokens / (s.sequence_parallel ? tp : 1.0);
+    const double etp = std::max(1, s.etp);
+    // Balanced routing: every rank's experts receive k assignments per token of its residual stream; expert tensor
+    // parallelism gathers the tokens of the etp ranks that share the experts.
+    d.assignments = d.local_tokens * static_cast<double>(s.topk) * etp;
+    d.expert_ffn = static_cast<double>(s.expert_ffn) / etp;
+    d.shared_ffn = static_cast<double>(s.shared_expert_ffn) / tp;
+    const double mamba_heads = static_cast<double>(
+        s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / std::max<std::int64_t>(1, s.mamba_head_dim));
+    d.mamba_heads = mamba_heads / tp;
+    d.mamba_inner = d.mamba_heads * static_cast<double>(s.mamba_head_dim);
+    d.mamba_groups = std::max(1.0, static_cast<double>(s.mamba_groups) / tp);
+    d.mamba_in = 2 * d.mamba_inner + 2 * d.mamba_groups * static_cast<double>(s.mamba_state) + d.mamba_heads;
+    d.e = s.activation_bytes;
+    d.gemm_bytes = s.fp8 ? 1.0 + s.fp8_scale_bytes : s.activation_bytes;
+    return d;
+}
+
+double score_elements(const LayerShape& s, const Dims& d) {
+    return static_cast<double>(s.micro_batch) * d.heads * d.s_query * d.s_key;
+}
+
+double norm_stat_bytes(const LayerShape& s, double tokens) { return tokens * (s.layernorm ? 8.0 : 4.0); }
+
+bool grouped(const LayerShape& s, const Dims& d) { return !s.mla && d.heads > d.groups; }
+bool query_copied(const LayerShape& s, const Dims& d) { return grouped(s, d) && d.groups > 1; }
+
+namespace {
+
+// A dense MLP of width `ffn` over `tokens` (also the shared experts), tagged `module`.
+void dense_mlp_tensors(std::vector<SavedTensor>& out, const LayerShape& s, const Dims& d, double tokens, double ffn,
+                       const std::string& module, const std::string& what) {
+    const double n = tokens * ffn;
+    if (s.gated) {
+        const bool fp8_store = s.fused_activation && s.fp8_activation_input;
+        out.push_back({what + (fp8_store ? " fc1 output (gate and up halves, kept as fp8 by the fused kernel)"
+                                         : " fc1 output (gate and up halves)"),
+                       module, 2 * n * (fp8_store ? 1.0 : d.e)});
+        if (s.fused_activation) {
+            out.push_back({what + " activation output (fc2 input)", module, n * d.gemm_bytes});
+            return;
+        }
+        out.push_back({what + " activation(gate) output", module, n * d.e});
+        out.push_back({what + " up half plus glu_linear_offset", module, n * d.e});
+        out.push_back({what + " gated product (fc2 input)", module, n * d.gemm_bytes});
+        return;
+    }
+    out.push_back({what + (s.linear_bias && !s.fused_activation ? " fc1 output plus bias (activation input)"
+                                                                : " fc1 output (activation input)"),
+                   module, n * d.e});
+    out.push_back({what + " activation output (fc2 input)", module, n * d.gemm_bytes});
+}
+
+// The routed experts over `A` assignments: fc1 output (module moe), the activation and its scaling by the router
+// probability (module moe_act: what the output-discarding moe_act checkpoint drops).
+void expert_tensors(std::vector<SavedTensor>& out, const LayerShape& s, const Dims& d) {
+    const double A = d.assignments, n = A * d.expert_ffn;
+    out.push_back({"router probabilities of the routed tokens (fp32)", "moe", A * 4});
+    // The weighted fused SwiGLU keeps its input as fp8 with activation_func_fp8_input_store (experts.py passes it).
+    const bool fp8_store = s.gated && s.expert_fused_activation && s.fp8_activation_input;
+    out.push_back({s.gated ? "expert fc1 output (gate and up halves)" : "expert fc1 output (activation input)", "moe",
+                   (s.gated ? 2 : 1) * n * (fp8_store ? 1.0 : d.e)});
+    if (s.expert_fused_activation) {
+        // weighted_bias_swiglu / weighted_squared_relu: one kernel keeps its input and the probabilities.
+        out.push_back(
+            {"expert activation output scaled by the router probability (fc2 input)", "moe_act", n * d.gemm_bytes});
+        return;
+    }
+    if (s.gated) {
+        out.push_back({"expert activation(gate) output", "moe_act", n * d.e});
+        out.push_back({"expert up half plus glu_linear_offset", "moe_act", n * d.e});
+    }
+    // `act * probs` keeps its left operand, since the probabilities carry a gradient (under forced load balancing too:
+    // RandomSTE.backward returns grad_output, Megatron Core transformer/moe/moe_utils.py, 2a75ac12 line 1280).
+    out.push_back({s.gated ? "expert gated product (kept to give the probabilities their gradient)"
+                           : "expert activation output (kept to give the probabilities their gradient)",
+                   "moe_act", n * d.e});
+    out.push_back({"expert output scaled by the router probability (fc2 input)", "moe_act", n * d.gemm_bytes});
+}
+
+void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
+    const double T = d.tokens, e = d.e, Tl = d.local_tokens;
+    const bool unfused = s.attention == AttentionKernel::Unfused;
+    t.push_back({"input norm output (QKV projection input)", "input_layernorm", T * d.residual * d.gemm_bytes});
+    t.push_back({"input norm statistics (fp32)", "input_norm_stats", norm_stat_bytes(s, Tl)});
+
+    if (s.mla) {
+        const double qk = static_cast<double>(s.qk_head_dim + s.qk_pos_dim), v = static_cast<double>(s.v_head_dim);
+        // Latent norms fused into the up-projections (LayerNormLinear) run inside the mla_up_proj region.
+        const std::string latent_norm = s.mla_latent_norm_fused ? "mla_up_proj" : "attention";
+        if (s.q_lora_rank > 0) {
+            t.push_back({"q down-projection output (q latent)", "attention", Tl * s.q_lora_rank * e});
+            t.push_back(
+                {"q latent norm output (q up-projection input)", latent_norm, Tl * s.q_lora_rank * d.gemm_bytes});
+            t.push_back({"q latent norm statistics (fp32)", latent_norm, Tl * 4});
+        }
+        t.push_back({"kv down-projection output (kv latent and rope key)", "attention",
+                     Tl * (s.kv_lora_rank + s.qk_pos_dim) * e});
+        t.push_back(
+            {"kv latent norm output (kv up-projection input)", latent_norm, Tl * s.kv_lora_rank * d.gemm_bytes});
+        t.push_back({"kv latent norm statistics (fp32)", latent_norm, Tl * 4});
+        // The up-projection outputs are consumed by the rotary step and freed; query, key and value are new tensors.
+        t.push_back({"query with rotary part", "mla_up_proj", T * d.heads * qk * e});
+        t.push_back({"key with rotary part", "mla_up_proj", T * d.heads * qk * e});
+        t.push_back({"value", "mla_up_proj", T * d.heads * v * e});
+    } else {
+        const double qkv = T * d.qkv_width * e;
+        const double q = T * d.heads * d.head_dim * e;
+        if (unfused && grouped(s, d)) {
+            if (query_copied(s, d)) {
+                t.push_back({"query (reshaped copy of the grouped QKV output)", "attention", q});
+            } else if (s.micro_batch > 1) {
+                // One group: the query is a view, but the core's reshape to [s, b*a, d] cannot merge b and a.
+                t.push_back({"query (copied by the unfused core's reshape; b > 1)", "core_attn", q});
+            } else {
+                t.push_back({"QKV projection output (the single group's query is a view of it)", "attention", qkv});
+            }
+            t.push_back({"key repeated to every head", "core_attn", q});
+            t.push_back({"value repeated to every head", "core_attn", q});
+        } else {
+            t.push_back({"QKV projection output (key and value are views of it)", "attention", qkv});
+            if (query_copied(s, d)) t.push_back({"query (reshaped copy of the grouped QKV output)", "attention", q});
+        }
+    }
+
+    const double v_dim = s.mla ? static_cast<double>(s.v_head_dim) : d.head_dim;
+    if (unfused) {
+        const double p = score_elements(s, d);
+        if (s.softmax_fp32 && !s.softmax_kernel) {
+            t.push_back({"attention probabilities, fp32 softmax output", "core_attn", p * 4});
+            if (s.attention_dropout > 0) {
+                t.push_back({"attention dropout mask", "core_attn", p * 1});
+                t.push_back({"attention probabilities after dropout (bf16, PV input)", "core_attn", p * e});
+            } else {
+                t.push_back({"attention probabilities cast to bf16 (PV input)", "core_attn", p * e});
+            }
+        } else {
+            t.push_back({"attention probabilities, softmax output", "core_attn", p * e});
+            if (s.attention_dropout > 0) {
+                t.push_back({"attention dropout mask", "core_attn", p * 1});
+                t.push_back({"attention probabilities after dropout (PV input)", "core_attn", p * e});
+            }
+        }
+        t.push_back(
+            {"core attention output (output projection input)", "attention", T * d.heads * v_dim * d.gemm_bytes});
+    } else {
+        t.push_back({"attention output (output projection input)", "attention", T * d.heads * v_dim * e});
+        if (s.fp8)
+            t.push_back({"attention output quantized by the output projection", "attention",
+                         T * d.heads * v_dim * d.gemm_bytes});
+        t.push_back({"softmax statistics (fp32, one per query row)", "core_attn",
+                     static_cast<double>(s.micro_batch) * d.heads * d.s_query * 4});
+    }
+}
+
+void mamba_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
+    const double T = d.tokens, e = d.e;
+    // in_proj is a LayerNormLinear: it keeps the norm output (its GEMM input) and the statistics.
+    t.push_back({"in_proj norm output (fused into in_proj)", "mamba", T * d.residual * d.gemm_bytes});
+    t.push_back({"in_proj norm statistics (fp32)", "mamba", norm_stat_bytes(s, d.local_tokens)});
+    // mamba_split_conv1d_scan_combined keeps its input and the SSM output before the gate.
+    t.push_back({"in_proj output: z, x, B, C, dt (kept by the SSD kernel)", "mamba", T * d.mamba_in * e});
+    t.push_back({"SSM output before the gate (kept by the SSD kernel)", "mamba", T * d.mamba_inner * e});
+    t.push_back({"gated SSM output (grouped norm input)", "mamba", T * d.mamba_inner * e});
+    t.push_back({"grouped norm statistics (fp32)", "mamba", T * d.mamba_groups * 4});
+    t.push_back({"grouped norm output (out_proj input)", "mamba", T * d.mamba_inner * d.gemm_bytes});
+}
+
+void moe_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
+    const double T = d.tokens, Tl = d.local_tokens, A = d.assignments;
+    const double E = static_cast<double>(s.experts);
+    t.push_back({"router logits and probabilities", "moe", Tl * E * (d.e + 4)});
+    // Index maps kept to undo the permutation: TE's fused permute keeps an int32 row-id map [T, 2E + 1]; the torch
+    // path keeps int64 sorted indices; all-to-all sorts received chunks by local expert with one more map.
+    double maps = s.permute_fusion ? Tl * (2 * E + 1) * 4 : A * 8;
+    if (s.dispatcher != Dispatcher::AllGather && s.experts / std::max(1, s.ep) > 1)
+        maps += A * (s.permute_fusion ? 4 : 8);
+    t.push_back({"permutation index maps", "moe", maps});
+    t.push_back({"permuted tokens (expert fc1 input)", "moe", A * s.hidden * d.gemm_bytes});
+    expert_tensors(t, s, d);
+    if (s.shared_expert_ffn > 0) {
+        if (s.shared_expert_overlap && s.sequence_parallel && s.tp > 1)
+            t.push_back({"pre-MLP norm output gathered by the overlapped shared experts (their fc1 input)",
+                         "shared_experts", T * s.hidden * d.gemm_bytes});
+        dense_mlp_tensors(t, s, d, T, d.shared_ffn, "shared_experts", "shared expert");
+    }
+}
+
+}  // namespace
+
+// Everything a layer saves without recompute, each tensor tagged with the module that produces it.
+std::vector<SavedTensor> all_tensors(const LayerShape& s, LayerKind kind, const Dims& d) {
+    std::vector<SavedTensor> t;
+    const double T = d.tokens;
+    const bool mlp_part = has_dense_mlp(kind) || has_moe(kind);
+    if (has_attention(kind)) {
+        attention_tensors(t, s, d);
+        if (s.hidden_dropout > 0)
+            t.push_back({"attention residual dropout mask", "bias_dropout_add", T * d.residual * 1});
+        if (mlp_part) t.push_back({"residual after attention (pre-MLP norm input)", "residual", T * d.residual * d.e});
+    }
+    if (kind == LayerKind::Mamba) {
+        mamba_tensors(t, s, d);
+        if (s.hidden_dropout > 0) t.push_back({"Mamba residual dropout mask", "bias_dropout_add", T * d.residual * 1});
+    }
+    if (mlp_part) {
+        t.push_back({"pre-MLP norm output (MLP input)", "pre_mlp_layernorm", T * d.residual * d.gemm_bytes});
+        t.push_back({"pre-MLP norm statistics (fp32)", "pre_mlp_norm_stats", norm_stat_bytes(s, d.local_tokens)});
+        if (has_dense_mlp(kind)) dense_mlp_tensors(t, s, d, T, d.ffn, "mlp", "MLP");
+        else moe_tensors(t, s, d);
+        if (s.hidden_dropout > 0) t.push_back({"MLP residual dropout mask", "bias_dropout_add", T * d.residual * 1});
+    }
+    return t;
+}
+
+double sum_bytes(const std::vector<SavedTensor>& t) {
+    return std::accumulate(t.begin(), t.end(), 0.0, [](double a, const SavedTensor& x) { return a + x.bytes; });
+}
+
+double module_bytes(const std::vector<SavedTensor>& t, std::initializer_list<std::string_view> modules) {
+    double b = 0;
+    for (const auto& x : t)
+        for (auto m : modules)
+            if (x.module == m) b += x.bytes;
+    return b;
+}
+
+// Removes the tensors of `modules`; returns whether anything was removed.
+bool drop(std::vector<SavedTensor>& t, std::initializer_list<std::string_view> modules) {
+    auto before = t.size();
+    t.erase(std::remove_if(t.begin(), t.end(),
+                           [&](const SavedTensor& x) {
+                               return std::any_of(modules.begin(), modules.end(),
+                                                  [&](auto m) { return x.module == m; });
+                           }),
+            t.end());
+    return t.size() != before;
+}
+
+bool input_norm_recomputable(const LayerShape& s, LayerKind kind) {
+    return has_attention(kind) && s.input_norm_separate;
+}
+// MoE layers keep a separate pre-MLP norm in every spec; dense TE layers fuse it into fc1.
+bool pre_mlp_norm_recomputable(const LayerShape& s, LayerKind kind) {
+    return has_moe(kind) || (has_dense_mlp(kind) && s.pre_mlp_norm_separate);
+}
+
+}  // namespace mbl::memory

@@ -1,0 +1,215 @@
+// One pipeline rank under one recompute option (memory/README.md, "Per rank").
+#include "memory/rank.hpp"
+
+#include <algorithm>
+
+namespace mbl::memory {
+namespace {
+
+struct Params {
+    double dense = 0;   // sharded over TP
+    double expert = 0;  // sharded over EP x ETP
+};
+
+Params layer_params(const LayerShape& s, LayerKind kind) {
+    const double h = static_cast<double>(s.hidden);
+    const double d = static_cast<double>(s.head_dim);
+    const double a = static_cast<double>(s.heads), g = static_cast<double>(s.query_groups);
+    const double norm = (s.layernorm ? 2 : 1) * h;
+    const double mats = s.gated ? 3 : 2;
+    Params p;
+    if (has_attention(kind)) {
+        p.dense += norm;
+        if (s.mla) {
+            const double qk = static_cast<double>(s.qk_head_dim + s.qk_pos_dim);
+            p.dense += s.q_lora_rank > 0 ? h * s.q_lora_rank + s.q_lora_rank * a * qk + s.q_lora_rank : h * a * qk;
+            p.dense += h * (s.kv_lora_rank + s.qk_pos_dim) + s.kv_lora_rank * a * (s.qk_head_dim + s.v_head_dim) +
+                       s.kv_lora_rank;
+            p.dense += a * s.v_head_dim * h;
+        } else {
+            p.dense += h * (a + 2 * g) * d + a * d * h;
+            if (s.linear_bias) p.dense += (a + 2 * g) * d + h;
+        }
+    }
+    if (kind == LayerKind::Mamba) {
+        const double heads = static_cast<double>(
+            s.mamba_heads > 0 ? s.mamba_heads : 2 * s.hidden / std::max<std::int64_t>(1, s.mamba_head_dim));
+        const double inner = heads * static_cast<double>(s.mamba_head_dim);
+        const double bc = 2 * static_cast<double>(s.mamba_groups * s.mamba_state);
+        // in_proj (z, x, B, C, dt) with its fused norm, depthwise conv1d (width 4, bias) over x, B, C, dt bias, A, D,
+        // the grouped norm, out_proj.
+        p.dense += norm + h * (2 * inner + bc + heads) + (inner + bc) * 5 + 3 * heads + inner + inner * h;
+    }
+    if (has_dense_mlp(kind)) {
+        p.dense += norm + h * static_cast<double>(s.ffn_hidden) * mats;
+        if (s.linear_bias) p.dense += static_cast<double>(s.ffn_hidden) * (mats - 1) + h;
+    }
+    if (has_moe(kind)) {
+        p.dense += norm + h * static_cast<double>(s.experts);  // router
+        p.dense += h * static_cast<double>(s.shared_expert_ffn) * mats;
+        p.expert += static_cast<double>(s.experts) * h * static_cast<double>(s.expert_ffn) * mats;
+    }
+    return p;
+}
+
+// LoRA adapters of one layer (Bridge peft/utils.py ParallelLinearAdapter: linear_in in x r, linear_out r x out, both
+// split over TP with the base linear); DoRA adds a magnitude per output feature (peft/dora_layers.py). Adapters on
+// the routed experts are not counted.
+double adapter_params(const LayerShape& s, LayerKind kind, const Peft& p) {
+    if (!p.active) return 0;
+    const double h = static_cast<double>(s.hidden), r = static_cast<double>(p.rank);
+    const double qkv = static_cast<double>((s.heads + 2 * s.query_groups) * s.head_dim);
+    const double core = static_cast<double>(s.heads * s.head_dim);
+    const double fc1 = static_cast<double>(s.ffn_hidden) * (s.gated ? 2 : 1), ffn = static_cast<double>(s.ffn_hidden);
+    double n = 0;
+    auto add = [&](bool on, double in, double out) {
+        if (on) n += r * (in + out) + (p.dora ? out : 0);
+    };
+    if (has_attention(kind) && !s.mla) {
+        add(p.qkv, h, qkv);
+        add(p.proj, core, h);
+    }
+    if (has_dense_mlp(kind)) {
+        add(p.fc1, h, fc1);
+        add(p.fc2, ffn, h);
+    }
+    return n;
+}
+
+// Activations the adapters add per layer and micro-batch: linear_out keeps its rank-r input (gathered over TP), and
+// dropout before linear_in keeps its output and mask. The base linears' inputs are kept as before, by the adapters'
+// linear_in instead of the frozen base (TE's Linear saves its input only for a weight that needs a gradient:
+// module/linear.py, e7c550c5 line 306).
+double adapter_activations(const LayerShape& s, LayerKind kind, const Peft& p) {
+    if (!p.active) return 0;
+    const double tokens = static_cast<double>(s.seq_length) / std::max(1, s.cp) * static_cast<double>(s.micro_batch);
+    const double e = s.activation_bytes, r = static_cast<double>(p.rank);
+    const double h = static_cast<double>(s.hidden), tp = std::max(1, s.tp);
+    const double core = static_cast<double>(s.heads * s.head_dim) / tp, ffn = static_cast<double>(s.ffn_hidden) / tp;
+    double bytes = 0;
+    auto add = [&](bool on, double in) {
+        if (on) bytes += tokens * r * e + (p.dropout > 0 ? tokens * in * (e + 1) : 0);
+    };
+    if (has_attention(kind) && !s.mla) {
+        add(p.qkv, h);
+        add(p.proj, core);
+    }
+    if (has_dense_mlp(kind)) {
+        add(p.fc1, h);
+        add(p.fc2, ffn);
+    }
+    return bytes;
+}
+
+// Parameters, gradients and optimizer states of the rank's layers, embedding and output layer. Under PEFT the base
+// is frozen: Megatron Core's DDP gives it no gradient buffer (distributed/distributed_data_parallel.py, 2a75ac12 line
+// 115) and the optimizer no states (optimizer/__init__.py line 332); only the adapters train.
+void rank_states(const Job& job, int stage, const std::vector<LayerKind>& mine, RankEstimate& r) {
+    const LayerShape& s = job.shape;
+    const Precision& pr = job.precision;
+    Params p;
+    double adapters = 0;
+    for (auto k : mine) {
+        const Params lp = layer_params(s, k);
+        p.dense += lp.dense;
+        p.expert += lp.expert;
+        adapters += adapter_params(s, k, job.peft);
+    }
+    const double tp = std::max(1, s.tp), cp = std::max(1, s.cp), ep = std::max(1, s.ep) * std::max(1, s.etp);
+    const int pp = job.schedule.pp;
+    const double vh = static_cast<double>(job.vocab) * static_cast<double>(s.hidden);
+    double dense = p.dense / tp + (stage == 0 ? vh / tp : 0) + (stage == pp - 1 && !job.tied_output ? vh / tp : 0);
+    const double expert = p.expert / ep;
+    adapters /= tp;
+    const double dense_dp = std::max(1.0, job.data_parallel * cp / pr.optimizer_instances);
+    const double expert_dp = std::max(1.0, job.data_parallel * tp * cp / ep / pr.optimizer_instances);
+    auto sharded = [&](double d, double x, double per_param) {
+        return d * per_param / dense_dp + x * per_param / expert_dp;
+    };
+    const double base = dense + expert;
+    r.params = pr.shard_params ? sharded(dense, expert, pr.param_bytes) : base * pr.param_bytes;
+    r.params += adapters * pr.param_bytes;
+    // Transformer Engine's fp8 copies of the layers' GEMM weights (embedding and output layer stay in bf16).
+    r.params += (p.dense / tp + expert) * (pr.fp8_weight_bytes - (pr.fp8_primary ? pr.param_bytes - 1 : 0));
+    // What trains: the whole model, or only the adapters.
+    const double trained_dense = job.peft.active ? adapters : dense + adapters;
+    const double trained_expert = job.peft.active ? 0 : expert;
+    const double trained = trained_dense + trained_expert;
+    r.grads = pr.shard_grads ? sharded(trained_dense, trained_expert, pr.grad_bytes) : trained * pr.grad_bytes;
+    const double state = pr.master_bytes + pr.moment_bytes;
+    r.optimizer = pr.distributed_optimizer ? sharded(trained_dense, trained_expert, state) : trained * state;
+    const double lazy = pr.moment_bytes + (pr.master_lazy ? pr.master_bytes : 0);
+    r.optimizer_lazy = pr.distributed_optimizer ? sharded(trained_dense, trained_expert, lazy) : trained * lazy;
+}
+
+// The loss on the last stage: the final norm output and the loss's fp32 tensor are kept until backward; at the loss
+// the bf16 logits (or their bf16 gradient) are alive as well. A layer's backward working set comes after both are
+// freed.
+void add_loss(const Job& job, double residual, RankEstimate& r) {
+    const LayerShape& s = job.shape;
+    const double tp = std::max(1, s.tp);
+    const double tokens = static_cast<double>(s.seq_length) / std::max(1, s.cp) * static_cast<double>(s.micro_batch);
+    const double logits = tokens * static_cast<double>(job.vocab) / tp;
+    const double loss_kept = residual + logits * kLossKeptBytes;
+    r.activations += loss_kept;
+    r.transient = std::max(logits * kLossTransientBytes, r.unit_transient - loss_kept);
+}
+
+}  // namespace
+
+UnitPrediction predict_unit(const Job& job, int stage, const std::vector<LayerKind>& unit, const Recompute& rc) {
+    const LayerShape& s = job.shape;
+    StackOptions opts;
+    opts.final_norm = false;
+    opts.input_leaf = false;  // a stage's input is the embedding output or a received activation
+    const StackPrediction sp = predict_stack(s, unit, rc, opts);
+    const double residual = layer_activations(s, unit.front(), {}).output_bytes;
+    double adapters = 0;
+    for (auto k : unit) adapters += adapter_activations(s, k, job.peft);
+    // + the unit's input, kept by its first layer; the previous step's leftovers are gone by the end of forward. A
+    // sent output's data is freed with deallocate_pipeline_outputs (schedules.py deallocate_output_tensor), except on
+    // the last stage, which sends nothing.
+    const bool output_freed = job.schedule.deallocate_outputs && stage < job.schedule.pp - 1;
+    UnitPrediction u;
+    u.activations = sp.retained_bytes + sp.stale_bytes + residual + adapters - (output_freed ? residual : 0);
+    u.stale = sp.stale_bytes;
+    u.transient = sp.backward_peak_bytes - sp.retained_bytes;
+    return u;
+}
+
+RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
+    RankEstimate r;
+    const LayerShape& s = job.shape;
+    const int pp = job.schedule.pp, vpp = job.schedule.vpp;
+    r.stage = stage;
+    r.role = pp == 1 ? "only" : stage == 0 ? "first" : stage == pp - 1 ? "last" : "middle";
+    int offset = 0;
+    for (int i = 0; i < stage; ++i) offset += job.per_stage[static_cast<size_t>(i)];
+    r.layers = job.per_stage[static_cast<size_t>(stage)];
+    const std::vector<LayerKind> mine(job.kinds.begin() + offset, job.kinds.begin() + offset + r.layers);
+    rank_states(job, stage, mine, r);
+    // Activations: one unit is a micro-batch through the stage (a model chunk of it with VPP).
+    const int unit_layers = std::max(1, r.layers / vpp);
+    std::vector<LayerKind> unit(mine.begin(), mine.begin() + std::min<size_t>(mine.size(), size_t(unit_layers)));
+    if (unit.empty()) unit.push_back(LayerKind::Dense);
+    const UnitPrediction u = predict_unit(job, stage, unit, rc);
+    const double residual = layer_activations(s, unit.front(), {}).output_bytes;
+    r.unit_activations = u.activations;
+    r.unit_transient = u.transient;
+    r.in_flight = job.schedule.in_flight(stage);
+    r.activations = r.in_flight * r.unit_activations;
+    if (stage == 0 && s.hidden_dropout > 0)
+        r.activations += r.in_flight * residual / s.activation_bytes;  // embedding dropout mask
+    r.transient = r.unit_transient;
+    if (stage == pp - 1 && job.vocab > 0) add_loss(job, residual, r);
+    return r;
+}
+
+std::vector<RankEstimate> evaluate_ranks(const Job& job, const Recompute& rc) {
+    std::vector<RankEstimate> ranks;
+    for (int r = 0; r < job.schedule.pp; ++r) ranks.push_back(rank_estimate(job, r, rc));
+    std::stable_sort(ranks.begin(), ranks.end(), [](const auto& a, const auto& b) { return a.peak() > b.peak(); });
+    return ranks;
+}
+
+}  // namespace mbl::memory

@@ -1,0 +1,108 @@
+// `mbridge-lint check .` at the root of a repository (issue 20 item 6), on tests/fixtures/repo_root: YAML that is not
+// a Bridge config and functions that are not recipes are skipped, each diagnostic is reported once under one path,
+// exclude patterns apply, and the summary counts the files checked and skipped.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <tuple>
+
+#include "../support/expect_annotations.hpp"
+#include "../support/run.hpp"
+#include "../support/temp_dir.hpp"
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Finding = std::tuple<std::string, int, std::string>;  // file relative to the root, line, code
+
+const fs::path kTree = fs::path(MBRIDGE_LINT_TEST_DATA) / "fixtures" / "repo_root";
+
+// A copy of the tree, so that no configuration around the repository's own folder applies.
+struct RepoRoot {
+    mbl::test::TempDir dir;
+    RepoRoot() { fs::copy(kTree, dir.path(), fs::copy_options::recursive); }
+    mbl::test::RunResult check(const std::string& args) const {
+        return mbl::test::run_shell("cd '" + dir.path().string() + "' && " + mbl::test::lint_binary() + " check " +
+                                    args);
+    }
+};
+
+bool hidden(const fs::path& relative) {
+    for (const auto& part : relative)
+        if (part.string().size() > 1 && part.string()[0] == '.') return true;
+    return false;
+}
+
+// What the tree's `# expect:` annotations say, and how many YAML and Python files a walk meets.
+std::multiset<Finding> expected(const fs::path& root, int& walked) {
+    std::multiset<Finding> out;
+    walked = 0;
+    for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator(); ++it) {
+        const fs::path rel = fs::relative(it->path(), root);
+        const std::string ext = it->path().extension().string();
+        if (!it->is_regular_file() || hidden(rel) || (ext != ".py" && ext != ".yaml" && ext != ".yml")) continue;
+        ++walked;
+        std::ifstream in(it->path());
+        std::string line;
+        for (int number = 1; std::getline(in, line); ++number)
+            for (const auto& code : test_support::expected_codes(line)) out.emplace(rel.string(), number, code);
+    }
+    return out;
+}
+
+std::multiset<Finding> reported(const nlohmann::json& report) {
+    std::multiset<Finding> out;
+    for (const auto& d : report["diagnostics"])
+        out.emplace(d["file"].get<std::string>(), d["line"].get<int>(), d["code"].get<std::string>());
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("check . at a repository root reports what its configs and recipes hold once each", "[cli][root]") {
+    RepoRoot root;
+    int walked = 0;
+    const auto want = expected(root.dir.path(), walked);
+    REQUIRE(want.size() == 4);  // RC008 in a recipe reached from two files; RC004, RC005, RC115 in an override file
+
+    auto r = root.check(". --output-format json");
+    INFO(r.out);
+    CHECK(r.code == 1);
+    const auto report = nlohmann::json::parse(r.out);
+    CHECK(reported(report) == want);  // no IN004 from the card, no IN008 from scripts/ and tests/
+    CHECK(report["summary"]["files_checked"] == 3);
+    CHECK(report["summary"]["files_skipped"] == walked - 3);
+
+    // The same files reached as ./src/... and src/... are one: nothing is reported twice.
+    auto again = root.check(". ./src src --output-format json");
+    CHECK(reported(nlohmann::json::parse(again.out)) == want);
+
+    auto text = root.check(". --color never");
+    INFO(text.out);
+    CHECK(text.out.find("in 3 files checked (" + std::to_string(walked - 3) +
+                        " skipped: not Bridge configs or recipes)") != std::string::npos);
+}
+
+TEST_CASE("check . honours the configuration's extend-exclude and --exclude", "[cli][root][config]") {
+    RepoRoot root;
+    std::ofstream(root.dir / ".mbridge-lint.toml") << "extend-exclude = [\"conf\"]\n";
+    auto r = root.check(". --output-format json");
+    INFO(r.out);
+    const auto report = nlohmann::json::parse(r.out);
+    CHECK(report["summary"]["files_checked"] == 2);
+    for (const auto& d : report["diagnostics"]) CHECK(d["code"] == "RC008");
+
+    auto cli = root.check(". --output-format json --extend-exclude perf_recipes");
+    INFO(cli.out);
+    const auto recipes_only = nlohmann::json::parse(cli.out);
+    CHECK(recipes_only["summary"]["files_checked"] == 1);
+    CHECK(recipes_only["diagnostics"].size() == 1);
+
+    auto nothing = root.check(". --extend-exclude src");
+    CHECK(nothing.code == 2);
+    CHECK(nothing.out.find("nothing to check") != std::string::npos);
+}

@@ -1,0 +1,250 @@
+// The one translation (memory/job.hpp): `estimate`, the RC2xx rules and gpu-check's prediction see the same numbers
+// for every fixture config; RC2xx share one estimate; PEFT adapters; the job's GPU count; the pipeline schedules'
+// micro-batches in flight; the reserve.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/effective_model.hpp"
+#include "core/schema.hpp"
+#include "gpu_check/mcore.hpp"
+#include "memory/estimate.hpp"
+#include "memory/rank.hpp"
+#include "parser/yaml_loader.hpp"
+#include "rules/registry.hpp"
+
+using namespace mbl;
+namespace fs = std::filesystem;
+
+namespace {
+
+EffectiveModel model_of(const std::string& yaml, std::string_view recipe = {},
+                        const std::string& revision = "0.20.dev") {
+    YamlLoadResult loaded = load_yaml("test.yaml", yaml);
+    REQUIRE(loaded.ok());
+    FinalizeResult fin = finalize(loaded.root, *Schema::instance().revision(revision), {}, nullptr, recipe);
+    REQUIRE(fin.errors.empty());
+    return fin.model;
+}
+
+std::string read(const fs::path& p) {
+    std::ifstream in(p);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+}
+
+// Every YAML config the tests hold that the estimate can use.
+std::vector<fs::path> fixture_configs() {
+    std::vector<fs::path> out;
+    const fs::path root(MBRIDGE_LINT_TEST_DATA);
+    for (const auto* dir : {"fixtures/yaml", "data/memory", "data/gpu/reference"})
+        for (const auto& e : fs::directory_iterator(root / dir))
+            if (e.path().extension() == ".yaml") out.push_back(e.path());
+    for (const auto& e : fs::directory_iterator(root / ".." / "examples" / "gpu_check"))
+        if (e.path().extension() == ".yaml") out.push_back(e.path());
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+const char* kLlamaLora = R"(
+# Megatron Bridge's llama3_8b_peft_1gpu_h100_bf16_config (recipes/llama/h100/llama3.py, 067f987) as written out:
+# Llama 3 8B from its Hugging Face config, seq 4096, LoRA dim 8 / alpha 16 on the four default linears, TP 1, PP 1.
+train: {micro_batch_size: 1, global_batch_size: 32}
+model:
+  num_layers: 32
+  hidden_size: 4096
+  ffn_hidden_size: 14336
+  num_attention_heads: 32
+  num_query_groups: 8
+  kv_channels: 128
+  gated_linear_unit: true
+  normalization: RMSNorm
+  add_bias_linear: false
+  vocab_size: 128256
+  share_embeddings_and_output_weights: false
+  seq_length: 4096
+  bf16: true
+  params_dtype: torch.bfloat16
+  attention_backend: fused
+optimizer: {optimizer: adam, use_distributed_optimizer: true}
+ddp: {grad_reduce_in_fp32: true}
+peft:
+  _target_: megatron.bridge.peft.lora.LoRA
+  target_modules: [linear_qkv, linear_proj, linear_fc1, linear_fc2]
+  dim: 8
+  alpha: 16
+  dropout: 0.0
+)";
+
+}  // namespace
+
+TEST_CASE("every fixture config: estimate, the RC2xx rules and gpu-check's plan see the same numbers",
+          "[memory][job]") {
+    int compared = 0;
+    for (const auto& path : fixture_configs()) {
+        YamlLoadResult loaded = load_yaml(path.string(), read(path));
+        if (!loaded.ok() || !loaded.root.is_map() || !loaded.root.find("model")) continue;
+        FinalizeResult fin = finalize(loaded.root, *Schema::instance().revision("0.20.dev"), {});
+        memory::EstimateInputs in;
+        in.gpu_memory_bytes = 80 * memory::kGiB;
+        const memory::Estimate est = memory::estimate(fin.model, in);
+        if (!est.ok || !est.complete || !est.current_option()) continue;
+        INFO(path.filename().string());
+        ++compared;
+        // The rules' estimate is the same computation on the same model: the same figures, option by option.
+        RuleOptions options;
+        options.gpu_memory_bytes = in.gpu_memory_bytes;
+        RuleMemo memo;
+        (void)run_rules(fin.model, options, &memo);
+        REQUIRE(memo.count("memory-estimate"));
+        const auto shared = std::any_cast<std::shared_ptr<const memory::Estimate>>(memo.at("memory-estimate"));
+        REQUIRE(shared);
+        REQUIRE(shared->options.size() == est.options.size());
+        for (std::size_t i = 0; i < est.options.size(); ++i) {
+            CHECK(shared->options[i].name == est.options[i].name);
+            CHECK(shared->options[i].peak == est.options[i].peak);
+            CHECK(shared->options[i].fits == est.options[i].fits);
+        }
+        // gpu-check's plan starts from the same translation: its layers and shape are the estimate's.
+        gpu::PlanOptions po;
+        po.stage = -1;
+        po.seq_length = est.seq_length;
+        po.micro_batch = est.micro_batch;
+        const gpu::McorePlan plan = gpu::make_mcore_plan(fin.model, po);
+        if (!plan.error.empty()) continue;  // a layer kind the reference does not build (hybrid, MLA on local spec)
+        CHECK(plan.job.kinds == est.kinds);
+        CHECK(plan.job.shape.hidden == est.shape.hidden);
+        CHECK(plan.job.shape.expert_act_checkpoint == est.shape.expert_act_checkpoint);
+        const memory::LayerKind first = est.kinds.front();
+        CHECK(memory::layer_activations(plan.job.shape, first, {}).internal_bytes() ==
+              memory::layer_activations(est.shape, first, {}).internal_bytes());
+    }
+    CHECK(compared >= 10);
+}
+
+TEST_CASE("the RC2xx rules compute one estimate per config and share it", "[memory][job]") {
+    const EffectiveModel m = model_of(kLlamaLora);
+    RuleOptions options;
+    options.gpu_memory_bytes = 80 * memory::kGiB;
+    // A planted estimate that no recompute fits: had a rule computed its own, RC203 would not fire on this config.
+    memory::EstimateInputs tiny;
+    tiny.gpu_memory_bytes = 1 * memory::kGiB;
+    auto planted = std::make_shared<const memory::Estimate>(memory::estimate(m, tiny));
+    REQUIRE(planted->ok);
+    RuleMemo memo;
+    memo["memory-estimate"] = planted;
+    const auto diags = run_rules(m, options, &memo);
+    CHECK(std::count_if(diags.begin(), diags.end(), [](const Diagnostic& d) { return d.code == "RC203"; }) == 1);
+    CHECK(std::any_cast<std::shared_ptr<const memory::Estimate>>(memo.at("memory-estimate")) == planted);
+    // Without the plant, the config fits and nothing is said.
+    const auto fresh = run_rules(m, options);
+    CHECK(std::none_of(fresh.begin(), fresh.end(), [](const Diagnostic& d) { return d.code.rfind("RC2", 0) == 0; }));
+}
+
+TEST_CASE("PEFT: LoRA adapters train, the frozen base has no gradients or optimizer states", "[memory][job][peft]") {
+    const EffectiveModel m = model_of(kLlamaLora);
+    memory::EstimateInputs in;
+    in.gpu = "H100";
+    const memory::Estimate est = memory::estimate(m, in);
+    REQUIRE(est.ok);
+    REQUIRE(est.peft.active);
+    CHECK(est.peft.rank == 8);
+    // Per layer: rank x (in + out) for linear_qkv (4096 -> 6144), linear_proj (4096 -> 4096), linear_fc1
+    // (4096 -> 2 x 14336) and linear_fc2 (14336 -> 4096).
+    const double adapters = 32 * 8.0 * ((4096 + 6144) + (4096 + 4096) + (4096 + 28672) + (14336 + 4096));
+    const memory::RankEstimate& r = est.ranks.front();
+    CHECK(r.grads == Approx(adapters * 4));            // fp32 gradient buffers, adapters only
+    CHECK(r.optimizer == Approx(adapters * (4 + 8)));  // fp32 master + two moments, data-parallel size 1
+    const double base = 32 * (4096.0 * 6144 + 4096.0 * 4096 + 3 * 4096.0 * 14336 + 2 * 4096) + 2 * 128256.0 * 4096;
+    CHECK(r.params == Approx((base + adapters) * 2));
+    // The recipe runs on one H100: predicted to fit, as Bridge states.
+    memory::EstimateInputs h100 = in;
+    h100.gpu_memory_bytes = memory::find_gpu("H100")->memory_bytes;
+    const memory::Estimate on_h100 = memory::estimate(m, h100);
+    REQUIRE(on_h100.current_option());
+    CHECK(*on_h100.current_option()->fits);
+    // Activations: each adapter keeps its rank-8 intermediate per token, beside what the base keeps.
+    const EffectiveModel full = model_of(std::string(kLlamaLora).substr(0, std::string(kLlamaLora).find("peft:")));
+    const memory::Estimate trained = memory::estimate(full, in);
+    CHECK(est.ranks.front().activations - trained.ranks.front().activations ==
+          Approx(r.in_flight * 32 * 4 * 4096.0 * 8 * 2));
+    CHECK(trained.ranks.front().grads > 10 * r.grads);
+}
+
+TEST_CASE("the job's GPU count: the command line, else the recipe's name, else 1, said either way", "[memory][job]") {
+    const std::string yaml = "model: {num_layers: 4, hidden_size: 1024, num_attention_heads: 8, seq_length: 1024, "
+                             "tensor_model_parallel_size: 2}\n";
+    auto assumed = [](const memory::Estimate& est, const std::string& words) {
+        return std::any_of(est.assumptions.begin(), est.assumptions.end(),
+                           [&](const memory::Assumption& a) { return a.text.find(words) != std::string::npos; });
+    };
+    const memory::Estimate plain = memory::estimate(model_of(yaml), {});
+    CHECK(plain.data_parallel == 1);
+    CHECK(assumed(plain, "data-parallel size 1 assumed"));
+    const EffectiveModel named = model_of(yaml, "llama3_8b_pretrain_16gpu_h100_bf16_config");
+    REQUIRE(named.run.gpus.is_int());
+    const memory::Estimate from_name = memory::estimate(named, {});
+    CHECK(from_name.data_parallel == 8);
+    CHECK(assumed(from_name, "16 GPUs, as the recipe's name states"));
+    memory::EstimateInputs given;
+    given.gpus = 4;
+    CHECK(memory::estimate(named, given).data_parallel == 2);  // the launcher's world size wins
+    given.gpus = 3;
+    CHECK_FALSE(memory::estimate(named, given).ok);  // not a multiple of TP x PP x CP
+    CHECK_FALSE(gpus_in_recipe_name("llama3_8b_pretrain_config"));
+    CHECK(gpus_in_recipe_name("qwen3_30b_a3b_peft_1gpu_h100_bf16_config") == 1);
+    CHECK(gpus_in_recipe_name("nemotron_3_nano_pretrain_16gpu_h100_fp8mx_large_config") == 16);
+}
+
+TEST_CASE("pipeline schedules: micro-batches in flight as Megatron Core's schedules run them", "[memory][job]") {
+    memory::Schedule s;
+    s.pp = 4;
+    s.group = 4;
+    s.micro_batches = 8;
+    CHECK(s.in_flight(0) == 4);  // 1F1B: p - r - 1 warm-up forwards and one more
+    CHECK(s.in_flight(3) == 1);
+    s.micro_batches = 2;
+    CHECK(s.in_flight(0) == 2);  // capped by the step's micro-batches
+    s.micro_batches = 8;
+    s.vpp = 2;
+    CHECK(s.in_flight(0) == 2 * 3 + 1 * 4 + 1);  // interleaved: 2(p - r - 1) + (v - 1) x group + 1
+    CHECK(s.in_flight(3) == 0 + 4 + 1);
+    s.group = 6;  // microbatch_group_size_per_vp_stage
+    CHECK(s.in_flight(3) == 6 + 1);
+    s.extra_warmup = true;  // overlap_moe_expert_parallel_comm
+    CHECK(s.in_flight(3) == 6 + 2);
+    // deallocate_pipeline_outputs frees a sent output's data: one residual-stream tensor less per unit.
+    const std::string yaml = "model: {num_layers: 8, hidden_size: 1024, num_attention_heads: 8, seq_length: 1024, "
+                             "pipeline_model_parallel_size: 2, deallocate_pipeline_outputs: DEALLOC}\n";
+    auto unit = [&](const char* flag) {
+        std::string y = yaml;
+        y.replace(y.find("DEALLOC"), 7, flag);
+        return memory::estimate(model_of(y), {}).ranks;
+    };
+    const auto kept = unit("false"), freed = unit("true");
+    auto stage0 = [](const std::vector<memory::RankEstimate>& ranks) {
+        return *std::find_if(ranks.begin(), ranks.end(), [](const auto& r) { return r.stage == 0; });
+    };
+    CHECK(stage0(kept).unit_activations - stage0(freed).unit_activations == Approx(1024.0 * 1024 * 2));
+}
+
+TEST_CASE("the reserve: its own figure, counted by 'fits', changed by --reserve", "[memory][job]") {
+    const EffectiveModel m = model_of(kLlamaLora);
+    memory::EstimateInputs in;
+    in.gpu_memory_bytes = 80 * memory::kGiB;
+    const memory::Estimate est = memory::estimate(m, in);
+    const memory::ReserveModel& measured = memory::default_reserve();
+    CHECK(est.reserve == Approx(measured.fixed_bytes + measured.fragmentation * est.ranks.front().peak()));
+    CHECK(measured.fixed_bytes > 256.0 * 1024 * 1024);  // the CUDA context alone is hundreds of MiB
+    // A budget just above the peak fits without a reserve and not with it.
+    memory::EstimateInputs tight = in;
+    tight.gpu_memory_bytes = est.current_option()->peak + 0.1 * memory::kGiB;
+    tight.reserve_bytes = 0;
+    CHECK(*memory::estimate(m, tight).current_option()->fits);
+    tight.reserve_bytes = 0.2 * memory::kGiB;
+    CHECK_FALSE(*memory::estimate(m, tight).current_option()->fits);
+}
