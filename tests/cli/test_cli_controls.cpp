@@ -2,8 +2,8 @@
 // output formats, --statistics, rule selection with IN codes, --exit-zero, exclusion, the fixable summary, the fix's
 // safety and documentation link, standard input, progress on a terminal and --version.
 
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -1,8 +1,8 @@
 // Clear errors from the interface itself (issue 22 item 2): did-you-mean for commands and options, one usage line,
 // nothing checked is an error, a missing file named once, show's override and --only errors, floats as written,
 // estimate's real errors and its --step-time plausibility note, the same counts with --mcore A,B as with check.
-#include <catch2/catch.hpp>
 #include <fmt/format.h>
+#include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
 
