@@ -68,6 +68,9 @@ enum class Kind : std::uint8_t {
     KeywordSeparator,
     PositionalSeparator,
     Type,
+    GenericType,    // `List[int]` in an annotation (tree-sitter-python 0.23 parses annotations as types)
+    TypeParameter,  // its `[int]`
+    UnionType,      // `int | None` in an annotation
     // expressions
     Identifier,
     Attribute,

@@ -198,12 +198,34 @@ TypeFact union_of(const Ast& a, const std::vector<NodeId>& args) {
 
 std::optional<std::string> string_literal(const Ast& a, NodeId n);
 
+// `head[args]`: a subscript in an expression, or a generic type in an annotation.
+TypeFact generic_type(const Ast& a, const std::string& head, const std::vector<NodeId>& args);
+
 TypeFact subscript_type(const Ast& a, NodeId n) {
     const std::string head = last_part(compact(a.source(a.field(n, Field::Value))));
     std::vector<NodeId> args;
     for (std::uint32_t i = 0; i < a.count(n); ++i)
         if (a[a.kid(n, i)].field == Field::Subscript) args.push_back(a.kid(n, i));
     if (args.size() == 1 && a.kind(args[0]) == Kind::Tuple) args = a.named_kids(args[0]);
+    return generic_type(a, head, args);
+}
+
+// An annotation's `generic_type` node: its name, then a `type_parameter` holding one `type` per argument.
+TypeFact annotation_generic_type(const Ast& a, NodeId n) {
+    std::string head;
+    std::vector<NodeId> args;
+    for (NodeId k : a.named_kids(n)) {
+        if (a.kind(k) == Kind::TypeParameter) {
+            // Each argument is a `type` node; Literal's are expressions (strings, None) inside it.
+            for (NodeId arg : a.named_kids(k)) args.push_back(a.kind(arg) == Kind::Type ? a.first_named(arg) : arg);
+        } else if (head.empty()) {
+            head = last_part(compact(a.source(k)));
+        }
+    }
+    return generic_type(a, head, args);
+}
+
+TypeFact generic_type(const Ast& a, const std::string& head, const std::vector<NodeId>& args) {
     if (head == "Optional" && !args.empty()) {
         TypeFact t = type_of(a, args[0]);
         t.nullable = true;
@@ -259,6 +281,8 @@ TypeFact type_of(const Ast& a, NodeId n) {
                 return union_of(a, {a.field(n, Field::Left), a.field(n, Field::Right)});
             return {};
         case Kind::Subscript: return subscript_type(a, n);
+        case Kind::GenericType: return annotation_generic_type(a, n);
+        case Kind::UnionType: return union_of(a, a.named_kids(n));
         default: break;
     }
     const std::string name = compact(a.source(n));
