@@ -180,32 +180,49 @@ bool check_usage(const CheckArgs& args) {
     return true;
 }
 
+// Takes one input's result into the run (in input order, whichever thread linted it).
+void take_result(const InputFile& input, FileResult r, DependentsReport& dependents, CheckRun& run,
+                 std::set<DiagnosticIdentity>& reported) {
+    dependents.record(input, r);
+    if (r.skipped) {
+        ++run.files.skipped;
+        return;
+    }
+    ++run.files.checked;
+    run.files_checked.push_back(input.path);
+    note_revision_choice(run.revisions, r.revision_choice);
+    run.recipes += r.recipes;
+    run.unresolved += static_cast<int>(r.unresolved.size());
+    run.architecture_known += r.architecture_known;
+    for (auto& d : r.diagnostics)
+        // A broken configuration file, or a helper shared by recipes in several files: report it once.
+        if (reported.insert(diagnostic_identity(d)).second) run.all.push_back(std::move(d));
+}
+
 void lint_inputs(LintSession& session, const CheckArgs& args, const std::vector<InputFile>& inputs,
                  DependentsReport& dependents, const std::string& stdin_name, CheckRun& run) {
     std::set<DiagnosticIdentity> reported;
     for (const auto& d : run.all) reported.insert(diagnostic_identity(d));
     Progress progress(!args.quiet, inputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const InputFile& input = inputs[i];
-        progress.at(i, input.path);
-        FileResult r;
-        if (args.fix || args.diff) run.write_failed |= !fix_input(session, args, input, r, run, dependents, stdin_name);
-        else r = session.lint(input.path, !input.explicit_input || args.skip_non_configs, input.function);
-        dependents.record(input, r);
-        if (r.skipped) {
-            ++run.files.skipped;
-            continue;
+    if (args.fix || args.diff) {
+        // One file after another: a fix changes files that the next one may read.
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            progress.at(i, inputs[i].path);
+            FileResult r;
+            run.write_failed |= !fix_input(session, args, inputs[i], r, run, dependents, stdin_name);
+            take_result(inputs[i], std::move(r), dependents, run, reported);
         }
-        ++run.files.checked;
-        run.files_checked.push_back(input.path);
-        note_revision_choice(run.revisions, r.revision_choice);
-        run.recipes += r.recipes;
-        run.unresolved += static_cast<int>(r.unresolved.size());
-        run.architecture_known += r.architecture_known;
-        for (auto& d : r.diagnostics)
-            // A broken configuration file, or a helper shared by recipes in several files: report it once.
-            if (reported.insert(diagnostic_identity(d)).second) run.all.push_back(std::move(d));
+        return;
     }
+    std::vector<LintTarget> targets;
+    for (const auto& input : inputs)
+        targets.push_back({input.path, !input.explicit_input || args.skip_non_configs, input.function});
+    std::size_t taken = 0;
+    session.lint_all(targets, [&](FileResult r) {
+        progress.at(taken, inputs[taken].path);
+        take_result(inputs[taken], std::move(r), dependents, run, reported);
+        ++taken;
+    });
 }
 
 // The lines under the diagnostics in the text formats.

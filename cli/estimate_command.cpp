@@ -146,7 +146,7 @@ int run_estimate(const EstimateArgs& args) {
     EstimateHeader header;
     const auto inputs_or = estimate_inputs(args);
     if (!inputs_or) return kUnusable;
-    memory::EstimateInputs inputs = *inputs_or;
+    const memory::EstimateInputs& inputs = *inputs_or;
     SourceManager sources;
     OneConfig one = load_one_config(args.input, args.mcore, args.mcore_path, args.recipe, args.color, sources);
     if (!one.model) return kUnusable;

@@ -38,7 +38,7 @@ void add_recipe_options(CLI::App& cmd, RecipeArgs& args) {
                    "config, e.g. model: {recompute_granularity: full}); repeatable")
         ->allow_extra_args(false);
     cmd.add_option("-j,--jobs", args.jobs,
-                   "Worker threads for evaluating the recipes of a file (default: one per core)")
+                   "Worker threads: several files at once, or the recipes of one file (default: one per core)")
         ->check(CLI::Range(1, 256));
 }
 

@@ -61,9 +61,9 @@ static std::vector<std::string> string_list(const json& j, const char* key) {
     return out;
 }
 
-const std::vector<std::string>& Revision::enum_values(const std::string& key) const {
+const std::vector<std::string>& Revision::enum_values(RevisionEnum key) const {
     static const std::vector<std::string> none;
-    auto it = enums.find(key);
+    auto it = enums.find(key.str());
     return it == enums.end() ? none : it->second;
 }
 
@@ -250,10 +250,12 @@ Schema::Schema() {
     }
     // The config classes of a revision are read when it is first looked up (ready()): a run reads one or two.
     loaded_ = std::make_unique<std::once_flag[]>(revisions_.size());
-    for (const auto& [alias, target] : aliases_)
-        if (std::none_of(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == target; }) ||
+    for (const auto& [alias, target] : aliases_) {
+        const std::string& named = target;  // a lambda may not capture a structured binding before clang 16
+        if (std::none_of(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == named; }) ||
             ambiguous_.count(alias))
             throw std::runtime_error(fmt::format("schemas/mcore/index.json: alias {} must name one revision", alias));
+    }
 
     read_field_specs();
 

@@ -12,6 +12,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "core/config_classes.hpp"
+#include "core/revision_keys.hpp"
 #include "core/value.hpp"
 
 namespace mbl {
@@ -48,8 +49,8 @@ struct Revision {
     std::vector<std::string> labels;
     std::vector<std::string> default_modules;
     std::vector<std::string> output_discarding;
-    std::set<std::string> rejections;     // codes of the error rules Megatron Core enforces here
-    std::set<std::string> known_crashes;  // ids of configurations known to crash at run time here
+    std::set<std::string, std::less<>> rejections;     // codes of the error rules Megatron Core enforces here
+    std::set<std::string, std::less<>> known_crashes;  // ids of configurations known to crash at run time here
     // Megatron Core's config classes here, from which the labels, default_modules and defaults come.
     std::shared_ptr<const ClassFacts> classes;
     // The facts stand in for a Megatron Core they were not read from (a commit no revision records, mapped to the
@@ -58,18 +59,19 @@ struct Revision {
     std::string facts_note;  // why these facts, when they are not the bundled ones of this revision: one sentence
     // TransformerConfig's defaults (with its bases'), those the source states as literals, in constructor order.
     std::vector<std::pair<std::string, Value>> defaults;
-    std::map<std::string, std::vector<std::string>> enums;  // accepted values of enum-like fields
+    std::map<std::string, std::vector<std::string>, std::less<>> enums;  // accepted values of enum-like fields
     // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
     std::map<std::string, std::map<std::string, std::string>> value_aliases;
 
-    const std::vector<std::string>& enum_values(const std::string& key) const;
+    // A key's values; empty where this revision's file (and those it extends) does not state the key.
+    const std::vector<std::string>& enum_values(RevisionEnum key) const;
 
-    bool rejects(std::string_view code) const { return rejections.count(std::string(code)) > 0; }
+    bool rejects(std::string_view code) const { return rejections.contains(code); }
     bool has_label(std::string_view label) const;
     bool discards_output(std::string_view label) const;
-    bool crashes(std::string_view id) const { return known_crashes.count(std::string(id)) > 0; }
+    bool crashes(KnownCrash id) const { return known_crashes.contains(id.str()); }
     // Whether a config class of Megatron Core declares the field here.
-    bool has_field(std::string_view name) const { return classes && classes->declares(name); }
+    bool has_field(std::string_view field) const { return classes && classes->declares(field); }
     // Where the facts come from: "Megatron-LM 2a75ac12c54b (bundled; scripts/mcore_facts.py)", or the tree read.
     std::string facts_source() const;
 

@@ -18,10 +18,10 @@ std::string too_large(std::size_t size) {
 }  // namespace
 
 const std::string* SourceManager::load(const std::string& path, std::string* error) {
-    if (auto it = texts_.find(path); it != texts_.end()) {
+    if (const std::string* known = text(path)) {
         // An editor's buffer is bounded as the file on disk would be.
-        if (it->second.size() <= kMaxFileBytes) return &it->second;
-        if (error) *error = too_large(it->second.size());
+        if (known->size() <= kMaxFileBytes) return known;
+        if (error) *error = too_large(known->size());
         return nullptr;
     }
     std::error_code ec;
@@ -45,15 +45,24 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
         if (error) *error = "read error";
         return nullptr;
     }
-    return &(texts_[path] = buf.str());
+    // Read outside the lock; a thread that read the same file meanwhile keeps its text (the first one stays).
+    std::lock_guard<std::mutex> lock(mutex_);
+    return &texts_.try_emplace(path, buf.str()).first->second;
 }
 
 void SourceManager::add(const std::string& name, std::string text) {
+    std::lock_guard<std::mutex> lock(mutex_);
     line_indexes_.erase(name);
     texts_[name] = std::move(text);
 }
 
+void SourceManager::add_new(const std::string& name, std::string_view text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    texts_.try_emplace(name, text);
+}
+
 const std::string* SourceManager::text(const std::string& name) const {
+    std::lock_guard<std::mutex> lock(mutex_);
     auto it = texts_.find(name);
     return it == texts_.end() ? nullptr : &it->second;
 }
@@ -74,8 +83,10 @@ std::optional<std::string_view> nth_line(std::string_view text, int line) {
 }
 
 const LineIndex* SourceManager::lines(const std::string& name) const {
-    const std::string* t = text(name);
-    if (!t) return nullptr;
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto found = texts_.find(name);
+    if (found == texts_.end()) return nullptr;
+    const std::string* t = &found->second;
     auto it = line_indexes_.find(name);
     if (it == line_indexes_.end()) it = line_indexes_.emplace(name, LineIndex(*t)).first;
     return &it->second;

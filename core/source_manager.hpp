@@ -1,6 +1,9 @@
 #pragma once
-// Holds the text of every file and override the run has read, so output can quote source lines.
+// Holds the text of every file and override the run has read, so output can quote source lines. Thread-safe: the
+// files of a run are linted on several threads. A text (or line index) handed out stays valid until `add` replaces
+// the text of its name, which must therefore not race with a reader of that name (fixes do it between lints).
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -16,6 +19,8 @@ public:
     const std::string* load(const std::string& path, std::string* error = nullptr);
     // Registers text that did not come from disk (an editor buffer, a command-line override).
     void add(const std::string& name, std::string text);
+    // Registers text under `name` unless some text already is (a module read for quoting, by any thread).
+    void add_new(const std::string& name, std::string_view text);
     const std::string* text(const std::string& name) const;
     // The 1-based line of a registered text, without its newline; nullopt when out of range.
     std::optional<std::string_view> line(const std::string& name, int line) const;
@@ -28,6 +33,7 @@ public:
     static constexpr std::size_t kMaxFileBytes = 16u << 20;
 
 private:
+    mutable std::mutex mutex_;
     std::map<std::string, std::string> texts_;
     // Built on first line() of a text (diagnostics quote lines of large files); dropped when the text changes.
     mutable std::map<std::string, LineIndex> line_indexes_;

@@ -17,7 +17,7 @@ bool write_file_atomically(const std::string& path, std::string_view text, std::
     namespace fs = std::filesystem;
     const fs::path target(path);
     const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    std::string tmpl = (dir / ("." + target.filename().string() + ".mbridge-lint-XXXXXX")).string();
+    std::string tmpl = (dir / fmt::format(".{}.mbridge-lint-XXXXXX", target.filename().string())).string();
     auto fail = [&](const char* what) {
         if (error) *error = fmt::format("{} {}: {}", what, path, std::strerror(errno));
         return false;

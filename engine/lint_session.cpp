@@ -195,6 +195,23 @@ LintSession::LintSession(SessionOptions options, SourceManager& sources, std::sh
     : options_(std::move(options)), sources_(sources), resolver_(std::move(resolver)) {}
 
 FileResult LintSession::lint(const std::string& path, bool allow_skip, const std::string& function) {
+    return lint_target(LintTarget{path, allow_skip, function}, options_.jobs);
+}
+
+void LintSession::name_documents(const std::vector<LintTarget>& targets) {
+    for (const auto& t : targets) {
+        auto config = resolver_->for_path(t.path);
+        if (!config->ok()) continue;  // the lint says why
+        const Revision* revision = choose_revision(t.path, config->config).revision;
+        if (!revision) continue;
+        ParseContext ctx = parse_context(config->config);
+        ctx.revision = revision;
+        front_end_or_yaml(t.path).name_document(t.path, ctx);
+    }
+}
+
+FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
+    const std::string& path = target.path;
     FileResult out;
     out.path = path;
     std::string why;
@@ -234,8 +251,9 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx = parse_context(config);
     ctx.revision = out.revision;
-    ctx.function = function;
-    ParseResult parsed = fe.parse(path, *text, allow_skip, ctx);
+    ctx.function = target.function;
+    ctx.jobs = jobs;
+    ParseResult parsed = fe.parse(path, *text, target.allow_skip, ctx);
     if (parsed.skipped) {
         out.skipped = true;
         return out;

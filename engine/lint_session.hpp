@@ -63,6 +63,13 @@ struct FileResult {
     bool cancelled = false;        // stopped early (a newer edit arrived); the diagnostics are incomplete
 };
 
+// One document to lint (see LintSession::lint).
+struct LintTarget {
+    std::string path;
+    bool allow_skip = false;
+    std::string function{};
+};
+
 class LintSession {
 public:
     LintSession(SessionOptions options, SourceManager& sources);
@@ -73,6 +80,12 @@ public:
     // `allow_skip`: files that are plainly not configs are reported as skipped (directory walks, pre-commit).
     // `function`: only that recipe of a Python file (`file.py::function`).
     FileResult lint(const std::string& path, bool allow_skip = false, const std::string& function = {});
+
+    // Lints the targets on up to options().jobs threads, several documents at once (the recipes of each on one
+    // thread), and hands each result to `take` on the calling thread in the order of `targets`, as soon as it and
+    // those before it are done: what `take` sees is what linting them one after another gives. The results come
+    // without FileResult::configs, which for a whole tree would hold every recipe's config at once.
+    void lint_all(const std::vector<LintTarget>& targets, const std::function<void(FileResult)>& take);
 
     // Whether directory walks leave `path` out (exclude / extend-exclude of the configuration that governs it, and
     // the command line's). A configuration with errors excludes nothing: linting the file reports them.
@@ -96,7 +109,7 @@ public:
 
     // Front-end state (parsed modules, import graphs) that outlives this session: the editor server lints each edit
     // in a fresh session but keeps what did not change. The front ends check files for changes before reusing it.
-    using FrontEndState = std::map<std::string, std::shared_ptr<void>>;
+    using FrontEndState = ::mbl::FrontEndState;
     void keep_front_end_state(std::shared_ptr<FrontEndState> state) {
         front_end_state_ = std::move(state);
         revalidate_state_ = true;
@@ -109,6 +122,9 @@ public:
     const SessionOptions& options() const { return options_; }
 
 private:
+    FileResult lint_target(const LintTarget& target, int jobs);
+    // FrontEnd::name_document for each target, before they are linted.
+    void name_documents(const std::vector<LintTarget>& targets);
     ParseContext parse_context(const ProjectConfig& config);
     RevisionChoice choose_revision(const std::string& path, const ProjectConfig& config);
     std::set<std::string> reverse_dependencies(const std::string& path,

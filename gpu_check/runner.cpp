@@ -68,8 +68,8 @@ RunnerRun run_job(const RunnerOptions& o, const std::string& role, const Recompu
     fs::remove_all(dir, ec);
     fs::create_directories(dir, ec);
     std::string overrides;
-    for (const auto& ov : recompute_overrides(rc)) overrides += " " + shell_quote(ov);
-    overrides += " " + shell_quote(fmt::format("train.train_iters={}", o.iterations));
+    for (const auto& ov : recompute_overrides(rc)) overrides += fmt::format(" {}", shell_quote(ov));
+    overrides += fmt::format(" {}", shell_quote(fmt::format("train.train_iters={}", o.iterations)));
     run.command = o.command + overrides;
     run.log_path = (dir / "job.log").string();
     const std::string line = fmt::format(

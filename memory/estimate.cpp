@@ -212,7 +212,8 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     est.measured_step_seconds = in.measured_step_seconds;
     read_step_time(est, time);
     const bool local = m.str("transformer_impl") == "local";
-    const bool crashing_layernorm = local && m.revision && m.revision->crashes("layernorm-recompute-local-impl");
+    const bool crashing_layernorm =
+        local && m.revision && m.revision->crashes(known_crash::layernorm_recompute_local_impl);
     double none_activations = 0;
     for (const auto& option : candidates(est, crashing_layernorm)) {
         if (est.option(option)) continue;

@@ -112,7 +112,8 @@ std::vector<Op> replayed_model_ops(const Estimate& est, const Recompute& rc) {
             for (int i = 0; i < count; ++i) {
                 const bool checkpointed = rc.method == Recompute::Method::Uniform || (i % unit) < rc.num_layers;
                 if (checkpointed)
-                    for (auto& op : layer_ops(est.shape, est.kinds[static_cast<size_t>(offset + i)]))
+                    for (auto& op : layer_ops(
+                             est.shape, est.kinds[static_cast<std::size_t>(offset) + static_cast<std::size_t>(i)]))
                         ops.push_back(std::move(op));
             }
             offset += count;

@@ -5,6 +5,7 @@
 // YAML implements it in parser/yaml_front_end.cpp; Python recipes plug in the same way.
 #include <map>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -47,6 +48,24 @@ struct ParseResult {
     bool skipped = false;            // not a config at all; only when the caller allowed skipping
 };
 
+// State front ends keep between the documents of one run (parsed modules), one slot per language. Documents may be
+// parsed on several threads at once: taking a slot is thread-safe, and what a front end keeps there must be too.
+class FrontEndState {
+public:
+    // The slot of `language`, made (a T) the first time.
+    template <class T>
+    std::shared_ptr<T> slot(const std::string& language) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        std::shared_ptr<void>& s = slots_[language];
+        if (!s) s = std::make_shared<T>();
+        return std::static_pointer_cast<T>(s);
+    }
+
+private:
+    std::mutex mutex_;
+    std::map<std::string, std::shared_ptr<void>> slots_;
+};
+
 struct ParseContext {
     // Texts of other files (imported modules), and where a front end registers the texts it read so that output
     // can quote them.
@@ -61,9 +80,8 @@ struct ParseContext {
     std::string function{};
     // Worker threads a front end may use for one document (0: one per core).
     int jobs = 0;
-    // State a front end keeps between the documents of one run (parsed modules), by language; owned by the caller.
-    // Null: nothing is shared.
-    std::map<std::string, std::shared_ptr<void>>* state = nullptr;
+    // State front ends keep between the documents of one run; owned by the caller. Null: nothing is shared.
+    FrontEndState* state = nullptr;
     // Files may have changed since the state was built (the editor server keeps it for its session; --fix edits
     // files as it goes): the front end checks the files it read before reusing what it made of them.
     bool revalidate_state = false;
@@ -89,6 +107,10 @@ public:
     // reported as skipped instead of being linted (directory walks, pre-commit).
     virtual ParseResult parse(const std::string& name, std::string_view text, bool allow_skip,
                               ParseContext& ctx) const = 0;
+    // Called for each document of a run, on one thread, before the documents are parsed on several threads at once: a
+    // front end whose state names what it reads (a module another document imports) names the documents here, as
+    // the caller writes them, so that the name does not depend on which thread reads a file first.
+    virtual void name_document(const std::string& /*name*/, ParseContext& /*ctx*/) const {}
     virtual std::vector<SourceComment> comments(std::string_view text) const = 0;
     // The text edits for one FieldEdit on `text` (the file holding site.entry). Empty when the edit cannot be made
     // without guessing at the layout; the fix is then offered without edits (shown, never applied).

@@ -105,16 +105,16 @@ class PythonState {
 public:
     py::Project& project(const std::string& root, const Revision& revision,
                          const std::vector<std::string>& hf_config_paths) {
-        if (!hf_ || hf_args_ != hf_config_paths) {
-            hf_args_ = hf_config_paths;
-            hf_ = std::make_unique<py::HfResolver>(hf_config_paths);
-            lookups_.clear();   // they refer to the projects
-            projects_.clear();  // they refer to the resolver
-        }
+        // One resolver per set of config.json paths, kept: a project that another thread is evaluating with may
+        // refer to it.
+        std::unique_ptr<py::HfResolver>& hf = resolvers_[hf_config_paths];
+        if (!hf) hf = std::make_unique<py::HfResolver>(hf_config_paths);
         for (auto& p : projects_)
-            if (p.project->index().root() == root && &p.project->revision() == &revision) return *p.project;
+            if (p.project->index().root() == root && &p.project->revision() == &revision &&
+                &p.project->hf() == hf.get())
+                return *p.project;
         projects_.push_back(
-            Loaded{std::make_unique<py::Project>(root, revision, *hf_, py::EvalLimits{}, buffers()), {}, {}});
+            Loaded{std::make_unique<py::Project>(root, revision, *hf, py::EvalLimits{}, buffers()), {}, {}});
         return *projects_.back().project;
     }
 
@@ -136,8 +136,9 @@ public:
         std::vector<py::Module*> stale;
         const auto modules = project.index().modules();
         for (py::Module* m : modules) {
-            if (!m->ast) continue;
-            if (m->fs_path == doc ? m->ast->text != text : everything && !project.index().is_current(*m))
+            const py::Ast* ast = m->parsed_ast();  // other documents of the run may be parsing some meanwhile
+            if (!ast) continue;
+            if (m->fs_path == doc ? ast->text != text : everything && !project.index().is_current(*m))
                 stale.push_back(m);
         }
         if (stale.empty()) return project;
@@ -145,7 +146,7 @@ public:
         // What imports a stale module, at any depth, read it at initialization: it is stale too.
         std::map<std::string, std::vector<py::Module*>> importers;
         for (py::Module* m : modules)
-            if (m->ast && !m->namespace_package)
+            if (m->parsed_ast() && !m->namespace_package)
                 for (const auto& dep : graph.imports(m->fs_path)) importers[dep].push_back(m);
         // Kept outcomes: an edit to the document alone leaves its recipes to their keys (RecipeKeys) and drops those
         // of the modules that import it; any other change drops them all (a recipe may read any module, and not
@@ -161,8 +162,10 @@ public:
             // Retired modules stay alive until their project ends (values of other modules may point into them).
             const std::string root = project.index().root();
             const Revision& revision = project.revision();
+            auto hf = std::find_if(resolvers_.begin(), resolvers_.end(),
+                                   [&](const auto& r) { return r.second.get() == &project.hf(); });
             projects_.erase(loaded);
-            return this->project(root, revision, hf_args_);
+            return this->project(root, revision, hf->first);
         }
         if (!document_alone) loaded->outcomes.clear();
         for (const py::Module* m : retire) {
@@ -204,18 +207,27 @@ public:
         return loaded->outcomes[module];
     }
 
-    const std::vector<std::string>& hf_errors() const { return hf_->errors(); }
+    // Why some of these config.json paths cannot be read.
+    const std::vector<std::string>& hf_errors(const std::vector<std::string>& hf_config_paths) {
+        std::unique_ptr<py::HfResolver>& hf = resolvers_[hf_config_paths];
+        if (!hf) hf = std::make_unique<py::HfResolver>(hf_config_paths);
+        return hf->errors();
+    }
+
+    // Held around every call above: the documents of a run may be parsed on several threads at once.
+    std::mutex& mutex() { return mutex_; }
 
     // The tree's mixed_precision lookup for configs of the ConfigContainer class defined in `config_module`, kept
     // while the project's modules do not change (answers are memoized).
-    const PrecisionLookup& precision_lookup(const std::string& root, const Revision& revision,
-                                            const std::vector<std::string>& hf_config_paths,
-                                            const std::string& config_module) {
-        std::lock_guard<std::mutex> lock(lookups_mutex_);
+    // Takes mutex(): it is asked from the threads that lint the configs. The lookup itself is thread-safe.
+    std::shared_ptr<const PrecisionLookup> precision_lookup(const std::string& root, const Revision& revision,
+                                                            const std::vector<std::string>& hf_config_paths,
+                                                            const std::string& config_module) {
+        std::lock_guard<std::mutex> lock(mutex_);
         py::Project& p = project(root, revision, hf_config_paths);
         auto& kept = lookups_[{&p, config_module}];
         if (!kept) kept = py::make_precision_lookup(p, config_module);
-        return *kept;
+        return kept;
     }
 
 private:
@@ -231,12 +243,11 @@ private:
         std::map<std::string, std::vector<Diagnostic>> module_diagnostics;     // by module path (revalidated state)
         std::map<std::string, std::map<std::string, CachedOutcome>> outcomes;  // by module file, then recipe
     };
+    std::mutex mutex_;
     const SourceManager* sources_ = nullptr;
-    std::vector<std::string> hf_args_;
-    std::unique_ptr<py::HfResolver> hf_;
+    std::map<std::vector<std::string>, std::unique_ptr<py::HfResolver>> resolvers_;  // by config.json paths
     std::vector<Loaded> projects_;
     std::map<std::string, std::unique_ptr<py::ImportGraph>> graphs_;  // by root
-    std::mutex lookups_mutex_;
     std::map<std::pair<const py::Project*, std::string>, std::shared_ptr<const PrecisionLookup>> lookups_;
 };
 
@@ -250,9 +261,7 @@ PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
         local = std::make_shared<PythonState>();
         return *local;
     }
-    auto& slot = (*ctx.state)["python"];
-    if (!slot) slot = std::make_shared<PythonState>();
-    local = std::static_pointer_cast<PythonState>(slot);
+    local = ctx.state->slot<PythonState>("python");
     return *local;
 }
 
@@ -275,7 +284,7 @@ public:
           module_(std::move(config_module)) {}
 
     Answer find(const std::string& name) const override {
-        return state_->precision_lookup(root_, revision_, hf_, module_).find(name);
+        return state_->precision_lookup(root_, revision_, hf_, module_)->find(name);
     }
 
 private:
@@ -395,7 +404,7 @@ std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const py::
 // Makes the text of every module read quotable in output (a diagnostic may point into any helper).
 void register_sources(py::Project& project, SourceManager& sources) {
     for (const py::Module* m : project.index().modules())
-        if (m->ast && !m->namespace_package && !sources.text(m->path)) sources.add(m->path, m->ast->text);
+        if (const py::Ast* ast = m->parsed_ast(); ast && !m->namespace_package) sources.add_new(m->path, ast->text);
 }
 
 class PythonFrontEnd final : public FrontEnd {
@@ -416,18 +425,20 @@ public:
         }
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
-        state.use_sources(ctx.sources);
         const Revision& revision =
             ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
         const std::string root = root_for(ctx, name);
-        py::ImportGraph& graph = state.graph(root);
         const std::string owned(text);
         const std::string doc = normalized_path(name);
+        std::unique_lock<std::mutex> bookkeeping(state.mutex());  // the modules themselves are thread-safe
+        state.use_sources(ctx.sources);
+        py::ImportGraph& graph = state.graph(root);
         py::Project& project =
             state.refresh(state.project(root, revision, ctx.hf_config_paths), graph, doc, owned, ctx.revalidate_state);
-        for (const auto& e : state.hf_errors())
+        for (const auto& e : state.hf_errors(ctx.hf_config_paths))
             // Named after the option, not the file: reported once however many recipe files the run reads.
             result.errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file("--hf-config"), e));
+        bookkeeping.unlock();
         if (!result.errors.empty()) return result;
 
         py::Module* m = project.index().module_for_file(name, result.errors, &owned);
@@ -468,10 +479,23 @@ public:
                     name)));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.
+        bookkeeping.lock();
         for (auto& d : state.module_diagnostics(project, graph, doc, ctx.revalidate_state))
             result.errors.push_back(std::move(d));
+        bookkeeping.unlock();
         register_sources(project, ctx.sources);
         return result;
+    }
+
+    void name_document(const std::string& name, ParseContext& ctx) const override {
+        if (!ctx.state) return;  // nothing is shared between documents
+        std::shared_ptr<PythonState> local;
+        PythonState& state = state_of(ctx, local);
+        const Revision& revision =
+            ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
+        std::lock_guard<std::mutex> bookkeeping(state.mutex());
+        state.use_sources(ctx.sources);
+        state.project(root_for(ctx, name), revision, ctx.hf_config_paths).index().name_document(name);
     }
 
     std::vector<SourceComment> comments(std::string_view text) const override { return python_edit::comments(text); }

@@ -44,7 +44,8 @@ void excerpt(std::ostream& out, const SourceRange& r, const SourceManager& sourc
     if (end <= start) end = start + 1;
     std::string pad;
     for (size_t i = 0; i < start && i < line->size(); ++i) pad += (*line)[i] == '\t' ? '\t' : ' ';
-    std::string marks = "^" + std::string(end - start - 1, '~');
+    std::string marks(end - start, '~');  // (not "^" + string: GCC 12 warns falsely on that, -Wrestrict)
+    marks.front() = '^';
     out << p.paint("34", fmt::format(" {} | ", gutter)) << pad << p.severity(sev, marks) << '\n';
 }
 

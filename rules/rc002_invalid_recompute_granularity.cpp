@@ -37,7 +37,7 @@ public:
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::recompute_granularity})) return;
         const Value& v = m[field::recompute_granularity];
-        const auto& allowed = ctx.revision().enum_values("recompute_granularity");
+        const auto& allowed = ctx.revision().enum_values(revision_enum::recompute_granularity);
         if (v.is_null()) return;
         if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.as_string()) != allowed.end()) return;
         std::string text = v.is_string() ? v.as_string() : v.display();

@@ -42,7 +42,7 @@ public:
         if (!m.known({field::recompute_granularity, field::recompute_method})) return;
         const Value& v = m[field::recompute_method];
         if (m[field::recompute_granularity].is_null() || v.is_null()) return;
-        const auto& allowed = ctx.revision().enum_values("recompute_method");
+        const auto& allowed = ctx.revision().enum_values(revision_enum::recompute_method);
         if (v.is_string() && std::find(allowed.begin(), allowed.end(), v.as_string()) != allowed.end()) return;
         std::string text = v.is_string() ? v.as_string() : v.display();
         Diagnostic& d = ctx.report(kRule, field::recompute_method,

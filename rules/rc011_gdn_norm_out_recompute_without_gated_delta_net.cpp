@@ -40,7 +40,7 @@ public:
         if (!m.known({field::experimental_attention_variant})) return;
         if (!([&] {
                 auto v = m.str(field::experimental_attention_variant);
-                const auto& ok = ctx.revision().enum_values("gated_delta_net_variants");
+                const auto& ok = ctx.revision().enum_values(revision_enum::gated_delta_net_variants);
                 return !v || std::find(ok.begin(), ok.end(), *v) == ok.end();
             }()))
             return;
@@ -49,8 +49,9 @@ public:
             fmt::format(
                 "\"gdn_norm_out\" recompute needs a gated-delta-net attention variant, but experimental_attention_variant is {}",
                 m[field::experimental_attention_variant].display()));
-        RuleContext::hint(d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn_norm_out\"",
-                                         rules::quoted_list(ctx.revision().enum_values("gated_delta_net_variants"))));
+        RuleContext::hint(
+            d, fmt::format("set experimental_attention_variant to {}, or drop \"gdn_norm_out\"",
+                           rules::quoted_list(ctx.revision().enum_values(revision_enum::gated_delta_net_variants))));
     }
 };
 

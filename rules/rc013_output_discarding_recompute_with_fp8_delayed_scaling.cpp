@@ -44,11 +44,12 @@ public:
         // 0.13 refused these labels under every fp8 recipe ("*"); from 0.14 only delayed scaling is refused. The
         // labels are the ones Megatron Core's fp8 check names (output_discarding_fp8_labels), not every
         // output-discarding label.
-        const auto& refused = ctx.revision().enum_values("fp8_recipes_rejecting_output_discarding_recompute");
+        const auto& refused =
+            ctx.revision().enum_values(revision_enum::fp8_recipes_rejecting_output_discarding_recompute);
         const std::string recipe = m.str(field::fp8_recipe).value_or("");
         const bool any_recipe = std::find(refused.begin(), refused.end(), "*") != refused.end();
         if (!any_recipe && std::find(refused.begin(), refused.end(), recipe) == refused.end()) return;
-        for (const auto& label : ctx.revision().enum_values("output_discarding_fp8_labels")) {
+        for (const auto& label : ctx.revision().enum_values(revision_enum::output_discarding_fp8_labels)) {
             if (!m.modules_pre.contains(label)) continue;
             Diagnostic& d = rules::report_label(
                 ctx, kRule, label,

@@ -46,7 +46,7 @@ public:
         if (!m[field::fp8].truthy() || m.str(field::fp8_recipe) == "delayed") return;  // delayed is RC013
         static const Version needed = *Version::parse("2.6.0dev0");
         if (!(*ctx.options.te_version < needed)) return;
-        for (const auto& label : ctx.revision().enum_values("output_discarding_fp8_labels")) {
+        for (const auto& label : ctx.revision().enum_values(revision_enum::output_discarding_fp8_labels)) {
             if (!m.modules_pre.contains(label)) continue;
             Diagnostic& d = rules::report_label(
                 ctx, kRule, label,

@@ -49,7 +49,8 @@ public:
         // The other revision's name for the switch is a likely slip when moving between main and dev.
         std::set<std::string> spellings;
         for (const auto& name : Schema::instance().revision_names())
-            for (const auto& other : Schema::instance().revision(name)->enum_values("mhc_connections_field"))
+            for (const auto& other :
+                 Schema::instance().revision(name)->enum_values(revision_enum::mhc_connections_field))
                 if (other != mhc.str()) spellings.insert(other);
         for (const auto& name : spellings) {
             const FieldName other = FieldName::named(name);

@@ -46,7 +46,7 @@ public:
             return;
         if (!m.flag(field::fine_grained_activation_offloading)) return;
         // "*": any offloading conflicts (main); otherwise only the listed offload_modules entries do (dev).
-        const auto& conflicts = ctx.revision().enum_values("mhc_offload_conflicts");
+        const auto& conflicts = ctx.revision().enum_values(revision_enum::mhc_offload_conflicts);
         const bool any = std::find(conflicts.begin(), conflicts.end(), "*") != conflicts.end();
         std::vector<std::string> offloaded;
         if (m[field::offload_modules].is_list())

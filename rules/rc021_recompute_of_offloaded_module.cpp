@@ -55,7 +55,7 @@ public:
         };
         if (m.modules_post.contains("moe")) {
             std::vector<std::string> conflicts;
-            for (const auto& s : ctx.revision().enum_values("moe_offload_conflicts"))
+            for (const auto& s : ctx.revision().enum_values(revision_enum::moe_offload_conflicts))
                 if (is_offloaded(s)) conflicts.push_back(s);
             if (!conflicts.empty()) {
                 Diagnostic& d = rules::report_label(ctx, kRule, "moe",

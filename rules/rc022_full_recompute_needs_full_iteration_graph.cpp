@@ -46,7 +46,8 @@ public:
         if (!g || g->impl == "none" || !m.known({field::recompute_granularity, field::moe_layer_recompute})) return;
         if (m.granularity_post != "full") return;
         // Up to 0.17 a full-iteration graph is a scope ([full_iteration]); from 0.18 it is an implementation.
-        const bool scope_model = ctx.revision().enum_values("cuda_graph_checks") == std::vector<std::string>{"scope"};
+        const bool scope_model =
+            ctx.revision().enum_values(revision_enum::cuda_graph_checks) == std::vector<std::string>{"scope"};
         if (scope_model ? g->modules == std::vector<std::string>{"full_iteration"} : g->impl == "full_iteration")
             return;
         Diagnostic& d = ctx.report(

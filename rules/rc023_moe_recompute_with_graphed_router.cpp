@@ -45,7 +45,7 @@ public:
         auto g = rules::graph_scope(m);
         if (!g || g->impl == "none" || !rules::selective_post(m) || !m.modules_post.contains("moe")) return;
         // 0.15/0.16 refused it for any graph implementation ("*"), 0.17 on only for transformer_engine graphs.
-        const auto& impls = ctx.revision().enum_values("moe_router_graph_impls");
+        const auto& impls = ctx.revision().enum_values(revision_enum::moe_router_graph_impls);
         if (std::find(impls.begin(), impls.end(), "*") == impls.end() &&
             std::find(impls.begin(), impls.end(), g->impl) == impls.end())
             return;

@@ -84,7 +84,8 @@ public:
                 fmt::format("recompute_num_layers must be unset when overlap_moe_expert_parallel_comm is enabled{}",
                             mode));
         // Megatron Core checks the module list whatever the granularity (from 0.17 on).
-        if (ctx.revision().enum_values("ep_overlap_forbids_moe_recompute") == std::vector<std::string>{"true"} &&
+        if (ctx.revision().enum_values(revision_enum::ep_overlap_forbids_moe_recompute) ==
+                std::vector<std::string>{"true"} &&
             m.modules_post.known && m.modules_post.contains("moe")) {
             const Value* item = rules::module_item(m, "moe");
             Diagnostic* d = add(m.moe_layer_converted && !item ? field::moe_layer_recompute : field::recompute_modules,

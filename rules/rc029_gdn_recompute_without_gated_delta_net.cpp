@@ -43,7 +43,7 @@ public:
         if (!rules::selective_pre(m) || !m.modules_pre.contains("gdn") ||
             !m.known({field::experimental_attention_variant}))
             return;
-        const auto& variants = ctx.revision().enum_values("gated_delta_net_variants");
+        const auto& variants = ctx.revision().enum_values(revision_enum::gated_delta_net_variants);
         const auto variant = m.str(field::experimental_attention_variant);
         if (variant && std::find(variants.begin(), variants.end(), *variant) != variants.end()) return;
         Diagnostic& d = rules::report_label(

@@ -38,7 +38,7 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!ctx.revision().crashes("layernorm-recompute-local-impl")) return;
+        if (!ctx.revision().crashes(known_crash::layernorm_recompute_local_impl)) return;
         if (!rules::selective_post(m) || !m.modules_post.contains("layernorm") || !m.known({field::transformer_impl}))
             return;
         if (m.str(field::transformer_impl) != "local") return;

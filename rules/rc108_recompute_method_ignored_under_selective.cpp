@@ -37,7 +37,7 @@ public:
         if (!m.known({field::recompute_granularity, field::recompute_method}) || m.granularity_pre() != "selective")
             return;
         auto method = m.str(field::recompute_method);
-        const auto& allowed = ctx.revision().enum_values("recompute_method");
+        const auto& allowed = ctx.revision().enum_values(revision_enum::recompute_method);
         if (!method || std::find(allowed.begin(), allowed.end(), *method) == allowed.end()) return;
         Diagnostic& d =
             ctx.report(kRule, field::recompute_method,

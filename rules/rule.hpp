@@ -13,6 +13,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/effective_model.hpp"
+#include "core/revision_keys.hpp"
 #include "core/version.hpp"
 
 namespace mbl {
@@ -27,7 +28,7 @@ struct RuleInfo {
     // "Megatron Core <revision> rejects this config at start-up (<raises> in TransformerConfig.__post_init__)".
     std::string_view raises = "ValueError";
     // Error rules mirror a Megatron Core rejection and run only at revisions whose schema lists the code.
-    bool is_rejection() const { return severity == Severity::Error; }
+    constexpr bool is_rejection() const { return severity == Severity::Error; }
 };
 
 struct RuleOptions {
@@ -87,6 +88,11 @@ public:
 
 }  // namespace mbl
 
-// Defines the factory the registry (rules/rules.def) calls for a rule class.
-#define MBL_DEFINE_RULE(CODE, CLASS) \
+// Defines the factory the registry (rules/rules.def) calls for a rule class, whose RuleInfo is `kRule`. An error rule
+// runs only at the revisions whose "rejections" list its code, so one that no revision lists does not compile.
+#define MBL_DEFINE_RULE(CODE, CLASS)                                                                 \
+    static_assert(kRule.code == #CODE, "MBL_DEFINE_RULE(" #CODE ", ...): kRule has another code");   \
+    static_assert(!kRule.is_rejection() || ::mbl::listed_as_rejection(#CODE),                        \
+                  "error rule " #CODE                                                                \
+                  " is in no revision's \"rejections\" (schemas/mcore/*.json): it would never run"); \
     std::unique_ptr<::mbl::Rule> make_rule_##CODE() { return std::make_unique<CLASS>(); }

@@ -83,12 +83,12 @@ std::optional<GraphScope> graph_scope(const EffectiveModel& m) {
 }
 
 FieldName mhc_connections_field(const Revision& rev) {
-    const auto& v = rev.enum_values("mhc_connections_field");
+    const auto& v = rev.enum_values(revision_enum::mhc_connections_field);
     return v.empty() ? field::enable_mhc_connections : FieldName::named(v.front());
 }
 
 bool ep_overlap_recomputes_stages(const EffectiveModel& m) {
-    const auto& mode = m.revision->enum_values("ep_overlap_full_recompute");
+    const auto& mode = m.revision->enum_values(revision_enum::ep_overlap_full_recompute);
     if (std::find(mode.begin(), mode.end(), "stage") == mode.end()) return false;
     return !m.known({field::overlap_moe_expert_parallel_comm}) || m.flag(field::overlap_moe_expert_parallel_comm);
 }

@@ -2,7 +2,7 @@
 # Adds a rule in one command: scripts/new-rule.sh RC117 readable-kebab-name [error|warning|info]
 # Writes rules/<code>_<name>.cpp and its fixture, registers the code in rules/rules.def in code order, adds an error
 # rule's code to the `rejections` of every schemas/mcore revision that lists them (the revisions extending those
-# inherit it), builds and regenerates docs/rules.md. The new rule works as written, with a placeholder condition (a
+# inherit it), builds, regenerates docs/rules.md and writes the fixture's snapshot. The new rule works as written, with a placeholder condition (a
 # recompute_modules label named after the rule) so the whole suite passes; replace the condition, the docs and the
 # fixture with the real ones. BUILD_DIR (default: build) is the configured build directory.
 set -euo pipefail
@@ -126,7 +126,9 @@ fi
 
 cmake --build "$build_dir" --target mbridge-lint -j2 >/dev/null
 "$build_dir/mbridge-lint" rules --format markdown > docs/rules.md
+# The fixture's rendered output (tests/fixtures/snapshots/).
+BUILD_DIR="$build_dir" scripts/update-snapshots.sh "YAML snapshot $(basename "$fixture")" >/dev/null
 
-echo "created $file and $fixture; registered $code in rules/rules.def; regenerated docs/rules.md"
+echo "created $file, $fixture and its snapshot; registered $code in rules/rules.def; regenerated docs/rules.md"
 ((${#edited[@]})) && echo "added $code to the rejections of ${edited[*]}"
 echo "next: the real condition, docs and fixture (the TODOs), then: cmake --build $build_dir -j2 && ctest --test-dir $build_dir -L fast"

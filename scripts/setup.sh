@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what mbridge-lint needs on a fresh Debian 12 machine: the compiler, CMake and the libraries to build it,
 # and the tree-sitter Python grammar. `scripts/setup.sh --tests` adds the test tools (Catch2, the real editors and
-# pre-commit the integration tests drive, strace, clang for the fuzzers, clang-format, debootstrap for the package
-# test, ...). Safe to run again: apt skips what is installed, and the grammar download is skipped when the pinned
-# version is present.
+# pre-commit the integration tests drive, strace, clang for the fuzzers, clang-format, clang-tidy, debootstrap for
+# the package test, ...). Safe to run again: apt skips what is installed, and the grammar download is skipped when
+# the pinned version is present.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 case "${1:-}" in
@@ -26,8 +26,9 @@ if ((tests)); then
     # integration tests: the real pre-commit, editors driving the LSP server headless; the JSON Schema validator
     # (with its URI format checks) that SARIF logs and the output contracts (schemas/output/) are checked with
     pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode python3-jsonschema python3-rfc3987
-    # the format check, the package tests' fresh Debian root, and the release's wheel (scripts/release.sh)
-    clang-format debootstrap python3-setuptools python3-wheel python3-pip python3-venv
+    # the format and clang-tidy checks, the package tests' fresh Debian root, and the release's wheel
+    # (scripts/release.sh)
+    clang-format clang-tidy debootstrap python3-setuptools python3-wheel python3-pip python3-venv
   )
 fi
 missing=()

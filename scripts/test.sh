@@ -3,7 +3,8 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/setup.sh --tests
-cmake --preset release > /dev/null
+# Warnings are errors here: a warning a change brings fails CI instead of scrolling past.
+cmake --preset release -DMBRIDGE_LINT_WERROR=ON > /dev/null
 cmake --build --preset release
 ctest --preset release -j"$(nproc)"
 # Every fuzz target for a few seconds, with ASan + UBSan (libFuzzer needs clang). Long runs: scripts/fuzz.sh.

@@ -240,7 +240,7 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
     }
     const std::string from = fmt::format("the config.json of {} ({})", model_id, config->source);
     // Objects under keys ending in _config (text_config, vision_config) are configs of their own.
-    std::function<Val(const nlohmann::json&, bool, int)> convert = [&](const nlohmann::json& j, bool config,
+    std::function<Val(const nlohmann::json&, bool, int)> convert = [&](const nlohmann::json& j, bool as_config,
                                                                        int depth) -> Val {
         if (depth > 8) return Val::unknown("nested too deeply", site);
         if (j.is_null()) return Val::none(site);
@@ -253,7 +253,7 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
             for (const auto& item : j) items.push_back(convert(item, false, depth + 1));
             return make_list(std::move(items), ObjKind::List, site);
         }
-        if (!config) {
+        if (!as_config) {
             auto d = std::make_shared<DictObj>();
             for (auto it = j.begin(); it != j.end(); ++it)
                 d->items.emplace_back(Val::str(it.key(), site), convert(it.value(), false, depth + 1));

@@ -174,6 +174,7 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
     std::call_once(m->parsed, [m, given] {
         if (m->namespace_package) {
             m->ast = std::make_shared<const Ast>(parse_python(m->path, std::string()).ast);
+            m->parse_done.store(true, std::memory_order_release);
             return;
         }
         std::string error;
@@ -187,6 +188,7 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
                                               fmt::format("cannot read {}: {}", m->path, error));
         m->syntax_error = std::move(parsed.syntax_error);
         m->ast = std::make_shared<const Ast>(std::move(parsed.ast));
+        m->parse_done.store(true, std::memory_order_release);
     });
 }
 
@@ -235,6 +237,11 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
         ensure_parsed(found, text);
     }
     return found;
+}
+
+void ModuleIndex::name_document(const std::string& file) {
+    std::vector<Diagnostic> unreadable;  // reported when the document is linted
+    if (Module* m = module_for_file(file, unreadable)) std::call_once(m->named, [&] { m->path = file; });
 }
 
 std::vector<Module*> ModuleIndex::modules() const {

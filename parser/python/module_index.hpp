@@ -101,10 +101,15 @@ public:
     FileStamp stamp;
     std::optional<Diagnostic> syntax_error;
     std::once_flag parsed;
+    std::atomic<bool> parse_done{false};  // `ast` and `syntax_error` are set (see parsed_ast)
     std::once_flag named;  // `path` may be set once, before parsing, to the name a caller uses for the file
     std::shared_ptr<Env> globals = std::make_shared<Env>();
     std::atomic<int> state{New};
     std::thread::id init_thread;
+
+    // The syntax tree once parsing has finished, else null. For code that looks at every module while other threads
+    // may be parsing some (after ensure_parsed, `ast` itself is safe to read).
+    const Ast* parsed_ast() const { return parse_done.load(std::memory_order_acquire) ? ast.get() : nullptr; }
 
     // The package relative imports start from.
     std::string package() const;
@@ -136,6 +141,10 @@ public:
     // is its text when the caller has it; diagnostics then name the file as `file` is written.
     Module* module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
                             const std::string* text = nullptr);
+    // Names the module of `file` as the caller writes it before anything reads the module. The documents of a run
+    // that are linted on several threads are named so first: module_for_file names a document when it parses it,
+    // and another thread may by then be reading the module as an import.
+    void name_document(const std::string& file);
     // Every module read so far, sorted by path.
     std::vector<Module*> modules() const;
     // Whether a parsed module's text is still what the buffers or the disk hold (for a file read from disk, a

@@ -108,11 +108,8 @@ std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std:
     if (outside_base) {
         // An outside TransformerConfig (or a provider built on it) adds Megatron Core's fields of the revision.
         if (!is_model_class(cls, {})) return std::nullopt;
-        const Schema& schema = Schema::instance();
-        for (const auto& n : schema.field_names())
-            if (const FieldSpec* spec = schema.field(n);
-                spec && schema.field_exists_at(*spec, project_.revision()) && seen.insert(n).second)
-                names.push_back(n);
+        for (const auto& n : project_.model_field_names())
+            if (!seen.count(n)) names.push_back(n);  // the revision's fields are distinct: `seen` holds the others
     }
     return names;
 }

@@ -12,6 +12,10 @@ namespace mbl::py {
 Project::Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits,
                  ModuleIndex::Buffers buffers)
     : index_(std::move(root), std::move(buffers)), revision_(revision), hf_(hf), limits_(limits) {
+    const Schema& schema = Schema::instance();
+    for (const auto& name : schema.field_names())
+        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, revision_))
+            model_field_names_.push_back(name);
     for (std::size_t i = 0; i < revision_.defaults.size(); ++i) default_index_.emplace(revision_.defaults[i].first, i);
 }
 
@@ -22,6 +26,7 @@ std::vector<Diagnostic> Project::take_module_diagnostics() {
 
 void Project::ensure_initialized(Module* m, int import_depth) {
     if (m->state.load(std::memory_order_acquire) == Module::Ready) return;
+    index_.ensure_parsed(m);  // before the lock: other threads initialize other modules meanwhile
     std::lock_guard<std::recursive_mutex> lock(index_.init_mutex());
     if (m->state.load(std::memory_order_acquire) != Module::New) return;  // ready, or a cycle on this thread
     index_.ensure_parsed(m);

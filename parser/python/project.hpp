@@ -47,6 +47,9 @@ public:
     // Default of a model field at the selected revision: TransformerConfig's (with its bases'), from Megatron Core's
     // config classes; nullopt when it has none the linter knows.
     std::optional<Val> model_default(const std::string& field) const;
+    // The model fields that exist at the selected revision (schemas), sorted: the fields of Megatron Core's config
+    // classes, which a provider built on them has.
+    const std::vector<std::string>& model_field_names() const { return model_field_names_; }
 
     // A class of the tree registered as Megatron Bridge's model bridge for Hugging Face architectures
     // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files.
@@ -69,6 +72,7 @@ private:
     std::map<std::string, std::size_t, std::less<>> default_index_;  // field -> position in revision_.defaults
     const HfResolver& hf_;
     EvalLimits limits_;
+    std::vector<std::string> model_field_names_;
     std::atomic<std::uint64_t> ids_{0};
     std::once_flag bridge_files_listed_;
     std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges

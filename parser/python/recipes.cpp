@@ -414,8 +414,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
             continue;
         }
         if (a.value.is_unknown()) {
-            Provenance up = p;
-            out.root.set("model", unknown_model(a.value.reason(), up, project.revision()));
+            out.root.set("model", unknown_model(a.value.reason(), p, project.revision()));
             continue;
         }
         if (!a.value.is_obj(ObjKind::Instance)) {

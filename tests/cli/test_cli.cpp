@@ -1,4 +1,5 @@
 // Drives the real binary: exit codes, formats, subcommands.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
@@ -159,8 +160,9 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
         if (o["option"] != "none") CHECK(o["host_seconds"].get<double>() > 0);
     CHECK(j["step_time"]["measured_seconds"].is_null());
     // 2.5 s is under half this config's roofline step at DP 1: the plausibility note goes to standard error.
-    auto timed = mbl::test::run_shell("(" + mbl::test::lint_binary() + " estimate " + cfg +
-                                      " --gpu-memory 80GiB --format json --step-time 2.5s 2>/dev/null)");
+    auto timed = mbl::test::run_shell(
+        fmt::format("({} estimate {} --gpu-memory 80GiB --format json --step-time 2.5s 2>/dev/null)",
+                    mbl::test::lint_binary(), cfg));
     REQUIRE(timed.code == 0);
     const auto t = nlohmann::json::parse(timed.out);
     CHECK(t["step_time"]["measured_seconds"].get<double>() == Approx(2.5));

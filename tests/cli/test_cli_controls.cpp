@@ -2,6 +2,7 @@
 // output formats, --statistics, rule selection with IN codes, --exit-zero, exclusion, the fixable summary, the fix's
 // safety and documentation link, standard input, progress on a terminal and --version.
 
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
@@ -28,12 +29,6 @@ mbl::test::RunResult run_in(const std::filesystem::path& dir, const std::string&
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
-
-std::size_t occurrences(const std::string& text, const std::string& part) {
-    std::size_t n = 0;
-    for (auto p = text.find(part); p != std::string::npos; p = text.find(part, p + 1)) ++n;
-    return n;
-}
 
 // A config with an error (RC004, an unsafe fix), a warning (RC109, an unsafe fix), a safe fix (RC006 is not here;
 // RC110 removes distribute_saved_activations) and an unknown top-level section (an IN004 warning).
@@ -350,7 +345,7 @@ TEST_CASE("progress shows on a terminal's standard error only", "[cli][controls]
     TempDir dir;
     // Enough files that the run outlasts the start of the progress thread on a busy machine.
     for (int i = 0; i < 1000; ++i)
-        dir.write("c" + std::to_string(i) + ".yaml", "model:\n  recompute_granularity: selective\n");
+        dir.write(fmt::format("c{}.yaml", i), "model:\n  recompute_granularity: selective\n");
     // `script` gives the run a terminal and copies what reaches it (standard error here) to its own output; the
     // delay is 0 so that a short run shows progress.
     const std::string lint = mbl::test::lint_binary() + " check --mcore 0.20.dev --color never " + dir.path().string();

@@ -1,6 +1,7 @@
 // Clear errors from the interface itself (issue 22 item 2): did-you-mean for commands and options, one usage line,
 // nothing checked is an error, a missing file named once, show's override and --only errors, floats as written,
 // estimate's real errors and its --step-time plausibility note, the same counts with --mcore A,B as with check.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -19,7 +20,7 @@ const std::string examples = std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples
 mbl::test::RunResult run(const std::string& args) { return run_shell(mbl::test::lint_binary() + " " + args); }
 // Standard output only.
 mbl::test::RunResult run_stdout(const std::string& args) {
-    return run_shell("(" + mbl::test::lint_binary() + " " + args + " 2>/dev/null)");
+    return run_shell(fmt::format("({} {} 2>/dev/null)", mbl::test::lint_binary(), args));
 }
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
@@ -140,8 +141,8 @@ TEST_CASE("estimate reports why Megatron Core rejects a config and doubts an imp
     const double roofline = estimate["step_time"]["roofline_seconds"].get<double>();
     REQUIRE(roofline > 0);
     auto plausible =
-        run_shell("(" + mbl::test::lint_binary() + " estimate --gpu H100 --step-time " + std::to_string(2 * roofline) +
-                  "s " + examples + "llama3_8b_run_config.yaml 2>&1 >/dev/null)");
+        run_shell(fmt::format("({} estimate --gpu H100 --step-time {}s {}llama3_8b_run_config.yaml 2>&1 >/dev/null)",
+                              mbl::test::lint_binary(), std::to_string(2 * roofline), examples));
     CHECK(plausible.out.empty());
 }
 

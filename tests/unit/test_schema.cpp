@@ -7,6 +7,8 @@
 #include "core/schema.hpp"
 
 using mbl::Schema;
+namespace known_crash = mbl::known_crash;
+namespace revision_enum = mbl::revision_enum;
 
 TEST_CASE("every revision from 0.12 to main is known, with aliases", "[schema]") {
     const Schema& s = Schema::instance();
@@ -117,18 +119,20 @@ TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does
     CHECK_FALSE(dev.rejects("RC020"));  // full recompute with hyper-connections is accepted
     CHECK_FALSE(s.revision("main")->rejects("RC029"));
     CHECK_FALSE(s.revision("main")->rejects("RC030"));
-    CHECK(dev.enum_values("mhc_connections_field") == std::vector<std::string>{"enable_hyper_connections"});
-    CHECK(s.revision("main")->enum_values("mhc_connections_field") ==
+    CHECK(dev.enum_values(revision_enum::mhc_connections_field) ==
+          std::vector<std::string>{"enable_hyper_connections"});
+    CHECK(s.revision("main")->enum_values(revision_enum::mhc_connections_field) ==
           std::vector<std::string>{"enable_mhc_connections"});
-    CHECK(dev.enum_values("ep_overlap_full_recompute") == std::vector<std::string>{"stage"});
-    CHECK(s.revision("0.20.dev")->enum_values("ep_overlap_full_recompute").empty());
-    CHECK(dev.enum_values("gated_delta_net_variants") == std::vector<std::string>{"gated_delta_net"});
-    CHECK_FALSE(dev.crashes("layernorm-recompute-local-impl"));  // CheckpointWithoutOutput: fp8 = bool(fp8) there
-    CHECK(s.revision("0.20.dev")->crashes("layernorm-recompute-local-impl"));
+    CHECK(dev.enum_values(revision_enum::ep_overlap_full_recompute) == std::vector<std::string>{"stage"});
+    CHECK(s.revision("0.20.dev")->enum_values(revision_enum::ep_overlap_full_recompute).empty());
+    CHECK(dev.enum_values(revision_enum::gated_delta_net_variants) == std::vector<std::string>{"gated_delta_net"});
+    CHECK_FALSE(
+        dev.crashes(known_crash::layernorm_recompute_local_impl));  // CheckpointWithoutOutput: fp8 = bool(fp8) there
+    CHECK(s.revision("0.20.dev")->crashes(known_crash::layernorm_recompute_local_impl));
     // Every revision that enforces the mhc checks names its switch.
     for (const auto& name : s.revision_names())
         if (s.revision(name)->rejects("RC016"))
-            CHECK(s.revision(name)->enum_values("mhc_connections_field").size() == 1);
+            CHECK(s.revision(name)->enum_values(revision_enum::mhc_connections_field).size() == 1);
 }
 
 TEST_CASE("checks that exist per revision come from the schema", "[schema]") {
