@@ -81,12 +81,15 @@ void fill_moe(const EffectiveModel& m, LayerShape& s) {
                                             : Dispatcher::AllGather;
     s.permute_fusion = flag_of(m, "moe_permute_fusion");
     s.shared_expert_overlap = flag_of(m, "moe_shared_expert_overlap");
-    // Megatron Core's local spec builds SequentialMLP experts from 0.17 on (earlier, moe_grouped_gemm chose the legacy
-    // GroupedMLP), and SequentialMLP ignores moe_act (measured on an H200: gpu_check/DEVICE_RUNS.md).
+    // Megatron Core's local spec builds SequentialMLP experts, which ignore moe_act (measured on an H200:
+    // gpu_check/DEVICE_RUNS.md), unless moe_grouped_gemm chooses the legacy GroupedMLP: which it builds is a fact of
+    // the revision (schemas/mcore: local_spec_grouped_gemm_experts, SequentialMLP from 0.17 on).
     const bool local = m.str("transformer_impl") == "local";
-    const Revision* first_sequential = Schema::instance().revision("0.17");
-    s.expert_act_checkpoint =
-        !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
+    const auto& grouped =
+        m.revision ? m.revision->enum_values("local_spec_grouped_gemm_experts") : std::vector<std::string>{};
+    const bool legacy_grouped =
+        flag_of(m, "moe_grouped_gemm") && std::find(grouped.begin(), grouped.end(), "GroupedMLP") != grouped.end();
+    s.expert_act_checkpoint = !local || legacy_grouped;
 }
 
 void fill_mla(const EffectiveModel& m, LayerShape& s) {
