@@ -58,7 +58,13 @@ def copy_checkout(checkout, into):
         return "git clone --local"
     shutil.rmtree(into, ignore_errors=True)
     shutil.copytree(checkout, into, symlinks=True)
-    return "cp -a"
+    if os.path.isdir(os.path.join(into, ".git")):
+        return "cp -a"
+    # A source tree without git data (a git archive): the pull-request cases need a history to diff against.
+    subprocess.run(GIT + ["init", "-q"], cwd=into, check=True)
+    subprocess.run(GIT + ["add", "-A"], cwd=into, check=True)
+    subprocess.run(GIT + ["commit", "-qm", "bench: the checkout as found", "--no-verify"], cwd=into, check=True)
+    return "cp -a, git init"
 
 
 def errors_in_json(stdout):

@@ -111,8 +111,7 @@ struct OneConfig {
     std::vector<Diagnostic> rejections;  // the config's errors that are Megatron Core's (rules), not the input's
 };
 OneConfig load_one_config(const std::string& input, const std::string& mcore, const std::string& mcore_path,
-                          const RecipeArgs& recipe,
-                          const std::string& color, SourceManager& sources);
+                          const RecipeArgs& recipe, const std::string& color, SourceManager& sources);
 
 struct GpuCheckArgs {
     std::string target;

@@ -252,7 +252,8 @@ FileResult LintSession::lint(const std::string& path, bool allow_skip, const std
             out.cancelled = true;
             return out;
         }
-        LintResult r = linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get(), config_tree.label);
+        LintResult r =
+            linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get(), config_tree.label);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         std::vector<Diagnostic> found = config_tree.findings;
         for (auto& d : r.diagnostics) found.push_back(std::move(d));

@@ -20,8 +20,7 @@ namespace mbl {
 namespace fs = std::filesystem;
 
 std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
-                                                      std::vector<Diagnostic>& errors,
-                                                      const PrecisionLookup* precision,
+                                                      std::vector<Diagnostic>& errors, const PrecisionLookup* precision,
                                                       std::string_view recipe) const {
     for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
     FinalizeResult fin = finalize(root, *options_.revision, anchor, precision, recipe);
@@ -75,7 +74,7 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
 }  // namespace
 
 LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision,
-                               std::string_view recipe) {
+                             std::string_view recipe) {
     LintResult result;
     if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
     auto model = effective_model(std::move(root), anchor, result.diagnostics, precision, recipe);

@@ -558,7 +558,7 @@ def bridge_refs(git_dir):
 
 
 def generate_bridge(git_dir):
-    fields, refs, classes = {}, {}, {}
+    fields, refs, classes, types = {}, {}, {}, {}
     for ref in bridge_refs(git_dir):
         commit = subprocess.run(["git", "-C", git_dir, "rev-parse", ref + "^{commit}"], capture_output=True,
                                 text=True, check=True).stdout.strip()
@@ -573,9 +573,15 @@ def generate_bridge(git_dir):
                     entry["nullable"] = True
                 entry.update({"class": cls.name, "source": f"{m.path}:{spec['line']}", "ref": ref})
                 first = fields.get(name, {}).get("first", ref)
+                types.setdefault(name, set()).add(spec["type"])
                 # The latest revision's declaration stands for the field; `first` is when Bridge first had it.
                 fields[name] = dict(entry, first=first)
         source.close()
+    for name, declared in types.items():
+        # Classes that declare a field with different types (Llama 3.1's `scale_factor: float`, Llama 3.2 3B's `int`)
+        # accept what any of them does: int and float widen to float, anything else to any.
+        if len(declared) > 1:
+            fields[name]["type"] = "float" if declared == {"int", "float"} else "any"
     return refs, {name: sorted(modules) for name, modules in sorted(classes.items())}, fields
 
 

@@ -26,7 +26,9 @@ TEST_CASE("editing an imported module re-lints the recipes that import it", "[ls
     signal(SIGPIPE, SIG_IGN);
     int exit_code = -1;
     std::thread server_thread([&] {
-        mbl::lsp::Server server(mbl::lsp::ServerOptions{.debounce = 50ms, .mcore = "0.20.dev", .max_message_bytes = 1u << 20}, to_server[0], from_server[1]);
+        mbl::lsp::Server server(
+            mbl::lsp::ServerOptions{.debounce = 50ms, .mcore = "0.20.dev", .max_message_bytes = 1u << 20}, to_server[0],
+            from_server[1]);
         exit_code = server.run();
         close(from_server[1]);
     });

@@ -100,6 +100,7 @@ TEST_CASE("the validator finds what breaks a contract", "[schema]") {
     renamed["diagnostics"][0]["severity"] = "fatal";
     CHECK(output_schema_violations("check", renamed.dump()).find("'fatal' is not one of") != std::string::npos);
     json added = doc;
-    added["diagnostics"][0]["made_up_field"] = "x";  // a field the schema does not know: the schema must grow with the output
+    // A field the schema does not know: the schema must grow with the output.
+    added["diagnostics"][0]["made_up_field"] = "x";
     CHECK(output_schema_violations("check", added.dump()).find("Additional properties") != std::string::npos);
 }
