@@ -45,6 +45,7 @@ extern const LabelModel k_core_attn{
     .output_discarding = false,
     .drops = "unfused: the s x s scores and probabilities; fused: the softmax statistics",
     .harness = true,
+    .nested_in = {},
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,

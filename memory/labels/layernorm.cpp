@@ -35,6 +35,7 @@ extern const LabelModel k_layernorm{
     .output_discarding = true,
     .drops = "the outputs and statistics of the separate norms",
     .harness = true,
+    .nested_in = {},
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,

@@ -31,6 +31,7 @@ extern const LabelModel k_mla_up_proj{
     .output_discarding = true,
     .drops = "MLA's query, key and value (and fused latent norm outputs)",
     .harness = false,
+    .nested_in = {},
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,

@@ -28,6 +28,7 @@ extern const LabelModel k_mlp{
     .output_discarding = false,
     .drops = "the dense MLP's internals",
     .harness = true,
+    .nested_in = {},
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,

@@ -30,6 +30,7 @@ extern const LabelModel k_moe{
     .output_discarding = false,
     .drops = "everything inside the MoE layer",
     .harness = true,
+    .nested_in = {},
     .apply = apply,
     .backward_extra = backward_extra,
     .replays = replays,
