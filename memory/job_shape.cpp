@@ -47,7 +47,8 @@ void fill_attention(const EffectiveModel& m, LayerShape& s, std::vector<Assumpti
     if (!fused) notes.push_back({"attention backend unknown: Transformer Engine fused attention assumed"});
     s.attention = fused.value_or(true) ? AttentionKernel::Fused : AttentionKernel::Unfused;
     // Megatron's fused scale-mask-softmax kernel (masked_softmax_fusion) takes 16-bit scores of at most 4096 keys
-    // and keeps only its bf16 output; otherwise the torch path keeps an fp32 copy as well.
+    // and keeps only its bf16 output; otherwise the torch path keeps an fp32 copy as well. Its conditions are
+    // FusedScaleMaskSoftmax.is_kernel_available (megatron/core/fusions/fused_softmax.py lines 253-259 at 2a75ac12).
     const std::int64_t heads_per_rank = s.heads / std::max<std::int64_t>(1, int_or(m, "tensor_model_parallel_size", 1));
     const std::int64_t keys = s.seq_length;
     if (s.attention == AttentionKernel::Unfused && flag_of(m, "masked_softmax_fusion") &&
@@ -80,17 +81,21 @@ void fill_moe(const EffectiveModel& m, LayerShape& s) {
                                             : Dispatcher::AllGather;
     s.permute_fusion = flag_of(m, "moe_permute_fusion");
     s.shared_expert_overlap = flag_of(m, "moe_shared_expert_overlap");
-    // Megatron Core's local spec builds SequentialMLP experts from 0.17 on (earlier, moe_grouped_gemm chose the legacy
-    // GroupedMLP), and SequentialMLP ignores moe_act (measured on an H200: gpu_check/DEVICE_RUNS.md).
+    // Megatron Core's local spec builds SequentialMLP experts, which ignore moe_act (measured on an H200:
+    // gpu_check/DEVICE_RUNS.md), unless moe_grouped_gemm chooses the legacy GroupedMLP: which it builds is a fact of
+    // the revision (schemas/mcore: local_spec_grouped_gemm_experts, SequentialMLP from 0.17 on).
     const bool local = m.str("transformer_impl") == "local";
-    const Revision* first_sequential = Schema::instance().revision("0.17");
-    s.expert_act_checkpoint =
-        !(local && m.revision && first_sequential && m.revision->order >= first_sequential->order);
+    const auto& grouped =
+        m.revision ? m.revision->enum_values("local_spec_grouped_gemm_experts") : std::vector<std::string>{};
+    const bool legacy_grouped =
+        flag_of(m, "moe_grouped_gemm") && std::find(grouped.begin(), grouped.end(), "GroupedMLP") != grouped.end();
+    s.expert_act_checkpoint = !local || legacy_grouped;
 }
 
 void fill_mla(const EffectiveModel& m, LayerShape& s) {
     s.mla = true;
-    // Unset means MLATransformerConfig's default 512; an explicit None means no query compression.
+    // Unset means MLATransformerConfig's default 512 (q_lora_rank and kv_lora_rank, transformer/transformer_config.py
+    // lines 3026 and 3029 at 2a75ac12); an explicit None means no query compression.
     const Value& q_rank = m["q_lora_rank"];
     s.q_lora_rank = q_rank.is_int() ? std::max<std::int64_t>(0, q_rank.as_int())
                     : q_rank.is_null() && q_rank.prov().origin == Origin::Default ? 512

@@ -280,3 +280,49 @@ TEST_CASE("a mixed_precision name the tree registers is known by every route", "
                             "mean \"tree_hybrid_fp8_delayed_mixed\"?)"));
     CHECK(has(misspelt.out, "get_mixed_precision_config() looks recipes up in the registry of"));
 }
+
+TEST_CASE("check --gpu-memory --fix --unsafe-fixes rewrites a recipe and its helper to an option that fits",
+          "[cli][python][estimate]") {
+    // A copy of the Bridge-shaped tree: Llama 3 8B at 16k tokens, TP 1, PP 4, micro-batch 2 does not fit 80 GiB.
+    namespace fs = std::filesystem;
+    const std::string budget = " --mcore 0.20.dev --gpu-memory 80GiB --color never --output-format concise";
+    struct Case {
+        std::string target, file;  // the recipe, and the file that sets its recompute (the recipe's or a helper's)
+        std::string before, after;
+    };
+    for (
+        const Case& c : std::vector<Case>{
+            // The recipe sets recompute_granularity itself: the fix sets it and adds the fields full recompute needs.
+            {"llama3_8b_pretrain_config", "llama3.py", "    cfg.model.recompute_granularity = None\n",
+             "    cfg.model.recompute_granularity = \"full\"\n    cfg.model.recompute_method = \"block\"\n"
+             "    cfg.model.recompute_num_layers = 7\n    cfg.model.recompute_modules = None\n"},
+            // The helper it calls sets it: the helper is edited, and the labels full recompute ignores are cleared.
+            {"llama3_8b_finetune_config", "_llama_common.py",
+             "    model.recompute_granularity = \"selective\"\n    model.recompute_modules = [*labels, *EXTRA_LABELS]\n",
+             "    model.recompute_granularity = \"full\"\n    model.recompute_method = \"block\"\n"
+             "    model.recompute_num_layers = 7\n    model.recompute_modules = None\n"}}) {
+        INFO(c.target);
+        // A fresh copy each: the fine-tuning recipe starts from the pre-training one.
+        mbl::test::TempDir dir;
+        const fs::path root = fs::path(dir / "tree");
+        fs::copy(tree, root, fs::copy_options::recursive);
+        const std::string recipes = (root / "src/megatron/bridge/recipes/llama").string();
+        const std::string target = recipes + "/llama3.py::" + c.target;
+        const std::string file = recipes + "/" + c.file;
+        REQUIRE(has(mbl::test::read_file(file), c.before));
+        auto first = run("check " + target + budget);
+        INFO(first.out);
+        CHECK(has(first.out, "warning[RC203]: predicted peak"));
+        CHECK(has(first.out, "the cheapest option predicted to fit is full block 7"));
+        auto fixed = run("check " + target + budget + " --fix --unsafe-fixes");
+        INFO(fixed.out);
+        CHECK(fixed.code == 0);
+        CHECK(has(mbl::test::read_file(file), c.after));
+        auto second = run("check " + target + budget);
+        INFO(second.out);
+        CHECK(second.code == 0);
+        CHECK_FALSE(has(second.out, "RC202"));
+        CHECK_FALSE(has(second.out, "RC203"));
+        CHECK(has(second.out, "no problems found"));
+    }
+}

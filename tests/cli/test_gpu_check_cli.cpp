@@ -551,6 +551,51 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
           std::string::npos);
 }
 
+// The pipeline-stage runs of 2026-12-02 on an H200 (gpu_check/DEVICE_RUNS.md; raw output in
+// tests/data/gpu/device-runs/2026-12-02/<run>/, made by scripts/device-memory-runs.sh): the request gpu-check writes
+// today is the one that ran, and every run's retained memory is predicted within 3 % and its peak within 5 %.
+TEST_CASE(
+    "H200 pipeline-stage runs (1F1B, interleaved, MoE with deallocated outputs), replayed: totals within 3 % / 5 %",
+    "[cli][gpu_check][mcore]") {
+    struct StageRun {
+        std::string name, config, options;
+    };
+    const std::string runs = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-02/";
+    for (const StageRun& c : std::vector<StageRun>{
+             {"stage-1f1b", "pipeline_1f1b.yaml",
+              " --recompute none --recompute 'selective [core_attn]' --recompute 'full uniform 1'"},
+             {"stage-vpp2", "pipeline_interleaved.yaml", " --recompute none --recompute 'selective [mlp]'"},
+             {"stage-moe-dealloc", "moe_shared_expert.yaml",
+              " --recompute none --recompute 'selective [moe]' --recompute 'full uniform 1' -- "
+              "model.deallocate_pipeline_outputs=true"}}) {
+        INFO(c.name);
+        const std::string sent = write_temp(c.name + "-request.json", "");
+        const std::string python =
+            standin("replay-" + c.name + ".sh", "cp \"$2\" '" + sent + "'; cat '" + runs + c.name + "/helper.jsonl'");
+        auto r = run(
+            "gpu-check " + example(c.config) + " --reference mcore --python " + python + " --format json" + c.options,
+            false);
+        INFO(r.out);
+        REQUIRE(r.code == 0);
+        // What ran on the GPU is what gpu-check asks for now: the same layers, shapes, schedule and runs.
+        const auto request = nlohmann::json::parse(slurp(sent));
+        const auto recorded_request = nlohmann::json::parse(slurp(runs + c.name + "/request.json"));
+        for (const char* key : {"transformer_config", "schedule", "runs", "seq_length", "micro_batch"})
+            CHECK(request[key] == recorded_request[key]);
+        const auto doc = nlohmann::json::parse(r.out);
+        CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
+        CHECK(doc["result"] == "pass");
+        REQUIRE(doc.contains("totals_tolerance"));
+        CHECK(doc["totals_tolerance"]["retained"] == Approx(0.03));
+        CHECK(doc["totals_tolerance"]["peak"] == Approx(0.05));
+        for (const auto& run : doc["runs"]) {
+            INFO(run["recompute"]);
+            CHECK(run["retained_error"].get<double>() <= 0.03);
+            CHECK(run["peak_error"].get<double>() <= 0.05);
+        }
+    }
+}
+
 TEST_CASE("a wrong estimator term fails against the H200 runs of Megatron Core", "[cli][gpu_check][mcore]") {
     const gpu::LayerPredictor real = [](const auto& s, const auto& k, const auto& rc) {
         return gpu::predict_layers(s, k, rc);

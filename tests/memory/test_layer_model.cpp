@@ -215,12 +215,16 @@ TEST_CASE("moe_act frees nothing with SequentialMLP experts (the local spec from
     CHECK(layer_activations(s, LayerKind::Moe, {"moe", "moe_act"}).ignored_labels.empty());
 
     // The estimate follows transformer_impl and the revision: local at 0.17 and later builds SequentialMLP.
-    auto moe_act_saving = [](const std::string& impl, const char* revision) {
-        auto loaded = mbl::load_yaml("moe.yaml",
-                                     "model: {num_layers: 2, hidden_size: 1024, num_attention_heads: 8, "
-                                     "num_moe_experts: 8, moe_router_topk: 2, moe_ffn_hidden_size: 512, "
-                                     "moe_grouped_gemm: true, seq_length: 1024, transformer_impl: " +
-                                         impl + ", recompute_granularity: selective, recompute_modules: [moe_act]}\n");
+    // Before 0.17, moe_grouped_gemm chose the legacy GroupedMLP there, which has the checkpoint; without it,
+    // SequentialMLP in every revision (schemas/mcore: local_spec_grouped_gemm_experts).
+    auto moe_act_saving = [](const std::string& impl, const char* revision, bool grouped_gemm = true) {
+        auto loaded =
+            mbl::load_yaml("moe.yaml", "model: {num_layers: 2, hidden_size: 1024, num_attention_heads: 8, "
+                                       "num_moe_experts: 8, moe_router_topk: 2, moe_ffn_hidden_size: 512, "
+                                       "moe_grouped_gemm: " +
+                                           std::string(grouped_gemm ? "true" : "false") +
+                                           ", seq_length: 1024, transformer_impl: " + impl +
+                                           ", recompute_granularity: selective, recompute_modules: [moe_act]}\n");
         REQUIRE(loaded.ok());
         auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision(revision), {});
         const Estimate est = estimate(fin.model, {});
@@ -228,7 +232,9 @@ TEST_CASE("moe_act frees nothing with SequentialMLP experts (the local spec from
         return est.current_option()->saving;
     };
     CHECK(moe_act_saving("local", "0.20.dev") == 0);
+    CHECK(moe_act_saving("local", "0.17") == 0);
     CHECK(moe_act_saving("local", "0.16") > 0);
+    CHECK(moe_act_saving("local", "0.16", false) == 0);
     CHECK(moe_act_saving("transformer_engine", "0.20.dev") > 0);
 }
 
