@@ -85,8 +85,8 @@ void fill_moe(const EffectiveModel& m, LayerShape& s) {
     // gpu_check/DEVICE_RUNS.md), unless moe_grouped_gemm chooses the legacy GroupedMLP: which it builds is a fact of
     // the revision (schemas/mcore: local_spec_grouped_gemm_experts, SequentialMLP from 0.17 on).
     const bool local = m.str("transformer_impl") == "local";
-    const auto& grouped =
-        m.revision ? m.revision->enum_values("local_spec_grouped_gemm_experts") : std::vector<std::string>{};
+    const auto& grouped = m.revision ? m.revision->enum_values(revision_enum::local_spec_grouped_gemm_experts)
+                                     : std::vector<std::string>{};
     const bool legacy_grouped =
         flag_of(m, "moe_grouped_gemm") && std::find(grouped.begin(), grouped.end(), "GroupedMLP") != grouped.end();
     s.expert_act_checkpoint = !local || legacy_grouped;
