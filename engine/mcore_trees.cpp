@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 
-#include "parser/python/mcore_source.hpp"
+#include "parser/bridge/mcore_source.hpp"
 
 namespace mbl {
 

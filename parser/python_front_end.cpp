@@ -1,6 +1,6 @@
 // The Python recipe front end: a recipe module becomes one config tree per recipe function, evaluated abstractly
-// (parser/python/: tree-sitter syntax trees, an evaluator that never runs Python). Comments (suppressions) and
-// FieldEdits (fixes) work on the text as written (parser/python_edit.cpp).
+// (pyeval/: tree-sitter syntax trees, an evaluator that never runs Python; parser/bridge/: what it models of Bridge).
+// Comments (suppressions) and FieldEdits (fixes) work on the text as written (parser/python_edit.cpp).
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -13,12 +13,12 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
+#include "parser/bridge/hf_models.hpp"
+#include "parser/bridge/recipes.hpp"
 #include "parser/front_end.hpp"
-#include "parser/python/hf_models.hpp"
-#include "parser/python/import_graph.hpp"
-#include "parser/python/interpreter.hpp"
-#include "parser/python/recipes.hpp"
 #include "parser/python_edit.hpp"
+#include "pyeval/import_graph.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl {
 namespace {
@@ -349,7 +349,7 @@ std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& fu
     return {r};
 }
 
-// Evaluates the recipes on up to `jobs` threads (modules are shared read-only; see parser/python/interpreter.hpp).
+// Evaluates the recipes on up to `jobs` threads (modules are shared read-only; see pyeval/interpreter.hpp).
 std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vector<py::RecipeInfo>& recipes,
                                             int jobs) {
     py::read_counters().recipes_evaluated += recipes.size();
@@ -504,7 +504,7 @@ public:
         return python_edit::field_edit(site.entry.file, edit, site, text, lines);
     }
 
-    // The modules the document imports, at any depth, from the import statements (parser/python/import_graph.hpp).
+    // The modules the document imports, at any depth, from the import statements (pyeval/import_graph.hpp).
     std::vector<std::string> dependencies(const std::string& path, std::string_view, ParseContext& ctx) const override {
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);

@@ -1,7 +1,7 @@
 // The editor server on Python recipes keeps what it read for its whole session: an edit to a recipe re-reads that
 // recipe alone, an edit to a helper re-lints the open recipes that import it, files created on disk are found once
 // the client reports them, and publishing grows linearly with the number of problems. The server runs in this
-// process, with the real Python front end, so that the read counters (parser/python/module_index.hpp) can be checked.
+// process, with the real Python front end, so that the read counters (pyeval/module_index.hpp) can be checked.
 #include <catch2/catch.hpp>
 
 #include <thread>
@@ -9,7 +9,7 @@
 #include "../support/lsp_client.hpp"
 #include "../support/temp_dir.hpp"
 #include "integrations/lsp/server.hpp"
-#include "parser/python/module_index.hpp"
+#include "pyeval/module_index.hpp"
 
 using json = nlohmann::json;
 using namespace std::chrono_literals;

@@ -4,7 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include "../support/temp_dir.hpp"
-#include "parser/python/hf_models.hpp"
+#include "parser/bridge/hf_models.hpp"
 #include "py_test_support.hpp"
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include <set>
 
-#include "parser/python/builtins.hpp"
+#include "pyeval/builtins.hpp"
 #include "py_test_support.hpp"
 
 using pytest::TempTree;

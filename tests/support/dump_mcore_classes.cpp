@@ -6,7 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/schema.hpp"
-#include "parser/python/mcore_source.hpp"
+#include "parser/bridge/mcore_source.hpp"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The import index (parser/python/import_graph.hpp): the lexical scan of import statements agrees with the syntax
+// The import index (pyeval/import_graph.hpp): the lexical scan of import statements agrees with the syntax
 // tree, edges follow Python's import rules, dependents are found by name (a deleted module's too), and cached
 // imports are read again exactly when a file's text changed.
 #include <catch2/catch.hpp>
@@ -7,8 +7,8 @@
 #include <filesystem>
 
 #include "../support/temp_dir.hpp"
-#include "parser/python/ast.hpp"
-#include "parser/python/import_graph.hpp"
+#include "pyeval/ast.hpp"
+#include "pyeval/import_graph.hpp"
 
 using namespace mbl;
 namespace fs = std::filesystem;

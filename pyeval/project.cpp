@@ -1,11 +1,11 @@
 // The project shared by the evaluators of one source root: module initialization, the diagnostics it raises, and
 // the defaults of model fields at the selected revision. The scan for the model bridges the tree registers is in
 // bridge_api.cpp, with the rest of what the evaluator models of Bridge.
-#include "parser/python/project.hpp"
+#include "pyeval/project.hpp"
 
 #include <thread>
 
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -1,14 +1,14 @@
 // The builtin namespace (the names every module sees without importing them), the methods of builtin values found by
 // name for their receiver, and a builtin call run through the table of builtins.hpp (the functions are in the
 // builtins_*.cpp files, one per type).
-#include "parser/python/builtins.hpp"
+#include "pyeval/builtins.hpp"
 
 #include <fmt/format.h>
 
 #include <array>
 #include <unordered_map>
 
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -7,8 +7,8 @@
 #include <unordered_set>
 
 #include "core/schema.hpp"
-#include "parser/python/builtins.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/builtins.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

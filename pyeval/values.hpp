@@ -13,8 +13,8 @@
 
 #include "core/source_range.hpp"
 #include "core/value.hpp"
-#include "parser/python/ast.hpp"
-#include "parser/python/object_registry.hpp"
+#include "pyeval/ast.hpp"
+#include "pyeval/object_registry.hpp"
 
 namespace mbl::py {
 

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <functional>
 
-#include "parser/python/builtins.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/builtins.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -1,7 +1,7 @@
 // Reads Megatron Core's config classes from a tree on disk, statement by statement, as scripts/mcore_facts.py reads
 // them from git (the same rules for types, defaults and the recompute vocabulary; tests/python/test_mcore_source.cpp
 // holds the two to the same answers).
-#include "parser/python/mcore_source.hpp"
+#include "parser/bridge/mcore_source.hpp"
 
 #include <fmt/format.h>
 
@@ -15,7 +15,7 @@
 #include <memory>
 #include <sstream>
 
-#include "parser/python/ast.hpp"
+#include "pyeval/ast.hpp"
 
 namespace mbl::py {
 

@@ -1,8 +1,8 @@
 // Objects joining and leaving the registry of their evaluation, the sweep that frees cycles, and the creation counter
 // (see object_registry.hpp).
-#include "parser/python/object_registry.hpp"
+#include "pyeval/object_registry.hpp"
 
-#include "parser/python/values.hpp"
+#include "pyeval/values.hpp"
 
 namespace mbl::py {
 

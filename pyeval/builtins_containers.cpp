@@ -3,8 +3,8 @@
 // can be undone; a change the evaluator cannot follow makes the contents unknown rather than wrong.
 #include <algorithm>
 
-#include "parser/python/builtins.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/builtins.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

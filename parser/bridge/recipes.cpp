@@ -1,7 +1,7 @@
 // Finding recipes in a module (syntax only) and evaluating one: the config object a recipe returns becomes the
 // engine's config tree, each value exported with the provenance and call chain of the statement that set it (see
 // recipes.hpp).
-#include "parser/python/recipes.hpp"
+#include "parser/bridge/recipes.hpp"
 
 #include <fmt/format.h>
 

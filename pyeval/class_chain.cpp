@@ -9,7 +9,7 @@
 #include <unordered_map>
 
 #include "core/schema.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "parser/python/values.hpp"
+#include "pyeval/values.hpp"
 
 namespace mbl::py {
 

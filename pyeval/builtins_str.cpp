@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
-#include "parser/python/builtins.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/builtins.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

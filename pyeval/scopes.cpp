@@ -2,7 +2,7 @@
 // module attributes (lazy re-exports followed), and the import statements that bind them.
 #include <fmt/format.h>
 
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -19,7 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "parser/python/module_index.hpp"
+#include "pyeval/module_index.hpp"
 
 namespace mbl::py {
 

@@ -1,4 +1,4 @@
-#include "parser/python/import_graph.hpp"
+#include "pyeval/import_graph.hpp"
 
 #include <algorithm>
 #include <filesystem>

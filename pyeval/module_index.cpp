@@ -1,4 +1,4 @@
-#include "parser/python/module_index.hpp"
+#include "pyeval/module_index.hpp"
 
 #include <fmt/format.h>
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <tuple>
 
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -17,8 +17,8 @@
 
 #include "core/diagnostic.hpp"
 #include "core/paths.hpp"
-#include "parser/python/ast.hpp"
-#include "parser/python/values.hpp"
+#include "pyeval/ast.hpp"
+#include "pyeval/values.hpp"
 
 namespace mbl::py {
 
@@ -59,7 +59,7 @@ std::optional<std::string> read_source_file(const std::string& path, std::string
 struct ReadCounters {
     std::atomic<std::uint64_t> files_read{0};       // source files read from disk (modules and import scans)
     std::atomic<std::uint64_t> files_parsed{0};     // modules parsed into syntax trees
-    std::atomic<std::uint64_t> imports_scanned{0};  // texts scanned for import statements (parser/python/import_graph)
+    std::atomic<std::uint64_t> imports_scanned{0};  // texts scanned for import statements (pyeval/import_graph)
     std::atomic<std::uint64_t> recipes_evaluated{0};
 };
 ReadCounters& read_counters();

@@ -8,7 +8,7 @@
 #include "core/diagnostic.hpp"
 #include "core/effective_model.hpp"
 #include "core/value.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

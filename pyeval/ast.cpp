@@ -1,6 +1,6 @@
 // Conversion of tree-sitter's tree into the compact syntax tree of ast.hpp, and the located syntax errors of a
 // module (the only file of the evaluator that sees tree-sitter types).
-#include "parser/python/ast.hpp"
+#include "pyeval/ast.hpp"
 
 #include <fmt/format.h>
 #include <tree_sitter/api.h>

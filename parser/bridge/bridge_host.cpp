@@ -15,8 +15,8 @@
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
-#include "parser/python/builtins.hpp"
-#include "parser/python/interpreter.hpp"
+#include "pyeval/builtins.hpp"
+#include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
-#include "parser/python/module_index.hpp"
-#include "parser/python/project.hpp"
-#include "parser/python/values.hpp"
+#include "pyeval/module_index.hpp"
+#include "pyeval/project.hpp"
+#include "pyeval/values.hpp"
 
 namespace mbl::py {
 

@@ -1,6 +1,6 @@
 // Statements of the abstract evaluator: blocks, assignments, control flow, function and class definitions.
 // Names, scopes and imports are in scopes.cpp; branches whose condition is unknown run through branches.cpp.
-#include "parser/python/interpreter.hpp"
+#include "pyeval/interpreter.hpp"
 
 #include <fmt/format.h>
 

@@ -1,6 +1,6 @@
 // Hugging Face config.json files found (--hf-config, the local cache, the bundled catalog) and mapped onto Megatron
 // fields as Bridge maps them (see hf_models.hpp).
-#include "parser/python/hf_models.hpp"
+#include "parser/bridge/hf_models.hpp"
 
 #include <fmt/format.h>
 

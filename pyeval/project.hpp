@@ -14,9 +14,9 @@
 
 #include "core/diagnostic.hpp"
 #include "core/schema.hpp"
-#include "parser/python/hf_models.hpp"
-#include "parser/python/module_index.hpp"
-#include "parser/python/values.hpp"
+#include "parser/bridge/hf_models.hpp"
+#include "pyeval/module_index.hpp"
+#include "pyeval/values.hpp"
 
 namespace mbl::py {
 
