@@ -13,8 +13,10 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
+#include "parser/bridge/bridge_host.hpp"
 #include "parser/bridge/hf_models.hpp"
 #include "parser/bridge/recipes.hpp"
+#include "parser/bridge/source_root.hpp"
 #include "parser/front_end.hpp"
 #include "parser/python_edit.hpp"
 #include "pyeval/import_graph.hpp"
@@ -110,11 +112,11 @@ public:
         std::unique_ptr<py::HfResolver>& hf = resolvers_[hf_config_paths];
         if (!hf) hf = std::make_unique<py::HfResolver>(hf_config_paths);
         for (auto& p : projects_)
-            if (p.project->index().root() == root && &p.project->revision() == &revision &&
-                &p.project->hf() == hf.get())
+            if (p.project->index().root() == root && &p.host->revision() == &revision && &p.host->hf() == hf.get())
                 return *p.project;
-        projects_.push_back(
-            Loaded{std::make_unique<py::Project>(root, revision, *hf, py::EvalLimits{}, buffers()), {}, {}});
+        auto host = std::make_unique<py::BridgeHost>(revision, *hf);
+        auto project = std::make_unique<py::Project>(root, *host, py::EvalLimits{}, buffers());
+        projects_.push_back(Loaded{std::move(host), std::move(project), {}, {}});
         return *projects_.back().project;
     }
 
@@ -161,9 +163,9 @@ public:
         if (project.index().retired_bytes() > kMaxRetiredBytes) {
             // Retired modules stay alive until their project ends (values of other modules may point into them).
             const std::string root = project.index().root();
-            const Revision& revision = project.revision();
+            const Revision& revision = loaded->host->revision();
             auto hf = std::find_if(resolvers_.begin(), resolvers_.end(),
-                                   [&](const auto& r) { return r.second.get() == &project.hf(); });
+                                   [&](const auto& r) { return r.second.get() == &loaded->host->hf(); });
             projects_.erase(loaded);
             return this->project(root, revision, hf->first);
         }
@@ -239,6 +241,7 @@ private:
     }
 
     struct Loaded {
+        std::unique_ptr<py::BridgeHost> host;  // what `project` asks of Bridge; outlives it
         std::unique_ptr<py::Project> project;
         std::map<std::string, std::vector<Diagnostic>> module_diagnostics;     // by module path (revalidated state)
         std::map<std::string, std::map<std::string, CachedOutcome>> outcomes;  // by module file, then recipe
@@ -350,15 +353,15 @@ std::vector<py::RecipeInfo> recipes_to_lint(py::Module& m, const std::string& fu
 }
 
 // Evaluates the recipes on up to `jobs` threads (modules are shared read-only; see pyeval/interpreter.hpp).
-std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vector<py::RecipeInfo>& recipes,
-                                            int jobs) {
+std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const Revision& revision,
+                                            const std::vector<py::RecipeInfo>& recipes, int jobs) {
     py::read_counters().recipes_evaluated += recipes.size();
     std::vector<py::RecipeOutcome> outcomes(recipes.size());
     std::atomic<std::size_t> next{0};
     auto work = [&] {
         for (std::size_t i; (i = next.fetch_add(1)) < recipes.size();) {
             try {
-                outcomes[i] = py::evaluate_recipe(project, recipes[i]);
+                outcomes[i] = py::evaluate_recipe(project, revision, recipes[i]);
             } catch (const std::exception& e) {
                 // The evaluator's limits are meant to stop everything first; this keeps one recipe from ending the run.
                 Diagnostic d =
@@ -380,7 +383,7 @@ std::vector<py::RecipeOutcome> evaluate_all(py::Project& project, const std::vec
 
 // Evaluates the recipes whose key (RecipeKeys) changed since `cache` was filled, and takes the others from it: an edit
 // inside one function re-evaluates the recipes that reach it, an edit above a function every recipe below it.
-std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const py::Module& m,
+std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const Revision& revision, const py::Module& m,
                                                 const std::vector<py::RecipeInfo>& recipes, int jobs,
                                                 std::map<std::string, PythonState::CachedOutcome>& cache) {
     RecipeKeys keys(*m.ast);
@@ -394,7 +397,7 @@ std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const py::
         stale.push_back(i);
         todo.push_back(recipes[i]);
     }
-    std::vector<py::RecipeOutcome> fresh = evaluate_all(project, todo, jobs);
+    std::vector<py::RecipeOutcome> fresh = evaluate_all(project, revision, todo, jobs);
     for (std::size_t j = 0; j < stale.size(); ++j) cache[recipes[stale[j]].name] = {key[stale[j]], std::move(fresh[j])};
     std::vector<py::RecipeOutcome> out;
     for (const auto& r : recipes) out.push_back(cache[r.name].outcome);
@@ -450,8 +453,9 @@ public:
         }
         const std::vector<py::RecipeInfo> recipes = recipes_to_lint(*m, ctx.function, result.errors);
         std::vector<py::RecipeOutcome> outcomes =
-            ctx.revalidate_state ? evaluate_changed(project, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
-                                 : evaluate_all(project, recipes, ctx.jobs);
+            ctx.revalidate_state
+                ? evaluate_changed(project, revision, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
+                : evaluate_all(project, revision, recipes, ctx.jobs);
         for (std::size_t i = 0; i < recipes.size(); ++i) {
             if (!outcomes[i].is_recipe) continue;  // a *_config helper that returns no config
             ParsedConfig config;

@@ -152,7 +152,7 @@ namespace {
 const BuiltinEntry& builtin_entry(Builtin id) {
     static const auto table = [] {
         std::array<BuiltinEntry, static_cast<std::size_t>(Builtin::Count)> t{};
-        for (auto group : {function_builtins(), str_builtins(), container_builtins(), bridge_api_builtins()})
+        for (auto group : {function_builtins(), str_builtins(), container_builtins()})
             for (const BuiltinEntry& e : group) t[static_cast<std::size_t>(e.id)] = e;
         return t;
     }();
@@ -173,6 +173,7 @@ bool runs_on(Receiver receiver, const Val& self) {
 }  // namespace
 
 Val Interp::call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
+    if (b.id == Builtin::Host) return host().call_host_function(*this, f, b, args, site);
     const BuiltinEntry& entry = builtin_entry(b.id);
     if (entry.fn && runs_on(entry.receiver, b.self)) return entry.fn(*this, f, b, args, site);
     return Val::unknown(fmt::format("{}() is not modelled", b.name), site);

@@ -4,8 +4,8 @@
 //   builtins_functions.cpp   the builtin namespace (len, range, isinstance, getattr, ...)
 //   builtins_str.cpp         methods of str
 //   builtins_containers.cpp  methods of list, tuple, set and dict
-//   bridge_api.cpp           Megatron Bridge's AutoBridge and AutoConfig calls
-// builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table.
+// builtins.cpp holds the namespace, finds the method of a builtin value by name, and runs a call through the table
+// (Builtin::Host through the host).
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -61,13 +61,8 @@ enum class Builtin : std::uint16_t {
     Classmethod,
     Property,
     Object,
-    // Megatron Bridge entry points the linter models instead of reading
-    HfFromPretrained,
-    HfFromConfig,
-    HfAutoConfig,
-    HfToProvider,
-    HfGetModelConfig,
-    HfToTextProvider,
+    // a function the host made (host.hpp): the host runs it
+    Host,
     // methods of str
     StrLower,
     StrUpper,
@@ -135,7 +130,6 @@ struct BuiltinEntry {
 std::span<const BuiltinEntry> function_builtins();
 std::span<const BuiltinEntry> str_builtins();
 std::span<const BuiltinEntry> container_builtins();
-std::span<const BuiltinEntry> bridge_api_builtins();
 
 // Helpers the groups share (builtins.cpp).
 // Python's `<` between numbers or between strings; anything else clears `ok` (sorted, min, max, list.sort).

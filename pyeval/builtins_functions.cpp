@@ -445,8 +445,8 @@ Val builtin_getattr(Interp& in, Frame& f, BuiltinObj&, CallArgs& args, Loc site)
         if (inst->poisoned.empty() && !inst->find(name)) {
             bool found = false;
             if (inst->cls) in.class_attr(f, inst->cls, name, a0, site, found);
-            if (!found && inst->model_like && in.project().model_default(name)) found = true;
-            bool closed = inst->closed || (inst->cls && !inst->model_like);
+            if (!found && inst->takes_defaults && in.host().attr_default(name)) found = true;
+            bool closed = inst->closed || (inst->cls && !inst->takes_defaults);
             if (closed && inst->cls)
                 for (const auto& c : in.mro(inst->cls))
                     for (const auto& base : c->bases) closed &= base.is_obj(ObjKind::Class);
@@ -493,7 +493,7 @@ Val builtin_hasattr(Interp& in, Frame& f, BuiltinObj&, CallArgs& args, Loc site)
         bool found = false;
         if (inst->cls) in.class_attr(f, inst->cls, a1->s, a0, site, found);
         if (found) return Val::boolean(true, site);
-        if (inst->model_like && in.project().model_default(a1->s)) return Val::boolean(true, site);
+        if (inst->takes_defaults && in.host().attr_default(a1->s)) return Val::boolean(true, site);
         if (inst->closed) return Val::boolean(false, site);
         return Val::unknown(fmt::format("whether {} has \"{}\"", type_name(*a0), a1->s), site);
     }

@@ -1,14 +1,12 @@
-// The classes a dataclass of the root takes its fields from: its own bases in the root, and Megatron Core's config
-// classes where a base is one of them (from the revision's class facts, core/config_classes.hpp), in Python's
-// method resolution order. A provider built on Megatron Core's MLATransformerConfig gets that class's defaults
-// (multi_latent_attention = True) as Python gives them.
+// The classes a dataclass of the root takes its fields from: its own bases in the root, and the classes from outside
+// the root that the host describes by their fields (Host::described_class, core/config_classes.hpp), in Python's
+// method resolution order. A class built on a described class gets that class's defaults as Python gives them.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
 #include <unordered_map>
 
-#include "core/schema.hpp"
 #include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
@@ -16,7 +14,7 @@ namespace mbl::py {
 namespace {
 
 const void* identity(const ChainClass& c) {
-    return c.tree ? static_cast<const void*>(c.tree.get()) : static_cast<const void*>(c.mcore);
+    return c.tree ? static_cast<const void*>(c.tree.get()) : static_cast<const void*>(c.outside);
 }
 
 // C3 linearization over `bases`; nullopt when the bases admit none (Python raises TypeError there).
@@ -58,24 +56,24 @@ std::optional<std::vector<ChainClass>> linearize(const ChainClass& c,
 }  // namespace
 
 std::vector<ChainClass> Interp::field_chain(const std::shared_ptr<ClassObj>& cls) const {
-    const ClassFacts* facts = project_.revision().classes.get();
+    const Host& host = project_.host();
     auto bases = [&](const ChainClass& c) {
         std::vector<ChainClass> out;
         if (c.tree) {
             for (const auto& b : c.tree->bases) {
                 if (b.is_obj(ObjKind::Class)) out.push_back({std::static_pointer_cast<ClassObj>(b.o), nullptr});
-                else if (b.is_obj(ObjKind::External) && facts)
-                    if (const ConfigClass* m = config_class_for_path(*facts, b.as<ExternalObj>()->path))
+                else if (b.is_obj(ObjKind::External))
+                    if (const ConfigClass* m = host.described_class(b.as<ExternalObj>()->path))
                         out.push_back({nullptr, m});
             }
         } else {
-            for (const auto& name : c.mcore->bases)
-                if (const ConfigClass* m = facts->find(name)) out.push_back({nullptr, m});
+            for (const auto& name : c.outside->bases)
+                if (const ConfigClass* m = host.described_base(name)) out.push_back({nullptr, m});
         }
         return out;
     };
     if (auto l = linearize({cls, nullptr}, bases, 0)) return *l;
-    std::vector<ChainClass> out;  // bases Python would refuse: the root's own order, without Megatron Core's
+    std::vector<ChainClass> out;  // bases Python would refuse: the root's own order, without the described classes
     for (const auto& c : mro(cls)) out.push_back({c, nullptr});
     return out;
 }
@@ -92,38 +90,10 @@ std::vector<ChainField> Interp::chain_fields(const std::vector<ChainClass>& chai
     for (auto it = chain.rbegin(); it != chain.rend(); ++it) {
         if (it->tree && it->tree->dataclass)
             for (const auto& df : it->tree->fields) put({df.name, &df, it->tree.get(), nullptr, nullptr});
-        if (it->mcore)
-            for (const auto& cf : it->mcore->fields) put({cf.name, nullptr, nullptr, &cf, it->mcore});
+        if (it->outside)
+            for (const auto& cf : it->outside->fields) put({cf.name, nullptr, nullptr, &cf, it->outside});
     }
     return out;
-}
-
-bool Interp::revision_supplies(const ConfigClass& owner) const {
-    // TransformerConfig's own defaults (and its bases') are the revision's defaults, which the effective model and
-    // model_default() supply for every model: an object need not carry them.
-    const ClassFacts* facts = project_.revision().classes.get();
-    return facts && facts->in_transformer_config_chain(owner);
-}
-
-std::optional<Attr> Interp::mcore_default(const ChainField& f, const SetInfo& made) const {
-    const ClassFacts& facts = *project_.revision().classes;
-    const ClassField& cf = *f.mcore;
-    auto detail = std::make_shared<const std::string>(fmt::format("default of {}, Megatron Core {} ({})",
-                                                                  f.mcore_owner->name, project_.revision().name,
-                                                                  facts.where(*f.mcore_owner, cf.line)));
-    SetInfo info{made.loc, made.chain, Origin::Default, std::move(detail)};
-    if (cf.default_value) return Attr{cf.name, from_value(*cf.default_value, made.loc), std::move(info)};
-    if (!cf.expr.empty()) return Attr{cf.name, Val::obj(std::make_shared<ExternalObj>(cf.expr), made.loc), info};
-    return std::nullopt;
-}
-
-void Interp::add_mcore_defaults(InstanceObj& inst, const ConfigClass& cls, const SetInfo& made) const {
-    const ClassFacts& facts = *project_.revision().classes;
-    for (const ResolvedField& r : facts.fields_of(cls.name)) {
-        if (revision_supplies(*r.owner) || inst.find(r.field->name)) continue;
-        if (auto a = mcore_default({r.field->name, nullptr, nullptr, r.field, r.owner}, made))
-            inst.attrs.push_back(std::move(*a));
-    }
 }
 
 }  // namespace mbl::py

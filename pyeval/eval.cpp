@@ -68,7 +68,7 @@ Val Interp::thaw_inner(const Val& v) {
             thawed_[src] = c;
             c->cls = src->cls;
             c->class_path = src->class_path;
-            c->model_like = src->model_like;
+            c->takes_defaults = src->takes_defaults;
             c->poisoned = src->poisoned;
             c->opaque = src->opaque;
             c->closed = src->closed;
@@ -100,6 +100,7 @@ Val Interp::thaw_inner(const Val& v) {
             auto src = v.as<BuiltinObj>();
             if (!src->self.is_obj()) return v;
             auto c = std::make_shared<BuiltinObj>(src->id, src->name);
+            c->host_op = src->host_op;
             thawed_[src] = c;
             c->self = thaw(src->self);
             copy = c;
@@ -1031,7 +1032,7 @@ Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
         }
         case ObjKind::Class: return instantiate(f, std::static_pointer_cast<ClassObj>(callee.o), std::move(args), site);
         case ObjKind::Builtin: return call_builtin(f, *callee.as<BuiltinObj>(), args, site);
-        case ObjKind::External: return external_call(f, *callee.as<ExternalObj>(), std::move(args), site);
+        case ObjKind::External: return external_call(f, callee, std::move(args), site);
         case ObjKind::Partial: {
             auto* p = callee.as<PartialObj>();
             CallArgs merged;

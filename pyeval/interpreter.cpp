@@ -547,8 +547,6 @@ void Interp::exec_function_def(Frame& f, NodeId def, const std::vector<Val>& dec
     fn->body = a.field(def, Field::Body);
     fn->name = a.source(a.field(def, Field::Name));
     fn->qualname = f.module->name + "." + fn->name;
-    NodeId rt = a.field(def, Field::ReturnType);
-    fn->returns_config = rt != kNoNode && a.source(rt).find("ConfigContainer") != std::string_view::npos;
     fn->params = read_params(a, a.field(def, Field::Parameters), [&](NodeId e) { return eval(f, e); });
     fn->closure = f.class_body ? f.locals->parent : f.locals;
     Val result = Val::obj(fn, loc(f, def));
@@ -668,7 +666,7 @@ void Interp::exec_class_def(Frame& f, NodeId def, NodeId decorated) {
         if (v.is_obj(ObjKind::Function) && !v.as<FunctionObj>()->owner.lock()) v.as<FunctionObj>()->owner = cls;
         cls->attrs.emplace_back(name, v);
     }
-    note_bridge_registration(f, *cls, decorated);
+    if (decorated != kNoNode) host().class_decorated(*this, f, *cls, decorated);
     bind(f, cls->name, Val::obj(cls, cls->loc));
 }
 

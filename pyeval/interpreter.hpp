@@ -7,9 +7,10 @@
 // threads and never written after their module is initialized: reading a mutable global makes a private copy.
 //
 // Interp's members live by concern: statements in interpreter.cpp, expressions and calls in eval.cpp, names and
-// imports in scopes.cpp, classes and attributes in objects.cpp, branch journals and merging in branches.cpp, builtins
-// in builtins*.cpp (builtins.hpp), Bridge's run-time API in bridge_api.cpp. What all evaluators of a source root share
-// is the Project (project.hpp); values and their Python semantics are in values.hpp/.cpp.
+// imports in scopes.cpp, classes and attributes in objects.cpp (the fields of dataclass chains in class_chain.cpp),
+// branch journals and merging in branches.cpp, builtins in builtins*.cpp (builtins.hpp). What all evaluators of a
+// source root share is the Project (project.hpp), with the Host it asks what a library outside the root does
+// (host.hpp); values and their Python semantics are in values.hpp/.cpp.
 #include <cstdint>
 #include <functional>
 #include <initializer_list>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "pyeval/host.hpp"
 #include "pyeval/module_index.hpp"
 #include "pyeval/project.hpp"
 #include "pyeval/values.hpp"
@@ -43,18 +45,19 @@ struct Frame {
     Val self;                                  // its first argument
 };
 
-// A class a root dataclass takes fields from: a class of the root, or one of Megatron Core's config classes.
+// A class a root dataclass takes fields from: a class of the root, or a class from outside it that the host
+// describes (Host::described_class).
 struct ChainClass {
     std::shared_ptr<ClassObj> tree;
-    const ConfigClass* mcore = nullptr;
+    const ConfigClass* outside = nullptr;
 };
 // One field of such a chain, with the class whose declaration stands.
 struct ChainField {
     std::string name;
     const DataField* tree = nullptr;
     const ClassObj* tree_owner = nullptr;
-    const ClassField* mcore = nullptr;
-    const ConfigClass* mcore_owner = nullptr;
+    const ClassField* outside = nullptr;
+    const ConfigClass* outside_owner = nullptr;
 };
 
 struct CallArgs {
@@ -67,16 +70,6 @@ struct CallArgs {
 // The argument at position `pos`, else the first keyword argument named one of `names`; null when not given.
 const Val* call_arg(const CallArgs& args, std::size_t pos, std::initializer_list<const char*> names = {});
 
-// What the tree's own lookup says of a mixed_precision name.
-struct PrecisionResolution {
-    enum class Kind { NoLookup, Config, Unknown, NotRegistered };
-    Kind kind = Kind::NoLookup;      // NoLookup: the tree defines no get_mixed_precision_config
-    Val config;                      // Config: the MixedPrecisionConfig object; Unknown: why it cannot be followed
-    std::vector<std::string> names;  // NotRegistered: the names the registry holds
-    SourceRange resolver;            // where the looking-up function is defined
-    std::string resolver_note;       // "get_mixed_precision_config() looks recipes up in the registry of ..."
-};
-
 class Interp {
 public:
     Interp(Project& project, std::vector<Diagnostic>* diagnostics);
@@ -87,9 +80,6 @@ public:
     Val call_recipe(const Val& fn);
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
-    // A `mixed_precision` name resolved as Bridge does at run time, by the tree's own get_mixed_precision_config for
-    // configs whose ConfigContainer is defined in `config_module` (bridge_api.cpp).
-    PrecisionResolution resolve_precision_name(Module* config_module, const std::string& name);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
     std::int64_t steps() const { return steps_; }
 
@@ -108,6 +98,10 @@ public:
     // A write through an unknown that may be a known object: those objects can no longer be trusted.
     void spoil_candidates(const Val& unknown, const std::string& reason);
     Project& project() { return project_; }
+    Host& host() { return project_.host(); }
+    // Evaluates an expression of the frame's module (a host reads decorator arguments with it).
+    Val eval(Frame& f, NodeId e);
+    void report(Diagnostic d);
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
     Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
     // Classes (objects.cpp): the class order, an attribute found along it (bound to `self` as Python binds it),
@@ -116,8 +110,6 @@ public:
     Val class_attr(Frame& f, const std::shared_ptr<ClassObj>& cls, const std::string& name, const Val* self, Loc at,
                    bool& found);
     std::optional<bool> is_subclass(const Val& cls, const Val& base) const;
-    // AutoBridge and AutoConfig calls (bridge_api.cpp).
-    Val call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
 
     // branch journals and merging (branches.cpp)
     struct Slot;
@@ -127,7 +119,6 @@ private:
     struct BranchRunner;
     const Ast& ast(const Frame& f) const { return *f.module->ast; }
     Loc loc(const Frame& f, NodeId id) const { return f.module->loc(id); }
-    void report(Diagnostic d);
 
     // statements (interpreter.cpp)
     Flow exec_block(Frame& f, NodeId block);
@@ -147,7 +138,6 @@ private:
     Val materialize(Frame& f, NodeId expr, const Val& unknown);
 
     // expressions and calls (eval.cpp)
-    Val eval(Frame& f, NodeId e);
     Val eval_inner(Frame& f, NodeId e);
     Val eval_call(Frame& f, NodeId e);
     Val eval_binary(Frame& f, NodeId e);
@@ -177,46 +167,22 @@ private:
 
     // classes, instances and calls to names from outside the source root (objects.cpp)
     Val instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site);
-    Val external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site);
-    bool is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
-    // The architecture fields of a model the linter makes from a Hugging Face id, those the revision has.
-    std::vector<std::string> architecture_fields() const;
+    Val external_call(Frame& f, const Val& callee, CallArgs args, Loc site);  // callee: an ExternalObj
+    // Whether instances of `cls` (or of the outside class `path`) take the host's defaults (Host::defaults_class).
+    bool takes_defaults(const std::shared_ptr<ClassObj>& cls, const std::string& path) const;
     // Attribute lookup in `classes` (a class order), bound to `self` as Python binds methods, properties, enums.
     Val lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& classes, const std::string& name,
                   const Val* self, const std::shared_ptr<ClassObj>& owner, Loc at, bool& found);
     // Dataclass introspection (dataclasses.fields, __dataclass_fields__, is_dataclass): the field names of a class,
     // or nullopt when an outside base class may add fields the linter does not know.
     std::optional<std::vector<std::string>> dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const;
-    // The classes a root class takes its fields from, Megatron Core's config classes included (class_chain.cpp).
+    // The classes a root class takes its fields from, the host's described classes included (class_chain.cpp).
     std::vector<ChainClass> field_chain(const std::shared_ptr<ClassObj>& cls) const;
     std::vector<ChainField> chain_fields(const std::vector<ChainClass>& chain) const;
-    // Whether the revision's defaults already give a Megatron Core class's fields (TransformerConfig and its bases).
-    bool revision_supplies(const ConfigClass& owner) const;
-    // A Megatron Core field's default as an attribute of an object made at `made`; nullopt when it has none.
-    std::optional<Attr> mcore_default(const ChainField& f, const SetInfo& made) const;
-    // The defaults an object of Megatron Core's class `cls` has beyond the revision's (an outside class called).
-    void add_mcore_defaults(InstanceObj& inst, const ConfigClass& cls, const SetInfo& made) const;
 
     // builtins (builtins.cpp)
     Val builtin_method(const Val& self, const std::string& name, Loc at);
     Val call_builtin(Frame& f, BuiltinObj& b, CallArgs& args, Loc site);
-
-    // Megatron Bridge's run-time API (bridge_api.cpp): mixed precision recipes, AutoBridge and Hugging Face configs,
-    // the model bridges the tree registers.
-    std::optional<Val> intercept(Frame& f, const std::string& qualname, const std::string& short_name, CallArgs& args,
-                                 Loc site);
-    Val precision_recipe(Frame& f, const std::string& name, Loc site);
-    std::shared_ptr<FunctionObj> precision_resolver(Module* config_module);
-    Val auto_bridge_method(const Val& self, const std::string& name, Loc at);
-    Val auto_bridge_from_config(Frame& f, const Val& config, Loc site);
-    Val hf_config_object(Frame& f, const std::string& model_id, Loc site);
-    Val hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site);
-    std::optional<Val> tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id, bool model_config,
-                                         Loc site);
-    Val hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site);
-    void report_unknown_model(const std::string& model_id, Loc at);  // IN010
-    // What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
-    void note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated);
 
     // branches (branches.cpp)
     // Runs each branch from the same state and merges the outcomes. `rest`: the statements after the branching one

@@ -60,15 +60,10 @@ std::string Module::package() const {
     return dot == std::string::npos ? std::string() : name.substr(0, dot);
 }
 
-std::string default_root(const std::string& file) {
+std::string package_root(const std::string& file) {
     std::error_code ec;
     fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
-    fs::path dir = fs::is_directory(abs, ec) ? abs : abs.parent_path();
-    for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
-        if (fs::is_directory(d / "src" / "megatron" / "bridge", ec)) return d.string();
-        if (d == d.parent_path()) break;
-    }
-    fs::path d = dir;
+    fs::path d = fs::is_directory(abs, ec) ? abs : abs.parent_path();
     while (fs::exists(d / "__init__.py", ec) && d != d.parent_path()) d = d.parent_path();
     return d.string();
 }

@@ -1,7 +1,7 @@
 #pragma once
 // The modules of one source root: dotted name <-> file, parsed once on first use, evaluated once (module level)
 // under one lock so that import cycles and threads behave. Only files inside the root are ever read; names from
-// anywhere else (torch, megatron.core, transformers) stay symbols.
+// anywhere else (torch, numpy, a library's own packages) stay symbols.
 #include <atomic>
 #include <cstdint>
 #include <functional>
@@ -173,8 +173,8 @@ private:
     std::recursive_mutex init_mutex_;
 };
 
-// The default --root for a file: the nearest parent holding src/megatron/bridge, else the parent of the file's
-// top-level package (the highest directory chain with __init__.py files).
-std::string default_root(const std::string& file);
+// The source root a file's imports resolve from when nothing says otherwise: the parent of the file's top-level
+// package (the highest directory chain with __init__.py files).
+std::string package_root(const std::string& file);
 
 }  // namespace mbl::py

@@ -1,24 +1,17 @@
-// Classes, instances, attributes (reading and setting), and calls to names from outside the source root (what
-// Bridge's own API does at run time is modelled in bridge_api.cpp).
+// Classes, instances, attributes (reading and setting), and calls to names from outside the source root (what a
+// library outside the root does at run time is the host's: host.hpp).
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <functional>
 #include <unordered_set>
 
-#include "core/schema.hpp"
 #include "pyeval/builtins.hpp"
 #include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 
 namespace {
-
-// Class names of TransformerConfig-like objects: their unset fields take Megatron Core's defaults.
-bool model_class_name(std::string_view name) {
-    return name.ends_with("Provider") || name.find("TransformerConfig") != std::string_view::npos ||
-           name.ends_with("ModelConfig");
-}
 
 // Where the keyword argument `k` of a constructor call stored its value.
 SetInfo keyword_info(const CallArgs& args, std::size_t k, Loc site, const Chain& chain) {
@@ -43,13 +36,15 @@ std::vector<std::shared_ptr<ClassObj>> Interp::mro(const std::shared_ptr<ClassOb
     return out;
 }
 
-bool Interp::is_model_class(const std::shared_ptr<ClassObj>& cls, const std::string& path) const {
-    if (!path.empty() && model_class_name(last_component(path))) return true;
+bool Interp::takes_defaults(const std::shared_ptr<ClassObj>& cls, const std::string& path) const {
+    const Host& host = project_.host();
+    if (!path.empty() && host.defaults_class(last_component(path))) return true;
     if (!cls) return false;
     for (const auto& c : mro(cls)) {
-        if (model_class_name(c->name)) return true;
+        if (host.defaults_class(c->name)) return true;
         for (const auto& b : c->bases)
-            if (b.is_obj(ObjKind::External) && model_class_name(last_component(b.as<ExternalObj>()->path))) return true;
+            if (b.is_obj(ObjKind::External) && host.defaults_class(last_component(b.as<ExternalObj>()->path)))
+                return true;
     }
     return false;
 }
@@ -91,9 +86,9 @@ Val Interp::lookup_in(Frame& f, const std::vector<std::shared_ptr<ClassObj>>& cl
 std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std::shared_ptr<ClassObj>& cls) const {
     std::vector<std::string> names;
     std::unordered_set<std::string> seen;
-    // Built on Megatron Core's config classes, whose fields the revision's facts list.
+    // Built on classes the host describes, whose fields it lists.
     const std::vector<ChainClass> chain = field_chain(cls);
-    if (std::any_of(chain.begin(), chain.end(), [](const ChainClass& c) { return c.mcore != nullptr; })) {
+    if (std::any_of(chain.begin(), chain.end(), [](const ChainClass& c) { return c.outside != nullptr; })) {
         for (const ChainField& f : chain_fields(chain)) names.push_back(f.name);
         return names;
     }
@@ -106,9 +101,9 @@ std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std:
             if (seen.insert(df.name).second) names.push_back(df.name);
     }
     if (outside_base) {
-        // An outside TransformerConfig (or a provider built on it) adds Megatron Core's fields of the revision.
-        if (!is_model_class(cls, {})) return std::nullopt;
-        for (const auto& n : project_.model_field_names())
+        // An outside base whose instances take the host's defaults adds the fields those defaults name.
+        if (!takes_defaults(cls, {})) return std::nullopt;
+        for (const auto& n : project_.host().default_names())
             if (!seen.count(n)) names.push_back(n);  // the revision's fields are distinct: `seen` holds the others
     }
     return names;
@@ -157,10 +152,9 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
             }
             if (!inst->opaque.empty()) return Val::unknown(inst->opaque, at);
             if (inst->closed) return Val::unknown(fmt::format("{} has no attribute \"{}\"", type_name(obj), name), at);
-            if (name == "to_text_provider" && inst->model_like && !inst->cls)
-                return auto_bridge_method(obj, name, at);  // a provider the linter made from a config.json
-            if (inst->model_like)
-                if (auto d = project_.model_default(name)) {
+            if (auto v = host().attr(*this, obj, name, at)) return *v;
+            if (inst->takes_defaults)
+                if (auto d = host().attr_default(name)) {
                     Val v = *d;
                     v.at = at;
                     return v;
@@ -169,7 +163,7 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
         }
         case ObjKind::Class: {
             auto cls = std::static_pointer_cast<ClassObj>(obj.o);
-            if (auto m = cls->name == "AutoBridge" ? auto_bridge_method(obj, name, at) : Val(); m.is_obj()) return m;
+            if (auto v = host().attr(*this, obj, name, at)) return *v;
             bool found = false;
             Val v = class_attr(f, cls, name, nullptr, at, found);
             if (found) return v;
@@ -206,13 +200,12 @@ Val Interp::get_attr(Frame& f, const Val& obj, const std::string& name, Loc at) 
         case ObjKind::External: {
             const std::string& path = obj.as<ExternalObj>()->path;
             if (path == "typing" && name == "TYPE_CHECKING") return Val::boolean(false, at);
-            if (path.ends_with("AutoBridge") || path.ends_with("AutoConfig"))
-                if (auto m = auto_bridge_method(obj, name, at); m.is_obj()) return m;
+            if (auto v = host().attr(*this, obj, name, at)) return *v;
             return Val::obj(std::make_shared<ExternalObj>(path + "." + name), at);
         }
-        case ObjKind::HfBridge: {
-            if (auto m = auto_bridge_method(obj, name, at); m.is_obj()) return m;
-            return Val::unknown(fmt::format("AutoBridge.{} is not modelled", name), at);
+        case ObjKind::Host: {
+            if (auto v = host().attr(*this, obj, name, at)) return *v;
+            return Val::unknown(fmt::format("attribute {} of an object the host made is not modelled", name), at);
         }
         case ObjKind::Function:
             if (name == "__name__") return Val::str(obj.as<FunctionObj>()->name, at);
@@ -225,8 +218,7 @@ bool Interp::set_attr(Frame&, const Val& obj, const std::string& name, Val value
     if (!obj.is_obj(ObjKind::Instance)) return false;
     auto* inst = obj.as<InstanceObj>();
     note_attr_write(obj, name);
-    // Whatever its class, the object stored as a config's `model` is the model config.
-    if (name == "model" && value.is_obj(ObjKind::Instance)) value.as<InstanceObj>()->model_like = true;
+    host().attr_stored(name, value);
     if (Attr* a = inst->find(name)) {
         a->value = std::move(value);
         a->info = info;
@@ -238,11 +230,11 @@ bool Interp::set_attr(Frame&, const Val& obj, const std::string& name, Val value
 
 Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs args, Loc site) {
     if (cls->is_enum) return Val::unknown(fmt::format("an enum value of {} made at run time", cls->name), site);
-    if (cls->name == "AutoBridge") return auto_bridge_from_config(f, args.pos.empty() ? Val() : args.pos[0], site);
+    if (auto v = host().intercept_call(*this, f, Val::obj(cls, site), args, site)) return *v;
     auto inst = std::make_shared<InstanceObj>();
     inst->cls = cls;
     inst->class_path = cls->qualname;
-    inst->model_like = is_model_class(cls, {});
+    inst->takes_defaults = takes_defaults(cls, {});
     inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
     Val self = Val::obj(inst, site);
     const auto classes = mro(cls);
@@ -252,8 +244,8 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
         dataclass |= c->dataclass;
         for (const auto& b : c->bases) external_base |= !b.is_obj(ObjKind::Class);
     }
-    // A class built on one of Megatron Core's config classes is a dataclass through it.
-    for (const auto& c : chain) dataclass |= c.mcore != nullptr;
+    // A class built on a described class is a dataclass through it.
+    for (const auto& c : chain) dataclass |= c.outside != nullptr;
     // An explicit __init__ runs (a dataclass's generated one is modelled below).
     for (const auto& c : classes) {
         const Val* init = c->own_attr("__init__");
@@ -268,13 +260,12 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
         return self;
     }
-    // Dataclass fields, base classes first (Megatron Core's config classes among them); a redefinition keeps its
-    // base's position.
+    // Dataclass fields, base classes first (described classes among them); a redefinition keeps its base's position.
     const std::vector<ChainField> fields = chain_fields(chain);
     std::vector<bool> kw_used(args.kw.size(), false);
     size_t next_pos = 0;
     for (const ChainField& cf : fields) {
-        const bool init = cf.tree ? cf.tree->init : cf.mcore->init;
+        const bool init = cf.tree ? cf.tree->init : cf.outside->init;
         std::optional<Val> v;
         SetInfo info{site, f.chain, Origin::Recipe, nullptr};
         if (init && next_pos < args.pos.size()) v = args.pos[next_pos++];
@@ -286,10 +277,10 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
             }
         if (!v && !args.unknown.empty())
             v = Val::unknown(fmt::format("{} may be set by {}", cf.name, args.unknown), site);
-        if (!v && cf.mcore) {
-            // Megatron Core's default; TransformerConfig's own are the revision's, supplied for every model.
-            if (revision_supplies(*cf.mcore_owner)) continue;
-            if (auto a = mcore_default(cf, inst->created)) inst->attrs.push_back(std::move(*a));
+        if (!v && cf.outside) {
+            // The host's default, when the object holds it (the host may supply it through attr_default instead).
+            if (auto a = host().described_default(*cf.outside_owner, *cf.outside, inst->created))
+                inst->attrs.push_back(std::move(*a));
             continue;
         }
         if (!v && (cf.tree->default_value || cf.tree->factory)) {
@@ -313,10 +304,10 @@ Val Interp::instantiate(Frame& f, const std::shared_ptr<ClassObj>& cls, CallArgs
     return self;
 }
 
-Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc site) {
-    const std::string& path = ext.path;
+Val Interp::external_call(Frame& f, const Val& callee, CallArgs args, Loc site) {
+    const std::string& path = callee.as<ExternalObj>()->path;
     const std::string name = last_component(path);
-    if (auto v = intercept(f, path, name, args, site)) return *v;
+    if (auto v = host().intercept_call(*this, f, callee, args, site)) return *v;
     if ((path == "dataclasses.fields" || path == "dataclasses.is_dataclass") && !args.pos.empty()) {
         const Val& x = args.pos[0];
         std::shared_ptr<ClassObj> cls = x.is_obj(ObjKind::Class)      ? std::static_pointer_cast<ClassObj>(x.o)
@@ -393,7 +384,7 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
     if (path == "logging.getLogger" || path.ends_with(".info") || path.ends_with(".warning") ||
         path.ends_with(".debug") || path == "warnings.warn")
         return Val::none(site);
-    // An outside class: an object holding the keyword arguments (a config dataclass of Megatron Core, say).
+    // An outside class: an object holding the keyword arguments (and the defaults of a class the host describes).
     if (!name.empty() && std::isupper(static_cast<unsigned char>(name[0])) && name.find('_') != 0 &&
         !(name.size() > 1 && std::all_of(name.begin(), name.end(), [](char c) {
               return std::isupper(static_cast<unsigned char>(c)) || c == '_' ||
@@ -401,14 +392,12 @@ Val Interp::external_call(Frame& f, const ExternalObj& ext, CallArgs args, Loc s
           }))) {
         auto inst = std::make_shared<InstanceObj>();
         inst->class_path = path;
-        inst->model_like = is_model_class(nullptr, path);
+        inst->takes_defaults = takes_defaults(nullptr, path);
         inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
         for (size_t i = 0; i < args.kw.size(); ++i)
             inst->attrs.push_back(Attr{args.kw[i].first, args.kw[i].second, keyword_info(args, i, site, f.chain)});
         if (!args.unknown.empty()) inst->poisoned = "made with " + args.unknown;
-        if (const ClassFacts* facts = project_.revision().classes.get())
-            if (const ConfigClass* c = config_class_for_path(*facts, path))
-                add_mcore_defaults(*inst, *c, inst->created);
+        if (const ConfigClass* c = host().described_class(path)) host().add_described_defaults(*inst, *c);
         return Val::obj(inst, site);
     }
     return Val::unknown(fmt::format("the result of {}(), which is outside the source root", path), site);

@@ -1,7 +1,6 @@
 #pragma once
-// What the evaluators of one source root share: the module index, the revision and the Hugging Face resolver, the
-// limits, module initialization (each module's top level runs once, under the index's lock) and the objects module
-// top levels made.
+// What the evaluators of one source root share: the module index, the host (host.hpp), the limits, module
+// initialization (each module's top level runs once, under the index's lock) and the objects module top levels made.
 #include <atomic>
 #include <cstdint>
 #include <map>
@@ -13,12 +12,12 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
-#include "core/schema.hpp"
-#include "parser/bridge/hf_models.hpp"
 #include "pyeval/module_index.hpp"
 #include "pyeval/values.hpp"
 
 namespace mbl::py {
+
+class Host;
 
 // How far one evaluation goes: past a limit a value becomes unknown, or the recipe stops as over budget.
 struct EvalLimits {
@@ -33,51 +32,24 @@ struct EvalLimits {
 // Everything shared by the evaluators of one source root. Thread-safe.
 class Project {
 public:
-    Project(std::string root, const Revision& revision, const HfResolver& hf, EvalLimits limits = {},
-            ModuleIndex::Buffers buffers = {});
+    // `host` answers for what lies outside the source root; it must outlive the project.
+    Project(std::string root, Host& host, EvalLimits limits = {}, ModuleIndex::Buffers buffers = {});
 
     ModuleIndex& index() { return index_; }
-    const Revision& revision() const { return revision_; }
-    const HfResolver& hf() const { return hf_; }
+    Host& host() const { return host_; }
     const EvalLimits& limits() const { return limits_; }
     // Runs a module's top level once (thread-safe; an import cycle sees the partially initialized module).
     void ensure_initialized(Module* m, int import_depth);
     // A new evaluator id (Env ownership).
     std::uint64_t next_id() { return ++ids_; }
-    // Default of a model field at the selected revision: TransformerConfig's (with its bases'), from Megatron Core's
-    // config classes; nullopt when it has none the linter knows.
-    std::optional<Val> model_default(const std::string& field) const;
-    // The model fields that exist at the selected revision (schemas), sorted: the fields of Megatron Core's config
-    // classes, which a provider built on them has.
-    const std::vector<std::string>& model_field_names() const { return model_field_names_; }
-
-    // A class of the tree registered as Megatron Bridge's model bridge for Hugging Face architectures
-    // (`@...register_bridge(source=..., ...)`), found by a syntax scan of the tree's files.
-    struct BridgeRegistration {
-        std::string module;  // dotted module name
-        std::string class_name;
-        std::string source;  // the architecture as written: a string literal's text, or a name to evaluate
-        bool source_is_literal = false;
-    };
-    // The registrations in the tree's files that mention `text` (every registering file when empty). The files are
-    // listed once; each is parsed only when a lookup needs it. (bridge_api.cpp)
-    std::vector<BridgeRegistration> model_bridges(std::string_view text);
-
     // Diagnostics raised while initializing modules (syntax errors in helpers, ...), collected once.
     std::vector<Diagnostic> take_module_diagnostics();
 
 private:
     ModuleIndex index_;
-    const Revision& revision_;
-    std::map<std::string, std::size_t, std::less<>> default_index_;  // field -> position in revision_.defaults
-    const HfResolver& hf_;
+    Host& host_;
     EvalLimits limits_;
-    std::vector<std::string> model_field_names_;
     std::atomic<std::uint64_t> ids_{0};
-    std::once_flag bridge_files_listed_;
-    std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges
-    std::mutex bridges_mutex_;
-    std::map<std::string, std::vector<BridgeRegistration>> bridges_by_file_;
     std::mutex diag_mutex_;
     std::vector<Diagnostic> module_diags_;
     // The objects module top levels made (written only under the module initialization lock); swept when the

@@ -133,6 +133,7 @@ bool same_val(const Val& a, const Val& b) {
         case ObjKind::External: return a.as<ExternalObj>()->path == b.as<ExternalObj>()->path;
         case ObjKind::Builtin:
             return a.as<BuiltinObj>()->id == b.as<BuiltinObj>()->id &&
+                   a.as<BuiltinObj>()->host_op == b.as<BuiltinObj>()->host_op &&
                    same_val(a.as<BuiltinObj>()->self, b.as<BuiltinObj>()->self);
         default: return false;
     }

@@ -52,7 +52,7 @@ struct SetInfo {
     Loc loc;
     Chain chain;
     Origin origin = Origin::Recipe;
-    std::shared_ptr<const std::string> detail;  // "default of LlamaModelProvider", "from config.json of ..."
+    std::shared_ptr<const std::string> detail;  // "default of SomeConfig", where a host's fact comes from
     // Passed as a keyword argument of a constructor: a dataclass refuses a name it does not declare (TypeError),
     // where an attribute assignment of any name is accepted.
     bool keyword = false;
@@ -71,7 +71,7 @@ enum class ObjKind : std::uint8_t {
     Builtin,
     External,
     Partial,
-    HfBridge,
+    Host,
     FieldSpec,
     Property,
     LazyImport,
@@ -212,12 +212,12 @@ struct InstanceObj : Object {
     std::shared_ptr<ClassObj> cls;  // a class of the source root, or null for an external class
     std::string class_path;         // dotted name of the class (external or root qualified name)
     std::vector<Attr> attrs;
-    bool model_like = false;  // a TransformerConfig / model provider: unset fields take Megatron defaults
-    std::string poisoned;     // non-empty: arbitrary attributes may have been changed (the reason)
-    std::string opaque;       // non-empty: made for an unknown value; attributes not set since are unknown
-    bool closed = false;      // its attributes are all it has (a Hugging Face config read from config.json):
-                              // a missing one is absent (getattr's default, hasattr False), not unknown
-    SetInfo created;          // where the object was made (for the provenance of defaults)
+    bool takes_defaults = false;  // unset attributes take the host's defaults (Host::attr_default)
+    std::string poisoned;         // non-empty: arbitrary attributes may have been changed (the reason)
+    std::string opaque;           // non-empty: made for an unknown value; attributes not set since are unknown
+    bool closed = false;          // its attributes are all it has (a config a host read from a file): a missing
+                                  // one is absent (getattr's default, hasattr False), not unknown
+    SetInfo created;              // where the object was made (for the provenance of defaults)
 
     Attr* find(std::string_view name) {
         for (auto& a : attrs)
@@ -249,7 +249,6 @@ struct FunctionObj : Object {
     std::vector<Param> params;
     std::shared_ptr<Env> closure;  // enclosing function scope, null at module level
     bool is_lambda = false;
-    bool returns_config = false;  // annotated `-> ConfigContainer`
     bool staticmethod = false, classmethod = false;
     std::weak_ptr<ClassObj> owner;  // the class whose body defined it (for super())
 };
@@ -309,6 +308,7 @@ struct BuiltinObj : Object {  // a builtin function, or a method of a builtin va
     Builtin id;
     std::string name;
     Val self;
+    std::uint16_t host_op = 0;  // Builtin::Host: which of the host's functions (host.hpp)
 };
 
 struct ExternalObj : Object {  // a name from outside the source root: never read, never run
@@ -328,17 +328,9 @@ struct PartialObj : Object {  // functools.partial
     std::vector<std::pair<std::string, Val>> kwargs;
 };
 
-struct HfBridgeObj : Object {  // AutoBridge.from_hf_pretrained("org/name"), AutoBridge.from_hf_config(config)
-    HfBridgeObj() : Object(ObjKind::HfBridge) {}
-    void clear_refs() override {
-        model_id = Val();
-        config = Val();
-        chain.reset();
-    }
-    Val model_id;  // the Hugging Face model id, when known
-    Val config;    // the Hugging Face config object it was made from (from_hf_config), else None
-    Loc loc;
-    Chain chain;
+// An object a host made (host.hpp): the evaluator reads its attributes through the host and copies it never.
+struct HostObj : Object {
+    HostObj() : Object(ObjKind::Host) {}
 };
 
 struct FieldSpecObj : Object {  // dataclasses.field(default=..., default_factory=...)
@@ -388,7 +380,7 @@ bool same_val(const Val& a, const Val& b);
 std::string repr(const Val& v, int depth = 0);
 // Python's str() of a known scalar or container.
 std::string py_str(const Val& v);
-// "a list", "an instance of LlamaModelProvider" ...
+// "a list", "an instance of SomeConfig" ...
 std::string type_name(const Val& v);
 // A config Value (schemas, config.json facts) as an evaluator value; lists and maps become new objects.
 Val from_value(const Value& v, Loc at);

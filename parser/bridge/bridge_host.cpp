@@ -1,9 +1,10 @@
-// The parts of Megatron Bridge's run-time behaviour that the evaluator models at its boundary, because they read
-// files or registries at run time: how a mixed_precision name (or a call of a recipe of Bridge's mixed_precision
-// module) becomes a config, and how AutoBridge turns a Hugging Face model into a provider or a model config. Where the
-// linted tree defines them (its precision registry, the model bridges it registers for each Hugging Face
-// architecture), the tree's own code is followed, with its lines as provenance; the bundled catalog and mapping
-// (schemas/) are the fallback.
+// Megatron Bridge as the evaluator's host: the parts of Bridge's run-time behaviour that the evaluator models at its
+// boundary, because they read files or registries at run time: how a mixed_precision name (or a call of a recipe of
+// Bridge's mixed_precision module) becomes a config, and how AutoBridge turns a Hugging Face model into a provider or
+// a model config. Where the linted tree defines them (its precision registry, the model bridges it registers for each
+// Hugging Face architecture), the tree's own code is followed, with its lines as provenance; the bundled catalog and
+// mapping (schemas/) are the fallback. Also the classes whose unset fields take Megatron Core's defaults (providers,
+// TransformerConfig-like classes), and Megatron Core's config classes as the dataclasses a provider builds on.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -15,12 +16,46 @@
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
+#include "parser/bridge/bridge_host.hpp"
 #include "pyeval/builtins.hpp"
 #include "pyeval/interpreter.hpp"
 
 namespace mbl::py {
 
+// AutoBridge.from_hf_pretrained("org/name"), AutoBridge.from_hf_config(config): the model a bridge stands for.
+struct HfBridgeObj : HostObj {
+    void clear_refs() override {
+        model_id = Val();
+        config = Val();
+        chain.reset();
+    }
+    Val model_id;  // the Hugging Face model id, when known
+    Val config;    // the Hugging Face config object it was made from (from_hf_config), else None
+    Loc loc;
+    Chain chain;
+};
+
 namespace {
+
+// The functions of Bridge's API the host makes (BuiltinObj::host_op).
+enum class BridgeFn : std::uint16_t {
+    FromPretrained = 1,
+    FromConfig,
+    AutoConfig,
+    ToProvider,
+    GetModelConfig,
+    ToTextProvider,
+};
+
+const HfBridgeObj* as_bridge(const Val& v) {
+    return v.is_obj(ObjKind::Host) ? dynamic_cast<const HfBridgeObj*>(v.o.get()) : nullptr;
+}
+
+// Class names of TransformerConfig-like objects: their unset fields take Megatron Core's defaults.
+bool model_class_name(std::string_view name) {
+    return name.ends_with("Provider") || name.find("TransformerConfig") != std::string_view::npos ||
+           name.ends_with("ModelConfig");
+}
 
 // The names a module's registries hold: the string keys of its module-level dicts whose values are all functions
 // (Bridge's MIXED_PRECISION_RECIPES, filled by a @register decorator). Empty when any such dict is not fully known.
@@ -51,19 +86,19 @@ std::optional<std::vector<std::string>> registry_names(const Module& m) {
 // ConfigContainer is defined (Bridge calls it there since late 2025: training/config.py), else beside the
 // MixedPrecisionConfig class that module imports for the field's annotation (Bridge of August 2025 resolves names in
 // training/setup.py with the function of training/mixed_precision.py). Null when the tree defines neither.
-std::shared_ptr<FunctionObj> Interp::precision_resolver(Module* config_module) {
-    Val fn = module_global(config_module, "get_mixed_precision_config");
+static std::shared_ptr<FunctionObj> precision_resolver(Interp& in, Module* config_module) {
+    Val fn = in.module_global(config_module, "get_mixed_precision_config");
     if (!fn.is_obj(ObjKind::Function)) {
-        const Val cls = module_global(config_module, "MixedPrecisionConfig");
+        const Val cls = in.module_global(config_module, "MixedPrecisionConfig");
         if (cls.is_obj(ObjKind::Class) && cls.as<ClassObj>()->module)
-            fn = module_global(cls.as<ClassObj>()->module, "get_mixed_precision_config");
+            fn = in.module_global(cls.as<ClassObj>()->module, "get_mixed_precision_config");
     }
     return fn.is_obj(ObjKind::Function) ? std::static_pointer_cast<FunctionObj>(fn.o) : nullptr;
 }
 
-PrecisionResolution Interp::resolve_precision_name(Module* config_module, const std::string& name) {
+PrecisionResolution resolve_precision_name(Interp& in, Module* config_module, const std::string& name) {
     PrecisionResolution r;
-    const std::shared_ptr<FunctionObj> fn = precision_resolver(config_module);
+    const std::shared_ptr<FunctionObj> fn = precision_resolver(in, config_module);
     if (!fn) return r;
     r.resolver = fn->module->loc(fn->def).range();
     r.resolver_note = fmt::format("{}() looks recipes up in the registry of {}", fn->name, fn->module->path);
@@ -72,7 +107,7 @@ PrecisionResolution Interp::resolve_precision_name(Module* config_module, const 
     caller.stmt = fn->module->loc(fn->def);
     CallArgs args;
     args.pos.push_back(Val::str(name, caller.stmt));
-    Val out = call_function(caller, fn, std::move(args), caller.stmt, nullptr);
+    Val out = in.call(caller, Val::obj(fn), std::move(args), caller.stmt);
     if (out.is_obj(ObjKind::Instance)) {
         r.kind = PrecisionResolution::Kind::Config;
         r.config = std::move(out);
@@ -93,10 +128,114 @@ PrecisionResolution Interp::resolve_precision_name(Module* config_module, const 
     return r;
 }
 
+// --- the host's answers ------------------------------------------------------------------------------------------
+
+BridgeHost::BridgeHost(const Revision& revision, const HfResolver& hf) : revision_(revision), hf_(hf) {
+    const Schema& schema = Schema::instance();
+    for (const auto& name : schema.field_names())
+        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, revision_))
+            model_field_names_.push_back(name);
+    for (std::size_t i = 0; i < revision_.defaults.size(); ++i) default_index_.emplace(revision_.defaults[i].first, i);
+}
+
+std::optional<Val> BridgeHost::intercept_call(Interp&, Frame& f, const Val& callee, CallArgs& args, Loc site) {
+    if (callee.is_obj(ObjKind::Class)) {
+        if (callee.as<ClassObj>()->name != "AutoBridge") return std::nullopt;
+        return auto_bridge_from_config(f, args.pos.empty() ? Val() : args.pos[0], site);
+    }
+    const std::string& path = callee.as<ExternalObj>()->path;
+    return intercept_precision(f, path, last_component(path), args, site);
+}
+
+std::optional<Val> BridgeHost::attr(Interp&, const Val& obj, const std::string& name, Loc at) {
+    Val m;
+    switch (obj.o->kind) {
+        case ObjKind::Class:
+            if (obj.as<ClassObj>()->name == "AutoBridge") m = auto_bridge_method(obj, name, at);
+            break;
+        case ObjKind::External: {
+            const std::string& path = obj.as<ExternalObj>()->path;
+            if (path.ends_with("AutoBridge") || path.ends_with("AutoConfig")) m = auto_bridge_method(obj, name, at);
+            break;
+        }
+        case ObjKind::Host:
+            m = auto_bridge_method(obj, name, at);
+            if (!m.is_obj()) return Val::unknown(fmt::format("AutoBridge.{} is not modelled", name), at);
+            break;
+        case ObjKind::Instance: {
+            // A provider the linter made from a config.json.
+            const auto* inst = obj.as<InstanceObj>();
+            if (name == "to_text_provider" && inst->takes_defaults && !inst->cls) m = auto_bridge_method(obj, name, at);
+            break;
+        }
+        default: break;
+    }
+    return m.is_obj() ? std::optional<Val>(m) : std::nullopt;
+}
+
+void BridgeHost::attr_stored(const std::string& name, Val& value) {
+    // Whatever its class, the object stored as a config's `model` is the model config.
+    if (name == "model" && value.is_obj(ObjKind::Instance)) value.as<InstanceObj>()->takes_defaults = true;
+}
+
+bool BridgeHost::defaults_class(std::string_view class_name) const { return model_class_name(class_name); }
+
+// Default of a model field at the selected revision: TransformerConfig's (with its bases'), from Megatron Core's
+// config classes; nullopt when it has none the linter knows.
+std::optional<Val> BridgeHost::attr_default(const std::string& field) const {
+    if (auto it = default_index_.find(field); it != default_index_.end())
+        return from_value(revision_.defaults[it->second].second, {});
+    // A default the source names (`params_dtype = torch.float32`) is that name, as an outside object.
+    if (revision_.classes)
+        if (ResolvedField d = revision_.classes->lookup("TransformerConfig", field); d.field && !d.field->expr.empty())
+            return Val::obj(std::make_shared<ExternalObj>(d.field->expr), Loc{});
+    return std::nullopt;
+}
+
+// Megatron Core's config classes (from the revision's class facts, core/config_classes.hpp): a provider built on
+// MLATransformerConfig gets that class's defaults (multi_latent_attention = True) as Python gives them.
+const ConfigClass* BridgeHost::described_class(std::string_view dotted) const {
+    const ClassFacts* facts = revision_.classes.get();
+    return facts ? config_class_for_path(*facts, dotted) : nullptr;
+}
+
+const ConfigClass* BridgeHost::described_base(std::string_view name) const {
+    const ClassFacts* facts = revision_.classes.get();
+    return facts ? facts->find(name) : nullptr;
+}
+
+bool BridgeHost::revision_supplies(const ConfigClass& owner) const {
+    // TransformerConfig's own defaults (and its bases') are the revision's defaults, which the effective model and
+    // attr_default() supply for every model: an object need not carry them.
+    const ClassFacts* facts = revision_.classes.get();
+    return facts && facts->in_transformer_config_chain(owner);
+}
+
+std::optional<Attr> BridgeHost::described_default(const ConfigClass& owner, const ClassField& cf,
+                                                  const SetInfo& made) const {
+    if (revision_supplies(owner)) return std::nullopt;
+    const ClassFacts& facts = *revision_.classes;
+    auto detail = std::make_shared<const std::string>(
+        fmt::format("default of {}, Megatron Core {} ({})", owner.name, revision_.name, facts.where(owner, cf.line)));
+    SetInfo info{made.loc, made.chain, Origin::Default, std::move(detail)};
+    if (cf.default_value) return Attr{cf.name, from_value(*cf.default_value, made.loc), std::move(info)};
+    if (!cf.expr.empty()) return Attr{cf.name, Val::obj(std::make_shared<ExternalObj>(cf.expr), made.loc), info};
+    return std::nullopt;
+}
+
+// The defaults an object of Megatron Core's class `cls` has beyond the revision's (an outside class called).
+void BridgeHost::add_described_defaults(InstanceObj& inst, const ConfigClass& cls) const {
+    const ClassFacts& facts = *revision_.classes;
+    for (const ResolvedField& r : facts.fields_of(cls.name)) {
+        if (inst.find(r.field->name)) continue;
+        if (auto a = described_default(*r.owner, *r.field, inst.created)) inst.attrs.push_back(std::move(*a));
+    }
+}
+
 // Calls into Bridge's mixed_precision module from outside the source root: its recipes (bf16_mixed, ...) and
 // get_mixed_precision_config, answered from the bundled catalog.
-std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, const std::string& short_name,
-                                     CallArgs& args, Loc site) {
+std::optional<Val> BridgeHost::intercept_precision(Frame& f, const std::string& qualname, const std::string& short_name,
+                                                   CallArgs& args, Loc site) {
     const Schema& schema = Schema::instance();
     const bool precision_module = qualname.find("mixed_precision") != std::string::npos;
     if (precision_module && schema.precision_recipe(short_name)) return precision_recipe(f, short_name, site);
@@ -109,7 +248,7 @@ std::optional<Val> Interp::intercept(Frame& f, const std::string& qualname, cons
     return std::nullopt;
 }
 
-Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
+Val BridgeHost::precision_recipe(Frame& f, const std::string& name, Loc site) {
     const PrecisionRecipe* recipe = Schema::instance().precision_recipe(name);
     auto inst = std::make_shared<InstanceObj>();
     inst->class_path = "megatron.bridge.training.mixed_precision.MixedPrecisionConfig";
@@ -128,8 +267,9 @@ Val Interp::precision_recipe(Frame& f, const std::string& name, Loc site) {
 
 namespace {
 
-Val bridge_builtin(Builtin id, const char* name, const Val& self, Loc at) {
-    auto b = std::make_shared<BuiltinObj>(id, name);
+Val bridge_builtin(BridgeFn fn, const char* name, const Val& self, Loc at) {
+    auto b = std::make_shared<BuiltinObj>(Builtin::Host, name);
+    b->host_op = static_cast<std::uint16_t>(fn);
     b->self = self;
     return Val::obj(b, at);
 }
@@ -143,31 +283,31 @@ std::string config_model_id(const Val& config) {
 
 }  // namespace
 
-Val Interp::auto_bridge_method(const Val& self, const std::string& name, Loc at) {
-    if (self.is_obj(ObjKind::HfBridge)) {
+Val BridgeHost::auto_bridge_method(const Val& self, const std::string& name, Loc at) {
+    if (as_bridge(self)) {
         if (name == "to_megatron_provider")
-            return bridge_builtin(Builtin::HfToProvider, "to_megatron_provider", self, at);
-        if (name == "get_model_config") return bridge_builtin(Builtin::HfGetModelConfig, "get_model_config", self, at);
+            return bridge_builtin(BridgeFn::ToProvider, "to_megatron_provider", self, at);
+        if (name == "get_model_config") return bridge_builtin(BridgeFn::GetModelConfig, "get_model_config", self, at);
         return Val();
     }
     if (self.is_obj(ObjKind::Instance)) {
         // A vision-language provider made from the bundled mapping already holds the language model's fields.
-        if (name == "to_text_provider") return bridge_builtin(Builtin::HfToTextProvider, "to_text_provider", self, at);
+        if (name == "to_text_provider") return bridge_builtin(BridgeFn::ToTextProvider, "to_text_provider", self, at);
         return Val();
     }
     const bool auto_config = self.is_obj(ObjKind::External) && self.as<ExternalObj>()->path.ends_with("AutoConfig");
     if (auto_config)
-        return name == "from_pretrained" ? bridge_builtin(Builtin::HfAutoConfig, "from_pretrained", Val(), at) : Val();
-    if (name == "from_hf_pretrained") return bridge_builtin(Builtin::HfFromPretrained, "from_hf_pretrained", Val(), at);
-    if (name == "from_hf_config") return bridge_builtin(Builtin::HfFromConfig, "from_hf_config", Val(), at);
+        return name == "from_pretrained" ? bridge_builtin(BridgeFn::AutoConfig, "from_pretrained", Val(), at) : Val();
+    if (name == "from_hf_pretrained") return bridge_builtin(BridgeFn::FromPretrained, "from_hf_pretrained", Val(), at);
+    if (name == "from_hf_config") return bridge_builtin(BridgeFn::FromConfig, "from_hf_config", Val(), at);
     return Val();
 }
 
-Val Interp::auto_bridge_from_config(Frame& f, const Val& config, Loc site) {
+Val BridgeHost::auto_bridge_from_config(Frame& f, const Val& config, Loc site) {
     auto bridge = std::make_shared<HfBridgeObj>();
     bridge->loc = site;
     bridge->chain = f.chain;
-    if (config.is_obj(ObjKind::HfBridge)) return config;
+    if (as_bridge(config)) return config;
     if (config.is_obj(ObjKind::Instance)) {
         bridge->config = config;
         // A wrapper (PreTrainedCausalLM) holds its config as `.config`.
@@ -183,9 +323,9 @@ Val Interp::auto_bridge_from_config(Frame& f, const Val& config, Loc site) {
     return Val::obj(bridge, site);
 }
 
-Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
-    switch (b.id) {
-        case Builtin::HfFromPretrained: {
+Val BridgeHost::call_host_function(Interp& in, Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
+    switch (static_cast<BridgeFn>(b.host_op)) {
+        case BridgeFn::FromPretrained: {
             auto bridge = std::make_shared<HfBridgeObj>();
             const Val* id = call_arg(args, 0, {"path", "pretrained_model_name_or_path", "hf_path"});
             bridge->model_id = id ? *id : Val::unknown("no model id given", site);
@@ -193,49 +333,30 @@ Val Interp::call_auto_bridge(Frame& f, BuiltinObj& b, CallArgs& args, Loc site) 
             bridge->chain = f.chain;
             return Val::obj(bridge, site);
         }
-        case Builtin::HfFromConfig: {
+        case BridgeFn::FromConfig: {
             const Val* config = call_arg(args, 0, {"config", "hf_config"});
             return auto_bridge_from_config(f, config ? *config : Val(), site);
         }
-        case Builtin::HfAutoConfig: {
+        case BridgeFn::AutoConfig: {
             const Val* id = call_arg(args, 0, {"pretrained_model_name_or_path"});
             if (!id || !id->is_str())
                 return Val::unknown("AutoConfig.from_pretrained() of a model id computed at run time", site);
-            return hf_config_object(f, id->s, site);
+            return hf_config_object(in, f, id->s, site);
         }
-        case Builtin::HfToProvider:
-        case Builtin::HfGetModelConfig:
-            if (!b.self.is_obj(ObjKind::HfBridge))
-                return Val::unknown(fmt::format("{}() of an unknown bridge", b.name), site);
-            return hf_model(f, *b.self.as<HfBridgeObj>(), b.id == Builtin::HfGetModelConfig, site);
-        case Builtin::HfToTextProvider: return b.self;
+        case BridgeFn::ToProvider:
+        case BridgeFn::GetModelConfig:
+            if (!as_bridge(b.self)) return Val::unknown(fmt::format("{}() of an unknown bridge", b.name), site);
+            return hf_model(in, f, *as_bridge(b.self), static_cast<BridgeFn>(b.host_op) == BridgeFn::GetModelConfig,
+                            site);
+        case BridgeFn::ToTextProvider: return b.self;
         default: return Val::unknown(fmt::format("{}() is not modelled", b.name), site);
     }
 }
 
-namespace {
-
-Val auto_bridge_call(Interp& in, Frame& f, BuiltinObj& b, CallArgs& args, Loc site) {
-    return in.call_auto_bridge(f, b, args, site);
-}
-
-constexpr BuiltinEntry kAutoBridgeEntries[] = {
-    {Builtin::HfFromPretrained, Receiver::Any, auto_bridge_call},
-    {Builtin::HfFromConfig, Receiver::Any, auto_bridge_call},
-    {Builtin::HfAutoConfig, Receiver::Any, auto_bridge_call},
-    {Builtin::HfToProvider, Receiver::Any, auto_bridge_call},
-    {Builtin::HfGetModelConfig, Receiver::Any, auto_bridge_call},
-    {Builtin::HfToTextProvider, Receiver::Any, auto_bridge_call},
-};
-
-}  // namespace
-
-std::span<const BuiltinEntry> bridge_api_builtins() { return kAutoBridgeEntries; }
-
-Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
-    auto config = project_.hf().config(model_id);
+Val BridgeHost::hf_config_object(Interp& in, Frame& f, const std::string& model_id, Loc site) {
+    auto config = hf_.config(model_id);
     if (!config) {
-        report_unknown_model(model_id, site);
+        report_unknown_model(in, model_id, site);
         return Val::unknown(fmt::format("the architecture of {} is not known (no config.json found)", model_id), site);
     }
     const std::string from = fmt::format("the config.json of {} ({})", model_id, config->source);
@@ -251,7 +372,7 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
         if (j.is_array()) {
             std::vector<Val> items;
             for (const auto& item : j) items.push_back(convert(item, false, depth + 1));
-            return make_list(std::move(items), ObjKind::List, site);
+            return in.make_list(std::move(items), ObjKind::List, site);
         }
         if (!as_config) {
             auto d = std::make_shared<DictObj>();
@@ -280,16 +401,15 @@ Val Interp::hf_config_object(Frame& f, const std::string& model_id, Loc site) {
     return convert(config->raw, true, 0);
 }
 
-Val Interp::hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site) {
+Val BridgeHost::hf_model(Interp& in, Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site) {
     std::string id = bridge.model_id.is_str() ? bridge.model_id.s : config_model_id(bridge.config);
     Val config = bridge.config;
     // An unknown model is reported once, by the mapping fallback below.
-    if (!config.is_obj(ObjKind::Instance) && !id.empty() && project_.hf().lookup(id))
-        config = hf_config_object(f, id, site);
+    if (!config.is_obj(ObjKind::Instance) && !id.empty() && hf_.lookup(id)) config = hf_config_object(in, f, id, site);
     if (config.is_obj(ObjKind::Instance))
-        if (auto made = tree_model_bridge(f, config, id, model_config, site)) {
+        if (auto made = tree_model_bridge(in, f, config, id, model_config, site)) {
             // What the tree's bridge leaves unknown, the bundled mapping may know.
-            if (auto arch = id.empty() ? nullptr : project_.hf().lookup(id)) {
+            if (auto arch = id.empty() ? nullptr : hf_.lookup(id)) {
                 auto* inst = made->as<InstanceObj>();
                 for (const auto& field : arch->fields) {
                     Attr* a = inst->find(field.field);
@@ -303,13 +423,13 @@ Val Interp::hf_model(Frame& f, const HfBridgeObj& bridge, bool model_config, Loc
         }
     HfBridgeObj by_id = bridge;
     if (!id.empty()) by_id.model_id = Val::str(id, bridge.loc);
-    Val out = hf_provider(f, by_id, site);
+    Val out = hf_provider(in, f, by_id, site);
     if (model_config && out.is_obj(ObjKind::Instance))
         out.as<InstanceObj>()->class_path = "megatron.bridge.models.gpt.model_config.BridgeGPTModelConfig";
     return out;
 }
 
-void Interp::report_unknown_model(const std::string& id, Loc at) {
+void BridgeHost::report_unknown_model(Interp& in, const std::string& id, Loc at) {
     Diagnostic d = input_error(InputError::UnknownModel, at.range(),
                                fmt::format("the architecture of \"{}\" is not known, so the checks that need it "
                                            "(layers, experts, attention type) are skipped",
@@ -321,23 +441,23 @@ void Interp::report_unknown_model(const std::string& id, Loc at) {
     d.notes.push_back(Note{SourceRange{}, fmt::format("download it with `huggingface-cli download {} config.json`, or "
                                                       "pass --hf-config {}=PATH/TO/config.json",
                                                       id, id)});
-    report(std::move(d));
+    in.report(std::move(d));
 }
 
-std::vector<std::string> Interp::architecture_fields() const {
+std::vector<std::string> BridgeHost::architecture_fields() const {
     // Only the fields the revision has: a made-up field would read as set on the model, and one the revision lacks
     // as an error the recipe never made.
     const Schema& schema = Schema::instance();
     std::vector<std::string> out;
     for (const auto& name : HfResolver::architecture_fields())
-        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, project_.revision()))
+        if (const FieldSpec* spec = schema.field(name); spec && schema.field_exists_at(*spec, revision_))
             out.push_back(name);
     return out;
 }
 
-Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
+Val BridgeHost::hf_provider(Interp& in, Frame& f, const HfBridgeObj& bridge, Loc site) {
     auto inst = std::make_shared<InstanceObj>();
-    inst->model_like = true;
+    inst->takes_defaults = true;
     inst->created = SetInfo{site, f.chain, Origin::Recipe, nullptr};
     inst->class_path = "megatron.bridge.models.GPTModelProvider";
     if (!bridge.model_id.is_str()) {
@@ -349,13 +469,13 @@ Val Interp::hf_provider(Frame& f, const HfBridgeObj& bridge, Loc site) {
         return Val::obj(inst, site);
     }
     const std::string& id = bridge.model_id.s;
-    auto arch = project_.hf().lookup(id);
+    auto arch = hf_.lookup(id);
     if (!arch) {
         const std::string reason = fmt::format("the architecture of {} is not known (no config.json found)", id);
         for (const auto& field : architecture_fields())
             inst->attrs.push_back(
                 Attr{field, Val::unknown(reason, bridge.loc), SetInfo{site, f.chain, Origin::Derived}});
-        report_unknown_model(id, bridge.loc);
+        report_unknown_model(in, id, bridge.loc);
         return Val::obj(inst, site);
     }
     for (const auto& field : arch->fields) {
@@ -396,12 +516,12 @@ std::string literal_text(std::string_view quoted) {
 
 }  // namespace
 
-std::vector<Project::BridgeRegistration> Project::model_bridges(std::string_view text) {
-    std::call_once(bridge_files_listed_, [this] {
+std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleIndex& index, std::string_view text) {
+    std::call_once(bridge_files_listed_, [this, &index] {
         namespace fs = std::filesystem;
         std::error_code ec;
-        fs::path base = fs::path(index_.root()) / "src";
-        if (!fs::is_directory(base, ec)) base = index_.root();
+        fs::path base = fs::path(index.root()) / "src";
+        if (!fs::is_directory(base, ec)) base = index.root();
         for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
              !ec && it != end; it.increment(ec)) {
             const std::string name = it->path().filename().string();
@@ -431,8 +551,8 @@ std::vector<Project::BridgeRegistration> Project::model_bridges(std::string_view
         }
         std::vector<BridgeRegistration> found;
         std::vector<Diagnostic> ignored;
-        if (Module* m = index_.module_for_file(file, ignored)) {
-            index_.ensure_parsed(m);
+        if (Module* m = index.module_for_file(file, ignored)) {
+            index.ensure_parsed(m);
             const Ast* a = m->ast.get();
             for (NodeId st : a ? a->named_kids(a->root) : std::vector<NodeId>{}) {
                 if (a->kind(st) != Kind::DecoratedDefinition) continue;
@@ -461,8 +581,8 @@ std::vector<Project::BridgeRegistration> Project::model_bridges(std::string_view
     return out;
 }
 
-std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, const std::string& model_id,
-                                             bool model_config, Loc site) {
+std::optional<Val> BridgeHost::tree_model_bridge(Interp& in, Frame& f, const Val& hf_config,
+                                                 const std::string& model_id, bool model_config, Loc site) {
     auto* config = hf_config.as<InstanceObj>();
     const Attr* archs = config->find("architectures");
     if (!archs || !archs->value.is_obj(ObjKind::List) || archs->value.as<SeqObj>()->items.empty()) return std::nullopt;
@@ -473,18 +593,19 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
     // The registered class for this architecture: a literal or a same-named import in a file that names it first,
     // then the names other files register under, evaluated in their module (a constant, a class imported under
     // another name).
-    std::optional<Project::BridgeRegistration> found;
-    for (const auto& r : project_.model_bridges(architecture))
+    ModuleIndex& index = in.project().index();
+    std::optional<BridgeRegistration> found;
+    for (const auto& r : model_bridges(index, architecture))
         if ((r.source_is_literal ? r.source : last_component(r.source)) == architecture) {
             found = r;
             break;
         }
     if (!found)
-        for (const auto& r : project_.model_bridges({})) {
+        for (const auto& r : model_bridges(index, {})) {
             if (r.source_is_literal || r.source.find('.') != std::string::npos) continue;
-            Module* m = project_.index().find(r.module);
+            Module* m = index.find(r.module);
             if (!m) continue;
-            Val v = module_global(m, r.source);
+            Val v = in.module_global(m, r.source);
             std::string name = v.is_str()                    ? v.s
                                : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
                                : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
@@ -495,13 +616,13 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
             }
         }
     if (!found) return std::nullopt;
-    Module* m = project_.index().find(found->module);
+    Module* m = index.find(found->module);
     if (!m) return std::nullopt;
-    Val cls = module_global(m, found->class_name);
+    Val cls = in.module_global(m, found->class_name);
     if (!cls.is_obj(ObjKind::Class)) return std::nullopt;
 
     // As AutoBridge does: a bridge instance that knows the config, and a pretrained wrapper holding it.
-    Val bridge = call(f, cls, {}, site);
+    Val bridge = in.call(f, cls, {}, site);
     if (!bridge.is_obj(ObjKind::Instance)) return std::nullopt;
     SetInfo info{site, f.chain, Origin::Derived, nullptr};
     auto wrapper = std::make_shared<InstanceObj>();
@@ -511,28 +632,28 @@ std::optional<Val> Interp::tree_model_bridge(Frame& f, const Val& hf_config, con
     wrapper->attrs.push_back(
         Attr{"model_name_or_path", model_id.empty() ? Val::none(site) : Val::str(model_id, site), info});
     Val pretrained = Val::obj(wrapper, site);
-    set_attr(f, bridge, "hf_config", hf_config, info);
-    set_attr(f, bridge, "hf_pretrained", pretrained, info);
+    in.set_attr(f, bridge, "hf_config", hf_config, info);
+    in.set_attr(f, bridge, "hf_pretrained", pretrained, info);
 
-    Val method = get_attr(f, bridge, model_config ? "hf_config_to_model_config" : "provider_bridge", site);
+    Val method = in.get_attr(f, bridge, model_config ? "hf_config_to_model_config" : "provider_bridge", site);
     CallArgs args;
     args.pos.push_back(model_config ? hf_config : pretrained);
-    Val made = call(f, method, std::move(args), site);
+    Val made = in.call(f, method, std::move(args), site);
     if (!made.is_obj(ObjKind::Instance) || !made.as<InstanceObj>()->poisoned.empty()) return std::nullopt;
-    made.as<InstanceObj>()->model_like = true;
+    made.as<InstanceObj>()->takes_defaults = true;
     return made;
 }
 
-void Interp::note_bridge_registration(Frame& f, ClassObj& cls, NodeId decorated) {
-    if (decorated == kNoNode) return;
-    const Ast& a = ast(f);
+// What Megatron Bridge's `@...register_bridge(source=, provider=, model_type=)` stores on the class it decorates.
+void BridgeHost::class_decorated(Interp& in, Frame& f, ClassObj& cls, NodeId decorated) {
+    const Ast& a = *f.module->ast;
     for (NodeId dec : a.named_kids(decorated)) {
         if (a.kind(dec) != Kind::Decorator || registered_source(a, dec) == kNoNode) continue;
         NodeId call = a.first_named(dec);
         for (NodeId arg : a.named_kids(a.field(call, Field::Arguments))) {
             if (a.kind(arg) != Kind::KeywordArgument) continue;
             const std::string_view key = a.source(a.field(arg, Field::Name));
-            Val v = eval(f, a.field(arg, Field::Value));
+            Val v = in.eval(f, a.field(arg, Field::Value));
             if (key == "provider" && !v.is_none()) {
                 cls.attrs.emplace_back("PROVIDER_CLASS", v);
             } else if (key == "model_type" && !v.is_none()) {

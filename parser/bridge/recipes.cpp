@@ -13,6 +13,7 @@
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
+#include "parser/bridge/bridge_host.hpp"
 
 namespace mbl::py {
 
@@ -354,7 +355,7 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
     }
 }
 
-RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
+RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const RecipeInfo& recipe) {
     ObjectRegistry objects;  // destroyed last: frees the recipe's objects, cycles included
     ObjectRegistry::Use use(objects);
     RecipeOutcome out;
@@ -370,7 +371,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         Diagnostic d = input_error(InputError::LimitExceeded, recipe.def, reason);
         d.severity = Severity::Warning;
         out.diagnostics.push_back(std::move(d));
-        out.root.set("model", unknown_model(reason, anchor, project.revision()));
+        out.root.set("model", unknown_model(reason, anchor, revision));
         return out;
     }
     if (!cfg.is_obj(ObjKind::Instance)) {
@@ -382,7 +383,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
             cfg.is_unknown() ? cfg.reason() : fmt::format("{} returns {}, not a config", recipe.name, type_name(cfg));
         Provenance p = anchor;
         if (cfg.at.valid()) p.range = cfg.at.range();
-        out.root.set("model", unknown_model(reason, p, project.revision()));
+        out.root.set("model", unknown_model(reason, p, revision));
         return out;
     }
     auto* inst = cfg.as<InstanceObj>();
@@ -391,7 +392,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         return out;
     }
     if (!inst->poisoned.empty()) {
-        out.root.set("model", unknown_model(inst->poisoned, anchor, project.revision()));
+        out.root.set("model", unknown_model(inst->poisoned, anchor, revision));
         return out;
     }
     // A mixed_precision name stays a name: Bridge looks it up at run time, and so does the engine, through the tree's
@@ -414,7 +415,7 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
             continue;
         }
         if (a.value.is_unknown()) {
-            out.root.set("model", unknown_model(a.value.reason(), p, project.revision()));
+            out.root.set("model", unknown_model(a.value.reason(), p, revision));
             continue;
         }
         if (!a.value.is_obj(ObjKind::Instance)) {
@@ -423,21 +424,20 @@ RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe) {
         }
         auto* model = a.value.as<InstanceObj>();
         if (!model->poisoned.empty()) {
-            out.root.set("model", unknown_model(model->poisoned, p, project.revision()));
+            out.root.set("model", unknown_model(model->poisoned, p, revision));
             continue;
         }
         // A model object made for an unknown value knows only what was written to it since.
-        Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, project.revision());
-        export_model_fields(*model, m, e, out.diagnostics, 0, project.revision());
+        Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, revision);
+        export_model_fields(*model, m, e, out.diagnostics, 0, revision);
         out.root.set("model", std::move(m));
     }
     if (!inst->opaque.empty()) {
         // The config came from something the linter cannot follow: what the recipe did not set is unknown.
         for (const char* section : {"model", "mixed_precision", "comm_overlap"})
             if (!out.root.find(section))
-                out.root.set(section, std::string(section) == "model"
-                                          ? unknown_model(inst->opaque, anchor, project.revision())
-                                          : Value::unknown(inst->opaque, anchor));
+                out.root.set(section, std::string(section) == "model" ? unknown_model(inst->opaque, anchor, revision)
+                                                                      : Value::unknown(inst->opaque, anchor));
     }
     return out;
 }
@@ -466,7 +466,7 @@ private:
         ObjectRegistry::Use use(objects);
         std::vector<Diagnostic> ignored;
         Interp in(project_, &ignored);
-        PrecisionResolution r = in.resolve_precision_name(config_module, name);
+        PrecisionResolution r = resolve_precision_name(in, config_module, name);
         using Kind = PrecisionResolution::Kind;
         a.applies = r.kind != Kind::NoLookup;
         if (r.kind == Kind::Config || r.kind == Kind::Unknown) a.config = export_value(r.config, SetInfo{});

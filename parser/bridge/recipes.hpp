@@ -38,8 +38,9 @@ struct RecipeOutcome {
 // name): the tree's get_mixed_precision_config, evaluated once per name. It refers to `project`, which must outlive it.
 std::shared_ptr<const PrecisionLookup> make_precision_lookup(Project& project, std::string config_module);
 
-// Evaluates one recipe. Thread-safe (one evaluator per call; modules are shared read-only).
-RecipeOutcome evaluate_recipe(Project& project, const RecipeInfo& recipe);
+// Evaluates one recipe of a project whose host is a BridgeHost of `revision`. Thread-safe (one evaluator per call;
+// modules are shared read-only).
+RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const RecipeInfo& recipe);
 
 // An evaluator value as a config value; `info` is where it was stored.
 Value export_value(const Val& v, const SetInfo& info);
