@@ -1018,7 +1018,7 @@ Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
     if (!callee.is_obj()) return Val::unknown(fmt::format("calls {}", type_name(callee)), site);
     switch (callee.o->kind) {
         case ObjKind::Function: {
-            // Functions of the source root are followed, the tree's own precision recipes included.
+            // Functions of the source root are followed.
             return call_function(f, std::static_pointer_cast<FunctionObj>(callee.o), std::move(args), site, nullptr);
         }
         case ObjKind::Method: {
