@@ -104,7 +104,7 @@ std::optional<std::vector<std::string>> Interp::dataclass_field_names(const std:
         // An outside base whose instances take the host's defaults adds the fields those defaults name.
         if (!takes_defaults(cls, {})) return std::nullopt;
         for (const auto& n : project_.host().default_names())
-            if (!seen.count(n)) names.push_back(n);  // the revision's fields are distinct: `seen` holds the others
+            if (!seen.count(n)) names.push_back(n);  // the host's names are distinct: `seen` holds the others
     }
     return names;
 }
