@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir="${1:-build}"
 root="$(pwd)"
-filter="${2:-^${root}/(core|parser|memory|rules|config|engine|report|integrations|cli|gpu_check)/.*\.cpp$}"
+filter="${2:-^${root}/(core|pyeval|parser|memory|rules|config|engine|report|integrations|cli|gpu_check)/.*\.cpp$}"
 runner="$(command -v run-clang-tidy || command -v run-clang-tidy-14 || true)"
 [ -n "$runner" ] || { echo "error: run-clang-tidy not found (scripts/setup.sh --tests installs clang-tidy)" >&2; exit 2; }
 [ -f "$build_dir/compile_commands.json" ] || { echo "error: no $build_dir/compile_commands.json: configure first" >&2; exit 2; }
