@@ -166,6 +166,7 @@ public:
             const Revision& revision = loaded->host->revision();
             auto hf = std::find_if(resolvers_.begin(), resolvers_.end(),
                                    [&](const auto& r) { return r.second.get() == &loaded->host->hf(); });
+            loaded->project.reset();  // before its host, which it refers to (erase moves the later entries down)
             projects_.erase(loaded);
             return this->project(root, revision, hf->first);
         }
