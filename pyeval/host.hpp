@@ -47,7 +47,7 @@ public:
     virtual bool defaults_class(std::string_view /*class_name*/) const { return false; }
     // Such an instance's default for an attribute it does not set; nullopt when there is none.
     virtual std::optional<Val> attr_default(const std::string& /*name*/) const { return std::nullopt; }
-    // Every name attr_default answers, sorted: the fields such an instance has.
+    // The fields such an instance has, sorted (what dataclasses.fields lists for a class built on an outside one).
     virtual const std::vector<std::string>& default_names() const;
 
     // --- dataclasses from outside the source root, described by their fields ---
