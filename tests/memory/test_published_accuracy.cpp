@@ -160,13 +160,13 @@ TEST_CASE("Moonlight 16B on 8 H100: published step-time overheads, given the con
     CHECK(moe_act < core_attn);
     CHECK(core_attn < mla_up_proj);
     CHECK(mla_up_proj < layernorm_moe_act);
-    // And the size, within a factor of 1.5 each (issue 21), but layernorm with moe_act, predicted at +5.9 % against
-    // +10.79 %: its 79 checkpoints cost more than the machinery and op launches measured alone (docs/memory.md).
+    // And the size, within a factor of 1.5 each (issue 21). layernorm's 53 checkpoints each replay a norm module,
+    // whose host time was measured on real Megatron Core layers (schemas/gpus.json, per_replayed_norm_module_us):
+    // with the machinery and one op launch alone, layernorm with moe_act came out at +5.9 %.
     CHECK(within_factor(moe_act, 0.0199, 1.5));
     CHECK(within_factor(core_attn, 0.0385, 1.5));
     CHECK(within_factor(mla_up_proj, 0.0519, 1.5));
-    CHECK(within_factor(layernorm_moe_act, 0.1079, 2));
-    CHECK_FALSE(within_factor(layernorm_moe_act, 0.1079, 1.5));  // the gap, stated
+    CHECK(within_factor(layernorm_moe_act, 0.1079, 1.5));
 
     // Started from the core_attn row's 474.80 ms instead (a user measuring the job while it recomputes core_attn), the
     // step without recompute is derived back to within 2 % of the control's measured 457.18 ms, and the order holds.
@@ -215,7 +215,9 @@ TEST_CASE("Nemotron 3 Nano on 16 H100 (hybrid Mamba/attention/MoE, EP8): publish
     const double added = overhead_in(moe_timed.est, {"layernorm"}) * *moe_timed.est.baseline_step_seconds / 0.65742;
     std::cout << fmt::format("Nemotron step time of adding layernorm to moe predicted {:+.2f} % (measured +3.07 %)\n",
                              100 * added);
-    // Predicted +1.1 % against +3.07 %: outside a factor of 1.5 (issue 21), held at 3 and reported in docs/memory.md.
-    CHECK(within_factor(added, 0.0307, 3));
+    // Predicted +2.0 % against +3.07 % (+1.1 % before the replayed norm modules' measured host time): just outside a
+    // factor of 1.5 (issue 21), held at 2 and reported in docs/memory.md. The job's norms are Transformer Engine's
+    // operation-fuser RMSNorm, whose host time the H200 (no Transformer Engine) could not measure.
+    CHECK(within_factor(added, 0.0307, 2));
     CHECK_FALSE(within_factor(added, 0.0307, 1.5));  // the gap, stated
 }
