@@ -308,3 +308,48 @@ optimizer: {{optimizer: adam, use_distributed_optimizer: true{}}}
     CHECK_FALSE(kept.peaks_at_optimizer_step());
     CHECK(kept.peak() == Approx(kept.params + kept.grads + kept.optimizer + kept.activations + kept.transient));
 }
+
+// Bridge's gemma3_1b_pretrain_1gpu_h100_bf16_config (recipes/gemma/h100/gemma3.py, 067f987) names one GPU but trains
+// 32,768 tokens a micro-batch against a 262,144-token vocabulary without recompute. Its loss alone outgrows an H100:
+// Megatron's fused cross entropy (cross_entropy_fusion_impl "native") keeps the logits' fp32 softmax,
+// `vocab_parallel_logits.float()` then exp in place (tensor_parallel/cross_entropy.py lines 25 and 61 at 2a75ac12),
+// 4 bytes per token and vocabulary entry, beside the bf16 logits at the loss.
+TEST_CASE("Gemma 3 1B at 32K tokens: the recipe, not the estimate, is wrong about one H100", "[memory][job]") {
+    const EffectiveModel m = model_of(R"(
+train: {micro_batch_size: 1, global_batch_size: 512}
+model:
+  num_layers: 26
+  hidden_size: 1152
+  num_attention_heads: 4
+  num_query_groups: 1
+  kv_channels: 256
+  ffn_hidden_size: 6912
+  gated_linear_unit: true
+  add_bias_linear: false
+  normalization: RMSNorm
+  share_embeddings_and_output_weights: true
+  vocab_size: 262144
+  seq_length: 32768
+  transformer_impl: transformer_engine
+  cross_entropy_loss_fusion: true
+  cross_entropy_fusion_impl: native
+mixed_precision: {bf16: true, params_dtype: torch.bfloat16, grad_reduce_in_fp32: true}
+optimizer: {optimizer: adam, use_distributed_optimizer: true}
+)");
+    memory::EstimateInputs in;
+    in.gpu = "H100";
+    in.gpu_memory_bytes = 79.65 * memory::kGiB;  // what the CUDA driver reports for an 80 GB H100
+    const memory::Estimate est = memory::estimate(m, in);
+    REQUIRE(est.ok);
+    const memory::RankEstimate& r = est.ranks.front();
+    const double tokens = 32768, vocab = 262144;
+    // The fp32 softmax kept to backward (32 GiB) and the bf16 logits at the loss (16 GiB).
+    CHECK(r.activations > 4 * tokens * vocab);
+    CHECK(r.transient == Approx(2 * tokens * vocab));
+    CHECK(6 * tokens * vocab > 79.6 * memory::kGiB / 2);
+    CHECK(r.peak() > 79.6 * memory::kGiB);
+    CHECK_FALSE(*est.current_option()->fits);
+    // Recompute makes it fit: the layers' activations, not the loss, are what an option can drop.
+    REQUIRE(est.narrowest_fit());
+    CHECK(est.narrowest_fit()->peak < 79.65 * memory::kGiB);
+}
