@@ -86,10 +86,10 @@ TimeParts time_parts(const Estimate& est, const StepModel& time, const Recompute
 // measured = B (1 + replay ratio) + host. Said in the assumptions either way.
 void read_step_time(Estimate& est, const StepModel& time) {
     const CheckpointHost& h = checkpoint_host();
-    const std::string host =
-        fmt::format("{:.2f} ms per checkpoint ({:.2f} ms output-discarding) and {:.3f} ms per op it "
-                    "replays",
-                    h.reentrant_seconds * 1e3, h.discarding_seconds * 1e3, h.per_op_seconds * 1e3);
+    const std::string host = fmt::format(
+        "{:.2f} ms per checkpoint ({:.2f} ms output-discarding) and {:.3f} ms per op it "
+        "replays ({:.2f} ms more for a norm module)",
+        h.reentrant_seconds * 1e3, h.discarding_seconds * 1e3, h.per_op_seconds * 1e3, h.per_norm_module_seconds * 1e3);
     if (!est.measured_step_seconds) {
         est.assumptions.push_back({fmt::format(
             "step time: the replayed work's share of a roofline step ({}); the checkpoints' host time is beside it, "

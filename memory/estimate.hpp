@@ -3,6 +3,7 @@
 // the one translation from the config), the candidate recompute options, each option evaluated per pipeline rank
 // (memory/rank.hpp), and the fit against the budget. The step-time cost of each option comes from
 // memory/step_time.hpp.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,9 +40,15 @@ struct RankEstimate {
     double unit_activations = 0;  // one in-flight unit (a micro-batch through the stage, or a model chunk): retained
                                   // activations with its input
     double unit_transient = 0;    // one unit's backward working set above its retained activations
-    double peak() const { return params + grads + optimizer + activations + transient; }
-    // Forward and backward of the first iteration run before the optimizer has created its moments.
-    double first_iteration_peak() const { return peak() - optimizer_lazy; }
+    double optimizer_step = 0;    // on top of the states while the optimizer steps (fp32 copies of the gradients)
+    double states() const { return params + grads + optimizer; }
+    double activation_peak() const { return states() + activations + transient; }
+    // The activations are gone by the optimizer step (the next step's zero_grad frees what it made).
+    double step_peak() const { return states() + optimizer_step; }
+    bool peaks_at_optimizer_step() const { return step_peak() > activation_peak(); }
+    double peak() const { return std::max(activation_peak(), step_peak()); }
+    // Forward and backward of the first iteration run before the optimizer has created its moments; its step has them.
+    double first_iteration_peak() const { return std::max(activation_peak() - optimizer_lazy, step_peak()); }
 };
 
 struct OptionEstimate {

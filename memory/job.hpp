@@ -32,6 +32,9 @@ struct Precision {
     double master_bytes = 4;   // optimizer's full-precision copy per parameter (0 when the parameters are fp32)
     double moment_bytes = 8;   // Adam's two moments per parameter
     bool master_lazy = false;  // the master copy is created by the first optimizer step (TE FusedAdam)
+    // Per trained parameter: the fp32 copy of its gradient that Megatron Core's optimizer makes at its step, when it
+    // reads gradients in fp32 from a 16-bit buffer (distrib_optimizer.py line 2782, optimizer.py line 1097 at 2a75ac12).
+    double step_grad_bytes = 0;
     bool distributed_optimizer = true;
     int optimizer_instances = 1;                     // ddp.num_distributed_optimizer_instances
     bool shard_grads = false, shard_params = false;  // Megatron FSDP

@@ -49,6 +49,8 @@ void read_precision_aware(const EffectiveModel& m, bool half, Precision& p, std:
     const std::optional<std::string> recipe =
         o.fp8_recipe.is_string() ? std::optional<std::string>(o.fp8_recipe.as_string()) : std::nullopt;
     const bool te_master = master != 4 || !recipe || *recipe == "delayed" || o.cpu_offload.truthy();
+    // The same flag hands the optimizer the gradient shard itself (`decoupled_grad`) instead of an fp32 copy.
+    if (te_master) p.step_grad_bytes = 0;
     if (!te_master) {
         p.master_bytes = 4;
         notes.push_back(
@@ -107,6 +109,9 @@ void read_precision(const EffectiveModel& m, Precision& p, std::vector<Assumptio
         notes.push_back({"optimizer.optimizer is not set: Adam assumed (OptimizerConfig's default), with fp32 master "
                          "weights and moments"});
     p.master_bytes = half ? 4 : 0;
+    // At its step the optimizer copies each gradient (shard) of a 16-bit parameter to fp32 (`main_grad.float()`): a
+    // new tensor when the buffer is 16-bit, alive with the states until the step ends.
+    p.step_grad_bytes = half && p.grad_bytes < 4 ? 4 : 0;
     if (optimizer == "sgd") p.moment_bytes = 4;  // momentum buffer
     else if (optimizer != "adam")
         notes.push_back({fmt::format("optimizer \"{}\" is not modelled: Adam's states assumed", optimizer)});

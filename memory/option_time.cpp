@@ -2,6 +2,7 @@
 #include "memory/option_time.hpp"
 
 #include <algorithm>
+#include <iterator>
 #include <map>
 
 #include "memory/labels/registry.hpp"
@@ -53,10 +54,19 @@ StepModel step_model(const Estimate& est, const GpuSpec& gpu) {
 
 double CheckpointCount::host_seconds() const {
     const CheckpointHost& h = checkpoint_host();
-    return reentrant * h.reentrant_seconds + discarding * h.discarding_seconds + replayed_ops * h.per_op_seconds;
+    return reentrant * h.reentrant_seconds + discarding * h.discarding_seconds + replayed_ops * h.per_op_seconds +
+           replayed_norm_modules * h.per_norm_module_seconds;
 }
 
 namespace {
+
+// A norm the layer runs as a module of its own (not fused into the next linear by Transformer Engine).
+bool norm_module(const Op& op) { return op.module == "input_layernorm" || op.module == "pre_mlp_layernorm"; }
+
+void count_replayed(const std::vector<Op>& replayed, CheckpointCount& n) {
+    n.replayed_ops += static_cast<double>(replayed.size());
+    n.replayed_norm_modules += static_cast<double>(std::count_if(replayed.begin(), replayed.end(), norm_module));
+}
 
 // One layer's selective checkpoints: each acting label's count, of its kind (memory/labels/), and the ops it replays.
 void add_selective(const LayerShape& s, LayerKind kind, const std::vector<std::string>& on, CheckpointCount& n) {
@@ -71,8 +81,10 @@ void add_selective(const LayerShape& s, LayerKind kind, const std::vector<std::s
         labels::Replay r;
         label->replays(layer, r);
         (label->output_discarding ? n.discarding : n.reentrant) += r.checkpoints;
-        n.replayed_ops += static_cast<double>(
-            std::count_if(ops.begin(), ops.end(), [&](const Op& op) { return has(r.modules, op.module); }));
+        std::vector<Op> replayed;
+        std::copy_if(ops.begin(), ops.end(), std::back_inserter(replayed),
+                     [&](const Op& op) { return has(r.modules, op.module); });
+        count_replayed(replayed, n);
     }
 }
 
@@ -92,7 +104,7 @@ CheckpointCount model_checkpoints(const Estimate& est, const Recompute& rc) {
                 est.schedule.vpp * (rc.method == Recompute::Method::Uniform ? (unit + per_chunk - 1) / per_chunk
                                                                             : std::min(unit, rc.num_layers));
         }
-        n.replayed_ops = static_cast<double>(replayed_model_ops(est, rc).size());
+        count_replayed(replayed_model_ops(est, rc), n);
     }
     return n;
 }

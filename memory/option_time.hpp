@@ -19,6 +19,7 @@ StepModel step_model(const Estimate& est, const GpuSpec& gpu);
 // The checkpoints an option runs over the whole model for one micro-batch, by kind, and the ops they replay.
 struct CheckpointCount {
     double reentrant = 0, discarding = 0, replayed_ops = 0;
+    double replayed_norm_modules = 0;  // of replayed_ops: norms that are modules of their own
     double total() const { return reentrant + discarding; }
     double host_seconds() const;  // at checkpoint_host()
 };

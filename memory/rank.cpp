@@ -140,6 +140,8 @@ void rank_states(const Job& job, int stage, const std::vector<LayerKind>& mine, 
     r.optimizer = pr.distributed_optimizer ? sharded(trained_dense, trained_expert, state) : trained * state;
     const double lazy = pr.moment_bytes + (pr.master_lazy ? pr.master_bytes : 0);
     r.optimizer_lazy = pr.distributed_optimizer ? sharded(trained_dense, trained_expert, lazy) : trained * lazy;
+    r.optimizer_step = pr.distributed_optimizer ? sharded(trained_dense, trained_expert, pr.step_grad_bytes)
+                                                : trained * pr.step_grad_bytes;
 }
 
 // The loss on the last stage: the final norm output and the loss's fp32 tensor are kept until backward; at the loss

@@ -77,7 +77,8 @@ const CheckpointHost& checkpoint_host() {
     static const CheckpointHost host = [] {
         const auto& h = gpus_json().at("checkpoint_host");
         return CheckpointHost{h.at("reentrant_us").get<double>() * 1e-6, h.at("discarding_us").get<double>() * 1e-6,
-                              h.at("per_replayed_op_us").get<double>() * 1e-6};
+                              h.at("per_replayed_op_us").get<double>() * 1e-6,
+                              h.at("per_replayed_norm_module_us").get<double>() * 1e-6};
     }();
     return host;
 }

@@ -31,11 +31,12 @@ const GpuSpec* gpu_with_memory(double bytes);
 std::string gpu_names();  // "H100, H200, B200, GB200"
 // Host time Megatron Core's checkpoints cost beyond the GPU work they replay (schemas/gpus.json, `checkpoint_host`,
 // measured by bench/checkpoint_overhead.py --machinery): each checkpoint's own machinery by kind, and the launch of
-// each op it replays.
+// each op it replays; a replayed norm module costs more than one op (measured on real layers, without --machinery).
 struct CheckpointHost {
     double reentrant_seconds = 0;   // tensor_parallel.checkpoint
     double discarding_seconds = 0;  // CheckpointWithoutOutput
     double per_op_seconds = 0;
+    double per_norm_module_seconds = 0;  // on top of per_op_seconds, for each replayed norm that is a module
 };
 const CheckpointHost& checkpoint_host();
 // Memory a job cannot use for its tensors, measured with PyTorch and NCCL on an H200 (schemas/gpus.json, `reserve`):

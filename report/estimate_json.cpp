@@ -65,6 +65,7 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"optimizer", bytes(r.optimizer)},
                           {"activations", bytes(r.activations)},
                           {"transient", bytes(r.transient)},
+                          {"optimizer_step", bytes(r.optimizer_step)},
                           {"peak", bytes(r.peak())},
                           {"optimizer_created_at_first_step", bytes(r.optimizer_lazy)},
                           {"first_iteration_peak", bytes(r.first_iteration_peak())}};

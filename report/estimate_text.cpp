@@ -93,10 +93,22 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     const auto first = std::max_element(est.ranks.begin(), est.ranks.end(), [](const auto& a, const auto& b) {
         return a.first_iteration_peak() < b.first_iteration_peak();
     });
-    if (first != est.ranks.end() && first->optimizer_lazy > 0)
+    if (first != est.ranks.end() && first->optimizer_lazy > 0) {
+        const bool at_step = first->step_peak() > first->activation_peak() - first->optimizer_lazy;
         out << fmt::format(
-            "first iteration: peak {} on rank {} (the optimizer creates {} of states at its first step)\n",
-            format_gib(first->first_iteration_peak()), first->stage, format_gib(first->optimizer_lazy));
+            "first iteration: peak {} on rank {}{} (the optimizer creates {} of states at its first "
+            "step{})\n",
+            format_gib(first->first_iteration_peak()), first->stage, at_step ? ", at its optimizer step" : "",
+            format_gib(first->optimizer_lazy),
+            at_step ? fmt::format(" beside its fp32 copies of the gradients, {}", format_gib(first->optimizer_step))
+                    : "");
+    }
+    for (const auto& r : est.ranks)
+        if (r.peaks_at_optimizer_step())
+            out << fmt::format(
+                "rank {} peaks at the optimizer step: {} with the activations gone (the optimizer's fp32 copies of "
+                "the gradients, {}, beside the states)\n",
+                r.stage, format_gib(r.step_peak()), format_gib(r.optimizer_step));
 
     size_t name_width = 28;
     for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());

@@ -248,3 +248,108 @@ TEST_CASE("the reserve: its own figure, counted by 'fits', changed by --reserve"
     tight.reserve_bytes = 0.2 * memory::kGiB;
     CHECK_FALSE(*memory::estimate(m, tight).current_option()->fits);
 }
+
+// Megatron Core's optimizer reads each 16-bit parameter's gradient in fp32: at its step it makes `main_grad.float()`
+// copies (distrib_optimizer.py line 2782, optimizer.py line 1097 at 2a75ac12), unless the precision-aware optimizer
+// hands it the shard itself (use_precision_aware_optimizer_no_fp8_or_ds_fp8). The activations are gone by then.
+TEST_CASE("the optimizer step: fp32 copies of 16-bit gradients, a peak of its own", "[memory][job]") {
+    // Four Llama-sized layers; `recompute` and `fp8_recipe` ("" for the plain Adam) vary.
+    auto rank = [](bool fp32_reduce, const std::string& fp8_recipe, bool recompute) {
+        std::string yaml =
+            fmt::format(R"(
+train: {{micro_batch_size: 1, global_batch_size: 8}}
+model:
+  num_layers: 4
+  hidden_size: 4096
+  ffn_hidden_size: 14336
+  num_attention_heads: 32
+  num_query_groups: 8
+  gated_linear_unit: true
+  add_bias_linear: false
+  normalization: RMSNorm
+  vocab_size: 32000
+  seq_length: 8192
+  transformer_impl: transformer_engine
+  recompute_granularity: {}
+  recompute_method: {}
+  recompute_num_layers: {}
+ddp: {{grad_reduce_in_fp32: {}}}
+mixed_precision: {{bf16: true, params_dtype: torch.bfloat16{}}}
+optimizer: {{optimizer: adam, use_distributed_optimizer: true{}}}
+)",
+                        recompute ? "full" : "null", recompute ? "uniform" : "null", recompute ? "1" : "null",
+                        fp32_reduce, fp8_recipe.empty() ? "" : ", fp8_recipe: " + fp8_recipe,
+                        fp8_recipe.empty() ? ""
+                                           : ", use_precision_aware_optimizer: true, main_params_dtype: "
+                                             "torch.float32, exp_avg_dtype: torch.bfloat16, "
+                                             "exp_avg_sq_dtype: torch.bfloat16");
+        memory::EstimateInputs in;
+        const memory::Estimate est = memory::estimate(model_of(yaml), in);
+        REQUIRE(est.ok);
+        return est.ranks.front();
+    };
+    // A bf16 gradient buffer: 4 bytes per trained parameter, a third of Adam's 12 (master and two moments).
+    const memory::RankEstimate bf16 = rank(false, "", true);
+    CHECK(bf16.grads == Approx(bf16.params));
+    CHECK(bf16.optimizer_step == Approx(bf16.optimizer / 3));
+    // Full recompute keeps little: the step, not the backward pass, is this job's peak, in every iteration.
+    CHECK(bf16.peaks_at_optimizer_step());
+    CHECK(bf16.peak() == Approx(bf16.params + bf16.grads + bf16.optimizer + bf16.optimizer_step));
+    CHECK(bf16.first_iteration_peak() == Approx(bf16.peak()));
+    // An fp32 buffer is read as it is (`.float()` returns the tensor itself).
+    CHECK(rank(true, "", true).optimizer_step == 0);
+    // The precision-aware optimizer with fp8_recipe "delayed" reads the bf16 shard itself (`decoupled_grad`); with
+    // "tensorwise" (Bridge copies mixed_precision's onto the optimizer) it copies like the plain one.
+    CHECK(rank(false, "delayed", true).optimizer_step == 0);
+    const memory::RankEstimate tensorwise = rank(false, "tensorwise", true);
+    CHECK(tensorwise.optimizer_step == Approx(tensorwise.optimizer / 2));  // 4 of 4 + 2 + 2 bytes
+    // Without recompute the activations outweigh it: the peak is the backward pass's, as before.
+    const memory::RankEstimate kept = rank(false, "", false);
+    CHECK_FALSE(kept.peaks_at_optimizer_step());
+    CHECK(kept.peak() == Approx(kept.params + kept.grads + kept.optimizer + kept.activations + kept.transient));
+}
+
+// Bridge's gemma3_1b_pretrain_1gpu_h100_bf16_config (recipes/gemma/h100/gemma3.py, 067f987) names one GPU but trains
+// 32,768 tokens a micro-batch against a 262,144-token vocabulary without recompute. Its loss alone outgrows an H100:
+// Megatron's fused cross entropy (cross_entropy_fusion_impl "native") keeps the logits' fp32 softmax,
+// `vocab_parallel_logits.float()` then exp in place (tensor_parallel/cross_entropy.py lines 25 and 61 at 2a75ac12),
+// 4 bytes per token and vocabulary entry, beside the bf16 logits at the loss.
+TEST_CASE("Gemma 3 1B at 32K tokens: the recipe, not the estimate, is wrong about one H100", "[memory][job]") {
+    const EffectiveModel m = model_of(R"(
+train: {micro_batch_size: 1, global_batch_size: 512}
+model:
+  num_layers: 26
+  hidden_size: 1152
+  num_attention_heads: 4
+  num_query_groups: 1
+  kv_channels: 256
+  ffn_hidden_size: 6912
+  gated_linear_unit: true
+  add_bias_linear: false
+  normalization: RMSNorm
+  share_embeddings_and_output_weights: true
+  vocab_size: 262144
+  seq_length: 32768
+  transformer_impl: transformer_engine
+  cross_entropy_loss_fusion: true
+  cross_entropy_fusion_impl: native
+mixed_precision: {bf16: true, params_dtype: torch.bfloat16, grad_reduce_in_fp32: true}
+optimizer: {optimizer: adam, use_distributed_optimizer: true}
+)");
+    memory::EstimateInputs in;
+    in.gpu = "H100";
+    in.gpu_memory_bytes = 79.65 * memory::kGiB;  // what the CUDA driver reports for an 80 GB H100
+    const memory::Estimate est = memory::estimate(m, in);
+    REQUIRE(est.ok);
+    const memory::RankEstimate& r = est.ranks.front();
+    const double tokens = 32768, vocab = 262144;
+    // The fp32 softmax kept to backward (32 GiB) and the bf16 logits at the loss (16 GiB).
+    CHECK(r.activations > 4 * tokens * vocab);
+    CHECK(r.transient == Approx(2 * tokens * vocab));
+    CHECK(6 * tokens * vocab > 79.6 * memory::kGiB / 2);
+    CHECK(r.peak() > 79.6 * memory::kGiB);
+    CHECK_FALSE(*est.current_option()->fits);
+    // Recompute makes it fit: the layers' activations, not the loss, are what an option can drop.
+    REQUIRE(est.narrowest_fit());
+    CHECK(est.narrowest_fit()->peak < 79.65 * memory::kGiB);
+}

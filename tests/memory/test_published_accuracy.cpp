@@ -108,15 +108,25 @@ TEST_CASE("Moonlight 16B on 8 H100 (TP2, EP8, MLA, MoE): published peak, savings
                    {"Moonlight saving of mla_up_proj", mla_up_proj, (36.618 - 35.902) * GB},
                    {"Moonlight saving of core_attn", core_attn, (36.618 - 36.614) * GB}};
     // The two savings above 0.5 GiB are both predicted a third too large, by the same factor (1.33): not within 25 %.
-    // What the two labels drop per layer is the source's (each tensor named in memory/README.md); a common factor
-    // points at where the measured run peaked rather than at either label, and is not tuned away: the tests hold the
-    // gap where it is (35 %), docs/memory.md reports it.
+    // The study's other rows show the runs capped by a second peak near 35.9 GB: adding layernorm to moe_act, or mlp
+    // to mla_up_proj, left the peak where it was. What the two labels drop per layer is the source's (memory/README.md);
+    // the cap is not tuned in: the tests hold the gap where it is (35 %), docs/memory.md reports it.
     for (const auto& s : savings) {
         report(s.name, control.peak - s.option.peak, s.measured);
         INFO(s.name);
         CHECK(saving_close(control.peak - s.option.peak, s.measured, s.measured > 0.5 * memory::kGiB ? 0.35 : 0.25));
     }
     CHECK_FALSE(saving_close(control.peak - moe_act.peak, (36.618 - 35.941) * GB));  // the gap, stated
+
+    // The source's second peak: the optimizer step copies each rank's bf16 gradient shard to fp32 (the precision-aware
+    // optimizer with fp8_recipe "tensorwise" does not hand it the shard: optimizer_config.py lines 404-411 at
+    // 24bad8e6), 4 bytes per parameter of the shard, as many as the bf16 moments' 2 + 2 bytes. Predicted at 34.3 GB,
+    // below the cap the runs show and below every option's activation peak, so it moves none of the savings.
+    const memory::RankEstimate& r = control.est.ranks.front();
+    report("Moonlight optimizer-step peak (the runs capped near 35.9)", r.step_peak(), 35.9 * GB);
+    CHECK(r.optimizer_step == Approx(r.optimizer_lazy));
+    CHECK(r.step_peak() < 35.9 * GB);
+    CHECK(r.step_peak() < std::min(moe_act.peak, mla_up_proj.peak));
 
     // Without the measured step the options are ordered by replay (roofline) plus host time; the output-discarding
     // checkpoints' dearer machinery (245 against 189 us, measured) puts moe_act after core_attn there. The measured
@@ -160,13 +170,13 @@ TEST_CASE("Moonlight 16B on 8 H100: published step-time overheads, given the con
     CHECK(moe_act < core_attn);
     CHECK(core_attn < mla_up_proj);
     CHECK(mla_up_proj < layernorm_moe_act);
-    // And the size, within a factor of 1.5 each (issue 21), but layernorm with moe_act, predicted at +5.9 % against
-    // +10.79 %: its 79 checkpoints cost more than the machinery and op launches measured alone (docs/memory.md).
+    // And the size, within a factor of 1.5 each (issue 21). layernorm's 53 checkpoints each replay a norm module,
+    // whose host time was measured on real Megatron Core layers (schemas/gpus.json, per_replayed_norm_module_us):
+    // with the machinery and one op launch alone, layernorm with moe_act came out at +5.9 %.
     CHECK(within_factor(moe_act, 0.0199, 1.5));
     CHECK(within_factor(core_attn, 0.0385, 1.5));
     CHECK(within_factor(mla_up_proj, 0.0519, 1.5));
-    CHECK(within_factor(layernorm_moe_act, 0.1079, 2));
-    CHECK_FALSE(within_factor(layernorm_moe_act, 0.1079, 1.5));  // the gap, stated
+    CHECK(within_factor(layernorm_moe_act, 0.1079, 1.5));
 
     // Started from the core_attn row's 474.80 ms instead (a user measuring the job while it recomputes core_attn), the
     // step without recompute is derived back to within 2 % of the control's measured 457.18 ms, and the order holds.
@@ -215,7 +225,9 @@ TEST_CASE("Nemotron 3 Nano on 16 H100 (hybrid Mamba/attention/MoE, EP8): publish
     const double added = overhead_in(moe_timed.est, {"layernorm"}) * *moe_timed.est.baseline_step_seconds / 0.65742;
     std::cout << fmt::format("Nemotron step time of adding layernorm to moe predicted {:+.2f} % (measured +3.07 %)\n",
                              100 * added);
-    // Predicted +1.1 % against +3.07 %: outside a factor of 1.5 (issue 21), held at 3 and reported in docs/memory.md.
-    CHECK(within_factor(added, 0.0307, 3));
+    // Predicted +2.0 % against +3.07 % (+1.1 % before the replayed norm modules' measured host time): just outside a
+    // factor of 1.5 (issue 21), held at 2 and reported in docs/memory.md. The job's norms are Transformer Engine's
+    // operation-fuser RMSNorm, whose host time the H200 (no Transformer Engine) could not measure.
+    CHECK(within_factor(added, 0.0307, 2));
     CHECK_FALSE(within_factor(added, 0.0307, 1.5));  // the gap, stated
 }
