@@ -419,6 +419,10 @@ std::vector<Project::BridgeRegistration> Project::model_bridges(std::string_view
         }
         std::sort(bridge_files_.begin(), bridge_files_.end());
     });
+    {
+        std::lock_guard<std::mutex> lock(bridges_mutex_);
+        if (auto it = bridges_by_text_.find(text); it != bridges_by_text_.end()) return it->second;
+    }
     std::vector<BridgeRegistration> out;
     for (const auto& [file, content] : bridge_files_) {
         if (!text.empty() && content.find(text) == std::string::npos) continue;
@@ -458,6 +462,8 @@ std::vector<Project::BridgeRegistration> Project::model_bridges(std::string_view
         std::lock_guard<std::mutex> lock(bridges_mutex_);
         bridges_by_file_.emplace(file, std::move(found));
     }
+    std::lock_guard<std::mutex> lock(bridges_mutex_);
+    bridges_by_text_.emplace(std::string(text), out);
     return out;
 }
 

@@ -78,6 +78,9 @@ private:
     std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges
     std::mutex bridges_mutex_;
     std::map<std::string, std::vector<BridgeRegistration>> bridges_by_file_;
+    // model_bridges' answers by `text`: every recipe of an architecture asks again, and each question would search
+    // the text of every registering file.
+    std::map<std::string, std::vector<BridgeRegistration>, std::less<>> bridges_by_text_;
     std::mutex diag_mutex_;
     std::vector<Diagnostic> module_diags_;
     // The objects module top levels made (written only under the module initialization lock); swept when the
