@@ -31,8 +31,21 @@ Run run_command(const std::string& cmd) {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
+// The command's temporary folder: the tests' own, emptied once per test run. gpu-check keeps a helper's folder whose
+// log a failure message names (for the user to read), and the failure tests here would otherwise leave them in /tmp.
+const std::string& child_tmpdir() {
+    static const std::string dir = [] {
+        auto d = std::filesystem::temp_directory_path() / "mbridge-lint-gpu-check-test" / "tmp";
+        std::filesystem::remove_all(d);
+        std::filesystem::create_directories(d);
+        return d.string();
+    }();
+    return dir;
+}
+
 Run run(const std::string& args, bool merge_stderr = true) {
-    return run_command(std::string(MBRIDGE_LINT_BINARY) + " " + args + (merge_stderr ? " 2>&1" : " 2>/dev/null"));
+    return run_command("TMPDIR=" + child_tmpdir() + " " + std::string(MBRIDGE_LINT_BINARY) + " " + args +
+                       (merge_stderr ? " 2>&1" : " 2>/dev/null"));
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
@@ -341,6 +354,12 @@ TEST_CASE("the Megatron Core reference says what is missing and exits 2", "[cli]
     CHECK(r.code == 2);
     CHECK(r.out.find("stopped (exit 139) without a result") != std::string::npos);
     CHECK(r.out.find("Segmentation fault near layer 3") != std::string::npos);  // the end of its log
+    // The log it names is there to read, in the command's temporary folder.
+    const auto log_at = r.out.find(child_tmpdir() + "/mbridge-lint-mcore-");
+    REQUIRE(log_at != std::string::npos);
+    const auto log_end = r.out.find("/helper.log", log_at);
+    REQUIRE(log_end != std::string::npos);
+    CHECK(std::filesystem::exists(r.out.substr(log_at, log_end - log_at) + "/helper.log"));
     r = run("gpu-check " + cfg + " --reference mcore --python " +
             standin("early.sh", "echo '{\"event\": \"run\", \"index\": 0}'"));
     CHECK(r.code == 2);
