@@ -8,8 +8,15 @@ add_library(mbridge_lint_fmt INTERFACE)
 add_library(mbridge_lint_yaml_cpp INTERFACE)
 add_library(mbridge_lint_toml INTERFACE)
 add_library(mbridge_lint_tree_sitter INTERFACE)
+# The allocator of the mbridge-lint binary alone (MBRIDGE_LINT_JEMALLOC): jemalloc's malloc and free take the place of
+# glibc's, for the C++ runtime too. Empty when off.
+add_library(mbridge_lint_malloc INTERFACE)
 
 if(NOT MBRIDGE_LINT_STATIC)
+  if(MBRIDGE_LINT_JEMALLOC)
+    pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
+    target_link_libraries(mbridge_lint_malloc INTERFACE PkgConfig::JEMALLOC)
+  endif()
   target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt)
   target_link_libraries(mbridge_lint_yaml_cpp INTERFACE yaml-cpp)
   target_link_libraries(mbridge_lint_toml INTERFACE tomlplusplus::tomlplusplus)
@@ -41,6 +48,12 @@ target_compile_definitions(mbridge_lint_toml INTERFACE TOML_HEADER_ONLY=1)
 mbridge_lint_static_archive(MBRIDGE_LINT_TREE_SITTER_ARCHIVE tree-sitter libtree-sitter-dev)
 target_include_directories(mbridge_lint_tree_sitter INTERFACE ${TREE_SITTER_INCLUDE_DIRS})
 target_link_libraries(mbridge_lint_tree_sitter INTERFACE ${MBRIDGE_LINT_TREE_SITTER_ARCHIVE})
+
+# jemalloc's position-independent archive (the binary is a PIE); it needs the threads and dl parts of glibc.
+if(MBRIDGE_LINT_JEMALLOC)
+  mbridge_lint_static_archive(MBRIDGE_LINT_JEMALLOC_ARCHIVE jemalloc_pic libjemalloc-dev)
+  target_link_libraries(mbridge_lint_malloc INTERFACE ${MBRIDGE_LINT_JEMALLOC_ARCHIVE} Threads::Threads ${CMAKE_DL_LIBS})
+endif()
 
 # The C++ runtime and libgcc in the binary: other distributions' libstdc++ may lack the GLIBCXX versions GCC 12 needs
 # (built on Debian 12, the binary then needs glibc 2.36, for the arc4random that libstdc++ calls).

@@ -3,7 +3,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <set>
+#include <sstream>
 #include <tuple>
 
 #include "config/rule_selection.hpp"
@@ -210,19 +214,54 @@ void LintSession::name_documents(const std::vector<LintTarget>& targets) {
     }
 }
 
+namespace {
+
+// A file's text as SourceManager::load reads it, without keeping it; nullopt when load would refuse it (load then
+// says why).
+std::optional<std::string> read_unkept(const std::string& path) {
+    std::error_code ec;
+    const auto size = std::filesystem::file_size(path, ec);
+    if (ec || size > SourceManager::kMaxFileBytes) return std::nullopt;
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream buf;
+    if (!in || !(buf << in.rdbuf()) || in.bad()) return std::nullopt;
+    return std::move(buf).str();
+}
+
+}  // namespace
+
 FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
-    const std::string& path = target.path;
-    FileResult out;
-    out.path = path;
+    // A directory walk reads many files that are not configs (at a repository root, most of them): the text of a
+    // file it skips is not kept for the rest of the run.
+    if (target.allow_skip && !sources_.text(target.path))
+        if (std::optional<std::string> text = read_unkept(target.path)) return lint_text(target, jobs, *text, false);
     std::string why;
-    const std::string* text = sources_.load(path, &why);
+    const std::string* text = sources_.load(target.path, &why);
     if (!text) {
-        out.diagnostics.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(path),
-                                              fmt::format("cannot read {}: {}", path, why)));
+        FileResult out;
+        out.path = target.path;
+        out.diagnostics.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(target.path),
+                                              fmt::format("cannot read {}: {}", target.path, why)));
         return out;
     }
+    return lint_text(target, jobs, *text, true);
+}
+
+FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std::string& source, bool kept) {
+    const std::string& path = target.path;
+    const std::string* text = &source;
+    // Output quotes the file's lines and fixes edit its text: every outcome but a skip keeps it.
+    auto keep = [&] {
+        if (kept) return;
+        sources_.add_new(path, source);
+        text = sources_.text(path);
+        kept = true;
+    };
+    FileResult out;
+    out.path = path;
     out.config = resolver_->for_path(path);
     if (!out.config->ok()) {
+        keep();
         out.config_unusable = true;
         out.diagnostics = out.config->errors;
         for (const auto& d : out.diagnostics) sources_.load(d.range.file);  // for the excerpt under each message
@@ -235,6 +274,7 @@ FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
     out.revision_choice = choose_revision(path, config);
     out.revision = out.revision_choice.revision;
     if (!out.revision) {
+        keep();
         out.diagnostics.push_back(
             input_error(InputError::UnknownValue, SourceRange::whole_file(path), out.revision_choice.reason));
         return out;
@@ -258,6 +298,7 @@ FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
         out.skipped = true;
         return out;
     }
+    keep();
     std::vector<Diagnostic> diags = std::move(parsed.errors);
     const bool usable = diags.empty();
     LintOptions lint_options{out.revision, out.rule_options};

@@ -123,6 +123,9 @@ public:
 
 private:
     FileResult lint_target(const LintTarget& target, int jobs);
+    // lint_target once the file's text is read; `kept`: the SourceManager holds it (else it is added unless the
+    // file is skipped).
+    FileResult lint_text(const LintTarget& target, int jobs, const std::string& text, bool kept);
     // FrontEnd::name_document for each target, before they are linted.
     void name_documents(const std::vector<LintTarget>& targets);
     ParseContext parse_context(const ProjectConfig& config);

@@ -161,6 +161,7 @@ Module* ModuleIndex::load(const std::string& dotted, const std::string& file, bo
     Module* raw = mod.get();
     by_file_[file] = raw;
     by_name_[dotted] = std::move(mod);
+    sorted_stale_ = true;
     return raw;
 }
 
@@ -228,7 +229,7 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
     }();
     if (text) {
         // Named as the caller wrote it, so its diagnostics land on the document being linted.
-        std::call_once(found->named, [&] { found->path = file; });
+        rename(*found, file);
         ensure_parsed(found, text);
     }
     return found;
@@ -236,15 +237,26 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
 
 void ModuleIndex::name_document(const std::string& file) {
     std::vector<Diagnostic> unreadable;  // reported when the document is linted
-    if (Module* m = module_for_file(file, unreadable)) std::call_once(m->named, [&] { m->path = file; });
+    if (Module* m = module_for_file(file, unreadable)) rename(*m, file);
+}
+
+void ModuleIndex::rename(Module& m, const std::string& file) {
+    std::call_once(m.named, [&] {
+        std::lock_guard<std::mutex> lock(mutex_);
+        m.path = file;
+        sorted_stale_ = true;
+    });
 }
 
 std::vector<Module*> ModuleIndex::modules() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    std::vector<Module*> out;
-    for (const auto& [_, m] : by_name_) out.push_back(m.get());
-    std::sort(out.begin(), out.end(), [](const Module* a, const Module* b) { return a->path < b->path; });
-    return out;
+    if (sorted_stale_) {
+        sorted_.clear();
+        for (const auto& [_, m] : by_name_) sorted_.push_back(m.get());
+        std::sort(sorted_.begin(), sorted_.end(), [](const Module* a, const Module* b) { return a->path < b->path; });
+        sorted_stale_ = false;
+    }
+    return sorted_;
 }
 
 const std::string* ModuleIndex::buffer_of(const Module& m) const {
@@ -277,6 +289,7 @@ void ModuleIndex::retire(const std::vector<const Module*>& modules) {
         if (m->ast) retired_bytes_ += m->ast->text.size();
         retired_.push_back(std::move(it->second));
         by_name_.erase(it);
+        sorted_stale_ = true;
     }
     if (!modules.empty()) missing_.clear();
 }

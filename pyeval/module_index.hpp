@@ -168,6 +168,11 @@ private:
     std::map<std::string, std::unique_ptr<Module>> by_name_;
     std::map<std::string, Module*> by_file_;
     std::map<std::string, bool> missing_;
+    // modules()' answer, kept while no module is added, retired or renamed: the front end asks for it with every
+    // document, and sorting a whole tree's modules each time cost more than the rest of the bookkeeping.
+    mutable std::vector<Module*> sorted_;
+    mutable bool sorted_stale_ = true;
+    void rename(Module& m, const std::string& file);  // sets the display path, once
     std::vector<std::unique_ptr<Module>> retired_;
     std::size_t retired_bytes_ = 0;
     std::recursive_mutex init_mutex_;

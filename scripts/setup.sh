@@ -16,6 +16,7 @@ esac
 packages=(
   build-essential cmake ninja-build pkg-config git
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev libpugixml-dev
+  libjemalloc-dev
   nodejs
 )
 if ((tests)); then

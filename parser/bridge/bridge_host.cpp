@@ -539,6 +539,10 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
         }
         std::sort(bridge_files_.begin(), bridge_files_.end());
     });
+    {
+        std::lock_guard<std::mutex> lock(bridges_mutex_);
+        if (auto it = bridges_by_text_.find(text); it != bridges_by_text_.end()) return it->second;
+    }
     std::vector<BridgeRegistration> out;
     for (const auto& [file, content] : bridge_files_) {
         if (!text.empty() && content.find(text) == std::string::npos) continue;
@@ -578,6 +582,8 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
         std::lock_guard<std::mutex> lock(bridges_mutex_);
         bridges_by_file_.emplace(file, std::move(found));
     }
+    std::lock_guard<std::mutex> lock(bridges_mutex_);
+    bridges_by_text_.emplace(std::string(text), out);
     return out;
 }
 

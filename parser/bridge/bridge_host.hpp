@@ -83,6 +83,9 @@ private:
     std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges
     std::mutex bridges_mutex_;
     std::map<std::string, std::vector<BridgeRegistration>> bridges_by_file_;
+    // model_bridges' answers by `text`: every recipe of an architecture asks again, and each question would search
+    // the text of every registering file.
+    std::map<std::string, std::vector<BridgeRegistration>, std::less<>> bridges_by_text_;
 };
 
 // What the tree's own lookup says of a mixed_precision name.
