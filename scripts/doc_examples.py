@@ -7,7 +7,8 @@ An example is a fenced code block whose first line starts with `$ mbridge-lint` 
 `$ mbridge-lint`): the command (a line ending in `\\` continues on the next), then the output it prints. The command
 runs from the repository root (or DIR under it), with `mbridge-lint` meaning --binary, standard output and error
 together. Output lines are compared with trailing spaces removed; a line `...` stands for any number of lines; the
-repository's absolute path is written `/path/to/mbridge-lint`. A block that has no output lines is not an example
+repository's absolute path is written `/path/to/mbridge-lint` (on such a line, runs of spaces compare as two: the
+padding after the path depends on where the repository is checked out). A block that has no output lines is not an example
 (the rule docs' Example lines are run by the rule tests).
 
 An example that needs what the repository does not hold (the Megatron Bridge tree) is an illustration: the line right
@@ -98,9 +99,17 @@ def run(example, binary):
     return lines
 
 
+def comparable(line):
+    """A line as compared: where it names the repository, the padding that aligns a column after the path depends on
+    the checkout's path length, so runs of two or more spaces there count as two."""
+    line = line.rstrip()
+    return re.sub(r" {2,}", "  ", line) if ROOT_PLACEHOLDER in line else line
+
+
 def matches(expected, actual):
     """Whether `actual` fits `expected`, where a line `...` stands for any number of lines."""
-    expected = [line.rstrip() for line in expected]
+    expected = [comparable(line) for line in expected]
+    actual = [comparable(line) for line in actual]
     memo = {}
 
     def fit(i, j):
