@@ -2,7 +2,7 @@
 // Megatron Core's config classes at one revision: the dataclasses Megatron Bridge's model providers build on
 // (TransformerConfig, MLATransformerConfig, ...), each field with its type, default and the line declaring it. The
 // known revisions' classes are bundled (schemas/mcore/classes/, written by scripts/mcore_facts.py from Megatron-LM's
-// source); a Megatron Core on disk is read at run time by the Python front end (parser/python/mcore_source.hpp).
+// source); a Megatron Core on disk is read at run time by the Python front end (parser/bridge/mcore_source.hpp).
 #include <map>
 #include <memory>
 #include <optional>
