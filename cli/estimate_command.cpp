@@ -169,7 +169,7 @@ int run_estimate(const EstimateArgs& args) {
             return kUnusable;
         }
         SourceRange where = model->anchor;
-        if (const Value* v = model->fields.find(est.why_field); v && v->prov().range.valid()) where = v->prov().range;
+        if (const Value* v = model->find(est.why_field); v && v->prov().range.valid()) where = v->prov().range;
         else if (est.why_field == "seq_length" && model->run.seq_length.prov().range.valid())
             where = model->run.seq_length.prov().range;
         else if (est.why_field == "micro_batch_size" && model->run.micro_batch_size.prov().range.valid())

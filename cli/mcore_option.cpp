@@ -17,7 +17,7 @@ std::string revisions_help() {
     for (const auto& name : schema.revision_names()) width = std::max(width, name.size());
     std::string out = "Megatron Core revisions (--mcore):\n";
     for (const auto& name : schema.revision_names()) {
-        out += fmt::format("  {:<{}}  {}", name, width, schema.revision(name)->what());
+        out += fmt::format("  {:<{}}  {}", name, width, schema.revision_what(name));
         if (name == schema.default_revision()) out += "; the default outside a Bridge checkout";
         out += '\n';
     }

@@ -19,13 +19,38 @@ static const Value& not_set() {
     return none;
 }
 
+const Value* EffectiveModel::find(std::string_view name) const {
+    if (const Value* v = set_fields.find(name)) return v;
+    return defaults ? defaults->find(name) : nullptr;
+}
+
+void EffectiveModel::set(std::string name, Value value, SourceRange key_range) {
+    set_fields.set(std::move(name), std::move(value), std::move(key_range));
+}
+
+void EffectiveModel::for_each_field(const std::function<void(const Value::Entry&)>& visit) const {
+    if (defaults)
+        for (const auto& d : defaults->entries()) {
+            const Value::Entry* over = set_fields.find_entry(d.key);
+            visit(over ? *over : d);
+        }
+    for (const auto& e : set_fields.entries())
+        if (!defaults || !defaults->find(e.key)) visit(e);
+}
+
+Value EffectiveModel::all_fields() const {
+    Value out = Value::map();
+    for_each_field([&](const Value::Entry& e) { out.set(e.key, e.value, e.key_range); });
+    return out;
+}
+
 const Value& EffectiveModel::operator[](FieldName name) const {
-    const Value* v = fields.find(name.str());
+    const Value* v = find(name.str());
     return v ? *v : not_set();
 }
 
 const Value& EffectiveModel::operator[](std::string_view name) const {
-    if (const Value* v = fields.find(name)) return *v;
+    if (const Value* v = find(name)) return *v;
     // A misspelt name would read as None and silently switch a check off.
     FieldName::named(name);  // throws for a name that is no field
     return not_set();
@@ -185,7 +210,7 @@ static ModuleList read_modules(const Value& v, const Revision& revision) {
 
 static void precision_unknown(const std::string& reason, const Provenance& at, EffectiveModel& m) {
     for (const auto& f : {"fp8", "fp8_recipe", "fp4", "bf16", "fp16"})
-        m.fields.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", reason), at));
+        m.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", reason), at));
 }
 
 static void apply_precision_config(const Value& mp, EffectiveModel& m);
@@ -248,7 +273,7 @@ static void apply_precision(const Value& mp, EffectiveModel& m, const PrecisionL
             p.detail =
                 fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
             v.set_prov(std::move(p));
-            m.fields.set(field, std::move(v));
+            m.set(field, std::move(v));
         }
         return;
     }
@@ -264,15 +289,15 @@ static void apply_precision_config(const Value& mp, EffectiveModel& m) {
         Value v = e.value;
         if (v.prov().detail.empty())
             v.prov().detail = fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
-        m.fields.set(e.key, std::move(v));
+        m.set(e.key, std::move(v));
     }
 }
 
 static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
     if (co.is_null()) return;
     if (co.is_unknown()) {
-        m.fields.set("overlap_moe_expert_parallel_comm",
-                     Value::unknown(fmt::format("comm_overlap is unknown: {}", co.unknown_reason()), co.prov()));
+        m.set("overlap_moe_expert_parallel_comm",
+              Value::unknown(fmt::format("comm_overlap is unknown: {}", co.unknown_reason()), co.prov()));
         return;
     }
     if (!co.is_map()) return;
@@ -280,13 +305,13 @@ static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
     if (v && !v->is_null()) {
         Value copy = *v;
         copy.prov().detail = "comm_overlap sets overlap_moe_expert_parallel_comm on the model";
-        m.fields.set("overlap_moe_expert_parallel_comm", std::move(copy));
+        m.set("overlap_moe_expert_parallel_comm", std::move(copy));
         m.overlap_from_comm_overlap = true;
     } else {
         Provenance p = co.prov();
         p.origin = Origin::Derived;
         p.detail = "comm_overlap is configured without overlap_moe_expert_parallel_comm, so Bridge sets it to False";
-        m.fields.set("overlap_moe_expert_parallel_comm", Value::boolean(false, std::move(p)));
+        m.set("overlap_moe_expert_parallel_comm", Value::boolean(false, std::move(p)));
     }
 }
 
@@ -312,7 +337,7 @@ static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) 
     written.prov().detail =
         "recompute_modules is what Megatron Core's __post_init__ writes when it is None, so this dump holds it "
         "whether or not it was set";
-    m.fields.set("recompute_modules", std::move(written));
+    m.set("recompute_modules", std::move(written));
     return true;
 }
 
@@ -322,10 +347,11 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     EffectiveModel& m = result.model;
     m.anchor = anchor;
     m.revision = &revision;
-    for (const auto& [name, v] : revision.defaults) m.fields.set(name, v);
+    m.defaults = revision.defaults_map;
+    if (!m.defaults) m.defaults = std::make_shared<const Value>(map_of_defaults(revision.defaults));
     for (const Value::Entry* e : model_entries(root)) {
         if (e->key == "_target_") continue;
-        m.fields.set(e->key, e->value, e->key_range);
+        m.set(e->key, e->value, e->key_range);
     }
     // Deprecated spellings Megatron Core normalizes before it checks anything.
     for (const auto& [field, aliases] : revision.value_aliases)
@@ -334,7 +360,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
                 Value canonical = Value::string(it->second, m[field].prov());
                 canonical.prov().detail = fmt::format("Megatron Core {} reads {} \"{}\" as \"{}\"", revision.name,
                                                       field, it->first, it->second);
-                m.fields.set(field, std::move(canonical));
+                m.set(field, std::move(canonical));
             }
     if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
@@ -346,11 +372,11 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         if (m.flag("enable_cuda_graph")) {
             Value v = Value::string("local", m["enable_cuda_graph"].prov());
             v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";
-            m.fields.set("cuda_graph_impl", std::move(v));
+            m.set("cuda_graph_impl", std::move(v));
         } else if (m.flag("external_cuda_graph")) {
             Value v = Value::string("transformer_engine", m["external_cuda_graph"].prov());
             v.prov().detail = "external_cuda_graph=True means cuda_graph_impl=\"transformer_engine\"";
-            m.fields.set("cuda_graph_impl", std::move(v));
+            m.set("cuda_graph_impl", std::move(v));
         }
     }
 

@@ -2,7 +2,9 @@
 // The effective model config: what Megatron Core's TransformerConfig sees after Bridge has applied
 // mixed_precision and comm_overlap, with the selected revision's defaults filled in and __post_init__'s
 // rewrites (recompute_modules default, moe_layer_recompute) modelled. Every field keeps its provenance.
+#include <functional>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -25,8 +27,11 @@ struct ModuleList {
 
 class EffectiveModel {
 public:
-    Value fields = Value::map();  // field name -> value (with provenance)
-    SourceRange anchor;           // where to point for a fact with no line of its own (the `model:` section)
+    // What the config sets over the revision's defaults: field name -> value (with provenance). The defaults are the
+    // revision's own map, shared by every model made for it (a whole tree would otherwise copy ~400 per recipe).
+    Value set_fields = Value::map();
+    std::shared_ptr<const Value> defaults;
+    SourceRange anchor;  // where to point for a fact with no line of its own (the `model:` section)
     const Revision* revision = nullptr;
     RunFacts run;  // what lives outside `model:` (core/run_facts.hpp)
 
@@ -36,7 +41,13 @@ public:
     const Value& operator[](FieldName name) const;
     const Value& operator[](std::string_view name) const;
     bool has(FieldName name) const { return has(name.str()); }
-    bool has(std::string_view name) const { return fields.find(name) != nullptr; }
+    bool has(std::string_view name) const { return find(name) != nullptr; }
+    const Value* find(std::string_view name) const;
+    void set(std::string name, Value value, SourceRange key_range = {});
+    // Every field: the defaults in the revision's order (one the config sets in its place), then the others in the
+    // order they were set.
+    void for_each_field(const std::function<void(const Value::Entry&)>& visit) const;
+    Value all_fields() const;  // the same, as one map
     // All the named fields are known (no unknown value anywhere inside them).
     bool known(std::initializer_list<FieldName> names) const;
     bool known(std::initializer_list<std::string_view> names) const;

@@ -1,11 +1,21 @@
 #pragma once
 // File paths as the linter compares and prints them: normalized for comparison (git, editors and front ends name the
 // same file differently), relative to a base for output, percent-encoded for URIs.
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 namespace mbl {
+
+// What std::filesystem::weakly_canonical(std::filesystem::absolute(path)) gives, with each folder resolved once per
+// process: a run names the same few hundred folders thousands of times, and resolving one costs a readlink per
+// component. A file that is itself a link, or a path with `.` or `..`, is resolved in full every time.
+std::filesystem::path resolved_path(const std::filesystem::path& path, std::error_code& ec);
+
+// Forgets the folders resolved so far: for a long-lived process (the editor server) when the workspace's files change.
+void forget_resolved_paths();
 
 // Absolute, with symbolic links and `..` resolved (as far as the path exists).
 std::string normalized_path(const std::string& path);

@@ -112,6 +112,13 @@ void apply_class_facts(Revision& rev, std::shared_ptr<const ClassFacts> facts) {
     if (!rev.classes->labels.empty()) rev.labels = rev.classes->labels;
     if (!rev.classes->default_modules.empty()) rev.default_modules = rev.classes->default_modules;
     rev.defaults = class_defaults(*rev.classes, rev.name);
+    rev.defaults_map = std::make_shared<const Value>(map_of_defaults(rev.defaults));
+}
+
+Value map_of_defaults(const std::vector<std::pair<std::string, Value>>& defaults) {
+    Value out = Value::map();
+    for (const auto& [name, v] : defaults) out.set(name, v);
+    return out;
 }
 
 std::string Revision::facts_source() const {
@@ -334,6 +341,12 @@ RevisionLookup Schema::lookup_revision(std::string_view name) const {
 }
 
 const Revision* Schema::revision(std::string_view name) const { return lookup_revision(name).revision; }
+
+std::string Schema::revision_what(std::string_view name) const {
+    for (const auto& r : revisions_)
+        if (r.name == name) return r.what();
+    return {};
+}
 
 const Revision* Schema::revision_for_commit(std::string_view sha) const {
     for (const auto& r : revisions_)

@@ -59,6 +59,7 @@ struct Revision {
     std::string facts_note;  // why these facts, when they are not the bundled ones of this revision: one sentence
     // TransformerConfig's defaults (with its bases'), those the source states as literals, in constructor order.
     std::vector<std::pair<std::string, Value>> defaults;
+    std::shared_ptr<const Value> defaults_map;  // the same as one map, shared by the effective models of the revision
     std::map<std::string, std::vector<std::string>, std::less<>> enums;  // accepted values of enum-like fields
     // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
     std::map<std::string, std::map<std::string, std::string>> value_aliases;
@@ -102,6 +103,9 @@ public:
     // A revision by name, alias ("bridge-dev"), release tag ("core_v0.19.0", "0.15.2") or commit (7 hex digits or
     // more); nullptr when unknown or ambiguous.
     const Revision* revision(std::string_view name) const;
+    // What a revision of revision_names() stands for (Revision::what()), without reading its config classes: the help
+    // text lists every revision, and reading all their classes is most of a start-up.
+    std::string revision_what(std::string_view name) const;
     RevisionLookup lookup_revision(std::string_view name) const;
     // The sentence saying why `name` (given as `setting`, e.g. "--mcore") is not usable: unknown (with "did you
     // mean" and the known names) or ambiguous (with what it could mean).
@@ -159,6 +163,9 @@ private:
 // Puts a revision's config classes in place and derives what comes from them: the recompute labels and default
 // modules (where the source states them) and TransformerConfig's defaults.
 void apply_class_facts(Revision& rev, std::shared_ptr<const ClassFacts> facts);
+
+// Revision::defaults as one map (field name -> value).
+Value map_of_defaults(const std::vector<std::pair<std::string, Value>>& defaults);
 
 // JSON -> config Value (all with the given provenance).
 Value value_from_json(const nlohmann::json& j, const Provenance& prov);

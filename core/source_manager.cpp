@@ -47,24 +47,33 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
     }
     // Read outside the lock; a thread that read the same file meanwhile keeps its text (the first one stays).
     std::lock_guard<std::mutex> lock(mutex_);
-    return &texts_.try_emplace(path, buf.str()).first->second;
+    auto& kept = texts_[path];
+    if (!kept) kept = std::make_shared<const std::string>(std::move(buf).str());
+    return kept.get();
 }
 
 void SourceManager::add(const std::string& name, std::string text) {
     std::lock_guard<std::mutex> lock(mutex_);
     line_indexes_.erase(name);
-    texts_[name] = std::move(text);
+    texts_[name] = std::make_shared<const std::string>(std::move(text));
 }
 
 void SourceManager::add_new(const std::string& name, std::string_view text) {
     std::lock_guard<std::mutex> lock(mutex_);
-    texts_.try_emplace(name, text);
+    auto& kept = texts_[name];
+    if (!kept) kept = std::make_shared<const std::string>(text);
+}
+
+void SourceManager::add_new(const std::string& name, std::shared_ptr<const std::string> text) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto& kept = texts_[name];
+    if (!kept) kept = std::move(text);
 }
 
 const std::string* SourceManager::text(const std::string& name) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = texts_.find(name);
-    return it == texts_.end() ? nullptr : &it->second;
+    return it == texts_.end() ? nullptr : it->second.get();
 }
 
 std::optional<std::string_view> nth_line(std::string_view text, int line) {
@@ -86,7 +95,7 @@ const LineIndex* SourceManager::lines(const std::string& name) const {
     std::lock_guard<std::mutex> lock(mutex_);
     auto found = texts_.find(name);
     if (found == texts_.end()) return nullptr;
-    const std::string* t = &found->second;
+    const std::string* t = found->second.get();
     auto it = line_indexes_.find(name);
     if (it == line_indexes_.end()) it = line_indexes_.emplace(name, LineIndex(*t)).first;
     return &it->second;

@@ -3,6 +3,7 @@
 // files of a run are linted on several threads. A text (or line index) handed out stays valid until `add` replaces
 // the text of its name, which must therefore not race with a reader of that name (fixes do it between lints).
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -21,6 +22,8 @@ public:
     void add(const std::string& name, std::string text);
     // Registers text under `name` unless some text already is (a module read for quoting, by any thread).
     void add_new(const std::string& name, std::string_view text);
+    // The same, keeping `text` itself (shared with its owner, a module's syntax tree) instead of a copy.
+    void add_new(const std::string& name, std::shared_ptr<const std::string> text);
     const std::string* text(const std::string& name) const;
     // The 1-based line of a registered text, without its newline; nullopt when out of range.
     std::optional<std::string_view> line(const std::string& name, int line) const;
@@ -34,7 +37,7 @@ public:
 
 private:
     mutable std::mutex mutex_;
-    std::map<std::string, std::string> texts_;
+    std::map<std::string, std::shared_ptr<const std::string>> texts_;
     // Built on first line() of a text (diagnostics quote lines of large files); dropped when the text changes.
     mutable std::map<std::string, LineIndex> line_indexes_;
 };

@@ -46,9 +46,9 @@ const Value* first_unknown(const Value& v) {
 // One IN012 info per (place, reason): a model the linter could not follow is one line, not 400.
 void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std::vector<Diagnostic>& out) {
     std::vector<std::tuple<SourceRange, std::string, std::vector<std::string>>> groups;
-    for (const auto& e : model.fields.entries()) {
+    model.for_each_field([&](const Value::Entry& e) {
         const Value* u = first_unknown(e.value);
-        if (!u) continue;
+        if (!u) return;
         const SourceRange at = u->prov().range.valid()        ? u->prov().range
                                : e.value.prov().range.valid() ? e.value.prov().range
                                                               : anchor;
@@ -58,7 +58,7 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
         });
         if (g == groups.end()) groups.emplace_back(at, u->unknown_reason(), std::vector<std::string>{e.key});
         else std::get<2>(*g).push_back(e.key);
-    }
+    });
     for (auto& [at, reason, fields] : groups) {
         std::string names;
         for (std::size_t k = 0; k < fields.size() && k < 4; ++k) names += (k ? ", model." : "model.") + fields[k];

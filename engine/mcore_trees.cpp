@@ -6,6 +6,7 @@
 #include <memory>
 #include <mutex>
 
+#include "core/paths.hpp"
 #include "parser/bridge/mcore_source.hpp"
 
 namespace mbl {
@@ -32,7 +33,7 @@ std::map<std::string, Made>& made() {
 
 std::string canonical_string(const fs::path& p) {
     std::error_code ec;
-    fs::path c = fs::weakly_canonical(fs::absolute(p, ec), ec);
+    fs::path c = resolved_path(p, ec);
     return (ec ? p : c).lexically_normal().string();
 }
 

@@ -245,15 +245,15 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
 
     // The config's own values (Megatron Core's defaults stand for the rest), with one rank's shapes.
     json c = json::object();
-    for (const auto& e : m.fields.entries()) {
-        if (e.value.prov().origin == Origin::Default) continue;
+    m.for_each_field([&](const Value::Entry& e) {
+        if (e.value.prov().origin == Origin::Default) return;
         if (e.value.contains_unknown()) {
             p.notes.push_back(fmt::format("{} is unknown ({}): Megatron Core's default is built", e.key,
                                           e.value.is_unknown() ? e.value.unknown_reason() : "part of it"));
-            continue;
+            return;
         }
         c[e.key] = to_json(e.value);
-    }
+    });
     for (const char* f : kPerRunFields) c.erase(f);
     for (const char* f : kStageFields) c.erase(f);
     c["num_layers"] = n;

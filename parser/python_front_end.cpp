@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <set>
@@ -70,7 +71,7 @@ private:
     std::uint64_t statement_hash(py::NodeId n) const {
         const py::Node& node = a_[n];
         std::uint64_t h = std::hash<std::string_view>{}(a_.source(n));
-        for (std::uint64_t v : {std::uint64_t{node.line}, std::uint64_t{node.col}}) h = mix(h, v);
+        for (std::uint64_t v : {std::uint64_t{node.line}, std::uint64_t{a_.col(n)}}) h = mix(h, v);
         return h;
     }
 
@@ -124,6 +125,17 @@ public:
         auto& g = graphs_[root];
         if (!g) g = std::make_unique<py::ImportGraph>(root, buffers());
         return *g;
+    }
+
+    // The source root found for the files of `folder`, computed by `find` the first time.
+    std::string source_root_of_folder(const std::string& folder, const std::function<std::string()>& find) {
+        {
+            std::lock_guard<std::mutex> lock(roots_mutex_);
+            if (auto it = roots_by_folder_.find(folder); it != roots_by_folder_.end()) return it->second;
+        }
+        std::string root = find();
+        std::lock_guard<std::mutex> lock(roots_mutex_);
+        return roots_by_folder_.emplace(folder, std::move(root)).first->second;
     }
 
     // Every lookup of a buffer goes to the SourceManager of the current call (the editor server makes one per lint).
@@ -253,11 +265,18 @@ private:
     std::vector<Loaded> projects_;
     std::map<std::string, std::unique_ptr<py::ImportGraph>> graphs_;  // by root
     std::map<std::pair<const py::Project*, std::string>, std::shared_ptr<const PrecisionLookup>> lookups_;
+    std::mutex roots_mutex_;  // apart from mutex_: parse() finds a root before it takes mutex_
+    std::map<std::string, std::string> roots_by_folder_;
 };
 
-// The source root of a file: --root (or the configuration's), else found from the file.
-std::string root_for(const ParseContext& ctx, const std::string& file) {
-    return normalized_path(ctx.root.empty() ? py::default_root(file) : ctx.root);
+// The source root of a file: --root (or the configuration's), else found from the file's folder (once per folder:
+// finding it looks for src/megatron/bridge and __init__.py in every folder above).
+std::string root_for(PythonState& state, const ParseContext& ctx, const std::string& file) {
+    if (!ctx.root.empty()) return normalized_path(ctx.root);
+    std::error_code ec;
+    if (std::filesystem::is_directory(file, ec)) return normalized_path(py::default_root(file));
+    return state.source_root_of_folder(std::filesystem::path(file).parent_path().string(),
+                                       [&] { return normalized_path(py::default_root(file)); });
 }
 
 PythonState& state_of(ParseContext& ctx, std::shared_ptr<PythonState>& local) {
@@ -408,7 +427,8 @@ std::vector<py::RecipeOutcome> evaluate_changed(py::Project& project, const Revi
 // Makes the text of every module read quotable in output (a diagnostic may point into any helper).
 void register_sources(py::Project& project, SourceManager& sources) {
     for (const py::Module* m : project.index().modules())
-        if (const py::Ast* ast = m->parsed_ast(); ast && !m->namespace_package) sources.add_new(m->path, ast->text);
+        if (m->parsed_ast() && !m->namespace_package)
+            sources.add_new(m->path, std::shared_ptr<const std::string>(m->ast, &m->ast->text));  // shared, not copied
 }
 
 class PythonFrontEnd final : public FrontEnd {
@@ -431,7 +451,7 @@ public:
         PythonState& state = state_of(ctx, local);
         const Revision& revision =
             ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-        const std::string root = root_for(ctx, name);
+        const std::string root = root_for(state, ctx, name);
         const std::string owned(text);
         const std::string doc = normalized_path(name);
         std::unique_lock<std::mutex> bookkeeping(state.mutex());  // the modules themselves are thread-safe
@@ -500,7 +520,9 @@ public:
             ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
         std::lock_guard<std::mutex> bookkeeping(state.mutex());
         state.use_sources(ctx.sources);
-        state.project(root_for(ctx, name), revision, ctx.hf_config_paths).index().name_document(name);
+        py::ModuleIndex& index = state.project(root_for(state, ctx, name), revision, ctx.hf_config_paths).index();
+        py::Module* m = index.name_document(name);
+        if (m && ctx.function.empty()) index.expect(m, may_define_recipe);
     }
 
     std::vector<SourceComment> comments(std::string_view text) const override { return python_edit::comments(text); }
@@ -514,7 +536,7 @@ public:
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
         state.use_sources(ctx.sources);
-        py::ImportGraph& graph = state.graph(root_for(ctx, path));
+        py::ImportGraph& graph = state.graph(root_for(state, ctx, path));
         const auto found = graph.dependencies(normalized_path(path));
         return {found.begin(), found.end()};
     }
@@ -524,7 +546,7 @@ public:
         std::shared_ptr<PythonState> local;
         PythonState& state = state_of(ctx, local);
         state.use_sources(ctx.sources);
-        py::ImportGraph& graph = state.graph(root_for(ctx, path));
+        py::ImportGraph& graph = state.graph(root_for(state, ctx, path));
         const auto found = graph.dependents({normalized_path(path)});
         return {found.begin(), found.end()};
     }
@@ -568,7 +590,7 @@ std::shared_ptr<const PrecisionLookup> tree_precision_lookup(const std::string& 
     state->use_sources(ctx.sources);
     const Revision& revision =
         ctx.revision ? *ctx.revision : *Schema::instance().revision(Schema::instance().default_revision());
-    const std::string source_root = root_for(ctx, file);
+    const std::string source_root = root_for(*state, ctx, file);
     auto lookup = std::make_shared<RootPrecisionLookup>(state, source_root, revision, ctx.hf_config_paths,
                                                         config_module_of(root.target()));
     const Value* mp = root.find("mixed_precision");

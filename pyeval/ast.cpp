@@ -166,6 +166,30 @@ Field field_from_name(const char* name) {
     return it == table.end() ? Field::None : it->second;
 }
 
+// The grammar's symbols and fields as the evaluator's kinds and fields, by their numbers: a node's type and field
+// name are then a table read instead of a string hash (the conversion visits every node of every module).
+struct GrammarTables {
+    std::vector<Kind> kind_of_symbol;
+    std::vector<Field> field_of_id;
+};
+
+const GrammarTables& grammar_tables() {
+    static const GrammarTables tables = [] {
+        GrammarTables t;
+        const TSLanguage* language = tree_sitter_python();
+        const auto& kinds = kind_table();
+        t.kind_of_symbol.resize(ts_language_symbol_count(language), Kind::Other);
+        for (TSSymbol sym = 0; sym < t.kind_of_symbol.size(); ++sym)
+            if (const char* name = ts_language_symbol_name(language, sym))
+                if (auto it = kinds.find(name); it != kinds.end()) t.kind_of_symbol[sym] = it->second;
+        t.field_of_id.resize(ts_language_field_count(language) + 1, Field::None);
+        for (TSFieldId id = 1; id < t.field_of_id.size(); ++id)
+            t.field_of_id[id] = field_from_name(ts_language_field_name_for_id(language, id));
+        return t;
+    }();
+    return tables;
+}
+
 struct ParserDeleter {
     void operator()(TSParser* p) const { ts_parser_delete(p); }
 };
@@ -312,14 +336,20 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
         }
     }
 
-    const auto& kinds = kind_table();
+    ast.line_starts.push_back(0);
+    for (std::uint32_t i = 0; i < ast.text.size(); ++i)
+        if (ast.text[i] == '\n') ast.line_starts.push_back(i + 1);
+    ast.line_starts.shrink_to_fit();
+    const GrammarTables& tables = grammar_tables();
     ast.nodes.reserve(ast.text.size() / 6 + 16);
-    // Iterative depth-first conversion: each open node collects its kids, written out contiguously when it closes.
+    // Iterative depth-first conversion: the kids of the open nodes wait on one stack (each open node knows where its
+    // own start) and are written out contiguously when their node closes.
     struct Open {
         NodeId id;
-        std::vector<NodeId> kids;
+        std::size_t first_pending;
     };
     std::vector<Open> stack;
+    std::vector<NodeId> pending;
     auto make = [&](TSNode n, Field field, Kind kind) {
         Node node;
         node.kind = kind;
@@ -328,32 +358,33 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
         node.end = ts_node_end_byte(n);
         TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
         node.line = s.row + 1;
-        node.col = s.column + 1;
         node.end_line = e.row + 1;
-        node.end_col = e.column + 1;
         ast.nodes.push_back(node);
         return static_cast<NodeId>(ast.nodes.size() - 1);
     };
     auto close = [&]() {
-        Open top = std::move(stack.back());
+        const Open top = stack.back();
         stack.pop_back();
         ast.nodes[top.id].first_kid = static_cast<std::uint32_t>(ast.kids.size());
-        ast.nodes[top.id].kid_count = static_cast<std::uint32_t>(top.kids.size());
-        ast.kids.insert(ast.kids.end(), top.kids.begin(), top.kids.end());
+        ast.nodes[top.id].kid_count = static_cast<std::uint32_t>(pending.size() - top.first_pending);
+        ast.kids.insert(ast.kids.end(), pending.begin() + static_cast<std::ptrdiff_t>(top.first_pending),
+                        pending.end());
+        pending.resize(top.first_pending);
     };
 
     TSTreeCursor cursor = ts_tree_cursor_new(root);
     ast.root = make(root, Field::None, Kind::Module);
-    stack.push_back({ast.root, {}});
+    stack.push_back({ast.root, 0});
     if (ts_tree_cursor_goto_first_child(&cursor)) {
         for (;;) {
             TSNode n = ts_tree_cursor_current_node(&cursor);
-            Field field = field_from_name(ts_tree_cursor_current_field_name(&cursor));
+            const TSFieldId field_id = ts_tree_cursor_current_field_id(&cursor);
+            const Field field = field_id < tables.field_of_id.size() ? tables.field_of_id[field_id] : Field::None;
             bool keep = false;
             Kind kind = Kind::Other;
             if (ts_node_is_named(n)) {
-                auto it = kinds.find(ts_node_type(n));
-                kind = it == kinds.end() ? Kind::Other : it->second;
+                const TSSymbol sym = ts_node_symbol(n);
+                kind = sym < tables.kind_of_symbol.size() ? tables.kind_of_symbol[sym] : Kind::Other;
                 keep = kind != Kind::Comment;
             } else if (field == Field::Operator || field == Field::Operators) {
                 kind = Kind::Operator;
@@ -362,9 +393,9 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
             bool descended = false;
             if (keep) {
                 NodeId id = make(n, field, kind);
-                stack.back().kids.push_back(id);
+                pending.push_back(id);
                 if (ts_tree_cursor_goto_first_child(&cursor)) {
-                    stack.push_back({id, {}});
+                    stack.push_back({id, pending.size()});
                     descended = true;
                 }
             }

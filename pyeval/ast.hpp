@@ -165,12 +165,14 @@ enum class Field : std::uint8_t {
 using NodeId = std::uint32_t;
 inline constexpr NodeId kNoNode = 0xffffffffu;
 
+// Columns are not stored: Ast::col() counts them from the line's start (a whole repository's trees are most of the
+// memory of a run, and a node is read for its place far less often than for its kind and kids).
 struct Node {
     Kind kind = Kind::Other;
-    Field field = Field::None;                                   // the field this node fills in its parent
-    std::uint32_t start = 0, end = 0;                            // byte offsets
-    std::uint32_t line = 0, col = 0, end_line = 0, end_col = 0;  // 1-based; end_col exclusive
-    std::uint32_t first_kid = 0, kid_count = 0;                  // into Ast::kids
+    Field field = Field::None;                   // the field this node fills in its parent
+    std::uint32_t start = 0, end = 0;            // byte offsets
+    std::uint32_t line = 0, end_line = 0;        // 1-based
+    std::uint32_t first_kid = 0, kid_count = 0;  // into Ast::kids
 };
 
 class Ast {
@@ -178,6 +180,8 @@ public:
     std::string text;  // the module's source
     std::vector<Node> nodes;
     std::vector<NodeId> kids;
+    std::vector<std::uint32_t>
+        line_starts;  // byte offset of each line's first byte (lines end at '\n', as tree-sitter counts)
     NodeId root = kNoNode;
 
     // Accessors accept kNoNode (an absent field) and answer "nothing", so an unexpected tree never reads out of range.
@@ -188,6 +192,9 @@ public:
         if (n.end < n.start || n.end > text.size()) return {};
         return std::string_view(text).substr(n.start, n.end - n.start);
     }
+    // 1-based byte columns of a node's first byte and of the byte after its end, as tree-sitter counts them.
+    std::uint32_t col(NodeId id) const { return column_of((*this)[id].start, (*this)[id].line); }
+    std::uint32_t end_col(NodeId id) const { return column_of((*this)[id].end, (*this)[id].end_line); }
     std::uint32_t count(NodeId id) const { return (*this)[id].kid_count; }
     NodeId kid(NodeId id, std::uint32_t i) const { return kids[nodes[id].first_kid + i]; }
     // First child filling `field`, or kNoNode.
@@ -201,6 +208,10 @@ public:
     }
 
 private:
+    std::uint32_t column_of(std::uint32_t offset, std::uint32_t line) const {
+        if (line == 0 || line > line_starts.size() || offset < line_starts[line - 1]) return 0;
+        return offset - line_starts[line - 1] + 1;
+    }
     static inline const Node empty_{};
 };
 

@@ -18,19 +18,8 @@ namespace mbl::py {
 // Copies of shared values
 
 Val Interp::thaw(const Val& v) {
-    if (!v.is_obj()) return v;
-    switch (v.o->kind) {
-        case ObjKind::List:
-        case ObjKind::Tuple:
-        case ObjKind::Set:
-        case ObjKind::Dict:
-        case ObjKind::Instance:
-        case ObjKind::Partial:
-        case ObjKind::Method:
-        case ObjKind::Builtin:
-        case ObjKind::FieldSpec: return thaw_inner(v);
-        default: return v;
-    }
+    if (!v.is_obj() || !copied_when_shared(v.o->kind)) return v;
+    return thaw_inner(v);
 }
 
 Val Interp::thaw_inner(const Val& v) {
@@ -39,86 +28,11 @@ Val Interp::thaw_inner(const Val& v) {
         out.o = it->second;
         return out;
     }
-    ObjPtr copy;
-    switch (v.o->kind) {
-        case ObjKind::List:
-        case ObjKind::Tuple:
-        case ObjKind::Set: {
-            auto src = v.as<SeqObj>();
-            auto c = std::make_shared<SeqObj>(src->kind);
-            thawed_[src] = c;
-            c->unknown = src->unknown;
-            c->items.reserve(src->items.size());
-            for (const auto& item : src->items) c->items.push_back(thaw(item));
-            copy = c;
-            break;
-        }
-        case ObjKind::Dict: {
-            auto src = v.as<DictObj>();
-            auto c = std::make_shared<DictObj>();
-            thawed_[src] = c;
-            c->unknown = src->unknown;
-            for (const auto& [k, val] : src->items) c->items.emplace_back(thaw(k), thaw(val));
-            copy = c;
-            break;
-        }
-        case ObjKind::Instance: {
-            auto src = v.as<InstanceObj>();
-            auto c = std::make_shared<InstanceObj>();
-            thawed_[src] = c;
-            c->cls = src->cls;
-            c->class_path = src->class_path;
-            c->takes_defaults = src->takes_defaults;
-            c->poisoned = src->poisoned;
-            c->opaque = src->opaque;
-            c->closed = src->closed;
-            c->created = src->created;
-            for (const auto& a : src->attrs) c->attrs.push_back(Attr{a.name, thaw(a.value), a.info});
-            copy = c;
-            break;
-        }
-        case ObjKind::Partial: {
-            auto src = v.as<PartialObj>();
-            auto c = std::make_shared<PartialObj>();
-            thawed_[src] = c;
-            c->func = thaw(src->func);
-            for (const auto& a : src->args) c->args.push_back(thaw(a));
-            for (const auto& [k, a] : src->kwargs) c->kwargs.emplace_back(k, thaw(a));
-            copy = c;
-            break;
-        }
-        case ObjKind::Method: {
-            auto src = v.as<MethodObj>();
-            auto c = std::make_shared<MethodObj>();
-            thawed_[src] = c;
-            c->self = thaw(src->self);
-            c->func = src->func;
-            copy = c;
-            break;
-        }
-        case ObjKind::Builtin: {
-            auto src = v.as<BuiltinObj>();
-            if (!src->self.is_obj()) return v;
-            auto c = std::make_shared<BuiltinObj>(src->id, src->name);
-            c->host_op = src->host_op;
-            thawed_[src] = c;
-            c->self = thaw(src->self);
-            copy = c;
-            break;
-        }
-        case ObjKind::FieldSpec: {
-            auto src = v.as<FieldSpecObj>();
-            auto c = std::make_shared<FieldSpecObj>();
-            thawed_[src] = c;
-            if (src->default_value) c->default_value = thaw(*src->default_value);
-            c->factory = src->factory;
-            c->init = src->init;
-            copy = c;
-            break;
-        }
-        default: return v;
-    }
-    copy->epoch = 0;  // a copy stands for state that existed before any branch: always journaled
+    ObjPtr copy = copy_object(
+        v.o, [this](const Object* src, const ObjPtr& c) { thawed_[src] = c; },
+        [this](const Val& item) { return thaw(item); }, [](const SetInfo& info) { return info; });
+    if (copy == v.o) return v;  // a builtin bound to nothing
+    copy->epoch = 0;            // a copy stands for state that existed before any branch: always journaled
     Val out = v;
     out.o = copy;
     return out;
@@ -174,7 +88,7 @@ Val Interp::eval(Frame& f, NodeId e) {
     if (++steps_ > project_.limits().max_steps) return Val::unknown("the evaluation budget of the recipe is spent");
     if (expr_depth_ >= project_.limits().max_expr_depth)
         return Val::unknown("the expression is nested too deeply", loc(f, e));
-    ++expr_depth_;
+    if (++expr_depth_ > expr_depth_peak_) expr_depth_peak_ = expr_depth_;
     Val v = eval_inner(f, e);
     --expr_depth_;
     return v;

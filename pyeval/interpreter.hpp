@@ -116,6 +116,7 @@ public:
     struct Journal;
 
 private:
+    friend class CallMemo;  // evaluates calls in an Interp of its own and copies what they made into this one
     struct BranchRunner;
     const Ast& ast(const Frame& f) const { return *f.module->ast; }
     Loc loc(const Frame& f, NodeId id) const { return f.module->loc(id); }
@@ -199,6 +200,7 @@ private:
     std::uint64_t id_;
     std::int64_t steps_ = 0;
     int expr_depth_ = 0;
+    int expr_depth_peak_ = 0;  // the deepest expr_depth_ reached (CallMemo)
     int import_depth_ = 0;
     std::unordered_map<const Object*, ObjPtr> thawed_;
     std::vector<Journal*> journals_;

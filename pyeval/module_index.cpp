@@ -62,7 +62,7 @@ std::string Module::package() const {
 
 std::string package_root(const std::string& file) {
     std::error_code ec;
-    fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
+    fs::path abs = resolved_path(file, ec);
     fs::path d = fs::is_directory(abs, ec) ? abs : abs.parent_path();
     while (fs::exists(d / "__init__.py", ec) && d != d.parent_path()) d = d.parent_path();
     return d.string();
@@ -105,7 +105,7 @@ std::optional<std::string> read_source_file(const std::string& path, std::string
 
 ModuleLayout::ModuleLayout(const std::string& root) {
     std::error_code ec;
-    fs::path r = fs::weakly_canonical(fs::absolute(root, ec), ec);
+    fs::path r = resolved_path(root, ec);
     root_ = r.string();
     if (fs::is_directory(r / "src", ec)) bases_.push_back((r / "src").string());
     bases_.push_back(r.string());
@@ -168,6 +168,7 @@ Module* ModuleIndex::load(const std::string& dotted, const std::string& file, bo
 void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
     if (!given && !m->namespace_package) given = buffer_of(*m);
     std::call_once(m->parsed, [m, given] {
+        m->parse_started.store(true, std::memory_order_release);
         if (m->namespace_package) {
             m->ast = std::make_shared<const Ast>(parse_python(m->path, std::string()).ast);
             m->parse_done.store(true, std::memory_order_release);
@@ -204,7 +205,7 @@ Module* ModuleIndex::find(const std::string& dotted) {
 Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
                                      const std::string* text) {
     std::error_code ec;
-    std::string abs = fs::weakly_canonical(fs::absolute(file, ec), ec).string();
+    std::string abs = resolved_path(file, ec).string();
     if (!text && !fs::is_regular_file(abs, ec)) {
         errors.push_back(
             input_error(InputError::Unreadable, SourceRange::whole_file(file), fmt::format("{}: no such file", file)));
@@ -235,9 +236,38 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
     return found;
 }
 
-void ModuleIndex::name_document(const std::string& file) {
+Module* ModuleIndex::name_document(const std::string& file) {
     std::vector<Diagnostic> unreadable;  // reported when the document is linted
-    if (Module* m = module_for_file(file, unreadable)) rename(*m, file);
+    Module* m = module_for_file(file, unreadable);
+    if (m) rename(*m, file);
+    return m;
+}
+
+void ModuleIndex::expect(Module* m, std::function<bool(std::string_view)> worth) {
+    if (m->parse_started.load(std::memory_order_acquire)) return;  // an editor's second lint: parsed already
+    std::lock_guard<std::mutex> lock(mutex_);
+    expected_.emplace_back(m, std::move(worth));
+}
+
+bool ModuleIndex::parse_expected() {
+    for (;;) {
+        std::pair<Module*, std::function<bool(std::string_view)>> next;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            if (expected_.empty()) return false;
+            next = std::move(expected_.back());  // the last named: the furthest from what the threads start on
+            expected_.pop_back();
+        }
+        Module* m = next.first;
+        if (m->parse_started.load(std::memory_order_acquire) || m->namespace_package) continue;
+        std::string error;
+        const std::string* buffer = buffer_of(*m);
+        std::optional<std::string> text =
+            buffer ? std::optional<std::string>(*buffer) : read_source_file(m->fs_path, error);
+        if (!text || !next.second(*text)) continue;
+        ensure_parsed(m, &*text);  // as the document's lint will give it
+        return true;
+    }
 }
 
 void ModuleIndex::rename(Module& m, const std::string& file) {

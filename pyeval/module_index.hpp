@@ -101,7 +101,8 @@ public:
     FileStamp stamp;
     std::optional<Diagnostic> syntax_error;
     std::once_flag parsed;
-    std::atomic<bool> parse_done{false};  // `ast` and `syntax_error` are set (see parsed_ast)
+    std::atomic<bool> parse_started{false};  // a thread is parsing it, or has
+    std::atomic<bool> parse_done{false};     // `ast` and `syntax_error` are set (see parsed_ast)
     std::once_flag named;  // `path` may be set once, before parsing, to the name a caller uses for the file
     std::shared_ptr<Env> globals = std::make_shared<Env>();
     std::atomic<int> state{New};
@@ -116,7 +117,7 @@ public:
     Loc loc(NodeId id) const {
         if (!ast || id == kNoNode) return {};
         const Node& n = (*ast)[id];
-        return Loc{&path, n.line, n.col, n.end_line, n.end_col};
+        return Loc{&path, n.line, ast->col(id), n.end_line, ast->end_col(id)};
     }
 };
 
@@ -144,7 +145,13 @@ public:
     // Names the module of `file` as the caller writes it before anything reads the module. The documents of a run
     // that are linted on several threads are named so first: module_for_file names a document when it parses it,
     // and another thread may by then be reading the module as an import.
-    void name_document(const std::string& file);
+    Module* name_document(const std::string& file);  // null when unreadable
+    // Documents of the run that will be parsed later: a thread that would wait for another's module initialization
+    // parses one of them instead (parse_expected), so that both cores work while the first imports are evaluated.
+    // `worth` says from its text whether the document will be parsed at all.
+    void expect(Module* m, std::function<bool(std::string_view)> worth);
+    // Parses the last expected module nobody has started; false when none is left.
+    bool parse_expected();
     // Every module read so far, sorted by path.
     std::vector<Module*> modules() const;
     // Whether a parsed module's text is still what the buffers or the disk hold (for a file read from disk, a
@@ -176,6 +183,7 @@ private:
     std::vector<std::unique_ptr<Module>> retired_;
     std::size_t retired_bytes_ = 0;
     std::recursive_mutex init_mutex_;
+    std::vector<std::pair<Module*, std::function<bool(std::string_view)>>> expected_;  // guarded by mutex_
 };
 
 // The source root a file's imports resolve from when nothing says otherwise: the parent of the file's top-level

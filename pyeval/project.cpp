@@ -18,7 +18,10 @@ std::vector<Diagnostic> Project::take_module_diagnostics() {
 void Project::ensure_initialized(Module* m, int import_depth) {
     if (m->state.load(std::memory_order_acquire) == Module::Ready) return;
     index_.ensure_parsed(m);  // before the lock: other threads initialize other modules meanwhile
-    std::lock_guard<std::recursive_mutex> lock(index_.init_mutex());
+    // While another thread initializes modules, this one parses documents the run will need rather than wait.
+    std::unique_lock<std::recursive_mutex> lock(index_.init_mutex(), std::try_to_lock);
+    while (!lock.owns_lock() && index_.parse_expected()) lock.try_lock();
+    if (!lock.owns_lock()) lock.lock();
     if (m->state.load(std::memory_order_acquire) != Module::New) return;  // ready, or a cycle on this thread
     index_.ensure_parsed(m);
     m->state.store(Module::Initializing, std::memory_order_release);

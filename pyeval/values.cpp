@@ -9,6 +9,21 @@
 
 namespace mbl::py {
 
+bool copied_when_shared(ObjKind k) {
+    switch (k) {
+        case ObjKind::List:
+        case ObjKind::Tuple:
+        case ObjKind::Set:
+        case ObjKind::Dict:
+        case ObjKind::Instance:
+        case ObjKind::Partial:
+        case ObjKind::Method:
+        case ObjKind::Builtin:
+        case ObjKind::FieldSpec: return true;
+        default: return false;
+    }
+}
+
 std::optional<bool> truthy(const Val& v) {
     switch (v.k) {
         case Val::K::None: return false;

@@ -372,6 +372,89 @@ struct PropertyObj : Object {  // @property: the getter runs on attribute access
 
 // Python truthiness; nullopt when it depends on something unknown.
 std::optional<bool> truthy(const Val& v);
+// Whether an evaluation that shares a value of this kind gets its own copy of it (Interp::thaw, CallMemo): the
+// containers, instances and what binds one; functions, classes, modules and outside names are shared as they are.
+bool copied_when_shared(ObjKind k);
+
+// A copy of `o` (of a kind copied_when_shared) whose values are copied by `val` and whose provenance by `info`;
+// `made(original, copy)` is told before the contents are copied, so that a cycle ends at the copy. A builtin bound to
+// nothing is not copied (the answer is `o`); a method's function and a field's default factory are shared.
+template <class Made, class MapVal, class MapInfo>
+ObjPtr copy_object(const ObjPtr& o, Made&& made, MapVal&& val, MapInfo&& info) {
+    switch (o->kind) {
+        case ObjKind::List:
+        case ObjKind::Tuple:
+        case ObjKind::Set: {
+            auto* src = static_cast<const SeqObj*>(o.get());
+            auto c = std::make_shared<SeqObj>(src->kind);
+            made(src, c);
+            c->unknown = src->unknown;
+            c->items.reserve(src->items.size());
+            for (const auto& item : src->items) c->items.push_back(val(item));
+            return c;
+        }
+        case ObjKind::Dict: {
+            auto* src = static_cast<const DictObj*>(o.get());
+            auto c = std::make_shared<DictObj>();
+            made(src, c);
+            c->unknown = src->unknown;
+            c->items.reserve(src->items.size());
+            for (const auto& [k, item] : src->items) c->items.emplace_back(val(k), val(item));
+            return c;
+        }
+        case ObjKind::Instance: {
+            auto* src = static_cast<const InstanceObj*>(o.get());
+            auto c = std::make_shared<InstanceObj>();
+            made(src, c);
+            c->cls = src->cls;
+            c->class_path = src->class_path;
+            c->takes_defaults = src->takes_defaults;
+            c->poisoned = src->poisoned;
+            c->opaque = src->opaque;
+            c->closed = src->closed;
+            c->created = info(src->created);
+            c->attrs.reserve(src->attrs.size());
+            for (const auto& a : src->attrs) c->attrs.push_back(Attr{a.name, val(a.value), info(a.info)});
+            return c;
+        }
+        case ObjKind::Partial: {
+            auto* src = static_cast<const PartialObj*>(o.get());
+            auto c = std::make_shared<PartialObj>();
+            made(src, c);
+            c->func = val(src->func);
+            for (const auto& a : src->args) c->args.push_back(val(a));
+            for (const auto& [k, a] : src->kwargs) c->kwargs.emplace_back(k, val(a));
+            return c;
+        }
+        case ObjKind::Method: {
+            auto* src = static_cast<const MethodObj*>(o.get());
+            auto c = std::make_shared<MethodObj>();
+            made(src, c);
+            c->self = val(src->self);
+            c->func = src->func;
+            return c;
+        }
+        case ObjKind::Builtin: {
+            auto* src = static_cast<const BuiltinObj*>(o.get());
+            if (!src->self.is_obj()) return o;
+            auto c = std::make_shared<BuiltinObj>(src->id, src->name);
+            c->host_op = src->host_op;
+            made(src, c);
+            c->self = val(src->self);
+            return c;
+        }
+        case ObjKind::FieldSpec: {
+            auto* src = static_cast<const FieldSpecObj*>(o.get());
+            auto c = std::make_shared<FieldSpecObj>();
+            made(src, c);
+            if (src->default_value) c->default_value = val(*src->default_value);
+            c->factory = src->factory;
+            c->init = src->init;
+            return c;
+        }
+        default: return o;
+    }
+}
 // Python `==`; nullopt when unknown.
 std::optional<bool> py_equal(const Val& a, const Val& b);
 // Structural sameness for merging branches: equal scalars, equal containers, the same object.

@@ -159,7 +159,7 @@ static void collect_paths(const Value& v, const std::string& path, std::vector<s
 
 std::vector<std::string> shown_paths(const Value& root, const EffectiveModel& model) {
     std::vector<std::string> out;
-    collect_paths(model.fields, "model", out);
+    collect_paths(model.all_fields(), "model", out);
     if (root.is_map())
         for (const auto& e : root.entries())
             if (e.key != "model") collect_paths(e.value, e.key, out);
@@ -175,7 +175,7 @@ void write_config_yaml(std::ostream& out, const Value& root, const EffectiveMode
     Writer w(e, model, options.only);
     // The model section is the effective model: what Megatron Core's TransformerConfig will see.
     Value shown = Value::map();
-    Value effective = model.fields;
+    Value effective = model.all_fields();
     shown.set("model", std::move(effective));
     if (root.is_map())
         for (const auto& entry : root.entries())

@@ -302,6 +302,7 @@ void Server::did_change_watched_files(const json& params) {
             {
                 std::lock_guard lock(lint_mutex_);
                 front_end_state_ = std::make_shared<LintSession::FrontEndState>();
+                forget_resolved_paths();  // a created or deleted link changes what a folder resolves to
             }
             schedule_all();
             return;

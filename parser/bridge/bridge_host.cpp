@@ -403,24 +403,33 @@ Val BridgeHost::hf_config_object(Interp& in, Frame& f, const std::string& model_
 
 Val BridgeHost::hf_model(Interp& in, Frame& f, const HfBridgeObj& bridge, bool model_config, Loc site) {
     std::string id = bridge.model_id.is_str() ? bridge.model_id.s : config_model_id(bridge.config);
-    Val config = bridge.config;
-    // An unknown model is reported once, by the mapping fallback below.
-    if (!config.is_obj(ObjKind::Instance) && !id.empty() && hf_.lookup(id)) config = hf_config_object(in, f, id, site);
-    if (config.is_obj(ObjKind::Instance))
-        if (auto made = tree_model_bridge(in, f, config, id, model_config, site)) {
-            // What the tree's bridge leaves unknown, the bundled mapping may know.
-            if (auto arch = id.empty() ? nullptr : hf_.lookup(id)) {
-                auto* inst = made->as<InstanceObj>();
-                for (const auto& field : arch->fields) {
-                    Attr* a = inst->find(field.field);
-                    if (!a || !a->value.is_unknown() || field.value.is_unknown()) continue;
-                    a->value = from_value(field.value, site);
-                    a->info =
-                        SetInfo{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
-                }
+    std::optional<Val> made;
+    if (bridge.config.is_obj(ObjKind::Instance)) {
+        made = tree_model_bridge(in, f, bridge.config, id, model_config, site);
+    } else if (!id.empty() && hf_.lookup(id)) {
+        // A model id's bridge is the same for every recipe that names it (hundreds name a few dozen models): its
+        // evaluation is copied into each (pyeval/call_memo.hpp). An unknown model is reported once, by the mapping
+        // fallback below.
+        made = tree_bridges_.call(in, f, site, fmt::format("{}\n{}", id, model_config),
+                                  [&](Interp& at, Frame& from, Loc call_site) -> std::optional<Val> {
+                                      Val config = hf_config_object(at, from, id, call_site);
+                                      if (!config.is_obj(ObjKind::Instance)) return std::nullopt;
+                                      return tree_model_bridge(at, from, config, id, model_config, call_site);
+                                  });
+    }
+    if (made) {
+        // What the tree's bridge leaves unknown, the bundled mapping may know.
+        if (auto arch = id.empty() ? nullptr : hf_.lookup(id)) {
+            auto* inst = made->as<InstanceObj>();
+            for (const auto& field : arch->fields) {
+                Attr* a = inst->find(field.field);
+                if (!a || !a->value.is_unknown() || field.value.is_unknown()) continue;
+                a->value = from_value(field.value, site);
+                a->info = SetInfo{site, f.chain, Origin::Derived, std::make_shared<const std::string>(field.detail)};
             }
-            return *made;
         }
+        return *made;
+    }
     HfBridgeObj by_id = bridge;
     if (!id.empty()) by_id.model_id = Val::str(id, bridge.loc);
     Val out = hf_provider(in, f, by_id, site);

@@ -15,6 +15,7 @@
 
 #include "core/schema.hpp"
 #include "parser/bridge/hf_models.hpp"
+#include "pyeval/call_memo.hpp"
 #include "pyeval/host.hpp"
 #include "pyeval/interpreter.hpp"
 
@@ -86,6 +87,7 @@ private:
     // model_bridges' answers by `text`: every recipe of an architecture asks again, and each question would search
     // the text of every registering file.
     std::map<std::string, std::vector<BridgeRegistration>, std::less<>> bridges_by_text_;
+    CallMemo tree_bridges_;  // the tree's model bridge of each model id (hf_model)
 };
 
 // What the tree's own lookup says of a mixed_precision name.

@@ -9,7 +9,7 @@ namespace mbl::py {
 std::string default_root(const std::string& file) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    fs::path abs = fs::weakly_canonical(fs::absolute(file, ec), ec);
+    fs::path abs = resolved_path(file, ec);
     fs::path dir = fs::is_directory(abs, ec) ? abs : abs.parent_path();
     for (fs::path d = dir; !d.empty(); d = d.parent_path()) {
         if (fs::is_directory(d / "src" / "megatron" / "bridge", ec)) return d.string();

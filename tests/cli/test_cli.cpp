@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include "../support/run.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace {
 
@@ -16,12 +17,10 @@ using Run = mbl::test::RunResult;
 
 Run run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
 
+// This process's own folder: the test cases run as processes side by side and write files of the same names.
 std::string write_temp(const std::string& name, const std::string& text) {
-    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-test";
-    std::filesystem::create_directories(dir);
-    auto path = dir / name;
-    std::ofstream(path) << text;
-    return path.string();
+    static const mbl::test::TempDir dir;
+    return dir.write(name, text);
 }
 
 const std::string fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";

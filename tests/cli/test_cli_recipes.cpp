@@ -24,6 +24,14 @@ bool has(const std::string& out, const std::string& needle) { return out.find(ne
 
 }  // namespace
 
+namespace {
+// This process's own folder for the files a test writes (test cases run as processes side by side).
+const std::filesystem::path& scratch() {
+    static const mbl::test::TempDir dir;
+    return dir.path();
+}
+}  // namespace
+
 TEST_CASE("check file.py::function finds the root, follows helpers, names the recipe", "[cli][python]") {
     auto r = run("check --color never --mcore 0.20.dev " + llama + "::llama3_8b_provider_config");
     INFO(r.out);
@@ -65,8 +73,7 @@ TEST_CASE("command-line overrides after -- are located in <override N>", "[cli][
 
 TEST_CASE("a YAML --config-file merges before the command line, and both apply to YAML inputs too",
           "[cli][overrides]") {
-    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
-    std::filesystem::create_directories(dir);
+    const std::filesystem::path& dir = scratch();
     const std::string over = (dir / "over.yaml").string();
     std::ofstream(over) << "model:\n  recompute_granularity: full\n  recompute_method: block\n";
     auto r = run("check --color never --mcore 0.20.dev " + llama + "::llama3_8b_pretrain_config --config-file " + over +
@@ -129,8 +136,7 @@ TEST_CASE("directories are walked for recipes and YAML, JSON carries the notes",
 }
 
 TEST_CASE("unusable Python input exits 2", "[cli][python]") {
-    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
-    std::filesystem::create_directories(dir);
+    const std::filesystem::path& dir = scratch();
     const std::string bad = (dir / "bad.py").string();
     std::ofstream(bad) << "def x_config():\n    return (\n";
     auto r = run("check --color never " + bad);
@@ -205,8 +211,7 @@ TEST_CASE("estimate takes a recipe, --config-file and overrides like check and s
     CHECK(has(r.out, "recompute option"));
 
     // "What if TP 4, PP 2?" without editing the recipe.
-    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-cli-recipes";
-    std::filesystem::create_directories(dir);
+    const std::filesystem::path& dir = scratch();
     const std::string over = (dir / "estimate_over.yaml").string();
     std::ofstream(over) << "model:\n  pipeline_model_parallel_size: 2\n";
     auto w =

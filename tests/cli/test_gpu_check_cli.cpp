@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "../support/output_schema.hpp"
+#include "../support/temp_dir.hpp"
 
 namespace {
 
@@ -31,12 +32,18 @@ Run run_command(const std::string& cmd) {
     return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, out};
 }
 
-// The command's temporary folder: the tests' own, emptied once per test run. gpu-check keeps a helper's folder whose
-// log a failure message names (for the user to read), and the failure tests here would otherwise leave them in /tmp.
+// This test process's own folder: ctest runs the test cases of this file as processes side by side, and a folder
+// they shared would be emptied or rewritten under another's running command. Removed when the process ends.
+const std::filesystem::path& test_dir() {
+    static const mbl::test::TempDir dir;
+    return dir.path();
+}
+
+// The command's temporary folder: gpu-check keeps a helper's folder whose log a failure message names (for the user
+// to read), and the failure tests here would otherwise leave them in /tmp.
 const std::string& child_tmpdir() {
     static const std::string dir = [] {
-        auto d = std::filesystem::temp_directory_path() / "mbridge-lint-gpu-check-test" / "tmp";
-        std::filesystem::remove_all(d);
+        auto d = test_dir() / "tmp";
         std::filesystem::create_directories(d);
         return d.string();
     }();
@@ -49,9 +56,7 @@ Run run(const std::string& args, bool merge_stderr = true) {
 }
 
 std::string write_temp(const std::string& name, const std::string& text) {
-    auto dir = std::filesystem::temp_directory_path() / "mbridge-lint-gpu-check-test";
-    std::filesystem::create_directories(dir);
-    auto path = dir / name;
+    auto path = test_dir() / name;
     std::ofstream(path) << text;
     return path.string();
 }
@@ -79,7 +84,7 @@ const char* kSmall = R"(model:
 TEST_CASE("gpu-check says how to get the CUDA harness where it is not built", "[cli][gpu_check]") {
     namespace fs = std::filesystem;
     // mbridge-lint alone in a folder, with a PATH that has no harness either.
-    const fs::path alone = fs::temp_directory_path() / "mbridge-lint-without-harness";
+    const fs::path alone = test_dir() / "without-harness";
     fs::remove_all(alone);
     fs::create_directories(alone);
     fs::copy_file(MBRIDGE_LINT_BINARY, alone / "mbridge-lint");
@@ -190,7 +195,7 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
     const long long control = 100000000000LL;
     auto with = [&](double factor, const std::string& extra = "", const std::string& format = "") {
         const long long candidate = control - std::llround(predicted * factor);
-        const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
+        const std::string work = (test_dir() / "runner-test").string();
         setenv("FAKE_CONTROL", std::to_string(control).c_str(), 1);
         setenv("FAKE_CANDIDATE", std::to_string(candidate).c_str(), 1);
         if (extra.empty()) unsetenv("FAKE_SILENT");
@@ -209,7 +214,7 @@ TEST_CASE("runner mode runs the launch command twice with recompute overrides an
     CHECK(as_json.code == 0);
     CHECK(mbl::test::output_schema_violations("gpu-check", as_json.out) == "");
     CHECK(nlohmann::json::parse(as_json.out)["mode"] == "runner");
-    const std::string work = (std::filesystem::temp_directory_path() / "mbridge-lint-runner-test").string();
+    const std::string work = (test_dir() / "runner-test").string();
     const std::string args = slurp(work + "/candidate/args.txt");
     CHECK(
         args.find("--config-file job.yaml model.recompute_granularity=selective model.recompute_modules=[core_attn]") !=
@@ -423,7 +428,7 @@ TEST_CASE("gpu-check runs the CUDA harness tool through its JSON interface", "[c
     REQUIRE(plan.candidates.size() == 1);
     const std::string control = plan.control.describe(), candidate = plan.candidates[0].describe();
     CHECK(control == "selective []");
-    const std::string dir = (std::filesystem::temp_directory_path() / "mbridge-lint-harness-requests").string();
+    const std::string dir = (test_dir() / "harness-requests").string();
     auto harness = [&](double candidate_factor) {
         return standin_harness(
             "harness.sh", dir, standin_gpu(),
@@ -492,7 +497,7 @@ TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, M
     const std::string cfg = write_temp("auto.yaml", kSmall);
     const std::string python =
         standin("no_torch.sh", error_line("missing_torch", "PyTorch is not importable by the stand-in"));
-    const std::string dir = (std::filesystem::temp_directory_path() / "mbridge-lint-harness-requests").string();
+    const std::string dir = (test_dir() / "harness-requests").string();
     {
         WithHarness with(standin_harness("no_gpu.sh", dir, standin_gpu("no CUDA GPU found on this machine"), {}));
         auto r = run("gpu-check " + cfg + " --steps 1 --python " + python);
@@ -648,7 +653,7 @@ TEST_CASE("a wrong estimator term fails against the H200 runs of Megatron Core",
 TEST_CASE("the helper's own exit paths, with stand-in PyTorch and Megatron Core packages", "[cli][gpu_check][mcore]") {
     REQUIRE(std::system("python3 -c 'import sys' 2>/dev/null") == 0);
     namespace fs = std::filesystem;
-    const fs::path root = fs::temp_directory_path() / "mbridge-lint-fake-python";
+    const fs::path root = test_dir() / "fake-python";
     fs::remove_all(root);
     auto put = [&](const std::string& rel, const std::string& text) {
         fs::create_directories((root / rel).parent_path());

@@ -153,3 +153,27 @@ TEST_CASE("MoE layer counts come from moe_layer_freq", "[finalize]") {
     auto dense = effective("model:\n  num_layers: 4\n");
     CHECK(dense.dense_layer_count() == 4);
 }
+
+TEST_CASE("the model's fields: the revision's defaults in order, a set one in its place, then the others",
+          "[finalize]") {
+    const mbl::Revision& rev = *mbl::Schema::instance().revision("0.20.dev");
+    REQUIRE(rev.defaults.size() > 3);
+    const std::string first = rev.defaults[0].first, second = rev.defaults[1].first;
+    auto m = effective("model:\n  " + second + ": 7\n  zz_extra_field: 1\n  aa_extra_field: 2\n");
+    std::vector<std::string> order;
+    m.for_each_field([&](const mbl::Value::Entry& e) { order.push_back(e.key); });
+    REQUIRE(order.size() == rev.defaults_map->entries().size() + 2);
+    CHECK(order[0] == first);
+    CHECK(order[1] == second);  // the set value stands where its default stood
+    CHECK(m[second].as_int() == 7);
+    CHECK(m[second].prov().origin == mbl::Origin::File);
+    // Fields without a default follow, in the order the config sets them.
+    CHECK(order[order.size() - 2] == "zz_extra_field");
+    CHECK(order.back() == "aa_extra_field");
+    // all_fields() is the same, as one map; the shared defaults are untouched by what a model sets.
+    const mbl::Value all = m.all_fields();
+    REQUIRE(all.entries().size() == order.size());
+    for (std::size_t i = 0; i < order.size(); ++i) CHECK(all.entries()[i].key == order[i]);
+    CHECK(rev.defaults_map->find(second)->prov().origin == mbl::Origin::Default);
+    CHECK(effective("model:\n  num_layers: 2\n")[second].prov().origin == mbl::Origin::Default);
+}
