@@ -4,9 +4,10 @@
 
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <sstream>
+
+#include "core/file_text.hpp"
 
 namespace mbl {
 
@@ -33,17 +34,7 @@ namespace {
 
 constexpr std::uintmax_t kMaxGitFile = 64u << 20;  // an index larger than this is not read
 
-std::optional<std::string> read_small_file(const fs::path& p) {
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec)) return std::nullopt;
-    const auto size = fs::file_size(p, ec);
-    if (ec || size > kMaxGitFile) return std::nullopt;
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
-}
+std::optional<std::string> read_small_file(const fs::path& p) { return read_file_text(p.string(), kMaxGitFile).text; }
 
 std::string trimmed(std::string s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.pop_back();

@@ -4,9 +4,8 @@
 
 #include <cerrno>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
+
+#include "core/file_text.hpp"
 
 namespace mbl {
 
@@ -24,31 +23,22 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
         if (error) *error = too_large(known->size());
         return nullptr;
     }
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) {
-        if (error) *error = "is a directory";
-        return nullptr;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        if (error) *error = std::strerror(errno);
-        return nullptr;
-    }
-    auto size = std::filesystem::file_size(path, ec);
-    if (!ec && size > kMaxFileBytes) {
-        if (error) *error = too_large(size);
-        return nullptr;
-    }
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    if (in.bad()) {
-        if (error) *error = "read error";
+    FileText read = read_file_text(path, kMaxFileBytes, /*regular_only=*/false);  // a pipe named to be read
+    if (!read.text) {
+        if (error) {
+            switch (read.failure) {
+                case FileText::Failure::Directory: *error = "is a directory"; break;
+                case FileText::Failure::TooLarge: *error = too_large(read.size); break;
+                case FileText::Failure::CannotOpen: *error = std::strerror(read.error_number); break;
+                default: *error = "read error"; break;
+            }
+        }
         return nullptr;
     }
     // Read outside the lock; a thread that read the same file meanwhile keeps its text (the first one stays).
     std::lock_guard<std::mutex> lock(mutex_);
     auto& kept = texts_[path];
-    if (!kept) kept = std::make_shared<const std::string>(std::move(buf).str());
+    if (!kept) kept = std::make_shared<const std::string>(std::move(*read.text));
     return kept.get();
 }
 

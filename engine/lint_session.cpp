@@ -4,13 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include "config/rule_selection.hpp"
+#include "core/file_text.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
@@ -219,13 +218,7 @@ namespace {
 // A file's text as SourceManager::load reads it, without keeping it; nullopt when load would refuse it (load then
 // says why).
 std::optional<std::string> read_unkept(const std::string& path) {
-    std::error_code ec;
-    const auto size = std::filesystem::file_size(path, ec);
-    if (ec || size > SourceManager::kMaxFileBytes) return std::nullopt;
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream buf;
-    if (!in || !(buf << in.rdbuf()) || in.bad()) return std::nullopt;
-    return std::move(buf).str();
+    return read_file_text(path, SourceManager::kMaxFileBytes, /*regular_only=*/false).text;
 }
 
 }  // namespace

@@ -3,12 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <sys/stat.h>
 
+#include "core/file_text.hpp"
 #include "core/input_errors.hpp"
 #include "core/source_manager.hpp"
 
@@ -82,25 +82,16 @@ ReadCounters& read_counters() {
 }
 
 std::optional<std::string> read_source_file(const std::string& path, std::string& error) {
-    std::error_code ec;
-    auto size = fs::file_size(path, ec);
-    if (ec) {
-        error = ec.message();
-        return std::nullopt;
+    FileText read = read_file_text(path, SourceManager::kMaxFileBytes);
+    switch (read.failure) {
+        case FileText::Failure::None: ++read_counters().files_read; return std::move(read.text);
+        case FileText::Failure::TooLarge:
+            error = fmt::format("the file is larger than {} MiB", SourceManager::kMaxFileBytes >> 20);
+            break;
+        case FileText::Failure::NotRegular: error = "not a regular file"; break;
+        default: error = std::strerror(read.error_number); break;
     }
-    if (size > SourceManager::kMaxFileBytes) {
-        error = fmt::format("the file is larger than {} MiB", SourceManager::kMaxFileBytes >> 20);
-        return std::nullopt;
-    }
-    std::ifstream in(path, std::ios::binary);
-    if (!in) {
-        error = "cannot open the file";
-        return std::nullopt;
-    }
-    ++read_counters().files_read;
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
+    return std::nullopt;
 }
 
 ModuleLayout::ModuleLayout(const std::string& root) {

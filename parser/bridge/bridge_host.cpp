@@ -9,13 +9,13 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "core/did_you_mean.hpp"
+#include "core/file_text.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
+#include "core/source_manager.hpp"
 #include "parser/bridge/bridge_host.hpp"
 #include "pyeval/builtins.hpp"
 #include "pyeval/interpreter.hpp"
@@ -540,11 +540,10 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
                 continue;
             }
             if (it->path().extension() != ".py") continue;
-            std::ifstream in(it->path(), std::ios::binary);
-            std::stringstream content;
-            content << in.rdbuf();
-            if (content.str().find("register_bridge") != std::string::npos)
-                bridge_files_.emplace_back(it->path().string(), content.str());
+            // A file the module index would refuse (too large, not a regular file) registers nothing it can read.
+            std::optional<std::string> content = read_file_text(it->path().string(), SourceManager::kMaxFileBytes).text;
+            if (content && content->find("register_bridge") != std::string::npos)
+                bridge_files_.emplace_back(it->path().string(), std::move(*content));
         }
         std::sort(bridge_files_.begin(), bridge_files_.end());
     });

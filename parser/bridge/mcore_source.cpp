@@ -10,11 +10,10 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
 #include <map>
 #include <memory>
-#include <sstream>
 
+#include "core/file_text.hpp"
 #include "pyeval/ast.hpp"
 
 namespace mbl::py {
@@ -65,15 +64,7 @@ private:
     std::map<std::string, std::unique_ptr<SourceModule>> modules_;
 };
 
-std::optional<std::string> read_file(const fs::path& p) {
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec) || fs::file_size(p, ec) > kMaxSourceFile) return std::nullopt;
-    std::ifstream in(p, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    return buf.str();
-}
+std::optional<std::string> read_file(const fs::path& p) { return read_file_text(p.string(), kMaxSourceFile).text; }
 
 const SourceModule* TreeReader::module(const std::string& name) {
     if (auto it = modules_.find(name); it != modules_.end()) return it->second.get();
