@@ -13,7 +13,9 @@
 #include <sstream>
 #include <string_view>
 
+#include "core/file_text.hpp"
 #include "core/schema.hpp"
+#include "core/source_manager.hpp"
 
 namespace mbl::py {
 
@@ -31,11 +33,9 @@ const json& mapping() {
 }
 
 std::optional<json> read_json(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) return std::nullopt;
-    std::stringstream buf;
-    buf << in.rdbuf();
-    return parse_config_json(buf.str());
+    std::optional<std::string> text = read_file_text(path, SourceManager::kMaxFileBytes).text;
+    if (!text) return std::nullopt;
+    return parse_config_json(*text);
 }
 
 // config.json of `id` under a hub cache directory: models--ORG--NAME/snapshots/<rev>/config.json, preferring the

@@ -6,60 +6,49 @@
 
 #include <cerrno>
 #include <csignal>
-#include <filesystem>
 #include <fstream>
 #include <thread>
 
+#include "../support/temp_dir.hpp"
 #include "core/file_text.hpp"
 
-namespace fs = std::filesystem;
 using mbl::FileText;
-
-namespace {
-fs::path fresh_dir(const std::string& name) {
-    fs::path d = fs::temp_directory_path() / ("mbridge-lint-file-text-" + std::to_string(::getpid()) + "-" + name);
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-}
-}  // namespace
+using mbl::test::TempDir;
 
 TEST_CASE("a file is read whole, byte for byte", "[file_text]") {
-    const fs::path d = fresh_dir("whole");
+    const TempDir d;
     std::string bytes;
     for (int i = 0; i < 200000; ++i) bytes += static_cast<char>(i % 251);  // NUL bytes and a size past one read
-    std::ofstream(d / "big.py", std::ios::binary) << bytes;
-    std::ofstream(d / "empty.py").close();
-    const FileText big = mbl::read_file_text((d / "big.py").string(), 1 << 20);
+    d.write("big.py", bytes);
+    d.write("empty.py", "");
+    const FileText big = mbl::read_file_text(d / "big.py", 1 << 20);
     REQUIRE(big.text);
     CHECK(*big.text == bytes);
     CHECK(big.failure == FileText::Failure::None);
-    const FileText empty = mbl::read_file_text((d / "empty.py").string(), 1 << 20);
+    const FileText empty = mbl::read_file_text(d / "empty.py", 1 << 20);
     REQUIRE(empty.text);
     CHECK(empty.text->empty());
-    fs::remove_all(d);
 }
 
 TEST_CASE("each failure is named, with the size or errno the caller reports", "[file_text]") {
-    const fs::path d = fresh_dir("failures");
-    std::ofstream(d / "ten.py") << "0123456789";
-    const FileText limit = mbl::read_file_text((d / "ten.py").string(), 10);
+    const TempDir d;
+    d.write("ten.py", "0123456789");
+    const FileText limit = mbl::read_file_text(d / "ten.py", 10);
     CHECK(limit.text);  // at the limit is not above it
-    const FileText over = mbl::read_file_text((d / "ten.py").string(), 9);
+    const FileText over = mbl::read_file_text(d / "ten.py", 9);
     CHECK_FALSE(over.text);
     CHECK(over.failure == FileText::Failure::TooLarge);
     CHECK(over.size == 10);
-    const FileText missing = mbl::read_file_text((d / "absent.py").string(), 100);
+    const FileText missing = mbl::read_file_text(d / "absent.py", 100);
     CHECK(missing.failure == FileText::Failure::CannotOpen);
     CHECK(missing.error_number == ENOENT);
-    const FileText folder = mbl::read_file_text(d.string(), 100);
+    const FileText folder = mbl::read_file_text(d.path().string(), 100);
     CHECK(folder.failure == FileText::Failure::Directory);
-    fs::remove_all(d);
 }
 
 TEST_CASE("a FIFO is refused at once, or read to its end when asked for", "[file_text]") {
-    const fs::path d = fresh_dir("fifo");
-    const std::string fifo = (d / "pipe.py").string();
+    const TempDir d;
+    const std::string fifo = d / "pipe.py";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     // No writer: a blocking open would wait for ever.
     const FileText refused = mbl::read_file_text(fifo, 100);
@@ -70,12 +59,11 @@ TEST_CASE("a FIFO is refused at once, or read to its end when asked for", "[file
     writer.join();
     REQUIRE(piped.text);
     CHECK(*piped.text == "from a pipe\n");
-    fs::remove_all(d);
 }
 
 TEST_CASE("a pipe that runs past the limit stops there", "[file_text]") {
-    const fs::path d = fresh_dir("long-pipe");
-    const std::string fifo = (d / "pipe.py").string();
+    const TempDir d;
+    const std::string fifo = d / "pipe.py";
     REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
     std::signal(SIGPIPE, SIG_IGN);  // the writer's last writes find the reader gone
     std::thread writer([&] {
@@ -86,5 +74,4 @@ TEST_CASE("a pipe that runs past the limit stops there", "[file_text]") {
     writer.join();
     CHECK(read.failure == FileText::Failure::TooLarge);
     CHECK(read.size > 100000);
-    fs::remove_all(d);
 }
