@@ -318,10 +318,17 @@ std::shared_ptr<const ConfigLoadResult> ConfigResolver::for_path(const std::stri
         if (!slot) slot = std::make_shared<ConfigLoadResult>(load_config_file(explicit_file_));
         return slot;
     }
+    {
+        std::lock_guard lock(mutex_);
+        if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
+    }
     std::error_code ec;
     fs::path p = fs::absolute(path, ec);
     fs::path dir = fs::is_directory(p, ec) ? p : p.parent_path();
-    return for_directory(dir.lexically_normal().string());
+    auto found = for_directory(dir.lexically_normal().string());
+    std::lock_guard lock(mutex_);
+    by_path_.emplace(path, found);
+    return found;
 }
 
 std::shared_ptr<const ConfigLoadResult> ConfigResolver::for_directory(const std::string& dir) {
@@ -358,6 +365,7 @@ std::shared_ptr<const ConfigLoadResult> ConfigResolver::for_directory(const std:
 void ConfigResolver::clear() {
     std::lock_guard lock(mutex_);
     by_dir_.clear();
+    by_path_.clear();
 }
 
 }  // namespace mbl

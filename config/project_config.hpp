@@ -7,6 +7,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/diagnostic.hpp"
@@ -103,6 +104,8 @@ private:
     std::string explicit_file_;
     std::mutex mutex_;
     std::map<std::string, std::shared_ptr<const ConfigLoadResult>> by_dir_;
+    // for_path's answers by the path as asked: a run asks three times for each file (the walk, naming, the lint).
+    std::unordered_map<std::string, std::shared_ptr<const ConfigLoadResult>> by_path_;
 };
 
 }  // namespace mbl

@@ -342,7 +342,7 @@ std::optional<fs::path> RevisionDetector::checkout_root(const fs::path& start) {
     std::optional<fs::path> found;
     std::error_code ec;
     for (fs::path dir = start;; dir = dir.parent_path()) {
-        if (auto it = root_of_dir_.find(dir); it != root_of_dir_.end()) {
+        if (auto it = root_of_dir_.find(dir.native()); it != root_of_dir_.end()) {
             found = it->second;
             break;
         }
@@ -354,12 +354,23 @@ std::optional<fs::path> RevisionDetector::checkout_root(const fs::path& start) {
         }
         if (!dir.has_parent_path() || dir.parent_path() == dir) break;
     }
-    for (const auto& d : visited) root_of_dir_[d] = found;
+    for (const auto& d : visited) root_of_dir_[d.native()] = found;
     return found;
 }
 
 std::optional<RevisionChoice> RevisionDetector::detect(const std::string& path) {
     if (path.empty() || path[0] == '<') return std::nullopt;  // <override 1>, <command line>
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
+    }
+    std::optional<RevisionChoice> found = detect_uncached(path);
+    std::lock_guard<std::mutex> lock(mutex_);
+    by_path_.emplace(path, found);
+    return found;
+}
+
+std::optional<RevisionChoice> RevisionDetector::detect_uncached(const std::string& path) {
     std::error_code ec;
     fs::path p = fs::absolute(path, ec);
     if (ec) return std::nullopt;
@@ -368,8 +379,8 @@ std::optional<RevisionChoice> RevisionDetector::detect(const std::string& path) 
     std::lock_guard<std::mutex> lock(mutex_);
     const auto root = checkout_root(p);
     if (!root) return std::nullopt;
-    auto it = by_root_.find(*root);
-    if (it == by_root_.end()) it = by_root_.emplace(*root, choose(*root, read_pins(*root))).first;
+    auto it = by_root_.find(root->native());
+    if (it == by_root_.end()) it = by_root_.emplace(root->native(), choose(*root, read_pins(*root))).first;
     return it->second;
 }
 

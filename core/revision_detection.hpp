@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "core/schema.hpp"
@@ -55,11 +56,15 @@ public:
     static RevisionChoice choose(const std::filesystem::path& root, const std::vector<MegatronPin>& pins);
 
 private:
+    std::optional<RevisionChoice> detect_uncached(const std::string& path);
     std::optional<std::filesystem::path> checkout_root(const std::filesystem::path& dir);
 
     std::mutex mutex_;
-    std::map<std::filesystem::path, std::optional<std::filesystem::path>> root_of_dir_;
-    std::map<std::filesystem::path, RevisionChoice> by_root_;
+    // By the path's string: a run asks for every file, and comparing std::filesystem::path keys component by
+    // component cost more than the rest of the question.
+    std::unordered_map<std::string, std::optional<std::filesystem::path>> root_of_dir_;
+    std::unordered_map<std::string, RevisionChoice> by_root_;
+    std::unordered_map<std::string, std::optional<RevisionChoice>> by_path_;  // detect's answers, as asked
 };
 
 // The version a Megatron Core tree reports (`root`/megatron/core/package_info.py: "0.20.0", "0.17.0rc0"), read as

@@ -141,12 +141,13 @@ std::optional<std::string> ModuleLayout::dotted_name_of(const std::string& abs_f
 
 ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : layout_(root), buffers_(std::move(buffers)) {}
 
-Module* ModuleIndex::load(const std::string& dotted, const std::string& file, bool package, bool namespace_package) {
+Module* ModuleIndex::load(const std::string& dotted, const std::string& file, std::string shown, bool package,
+                          bool namespace_package) {
     // Caller holds mutex_. Only registers the module; it is read and parsed on first use (ensure_parsed).
     auto mod = std::make_unique<Module>();
     mod->name = dotted;
     mod->fs_path = file;
-    mod->path = display_path(file);
+    mod->path = std::move(shown);
     mod->is_package = package;
     mod->namespace_package = namespace_package;
     Module* raw = mod.get();
@@ -181,16 +182,22 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
 }
 
 Module* ModuleIndex::find(const std::string& dotted) {
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = by_name_.find(dotted); it != by_name_.end()) return it->second.get();
+        if (missing_.count(dotted)) return nullptr;
+    }
+    // The file system is asked outside the lock: other threads' lookups of known names do not wait for it.
+    const auto where = layout_.locate(dotted);
+    std::string shown = where ? display_path(where->file) : std::string();
     std::lock_guard<std::mutex> lock(mutex_);
-    if (auto it = by_name_.find(dotted); it != by_name_.end()) return it->second.get();
-    if (missing_.count(dotted)) return nullptr;
-    auto where = layout_.locate(dotted);
+    if (auto it = by_name_.find(dotted); it != by_name_.end()) return it->second.get();  // found meanwhile
     if (!where) {
         missing_[dotted] = true;
         return nullptr;
     }
     if (auto it = by_file_.find(where->file); it != by_file_.end()) return it->second;
-    return load(dotted, where->file, where->package, where->namespace_package);
+    return load(dotted, where->file, std::move(shown), where->package, where->namespace_package);
 }
 
 Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
@@ -213,11 +220,12 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
             if (m && m->fs_path == abs) return m;
         }
         // A file outside the root's packages (or an unsaved buffer): a script module named after the file.
+        std::string shown = display_path(abs);
         std::lock_guard<std::mutex> lock(mutex_);
         if (auto it = by_file_.find(abs); it != by_file_.end()) return it->second;
         std::string name = "__file__:" + abs;
         bool package = fs::path(abs).filename() == "__init__.py";
-        return load(name, abs, package, false);
+        return load(name, abs, std::move(shown), package, false);
     }();
     if (text) {
         // Named as the caller wrote it, so its diagnostics land on the document being linted.

@@ -166,7 +166,9 @@ public:
     std::recursive_mutex& init_mutex() { return init_mutex_; }
 
 private:
-    Module* load(const std::string& dotted, const std::string& file, bool package, bool namespace_package);
+    // Registers a module (caller holds mutex_); `shown` is its display path, worked out before the lock.
+    Module* load(const std::string& dotted, const std::string& file, std::string shown, bool package,
+                 bool namespace_package);
     const std::string* buffer_of(const Module& m) const;  // a newer text than the disk's, if any
 
     ModuleLayout layout_;

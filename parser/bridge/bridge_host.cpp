@@ -15,6 +15,7 @@
 #include "core/file_text.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
+#include "core/shared_once.hpp"
 #include "core/source_manager.hpp"
 #include "parser/bridge/bridge_host.hpp"
 #include "pyeval/builtins.hpp"
@@ -526,27 +527,39 @@ std::string literal_text(std::string_view quoted) {
 }  // namespace
 
 std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleIndex& index, std::string_view text) {
-    std::call_once(bridge_files_listed_, [this, &index] {
-        namespace fs = std::filesystem;
-        std::error_code ec;
-        fs::path base = fs::path(index.root()) / "src";
-        if (!fs::is_directory(base, ec)) base = index.root();
-        for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
-             !ec && it != end; it.increment(ec)) {
-            const std::string name = it->path().filename().string();
-            if (it->is_directory(ec)) {
-                if (name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules")
-                    it.disable_recursion_pending();
-                continue;
+    // The files are read by every thread that asks while they are being read: the first recipes of each thread ask
+    // at once.
+    bridge_listing_.run(
+        [this, &index] {
+            namespace fs = std::filesystem;
+            std::error_code ec;
+            fs::path base = fs::path(index.root()) / "src";
+            if (!fs::is_directory(base, ec)) base = index.root();
+            for (fs::recursive_directory_iterator it(base, fs::directory_options::skip_permission_denied, ec), end;
+                 !ec && it != end; it.increment(ec)) {
+                const std::string name = it->path().filename().string();
+                if (it->is_directory(ec)) {
+                    if (name.empty() || name[0] == '.' || name == "__pycache__" || name == "node_modules")
+                        it.disable_recursion_pending();
+                    continue;
+                }
+                if (it->path().extension() == ".py") python_files_.push_back(it->path().string());
             }
-            if (it->path().extension() != ".py") continue;
+            registering_.resize(python_files_.size());
+            return python_files_.size();
+        },
+        [this](std::size_t i) {
             // A file the module index would refuse (too large, not a regular file) registers nothing it can read.
-            std::optional<std::string> content = read_file_text(it->path().string(), SourceManager::kMaxFileBytes).text;
-            if (content && content->find("register_bridge") != std::string::npos)
-                bridge_files_.emplace_back(it->path().string(), std::move(*content));
-        }
-        std::sort(bridge_files_.begin(), bridge_files_.end());
-    });
+            std::optional<std::string> content = read_file_text(python_files_[i], SourceManager::kMaxFileBytes).text;
+            if (content && content->find("register_bridge") != std::string::npos) registering_[i] = std::move(content);
+        },
+        [this] {
+            for (std::size_t i = 0; i < python_files_.size(); ++i)
+                if (registering_[i]) bridge_files_.emplace_back(python_files_[i], std::move(*registering_[i]));
+            std::sort(bridge_files_.begin(), bridge_files_.end());
+            python_files_.clear();
+            registering_.clear();
+        });
     {
         std::lock_guard<std::mutex> lock(bridges_mutex_);
         if (auto it = bridges_by_text_.find(text); it != bridges_by_text_.end()) return it->second;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/schema.hpp"
+#include "core/shared_once.hpp"
 #include "parser/bridge/hf_models.hpp"
 #include "pyeval/call_memo.hpp"
 #include "pyeval/host.hpp"
@@ -80,7 +81,9 @@ private:
     const HfResolver& hf_;
     std::map<std::string, std::size_t, std::less<>> default_index_;  // field -> position in revision_.defaults
     std::vector<std::string> model_field_names_;
-    std::once_flag bridge_files_listed_;
+    SharedOnce bridge_listing_;                            // fills bridge_files_ from the source root's Python files
+    std::vector<std::string> python_files_;                // while listing: every Python file found
+    std::vector<std::optional<std::string>> registering_;  // while listing: the text of those that register bridges
     std::vector<std::pair<std::string, std::string>> bridge_files_;  // path, text of files that register bridges
     std::mutex bridges_mutex_;
     std::map<std::string, std::vector<BridgeRegistration>> bridges_by_file_;
