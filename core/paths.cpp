@@ -3,11 +3,13 @@
 #include <fmt/format.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cctype>
 #include <cerrno>
 #include <filesystem>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <unordered_map>
 
@@ -47,10 +49,57 @@ bool without_dots(const fs::path& p) {
     return true;
 }
 
+// The working directory as getcwd gives it, without building a std::filesystem::path.
+std::optional<std::string> working_directory() {
+    char buf[4096];
+    if (!::getcwd(buf, sizeof buf)) return std::nullopt;
+    return std::string(buf);
+}
+
+// resolved_path's answer, worked out on strings, for the common case: a path whose components are all plain names
+// (no `.`, `..`, or empty ones) naming a file that is not itself a link. nullopt: take the general way. A run asks
+// this for every file many times, and building and splitting std::filesystem::path objects cost more than the
+// lookups themselves.
+std::optional<std::string> resolved_plain(std::string_view path) {
+    if (path.empty() || path.back() == '/') return std::nullopt;
+    std::string abs;
+    if (path.front() == '/') {
+        abs = path;
+    } else {
+        auto cwd = working_directory();
+        if (!cwd) return std::nullopt;
+        abs = std::move(*cwd);
+        if (abs.back() != '/') abs += '/';
+        abs += path;
+    }
+    for (std::size_t start = 1; start <= abs.size();) {  // every component after the leading '/'
+        std::size_t end = abs.find('/', start);
+        if (end == std::string::npos) end = abs.size();
+        const std::string_view part(abs.data() + start, end - start);
+        if (part.empty() || part == "." || part == "..") return std::nullopt;
+        start = end + 1;
+    }
+    struct stat st {};
+    if (::lstat(abs.c_str(), &st) == 0) {
+        if (S_ISLNK(st.st_mode)) return std::nullopt;
+    } else if (errno != ENOENT) {
+        return std::nullopt;  // let the general way report what it finds (a folder that cannot be searched)
+    }
+    const std::size_t slash = abs.rfind('/');
+    std::error_code ec;
+    const fs::path folder = resolved_folder(fs::path(slash == 0 ? "/" : abs.substr(0, slash)), ec);
+    if (ec) return std::nullopt;
+    std::string out = folder.native();
+    if (out.empty() || out.back() != '/') out += '/';
+    out.append(abs, slash + 1, std::string::npos);
+    return out;
+}
+
 }  // namespace
 
 fs::path resolved_path(const fs::path& path, std::error_code& ec) {
     ec.clear();
+    if (auto plain = resolved_plain(path.native())) return fs::path(std::move(*plain));
     fs::path abs = fs::absolute(path, ec);
     if (ec) return abs;
     if (!abs.has_filename() || !abs.has_relative_path() || !without_dots(abs)) return fs::weakly_canonical(abs, ec);
@@ -72,25 +121,55 @@ void forget_resolved_paths() {
 }
 
 std::string normalized_path(const std::string& path) {
+    if (auto plain = resolved_plain(path)) return std::move(*plain);  // normal already
     std::error_code ec;
     return resolved_path(path, ec).lexically_normal().string();
 }
 
+namespace {
+
+// `path` below the folder `base`, both absolute and normal: what lexically_relative gives for them ("." for the
+// folder itself), or nullopt when `path` is not inside `base`.
+std::optional<std::string> below(std::string_view path, std::string_view base) {
+    if (base.size() > 1 && base.back() == '/') base.remove_suffix(1);
+    if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+    if (path == base) return std::string(".");
+    if (base == "/")
+        return path.size() > 1 && path.front() == '/' ? std::optional(std::string(path.substr(1))) : std::nullopt;
+    if (path.size() > base.size() && path.substr(0, base.size()) == base && path[base.size()] == '/')
+        return std::string(path.substr(base.size() + 1));
+    return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<std::string> relative_to(const std::string& path, const std::string& base) {
-    const fs::path rel = fs::path(normalized_path(path)).lexically_relative(fs::path(normalized_path(base)));
-    if (rel.empty() || *rel.begin() == "..") return std::nullopt;
-    return rel.generic_string();
+    return below(normalized_path(path), normalized_path(base));
 }
 
 std::string display_path(const std::string& path) {
-    std::error_code ec;
-    fs::path abs = resolved_path(path, ec);
-    if (ec) return path;
-    fs::path cwd = resolved_path(fs::current_path(ec), ec);
-    if (ec) return abs.string();
-    auto rel = abs.lexically_relative(cwd);
-    if (!rel.empty() && rel.native().rfind("..", 0) != 0) return rel.string();
-    return abs.string();
+    std::string abs;
+    if (auto plain = resolved_plain(path)) {
+        abs = std::move(*plain);
+    } else {
+        std::error_code ec;
+        fs::path resolved = resolved_path(path, ec);
+        if (ec) return path;
+        abs = resolved.string();
+    }
+    const auto cwd = working_directory();
+    if (!cwd) return abs;
+    std::string here;
+    if (auto plain = resolved_plain(*cwd)) {
+        here = std::move(*plain);
+    } else {
+        std::error_code ec;
+        fs::path resolved = resolved_path(*cwd, ec);
+        if (ec) return abs;
+        here = resolved.string();
+    }
+    if (auto rel = below(abs, here); rel && rel->rfind("..", 0) != 0) return *rel;
+    return abs;
 }
 
 std::string uri_encode_path(std::string_view path) {

@@ -6,6 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/paths.hpp"
 #include "core/source_manager.hpp"
@@ -74,4 +77,37 @@ TEST_CASE("SourceManager keeps a shared text without copying it", "[paths]") {
     owner.reset();
     CHECK_FALSE(watch.expired());  // the manager keeps it alive
     CHECK(*sources.text("m.py") == "line one\nline two\n");
+}
+
+TEST_CASE("relative_to and display_path answer as std::filesystem's lexically_relative does", "[paths]") {
+    const fs::path d = fresh_dir("relative");
+    fs::create_directories(d / "real" / "pkg");
+    std::ofstream(d / "real" / "pkg" / "m.py") << "x = 1\n";
+    fs::create_directory_symlink(d / "real", d / "linked");
+    auto old_relative = [](const fs::path& p, const fs::path& base) -> std::optional<std::string> {
+        const fs::path rel = expected(p).lexically_normal().lexically_relative(expected(base).lexically_normal());
+        if (rel.empty() || *rel.begin() == "..") return std::nullopt;
+        return rel.generic_string();
+    };
+    const std::vector<fs::path> paths = {d / "real" / "pkg" / "m.py", d / "linked" / "pkg" / "m.py",
+                                         d / "real" / "pkg",          d / "real" / "pkg" / ".." / "pkg" / "m.py",
+                                         d / "real" / "absent.py",    d / "elsewhere.py"};
+    const std::vector<fs::path> bases = {d / "real",         d / "linked", d / "real" / "pkg", d / "real" / "pkg" / "",
+                                         d / "linked" / ".", fs::path("/")};
+    for (const auto& p : paths)
+        for (const auto& base : bases) {
+            INFO(p.string() << " below " << base.string());
+            CHECK(mbl::relative_to(p.string(), base.string()) == old_relative(p, base));
+        }
+    // display_path: relative to the working directory inside it, else absolute.
+    const fs::path cwd = fs::current_path();
+    for (const auto& p : paths) {
+        INFO(p.string());
+        CHECK(mbl::display_path(p.string()) == expected(p).string());  // the temp folder is not below the build
+    }
+    CHECK(mbl::display_path("some/file.py") == "some/file.py");
+    CHECK(mbl::display_path((cwd / "some" / "file.py").string()) == "some/file.py");
+    CHECK(mbl::display_path(cwd.string()) == ".");
+    CHECK(mbl::display_path("./some/../file.py") == "file.py");
+    fs::remove_all(d);
 }
