@@ -5,7 +5,9 @@ Usage: bench/scaling_bench.py BRIDGE_CHECKOUT [--binary PATH] [--jobs 1,2] [--ru
 
 tree: `check src/megatron/bridge/recipes src/megatron/bridge/perf_recipes` with each `-j` of --jobs, runs interleaved
 (-j1, -j2, -j1, ...) so that a change in the machine's load hits every setting alike; wall time best and median, CPU
-time (user + system) median, peak memory, and the speed-up of each -j over the first.
+time (user + system) median, cores busy (CPU time over wall time, median of the runs: what a thread waiting for another
+costs, and far steadier than wall time when the machine's speed changes), peak memory, and the speed-up of each -j
+over the first.
 root: `check .` at the checkout's root: the same figures.
 --callgrind: also the instructions one run executes (valgrind --tool=callgrind), which other work on the machine does
 not change: a gain in instructions is real work saved, a gain in wall time alone may be the machine getting quieter.
@@ -61,7 +63,8 @@ def measure(settings, cwd, runs, callgrind):
     for label, cmd in settings:
         walls, cpus, rss = zip(*samples[label])
         row = {"label": label, "wall_best": min(walls), "wall_median": statistics.median(walls),
-               "cpu_median": statistics.median(cpus), "rss_mib": max(rss)}
+               "cpu_median": statistics.median(cpus), "rss_mib": max(rss),
+               "busy_median": statistics.median(c / w for w, c in zip(walls, cpus))}
         if callgrind:
             row["instructions"] = instructions(cmd, cwd)
         out.append(row)
@@ -73,7 +76,7 @@ def print_rows(title, rows):
     base = rows[0]
     for r in rows:
         line = (f"  {r['label']:<6} wall best {r['wall_best']:.2f} s, median {r['wall_median']:.2f} s; "
-                f"CPU {r['cpu_median']:.2f} s; peak {r['rss_mib']:.0f} MiB")
+                f"CPU {r['cpu_median']:.2f} s, {r['busy_median']:.2f} cores busy; peak {r['rss_mib']:.0f} MiB")
         if r is not base:
             line += f"; speed-up {base['wall_median'] / r['wall_median']:.2f}x (median), " \
                     f"{base['wall_best'] / r['wall_best']:.2f}x (best)"
