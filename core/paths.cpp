@@ -52,8 +52,11 @@ bool without_dots(const fs::path& p) {
 // The working directory as getcwd gives it, without building a std::filesystem::path.
 std::optional<std::string> working_directory() {
     char buf[4096];
-    if (!::getcwd(buf, sizeof buf)) return std::nullopt;
-    return std::string(buf);
+    if (::getcwd(buf, sizeof buf)) return std::string(buf);
+    std::error_code ec;  // a longer path than the buffer: as std::filesystem finds it
+    fs::path cwd = fs::current_path(ec);
+    if (ec) return std::nullopt;
+    return cwd.string();
 }
 
 // resolved_path's answer, worked out on strings, for the common case: a path whose components are all plain names
