@@ -151,28 +151,21 @@ std::optional<std::string> relative_to(const std::string& path, const std::strin
 }
 
 std::string display_path(const std::string& path) {
-    std::string abs;
-    if (auto plain = resolved_plain(path)) {
-        abs = std::move(*plain);
-    } else {
+    // resolved_path's answer as a string, the plain case without building a std::filesystem::path
+    auto resolved = [](const std::string& p) -> std::optional<std::string> {
+        if (auto plain = resolved_plain(p)) return plain;
         std::error_code ec;
-        fs::path resolved = resolved_path(path, ec);
-        if (ec) return path;
-        abs = resolved.string();
-    }
+        fs::path r = resolved_path(p, ec);
+        if (ec) return std::nullopt;
+        return r.string();
+    };
+    const auto abs = resolved(path);
+    if (!abs) return path;
     const auto cwd = working_directory();
-    if (!cwd) return abs;
-    std::string here;
-    if (auto plain = resolved_plain(*cwd)) {
-        here = std::move(*plain);
-    } else {
-        std::error_code ec;
-        fs::path resolved = resolved_path(*cwd, ec);
-        if (ec) return abs;
-        here = resolved.string();
-    }
-    if (auto rel = below(abs, here); rel && rel->rfind("..", 0) != 0) return *rel;
-    return abs;
+    const auto here = cwd ? resolved(*cwd) : std::nullopt;
+    if (!here) return *abs;
+    if (auto rel = below(*abs, *here); rel && rel->rfind("..", 0) != 0) return *rel;
+    return *abs;
 }
 
 std::string uri_encode_path(std::string_view path) {
