@@ -42,13 +42,6 @@ fs::path resolved_folder(const fs::path& folder, std::error_code& ec) {
     return resolved;
 }
 
-// No `.` or `..` component: such a path's folder part can be resolved on its own.
-bool without_dots(const fs::path& p) {
-    for (const auto& part : p)
-        if (part == "." || part == "..") return false;
-    return true;
-}
-
 // The working directory as getcwd gives it, without building a std::filesystem::path.
 std::optional<std::string> working_directory() {
     char buf[4096];
@@ -103,18 +96,10 @@ std::optional<std::string> resolved_plain(std::string_view path) {
 fs::path resolved_path(const fs::path& path, std::error_code& ec) {
     ec.clear();
     if (auto plain = resolved_plain(path.native())) return fs::path(std::move(*plain));
+    // `.` or `..`, a link, a folder that cannot be searched: resolved in full.
     fs::path abs = fs::absolute(path, ec);
     if (ec) return abs;
-    if (!abs.has_filename() || !abs.has_relative_path() || !without_dots(abs)) return fs::weakly_canonical(abs, ec);
-    struct stat st {};
-    if (::lstat(abs.c_str(), &st) == 0) {
-        if (S_ISLNK(st.st_mode)) return fs::weakly_canonical(abs, ec);
-    } else if (errno != ENOENT) {
-        return fs::weakly_canonical(abs, ec);  // let it report what it finds (a folder that cannot be searched)
-    }
-    fs::path folder = resolved_folder(abs.parent_path(), ec);
-    if (ec) return fs::weakly_canonical(abs, ec);
-    return folder / abs.filename();
+    return fs::weakly_canonical(abs, ec);
 }
 
 void forget_resolved_paths() {

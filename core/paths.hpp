@@ -11,7 +11,7 @@ namespace mbl {
 
 // What std::filesystem::weakly_canonical(std::filesystem::absolute(path)) gives, with each folder resolved once per
 // process: a run names the same few hundred folders thousands of times, and resolving one costs a readlink per
-// component. A file that is itself a link, or a path with `.` or `..`, is resolved in full every time.
+// component. A file that is itself a link, or a path with `.`, `..` or `//`, is resolved in full every time.
 std::filesystem::path resolved_path(const std::filesystem::path& path, std::error_code& ec);
 
 // Forgets the folders resolved so far: for a long-lived process (the editor server) when the workspace's files change.
