@@ -16,6 +16,10 @@
 
 namespace mbl {
 
+namespace post_init {
+struct Program;
+}
+
 enum class FieldType { Bool, Int, Float, Str, List, Dict, Dtype, Callable, Any };
 const char* field_type_name(FieldType t);
 FieldType parse_field_type(std::string_view name);  // "int" -> Int; anything unknown -> Any
@@ -62,6 +66,9 @@ public:
     std::vector<std::string> labels, default_modules;
     int labels_line = 0, default_modules_line = 0;
     std::string recompute_file;
+    // The classes' __post_init__ checks and rewrites, compiled from the source (core/post_init.hpp); null when none
+    // were read.
+    std::shared_ptr<const post_init::Program> checks;
 
     // Bundled facts: one file of schemas/mcore/classes/. Throws std::runtime_error on a malformed file.
     static ClassFacts from_json(const nlohmann::json& j);

@@ -341,8 +341,37 @@ static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) 
     return true;
 }
 
+std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts) {
+    if (!m.revision || !m.revision->classes || !m.revision->classes->checks) return std::nullopt;
+    const ClassFacts& classes = *m.revision->classes;
+    const Value& mla = m["multi_latent_attention"];
+    std::string cls = "TransformerConfig";
+    if (mla.is_unknown()) cls.clear();
+    else if (mla.truthy()) cls = "MLATransformerConfig";
+    if (cls.empty()) return std::nullopt;  // which class runs is itself unknown
+    // A field whose default the source computes (`torch.float32`, a function) is unknown unless it is a dtype.
+    std::map<std::string, Value, std::less<>> computed;
+    auto lookup = [&](std::string_view name) -> const Value* {
+        if (const Value* v = m.find(name)) return v;
+        if (auto it = computed.find(name); it != computed.end()) return &it->second;
+        const ResolvedField r = classes.lookup(cls, name);
+        if (!r.field) return nullptr;
+        Value v = Value::null();
+        if (!r.field->expr.empty()) {
+            const std::string& e = r.field->expr;
+            v = e.rfind("torch.", 0) == 0 && e.find('(') == std::string::npos && e.find(".nn.") == std::string::npos
+                    ? Value::string(e)
+                    : Value::unknown(fmt::format("{}'s default is computed ({})", name, e));
+        } else if (r.field->required) {
+            v = Value::unknown(fmt::format("{} is required and not set", name));
+        }
+        return &computed.emplace(std::string(name), std::move(v)).first->second;
+    };
+    return post_init::run(*classes.checks, cls, lookup, facts);
+}
+
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
-                        const PrecisionLookup* precision, std::string_view recipe) {
+                        const PrecisionLookup* precision, std::string_view recipe, const post_init::JobFacts& job) {
     FinalizeResult result;
     EffectiveModel& m = result.model;
     m.anchor = anchor;
@@ -353,6 +382,13 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         if (e->key == "_target_") continue;
         m.set(e->key, e->value, e->key_range);
     }
+    if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
+    if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
+
+    // Megatron Core's own __post_init__, compiled from its source, over the fields as the config writes them.
+    if (auto outcome = run_post_init(m, job))
+        m.post_init = std::make_shared<const post_init::Outcome>(std::move(*outcome));
+
     // Deprecated spellings Megatron Core normalizes before it checks anything.
     for (const auto& [field, aliases] : revision.value_aliases)
         if (auto v = m.str(field))
@@ -362,8 +398,6 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
                                                       field, it->first, it->second);
                 m.set(field, std::move(canonical));
             }
-    if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
-    if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
 
     // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
     // A revision without cuda_graph_impl (before 0.15) reads the legacy switches in its place.

@@ -12,6 +12,7 @@
 
 #include "core/diagnostic.hpp"
 #include "core/model_fields.hpp"
+#include "core/post_init.hpp"
 #include "core/run_facts.hpp"
 #include "core/schema.hpp"
 #include "core/value.hpp"
@@ -73,6 +74,9 @@ public:
     ModuleList modules_post;
     bool moe_layer_converted = false;
     bool overlap_from_comm_overlap = false;  // Bridge's comm_overlap section set overlap_moe_expert_parallel_comm
+    // What Megatron Core's compiled __post_init__ does with the config as written (core/post_init.hpp): its raises,
+    // warnings and rewrites. Null when the revision has no compiled checks or the config class is unknown.
+    std::shared_ptr<const post_init::Outcome> post_init;
 
     // Architecture facts derived from the fields; nullopt when unknown.
     bool is_moe() const;  // num_moe_experts set and > 0
@@ -105,11 +109,16 @@ struct FinalizeResult {
     std::vector<Diagnostic> errors;  // input errors found while assembling (bad mixed_precision name, ...)
 };
 
+// Runs the revision's compiled __post_init__ (core/post_init.hpp) over the model: MLATransformerConfig's when
+// multi_latent_attention is set, else TransformerConfig's. nullopt when the revision has no compiled checks.
+std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts);
+
 // `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...). `precision`: the linted
 // tree's lookup of mixed_precision names, or null (the bundled catalog). `recipe`: the recipe function's name ("" for
 // YAML), which may state the job's GPU count.
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
-                        const PrecisionLookup* precision = nullptr, std::string_view recipe = {});
+                        const PrecisionLookup* precision = nullptr, std::string_view recipe = {},
+                        const post_init::JobFacts& job = {});
 
 // The model section of a config tree, flattened: builder configs nest TransformerConfig fields under
 // model.transformer; those are merged in. Returns the entries with their key ranges.

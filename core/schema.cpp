@@ -11,6 +11,7 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/embedded_data.hpp"
+#include "core/post_init.hpp"
 
 namespace mbl {
 
@@ -21,6 +22,8 @@ std::optional<std::string_view> schema_file(std::string_view path) {
         if (name == path) return text;
     return std::nullopt;
 }
+
+static bool has_schema_file(std::string_view path) { return schema_file(path).has_value(); }
 
 static json parse_schema_file(std::string_view path) {
     auto text = schema_file(path);
@@ -139,6 +142,13 @@ void load_class_facts(Revision& rev) {
     }
     if (rev.labels.empty())
         throw std::runtime_error(fmt::format("schemas/mcore/classes/{}.json states no recompute labels", name));
+    // The compiled __post_init__ checks (schemas/mcore/checks/<name>.json, generated like the classes).
+    if (has_schema_file(fmt::format("mcore/checks/{}.json", name))) {
+        auto facts = std::make_shared<ClassFacts>(*rev.classes);
+        facts->checks = std::make_shared<const post_init::Program>(
+            post_init::Program::from_json(parse_schema_file(fmt::format("mcore/checks/{}.json", name))));
+        rev.classes = std::move(facts);
+    }
 }
 
 }  // namespace

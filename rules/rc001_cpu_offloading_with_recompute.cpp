@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC001", "cpu-offloading-with-recompute", Severity::Error,
+constexpr RuleInfo kRule{"RC001",
+                         "cpu-offloading-with-recompute",
+                         Severity::Error,
                          "cpu_offloading and activation recompute are enabled together",
                          R"md(## What it does
 Flags a config that enables `cpu_offloading` while `recompute_granularity` is set.
@@ -30,7 +32,9 @@ model:
   cpu_offloading: false
   recompute_granularity: selective
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "CPU offloading does not work when activation recomputation is enabled"};
 
 class CpuOffloadingWithRecompute final : public Rule {
 public:

@@ -8,7 +8,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC002", "invalid-recompute-granularity", Severity::Error,
+constexpr RuleInfo kRule{"RC002",
+                         "invalid-recompute-granularity",
+                         Severity::Error,
                          "recompute_granularity is not \"full\", \"selective\" or None",
                          R"md(## What it does
 Flags a `recompute_granularity` other than `"full"`, `"selective"` or `None`.
@@ -28,7 +30,9 @@ model:
 model:
   recompute_granularity: selective
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "When using recompute_granuarlity"};
 
 class InvalidRecomputeGranularity final : public Rule {
 public:

@@ -8,7 +8,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC003", "invalid-recompute-method", Severity::Error,
+constexpr RuleInfo kRule{"RC003",
+                         "invalid-recompute-method",
+                         Severity::Error,
                          "recompute_method is not \"uniform\" or \"block\"",
                          R"md(## What it does
 Flags a `recompute_method` other than `"uniform"` or `"block"` while recompute is enabled.
@@ -32,7 +34,9 @@ model:
   recompute_method: uniform
   recompute_num_layers: 1
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "recompute_method: "};
 
 class InvalidRecomputeMethod final : public Rule {
 public:

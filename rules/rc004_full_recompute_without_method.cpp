@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC004", "full-recompute-without-method", Severity::Error,
+constexpr RuleInfo kRule{"RC004",
+                         "full-recompute-without-method",
+                         Severity::Error,
                          "recompute_granularity is \"full\" but recompute_method is not set",
                          R"md(## What it does
 Flags full recompute without a `recompute_method`.
@@ -32,7 +34,9 @@ model:
   recompute_method: uniform
   recompute_num_layers: 1
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "so recompute_method must be"};
 
 class FullRecomputeWithoutMethod final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC005", "full-recompute-without-num-layers", Severity::Error,
+constexpr RuleInfo kRule{"RC005",
+                         "full-recompute-without-num-layers",
+                         Severity::Error,
                          "recompute_granularity is \"full\" but recompute_num_layers is not set",
                          R"md(## What it does
 Flags full recompute without `recompute_num_layers`.
@@ -32,7 +34,9 @@ model:
   recompute_method: uniform
   recompute_num_layers: 1
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "recompute_num_layers must be between"};
 
 class FullRecomputeWithoutNumLayers final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC006", "selective-recompute-with-num-layers", Severity::Error,
+constexpr RuleInfo kRule{"RC006",
+                         "selective-recompute-with-num-layers",
+                         Severity::Error,
                          "recompute_num_layers is set under selective recompute",
                          R"md(## What it does
 Flags `recompute_num_layers` set while `recompute_granularity` is `"selective"`.
@@ -30,7 +32,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "recompute_num_layers must be None."};
 
 class SelectiveRecomputeWithNumLayers final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC007", "distributed-activations-with-sequence-parallel", Severity::Error,
+constexpr RuleInfo kRule{"RC007",
+                         "distributed-activations-with-sequence-parallel",
+                         Severity::Error,
                          "distribute_saved_activations and sequence_parallel are both enabled",
                          R"md(## What it does
 Flags `distribute_saved_activations: true` together with `sequence_parallel: true` while recompute is enabled.
@@ -36,7 +38,9 @@ model:
   tensor_model_parallel_size: 4
   sequence_parallel: true
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "must be false when sequence parallel is enabled"};
 
 class DistributedActivationsWithSequenceParallel final : public Rule {
 public:

@@ -35,7 +35,8 @@ model:
   recompute_modules: [core_attn, moe]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "Invalid choices for recompute_modules"};
 
 class UnknownRecomputeModule final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC009", "moe-act-recompute-without-grouped-gemm", Severity::Error,
+constexpr RuleInfo kRule{"RC009",
+                         "moe-act-recompute-without-grouped-gemm",
+                         Severity::Error,
                          "moe_act recompute is selected but moe_grouped_gemm is off",
                          R"md(## What it does
 Flags `moe_act` in `recompute_modules` under selective recompute when `moe_grouped_gemm` is off.
@@ -32,7 +34,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "moe_act in recompute_modules is only supported with"};
 
 class MoeActRecomputeWithoutGroupedGemm final : public Rule {
 public:

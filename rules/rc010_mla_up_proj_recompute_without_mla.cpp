@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC010", "mla-up-proj-recompute-without-mla", Severity::Error,
+constexpr RuleInfo kRule{"RC010",
+                         "mla-up-proj-recompute-without-mla",
+                         Severity::Error,
                          "mla_up_proj recompute is selected on a model without multi-latent attention",
                          R"md(## What it does
 Flags `mla_up_proj` in `recompute_modules` under selective recompute on a model without multi-latent attention.
@@ -30,7 +32,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "mla_up_proj in recompute_modules is only supported with"};
 
 class MlaUpProjRecomputeWithoutMla final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC011", "gdn-norm-out-recompute-without-gated-delta-net", Severity::Error,
+constexpr RuleInfo kRule{"RC011",
+                         "gdn-norm-out-recompute-without-gated-delta-net",
+                         Severity::Error,
                          "gdn_norm_out recompute is selected on a model without gated-delta-net attention",
                          R"md(## What it does
 Flags `gdn_norm_out` in `recompute_modules` under selective recompute on a model whose attention is not gated delta net.
@@ -29,7 +31,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [gdn_norm_out]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "gdn_norm_out in recompute_modules is only supported with"};
 
 class GdnNormOutRecomputeWithoutGatedDeltaNet final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC012", "shared-experts-recompute-with-overlap", Severity::Error,
+constexpr RuleInfo kRule{"RC012",
+                         "shared-experts-recompute-with-overlap",
+                         Severity::Error,
                          "shared_experts recompute is selected while moe_shared_expert_overlap is on",
                          R"md(## What it does
 Flags `shared_experts` in `recompute_modules` while shared experts are overlapped with the routed experts' communication (`moe_shared_expert_overlap`).
@@ -32,7 +34,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [shared_experts]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "shared_experts recompute cannot work"};
 
 class SharedExpertsRecomputeWithOverlap final : public Rule {
 public:

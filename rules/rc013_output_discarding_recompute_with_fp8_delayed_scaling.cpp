@@ -6,9 +6,12 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC013", "output-discarding-recompute-with-fp8-delayed-scaling", Severity::Error,
-                         "moe_act or layernorm recompute is selected with fp8 delayed scaling",
-                         R"md(## What it does
+constexpr RuleInfo kRule{
+    "RC013",
+    "output-discarding-recompute-with-fp8-delayed-scaling",
+    Severity::Error,
+    "moe_act or layernorm recompute is selected with fp8 delayed scaling",
+    R"md(## What it does
 Flags `moe_act` or `layernorm` in `recompute_modules` when FP8 training uses the delayed-scaling recipe.
 
 ## Why is this bad?
@@ -32,7 +35,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md",
+    "ValueError",
+    "Delayed scaling does not support moe_act and layernorm recompute|moe_act and layernorm recompute cannot work with fp8"};
 
 class OutputDiscardingRecomputeWithFp8DelayedScaling final : public Rule {
 public:

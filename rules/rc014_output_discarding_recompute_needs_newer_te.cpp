@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC014", "output-discarding-recompute-needs-newer-te", Severity::Error,
+constexpr RuleInfo kRule{"RC014",
+                         "output-discarding-recompute-needs-newer-te",
+                         Severity::Error,
                          "moe_act or layernorm recompute under fp8 needs Transformer Engine 2.6 or newer",
                          R"md(## What it does
 With `--te-version`, flags `moe_act` or `layernorm` recompute under FP8 when the stated Transformer Engine is older
@@ -35,7 +37,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "moe_act and layernorm recompute for fp8 needs"};
 
 class OutputDiscardingRecomputeNeedsNewerTe final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC015", "moe-layer-recompute-with-full", Severity::Error,
+constexpr RuleInfo kRule{"RC015",
+                         "moe-layer-recompute-with-full",
+                         Severity::Error,
                          "the deprecated moe_layer_recompute is combined with full recompute",
                          R"md(## What it does
 Flags `moe_layer_recompute: true` together with `recompute_granularity: full`.
@@ -32,7 +34,9 @@ model:
   recompute_method: uniform
   recompute_num_layers: 1
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "Do not set --moe-layer-recompute with full"};
 
 class MoeLayerRecomputeWithFull final : public Rule {
 public:

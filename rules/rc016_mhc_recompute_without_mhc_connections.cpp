@@ -8,7 +8,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC016", "mhc-recompute-without-mhc-connections", Severity::Error,
+constexpr RuleInfo kRule{"RC016",
+                         "mhc-recompute-without-mhc-connections",
+                         Severity::Error,
                          "mhc recompute is selected but hyper-connections are off",
                          R"md(## What it does
 Flags `mhc` in `recompute_modules` (selective) on a model whose manifold hyper-connections are off. The switch is
@@ -34,7 +36,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [mhc]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "'mhc' in recompute_modules requires"};
 
 class MhcRecomputeWithoutMhcConnections final : public Rule {
 public:

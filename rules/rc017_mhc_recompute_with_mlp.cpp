@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC017", "mhc-recompute-with-mlp", Severity::Error,
+constexpr RuleInfo kRule{"RC017",
+                         "mhc-recompute-with-mlp",
+                         Severity::Error,
                          "mhc and mlp recompute are selected together",
                          R"md(## What it does
 Flags `mhc` and `mlp` together in `recompute_modules`.
@@ -30,7 +32,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [mhc]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "'mhc' and 'mlp' in recompute_modules"};
 
 class MhcRecomputeWithMlp final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC018", "invalid-mhc-recompute-layer-num", Severity::Error,
+constexpr RuleInfo kRule{"RC018",
+                         "invalid-mhc-recompute-layer-num",
+                         Severity::Error,
                          "mhc_recompute_layer_num is not a positive integer",
                          R"md(## What it does
 Flags `mhc_recompute_layer_num` that is not a positive integer while `mhc` is recomputed.
@@ -32,7 +34,9 @@ model:
   recompute_modules: [mhc]
   mhc_recompute_layer_num: 2
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "mhc_recompute_layer_num must be"};
 
 class InvalidMhcRecomputeLayerNum final : public Rule {
 public:

@@ -6,9 +6,12 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC019", "mhc-recompute-with-fine-grained-offloading", Severity::Error,
-                         "mhc recompute is combined with fine-grained activation offloading",
-                         R"md(## What it does
+constexpr RuleInfo kRule{
+    "RC019",
+    "mhc-recompute-with-fine-grained-offloading",
+    Severity::Error,
+    "mhc recompute is combined with fine-grained activation offloading",
+    R"md(## What it does
 Flags `mhc` recompute together with `fine_grained_activation_offloading`: at Megatron-LM main any offloading, at the
 dev branch (`--mcore dev`) offloading of `attn_norm` or `mlp_norm`, the norms the mHC checkpoints wrap.
 
@@ -34,7 +37,9 @@ model:
   recompute_modules: [mhc]
   fine_grained_activation_offloading: false
 ```
-)md"};
+)md",
+    "ValueError",
+    "'mhc' in recompute_modules + fine_grained_activation_offloading|'mhc' in recompute_modules is incompatible with offload_modules"};
 
 class MhcRecomputeWithFineGrainedOffloading final : public Rule {
 public:

@@ -35,7 +35,8 @@ model:
   recompute_modules: [mhc]
 ```
 )md",
-                         "NotImplementedError"};
+                         "NotImplementedError",
+                         "is not yet compatible with full activation recompute"};
 
 class FullRecomputeWithMhcConnections final : public Rule {
 public:

@@ -37,7 +37,8 @@ model:
   recompute_modules: [moe_act]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "while recomputing the entire MoE layer|gdp_qkv cannot be set in offload_modules"};
 
 class RecomputeOfOffloadedModule final : public Rule {
 public:

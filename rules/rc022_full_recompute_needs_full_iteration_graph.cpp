@@ -35,7 +35,8 @@ model:
   recompute_modules: [moe_act]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "full recompute is only supported with full iteration CUDA graph"};
 
 class FullRecomputeNeedsFullIterationGraph final : public Rule {
 public:

@@ -35,7 +35,8 @@ model:
   recompute_modules: [moe_act]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "moe recompute is not supported with moe_router CUDA graph"};
 
 class MoeRecomputeWithGraphedRouter final : public Rule {
 public:

@@ -35,7 +35,8 @@ model:
   recompute_modules: [core_attn]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "attention dropout is not supported with graphed attention recomputation"};
 
 class AttentionDropoutWithGraphedAttentionRecompute final : public Rule {
 public:

@@ -35,7 +35,8 @@ model:
   recompute_modules: [mlp]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "hidden dropout is not supported with graphed MLP/MoE recomputation"};
 
 class HiddenDropoutWithGraphedMlpRecompute final : public Rule {
 public:

@@ -36,7 +36,8 @@ model:
   recompute_modules: [moe]
 ```
 )md",
-                         "AssertionError"};
+                         "AssertionError",
+                         "moe_input_jitter_eps is not supported with graphed moe recomputation"};
 
 class InputJitterWithGraphedMoeRecompute final : public Rule {
 public:

@@ -6,11 +6,12 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC027",
-                         "recompute-with-ep-comm-overlap",
-                         Severity::Error,
-                         "recompute settings that overlap_moe_expert_parallel_comm does not allow",
-                         R"md(## What it does
+constexpr RuleInfo kRule{
+    "RC027",
+    "recompute-with-ep-comm-overlap",
+    Severity::Error,
+    "recompute settings that overlap_moe_expert_parallel_comm does not allow",
+    R"md(## What it does
 Flags recompute settings combined with `overlap_moe_expert_parallel_comm` (expert-parallel all-to-all overlap):
 full recompute, any `recompute_method`, any `recompute_num_layers`, or `moe` in the selective list.
 
@@ -43,7 +44,8 @@ model:
   recompute_modules: [moe_act]
 ```
 )md",
-                         "AssertionError"};
+    "AssertionError",
+    "disable full recomputation when enabling overlap_moe_expert_parallel_comm|disable recomputation method when enabling overlap_moe_expert_parallel_comm|recompute_num_layers must be None when enabling overlap_moe_expert_parallel_comm|disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm|with overlap_moe_expert_parallel_comm full recompute|overlap_moe_expert_parallel_comm full recompute"};
 
 class RecomputeWithEpCommOverlap final : public Rule {
 public:

@@ -6,9 +6,12 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC028", "cuda-graph-with-recompute", Severity::Error,
-                         "enable_cuda_graph is combined with activation recompute (Megatron Core 0.14 and older)",
-                         R"md(## What it does
+constexpr RuleInfo kRule{
+    "RC028",
+    "cuda-graph-with-recompute",
+    Severity::Error,
+    "enable_cuda_graph is combined with activation recompute (Megatron Core 0.14 and older)",
+    R"md(## What it does
 At Megatron Core 0.12 to 0.14, flags `enable_cuda_graph: true` together with any `recompute_granularity`.
 
 ## Why is this bad?
@@ -29,7 +32,9 @@ model:
   enable_cuda_graph: false
   recompute_granularity: selective
 ```
-)md"};
+)md",
+    "ValueError",
+    "CUDA graphs not supported with activation recomputation|attn cuda graph is not supported with"};
 
 class CudaGraphWithRecompute final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC029", "gdn-recompute-without-gated-delta-net", Severity::Error,
+constexpr RuleInfo kRule{"RC029",
+                         "gdn-recompute-without-gated-delta-net",
+                         Severity::Error,
                          "gdn recompute is selected on a model without gated-delta-net attention",
                          R"md(## What it does
 Flags `gdn` in `recompute_modules` under selective recompute on a model whose `experimental_attention_variant` is
@@ -33,7 +35,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [gdn]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "gdn in recompute_modules is only supported"};
 
 class GdnRecomputeWithoutGatedDeltaNet final : public Rule {
 public:

@@ -6,7 +6,9 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC030", "mhc-recompute-with-ep-overlap-cuda-graphs", Severity::Error,
+constexpr RuleInfo kRule{"RC030",
+                         "mhc-recompute-with-ep-overlap-cuda-graphs",
+                         Severity::Error,
                          "mhc recompute under overlap_moe_expert_parallel_comm is combined with CUDA graphs",
                          R"md(## What it does
 Flags `mhc` recompute (selective) while `overlap_moe_expert_parallel_comm` is on and any CUDA graph is configured
@@ -39,7 +41,9 @@ model:
   recompute_granularity: selective
   recompute_modules: [mhc]
 ```
-)md"};
+)md",
+                         "ValueError",
+                         "mHC recompute with overlap_moe_expert_parallel_comm"};
 
 class MhcRecomputeWithEpOverlapCudaGraphs final : public Rule {
 public:

@@ -2,6 +2,8 @@
 
 #include <cctype>
 
+#include "rules/megatron_raises.hpp"
+
 namespace mbl {
 
 #define MBL_RULE(CODE) std::unique_ptr<Rule> make_rule_##CODE();
@@ -44,13 +46,18 @@ const RuleInfo* find_doc(std::string_view code_or_name) {
 std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
     std::vector<Diagnostic> out;
     RuleMemo own;
+    // With Megatron Core's compiled __post_init__, its verdict decides which rejections stand (apply_megatron_verdict),
+    // so every error rule tied to its raise sites runs; without it, the revision's list of rejections gates them.
+    const bool compiled = model.post_init != nullptr;
     for (const auto& rule : all_rules()) {
         const RuleInfo& info = rule->info();
-        if (info.is_rejection() && !model.revision->rejects(info.code)) continue;
+        if (info.is_rejection() && !(compiled && !info.raise_text.empty()) && !model.revision->rejects(info.code))
+            continue;
         RuleContext ctx(model, options, memo ? memo : &own);
         rule->check(ctx);
         for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }
+    if (compiled) apply_megatron_verdict(model, options, out);
     return out;
 }
 

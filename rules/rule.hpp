@@ -27,6 +27,10 @@ struct RuleInfo {
     // Error rules: the exception Megatron Core raises. The rule runner closes each of the rule's diagnostics with
     // "Megatron Core <revision> rejects this config at start-up (<raises> in TransformerConfig.__post_init__)".
     std::string_view raises = "ValueError";
+    // Error rules: the Megatron Core raise sites the rule explains, as fragments of their messages ('|' between
+    // them). Where the revision's __post_init__ is compiled (core/post_init.hpp), a diagnostic stands only when such a
+    // site certainly raises for the config (rules/megatron_raises.cpp); every other certain raise is RC000.
+    std::string_view raise_text = {};
     // Error rules mirror a Megatron Core rejection and run only at revisions whose schema lists the code.
     constexpr bool is_rejection() const { return severity == Severity::Error; }
 };

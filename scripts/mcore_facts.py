@@ -19,6 +19,8 @@ Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] 
                   (default /work/.mirror/NVIDIA+Megatron-LM/repo)
   --bridge        a Megatron Bridge git directory (default /work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo)
   --check         write nothing; exit 1 when a generated file differs from what is committed
+  --checks DUMPER write schemas/mcore/checks/<revision>.json: the __post_init__ checks, compiled from each
+                  revision's whole tree by the linter's own compiler (DUMPER: build/tests/dump_mcore_checks)
   --check-reader  write nothing; extract each revision's whole megatron/ tree and compare what the linter's own
                   reader (build/tests/dump_mcore_classes) reads from it with the committed facts, field by field
 
@@ -40,6 +42,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMAS = os.path.join(ROOT, "schemas", "mcore")
 OUT = os.path.join(SCHEMAS, "classes")
+CHECKS_OUT = os.path.join(SCHEMAS, "checks")
 BRIDGE_OUT = os.path.join(ROOT, "schemas", "bridge", "model_fields.json")
 
 # (module, class): the classes Bridge providers build on; bases are found from the source.
@@ -642,13 +645,57 @@ def check_reader(git_dir, dumper):
     return 1 if differences else 0
 
 
+def extract_tree(git_dir, commit, tmp):
+    """Megatron-LM's megatron/ folder at `commit`, written under `tmp`."""
+    import tarfile
+    archive = subprocess.run(["git", "-C", git_dir, "archive", commit, "megatron"], capture_output=True,
+                             check=True).stdout
+    tar_path = os.path.join(tmp, "tree.tar")
+    with open(tar_path, "wb") as f:
+        f.write(archive)
+    with tarfile.open(tar_path) as t:
+        t.extractall(tmp)
+
+
+def write_checks(git_dir, dumper, check_only):
+    """schemas/mcore/checks/<revision>.json: each revision's __post_init__ checks, compiled by the linter's own
+    compiler (parser/bridge/mcore_checks.cpp, through DUMPER = build/tests/dump_mcore_checks) from the whole tree at
+    the revision's commit: the route a tree on disk takes at lint time, so bundled and live facts cannot differ."""
+    import tempfile
+    stale = []
+    os.makedirs(CHECKS_OUT, exist_ok=True)
+    for name, commit, ref in revision_commits():
+        with tempfile.TemporaryDirectory() as tmp:
+            extract_tree(git_dir, commit, tmp)
+            text = subprocess.run([dumper, tmp, name, commit], capture_output=True, text=True, check=True).stdout
+        path = os.path.join(CHECKS_OUT, f"{name}.json")
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(path)
+            if not check_only:
+                with open(path, "w") as f:
+                    f.write(text)
+        program = json.loads(text)
+        kinds = {}
+        for site in program["sites"]:
+            kinds[site["kind"]] = kinds.get(site["kind"], 0) + 1
+        print(f"{name} ({commit[:12]}): {len(program['functions'])} functions, sites {kinds}")
+    if check_only and stale:
+        print("out of date: " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--megatron", default="/work/.mirror/NVIDIA+Megatron-LM/repo")
     parser.add_argument("--bridge", default="/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--check-reader", metavar="DUMPER")
+    parser.add_argument("--checks", metavar="DUMPER")
     args = parser.parse_args()
+    if args.checks:
+        return write_checks(args.megatron, args.checks, args.check)
     if args.check_reader:
         return check_reader(args.megatron, args.check_reader)
     revisions = revision_commits()

@@ -14,6 +14,8 @@
 #include <memory>
 
 #include "core/file_text.hpp"
+#include "core/post_init.hpp"
+#include "parser/bridge/mcore_tree.hpp"
 #include "pyeval/ast.hpp"
 
 namespace mbl::py {
@@ -23,6 +25,8 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr std::uintmax_t kMaxSourceFile = 8u << 20;
+
+}  // namespace
 
 std::string compact(std::string_view s) {
     std::string out;
@@ -36,35 +40,9 @@ std::string last_part(std::string_view dotted) {
     return std::string(dot == std::string_view::npos ? dotted : dotted.substr(dot + 1));
 }
 
-// One module of the tree: its syntax tree and what its import statements bind.
-struct SourceModule {
-    std::string name;  // dotted
-    std::string path;  // relative to the root
-    bool package = false;
-    Ast ast;
-    std::map<std::string, std::pair<std::string, std::string>> imported;  // local name -> (module, name or "")
-    std::map<std::string, NodeId> classes;                                // top-level class definitions
-
-    std::string package_name() const { return package ? name : name.substr(0, name.rfind('.')); }
-};
-
-class TreeReader {
-public:
-    explicit TreeReader(fs::path root) : root_(std::move(root)) {}
-
-    const SourceModule* module(const std::string& name);
-    // The module and class node defining `class_name` as `module_name` sees it, following imports.
-    std::pair<const SourceModule*, NodeId> find_class(const std::string& module_name, const std::string& class_name,
-                                                      int depth = 0);
-    bool is_enum_class(const SourceModule& m, const std::string& name);
-
-private:
-    void read_imports(SourceModule& m);
-    fs::path root_;
-    std::map<std::string, std::unique_ptr<SourceModule>> modules_;
-};
-
-std::optional<std::string> read_file(const fs::path& p) { return read_file_text(p.string(), kMaxSourceFile).text; }
+static std::optional<std::string> read_file(const fs::path& p) {
+    return read_file_text(p.string(), kMaxSourceFile).text;
+}
 
 const SourceModule* TreeReader::module(const std::string& name) {
     if (auto it = modules_.find(name); it != modules_.end()) return it->second.get();
@@ -92,6 +70,14 @@ void TreeReader::read_imports(SourceModule& m) {
     for (NodeId s : a.named_kids(a.root)) {
         NodeId def = a.kind(s) == Kind::DecoratedDefinition ? a.field(s, Field::Definition) : s;
         if (a.kind(def) == Kind::ClassDefinition) m.classes[std::string(a.source(a.field(def, Field::Name)))] = def;
+        if (a.kind(def) == Kind::FunctionDefinition)
+            m.functions[std::string(a.source(a.field(def, Field::Name)))] = def;
+        if (a.kind(s) == Kind::ExpressionStatement) {
+            NodeId x = a.first_named(s);
+            if (a.kind(x) == Kind::Assignment && a.kind(a.field(x, Field::Left)) == Kind::Identifier &&
+                a.field(x, Field::Right) != kNoNode)
+                m.assigned[std::string(a.source(a.field(x, Field::Left)))] = a.field(x, Field::Right);
+        }
     }
     for (NodeId id = 0; id < a.nodes.size(); ++id) {
         if (a.kind(id) == Kind::ImportFromStatement) {
@@ -145,6 +131,17 @@ std::pair<const SourceModule*, NodeId> TreeReader::find_class(const std::string&
     return {nullptr, kNoNode};
 }
 
+std::pair<const SourceModule*, NodeId> TreeReader::find_def(const std::string& module_name, const std::string& name,
+                                                            char what, int depth) {
+    const SourceModule* m = module(module_name);
+    if (!m || depth > 8) return {nullptr, kNoNode};
+    const auto& table = what == 'f' ? m->functions : m->assigned;
+    if (auto it = table.find(name); it != table.end()) return {m, it->second};
+    if (auto it = m->imported.find(name); it != m->imported.end() && !it->second.second.empty())
+        return find_def(it->second.first, it->second.second, what, depth + 1);
+    return {nullptr, kNoNode};
+}
+
 bool TreeReader::is_enum_class(const SourceModule& m, const std::string& name) {
     auto [owner, cls] = find_class(m.name, name);
     if (!owner) return false;
@@ -155,6 +152,8 @@ bool TreeReader::is_enum_class(const SourceModule& m, const std::string& name) {
     }
     return false;
 }
+
+namespace {
 
 // --- annotations -----------------------------------------------------------------------------------------------
 
@@ -621,6 +620,7 @@ std::optional<ClassFacts> read_mcore_classes(const fs::path& root, const ClassFa
               [](const ConfigClass& x, const ConfigClass& y) { return x.name < y.name; });
     out.origin = fmt::format("read from {}", root.string());
     out.index();
+    out.checks = compile_post_init(tree, out);
     return out;
 }
 

@@ -70,7 +70,7 @@ TEST_CASE("SARIF: stable rule ids, rule metadata with help, relative URIs", "[sa
     CHECK(run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == "file://" + dir.path().string() + "/");
     const json& rules = run["tool"]["driver"]["rules"];
     REQUIRE(rules.size() >= 45);
-    CHECK(rules[0]["id"] == "RC001");
+    CHECK(rules[0]["id"] == "RC000");
     for (const auto& r : rules) {
         INFO(r["id"]);
         CHECK(!r["shortDescription"]["text"].get<std::string>().empty());

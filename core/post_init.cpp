@@ -1,0 +1,1347 @@
+#include "core/post_init.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "core/version.hpp"
+
+namespace mbl::post_init {
+
+using nlohmann::json;
+
+// ---------------------------------------------------------------------------------------------------------------
+// JSON form (schemas/mcore/checks/<revision>.json). Short keys: the files hold thousands of nodes.
+
+namespace {
+
+const char* const kOpNames[] = {"const", "list", "tuple", "set",   "dict",  "self",    "var",    "attr",   "not",
+                                "and",   "or",   "cmp",   "bin",   "neg",   "builtin", "method", "call",   "ifexp",
+                                "sub",   "fstr", "comp",  "forin", "dtype", "ext",     "type",   "unknown"};
+const char* const kStNames[] = {"if",  "raise",  "set",   "let",      "eval", "warn",
+                                "for", "return", "break", "continue", "try",  "unknown"};
+const char* const kSiteKinds[] = {"raise", "warn", "unknown"};
+
+template <typename E, std::size_t N>
+E parse_name(const std::string& s, const char* const (&names)[N], const char* what) {
+    for (std::size_t i = 0; i < N; ++i)
+        if (s == names[i]) return static_cast<E>(i);
+    throw std::runtime_error(fmt::format("unknown {} \"{}\" in a checks file", what, s));
+}
+
+json value_to_json(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::Null: return nullptr;
+        case Value::Kind::Bool: return v.as_bool();
+        case Value::Kind::Int: return v.as_int();
+        case Value::Kind::Float: return v.as_number();
+        case Value::Kind::String: return v.as_string();
+        default: return nullptr;
+    }
+}
+
+Value value_from_json(const json& j) {
+    if (j.is_boolean()) return Value::boolean(j.get<bool>());
+    if (j.is_number_integer()) return Value::integer(j.get<std::int64_t>());
+    if (j.is_number()) return Value::floating(j.get<double>());
+    if (j.is_string()) return Value::string(j.get<std::string>());
+    return Value::null();
+}
+
+json expr_to_json(const Expr& e) {
+    json j = json::object();
+    j["o"] = kOpNames[static_cast<int>(e.op)];
+    if (e.op == Op::Const) j["v"] = value_to_json(e.value);
+    if (!e.name.empty()) j["n"] = e.name;
+    if (!e.kind.empty()) j["k"] = e.kind;
+    if (!e.ops.empty()) j["ops"] = e.ops;
+    if (!e.names.empty()) j["ns"] = e.names;
+    if (!e.kids.empty()) {
+        json kids = json::array();
+        for (const auto& k : e.kids) kids.push_back(expr_to_json(k));
+        j["a"] = std::move(kids);
+    }
+    return j;
+}
+
+Expr expr_from_json(const json& j) {
+    Expr e;
+    e.op = parse_name<Op>(j.at("o").get<std::string>(), kOpNames, "expression");
+    if (e.op == Op::Const) e.value = value_from_json(j.at("v"));
+    e.name = j.value("n", "");
+    e.kind = j.value("k", "");
+    if (j.contains("ops")) e.ops = j.at("ops").get<std::vector<std::string>>();
+    if (j.contains("ns")) e.names = j.at("ns").get<std::vector<std::string>>();
+    if (j.contains("a"))
+        for (const auto& k : j.at("a")) e.kids.push_back(expr_from_json(k));
+    return e;
+}
+
+json block_to_json(const std::vector<Stmt>& block);
+
+json stmt_to_json(const Stmt& s) {
+    json j = json::object();
+    j["s"] = kStNames[static_cast<int>(s.kind)];
+    j["l"] = s.line;
+    if (!s.name.empty()) j["n"] = s.name;
+    if (!s.names.empty()) j["ns"] = s.names;
+    if (s.e.op != Op::Unknown || !s.e.name.empty()) j["e"] = expr_to_json(s.e);
+    if (!s.body.empty()) j["b"] = block_to_json(s.body);
+    if (!s.orelse.empty()) j["x"] = block_to_json(s.orelse);
+    if (s.site >= 0) j["site"] = s.site;
+    return j;
+}
+
+json block_to_json(const std::vector<Stmt>& block) {
+    json out = json::array();
+    for (const auto& s : block) out.push_back(stmt_to_json(s));
+    return out;
+}
+
+std::vector<Stmt> block_from_json(const json& j);
+
+Stmt stmt_from_json(const json& j) {
+    Stmt s;
+    s.kind = parse_name<St>(j.at("s").get<std::string>(), kStNames, "statement");
+    s.line = j.value("l", 0);
+    s.name = j.value("n", "");
+    if (j.contains("ns")) s.names = j.at("ns").get<std::vector<std::string>>();
+    if (j.contains("e")) s.e = expr_from_json(j.at("e"));
+    if (j.contains("b")) s.body = block_from_json(j.at("b"));
+    if (j.contains("x")) s.orelse = block_from_json(j.at("x"));
+    s.site = j.value("site", -1);
+    return s;
+}
+
+std::vector<Stmt> block_from_json(const json& j) {
+    std::vector<Stmt> out;
+    out.reserve(j.size());
+    for (const auto& s : j) out.push_back(stmt_from_json(s));
+    return out;
+}
+
+}  // namespace
+
+Program Program::from_json(const json& j) {
+    try {
+        Program p;
+        p.commit = j.value("commit", "");
+        for (const auto& [name, f] : j.at("functions").items()) {
+            Function fn;
+            fn.name = name;
+            fn.file = f.value("file", "");
+            fn.params = f.at("params").get<std::vector<std::string>>();
+            if (f.contains("defaults"))
+                for (const auto& d : f.at("defaults")) fn.defaults.push_back(expr_from_json(d));
+            fn.defaults.resize(fn.params.size());
+            fn.body = block_from_json(f.at("body"));
+            p.functions.emplace(name, std::move(fn));
+        }
+        p.entries = j.at("entries").get<std::map<std::string, std::string, std::less<>>>();
+        if (j.contains("enums"))
+            for (const auto& [name, e] : j.at("enums").items()) {
+                EnumClass ec;
+                ec.str_valued = e.value("str", false);
+                for (const auto& m : e.at("members"))
+                    ec.members.emplace_back(m.at(0).get<std::string>(), value_from_json(m.at(1)));
+                p.enums.emplace(name, std::move(ec));
+            }
+        for (const auto& s : j.at("sites")) {
+            Site site;
+            site.kind = parse_name<Site::Kind>(s.at("kind").get<std::string>(), kSiteKinds, "site kind");
+            site.exception = s.value("exception", "");
+            site.file = s.value("file", "");
+            site.line = s.value("line", 0);
+            site.function = s.value("function", "");
+            site.text = s.value("text", "");
+            if (s.contains("reads")) site.reads = s.at("reads").get<std::vector<std::string>>();
+            p.sites.push_back(std::move(site));
+        }
+        return p;
+    } catch (const json::exception& e) {
+        throw std::runtime_error(fmt::format("malformed checks file: {}", e.what()));
+    }
+}
+
+json Program::to_json() const {
+    json j = json::object();
+    j["commit"] = commit;
+    j["entries"] = entries;
+    if (!enums.empty()) {
+        json es = json::object();
+        for (const auto& [name, e] : enums) {
+            json members = json::array();
+            for (const auto& [m, v] : e.members) members.push_back(json::array({m, value_to_json(v)}));
+            es[name] = {{"str", e.str_valued}, {"members", std::move(members)}};
+        }
+        j["enums"] = std::move(es);
+    }
+    json sites_j = json::array();
+    for (const auto& s : sites) {
+        json o = {{"kind", kSiteKinds[static_cast<int>(s.kind)]},
+                  {"file", s.file},
+                  {"line", s.line},
+                  {"function", s.function},
+                  {"text", s.text},
+                  {"reads", s.reads}};
+        if (!s.exception.empty()) o["exception"] = s.exception;
+        sites_j.push_back(std::move(o));
+    }
+    j["sites"] = std::move(sites_j);
+    json fns = json::object();
+    for (const auto& [name, f] : functions) {
+        json o = {{"file", f.file}, {"params", f.params}, {"body", block_to_json(f.body)}};
+        bool any_default = false;
+        for (const auto& d : f.defaults) any_default |= d.op != Op::Unknown || !d.name.empty();
+        if (any_default) {
+            json ds = json::array();
+            for (const auto& d : f.defaults) ds.push_back(expr_to_json(d));
+            o["defaults"] = std::move(ds);
+        }
+        fns[name] = std::move(o);
+    }
+    j["functions"] = std::move(fns);
+    return j;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Python semantics over Value, three-valued: nullopt is "unknown".
+
+namespace {
+
+constexpr std::int64_t kMaxSteps = 200000;
+constexpr int kMaxDepth = 24;
+constexpr std::size_t kMaxItems = 4096;
+const char* const kDtypePrefix = "\x01"
+                                 "dtype:";  // split: "\x01d" would read as one hex escape
+
+Value unknown(std::string why) { return Value::unknown(std::move(why)); }
+
+// Python sets are lists here, marked so that isinstance and repr tell them apart.
+const char* const kSetMark = "\x01set";
+Value set_of(std::vector<Value> items) {
+    Value v = Value::list(std::move(items));
+    v.prov().detail = kSetMark;
+    return v;
+}
+bool is_set(const Value& v) { return v.is_list() && v.prov().detail == kSetMark; }
+
+// Members of enums whose values are not strings: "\x01enum:Class.member".
+const char* const kEnumPrefix = "\x01"
+                                "enum:";
+bool is_enum_member(const Value& v) { return v.is_string() && v.as_string().rfind(kEnumPrefix, 0) == 0; }
+std::string enum_member_text(const Value& v) { return v.as_string().substr(6); }  // "Class.member"
+const char* const kTypePrefix = "\x01type:";
+bool is_type(const Value& v) { return v.is_string() && v.as_string().rfind(kTypePrefix, 0) == 0; }
+
+std::string canonical_dtype(std::string s) {
+    if (s.rfind("torch.", 0) == 0) s = s.substr(6);
+    if (s == "float") return "float32";
+    if (s == "half") return "float16";
+    if (s == "double") return "float64";
+    if (s == "bf16") return "bfloat16";
+    return s;
+}
+
+// A dtype as a config holds it: "bfloat16", "torch.bfloat16", {_target_: torch.bfloat16, _call_: false}.
+std::optional<std::string> dtype_of(const Value& v) {
+    if (v.is_string()) {
+        if (v.as_string().rfind(kDtypePrefix, 0) == 0) return v.as_string().substr(7);
+        return canonical_dtype(v.as_string());
+    }
+    if (v.is_map()) {
+        const std::string t = v.target();
+        if (!t.empty()) return canonical_dtype(t);
+    }
+    return std::nullopt;
+}
+
+bool is_dtype(const Value& v) { return v.is_string() && v.as_string().rfind(kDtypePrefix, 0) == 0; }
+
+std::optional<bool> truth(const Value& v) {
+    if (v.is_unknown()) return std::nullopt;
+    return v.truthy();
+}
+
+std::optional<bool> py_eq(const Value& a, const Value& b) {
+    if (a.is_unknown() || b.is_unknown()) return std::nullopt;
+    if (is_dtype(a) || is_dtype(b)) {
+        auto x = dtype_of(a), y = dtype_of(b);
+        if (!x || !y) return a.is_null() || b.is_null() ? std::optional<bool>(false) : std::nullopt;
+        return *x == *y;
+    }
+    const bool an = a.is_number() || a.is_bool(), bn = b.is_number() || b.is_bool();
+    if (an && bn) {
+        auto num = [](const Value& v) { return v.is_bool() ? (v.as_bool() ? 1.0 : 0.0) : v.as_number(); };
+        return num(a) == num(b);
+    }
+    if (a.kind() != b.kind()) {
+        if (a.is_map() || b.is_map()) return std::nullopt;  // a dump's object stands for something we can't compare
+        return false;
+    }
+    if (a.is_list()) {
+        if (a.items().size() != b.items().size()) return false;
+        for (std::size_t i = 0; i < a.items().size(); ++i) {
+            auto e = py_eq(a.items()[i], b.items()[i]);
+            if (!e || !*e) return e;
+        }
+        return true;
+    }
+    if (a.is_map()) return a.contains_unknown() || b.contains_unknown() ? std::nullopt : std::optional(a.same_as(b));
+    return a.same_as(b);
+}
+
+std::optional<bool> py_contains(const Value& container, const Value& item) {
+    if (container.is_unknown() || item.is_unknown()) return std::nullopt;
+    if (container.is_string()) {
+        if (!item.is_string()) return std::nullopt;
+        return container.as_string().find(item.as_string()) != std::string::npos;
+    }
+    if (container.is_list()) {
+        bool unsure = false;
+        for (const auto& x : container.items()) {
+            auto e = py_eq(x, item);
+            if (e && *e) return true;
+            if (!e) unsure = true;
+        }
+        return unsure ? std::nullopt : std::optional<bool>(false);
+    }
+    if (container.is_map()) {
+        if (!item.is_string()) return std::nullopt;
+        if (!container.target().empty()) return std::nullopt;
+        return container.find(item.as_string()) != nullptr;
+    }
+    return std::nullopt;
+}
+
+std::optional<double> as_num(const Value& v) {
+    if (v.is_bool()) return v.as_bool() ? 1.0 : 0.0;
+    if (v.is_number()) return v.as_number();
+    return std::nullopt;
+}
+
+std::optional<bool> py_order(const std::string& op, const Value& a, const Value& b) {
+    if (a.is_unknown() || b.is_unknown()) return std::nullopt;
+    int c = 0;
+    if (auto x = as_num(a), y = as_num(b); x && y) {
+        c = *x < *y ? -1 : (*x > *y ? 1 : 0);
+    } else if (a.is_string() && b.is_string()) {
+        c = a.as_string().compare(b.as_string());
+    } else {
+        return std::nullopt;  // Python raises TypeError: not the check we model
+    }
+    if (op == "<") return c < 0;
+    if (op == "<=") return c <= 0;
+    if (op == ">") return c > 0;
+    return c >= 0;
+}
+
+std::string py_repr(const Value& v);
+
+std::string py_str(const Value& v) {
+    if (is_enum_member(v)) return enum_member_text(v);
+    if (v.is_string()) {
+        if (auto d = dtype_of(v); d && is_dtype(v)) return "torch." + *d;
+        return v.as_string();
+    }
+    return py_repr(v);
+}
+
+std::string py_repr(const Value& v) {
+    switch (v.kind()) {
+        case Value::Kind::Null: return "None";
+        case Value::Kind::Bool: return v.as_bool() ? "True" : "False";
+        case Value::Kind::Int: return std::to_string(v.as_int());
+        case Value::Kind::Float: {
+            double d = v.as_number();
+            if (std::floor(d) == d && std::abs(d) < 1e16) return fmt::format("{:.1f}", d);
+            return fmt::format("{}", d);
+        }
+        case Value::Kind::String:
+            if (is_dtype(v) || is_enum_member(v))
+                return is_enum_member(v) ? "<" + enum_member_text(v) + ">" : py_str(v);
+            return "'" + v.as_string() + "'";
+        case Value::Kind::List: {
+            if (is_set(v) && v.items().empty()) return "set()";
+            std::string out = is_set(v) ? "{" : "[";
+            for (std::size_t i = 0; i < v.items().size(); ++i) out += (i ? ", " : "") + py_repr(v.items()[i]);
+            return out + (is_set(v) ? "}" : "]");
+        }
+        case Value::Kind::Map: {
+            if (!v.target().empty()) return v.target();
+            std::string out = "{";
+            bool first = true;
+            for (const auto& e : v.entries()) {
+                out += (first ? "'" : ", '") + e.key + "': " + py_repr(e.value);
+                first = false;
+            }
+            return out + "}";
+        }
+        case Value::Kind::Unknown: return "<unknown>";
+    }
+    return "?";
+}
+
+Value bool_value(std::optional<bool> b, const std::string& why) { return b ? Value::boolean(*b) : unknown(why); }
+
+std::string why_of(const Value& v) { return v.is_unknown() ? v.unknown_reason() : std::string("an unknown value"); }
+
+std::vector<Value> unique_items(std::vector<Value> items) {
+    std::vector<Value> out;
+    for (auto& x : items) {
+        bool seen = false;
+        for (const auto& y : out)
+            if (auto e = py_eq(x, y); e && *e) seen = true;
+        if (!seen) out.push_back(std::move(x));
+    }
+    return out;
+}
+
+// Items of an iterable; nullopt when unknown (or not iterable as we model it).
+std::optional<std::vector<Value>> items_of(const Value& v) {
+    if (v.is_list()) {
+        return v.items();
+    }
+    if (v.is_map() && v.target().empty()) {
+        std::vector<Value> keys;
+        for (const auto& e : v.entries()) keys.push_back(Value::string(e.key));
+        return keys;
+    }
+    if (v.is_string()) {
+        std::vector<Value> chars;
+        for (char c : v.as_string()) chars.push_back(Value::string(std::string(1, c)));
+        return chars;
+    }
+    return std::nullopt;
+}
+
+Value binary(const std::string& op, const Value& a, const Value& b) {
+    if (a.is_unknown()) return a;
+    if (b.is_unknown()) return b;
+    auto x = as_num(a), y = as_num(b);
+    if (x && y) {
+        const bool ints = !a.is_float() && !b.is_float();
+        const std::int64_t i = ints ? (a.is_bool() ? a.as_bool() : a.as_int()) : 0;
+        const std::int64_t j = ints ? (b.is_bool() ? b.as_bool() : b.as_int()) : 0;
+        if (op == "+") return ints ? Value::integer(i + j) : Value::floating(*x + *y);
+        if (op == "-") return ints ? Value::integer(i - j) : Value::floating(*x - *y);
+        if (op == "*") return ints ? Value::integer(i * j) : Value::floating(*x * *y);
+        if (op == "/") return *y == 0 ? unknown("division by zero") : Value::floating(*x / *y);
+        if (op == "//" || op == "%") {
+            if (*y == 0) return unknown("division by zero");
+            if (ints) {
+                std::int64_t q = i / j, r = i % j;
+                if (r != 0 && ((r < 0) != (j < 0))) {
+                    --q;
+                    r += j;
+                }
+                return Value::integer(op == "//" ? q : r);
+            }
+            const double q = std::floor(*x / *y);
+            return Value::floating(op == "//" ? q : *x - q * *y);
+        }
+        if (op == "**" && ints && j >= 0 && j < 63) {
+            std::int64_t r = 1;
+            for (std::int64_t k = 0; k < j; ++k) r *= i;
+            return Value::integer(r);
+        }
+        if (ints && (op == "&" || op == "|" || op == "^")) {
+            const std::int64_t r = op == "&" ? (i & j) : op == "|" ? (i | j) : (i ^ j);
+            return a.is_bool() && b.is_bool() ? Value::boolean(r != 0) : Value::integer(r);
+        }
+        return unknown(fmt::format("operator {}", op));
+    }
+    if (op == "+" && a.is_string() && b.is_string()) return Value::string(a.as_string() + b.as_string());
+    if (op == "+" && a.is_list() && b.is_list()) {
+        std::vector<Value> items = a.items();
+        items.insert(items.end(), b.items().begin(), b.items().end());
+        return Value::list(std::move(items));
+    }
+    if (a.is_list() && b.is_list() && (op == "-" || op == "&" || op == "|")) {  // sets
+        std::vector<Value> out;
+        if (op == "|") {
+            out = a.items();
+            out.insert(out.end(), b.items().begin(), b.items().end());
+            return set_of(unique_items(std::move(out)));
+        }
+        for (const auto& item : a.items()) {
+            auto in = py_contains(b, item);
+            if (!in) return unknown("a set operation over unknown items");
+            if (*in == (op == "&")) out.push_back(item);
+        }
+        return set_of(unique_items(std::move(out)));
+    }
+    if (op == "*" && a.is_list() && b.is_int() && b.as_int() >= 0 && b.as_int() < 1024) {
+        std::vector<Value> out;
+        for (std::int64_t k = 0; k < b.as_int(); ++k) out.insert(out.end(), a.items().begin(), a.items().end());
+        if (out.size() > kMaxItems) return unknown("a list too long to follow");
+        return Value::list(std::move(out));
+    }
+    return unknown(fmt::format("operator {} on {} and {}", op, py_repr(a), py_repr(b)));
+}
+
+std::optional<bool> isinstance_of(const Value& v, const std::string& type) {
+    if (v.is_unknown()) return std::nullopt;
+    if (type == "bool") return v.is_bool();
+    if (type == "int") return v.is_bool() || v.is_int();
+    if (type == "float") return v.is_float();
+    if (type == "str") return v.is_string() && !is_dtype(v);
+    // A config's list is a Python list (YAML and JSON have no tuples; the front ends read a recipe's tuple as one
+    // only where it is written as a list); the sets are the executor's own, marked.
+    if (type == "list" || type == "List" || type == "Sequence") return v.is_list() && !is_set(v);
+    if (type == "set" || type == "frozenset") return is_set(v);
+    if (type == "tuple" || type == "Tuple") return v.is_list() ? std::nullopt : std::optional<bool>(false);
+    if (type == "dict" || type == "Mapping") return v.is_map() && v.target().empty();
+    return std::nullopt;
+}
+
+std::optional<bool> te_at_least(const JobFacts& facts, const Value& wanted) {
+    if (!facts.te_version || !wanted.is_string()) return std::nullopt;
+    auto have = Version::parse(*facts.te_version);
+    auto need = Version::parse(wanted.as_string());
+    if (!have || !need) return std::nullopt;
+    return *have >= *need;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+
+enum class Flow { Normal, Return, Break, Continue };
+
+struct State {
+    std::map<std::string, Value, std::less<>> written;
+    std::map<std::string, Value, std::less<>> locals;
+};
+
+class Executor {
+public:
+    Executor(const Program& p, const std::function<const Value*(std::string_view)>& field, const JobFacts& facts)
+        : program_(p), field_(field), facts_(facts) {}
+
+    Outcome run(const Function& entry) {
+        Value self = Value::string("\x01self");
+        call(entry, {self}, 0);
+        for (const auto& name : rewrite_order_) {
+            Rewrite r = rewrites_.at(name);
+            r.after = read_field(name);
+            outcome_.rewrites.push_back(std::move(r));
+        }
+        return std::move(outcome_);
+    }
+
+private:
+    const Program& program_;
+    const std::function<const Value*(std::string_view)>& field_;
+    const JobFacts& facts_;
+    Outcome outcome_;
+    std::map<std::string, Value, std::less<>> written_;
+    std::map<std::string, Rewrite> rewrites_;
+    std::vector<std::string> rewrite_order_;
+    std::vector<std::map<std::string, Value, std::less<>>> frames_;
+    const Function* function_ = nullptr;
+    std::optional<Value> result_;
+    bool certain_ = true;
+    std::string why_;  // the unknown the current path depends on
+    std::int64_t steps_ = 0;
+    int depth_ = 0;
+    int line_ = 0;  // the statement being run
+
+    bool out_of_budget() {
+        if (++steps_ <= kMaxSteps) return false;
+        outcome_.out_of_budget = true;
+        return true;
+    }
+
+    Value read_field(std::string_view name) const {
+        if (auto it = written_.find(name); it != written_.end()) return it->second;
+        if (const Value* v = field_(name)) return *v;
+        return Value::null();
+    }
+
+    void write_field(const std::string& name, Value v, int line) {
+        if (!rewrites_.count(name)) {
+            Rewrite r;
+            r.field = name;
+            r.before = read_field(name);
+            r.file = function_ ? function_->file : "";
+            rewrites_.emplace(name, std::move(r));
+            rewrite_order_.push_back(name);
+        }
+        rewrites_[name].line = line;
+        if (function_) rewrites_[name].file = function_->file;
+        written_[name] = std::move(v);
+    }
+
+    Value* local(const std::string& name) {
+        if (frames_.empty()) return nullptr;
+        auto it = frames_.back().find(name);
+        return it == frames_.back().end() ? nullptr : &it->second;
+    }
+
+    void event(const Stmt& s, std::string message) {
+        if (s.site < 0 || static_cast<std::size_t>(s.site) >= program_.sites.size()) return;
+        Event e;
+        e.site = &program_.sites[static_cast<std::size_t>(s.site)];
+        e.certain = certain_;
+        e.message = std::move(message);
+        if (!certain_) e.why_uncertain = why_;
+        outcome_.events.push_back(std::move(e));
+    }
+
+    // --- calls ---------------------------------------------------------------------------------------------
+
+    Value call(const Function& fn, std::vector<Value> args, int line) {
+        if (depth_ >= kMaxDepth) return unknown(fmt::format("calls nested deeper than {}", kMaxDepth));
+        std::map<std::string, Value, std::less<>> frame;
+        for (std::size_t i = 0; i < fn.params.size(); ++i) {
+            if (i < args.size()) frame[fn.params[i]] = std::move(args[i]);
+            else if (i < fn.defaults.size() && (fn.defaults[i].op != Op::Unknown || !fn.defaults[i].name.empty()))
+                frame[fn.params[i]] = eval(fn.defaults[i]);
+            else
+                frame[fn.params[i]] =
+                    unknown(fmt::format("{} called without {} (line {})", fn.name, fn.params[i], line));
+        }
+        const Function* saved_fn = function_;
+        auto saved_result = std::move(result_);
+        const bool saved_certain = certain_;
+        const std::string saved_why = why_;
+        frames_.push_back(std::move(frame));
+        function_ = &fn;
+        result_.reset();
+        ++depth_;
+        exec_block(fn.body);
+        --depth_;
+        Value out = result_ ? *result_ : Value::null();
+        frames_.pop_back();
+        function_ = saved_fn;
+        result_ = std::move(saved_result);
+        certain_ = saved_certain;
+        why_ = saved_why;
+        return out;
+    }
+
+    // --- statements ----------------------------------------------------------------------------------------
+
+    Flow exec_block(const std::vector<Stmt>& block) {
+        for (const auto& s : block) {
+            Flow f = exec(s);
+            if (f != Flow::Normal) return f;
+        }
+        return Flow::Normal;
+    }
+
+    State save() const { return {written_, frames_.empty() ? decltype(State::locals){} : frames_.back()}; }
+    void restore(State s) {
+        written_ = std::move(s.written);
+        if (!frames_.empty()) frames_.back() = std::move(s.locals);
+    }
+
+    using Slots = std::map<std::string, Value, std::less<>>;
+
+    // Each slot of `b` into `a`: kept where both agree, unknown where they differ (`base` answers for a slot one side
+    // never touched).
+    static void merge_slots(Slots& a, const Slots& b,
+                            const std::function<std::optional<Value>(const std::string&)>& base,
+                            const std::string& why) {
+        std::vector<std::string> keys;
+        for (const auto& [k, v] : a) keys.push_back(k);
+        for (const auto& [k, v] : b)
+            if (!a.count(k)) keys.push_back(k);
+        for (const auto& k : keys) {
+            auto ia = a.find(k);
+            auto ib = b.find(k);
+            std::optional<Value> va = ia != a.end() ? std::optional<Value>(ia->second) : base(k);
+            std::optional<Value> vb = ib != b.end() ? std::optional<Value>(ib->second) : base(k);
+            if (va && vb && va->same_as(*vb)) {
+                if (ia == a.end()) a[k] = *vb;
+                continue;
+            }
+            a[k] = unknown(fmt::format("depends on {}", why));
+        }
+    }
+
+    // Runs each alternative from the same state, as a possibility, and merges their outcomes.
+    Flow branch(const std::vector<std::function<Flow()>>& alternatives, const std::string& why) {
+        const State start = save();
+        const bool saved_certain = certain_;
+        const std::string saved_why = why_;
+        const auto saved_result = result_;
+        std::vector<State> ends;
+        std::vector<Flow> flows;
+        for (const auto& alt : alternatives) {
+            restore(start);
+            certain_ = false;
+            if (saved_certain) why_ = why;
+            flows.push_back(alt());
+            ends.push_back(save());
+        }
+        State merged = ends.front();
+        auto field_base = [&](const std::string& k) -> std::optional<Value> {
+            if (auto it = start.written.find(k); it != start.written.end()) return it->second;
+            if (const Value* f = field_(k)) return *f;
+            return Value::null();
+        };
+        auto local_base = [&](const std::string& k) -> std::optional<Value> {
+            if (auto it = start.locals.find(k); it != start.locals.end()) return it->second;
+            return std::nullopt;
+        };
+        for (std::size_t i = 1; i < ends.size(); ++i) {
+            merge_slots(merged.written, ends[i].written, field_base, why);
+            merge_slots(merged.locals, ends[i].locals, local_base, why);
+        }
+        restore(std::move(merged));
+        certain_ = saved_certain;
+        why_ = saved_why;
+        const bool same_flow = std::all_of(flows.begin(), flows.end(), [&](Flow f) { return f == flows.front(); });
+        if (result_ && saved_result && !result_->same_as(*saved_result))
+            result_ = unknown(fmt::format("depends on {}", why));
+        if (same_flow) return flows.front();
+        // Some alternatives left the block and some did not: what follows runs only possibly.
+        certain_ = false;
+        if (saved_certain) why_ = why;
+        if (result_) result_ = unknown(fmt::format("depends on {}", why));
+        else if (std::find(flows.begin(), flows.end(), Flow::Return) != flows.end())
+            result_ = unknown(fmt::format("depends on {}", why));
+        return Flow::Normal;
+    }
+
+    Flow exec(const Stmt& s) {
+        if (out_of_budget()) return Flow::Return;
+        line_ = s.line;
+        switch (s.kind) {
+            case St::If: {
+                const Value c = eval(s.e);
+                if (auto t = truth(c)) return exec_block(*t ? s.body : s.orelse);
+                const std::string why = fmt::format("{} (line {})", why_of(c), s.line);
+                return branch({[&] { return exec_block(s.body); }, [&] { return exec_block(s.orelse); }}, why);
+            }
+            case St::Raise: {
+                const Value m = s.e.op == Op::Unknown && s.e.name.empty() ? Value::string("") : eval(s.e);
+                event(s, m.is_unknown() ? std::string() : py_str(m));
+                return Flow::Normal;  // go on: every rejection is reported, not only the first
+            }
+            case St::Warn: {
+                const Value m = eval(s.e);
+                event(s, m.is_unknown() ? std::string() : py_str(m));
+                return Flow::Normal;
+            }
+            case St::Unknown: {
+                event(s, "");
+                for (const auto& f : s.names) write_field(f, unknown(s.name), s.line);
+                return Flow::Normal;
+            }
+            case St::Set: {
+                if (!s.name.empty()) {
+                    write_field(s.name, eval(s.e), s.line);
+                    return Flow::Normal;
+                }
+                // setattr(self, name, value)
+                const Value name = eval(s.e.kids[0]);
+                Value v = eval(s.e.kids[1]);
+                if (name.is_string()) write_field(name.as_string(), std::move(v), s.line);
+                else event(s, "");
+                return Flow::Normal;
+            }
+            case St::Let: {
+                Value v = eval(s.e);
+                assign(s.names.empty() ? std::vector<std::string>{s.name} : s.names, std::move(v));
+                return Flow::Normal;
+            }
+            case St::Eval: eval(s.e); return Flow::Normal;
+            case St::Return:
+                result_ = s.e.op == Op::Unknown && s.e.name.empty() ? Value::null() : eval(s.e);
+                return Flow::Return;
+            case St::Break: return Flow::Break;
+            case St::Continue: return Flow::Continue;
+            case St::For: return exec_for(s);
+            case St::Try: {
+                if (s.orelse.empty()) return exec_block(s.body);
+                // The handlers run only if the body raised: a possibility the linter cannot decide.
+                return branch({[&] { return exec_block(s.body); }, [&] { return exec_block(s.orelse); }},
+                              fmt::format("whether the code at line {} raises", s.line));
+            }
+        }
+        return Flow::Normal;
+    }
+
+    void assign(const std::vector<std::string>& names, Value v) {
+        if (frames_.empty()) return;
+        if (names.size() == 1) {
+            frames_.back()[names[0]] = std::move(v);
+            return;
+        }
+        if (v.is_list() && v.items().size() == names.size()) {
+            for (std::size_t i = 0; i < names.size(); ++i) frames_.back()[names[i]] = v.items()[i];
+            return;
+        }
+        for (const auto& n : names) frames_.back()[n] = unknown("unpacks a value the linter does not know");
+    }
+
+    Flow exec_for(const Stmt& s) {
+        const Value it = eval(s.e);
+        auto items = items_of(it);
+        const auto names = s.names.empty() ? std::vector<std::string>{s.name} : s.names;
+        if (!items) {
+            const std::string why = fmt::format("the items of {} (line {})", why_of(it), s.line);
+            return branch({[&] {
+                               assign(names, unknown(why));
+                               Flow f = exec_block(s.body);
+                               return f == Flow::Return ? f : Flow::Normal;
+                           },
+                           [&] { return Flow::Normal; }},
+                          why);
+        }
+        for (auto& item : *items) {
+            assign(names, item);
+            Flow f = exec_block(s.body);
+            if (f == Flow::Break) break;
+            if (f == Flow::Return) return f;
+            if (out_of_budget()) return Flow::Return;
+        }
+        return Flow::Normal;
+    }
+
+    // --- expressions ---------------------------------------------------------------------------------------
+
+    Value eval(const Expr& e) {
+        if (out_of_budget()) return unknown("the check program ran out of steps");
+        switch (e.op) {
+            case Op::Const: return e.value;
+            case Op::List:
+            case Op::Tuple:
+            case Op::Set: {
+                std::vector<Value> items;
+                for (const auto& k : e.kids) items.push_back(eval(k));
+                return e.op == Op::Set ? set_of(unique_items(std::move(items))) : Value::list(std::move(items));
+            }
+            case Op::Dict: {
+                Value m = Value::map();
+                for (std::size_t i = 0; i + 1 < e.kids.size(); i += 2) {
+                    Value k = eval(e.kids[i]);
+                    if (!k.is_string()) return unknown("a dict with keys the linter does not model");
+                    m.set(k.as_string(), eval(e.kids[i + 1]));
+                }
+                return m;
+            }
+            case Op::Self: return read_field(e.name);
+            case Op::Var: {
+                if (Value* v = local(e.name)) return *v;
+                return unknown(fmt::format("name {} is not bound here", e.name));
+            }
+            case Op::Attr: {
+                const Value o = eval(e.kids[0]);
+                if (o.is_unknown()) return o;
+                if (o.is_string() && o.as_string() == "\x01self") return read_field(e.name);
+                if (is_enum_member(o)) {
+                    const std::string text = enum_member_text(o);
+                    const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
+                    if (e.name == "name") return Value::string(member);
+                    if (e.name == "value")
+                        if (auto en = program_.enums.find(cls); en != program_.enums.end())
+                            for (const auto& [m, v] : en->second.members)
+                                if (m == member) return v;
+                }
+                if (o.is_map() && o.target().empty())
+                    if (const Value* v = o.find(e.name)) return *v;
+                return unknown(fmt::format("attribute {} of {}", e.name, py_repr(o)));
+            }
+            case Op::Not: {
+                const Value v = eval(e.kids[0]);
+                auto t = truth(v);
+                return t ? Value::boolean(!*t) : v;
+            }
+            case Op::And:
+            case Op::Or: {
+                Value last;
+                std::optional<Value> pending_unknown;
+                for (const auto& k : e.kids) {
+                    last = eval(k);
+                    auto t = truth(last);
+                    if (!t) {
+                        if (!pending_unknown) pending_unknown = last;
+                        continue;
+                    }
+                    // `and` stops at a false operand, `or` at a true one, whatever the unknowns before it.
+                    if (*t == (e.op == Op::Or)) {
+                        if (pending_unknown) {
+                            // An earlier unknown could have decided first; a decided truth value is still sound.
+                            return Value::boolean(*t);
+                        }
+                        return last;
+                    }
+                }
+                return pending_unknown ? *pending_unknown : last;
+            }
+            case Op::Cmp: return compare(e);
+            case Op::Bin: return binary(e.name, eval(e.kids[0]), eval(e.kids[1]));
+            case Op::Neg: {
+                const Value v = eval(e.kids[0]);
+                if (v.is_int()) return Value::integer(-v.as_int());
+                if (v.is_float()) return Value::floating(-v.as_number());
+                return v.is_unknown() ? v : unknown("negation of a non-number");
+            }
+            case Op::IfExp: {
+                const Value c = eval(e.kids[0]);
+                auto t = truth(c);
+                if (!t) {
+                    Value a = eval(e.kids[1]), b = eval(e.kids[2]);
+                    return a.same_as(b) ? a : unknown(why_of(c));
+                }
+                return eval(e.kids[*t ? 1 : 2]);
+            }
+            case Op::Sub: return subscript(eval(e.kids[0]), eval(e.kids[1]));
+            case Op::FStr: {
+                std::string out;
+                for (const auto& k : e.kids) {
+                    const Value v = eval(k);
+                    if (v.is_unknown()) out += "<unknown>";
+                    else out += k.name == "r" && k.op != Op::Const ? py_repr(v) : py_str(v);
+                }
+                return Value::string(std::move(out));
+            }
+            case Op::Dtype: return Value::string(kDtypePrefix + e.name);
+            case Op::Type: return Value::string("\x01type:" + e.name);
+            case Op::Ext: {
+                if (e.name == "is_te_min_version" && !e.kids.empty()) {
+                    auto r = te_at_least(facts_, eval(e.kids[0]));
+                    return bool_value(r, "the installed Transformer Engine version (--te-version)");
+                }
+                if (e.name == "te_version" && facts_.te_version) return Value::string(*facts_.te_version);
+                if (e.name == "is_torch_min_version" && !e.kids.empty() && facts_.torch_version) {
+                    JobFacts torch;
+                    torch.te_version = facts_.torch_version;
+                    return bool_value(te_at_least(torch, eval(e.kids[0])), "the installed PyTorch version");
+                }
+                return unknown(fmt::format("{} (a fact of the machine the job runs on)", e.name));
+            }
+            case Op::Unknown: return unknown(e.name);
+            case Op::Builtin: return builtin(e);
+            case Op::Method: return method(e);
+            case Op::Call: {
+                auto it = program_.functions.find(e.name);
+                if (it == program_.functions.end()) return unknown(fmt::format("calls {}", e.name));
+                std::vector<Value> args;
+                for (const auto& k : e.kids) args.push_back(eval(k));
+                return call(it->second, std::move(args), 0);
+            }
+            case Op::Comp: return comprehension(e);
+            case Op::ForIn: return unknown("a comprehension clause out of place");
+        }
+        return unknown("an expression the linter does not model");
+    }
+
+    Value compare(const Expr& e) {
+        Value left = eval(e.kids[0]);
+        std::optional<Value> pending;
+        for (std::size_t i = 0; i < e.ops.size(); ++i) {
+            Value right = eval(e.kids[i + 1]);
+            const std::string& op = e.ops[i];
+            std::optional<bool> r;
+            if (op == "==" || op == "!=") {
+                r = py_eq(left, right);
+                if (r && op == "!=") r = !*r;
+            } else if (op == "is" || op == "is not") {
+                if (left.is_unknown() || right.is_unknown()) r = std::nullopt;
+                else if (right.is_null() || left.is_null()) r = left.is_null() && right.is_null();
+                else if (right.is_bool() && left.is_bool()) r = left.as_bool() == right.as_bool();
+                else if (right.is_bool() || left.is_bool()) r = false;
+                else r = py_eq(left, right);
+                if (r && op == "is not") r = !*r;
+            } else if (op == "in" || op == "not in") {
+                r = py_contains(right, left);
+                if (r && op == "not in") r = !*r;
+            } else {
+                r = py_order(op, left, right);
+            }
+            if (!r) {
+                if (!pending)
+                    pending =
+                        unknown(fmt::format("comparison with {}", left.is_unknown() ? why_of(left) : why_of(right)));
+            } else if (!*r) {
+                return Value::boolean(false);
+            }
+            left = std::move(right);
+        }
+        return pending ? *pending : Value::boolean(true);
+    }
+
+    Value subscript(const Value& o, const Value& k) {
+        if (o.is_unknown()) return o;
+        if (k.is_unknown()) return k;
+        if (is_type(o)) {  // Enum[name]
+            const std::string cls = o.as_string().substr(6);
+            auto en = program_.enums.find(cls);
+            if (en == program_.enums.end() || !k.is_string()) return unknown(fmt::format("{}[...]", cls));
+            for (const auto& [m, v] : en->second.members)
+                if (m == k.as_string())
+                    return en->second.str_valued && v.is_string() ? v : Value::string(kEnumPrefix + cls + "." + m);
+            return unknown(fmt::format("{} has no member {} (Python raises KeyError)", cls, k.as_string()));
+        }
+        if (o.is_list() && (k.is_int() || k.is_bool())) {
+            std::int64_t i = k.is_bool() ? k.as_bool() : k.as_int();
+            const auto n = static_cast<std::int64_t>(o.items().size());
+            if (i < 0) i += n;
+            if (i < 0 || i >= n) return unknown("an index out of range");
+            return o.items()[static_cast<std::size_t>(i)];
+        }
+        if (o.is_map() && o.target().empty() && k.is_string())
+            if (const Value* v = o.find(k.as_string())) return *v;
+        return unknown("a subscript the linter does not model");
+    }
+
+    Value comprehension(const Expr& e) {
+        // kids: element (and value for dict), then ForIn clauses.
+        const std::size_t elts = e.name == "dict" ? 2 : 1;
+        std::vector<Value> out;
+        Value map = Value::map();
+        std::string unknown_why;
+        std::vector<std::map<std::string, Value, std::less<>>> saved;
+        if (frames_.empty()) return unknown("a comprehension outside a function");
+        const auto outer = frames_.back();
+        std::function<bool(std::size_t)> clause = [&](std::size_t i) -> bool {
+            if (i == e.kids.size()) {
+                if (e.name == "dict") {
+                    Value k = eval(e.kids[0]);
+                    if (!k.is_string()) {
+                        unknown_why = "a dict comprehension with keys the linter does not model";
+                        return false;
+                    }
+                    map.set(k.as_string(), eval(e.kids[1]));
+                } else {
+                    out.push_back(eval(e.kids[0]));
+                }
+                return out.size() <= kMaxItems;
+            }
+            const Expr& c = e.kids[i];
+            const Value it = eval(c.kids[0]);
+            auto items = items_of(it);
+            if (!items) {
+                unknown_why = why_of(it);
+                return false;
+            }
+            for (auto& item : *items) {
+                assign(c.names, item);
+                bool keep = true;
+                for (std::size_t j = 1; j < c.kids.size(); ++j) {
+                    auto t = truth(eval(c.kids[j]));
+                    if (!t) {
+                        unknown_why = "a comprehension filter on an unknown value";
+                        return false;
+                    }
+                    keep = keep && *t;
+                    if (!keep) break;
+                }
+                if (keep && !clause(i + 1)) return false;
+            }
+            return true;
+        };
+        const bool ok = clause(elts);
+        frames_.back() = outer;
+        if (!ok) return unknown(unknown_why.empty() ? "a comprehension too long to follow" : unknown_why);
+        if (e.name == "dict") return map;
+        if (e.name == "set") return set_of(unique_items(std::move(out)));
+        return Value::list(std::move(out));
+    }
+
+    Value builtin(const Expr& e) {
+        const std::string& f = e.name;
+        std::vector<Value> a;
+        if (f != "isinstance")
+            for (const auto& k : e.kids) a.push_back(eval(k));
+        auto first_unknown = [&]() -> std::optional<Value> {
+            for (const auto& v : a)
+                if (v.is_unknown()) return v;
+            return std::nullopt;
+        };
+        if (f == "isinstance" && e.kids.size() == 2) {
+            const Value v = eval(e.kids[0]);
+            const Expr& t = e.kids[1];
+            std::vector<std::string> types;
+            if (t.op == Op::Type) types.push_back(t.name);
+            else if (t.op == Op::Tuple)
+                for (const auto& k : t.kids) types.push_back(k.op == Op::Type ? k.name : "?");
+            std::optional<bool> any = false;
+            for (const auto& ty : types) {
+                auto en = program_.enums.find(ty);
+                if (en == program_.enums.end() || v.is_unknown()) continue;
+                if (is_enum_member(v) && enum_member_text(v).rfind(ty + ".", 0) == 0) return Value::boolean(true);
+                if (v.is_string() && en->second.str_valued && !is_enum_member(v)) any = std::nullopt;
+            }
+            if (v.is_list() && !is_set(v) && std::find(types.begin(), types.end(), "list") != types.end())
+                return Value::boolean(true);
+            for (const auto& ty : types) {
+                if (program_.enums.count(ty)) continue;
+                auto r = isinstance_of(v, ty);
+                if (r && *r) return Value::boolean(true);
+                if (!r) any = std::nullopt;
+            }
+            return bool_value(any, v.is_unknown() ? why_of(v) : "the type of a value the linter reads loosely");
+        }
+        if (auto u = first_unknown(); u && f != "getattr" && f != "hasattr") return *u;
+        if (f == "len" && a.size() == 1) {
+            if (a[0].is_list()) return Value::integer(static_cast<std::int64_t>(a[0].items().size()));
+            if (a[0].is_string()) return Value::integer(static_cast<std::int64_t>(a[0].as_string().size()));
+            if (a[0].is_map() && a[0].target().empty())
+                return Value::integer(static_cast<std::int64_t>(a[0].entries().size()));
+            return unknown("len of a value the linter does not model");
+        }
+        if ((f == "set" || f == "frozenset" || f == "list" || f == "tuple" || f == "sorted") && a.size() <= 1) {
+            if (a.empty()) return Value::list({});
+            auto items = items_of(a[0]);
+            if (!items) return unknown(fmt::format("{} of a value the linter does not model", f));
+            if (f == "set" || f == "frozenset") return set_of(unique_items(std::move(*items)));
+            if (f == "sorted") {
+                bool strings = std::all_of(items->begin(), items->end(), [](const Value& v) { return v.is_string(); });
+                if (!strings) return unknown("sorted of mixed values");
+                std::sort(items->begin(), items->end(),
+                          [](const Value& x, const Value& y) { return x.as_string() < y.as_string(); });
+            }
+            return Value::list(std::move(*items));
+        }
+        if ((f == "any" || f == "all") && a.size() == 1) {
+            auto items = items_of(a[0]);
+            if (!items) return unknown(fmt::format("{} of a value the linter does not model", f));
+            bool unsure = false;
+            for (const auto& x : *items) {
+                auto t = truth(x);
+                if (!t) unsure = true;
+                else if (*t == (f == "any")) return Value::boolean(*t);
+            }
+            return unsure ? unknown(fmt::format("{} over unknown items", f)) : Value::boolean(f == "all");
+        }
+        if ((f == "min" || f == "max" || f == "sum") && !a.empty()) {
+            std::vector<Value> items = a.size() == 1 ? items_of(a[0]).value_or(std::vector<Value>{}) : a;
+            if (items.empty()) return unknown(fmt::format("{} of an empty or unknown sequence", f));
+            Value best = f == "sum" ? Value::integer(0) : items[0];
+            for (std::size_t i = f == "sum" ? 0 : 1; i < items.size(); ++i) {
+                if (f == "sum") {
+                    best = binary("+", best, items[i]);
+                    continue;
+                }
+                auto lt = py_order("<", items[i], best);
+                if (!lt) return unknown(fmt::format("{} of values the linter cannot order", f));
+                if (*lt == (f == "min")) best = items[i];
+            }
+            return best;
+        }
+        if (f == "int" && a.size() == 1) {
+            if (a[0].is_bool()) return Value::integer(a[0].as_bool());
+            if (a[0].is_int()) return a[0];
+            if (a[0].is_float()) return Value::integer(static_cast<std::int64_t>(a[0].as_number()));
+            return unknown("int of a value the linter does not model");
+        }
+        if (f == "float" && a.size() == 1) {
+            if (auto n = as_num(a[0])) return Value::floating(*n);
+            return unknown("float of a value the linter does not model");
+        }
+        if (f == "bool" && a.size() == 1) return Value::boolean(a[0].truthy());
+        if (f == "str" && a.size() == 1) return Value::string(py_str(a[0]));
+        if (f == "repr" && a.size() == 1) return Value::string(py_repr(a[0]));
+        if (f == "abs" && a.size() == 1) {
+            if (a[0].is_int()) return Value::integer(std::abs(a[0].as_int()));
+            if (a[0].is_float()) return Value::floating(std::abs(a[0].as_number()));
+        }
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && a[0].is_string() && a[0].as_string() == "\x01self" &&
+            a[1].is_string()) {
+            const Value* v =
+                written_.count(a[1].as_string()) ? &written_.at(a[1].as_string()) : field_(a[1].as_string());
+            if (f == "hasattr") return Value::boolean(v != nullptr);
+            if (v) return *v;
+            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+        }
+        if (f == "range" && !a.empty() && a.size() <= 2) {
+            auto lo = a.size() == 2 ? as_num(a[0]) : std::optional<double>(0.0);
+            auto hi = as_num(a.back());
+            if (!lo || !hi || *hi - *lo > static_cast<double>(kMaxItems))
+                return unknown("a range the linter does not follow");
+            std::vector<Value> out;
+            for (auto i = static_cast<std::int64_t>(*lo); i < static_cast<std::int64_t>(*hi); ++i)
+                out.push_back(Value::integer(i));
+            return Value::list(std::move(out));
+        }
+        if (f == "enumerate" && a.size() == 1) {
+            auto items = items_of(a[0]);
+            if (!items) return unknown("enumerate of a value the linter does not model");
+            std::vector<Value> out;
+            for (std::size_t i = 0; i < items->size(); ++i)
+                out.push_back(Value::list({Value::integer(static_cast<std::int64_t>(i)), (*items)[i]}));
+            return Value::list(std::move(out));
+        }
+        if (f == "zip" && a.size() >= 2) {
+            std::vector<std::vector<Value>> cols;
+            for (const auto& v : a) {
+                auto items = items_of(v);
+                if (!items) return unknown("zip of a value the linter does not model");
+                cols.push_back(std::move(*items));
+            }
+            std::size_t n = cols[0].size();
+            for (const auto& c : cols) n = std::min(n, c.size());
+            std::vector<Value> out;
+            for (std::size_t i = 0; i < n; ++i) {
+                std::vector<Value> row;
+                for (const auto& c : cols) row.push_back(c[i]);
+                out.push_back(Value::list(std::move(row)));
+            }
+            return Value::list(std::move(out));
+        }
+        if (f == "\x01"
+                 "enum" &&
+            a.size() == 2 && is_type(a[0])) {  // Enum(value)
+            const std::string cls = a[0].as_string().substr(6);
+            auto en = program_.enums.find(cls);
+            if (en != program_.enums.end()) {
+                for (const auto& [m, v] : en->second.members) {
+                    if (is_enum_member(a[1]) && enum_member_text(a[1]) == cls + "." + m) return a[1];
+                    if (auto eq = py_eq(v, a[1]); eq && *eq)
+                        return en->second.str_valued && v.is_string() ? v : Value::string(kEnumPrefix + cls + "." + m);
+                }
+                return unknown(fmt::format("{}({}) is no member (Python raises ValueError)", cls, py_repr(a[1])));
+            }
+        }
+        return unknown(fmt::format("builtin {}", f));
+    }
+
+    // Methods of str, list and dict; the list mutators write back into the field or variable they were called on.
+    Value method(const Expr& e) {
+        const std::string& m = e.name;
+        const Expr& target = e.kids[0];
+        Value o = eval(target);
+        std::vector<Value> a;
+        for (std::size_t i = 1; i < e.kids.size(); ++i) a.push_back(eval(e.kids[i]));
+        static const char* const mutators[] = {"append", "extend", "insert",  "remove", "clear",
+                                               "pop",    "add",    "discard", "update"};
+        const bool mutates = std::find(std::begin(mutators), std::end(mutators), m) != std::end(mutators);
+        if (mutates) {
+            Value updated = mutate(o, m, a);
+            if (target.op == Op::Self) write_field(target.name, updated, line_);
+            else if (target.op == Op::Var && local(target.name)) *local(target.name) = updated;
+            return m == "pop" ? unknown("the item pop removes") : Value::null();
+        }
+        if (o.is_unknown()) return o;
+        for (const auto& v : a)
+            if (v.is_unknown()) return v;
+        if (o.is_string()) {
+            const std::string& s = o.as_string();
+            if ((m == "startswith" || m == "endswith") && a.size() == 1 && a[0].is_string()) {
+                const std::string& p = a[0].as_string();
+                if (p.size() > s.size()) return Value::boolean(false);
+                return Value::boolean(m == "startswith" ? s.compare(0, p.size(), p) == 0
+                                                        : s.compare(s.size() - p.size(), p.size(), p) == 0);
+            }
+            if (m == "lower" || m == "upper") {
+                std::string r = s;
+                for (char& c : r)
+                    c = static_cast<char>(m == "lower" ? std::tolower(static_cast<unsigned char>(c))
+                                                       : std::toupper(static_cast<unsigned char>(c)));
+                return Value::string(r);
+            }
+            if (m == "strip" && a.empty()) {
+                const auto b = s.find_first_not_of(" \t\n\r");
+                if (b == std::string::npos) return Value::string("");
+                return Value::string(s.substr(b, s.find_last_not_of(" \t\n\r") - b + 1));
+            }
+            if (m == "split" && a.size() == 1 && a[0].is_string() && !a[0].as_string().empty()) {
+                std::vector<Value> parts;
+                std::size_t from = 0;
+                const std::string& sep = a[0].as_string();
+                for (auto at = s.find(sep); at != std::string::npos; at = s.find(sep, from)) {
+                    parts.push_back(Value::string(s.substr(from, at - from)));
+                    from = at + sep.size();
+                }
+                parts.push_back(Value::string(s.substr(from)));
+                return Value::list(std::move(parts));
+            }
+            if (m == "join" && a.size() == 1) {
+                auto items = items_of(a[0]);
+                if (!items) return unknown("join of a value the linter does not model");
+                std::string r;
+                for (std::size_t i = 0; i < items->size(); ++i) r += (i ? s : "") + py_str((*items)[i]);
+                return Value::string(r);
+            }
+        }
+        if (o.is_list()) {
+            if (m == "count" && a.size() == 1) {
+                std::int64_t n = 0;
+                for (const auto& x : o.items()) {
+                    auto eq = py_eq(x, a[0]);
+                    if (!eq) return unknown("count over unknown items");
+                    n += *eq;
+                }
+                return Value::integer(n);
+            }
+            if (m == "copy") return o;
+            if (m == "index" && a.size() == 1) {
+                for (std::size_t i = 0; i < o.items().size(); ++i)
+                    if (auto eq = py_eq(o.items()[i], a[0]); eq && *eq)
+                        return Value::integer(static_cast<std::int64_t>(i));
+                return unknown("index of an item not found");
+            }
+        }
+        if (o.is_map() && o.target().empty()) {
+            if (m == "get" && !a.empty()) {
+                if (a[0].is_string())
+                    if (const Value* v = o.find(a[0].as_string())) return *v;
+                return a.size() >= 2 ? a[1] : Value::null();  // the maps here have string keys only
+            }
+            if (m == "keys" || m == "values" || m == "items") {
+                std::vector<Value> out;
+                for (const auto& en : o.entries()) {
+                    if (m == "keys") out.push_back(Value::string(en.key));
+                    else if (m == "values") out.push_back(en.value);
+                    else out.push_back(Value::list({Value::string(en.key), en.value}));
+                }
+                return Value::list(std::move(out));
+            }
+        }
+        return unknown(fmt::format("method {} of {}", m, py_repr(o)));
+    }
+
+    static Value mutate(const Value& o, const std::string& m, const std::vector<Value>& a) {
+        if (o.is_unknown()) return o;
+        for (const auto& v : a)
+            if (v.is_unknown()) return unknown(fmt::format("{} of an unknown value", m));
+        if (!o.is_list()) return unknown(fmt::format("{} on a value the linter does not model", m));
+        std::vector<Value> items = o.items();
+        if ((m == "append" || m == "add") && a.size() == 1) {
+            if (m == "add") {
+                if (auto in = py_contains(o, a[0]); in && *in) return o;
+            }
+            items.push_back(a[0]);
+        } else if ((m == "extend" || m == "update") && a.size() == 1) {
+            auto more = items_of(a[0]);
+            if (!more) return unknown("extends a list by unknown items");
+            items.insert(items.end(), more->begin(), more->end());
+            if (m == "update") items = unique_items(std::move(items));
+        } else if ((m == "remove" || m == "discard") && a.size() == 1) {
+            auto it = std::find_if(items.begin(), items.end(), [&](const Value& x) {
+                auto e = py_eq(x, a[0]);
+                return e && *e;
+            });
+            if (it != items.end()) items.erase(it);
+        } else if (m == "clear") {
+            items.clear();
+        } else if (m == "insert" && a.size() == 2 && a[0].is_int()) {
+            auto at = std::clamp<std::int64_t>(a[0].as_int(), 0, static_cast<std::int64_t>(items.size()));
+            items.insert(items.begin() + at, a[1]);
+        } else {
+            return unknown(fmt::format("{} with arguments the linter does not model", m));
+        }
+        return Value::list(std::move(items));
+    }
+};
+
+}  // namespace
+
+std::optional<Outcome> run(const Program& program, std::string_view class_name,
+                           const std::function<const Value*(std::string_view)>& field, const JobFacts& facts) {
+    auto entry = program.entries.find(class_name);
+    if (entry == program.entries.end()) return std::nullopt;
+    auto fn = program.functions.find(entry->second);
+    if (fn == program.functions.end()) return std::nullopt;
+    Executor ex(program, field, facts);
+    return ex.run(fn->second);
+}
+
+}  // namespace mbl::post_init

@@ -1,0 +1,149 @@
+#pragma once
+// Megatron Core's `__post_init__` checks as data, and the executor that runs them over an effective config.
+//
+// The program is compiled from Megatron Core's source (parser/bridge/mcore_checks.cpp: the bundled revisions through
+// scripts/mcore_facts.py, a tree on disk at lint time by the same code): every statement of the config classes'
+// `__post_init__` and the functions they call inside megatron/, in source order, with raises, asserts, field
+// rewrites and warnings kept as they are. Nothing here is written by hand about what Megatron Core checks.
+//
+// The executor is three-valued: a value it cannot work out (a field the linter could not resolve, the Transformer
+// Engine version, an environment variable, a call it cannot follow) is unknown; a branch on an unknown condition
+// runs both ways and merges; a raise reached only through unknowns is reported as possible, never as certain. Unlike
+// Python, a raise does not stop the run: later checks still run, so that every rejection is reported at once.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "core/value.hpp"
+
+namespace mbl::post_init {
+
+enum class Op : std::uint8_t {
+    Const,    // constant (value)
+    List,     // [kids]
+    Tuple,    // (kids)
+    Set,      // {kids}
+    Dict,     // {k0: v0, ...}: kids alternate keys and values
+    Self,     // self.<name>
+    Var,      // a parameter or local <name>
+    Attr,     // kids[0].<name>
+    Not,      // not kids[0]
+    And,      // kids[0] and kids[1] ...
+    Or,       // kids[0] or kids[1] ...
+    Cmp,      // kids[0] ops[0] kids[1] ops[1] kids[2] ...
+    Bin,      // kids[0] <name> kids[1]
+    Neg,      // -kids[0]
+    Builtin,  // <name>(kids): len, isinstance, set, any, ...
+    Method,   // kids[0].<name>(kids[1..])
+    Call,     // a compiled function <name>(kids)
+    IfExp,    // kids[1] if kids[0] else kids[2]
+    Sub,      // kids[0][kids[1]]
+    FStr,     // f-string: kids are the parts, each rendered with str()
+    Comp,     // comprehension: <name> is list|set|gen|dict; kids[0] (and kids[1] for dict) the element, then
+              // for each clause a ForIn (kids: iterable, then conditions; names: the targets)
+    ForIn,    // one `for names in kids[0] if kids[1..]` clause of a comprehension
+    Dtype,    // torch dtype <name>: float32, bfloat16, ...
+    Ext,      // a fact outside the config: is_te_min_version(kids[0]), te_version
+    Type,     // a class used as a value (isinstance's second argument): <name>
+    Unknown,  // what the compiler does not follow; <name> says why, <kind> what kind of fact it needs
+};
+
+struct Expr {
+    Op op = Op::Unknown;
+    std::string name;  // field, variable, attribute, operator, function, reason
+    std::string kind;  // Unknown: te | env | gpu | call | ...
+    Value value;       // Const
+    std::vector<Expr> kids;
+    std::vector<std::string> ops;    // Cmp operators
+    std::vector<std::string> names;  // ForIn targets
+};
+
+enum class St : std::uint8_t { If, Raise, Set, Let, Eval, Warn, For, Return, Break, Continue, Try, Unknown };
+
+struct Stmt {
+    St kind = St::Eval;
+    int line = 0;
+    std::string name;                // Set: field; Let: variable; Raise: exception type; Unknown: why
+    std::vector<std::string> names;  // For / Let with several targets
+    Expr e;                          // If: condition; Set/Let/Return: value; Raise/Warn: message; For: iterable
+    std::vector<Stmt> body, orelse;  // If, For, Try (orelse: the handlers, run as a possibility)
+    int site = -1;                   // Raise / Warn / Unknown: index into Program::sites
+};
+
+struct Function {
+    std::string name;  // "TransformerConfig.__post_init__", "megatron.core.utils.is_te_min_version"
+    std::string file;  // relative to the source root
+    std::vector<std::string> params;
+    std::vector<Expr> defaults;  // aligned with params; Op::Unknown with an empty name: no default
+    std::vector<Stmt> body;
+};
+
+// A place where the config can be rejected (raise, assert), warned about, or where the linter's knowledge stops.
+struct Site {
+    enum class Kind : std::uint8_t { Raise, Warn, Unknown };
+    Kind kind = Kind::Raise;
+    std::string exception;  // ValueError, AssertionError, NotImplementedError, ...
+    std::string file;       // relative to the source root
+    int line = 0;
+    std::string function;
+    std::string text;                // the message's literal text, interpolations as {...}
+    std::vector<std::string> reads;  // the config fields its guarding conditions read (source order, unique)
+};
+
+// An enum class the checks use: its members in order, with their values. Members of a str-valued enum compare equal
+// to their value and are compiled as plain strings; the others are values of their own ("\x01enum:Class.member").
+struct EnumClass {
+    bool str_valued = false;
+    std::vector<std::pair<std::string, Value>> members;
+};
+
+struct Program {
+    std::string commit;
+    std::map<std::string, EnumClass, std::less<>> enums;
+    std::map<std::string, Function, std::less<>> functions;
+    std::map<std::string, std::string, std::less<>> entries;  // class -> its __post_init__ (along the MRO)
+    std::vector<Site> sites;
+
+    static Program from_json(const nlohmann::json& j);  // throws std::runtime_error on a malformed file
+    nlohmann::json to_json() const;
+};
+
+// What the linter knows of the job outside its config; nullopt: unknown.
+struct JobFacts {
+    std::optional<std::string> te_version;     // the installed Transformer Engine (--te-version)
+    std::optional<std::string> torch_version;  // the installed PyTorch
+};
+
+struct Event {
+    const Site* site = nullptr;
+    bool certain = false;       // reached on a path whose every condition is known
+    std::string message;        // the message as Megatron Core builds it ("" when it could not be built)
+    std::string why_uncertain;  // for a possible one: the unknown it depends on
+};
+
+struct Rewrite {
+    std::string field;
+    Value before, after;  // `after` is unknown where the rewrite depends on an unknown
+    std::string file;
+    int line = 0;
+};
+
+struct Outcome {
+    std::vector<Event> events;      // in the order reached
+    std::vector<Rewrite> rewrites;  // each field's last write, in the order first written
+    bool out_of_budget = false;
+};
+
+// Runs `class_name`'s __post_init__ over the fields `field` looks up (nullptr: the config has no such field, read as
+// None). nullopt when the program has no entry for the class.
+std::optional<Outcome> run(const Program& program, std::string_view class_name,
+                           const std::function<const Value*(std::string_view)>& field, const JobFacts& facts);
+
+}  // namespace mbl::post_init

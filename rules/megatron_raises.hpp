@@ -1,0 +1,20 @@
+#pragma once
+// The verdict of Megatron Core's own __post_init__, compiled from its source (core/post_init.hpp), over the rules'
+// diagnostics: a named error rule (RC0xx) stands where a raise site it is tied to (RuleInfo::raise_text) certainly
+// raises; where such a site raises only depending on something the linter does not know, it becomes a warning that
+// says so; where none raises, it goes. Every certain raise no named rule explains is reported as RC000 with Megatron
+// Core's own message, file and line.
+#include <vector>
+
+#include "core/diagnostic.hpp"
+#include "core/effective_model.hpp"
+#include "rules/rule.hpp"
+
+namespace mbl {
+
+// Whether the site's message matches one of the rule's fragments.
+bool explains(const RuleInfo& rule, const post_init::Site& site);
+
+void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& options, std::vector<Diagnostic>& diags);
+
+}  // namespace mbl
