@@ -376,6 +376,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     EffectiveModel& m = result.model;
     m.anchor = anchor;
     m.revision = &revision;
+    m.full_dump = is_full_dump(root);
     m.defaults = revision.defaults_map;
     if (!m.defaults) m.defaults = std::make_shared<const Value>(map_of_defaults(revision.defaults));
     for (const Value::Entry* e : model_entries(root)) {

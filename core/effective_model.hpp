@@ -77,6 +77,9 @@ public:
     // What Megatron Core's compiled __post_init__ does with the config as written (core/post_init.hpp): its raises,
     // warnings and rewrites. Null when the revision has no compiled checks or the config class is unknown.
     std::shared_ptr<const post_init::Outcome> post_init;
+    // The config is a whole ConfigContainer Bridge wrote out (run_config.yaml): its values are the ones Megatron Core's
+    // __post_init__ saw, after Bridge's own start-up (TransformerConfig.finalize) had run.
+    bool full_dump = false;
 
     // Architecture facts derived from the fields; nullopt when unknown.
     bool is_moe() const;  // num_moe_experts set and > 0

@@ -554,9 +554,32 @@ private:
         return true;
     }
 
+    // A field's value without its provenance: the checks read fields thousands of times per config, and a config's
+    // provenance (file names, call chains) is most of a value's size.
+    static Value bare(const Value& v) {
+        switch (v.kind()) {
+            case Value::Kind::Null: return Value::null();
+            case Value::Kind::Bool: return Value::boolean(v.as_bool());
+            case Value::Kind::Int: return Value::integer(v.as_int());
+            case Value::Kind::Float: return Value::floating(v.as_number());
+            case Value::Kind::String: return Value::string(v.as_string());
+            case Value::Kind::Unknown: return Value::unknown(v.unknown_reason());
+            case Value::Kind::List: {
+                std::vector<Value> items;
+                items.reserve(v.items().size());
+                for (const auto& x : v.items()) items.push_back(bare(x));
+                Value out = Value::list(std::move(items));
+                if (is_set(v)) out.prov().detail = kSetMark;
+                return out;
+            }
+            case Value::Kind::Map: return v;
+        }
+        return v;
+    }
+
     Value read_field(std::string_view name) const {
         if (auto it = written_.find(name); it != written_.end()) return it->second;
-        if (const Value* v = field_(name)) return *v;
+        if (const Value* v = field_(name)) return bare(*v);
         return Value::null();
     }
 
