@@ -884,8 +884,6 @@ private:
                     const std::string src(a.source(k));
                     // `{x!r}` renders the repr; `{x=}` the text and the repr; a format spec is not modelled.
                     if (a.field(k, Field::FormatSpec) != kNoNode) part = unknown_expr("an f-string format", "pure");
-                    else if (src.find("!r") != std::string::npos || src.find("=}") != std::string::npos)
-                        part.name = part.op == Op::Unknown ? part.name : part.name;
                     if (src.find("=}") != std::string::npos || src.find("=!") != std::string::npos) {
                         std::string shown = src.substr(1, src.find('='));
                         out.kids.push_back(constant(Value::string(shown)));
