@@ -366,11 +366,15 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
     Provenance anchor = Provenance::at(Origin::Recipe, recipe.def, {});
     out.root = Value::map(anchor);
     if (in.out_of_budget()) {
-        const std::string reason = fmt::format("evaluating recipe {} took more than {} steps; its values are not known",
-                                               recipe.name, project.limits().max_steps);
-        Diagnostic d = input_error(InputError::LimitExceeded, recipe.def, reason);
-        d.severity = Severity::Warning;
-        out.diagnostics.push_back(std::move(d));
+        // Over budget is an error: the recipe's values are not known, and a hostile file must not pass a CI gate.
+        const std::string reason =
+            in.budget_reason().empty()
+                ? fmt::format("evaluating recipe {} took more than {} steps; its values are not known", recipe.name,
+                              project.limits().max_steps)
+                : fmt::format("evaluating recipe {} stopped: {}; its values are not known", recipe.name,
+                              in.budget_reason());
+        const SourceRange at = in.budget_site().valid() ? in.budget_site().range() : recipe.def;
+        out.diagnostics.push_back(input_error(InputError::LimitExceeded, at, reason));
         out.root.set("model", unknown_model(reason, anchor, revision));
         return out;
     }
