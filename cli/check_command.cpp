@@ -307,8 +307,9 @@ void write_report(std::ostream& out, const CheckArgs& args, const CheckRun& run,
 }
 
 // A walk over thousands of files broken the same way (a generated tree, an unpacked archive) reads as a few lines:
-// past kWalkRepeats input errors with one code and message in files a walk found, the rest are one line each. The
-// counts, the exit code and the machine-readable formats keep every one.
+// past kWalkRepeats input errors with one code and message in files a walk found, the rest are one line per message
+// (warnings stay: each says something about its own file). The counts, the exit code and the machine-readable
+// formats keep every one.
 void summarise_floods(CheckRun& run, const std::vector<InputFile>& inputs) {
     std::set<std::string> walked;
     for (const auto& input : inputs)
@@ -317,7 +318,7 @@ void summarise_floods(CheckRun& run, const std::vector<InputFile>& inputs) {
     std::vector<std::pair<std::string, std::string>> order;
     std::vector<Diagnostic> kept;
     for (auto& d : run.all) {
-        if (!d.is_input_error() || !walked.count(d.range.file)) {
+        if (!d.is_input_error() || d.severity != Severity::Error || !walked.count(d.range.file)) {
             kept.push_back(std::move(d));
             continue;
         }

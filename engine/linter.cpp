@@ -211,8 +211,13 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std
             target->path = display_path(target->path);
             add(std::move(*target));
         } else {
-            errors.push_back(
-                input_error(InputError::Unreadable, SourceRange::whole_file(arg), "no such file or directory"));
+            // A path that cannot be looked at (a folder above it unreadable) is not said to be missing.
+            std::error_code why;
+            (void)fs::symlink_status(arg, why);
+            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
+                                         why && why != std::errc::no_such_file_or_directory
+                                             ? fmt::format("cannot read: {}", why.message())
+                                             : "no such file or directory"));
         }
     }
     return out;

@@ -23,10 +23,21 @@ namespace {
 // A file some front end reads (YAML configs, Python recipes).
 bool is_config_source(const fs::path& p) { return front_end_for(p.string()) != nullptr; }
 
+// A folder at or above `dir` has a `.git`: only then is git asked anything (no process is started otherwise).
+bool in_git_work_tree(const fs::path& dir) {
+    std::error_code ec;
+    for (fs::path p = fs::absolute(dir, ec).lexically_normal(); !ec; p = p.parent_path()) {
+        if (fs::exists(p / ".git", ec)) return true;
+        if (p == p.parent_path()) break;
+    }
+    return false;
+}
+
 // The paths git ignores under `dir` (files, and folders as a whole: `--directory`), absolute and lexically normal.
 // Empty outside a git work tree or without git: then nothing counts as ignored.
 std::set<std::string> git_ignored(const fs::path& dir) {
     std::set<std::string> out;
+    if (!in_git_work_tree(dir)) return out;
     const ProcessResult r = run_program(
         {"git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"}, dir.string());
     if (r.status != 0) return out;
