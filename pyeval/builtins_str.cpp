@@ -122,7 +122,7 @@ Val str_affix(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
 }
 
 // format(): plain, numbered and named fields of known scalars, lists and tuples; no format specifications.
-Val str_format(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
+Val str_format(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     const std::string& s = b.self.s;
     std::string out;
     size_t auto_index = 0;
@@ -150,8 +150,12 @@ Val str_format(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
         if (!v || v->is_unknown() || (v->is_obj() && !v->is_obj(ObjKind::List) && !v->is_obj(ObjKind::Tuple)))
             return Val::unknown("format() of an unknown value", site);
         out += py_str(*v);
+        // Checked as it grows: a format string of many fields, each a long string, would fill memory first.
+        if (out.size() > in.project().limits().max_value_bytes && !in.charge_bytes(out.size(), site))
+            return Val::unknown("the evaluation budget of the recipe is spent", site);
         i = close;
     }
+    if (!in.charge_bytes(out.size(), site)) return Val::unknown("the evaluation budget of the recipe is spent", site);
     return Val::str(out, site);
 }
 

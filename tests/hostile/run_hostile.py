@@ -116,6 +116,34 @@ def py_concat_loop(n):
     return recipe(f's = "x" * 90000\nt = []\nfor i in range({n}):\n    t.append(s + str(i))\nX = "full" if t else None')
 
 
+def recipe_setting(body, setting):
+    lines = "".join("    " + line + "\n" for line in body.split("\n"))
+    return (RECIPE_HEAD + "def hostile_config() -> ConfigContainer:\n" + lines +
+            "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=2))\n    " + setting + "\n    return cfg\n").encode()
+
+
+def py_nested_list_doubling(levels):
+    # Shared in the evaluator, 2 ** levels values once written into the config tree.
+    return recipe_setting("\n".join(['l = ["core_attn"]'] + ["l = [l, l]"] * levels), "cfg.model.recompute_modules = l")
+
+
+def py_nested_dict_doubling(levels):
+    return recipe_setting("\n".join(['d = {"a": 1}'] + ['d = {"x": d, "y": d}'] * levels), "cfg.checkpoint = d")
+
+
+def py_format_doubling(levels):
+    return recipe("\n".join(['s = "ab"'] + ['s = "{}{}".format(s, s)'] * levels + ['X = "full" if s else None']))
+
+
+def py_fstring_doubling(levels):
+    return recipe("\n".join(['s = "ab"'] + ['s = f"{s}{s}"'] * levels + ['X = "full" if s else None']))
+
+
+def py_repr_fan_out(levels):
+    return recipe_setting("\n".join(['l = ["core_attn"]'] + ["l = [l] * 20"] * levels + ["s = str(l)"]),
+                          "cfg.model.recompute_granularity = s")
+
+
 def py_many_recipes(n):
     out = [RECIPE_HEAD]
     for i in range(n):
