@@ -70,6 +70,13 @@ public:
 
     std::vector<Diagnostic> errors;
 
+    // content_end of a line, found once: a flow mapping of 100,000 entries on one line asks for it at each entry.
+    size_t line_content_end(int line, std::string_view text) const {
+        auto [it, fresh] = content_ends_.try_emplace(line, 0);
+        if (fresh) it->second = content_end(text);
+        return it->second;
+    }
+
     SourceRange range_at(const YAML::Mark& m, size_t end_col0) const {
         return SourceRange{file_, m.line + 1, m.column + 1, m.line + 1, static_cast<int>(end_col0) + 1};
     }
@@ -95,7 +102,7 @@ public:
     // From `m` to the end of the content on its line: a whole `key: value` entry.
     SourceRange rest_of_line(const YAML::Mark& m) const {
         auto line = lines_.line_text(m.line + 1);
-        size_t end = line ? content_end(*line) : static_cast<size_t>(m.column) + 1;
+        size_t end = line ? line_content_end(m.line + 1, *line) : static_cast<size_t>(m.column) + 1;
         if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
         return range_at(m, end);
     }
@@ -343,6 +350,7 @@ private:
     const std::string& file_;
     std::string_view text_;
     LineIndex lines_;  // every Mark is looked up by line: an index, not a scan per lookup
+    mutable std::unordered_map<int, size_t> content_ends_;
     Origin origin_;
     bool limit_reported_ = false;
     bool size_reported_ = false;

@@ -78,6 +78,27 @@ def yaml_many_keys(count):
     return ("model:\n  num_layers: 2\nextra:\n" + "".join(f"  k{i}: {i}\n" for i in range(count))).encode()
 
 
+def yaml_one_line_flow_mapping(entries):
+    return ("model: {" + ", ".join(f"k{i}: {i}" for i in range(entries)) + "}\n").encode()
+
+
+def py_long_expression(kind, n):
+    """A recipe whose X is one very long (left-nested) expression: tree-sitter reads it, the evaluator bounds it."""
+    parts = {
+        "plus": "+".join(["1"] * n),
+        "attribute": "a" + ".b" * n,
+        "calls": "len" + "()" * n,
+        "subscripts": "[1]" + "[0]" * n,
+        "not": "not " * n + "1",
+        "lambda": "lambda: " * n + "1",
+        "ternary": " if 1 else ".join(["1"] * n),
+        "comparison": " < ".join(["1"] * n),
+        "and": " and ".join(["1"] * n),
+        "string_concat": " ".join(["'a'"] * n),
+    }
+    return recipe("X = " + parts[kind])
+
+
 def big_file(mib):
     return b"# " + b"x" * (mib << 20) + b"\n"
 
