@@ -194,7 +194,11 @@ bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& inp
 // `-`: standard input, under the name --stdin-filename gives (so that its configuration and front end are found).
 std::optional<std::string> read_stdin_input(const CheckArgs& args, SourceManager& sources) {
     const std::string name = args.stdin_filename.empty() ? kStdin : display_path(args.stdin_filename);
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    // Read up to one byte past the size limit and no further: `check - < /dev/zero` must end, refused as too large.
+    std::string text;
+    char chunk[65536];
+    while (text.size() <= SourceManager::kMaxFileBytes && std::cin.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
     sources.add(name, std::move(text));
     return name;
 }
