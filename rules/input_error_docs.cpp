@@ -34,7 +34,10 @@ mbridge-lint check configs/run.yaml   # a readable file
 )md"),
         input_error_info(InputError::Syntax, Severity::Error, "the file is not valid YAML, Python or UTF-8",
                          R"md(## What it does
-Reports a YAML or Python syntax error, or text that is not UTF-8, at the place the parser stopped.
+Reports a YAML or Python syntax error, or text that is not UTF-8, at the place the parser stopped. YAML is read as
+PyYAML's safe loader (and so OmegaConf) reads it: a character its reader refuses (a NUL or another control
+character, even inside quotes) and a tag it cannot construct (`!!python/name:`, `!!python/object`, a local `!tag`)
+are syntax errors too.
 
 ## Why is this bad?
 Megatron Bridge could not load the file either; nothing after the error can be checked.

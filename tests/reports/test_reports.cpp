@@ -179,7 +179,8 @@ TEST_CASE("every output format stays well-formed when a message and a file name 
     // that is not UTF-8, an ANSI colour sequence, and the characters each format escapes.
     std::string hostile;
     for (int c = 1; c < 0x20; ++c) hostile += static_cast<char>(c);
-    hostile += "\x7f \xc2\x80 \xef\xbf\xbe \xff \x1b[31mred\x1b[0m <tag attr=\"v\"> & ' % , :: \\ \xe4\xb8\xad";
+    hostile +=
+        "\x7f \xc2\x80 \xef\xbf\xbe \xff \x1b[31mred\x1b[0m <tag attr=\"v\"> & ' % , :: \\ \xe4\xb8\xad\n::error::forged";
     test::TempDir dir;
     const std::string file = dir.write("cfg.yaml", "model:\n  num_layers: 2\n");
     Diagnostic d;
@@ -217,6 +218,18 @@ TEST_CASE("every output format stays well-formed when a message and a file name 
     std::ostringstream gitlab;
     write_gitlab(gitlab, diags, sources, base);
     CHECK_NOTHROW(json::parse(gitlab.str()));
+
+    // The text formats, read in terminals and CI logs: no control character reaches them (a message cannot clear
+    // the screen or start a line of its own, such as a forged "::error::" workflow command).
+    for (const bool concise : {false, true}) {
+        std::ostringstream text;
+        if (concise) write_concise(text, diags, TextStyle{false});
+        else write_text(text, diags, sources, TextStyle{false});
+        INFO(text.str());
+        for (unsigned char c : text.str()) CHECK(((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t'));
+        CHECK(text.str().find("\n::") == std::string::npos);
+        CHECK(text.str().find("\\x1B[31mred") != std::string::npos);
+    }
 
     // GitHub's workflow commands: one line per annotation, whatever the message holds.
     std::ostringstream github;
