@@ -327,8 +327,10 @@ void summarise_floods(CheckRun& run, const std::vector<InputFile>& inputs) {
             continue;
         }
         std::string message = d.message;
-        for (auto at = message.find(d.range.file); at != std::string::npos; at = message.find(d.range.file, at))
-            message.replace(at, d.range.file.size(), "FILE");
+        const std::string& file = d.range.file;
+        for (auto at = file.empty() ? std::string::npos : message.find(file); at != std::string::npos;
+             at = message.find(file, at + 4))
+            message.replace(at, file.size(), "FILE");
         const auto key = std::make_pair(d.code, message);
         if (++seen[key] <= kWalkRepeats) kept.push_back(std::move(d));
         else if (seen[key] == kWalkRepeats + 1) order.push_back(key);
