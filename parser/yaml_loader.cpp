@@ -111,8 +111,16 @@ public:
         const std::string& s = node.Scalar();
         if (!charge_bytes(s.size(), prov)) return Value::unknown("size limit", prov);
         if (node.Tag() != "?") {
-            // Quoted or explicitly tagged: a string unless the tag says otherwise.
-            if (node.Tag() == "tag:yaml.org,2002:int" || node.Tag() == "!!int") return parse_plain(s, prov);
+            // Quoted or explicitly tagged: a string unless the tag says otherwise. `!!bool "true"` is True and
+            // `!!float 1` is 1.0 for PyYAML, so a tagged value is resolved as the tag says.
+            const std::string& tag = node.Tag();
+            if (tag == "tag:yaml.org,2002:int" || tag == "!!int" || tag == "tag:yaml.org,2002:bool" ||
+                tag == "tag:yaml.org,2002:null")
+                return parse_plain(s, prov);
+            if (tag == "tag:yaml.org,2002:float") {
+                Value v = parse_plain(s, prov);
+                return v.is_int() ? Value::floating(static_cast<double>(v.as_int()), prov) : v;
+            }
             return Value::string(s, prov);
         }
         return parse_plain(s, prov);

@@ -193,3 +193,16 @@ TEST_CASE("a lone carriage return ends a line, as PyYAML reads it", "[yaml]") {
     CHECK(g->prov().range.line == 3);
     CHECK(g->prov().range.column == 3);
 }
+
+TEST_CASE("explicit scalar tags resolve as PyYAML's safe loader resolves them", "[yaml]") {
+    const auto r =
+        load_yaml("tags.yaml", "a: !!bool \"true\"\nb: !!float 1\nc: !!null \"\"\nd: !!int \"7\"\ne: !!str 8\n");
+    REQUIRE(r.ok());
+    CHECK(r.root.find("a")->is_bool());
+    CHECK(r.root.find("a")->as_bool());
+    CHECK(r.root.find("b")->kind() == mbl::Value::Kind::Float);
+    CHECK(r.root.find("b")->as_number() == 1.0);
+    CHECK(r.root.find("c")->is_null());
+    CHECK(r.root.find("d")->as_int() == 7);
+    CHECK(r.root.find("e")->as_string() == "8");
+}
