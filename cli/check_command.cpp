@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -16,6 +17,7 @@
 #include "engine/file_output.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/linter.hpp"
+#include "engine/walk.hpp"
 #include "report/report.hpp"
 
 namespace mbl::cli {
@@ -100,6 +102,8 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
                     "in the report)");
     cmd->add_flag("--skip-non-configs", args.skip_non_configs,
                   "Skip named files that are not Bridge configs or recipes, as directory walks do (pre-commit)");
+    cmd->add_flag("--no-skip-vendored", args.no_skip_vendored,
+                  "Walk vendored trees too: git submodules, 3rdparty/ and third_party/ folders, paths git ignores");
     cmd->add_flag("--show-unknowns", args.show_unknowns,
                   "List every model field a recipe computes in a way the linter cannot follow (IN012 infos)");
     add_recipe_options(*cmd, args.recipe);
@@ -119,13 +123,51 @@ struct CheckRun {
         revisions;  // each distinct revision choice once (docs/user-guide.md "Revision detection")
     bool any_diff = false, write_failed = false;
     std::ostringstream diffs;
+    std::vector<std::string> notes;  // what a walk passed over on purpose, one line each (text formats)
+    std::set<std::string> refused;   // files --fix would have edited but may not write
 };
+
+// --fix writes only inside the trees the user gave, never through a symbolic link: a fix may point at a helper module
+// elsewhere, and a link may lead anywhere. A directory given is its own tree; a file given (`recipe.py`, or
+// `recipe.py::function`) stands for the working directory when it lies inside it (its helpers are the project's),
+// else for its own folder.
+std::string why_not_writable(const std::string& file, const CheckArgs& args, const std::string& stdin_name) {
+    namespace fs = std::filesystem;
+    if (file == stdin_name) return "";
+    std::error_code ec;
+    if (fs::is_symlink(file, ec)) return "it is a symbolic link";
+    const std::string real = normalized_path(file);
+    const std::string cwd = normalized_path(fs::current_path(ec).string());
+    for (const auto& arg : args.paths) {
+        const auto sep = arg.find("::");
+        const std::string given = fs::exists(arg, ec) || sep == std::string::npos ? arg : arg.substr(0, sep);
+        if (fs::is_symlink(given, ec) && normalized_path(given) == real)
+            return fmt::format("it is reached through the symbolic link {}", given);
+    }
+    for (const auto& arg : args.paths) {
+        const auto sep = arg.find("::");
+        const std::string given = fs::exists(arg, ec) || sep == std::string::npos ? arg : arg.substr(0, sep);
+        std::string root = normalized_path(given);
+        if (!fs::is_directory(root, ec)) root = relative_to(root, cwd) ? cwd : fs::path(root).parent_path().string();
+        if (real == root || relative_to(real, root)) return "";
+    }
+    return "it lies outside the paths given on the command line";
+}
 
 // Applies fixes to one input: writes the changed files (--fix) or prints their diff (--diff). Standard input is
 // not a file: its fixed text stays in the SourceManager for the report.
 bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& input, FileResult& result, CheckRun& run,
                const DependentsReport& dependents, const std::string& stdin_name) {
-    const FixOptions options{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)};
+    FixOptions options{.unsafe = args.unsafe_fixes, .may_edit = dependents.may_edit(input)};
+    if (!args.diff)
+        options.may_edit = [&, named_only = options.may_edit](const std::string& file) {
+            if (named_only && !named_only(file)) return false;
+            const std::string why = why_not_writable(file, args, stdin_name);
+            if (why.empty()) return true;
+            if (run.refused.insert(file).second)
+                std::cerr << fmt::format("mbridge-lint: not fixing {}: {}\n", file, why);
+            return false;
+        };
     FixOutcome outcome =
         fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
@@ -137,8 +179,11 @@ bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& inp
             continue;
         }
         if (file == stdin_name) continue;
+        const std::string dir = std::filesystem::path(file).parent_path().string();
+        for (const auto& gone : remove_stale_temporaries(dir))
+            std::cerr << fmt::format("mbridge-lint: removed {}, left by an interrupted --fix\n", display_path(gone));
         std::string error;
-        if (!write_file_atomically(file, text, &error)) {
+        if (!write_file_atomically(file, text, &error, &outcome.original[file])) {
             std::cerr << "mbridge-lint: " << error << '\n';
             return false;
         }
@@ -149,7 +194,11 @@ bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& inp
 // `-`: standard input, under the name --stdin-filename gives (so that its configuration and front end are found).
 std::optional<std::string> read_stdin_input(const CheckArgs& args, SourceManager& sources) {
     const std::string name = args.stdin_filename.empty() ? kStdin : display_path(args.stdin_filename);
-    std::string text{std::istreambuf_iterator<char>(std::cin), std::istreambuf_iterator<char>()};
+    // Read up to one byte past the size limit and no further: `check - < /dev/zero` must end, refused as too large.
+    std::string text;
+    char chunk[65536];
+    while (text.size() <= SourceManager::kMaxFileBytes && std::cin.read(chunk, sizeof chunk).gcount() > 0)
+        text.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
     sources.add(name, std::move(text));
     return name;
 }
@@ -230,6 +279,7 @@ void write_text_summary(std::ostream& out, const CheckArgs& args, const CheckRun
                         const DependentsReport& dependents, const DiagnosticCounts& counts) {
     if (args.fix && run.fixed > 0) out << fmt::format("fixed {} problem{}\n", run.fixed, run.fixed == 1 ? "" : "s");
     if (args.quiet) return;
+    for (const auto& note : run.notes) out << note << '\n';
     for (const auto& note : dependents.notes()) out << note << '\n';
     out << summary_line(counts, run.files) << '\n';
     if (!args.fix)
@@ -260,11 +310,43 @@ void write_report(std::ostream& out, const CheckArgs& args, const CheckRun& run,
     write_text_summary(out, args, run, dependents, counts);
 }
 
+// A walk over thousands of files broken the same way (a generated tree, an unpacked archive) reads as a few lines:
+// past kWalkRepeats input errors with one code and message in files a walk found, the rest are one line per message
+// (warnings stay: each says something about its own file). The counts, the exit code and the machine-readable
+// formats keep every one.
+void summarise_floods(CheckRun& run, const std::vector<InputFile>& inputs) {
+    std::set<std::string> walked;
+    for (const auto& input : inputs)
+        if (!input.explicit_input) walked.insert(input.path);
+    std::map<std::pair<std::string, std::string>, long> seen;  // (code, message without the file's name) -> count
+    std::vector<std::pair<std::string, std::string>> order;
+    std::vector<Diagnostic> kept;
+    for (auto& d : run.all) {
+        if (!d.is_input_error() || d.severity != Severity::Error || !walked.count(d.range.file)) {
+            kept.push_back(std::move(d));
+            continue;
+        }
+        std::string message = d.message;
+        const std::string& file = d.range.file;
+        for (auto at = file.empty() ? std::string::npos : message.find(file); at != std::string::npos;
+             at = message.find(file, at + 4))
+            message.replace(at, file.size(), "FILE");
+        const auto key = std::make_pair(d.code, message);
+        if (++seen[key] <= kWalkRepeats) kept.push_back(std::move(d));
+        else if (seen[key] == kWalkRepeats + 1) order.push_back(key);
+    }
+    run.all = std::move(kept);
+    for (const auto& key : order)
+        run.notes.push_back(fmt::format("and {} more files with {} \"{}\"", seen[key] - kWalkRepeats, key.first,
+                                        key.second.size() > 100 ? key.second.substr(0, 97) + "..." : key.second));
+}
+
 // Nothing was checked although paths were given (an empty directory, a tree without configs, a mistyped path whose
 // error is already reported): a run that checks nothing must not pass a CI gate. --changed-only and
 // --skip-non-configs (pre-commit) may select nothing on purpose.
 bool nothing_checked(const CheckArgs& args, const CheckRun& run) {
     if (run.files.checked > 0 || !args.changed_only.empty() || args.skip_non_configs) return false;
+    for (const auto& note : run.notes) std::cerr << "mbridge-lint: " << note << '\n';  // why the walk found nothing
     for (const auto& d : run.all)
         if (d.is_input_error() && d.severity == Severity::Error) return false;  // said already, exit 2
     std::string what = fmt::format("{}", fmt::join(args.paths, ", "));
@@ -344,7 +426,9 @@ int run_check(const CheckArgs& given) {
         inputs.push_back({stdin_name, true, {}});
     } else {
         const WalkOptions walk{.excluded = [&](const std::string& p) { return session.excluded(p); },
-                               .force_exclude = args.force_exclude};
+                               .force_exclude = args.force_exclude,
+                               .skip_vendored = !args.no_skip_vendored,
+                               .notes = &run.notes};
         inputs = collect_inputs(args.paths, run.all, walk);
     }
     std::vector<Dependents> brought;  // inputs linted because they import a changed or named file
@@ -372,6 +456,7 @@ int run_check(const CheckArgs& given) {
         counts.add(d);
         unusable |= d.is_input_error() && d.severity == Severity::Error;
     }
+    if (args.format == "full" || args.format == "concise") summarise_floods(run, inputs);
     if (args.diff) {
         std::cout << run.diffs.str();
         if (unusable) return kUnusable;
@@ -387,6 +472,7 @@ int run_check(const CheckArgs& given) {
     std::ostream* report = report_stream(args.output, file_out);
     if (!report) return kUnusable;
     write_report(*report, args, run, dependents, sources, counts);
+    if (!finish_report(args.output, file_out)) return kUnusable;
     return exit_code(args, counts, unusable);
 }
 

@@ -38,10 +38,11 @@ struct CheckArgs {
     std::string color = "auto";
     bool strict = false;
     bool quiet = false;
-    bool statistics = false;     // counts per code instead of the diagnostics
-    bool exit_zero = false;      // exit 0 even when problems are found (2 still says the input or usage is unusable)
-    std::string stdin_filename;  // the path standard input stands for: configuration, front end, output
-    bool force_exclude = false;  // exclude patterns apply to named files too
+    bool statistics = false;        // counts per code instead of the diagnostics
+    bool exit_zero = false;         // exit 0 even when problems are found (2 still says the input or usage is unusable)
+    std::string stdin_filename;     // the path standard input stands for: configuration, front end, output
+    bool force_exclude = false;     // exclude patterns apply to named files too
+    bool no_skip_vendored = false;  // walks enter git submodules, 3rdparty/ and git-ignored paths too
     CommandLineSelection selection;
     std::string gpu_memory;  // enables the memory advice rules (RC2xx)
     std::string data_parallel_size;
@@ -194,6 +195,9 @@ bool use_color(const std::string& mode);
 // --output: the report goes to `path` (opened into `file`, truncated) or, when empty, to standard output; nullptr
 // after a plain error when the file cannot be written.
 std::ostream* report_stream(const std::string& path, std::ofstream& file);
+// Closes a report written to `path` (nothing for standard output): false, said on standard error, when any write,
+// the flush or the close failed (a full disk), so that the run exits 2 instead of passing with a lost report.
+bool finish_report(const std::string& path, std::ofstream& file);
 
 // The command-line arguments after the first `--` (Hydra-style overrides); `argc` is shortened to exclude them.
 std::vector<std::string> split_overrides(int& argc, char** argv);

@@ -1,7 +1,9 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 
@@ -24,6 +26,16 @@ std::ostream* report_stream(const std::string& path, std::ofstream& file) {
     if (file) return &file;
     std::cerr << fmt::format("mbridge-lint: cannot write {}\n", path);
     return nullptr;
+}
+
+bool finish_report(const std::string& path, std::ofstream& file) {
+    if (path.empty()) return true;  // standard output: main checks it once the command is done
+    file.close();
+    if (!file) {
+        std::cerr << fmt::format("mbridge-lint: cannot write {}: {}\n", path, std::strerror(errno));
+        return false;
+    }
+    return true;
 }
 
 bool use_color(const std::string& mode) {

@@ -183,6 +183,7 @@ int run_estimate(const EstimateArgs& args) {
     if (!args.html.empty()) {
         std::ofstream html(args.html);
         if (html) write_estimate_html(html, est, header);
+        if (html) html.close();  // a full disk shows at the close
         if (!html) {
             std::cerr << fmt::format("mbridge-lint: cannot write {}\n", args.html);
             return kUnusable;

@@ -3,6 +3,9 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -20,6 +23,17 @@ std::string version_text() {
                        "{}); `mbridge-lint check --help` says what each is",
                        MBRIDGE_LINT_VERSION, MBRIDGE_LINT_COMMIT, fmt::join(schema.revision_names(), ", "),
                        schema.default_revision());
+}
+
+// A command's exit code, or 2 when what it printed did not all reach standard output (a full disk, /dev/full): a
+// lost report must not pass a CI gate.
+int checked_exit(int code) {
+    std::cout.flush();
+    if (!std::cout || std::fflush(stdout) != 0 || std::ferror(stdout)) {
+        std::cerr << fmt::format("mbridge-lint: cannot write standard output: {}\n", std::strerror(errno));
+        return mbl::cli::kUnusable;
+    }
+    return code;
 }
 
 }  // namespace
@@ -85,13 +99,13 @@ int main(int argc, char** argv) {
         return kUnusable;
     }
     try {
-        if (app.got_subcommand("check")) return run_check(check);
-        if (show_cmd->parsed()) return run_show(show);
-        if (rules_cmd->parsed()) return run_rules(rules);
-        if (app.got_subcommand("estimate")) return run_estimate(estimate);
-        if (explain_cmd->parsed()) return run_explain(rules);
-        if (app.got_subcommand("gpu-check")) return run_gpu_check(gpu_check);
-        if (config_cmd->parsed()) return run_config(config);
+        if (app.got_subcommand("check")) return checked_exit(run_check(check));
+        if (show_cmd->parsed()) return checked_exit(run_show(show));
+        if (rules_cmd->parsed()) return checked_exit(run_rules(rules));
+        if (app.got_subcommand("estimate")) return checked_exit(run_estimate(estimate));
+        if (explain_cmd->parsed()) return checked_exit(run_explain(rules));
+        if (app.got_subcommand("gpu-check")) return checked_exit(run_gpu_check(gpu_check));
+        if (config_cmd->parsed()) return checked_exit(run_config(config));
         if (lsp_cmd->parsed()) return run_lsp(lsp);
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.

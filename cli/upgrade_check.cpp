@@ -92,6 +92,7 @@ int run_upgrade_check(const CheckArgs& args, const std::string& from_name, const
     const UpgradeReportHeader header{from->name, to->name, checked};
     if (args.format == "json") write_upgrade_json(out, diff, header);
     else write_upgrade_text(out, diff, header);
+    if (!finish_report(args.output, file_out)) return kUnusable;
     if (unusable) return kUnusable;
     if (args.exit_zero) return kOk;
     if (diff.new_errors > 0 || (args.strict && diff.new_warnings > 0)) return kProblems;

@@ -6,7 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "config/rule_selection.hpp"
 #include "core/did_you_mean.hpp"
@@ -85,6 +88,74 @@ SourceRange range_of(const std::string& file, const toml::source_region& r) {
         end_col = col + 1;
     }
     return SourceRange{file, line, col, end_line, end_col};
+}
+
+// toml++ makes one table per part of a dotted key (and per level of nested arrays and inline tables) and frees
+// them by recursion: a key of 50,000 parts overflows the stack, in the parser or when the tree is freed. So the
+// depth is measured on the text before toml++ sees it: the parts of a dotted key or table header, on top of the
+// arrays and inline tables open around it. Dots inside strings and comments do not count; a float or a date-time
+// in a value holds at most one dot, far below the limit.
+struct TomlTooDeep {
+    int line = 0, column = 0;
+};
+std::optional<TomlTooDeep> toml_too_deep(std::string_view text) {
+    std::vector<int> open{0};  // the depth inside each open array or inline table (or table header)
+    int parts = 1;             // parts of the key (or value) being read since the last `=`, `,` or newline
+    int key_parts = 0;         // parts of the key whose value is being read: `a.b = {` opens at depth 2 + 1
+    int line = 1;
+    std::size_t line_start = 0;
+    auto deeper = [&](std::size_t at) -> std::optional<TomlTooDeep> {
+        if (open.back() + parts <= kMaxTomlDepth) return std::nullopt;
+        return TomlTooDeep{line, static_cast<int>(at - line_start) + 1};
+    };
+    auto newline = [&](std::size_t at) {
+        ++line;
+        line_start = at + 1;
+    };
+    for (std::size_t i = 0; i < text.size(); ++i) {
+        const char c = text[i];
+        if (c == '\n') {
+            newline(i);
+            parts = 1;
+            key_parts = 0;
+        } else if (c == '#') {
+            while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+        } else if (c == '"' || c == '\'') {
+            const bool multi = text.compare(i, 3, std::string(3, c)) == 0;
+            i += multi ? 3 : 1;
+            for (; i < text.size(); ++i) {
+                if (text[i] == '\n') {
+                    newline(i);
+                    if (!multi) break;  // an unterminated string: toml++ reports it
+                } else if (c == '"' && text[i] == '\\') {
+                    if (i + 1 < text.size() && text[i + 1] == '\n') continue;  // a line-ending backslash
+                    ++i;
+                } else if (text[i] == c && (!multi || text.compare(i, 3, std::string(3, c)) == 0)) {
+                    if (multi) i += 2;
+                    while (multi && i + 1 < text.size() && text[i + 1] == c) ++i;  // up to two quotes end the content
+                    break;
+                }
+            }
+        } else if (c == '.') {
+            ++parts;
+            if (auto e = deeper(i)) return e;
+        } else if (c == '=') {
+            key_parts = parts;
+            parts = 1;
+        } else if (c == ',') {
+            parts = 1;
+            key_parts = 0;
+        } else if (c == '[' || c == '{') {
+            open.push_back(open.back() + key_parts + 1);
+            parts = 1;
+            key_parts = 0;
+            if (auto e = deeper(i)) return e;
+        } else if ((c == ']' || c == '}') && open.size() > 1) {
+            open.pop_back();
+            key_parts = 0;
+        }
+    }
+    return std::nullopt;
 }
 
 class Reader {
@@ -284,6 +355,13 @@ ConfigLoadResult load_config_file(const std::string& path, const std::string* te
         }
         buffer = *t;
         text = &buffer;
+    }
+    if (auto deep = toml_too_deep(*text)) {
+        result.errors.push_back(input_error(
+            InputError::LimitExceeded, SourceRange::point(path, deep->line, deep->column),
+            fmt::format("a dotted key or nesting is deeper than the limit of {} levels; the configuration is not read",
+                        kMaxTomlDepth)));
+        return result;
     }
     toml::table doc;
     try {

@@ -6,8 +6,10 @@ namespace mbl {
 
 LineIndex::LineIndex(std::string_view text) : text_(text) {
     starts_.push_back(0);
+    // A lone "\r" ends a line too, as Python's tokenizer and YAML read it (old Mac OS line endings).
     for (std::size_t i = 0; i < text.size(); ++i)
-        if (text[i] == '\n') starts_.push_back(i + 1);
+        if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')))
+            starts_.push_back(i + 1);
 }
 
 std::size_t LineIndex::line_start(int line) const {

@@ -23,11 +23,18 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
         if (error) *error = too_large(known->size());
         return nullptr;
     }
-    FileText read = read_file_text(path, kMaxFileBytes, /*regular_only=*/false);  // a pipe named to be read
+    // Only what the shell hands over as a pipe (`<(command)`, /dev/stdin) is read as one: a named FIFO would wait
+    // for a writer, a device might never end.
+    const bool shell_pipe =
+        path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0 || path == "/dev/stdin";
+    FileText read = read_file_text(path, kMaxFileBytes, /*regular_only=*/!shell_pipe);
     if (!read.text) {
         if (error) {
             switch (read.failure) {
                 case FileText::Failure::Directory: *error = "is a directory"; break;
+                case FileText::Failure::NotRegular:
+                    *error = "not a regular file (a FIFO, socket or device); only regular files are read";
+                    break;
                 case FileText::Failure::TooLarge: *error = too_large(read.size); break;
                 case FileText::Failure::CannotOpen: *error = std::strerror(read.error_number); break;
                 default: *error = "read error"; break;

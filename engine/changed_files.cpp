@@ -9,63 +9,13 @@
 #include <filesystem>
 
 #include "core/input_errors.hpp"
+#include "engine/walk.hpp"
 
 namespace mbl {
 
 namespace fs = std::filesystem;
 
 namespace {
-
-struct ProcessResult {
-    int status = -1;
-    std::string out, err;
-};
-
-// Runs a program (no shell) in `directory` and collects its output.
-ProcessResult run_program(const std::vector<std::string>& argv, const std::string& directory) {
-    ProcessResult result;
-    int out_pipe[2], err_pipe[2];
-    if (pipe(out_pipe) != 0) return result;
-    if (pipe(err_pipe) != 0) {
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        return result;
-    }
-    pid_t pid = fork();
-    if (pid == 0) {
-        dup2(out_pipe[1], 1);
-        dup2(err_pipe[1], 2);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        if (chdir(directory.c_str()) != 0) _exit(127);
-        std::vector<char*> args;
-        for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-        args.push_back(nullptr);
-        execvp(args[0], args.data());
-        _exit(127);
-    }
-    close(out_pipe[1]);
-    close(err_pipe[1]);
-    if (pid < 0) {
-        close(out_pipe[0]);
-        close(err_pipe[0]);
-        return result;
-    }
-    // Drain both pipes (stderr after stdout is fine: git writes little to stderr).
-    char buf[65536];
-    for (int fd : {out_pipe[0], err_pipe[0]}) {
-        std::string& into = fd == out_pipe[0] ? result.out : result.err;
-        ssize_t n;
-        while ((n = read(fd, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR))
-            if (n > 0) into.append(buf, static_cast<size_t>(n));
-        close(fd);
-    }
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return result;
-}
 
 std::string first_line(const std::string& s) {
     std::string line = s.substr(0, s.find('\n'));

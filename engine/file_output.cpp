@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,42 +12,97 @@
 #include <filesystem>
 #include <vector>
 
+#include "core/file_text.hpp"
+
 namespace mbl {
 
-bool write_file_atomically(const std::string& path, std::string_view text, std::string* error) {
+namespace {
+
+constexpr std::string_view kTemporaryMark = ".mbridge-lint-";
+
+// `.NAME.mbridge-lint-PID-XXXXXX`: the process that wrote it, or 0 for any other name.
+long temporary_owner(const std::string& name) {
+    const auto mark = name.rfind(kTemporaryMark);
+    if (name.empty() || name[0] != '.' || mark == std::string::npos) return 0;
+    const std::string rest = name.substr(mark + kTemporaryMark.size());
+    const auto dash = rest.find('-');
+    if (dash == std::string::npos || dash == 0 || rest.size() - dash - 1 != 6) return 0;
+    long pid = 0;
+    for (std::size_t i = 0; i < dash; ++i) {
+        if (rest[i] < '0' || rest[i] > '9' || pid > 1'000'000'000) return 0;
+        pid = pid * 10 + (rest[i] - '0');
+    }
+    return pid;
+}
+
+}  // namespace
+
+std::vector<std::string> remove_stale_temporaries(const std::string& directory) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> removed;
+    std::error_code ec;
+    for (fs::directory_iterator it(directory.empty() ? "." : directory, ec), end; !ec && it != end; it.increment(ec)) {
+        std::error_code e;
+        if (!it->is_regular_file(e) || it->is_symlink(e)) continue;
+        const long pid = temporary_owner(it->path().filename().string());
+        // A live process (another run writing right now, or one we may not signal) keeps its file.
+        if (pid <= 0 || pid == ::getpid() || ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH) continue;
+        if (::unlink(it->path().c_str()) == 0) removed.push_back(it->path().string());
+    }
+    return removed;
+}
+
+bool write_file_atomically(const std::string& path, std::string_view text, std::string* error,
+                           const std::string* expected) {
     namespace fs = std::filesystem;
     const fs::path target(path);
     const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
-    std::string tmpl = (dir / fmt::format(".{}.mbridge-lint-XXXXXX", target.filename().string())).string();
+    std::string tmpl =
+        (dir / fmt::format(".{}{}{}-XXXXXX", target.filename().string(), kTemporaryMark, ::getpid())).string();
     auto fail = [&](const char* what) {
         if (error) *error = fmt::format("{} {}: {}", what, path, std::strerror(errno));
         return false;
     };
     struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {
+        // Renaming over a link would replace the link, and writing through it would change a file elsewhere.
+        if (error) *error = fmt::format("not writing fixes to {}: it is a symbolic link", path);
+        return false;
+    }
     const bool existed = ::stat(path.c_str(), &st) == 0;
     int fd = ::mkstemp(tmpl.data());
     if (fd < 0) return fail("cannot create a temporary file next to");
+    auto discard = [&](const char* what) {
+        const int saved = errno;
+        if (fd >= 0) ::close(fd);
+        ::unlink(tmpl.c_str());
+        errno = saved;
+        return fail(what);
+    };
     size_t written = 0;
     while (written < text.size()) {
         ssize_t n = ::write(fd, text.data() + written, text.size() - written);
         if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) {
-            ::close(fd);
-            ::unlink(tmpl.c_str());
-            return fail("cannot write");
-        }
+        if (n <= 0) return discard("cannot write");
         written += static_cast<size_t>(n);
     }
-    if ((existed && ::fchmod(fd, st.st_mode & 07777) != 0) || ::fsync(fd) != 0) {
-        ::close(fd);
-        ::unlink(tmpl.c_str());
-        return fail("cannot write");
+    if ((existed && ::fchmod(fd, st.st_mode & 07777) != 0) || ::fsync(fd) != 0) return discard("cannot write");
+    const int closed = ::close(fd);
+    fd = -1;
+    if (closed != 0) return discard("cannot write");
+    if (expected) {
+        // The last moment before the rename: an edit made since the file was read would otherwise be lost.
+        const FileText now = read_file_text(path, expected->size() + 1);
+        if (!now.text || *now.text != *expected) {
+            ::unlink(tmpl.c_str());
+            if (error)
+                *error = fmt::format("{} changed on disk since mbridge-lint read it; its fixes are not written (run "
+                                     "again)",
+                                     path);
+            return false;
+        }
     }
-    ::close(fd);
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
-        ::unlink(tmpl.c_str());
-        return fail("cannot replace");
-    }
+    if (::rename(tmpl.c_str(), path.c_str()) != 0) return discard("cannot replace");
     return true;
 }
 

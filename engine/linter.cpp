@@ -12,6 +12,7 @@
 #include "core/input_errors.hpp"
 #include "core/paths.hpp"
 #include "engine/validate.hpp"
+#include "engine/walk.hpp"
 #include "parser/front_end.hpp"
 #include "rules/registry.hpp"
 
@@ -155,30 +156,21 @@ std::optional<EffectiveModel> Linter::effective_model_of(const std::string& inpu
     return effective_model(std::move(config.root), config.anchor, errors, config.precision.get(), config.label);
 }
 
-// A file some front end reads (YAML configs, Python recipes).
-static bool is_config_source(const fs::path& p) { return front_end_for(p.string()) != nullptr; }
-
-// The files of a directory, sorted, without what the walk excludes (whole directories are not entered).
-static std::vector<std::string> walk_directory(const std::string& dir, const WalkOptions& walk,
-                                               std::vector<Diagnostic>& errors) {
-    std::vector<std::string> found;
+// A named path that is neither a file nor a directory: a FIFO would block the read until some writer came, a device
+// may never end. What the shell hands over as a pipe (`<(command)`, /dev/stdin) is read: it was made to be.
+static std::optional<std::string> special_file(const std::string& path) {
     std::error_code ec;
-    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-        const bool directory = it->is_directory(ec);
-        if (!directory && !(it->is_regular_file(ec) && is_config_source(it->path()))) continue;
-        if (walk.excluded ? walk.excluded(it->path().string())
-                          : path_excluded(it->path().string(), ProjectConfig{}, {})) {
-            if (directory) it.disable_recursion_pending();
-            continue;
-        }
-        if (!directory) found.push_back(display_path(it->path().string()));
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || fs::is_regular_file(st) || fs::is_directory(st)) return std::nullopt;
+    if (path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0 || path == "/dev/stdin")
+        return std::nullopt;
+    switch (st.type()) {
+        case fs::file_type::fifo: return "a FIFO (named pipe)";
+        case fs::file_type::socket: return "a socket";
+        case fs::file_type::block:
+        case fs::file_type::character: return "a device";
+        default: return "not a regular file";
     }
-    if (ec)
-        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(dir),
-                                     fmt::format("cannot walk this directory: {}", ec.message())));
-    std::sort(found.begin(), found.end());
-    return found;
 }
 
 // A named file that --force-exclude leaves out: it, or a directory above it inside the working directory, matches.
@@ -205,15 +197,27 @@ std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std
     for (const auto& arg : paths) {
         std::error_code ec;
         if (fs::is_directory(arg, ec)) {
-            for (auto& f : walk_directory(arg, walk, errors)) add({std::move(f), false, {}});
+            std::vector<std::string> notes;
+            for (auto& f : walk_directory(arg, walk, errors, notes)) add({std::move(f), false, {}});
+            if (walk.notes) walk.notes->insert(walk.notes->end(), notes.begin(), notes.end());
+        } else if (auto kind = special_file(arg)) {
+            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
+                                         fmt::format("{} is {}; only regular files are read (pass - to read standard "
+                                                     "input)",
+                                                     arg, *kind)));
         } else if (fs::exists(arg, ec)) {
             if (!named_file_excluded(arg, walk)) add({display_path(arg), true, {}});
         } else if (auto target = recipe_target(arg)) {
             target->path = display_path(target->path);
             add(std::move(*target));
         } else {
-            errors.push_back(
-                input_error(InputError::Unreadable, SourceRange::whole_file(arg), "no such file or directory"));
+            // A path that cannot be looked at (a folder above it unreadable) is not said to be missing.
+            std::error_code why;
+            (void)fs::symlink_status(arg, why);
+            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
+                                         why && why != std::errc::no_such_file_or_directory
+                                             ? fmt::format("cannot read: {}", why.message())
+                                             : "no such file or directory"));
         }
     }
     return out;

@@ -77,6 +77,10 @@ struct WalkOptions {
     std::function<bool(const std::string& path)> excluded = {};
     // Named files are left out too when they match (--force-exclude: pre-commit names every staged file).
     bool force_exclude = false;
+    // Walks leave out other people's code: git submodules, 3rdparty/ and third_party/ folders, what git ignores.
+    bool skip_vendored = true;
+    // Receives one line per thing a walk passed over on purpose (vendored trees, links out of the tree); may be null.
+    std::vector<std::string>* notes = nullptr;
 };
 std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors,
                                       const WalkOptions& walk = {});

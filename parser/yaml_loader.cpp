@@ -5,11 +5,14 @@
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
 #include <unordered_map>
+#include <utility>
 
 #include "core/input_errors.hpp"
 #include "core/line_index.hpp"
@@ -67,6 +70,13 @@ public:
 
     std::vector<Diagnostic> errors;
 
+    // content_end of a line, found once: a flow mapping of 100,000 entries on one line asks for it at each entry.
+    size_t line_content_end(int line, std::string_view text) const {
+        auto [it, fresh] = content_ends_.try_emplace(line, 0);
+        if (fresh) it->second = content_end(text);
+        return it->second;
+    }
+
     SourceRange range_at(const YAML::Mark& m, size_t end_col0) const {
         return SourceRange{file_, m.line + 1, m.column + 1, m.line + 1, static_cast<int>(end_col0) + 1};
     }
@@ -92,16 +102,25 @@ public:
     // From `m` to the end of the content on its line: a whole `key: value` entry.
     SourceRange rest_of_line(const YAML::Mark& m) const {
         auto line = lines_.line_text(m.line + 1);
-        size_t end = line ? content_end(*line) : static_cast<size_t>(m.column) + 1;
+        size_t end = line ? line_content_end(m.line + 1, *line) : static_cast<size_t>(m.column) + 1;
         if (end <= static_cast<size_t>(m.column)) end = m.column + 1;
         return range_at(m, end);
     }
 
     Value scalar(const YAML::Node& node, const Provenance& prov) {
         const std::string& s = node.Scalar();
+        if (!charge_bytes(s.size(), prov)) return Value::unknown("size limit", prov);
         if (node.Tag() != "?") {
-            // Quoted or explicitly tagged: a string unless the tag says otherwise.
-            if (node.Tag() == "tag:yaml.org,2002:int" || node.Tag() == "!!int") return parse_plain(s, prov);
+            // Quoted or explicitly tagged: a string unless the tag says otherwise. `!!bool "true"` is True and
+            // `!!float 1` is 1.0 for PyYAML, so a tagged value is resolved as the tag says.
+            const std::string& tag = node.Tag();
+            if (tag == "tag:yaml.org,2002:int" || tag == "!!int" || tag == "tag:yaml.org,2002:bool" ||
+                tag == "tag:yaml.org,2002:null")
+                return parse_plain(s, prov);
+            if (tag == "tag:yaml.org,2002:float") {
+                Value v = parse_plain(s, prov);
+                return v.is_int() ? Value::floating(static_cast<double>(v.as_int()), prov) : v;
+            }
             return Value::string(s, prov);
         }
         return parse_plain(s, prov);
@@ -171,6 +190,15 @@ public:
             }
             return Value::unknown("nesting limit", entry_prov);
         }
+        if (!tag_reported_ && !safe_tag(node.Tag())) {
+            tag_reported_ = true;
+            errors.push_back(input_error(
+                InputError::Syntax, node.IsScalar() ? token_range(node.Mark()) : rest_of_line(node.Mark()),
+                fmt::format("the tag {} is not one PyYAML's safe loader can construct; OmegaConf refuses to load the "
+                            "file",
+                            shown_tag(node.Tag()))));
+            return Value::unknown("unsafe tag", entry_prov);
+        }
         switch (node.Type()) {
             case YAML::NodeType::Undefined:
             case YAML::NodeType::Null: return Value::null(entry_prov);
@@ -202,6 +230,7 @@ public:
                         continue;
                     }
                     const std::string key = k.Scalar();
+                    if (!charge_bytes(key.size(), entry_prov)) break;
                     Provenance p = Provenance::at(origin_, rest_of_line(k.Mark()));
                     SourceRange range = key_range(k.Mark());
                     if (auto [previous, fresh] = seen.try_emplace(key, range.line); !fresh) {
@@ -228,6 +257,40 @@ public:
     }
 
 private:
+    // The text an aliased scalar holds is copied at each use: a few lines of aliases of a long string would otherwise
+    // fill memory long before the count of values reaches its limit.
+    bool charge_bytes(std::size_t n, const Provenance& prov) {
+        bytes_ += n;
+        if (bytes_ <= kMaxYamlBytes) return true;
+        if (!size_reported_) {
+            size_reported_ = true;
+            errors.push_back(input_error(
+                InputError::LimitExceeded, prov.range,
+                fmt::format("the document expands to more than the limit of {} MiB of text (aliases of aliases?)",
+                            kMaxYamlBytes >> 20)));
+        }
+        return false;
+    }
+
+    // The tags PyYAML's SafeConstructor has a constructor for (pyyaml 6.0.2 lib/yaml/constructor.py:426-472); any
+    // other, `!!python/name:` and `!!python/object` included, is a ConstructorError for yaml.safe_load and OmegaConf.
+    // "?" is an untagged plain node, "!" an untagged quoted scalar.
+    static bool safe_tag(const std::string& tag) {
+        static const char* const kSafe[] = {"null", "bool",  "int", "float", "binary", "timestamp",
+                                            "omap", "pairs", "set", "str",   "seq",    "map"};
+        if (tag.empty() || tag == "?" || tag == "!") return true;
+        constexpr std::string_view prefix = "tag:yaml.org,2002:";
+        if (tag.rfind(prefix, 0) != 0) return false;
+        const std::string_view name = std::string_view(tag).substr(prefix.size());
+        return std::any_of(std::begin(kSafe), std::end(kSafe), [&](const char* k) { return name == k; });
+    }
+    static std::string shown_tag(const std::string& tag) {
+        constexpr std::string_view prefix = "tag:yaml.org,2002:";
+        std::string shown = tag.rfind(prefix, 0) == 0 ? "!!" + tag.substr(prefix.size()) : tag;
+        if (shown.size() > 80) shown = shown.substr(0, 77) + "...";
+        return shown;
+    }
+
     // `<<` written plainly (not quoted): YAML 1.1's merge key, which PyYAML's SafeLoader, and so OmegaConf, applies.
     static bool is_merge_key(const YAML::Node& key) { return key.Tag() == "?" && key.Scalar() == "<<"; }
 
@@ -295,10 +358,13 @@ private:
     const std::string& file_;
     std::string_view text_;
     LineIndex lines_;  // every Mark is looked up by line: an index, not a scan per lookup
+    mutable std::unordered_map<int, size_t> content_ends_;
     Origin origin_;
     bool limit_reported_ = false;
     bool size_reported_ = false;
+    bool tag_reported_ = false;
     std::size_t values_ = 0;
+    std::size_t bytes_ = 0;  // text of scalars and keys, aliases counted at each use
 };
 
 }  // namespace
@@ -358,8 +424,38 @@ int count_documents(std::string_view text) {
 
 }  // namespace
 
+// The first character PyYAML's Reader refuses ("special characters are not allowed", pyyaml 6.0.2
+// lib/yaml/reader.py:137): controls other than tab and line breaks, DEL, C1 controls other than NEL, surrogates and
+// U+FFFE/U+FFFF. yaml-cpp reads them, a NUL inside a quoted scalar included, but yaml.safe_load and OmegaConf stop.
+// The text is valid UTF-8 (the front end checked); a malformed sequence is passed over.
+std::optional<std::pair<std::size_t, char32_t>> first_unreadable_character(std::string_view text) {
+    for (std::size_t i = 0; i < text.size();) {
+        const auto b = static_cast<unsigned char>(text[i]);
+        const int length = b < 0x80 ? 1 : b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : b >= 0xC0 ? 2 : 1;
+        char32_t c = length == 1 ? b : b & (0x7F >> length);
+        for (int k = 1; k < length && i + static_cast<std::size_t>(k) < text.size(); ++k)
+            c = (c << 6) | (static_cast<unsigned char>(text[i + static_cast<std::size_t>(k)]) & 0x3F);
+        const bool printable = c == 0x09 || c == 0x0A || c == 0x0D || (c >= 0x20 && c <= 0x7E) || c == 0x85 ||
+                               (c >= 0xA0 && c <= 0xD7FF) || (c >= 0xE000 && c <= 0xFFFD) ||
+                               (c >= 0x10000 && c <= 0x10FFFF);
+        if (!printable && (length > 1 || b < 0x80)) return std::pair{i, c};
+        i += static_cast<std::size_t>(length);
+    }
+    return std::nullopt;
+}
+
 YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin) {
     YamlLoadResult result;
+    if (auto bad = first_unreadable_character(text)) {
+        const LineIndex lines(text);
+        const int line = lines.line_of(bad->first), column = lines.column_of(bad->first);
+        result.errors.push_back(input_error(
+            InputError::Syntax, SourceRange{file, line, column, line, column + 1},
+            fmt::format("character U+{:04X} is not allowed in YAML; PyYAML and OmegaConf refuse the file (an "
+                        "escape inside double quotes, such as \"\\x00\", is allowed)",
+                        static_cast<std::uint32_t>(bad->second))));
+        return result;
+    }
     YAML::Node doc;
     try {
         if (count_documents(text) > 1) {
@@ -368,7 +464,13 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
                                                 "(remove the extra `---` separators)"));
             return result;
         }
-        doc = YAML::Load(std::string(text));
+        // PyYAML reads a lone "\r" as a line break (old Mac OS line endings); yaml-cpp does not. One byte for one, so
+        // every mark stays where it was.
+        std::string normalized(text);
+        for (std::size_t i = 0; i < normalized.size(); ++i)
+            if (normalized[i] == '\r' && (i + 1 == normalized.size() || normalized[i + 1] != '\n'))
+                normalized[i] = '\n';
+        doc = YAML::Load(normalized);
     } catch (const YAML::DeepRecursion& e) {
         result.errors.push_back(input_error(
             InputError::LimitExceeded, SourceRange::point(file, e.mark.line + 1, e.mark.column + 1),
@@ -402,8 +504,8 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
             }
             at = end + 1;
         }
-        result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
-                                            "file is empty; expected a mapping such as `model: {...}`"));
+        // Blank, comments only or a bare null: PyYAML and OmegaConf load an empty config, and so does the linter.
+        result.root = Value::map(Provenance::at(origin, SourceRange::point(file, 1, 1)));
         return result;
     }
     if (!doc.IsMap()) {

@@ -288,6 +288,10 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
     ParseOutcome out;
     Ast& ast = out.ast;
     ast.text = std::move(text);
+    // Python reads "\r" alone as a line break (universal newlines); tree-sitter's grammar does not. One byte for
+    // one: every offset stays where it was.
+    for (std::size_t i = 0; i < ast.text.size(); ++i)
+        if (ast.text[i] == '\r' && (i + 1 == ast.text.size() || ast.text[i + 1] != '\n')) ast.text[i] = '\n';
     std::unique_ptr<TSParser, ParserDeleter> parser(ts_parser_new());
     ts_parser_set_language(parser.get(), tree_sitter_python());
     std::unique_ptr<TSTree, TreeDeleter> tree(

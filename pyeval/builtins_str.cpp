@@ -71,6 +71,9 @@ Val str_join(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     Val error;
     auto items = first_arg_items(in, args, site, error);
     if (!items) return error;
+    std::size_t size = 0;
+    for (const auto& item : *items) size += item.is_str() ? item.s.size() + b.self.s.size() : 0;
+    if (!in.charge_bytes(size, site)) return Val::unknown("the evaluation budget of the recipe is spent", site);
     std::string out;
     for (size_t i = 0; i < items->size(); ++i) {
         if (!(*items)[i].is_str()) return Val::unknown("join() of values that are not known strings", site);
@@ -80,12 +83,17 @@ Val str_join(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     return Val::str(out, site);
 }
 
-Val str_replace(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
+Val str_replace(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     const std::string& s = b.self.s;
     const Val* a0 = call_arg(args, 0);
     const Val* a1 = call_arg(args, 1);
     if (!a0 || !a1 || !a0->is_str() || !a1->is_str() || a0->s.empty())
         return Val::unknown("replace() of unknown strings", site);
+    // The result's size first: `s.replace("a", s)` doubles a string, and a chain of them would fill memory.
+    std::size_t found = 0;
+    for (size_t at = s.find(a0->s); at != std::string::npos; at = s.find(a0->s, at + a0->s.size())) ++found;
+    if (!in.charge_bytes(s.size() - found * a0->s.size() + found * a1->s.size(), site))
+        return Val::unknown("the evaluation budget of the recipe is spent", site);
     std::string out;
     size_t start = 0, pos;
     while ((pos = s.find(a0->s, start)) != std::string::npos) {
@@ -114,7 +122,7 @@ Val str_affix(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
 }
 
 // format(): plain, numbered and named fields of known scalars, lists and tuples; no format specifications.
-Val str_format(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
+Val str_format(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     const std::string& s = b.self.s;
     std::string out;
     size_t auto_index = 0;
@@ -142,8 +150,12 @@ Val str_format(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
         if (!v || v->is_unknown() || (v->is_obj() && !v->is_obj(ObjKind::List) && !v->is_obj(ObjKind::Tuple)))
             return Val::unknown("format() of an unknown value", site);
         out += py_str(*v);
+        // Checked as it grows: a format string of many fields, each a long string, would fill memory first.
+        if (out.size() > in.project().limits().max_value_bytes && !in.charge_bytes(out.size(), site))
+            return Val::unknown("the evaluation budget of the recipe is spent", site);
         i = close;
     }
+    if (!in.charge_bytes(out.size(), site)) return Val::unknown("the evaluation budget of the recipe is spent", site);
     return Val::str(out, site);
 }
 

@@ -40,7 +40,9 @@ Val Interp::thaw_inner(const Val& v) {
 
 Val Interp::make_list(std::vector<Val> items, ObjKind kind, Loc at) {
     auto l = std::make_shared<SeqObj>(kind);
-    if (limit_items(items.size())) {
+    if (!charge_bytes(items.size() * sizeof(Val), at, /*one_value=*/false)) {
+        l->unknown = "the evaluation budget of the recipe is spent";
+    } else if (limit_items(items.size())) {
         l->unknown = "the list is too long for the linter";
     } else {
         l->items = std::move(items);
@@ -180,6 +182,7 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
                         continue;
                     }
                     bool replaced = false;
+                    charge_comparisons(d->items.size());
                     for (auto& kv : d->items)
                         if (py_equal(kv.first, key) == true) {
                             kv.second = value;
@@ -192,8 +195,15 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
                         d->unknown = src.is_unknown() ? src.reason() : "unpacks a value that is not a known dict";
                         continue;
                     }
+                    if (!charge_bytes(src.as<DictObj>()->items.size() * 2 * sizeof(Val), at, false) ||
+                        out_of_budget()) {
+                        d->unknown = "the evaluation budget of the recipe is spent";
+                        continue;
+                    }
                     for (const auto& [key, value] : src.as<DictObj>()->items) {
+                        if (out_of_budget()) break;
                         bool replaced = false;
+                        charge_comparisons(d->items.size());
                         for (auto& kv : d->items)
                             if (py_equal(kv.first, key) == true) {
                                 kv.second = value;
@@ -372,6 +382,7 @@ Val Interp::eval_string(Frame& f, NodeId e) {
         }
     }
     if (limit_items(out.size())) return Val::unknown("the string is too long for the linter", at);
+    if (!charge_bytes(out.size(), at)) return Val::unknown("the evaluation budget of the recipe is spent", at);
     return Val::str(std::move(out), at);
 }
 
@@ -445,6 +456,8 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
     }
     if (l.is_str() && r.is_str() && op == "+") {
         if (limit_items(l.s.size() + r.s.size())) return Val::unknown("the string is too long for the linter", at);
+        if (!charge_bytes(l.s.size() + r.s.size(), at))
+            return Val::unknown("the evaluation budget of the recipe is spent", at);
         return Val::str(l.s + r.s, at);
     }
     if (op == "*" && ((l.is_str() && r.is_int()) || (l.is_int() && r.is_str()))) {
@@ -453,6 +466,8 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
         if (n <= 0) return Val::str("", at);
         if (limit_items(s.size() * static_cast<std::size_t>(n)) || n > 1'000'000)
             return Val::unknown("the string is too long for the linter", at);
+        if (!charge_bytes(s.size() * static_cast<std::size_t>(n), at))
+            return Val::unknown("the evaluation budget of the recipe is spent", at);
         std::string out;
         for (std::int64_t i = 0; i < n; ++i) out += s;
         return Val::str(std::move(out), at);
@@ -810,7 +825,11 @@ Val Interp::eval_comprehension(Frame& f, NodeId e) {
     if (!failure.empty()) return Val::unknown("a comprehension over " + failure, at);
     if (is_dict) {
         auto d = std::make_shared<DictObj>();
+        if (!charge_bytes(pairs.size() * 2 * sizeof(Val), at, /*one_value=*/false))
+            return Val::unknown("the evaluation budget of the recipe is spent", at);
         for (auto& [k, v] : pairs) {
+            if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", at);
+            charge_comparisons(d->items.size());
             bool replaced = false;
             for (auto& kv : d->items)
                 if (py_equal(kv.first, k) == true) {

@@ -12,6 +12,22 @@ namespace mbl::py {
 // ---------------------------------------------------------------------------------------------------------------
 // Setup
 
+bool Interp::charge_bytes(std::size_t bytes, Loc at, bool one_value) {
+    const EvalLimits& limits = project_.limits();
+    bytes_ += bytes;
+    const bool too_large = one_value && bytes > limits.max_value_bytes;
+    if (!too_large && bytes_ <= limits.max_total_bytes) return true;
+    if (budget_reason_.empty()) {
+        budget_reason_ = too_large ? fmt::format("a value grows past the limit of {} MiB for one value",
+                                                 limits.max_value_bytes >> 20)
+                                   : fmt::format("the values built grow past the limit of {} MiB for one recipe",
+                                                 limits.max_total_bytes >> 20);
+        budget_site_ = at;
+    }
+    steps_ = limits.max_steps + 1;  // stops the recipe as the step budget does
+    return false;
+}
+
 Interp::Interp(Project& project, std::vector<Diagnostic>* diagnostics)
     : project_(project), diagnostics_(diagnostics), id_(project.next_id()) {}
 

@@ -81,6 +81,16 @@ public:
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
+    // Why the budget was spent when it was not the step count (a memory limit), and where; empty otherwise.
+    const std::string& budget_reason() const { return budget_reason_; }
+    Loc budget_site() const { return budget_site_; }
+    // Charges `bytes` the evaluator is about to build into one value at `at`: false, with the recipe stopped as over
+    // budget, past the limit for the recipe or, for a string (`one_value`), for one value (EvalLimits). A container's
+    // size is bounded by max_items already.
+    bool charge_bytes(std::size_t bytes, Loc at, bool one_value = true);
+    // Work beyond the one step an operation counts: a dict compares a new key with each key it holds, so building a
+    // dict of n keys costs n²/2 comparisons; one step per 16 of them keeps a 90,000-key comprehension in budget.
+    void charge_comparisons(std::size_t n) { steps_ += static_cast<std::int64_t>(n / 16); }
     std::int64_t steps() const { return steps_; }
 
     // --- used by the builtins (the table of builtins.hpp) ---
@@ -199,6 +209,9 @@ private:
     std::vector<Diagnostic>* diagnostics_;
     std::uint64_t id_;
     std::int64_t steps_ = 0;
+    std::size_t bytes_ = 0;  // charged by charge_bytes
+    std::string budget_reason_;
+    Loc budget_site_;
     int expr_depth_ = 0;
     int expr_depth_peak_ = 0;  // the deepest expr_depth_ reached (CallMemo)
     int import_depth_ = 0;

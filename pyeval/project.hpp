@@ -27,6 +27,11 @@ struct EvalLimits {
     std::int64_t max_steps = 1'000'000;  // evaluation steps per recipe
     std::size_t max_items = 100'000;     // elements of one list/dict/string built by the evaluator
     int max_while_iterations = 10'000;   // a `while` that runs longer stops the recipe as over budget
+    // Memory, charged where strings and containers grow (a string's characters, a container's slots): one value
+    // larger than max_value_bytes, or more than max_total_bytes built by one recipe, stops the recipe as over budget.
+    // A doubling chain (`s = s.replace("a", s)`, `d = {**d, **d2}`) reaches them in a few dozen steps.
+    std::size_t max_value_bytes = std::size_t{1} << 20;
+    std::size_t max_total_bytes = std::size_t{64} << 20;
 };
 
 // Everything shared by the evaluators of one source root. Thread-safe.

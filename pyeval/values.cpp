@@ -162,6 +162,8 @@ static std::string float_str(double d) {
     return s;
 }
 
+constexpr std::size_t kMaxReprBytes = 65536;
+
 std::string repr(const Val& v, int depth) {
     if (depth > 6) return "...";
     switch (v.k) {
@@ -179,11 +181,14 @@ std::string repr(const Val& v, int depth) {
         case ObjKind::Set: {
             auto* s = v.as<SeqObj>();
             std::string out = v.o->kind == ObjKind::List ? "[" : v.o->kind == ObjKind::Tuple ? "(" : "{";
-            for (size_t i = 0; i < s->items.size() && i < 20; ++i) {
+            // At most 20 items, 6 levels and about kMaxReprBytes: a list that holds itself 20 times over at each
+            // level would otherwise write 20^6 items.
+            size_t i = 0;
+            for (; i < s->items.size() && i < 20 && out.size() < kMaxReprBytes; ++i) {
                 if (i) out += ", ";
                 out += repr(s->items[i], depth + 1);
             }
-            if (s->items.size() > 20) out += ", ...";
+            if (s->items.size() > i) out += ", ...";
             if (v.o->kind == ObjKind::Tuple && s->items.size() == 1) out += ",";
             out += v.o->kind == ObjKind::List ? "]" : v.o->kind == ObjKind::Tuple ? ")" : "}";
             return out;
@@ -191,10 +196,12 @@ std::string repr(const Val& v, int depth) {
         case ObjKind::Dict: {
             auto* d = v.as<DictObj>();
             std::string out = "{";
-            for (size_t i = 0; i < d->items.size() && i < 20; ++i) {
+            size_t i = 0;
+            for (; i < d->items.size() && i < 20 && out.size() < kMaxReprBytes; ++i) {
                 if (i) out += ", ";
                 out += repr(d->items[i].first, depth + 1) + ": " + repr(d->items[i].second, depth + 1);
             }
+            if (d->items.size() > i) out += ", ...";
             return out + "}";
         }
         case ObjKind::Instance: {

@@ -25,9 +25,22 @@ struct Palette {
     }
 };
 
+// Text as a terminal or a CI log shows it: control characters (a key written "\e[2J" or "\n::error::..." in a config)
+// are written as the visible \xNN, so that a file cannot clear the screen or forge lines of the log. Tabs stay.
+bool is_control(unsigned char c) { return (c < 0x20 && c != '\t') || c == 0x7f; }
+std::string shown(std::string_view text) {
+    if (std::none_of(text.begin(), text.end(), [](char c) { return is_control(static_cast<unsigned char>(c)); }))
+        return std::string(text);
+    std::string out;
+    for (const char c : text)
+        if (is_control(static_cast<unsigned char>(c))) out += fmt::format("\\x{:02X}", static_cast<unsigned char>(c));
+        else out += c;
+    return out;
+}
+
 std::string location(const SourceRange& r) {
-    if (!r.valid()) return r.file;
-    return fmt::format("{}:{}:{}", r.file, r.line, r.column);
+    if (!r.valid()) return shown(r.file);
+    return fmt::format("{}:{}:{}", shown(r.file), r.line, r.column);
 }
 
 // The source line and a caret under the range, as "   41 |   text" / "      |   ^~~~".
@@ -37,13 +50,14 @@ void excerpt(std::ostream& out, const SourceRange& r, const SourceManager& sourc
     if (!line) return;
     const std::string number = std::to_string(r.line);
     const std::string gutter(std::max<size_t>(number.size(), 4), ' ');
-    out << p.paint("34", fmt::format(" {:>{}} | ", number, gutter.size())) << *line << '\n';
+    out << p.paint("34", fmt::format(" {:>{}} | ", number, gutter.size())) << shown(*line) << '\n';
     const size_t start = static_cast<size_t>(std::max(r.column - 1, 0));
     size_t end = r.end_line == r.line ? static_cast<size_t>(std::max(r.end_column - 1, 0)) : line->size();
     end = std::min(end, line->size());
     if (end <= start) end = start + 1;
     std::string pad;
-    for (size_t i = 0; i < start && i < line->size(); ++i) pad += (*line)[i] == '\t' ? '\t' : ' ';
+    for (size_t i = 0; i < start && i < line->size(); ++i)
+        pad += (*line)[i] == '\t' ? "\t" : is_control(static_cast<unsigned char>((*line)[i])) ? "    " : " ";
     std::string marks(end - start, '~');  // (not "^" + string: GCC 12 warns falsely on that, -Wrestrict)
     marks.front() = '^';
     out << p.paint("34", fmt::format(" {} | ", gutter)) << pad << p.severity(sev, marks) << '\n';
@@ -63,18 +77,19 @@ void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const S
     const Palette p{style.color};
     for (const auto& d : diags) {
         out << p.paint("1", location(d.range)) << ": " << p.severity(d.severity, severity_name(d.severity))
-            << p.severity(d.severity, fmt::format("[{}]", d.code)) << ": " << d.message << '\n';
+            << p.severity(d.severity, fmt::format("[{}]", d.code)) << ": " << shown(d.message) << '\n';
         excerpt(out, d.range, sources, p, d.severity);
         for (const auto& n : d.notes) {
             if (n.range.valid()) {
-                out << "    " << p.paint("1", "note") << ": " << location(n.range) << ": " << n.message << '\n';
+                out << "    " << p.paint("1", "note") << ": " << location(n.range) << ": " << shown(n.message) << '\n';
                 excerpt(out, n.range, sources, p, Severity::Info);
             } else {
-                out << "    " << p.paint("1", "note") << ": " << n.message << '\n';
+                out << "    " << p.paint("1", "note") << ": " << shown(n.message) << '\n';
             }
         }
         if (d.fix)
-            out << "    " << p.paint("1;32", "help") << ": " << d.fix->title << " (" << fix_safety(*d.fix) << ")\n";
+            out << "    " << p.paint("1;32", "help") << ": " << shown(d.fix->title) << " (" << fix_safety(*d.fix)
+                << ")\n";
         if (style.links)
             if (const std::string url = rule_doc_url(d.code); !url.empty())
                 out << "    " << p.paint("1", "docs") << ": " << url << '\n';
@@ -86,8 +101,8 @@ void write_concise(std::ostream& out, const std::vector<Diagnostic>& diags, cons
     for (const auto& d : diags) {
         const bool fixable = d.fix && d.fix->safe && !d.fix->edits.empty();
         out << p.paint("1", location(d.range)) << ": " << p.severity(d.severity, severity_name(d.severity))
-            << p.severity(d.severity, fmt::format("[{}]", d.code)) << ": " << (fixable ? "[*] " : "") << d.message
-            << '\n';
+            << p.severity(d.severity, fmt::format("[{}]", d.code)) << ": " << (fixable ? "[*] " : "")
+            << shown(d.message) << '\n';
     }
 }
 

@@ -192,6 +192,8 @@ json Server::initialize(const json& params) {
             if (e == "utf-8") encoding_ = PositionEncoding::Utf8;
     watch_files_ =
         params.value("/capabilities/workspace/didChangeWatchedFiles/dynamicRegistration"_json_pointer, false) == true;
+    versioned_edits_ =
+        params.value("/capabilities/workspace/workspaceEdit/documentChanges"_json_pointer, false) == true;
     return {{"capabilities",
              {{"positionEncoding", encoding_name(encoding_)},
               {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
@@ -487,6 +489,23 @@ void Server::publish(const std::string& source_uri, const std::map<std::string, 
     for (const auto& m : messages) writer_.write(m);
 }
 
+json Server::versioned(json changes, const std::string& linted_uri, int linted_version) {
+    if (!versioned_edits_) return json{{"changes", std::move(changes)}};
+    // Each open document's edits name the version they were computed for: the client refuses them once the document
+    // has changed since, so a fix never overwrites an edit made in the meantime. Files not open carry no version.
+    json document_changes = json::array();
+    std::lock_guard lock(mutex_);
+    for (auto& [uri, edits] : changes.items()) {
+        const auto open = documents_.find(uri);
+        const json version = uri == linted_uri          ? json(linted_version)
+                             : open != documents_.end() ? json(open->second.version)
+                                                        : json(nullptr);
+        document_changes.push_back(
+            {{"textDocument", {{"uri", uri}, {"version", version}}}, {"edits", std::move(edits)}});
+    }
+    return json{{"documentChanges", std::move(document_changes)}};
+}
+
 json Server::Ranges::operator()(const SourceRange& r) {
     auto it = mappers_.find(r.file);
     if (it == mappers_.end()) {
@@ -585,7 +604,7 @@ json Server::code_action(const json& params) {
             const std::string target = e.range.file == doc->path ? uri : path_to_uri(e.range.file);
             changes[target].push_back({{"range", ranges(e.range)}, {"newText", e.replacement}});
         }
-        return json{{"changes", std::move(changes)}};
+        return versioned(std::move(changes), uri, doc->version);
     };
     if (wanted("quickfix")) {
         for (const auto& d : r.diagnostics) {
@@ -617,7 +636,7 @@ json Server::code_action(const json& params) {
         if (!changes.empty())
             actions.push_back({{"title", fmt::format("Fix all safe mbridge-lint problems ({})", fixed.applied)},
                                {"kind", "source.fixAll.mbridge-lint"},
-                               {"edit", {{"changes", std::move(changes)}}}});
+                               {"edit", versioned(std::move(changes), uri, doc->version)}});
     }
     return actions;
 }

@@ -70,6 +70,9 @@ private:
     void did_change_watched_files(const json& params);
     json hover(const json& params);
     json code_action(const json& params);
+    // A workspace edit of `changes` (uri -> text edits): versioned documentChanges when the client takes them, the
+    // linted document at the version its fixes were computed for.
+    json versioned(json changes, const std::string& linted_uri, int linted_version);
 
     // Linting.
     void schedule(const std::string& uri, std::chrono::milliseconds delay);
@@ -113,8 +116,9 @@ private:
     // Front-end state kept for the whole session (see LintSession::keep_front_end_state); one lint uses it at a time.
     std::mutex lint_mutex_;
     std::shared_ptr<LintSession::FrontEndState> front_end_state_ = std::make_shared<LintSession::FrontEndState>();
-    bool watch_files_ = false;  // the client takes dynamic registrations of workspace/didChangeWatchedFiles
-    std::mutex mutex_;          // guards everything below
+    bool watch_files_ = false;      // the client takes dynamic registrations of workspace/didChangeWatchedFiles
+    bool versioned_edits_ = false;  // the client takes workspace edits as versioned documentChanges
+    std::mutex mutex_;              // guards everything below
     std::condition_variable wake_;
     std::map<std::string, Document> documents_;                         // by URI
     std::map<std::string, std::chrono::steady_clock::time_point> due_;  // pending lints

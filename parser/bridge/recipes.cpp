@@ -66,12 +66,23 @@ bool returns_a_value(const Ast& a, NodeId node) {
 
 constexpr int kMaxExportDepth = 40;
 
+// Values one recipe's config may expand to in the config tree. The evaluator shares objects, so `l = [l, l]` sixty
+// times is a few bytes there but 2^60 values written out: past the limit the rest is unknown and the recipe an
+// IN008 error.
+constexpr std::size_t kMaxExportValues = 100'000;
+
 struct Exporter {
     std::unordered_set<const Object*> active;  // cycle guard
+    std::size_t values = 0;
+    SourceRange over_at;  // where the limit was passed; valid once it was
 
     Value value(const Val& v, const Provenance& prov, int depth) {
         const Provenance& p = prov;
         if (depth > kMaxExportDepth) return Value::unknown("nested too deeply", p);
+        if (++values > kMaxExportValues) {
+            if (!over_at.valid()) over_at = p.range.valid() ? p.range : v.at.range();
+            return Value::unknown("the config expands to too many values", p);
+        }
         switch (v.k) {
             case Val::K::None: return Value::null(p);
             case Val::K::Bool: return Value::boolean(v.b, p);
@@ -366,11 +377,15 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
     Provenance anchor = Provenance::at(Origin::Recipe, recipe.def, {});
     out.root = Value::map(anchor);
     if (in.out_of_budget()) {
-        const std::string reason = fmt::format("evaluating recipe {} took more than {} steps; its values are not known",
-                                               recipe.name, project.limits().max_steps);
-        Diagnostic d = input_error(InputError::LimitExceeded, recipe.def, reason);
-        d.severity = Severity::Warning;
-        out.diagnostics.push_back(std::move(d));
+        // Over budget is an error: the recipe's values are not known, and a hostile file must not pass a CI gate.
+        const std::string reason =
+            in.budget_reason().empty()
+                ? fmt::format("evaluating recipe {} took more than {} steps; its values are not known", recipe.name,
+                              project.limits().max_steps)
+                : fmt::format("evaluating recipe {} stopped: {}; its values are not known", recipe.name,
+                              in.budget_reason());
+        const SourceRange at = in.budget_site().valid() ? in.budget_site().range() : recipe.def;
+        out.diagnostics.push_back(input_error(InputError::LimitExceeded, at, reason));
         out.root.set("model", unknown_model(reason, anchor, revision));
         return out;
     }
@@ -432,6 +447,12 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         export_model_fields(*model, m, e, out.diagnostics, 0, revision);
         out.root.set("model", std::move(m));
     }
+    if (e.values > kMaxExportValues)
+        out.diagnostics.push_back(input_error(
+            InputError::LimitExceeded, e.over_at.valid() ? e.over_at : recipe.def,
+            fmt::format("the config of recipe {} expands to more than the limit of {} values (a list or dict that "
+                        "holds itself many times over?); its values are not known",
+                        recipe.name, kMaxExportValues)));
     if (!inst->opaque.empty()) {
         // The config came from something the linter cannot follow: what the recipe did not set is unknown.
         for (const char* section : {"model", "mixed_precision", "comm_overlap"})

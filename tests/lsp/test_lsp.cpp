@@ -463,6 +463,33 @@ TEST_CASE("fix all: a source action with every safe fix of the document", "[lsp]
     shutdown_and_exit(c);
 }
 
+TEST_CASE("fixes name the document version they were computed for when the client takes versioned edits", "[lsp]") {
+    // The client refuses a versioned edit once the document has changed: a fix never overwrites an edit made since.
+    TempDir dir;
+    const std::string text =
+        "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n"
+        "  recompute_method: block  # mbridge-lint: disable=RC104\n";
+    const std::string uri = uri_of(dir.write("f.yaml", text));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+    initialize(c, {{"workspace", {{"workspaceEdit", {{"documentChanges", true}}}}}});
+    open(c, uri, text, 7);
+    REQUIRE(c.diagnostics(uri, 7));
+    const int id = c.request("textDocument/codeAction",
+                             {{"textDocument", {{"uri", uri}}},
+                              {"range", range(0, 0, 0, 0)},
+                              {"context", {{"diagnostics", json::array()}, {"only", {"source.fixAll"}}}}});
+    auto r = c.response(id);
+    REQUIRE(r);
+    REQUIRE((*r)["result"].size() == 1);
+    const json& edit = (*r)["result"][0]["edit"];
+    CHECK_FALSE(edit.contains("changes"));
+    REQUIRE(edit["documentChanges"].size() == 1);
+    CHECK(edit["documentChanges"][0]["textDocument"] == json{{"uri", uri}, {"version", 7}});
+    CHECK(apply(text, edit["documentChanges"][0]["edits"]) ==
+          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
+    shutdown_and_exit(c);
+}
+
 TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Python", "[lsp][python]") {
     TempDir dir;
     dir.write("pkg/__init__.py", "");

@@ -10,6 +10,9 @@
 #include "engine/lint_session.hpp"
 #include "report/report.hpp"
 
+#include <algorithm>
+#include <pugixml.hpp>
+
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 using namespace mbl;
@@ -168,4 +171,70 @@ TEST_CASE("GitHub annotations: levels, relative paths, escaping", "[github]") {
           std::string::npos);
     // One line per annotation: messages never break the command.
     CHECK(std::count(text.begin(), text.end(), '\n') == 2);
+}
+
+TEST_CASE("every output format stays well-formed when a message and a file name hold control characters",
+          "[sarif][junit][json][output]") {
+    // Bytes a hostile key or file name can carry into a message: every C0 control, DEL, a C1 control, U+FFFE, a byte
+    // that is not UTF-8, an ANSI colour sequence, and the characters each format escapes.
+    std::string hostile;
+    for (int c = 1; c < 0x20; ++c) hostile += static_cast<char>(c);
+    hostile +=
+        "\x7f \xc2\x80 \xef\xbf\xbe \xff \x1b[31mred\x1b[0m <tag attr=\"v\"> & ' % , :: \\ \xe4\xb8\xad\n::error::forged";
+    test::TempDir dir;
+    const std::string file = dir.write("cfg.yaml", "model:\n  num_layers: 2\n");
+    Diagnostic d;
+    d.code = "IN004";
+    d.name = "unknown-key";
+    d.severity = Severity::Warning;
+    d.range = SourceRange{dir.path().string() + "/odd" + hostile.substr(0, 40) + ".yaml", 2, 3, 2, 9};
+    d.message = "unknown model field \"" + hostile + "\"";
+    d.notes.push_back(Note{SourceRange{file, 2, 3, 2, 9}, "note with " + hostile});
+    const std::vector<Diagnostic> diags{d};
+    SourceManager sources;
+    const std::string base = dir.path().string();
+
+    std::ostringstream junit;
+    write_junit(junit, diags, {file}, base);
+    pugi::xml_document doc;
+    const pugi::xml_parse_result parsed = doc.load_string(junit.str().c_str());
+    INFO(junit.str());
+    CHECK(parsed);
+    for (unsigned char c : junit.str()) CHECK((c >= 0x20 || c == '\n' || c == '\t' || c == '\r'));
+    const std::string message = doc.select_node("//failure").node().attribute("message").value();
+    CHECK(message.find("\\x1B[31mred") != std::string::npos);  // shown, not dropped silently
+    CHECK(message.find("\xe4\xb8\xad") != std::string::npos);  // text beyond ASCII kept as it is
+
+    std::ostringstream sarif;
+    write_sarif(sarif, diags, sources, SarifOptions{base});
+    CHECK(test::sarif_violations(sarif.str()) == "");
+
+    std::ostringstream as_json;
+    write_json(as_json, diags);
+    CHECK(test::output_schema_violations("check", as_json.str()) == "");
+    CHECK(json::parse(as_json.str())["diagnostics"][0]["message"].get<std::string>().find("\x1b[31mred") !=
+          std::string::npos);
+
+    std::ostringstream gitlab;
+    write_gitlab(gitlab, diags, sources, base);
+    CHECK_NOTHROW(json::parse(gitlab.str()));
+
+    // The text formats, read in terminals and CI logs: no control character reaches them (a message cannot clear
+    // the screen or start a line of its own, such as a forged "::error::" workflow command).
+    for (const bool concise : {false, true}) {
+        std::ostringstream text;
+        if (concise) write_concise(text, diags, TextStyle{false});
+        else write_text(text, diags, sources, TextStyle{false});
+        INFO(text.str());
+        for (unsigned char c : text.str()) CHECK(((c >= 0x20 && c != 0x7f) || c == '\n' || c == '\t'));
+        CHECK(text.str().find("\n::") == std::string::npos);
+        CHECK(text.str().find("\\x1B[31mred") != std::string::npos);
+    }
+
+    // GitHub's workflow commands: one line per annotation, whatever the message holds.
+    std::ostringstream github;
+    write_github(github, diags, base);
+    const std::string commands = github.str();
+    CHECK(std::count(commands.begin(), commands.end(), '\n') == 1);
+    CHECK(commands.find('\r') == std::string::npos);
 }

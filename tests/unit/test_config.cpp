@@ -122,6 +122,48 @@ TEST_CASE("TOML syntax errors are located", "[config]") {
     CHECK(r.errors[0].message.rfind("TOML syntax error: ", 0) == 0);
 }
 
+TEST_CASE("TOML deeper than the limit is refused before toml++ reads it, wherever the depth comes from", "[config]") {
+    test::TempDir dir;
+    // Pieces joined by append: GCC 12 warns (-Wrestrict, a false positive) on some `"literal" + string` chains.
+    auto join = [](std::initializer_list<std::string> parts) {
+        std::string out;
+        for (const auto& p : parts) out.append(p);
+        return out;
+    };
+    auto dotted = [](int parts) {
+        std::string key = "a";
+        for (int i = 1; i < parts; ++i) key.append(".a");
+        return key;
+    };
+    auto refused = [&](const std::string& name, const std::string& text) {
+        return first_error(load(dir, name, text)).rfind("IN008 2:", 0) == 0;
+    };
+    // A dotted key of 50,000 parts overflowed the stack in toml++ (a crash, in the CLI and the editor server).
+    CHECK(refused(".mbridge-lint.toml", join({"mcore = \"0.19\"\n", dotted(50000), " = 1\n"})));
+    CHECK(refused("pyproject.toml", join({"[tool.x]\n", dotted(200000), " = 1\n"})));
+    CHECK(refused("pyproject.toml", join({"\n[", dotted(5000), "]\n"})));
+    CHECK(refused("pyproject.toml", join({"\na = ", std::string(300, '['), std::string(300, ']'), "\n"})));
+    std::string inline_tables = "\na = ";
+    for (int i = 0; i < 200; ++i) inline_tables.append("{b = ");
+    CHECK(refused("pyproject.toml", join({inline_tables, "1", std::string(200, '}'), "\n"})));
+    // Dotted keys nested in inline tables add up.
+    std::string nested = "\na = ";
+    for (int i = 0; i < 20; ++i) nested.append(join({"{", dotted(10), " = "}));
+    CHECK(refused("pyproject.toml", join({nested, "1", std::string(20, '}'), "\n"})));
+    CHECK(load(dir, "pyproject.toml", join({"\n", dotted(129), " = 1\n"})).errors.at(0).message ==
+          "a dotted key or nesting is deeper than the limit of 128 levels; the configuration is not read");
+
+    // Within the limit, and dots that separate no keys: read as usual.
+    CHECK(load(dir, "pyproject.toml", join({"[tool.other]\n", dotted(100), " = 1\n"})).ok());
+    const std::string dots(5000, '.');
+    const std::string strings =
+        join({"[tool.other]\n\"", dots, "\" = 1\nb = '", dots, "'\nc = \"\"\"\n", dots, "\n\"\"\"\nd = '''", dots,
+              "'''\ne = \"\\\"", dots, "\"\n# ", dots, "\nf = [1.5, 2.5, 1979-05-27T07:32:00.999]\n"});
+    const auto read = load(dir, "pyproject.toml", strings);
+    INFO(first_error(read));
+    CHECK(read.ok());
+}
+
 TEST_CASE("pyproject.toml: only [tool.mbridge-lint] is read, other tools' tables are theirs", "[config]") {
     test::TempDir dir;
     auto none = load(dir, "pyproject.toml", "[project]\nname = \"x\"\n[tool.ruff]\nline-length = 100\n");

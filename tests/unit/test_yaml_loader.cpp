@@ -64,7 +64,6 @@ TEST_CASE("bad documents produce located input errors, never exceptions", "[yaml
     REQUIRE(list.errors.size() == 1);
     CHECK(list.errors[0].code == "IN003");
 
-    CHECK(load_yaml("empty.yaml", "").errors.at(0).code == "IN003");
     CHECK(load_yaml("multi.yaml", "a: 1\n---\nb: 2\n").errors.at(0).code == "IN003");
 
     auto dup = load_yaml("dup.yaml", "model:\n  a: 1\n  a: 2\n");
@@ -119,4 +118,91 @@ TEST_CASE("a merge key of anything but mappings cannot be loaded", "[yaml]") {
     // A duplicate among the mapping's own keys is refused; one a merged mapping also holds is not a duplicate.
     CHECK(mbl::load_yaml("m.yaml", "a: &a {x: 1}\nm: {<<: *a, x: 2}\n").errors.empty());
     CHECK(mbl::load_yaml("m.yaml", "m: {x: 1, x: 2}\n").errors.size() == 1);
+}
+
+TEST_CASE("an empty or comment-only document is an empty config, as PyYAML loads it", "[yaml]") {
+    for (const char* text : {"", "\n\n", "# only a comment\n# model:\n", "---\n", "~\n", "# a\n---\n# b\n...\n"}) {
+        INFO(text);
+        const auto r = load_yaml("empty.yaml", text);
+        CHECK(r.ok());
+        CHECK(r.root.is_map());
+        CHECK(r.root.entries().empty());
+    }
+    // Text that is not blank or a comment is still read (and refused) as YAML.
+    CHECK(load_yaml("comma.yaml", ",\n").errors.at(0).code == "IN002");
+}
+
+TEST_CASE("characters PyYAML's reader refuses are located IN002 errors, quoted or not", "[yaml]") {
+    using namespace std::string_literals;
+    const auto nul = load_yaml("nul.yaml", "model:\n  x: \"a\0b\"\n"s);
+    REQUIRE(nul.errors.size() == 1);
+    CHECK(nul.errors[0].code == "IN002");
+    CHECK(nul.errors[0].range.line == 2);
+    CHECK(nul.errors[0].range.column == 8);
+    CHECK(nul.errors[0].message.rfind("character U+0000 is not allowed in YAML", 0) == 0);
+    CHECK(load_yaml("esc.yaml", "x: \"\x1b[31m\"\n").errors.at(0).message.rfind("character U+001B", 0) == 0);
+    CHECK(load_yaml("del.yaml", "x: a\x7f\n").errors.at(0).message.rfind("character U+007F", 0) == 0);
+    CHECK(load_yaml("c1.yaml", "x: \"\xc2\x80\"\n").errors.at(0).message.rfind("character U+0080", 0) == 0);
+    // What the reader accepts: tabs, line breaks, NEL, the BOM, escapes of control characters, text beyond ASCII.
+    CHECK(load_yaml("ok.yaml", "\xef\xbb\xbfx: \"a\\0b\\x01\"\t# \xc2\x85 \xe4\xb8\xad\r\ny: 1\n").ok());
+}
+
+TEST_CASE("tags PyYAML's safe loader cannot construct are refused where they are written", "[yaml]") {
+    struct Case {
+        const char* text;
+        const char* shown;
+        int line, column;
+    };
+    for (const Case& c : {Case{"model:\n  f: !!python/name:os.system\n", "!!python/name:os.system", 2, 6},
+                          Case{"model: !!python/object:m.M\n  a: 1\n", "!!python/object:m.M", 1, 8},
+                          Case{"x: !!python/object/apply:os.system [id]\n", "!!python/object/apply:os.system", 1, 4},
+                          Case{"x: [1, !mine 2]\n", "!mine", 1, 8}}) {
+        INFO(c.text);
+        const auto r = load_yaml("tag.yaml", c.text);
+        REQUIRE(r.errors.size() == 1);
+        CHECK(r.errors[0].code == "IN002");
+        CHECK(r.errors[0].message == std::string("the tag ") + c.shown +
+                                         " is not one PyYAML's safe loader can construct; OmegaConf refuses to load "
+                                         "the file");
+        CHECK(r.errors[0].range.line == c.line);
+        CHECK(r.errors[0].range.column == c.column);
+    }
+    CHECK(load_yaml("std.yaml", "a: !!str 1\nb: !!int \"2\"\nc: !!map {d: !!seq [!!null ~, !!bool true]}\n").ok());
+}
+
+TEST_CASE("aliases of a long string stop at the limit of expanded text", "[yaml]") {
+    std::string text = "s: &s \"" + std::string(100000, 'x') + "\"\n";
+    char prev = 's';
+    for (char c = 'a'; c <= 'e'; ++c, prev = static_cast<char>(c - 1)) {
+        text += std::string(1, c) + ": &" + c + " [";
+        for (int i = 0; i < 9; ++i) text += std::string("*") + prev + ", ";
+        text += std::string("*") + prev + "]\n";
+    }
+    const auto r = load_yaml("bomb.yaml", text);  // 10^5 copies of 100 KB if expanded
+    REQUIRE(!r.errors.empty());
+    CHECK(r.errors[0].code == "IN008");
+    CHECK(r.errors[0].message == "the document expands to more than the limit of 64 MiB of text (aliases of aliases?)");
+}
+
+TEST_CASE("a lone carriage return ends a line, as PyYAML reads it", "[yaml]") {
+    const auto r = load_yaml("cr.yaml", "model:\r  num_layers: 2\r  recompute_granularity: full\r");
+    REQUIRE(r.ok());
+    const auto* g = r.root.find("model")->find("recompute_granularity");
+    REQUIRE(g);
+    CHECK(g->as_string() == "full");
+    CHECK(g->prov().range.line == 3);
+    CHECK(g->prov().range.column == 3);
+}
+
+TEST_CASE("explicit scalar tags resolve as PyYAML's safe loader resolves them", "[yaml]") {
+    const auto r =
+        load_yaml("tags.yaml", "a: !!bool \"true\"\nb: !!float 1\nc: !!null \"\"\nd: !!int \"7\"\ne: !!str 8\n");
+    REQUIRE(r.ok());
+    CHECK(r.root.find("a")->is_bool());
+    CHECK(r.root.find("a")->as_bool());
+    CHECK(r.root.find("b")->kind() == mbl::Value::Kind::Float);
+    CHECK(r.root.find("b")->as_number() == 1.0);
+    CHECK(r.root.find("c")->is_null());
+    CHECK(r.root.find("d")->as_int() == 7);
+    CHECK(r.root.find("e")->as_string() == "8");
 }

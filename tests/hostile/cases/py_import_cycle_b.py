@@ -1,0 +1,2 @@
+from py_import_cycle_a import A
+B = A

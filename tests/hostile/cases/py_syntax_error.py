@@ -1,0 +1,2 @@
+def broken_config(:
+    return 1
