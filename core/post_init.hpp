@@ -57,9 +57,9 @@ enum class Op : std::uint8_t {
 
 struct Expr {
     Op op = Op::Unknown;
-    std::string name;  // field, variable, attribute, operator, function, reason
-    std::string kind;  // Unknown: te | env | gpu | call | ...
-    Value value;       // Const
+    std::string name;                    // field, variable, attribute, operator, function, reason
+    std::string kind;                    // Unknown: te | env | gpu | call | ...
+    std::shared_ptr<const Value> value;  // Const (held apart: a program has tens of thousands of nodes, few constants)
     std::vector<Expr> kids;
     std::vector<std::string> ops;    // Cmp operators
     std::vector<std::string> names;  // ForIn targets

@@ -52,7 +52,7 @@ Expr make(Op op, std::string name = {}, std::vector<Expr> kids = {}) {
 Expr constant(Value v) {
     Expr e;
     e.op = Op::Const;
-    e.value = std::move(v);
+    e.value = std::make_shared<const Value>(std::move(v));
     return e;
 }
 
