@@ -56,28 +56,6 @@ Expr constant(Value v) {
     return e;
 }
 
-std::string decode_escapes(std::string_view t) {
-    std::string out;
-    for (std::size_t i = 0; i < t.size(); ++i) {
-        if (t[i] != '\\' || i + 1 >= t.size()) {
-            out += t[i];
-            continue;
-        }
-        const char c = t[++i];
-        switch (c) {
-            case 'n': out += '\n'; break;
-            case 't': out += '\t'; break;
-            case 'r': out += '\r'; break;
-            case '\\': out += '\\'; break;
-            case '\'': out += '\''; break;
-            case '"': out += '"'; break;
-            case '\n': break;
-            default: out += '\\'; out += c;
-        }
-    }
-    return out;
-}
-
 // A name as a function body sees it.
 struct Binding {
     enum Kind { None, Module, Function, Class, Constant, External } kind = None;
@@ -338,7 +316,7 @@ private:
             if (a.kind(v) == Kind::String) {
                 std::string text;
                 for (NodeId k : a.named_kids(v))
-                    if (a.kind(k) == Kind::StringContent) text += decode_escapes(a.source(k));
+                    if (a.kind(k) == Kind::StringContent) text += unescape(a.source(k));
                 value = Value::string(text);
             } else if (a.kind(v) == Kind::Integer) {
                 try {
@@ -419,7 +397,7 @@ private:
         if (a.kind(n) == Kind::String) {
             std::string out;
             for (NodeId k : a.named_kids(n)) {
-                if (a.kind(k) == Kind::StringContent) out += decode_escapes(a.source(k));
+                if (a.kind(k) == Kind::StringContent) out += unescape(a.source(k));
                 else if (a.kind(k) == Kind::Interpolation) out += "{...}";
             }
             return out;
@@ -873,10 +851,10 @@ private:
                         }
                         t = std::move(u);
                     }
-                    text += raw ? t : decode_escapes(t);
+                    text += raw ? t : unescape(t);
                     break;
                 }
-                case Kind::EscapeSequence: text += decode_escapes(a.source(k)); break;
+                case Kind::EscapeSequence: text += unescape(a.source(k)); break;
                 case Kind::Interpolation: {
                     if (!text.empty()) out.kids.push_back(constant(Value::string(std::move(text))));
                     text.clear();

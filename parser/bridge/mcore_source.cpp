@@ -290,6 +290,8 @@ TypeFact type_of(const Ast& a, NodeId n) {
 
 // --- defaults --------------------------------------------------------------------------------------------------
 
+}  // namespace
+
 std::string unescape(std::string_view s) {
     std::string out;
     for (std::size_t i = 0; i < s.size(); ++i) {
@@ -301,6 +303,7 @@ std::string unescape(std::string_view s) {
         switch (c) {
             case 'n': out += '\n'; break;
             case 't': out += '\t'; break;
+            case 'r': out += '\r'; break;
             case '\\': out += '\\'; break;
             case '\'': out += '\''; break;
             case '"': out += '"'; break;
@@ -310,6 +313,8 @@ std::string unescape(std::string_view s) {
     }
     return out;
 }
+
+namespace {
 
 std::optional<std::string> string_literal(const Ast& a, NodeId n) {
     if (a.kind(n) == Kind::ConcatenatedString) {

@@ -16,6 +16,7 @@ namespace mbl::py {
 
 std::string compact(std::string_view s);  // source text without blanks or line continuations
 std::string last_part(std::string_view dotted);
+std::string unescape(std::string_view s);    // a Python string literal's backslash escapes, the common ones
 
 // One module of the tree: its syntax tree and what its import statements bind.
 struct SourceModule {
