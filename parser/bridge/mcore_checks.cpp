@@ -562,19 +562,7 @@ private:
             }
             return;
         }
-        NodeId from = a.field(n, Field::ModuleName);
-        std::string module;
-        if (a.kind(from) == Kind::RelativeImport) {
-            std::string dots, rest;
-            for (NodeId k : a.named_kids(from))
-                if (a.kind(k) == Kind::ImportPrefix) dots = std::string(a.source(k));
-                else rest = compact(a.source(k));
-            std::string package = ctx_->module->package_name();
-            for (std::size_t up = 1; up < dots.size(); ++up) package = package.substr(0, package.rfind('.'));
-            module = rest.empty() ? package : package + "." + rest;
-        } else {
-            module = compact(a.source(from));
-        }
+        const std::string module = imported_module(*ctx_->module, n);
         for (std::uint32_t i = 0; i < a.count(n); ++i) {
             NodeId k = a.kid(n, i);
             if (a[k].field == Field::ModuleName) continue;

@@ -81,20 +81,7 @@ void TreeReader::read_imports(SourceModule& m) {
     }
     for (NodeId id = 0; id < a.nodes.size(); ++id) {
         if (a.kind(id) == Kind::ImportFromStatement) {
-            NodeId from = a.field(id, Field::ModuleName);
-            std::string module;
-            if (a.kind(from) == Kind::RelativeImport) {
-                // `from ..x import y`: one dot is this package, each further dot one package up.
-                std::string dots, rest;
-                for (NodeId k : a.named_kids(from))
-                    if (a.kind(k) == Kind::ImportPrefix) dots = std::string(a.source(k));
-                    else rest = compact(a.source(k));
-                std::string package = m.package_name();
-                for (std::size_t up = 1; up < dots.size(); ++up) package = package.substr(0, package.rfind('.'));
-                module = rest.empty() ? package : package + "." + rest;
-            } else {
-                module = compact(a.source(from));
-            }
+            const std::string module = imported_module(m, id);
             for (std::uint32_t i = 0; i < a.count(id); ++i) {
                 NodeId k = a.kid(id, i);
                 if (a[k].field == Field::ModuleName) continue;
@@ -129,6 +116,20 @@ std::pair<const SourceModule*, NodeId> TreeReader::find_class(const std::string&
     if (auto it = m->imported.find(class_name); it != m->imported.end() && !it->second.second.empty())
         return find_class(it->second.first, it->second.second, depth + 1);
     return {nullptr, kNoNode};
+}
+
+std::string imported_module(const SourceModule& m, NodeId import_from) {
+    const Ast& a = m.ast;
+    NodeId from = a.field(import_from, Field::ModuleName);
+    if (a.kind(from) != Kind::RelativeImport) return compact(a.source(from));
+    // `from ..x import y`: one dot is this package, each further dot one package up.
+    std::string dots, rest;
+    for (NodeId k : a.named_kids(from))
+        if (a.kind(k) == Kind::ImportPrefix) dots = std::string(a.source(k));
+        else rest = compact(a.source(k));
+    std::string package = m.package_name();
+    for (std::size_t up = 1; up < dots.size(); ++up) package = package.substr(0, package.rfind('.'));
+    return rest.empty() ? package : package + "." + rest;
 }
 
 std::pair<const SourceModule*, NodeId> TreeReader::find_def(const std::string& module_name, const std::string& name,

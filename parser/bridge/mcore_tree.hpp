@@ -16,7 +16,7 @@ namespace mbl::py {
 
 std::string compact(std::string_view s);  // source text without blanks or line continuations
 std::string last_part(std::string_view dotted);
-std::string unescape(std::string_view s);    // a Python string literal's backslash escapes, the common ones
+std::string unescape(std::string_view s);  // a Python string literal's backslash escapes, the common ones
 
 // One module of the tree: its syntax tree and what its import statements bind.
 struct SourceModule {
@@ -31,6 +31,9 @@ struct SourceModule {
 
     std::string package_name() const { return package ? name : name.substr(0, name.rfind('.')); }
 };
+
+// The module a `from ... import` statement of `m` names, relative imports resolved against `m`'s package.
+std::string imported_module(const SourceModule& m, NodeId import_from);
 
 class TreeReader {
 public:
