@@ -182,7 +182,7 @@ std::string revisions_help();
 // Keeps each distinct revision choice of a run once, in the order first seen.
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice);
 // One line per detected choice (docs/user-guide.md "Revision detection"): which revision files in a Bridge checkout get, and why.
-void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices);
+void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices, bool say_default = true);
 // `check --mcore A,B`: the two names, or nullopt when `value` holds no comma.
 std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value);
 // `check --mcore A,B`: lints for both and reports what changes (cli/upgrade_check.cpp).

@@ -16,6 +16,8 @@ const Revision* resolve_revision(const std::string& name) {
     const Schema& schema = Schema::instance();
     const std::string wanted = name.empty() ? schema.default_revision() : name;
     if (const Revision* r = schema.revision(wanted)) return r;
+    // A Megatron-LM commit of the bundled table: the session checks it with the nearest revision's facts.
+    if (auto place = schema.locate_commit(wanted); place && place->nearest) return place->nearest;
     std::cerr << "mbridge-lint: " << schema.revision_error(wanted, "--mcore") << '\n';
     return nullptr;
 }

@@ -67,7 +67,7 @@ OneConfig load_one_config(const std::string& input, const std::string& mcore, co
     // --mcore-path, the session's revision holds the tree's classes.
     if (mcore.empty() || !mcore_path.empty()) {
         revision = file.revision;
-        write_detection_notes(std::cerr, {file.revision_choice});
+        write_detection_notes(std::cerr, {file.revision_choice}, false);
     }
     Value root = std::move(file.configs.front().root);
     if (session_options.prepare) session_options.prepare(root, *revision, problems);

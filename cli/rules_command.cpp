@@ -7,6 +7,7 @@
 
 #include "cli/commands.hpp"
 #include "core/schema.hpp"
+#include "rules/megatron_raises.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl::cli {
@@ -30,7 +31,7 @@ int run_rules(const RulesArgs& args) {
             const RuleInfo& i = r->info();
             nlohmann::ordered_json j = {
                 {"code", i.code}, {"name", i.name}, {"severity", severity_name(i.severity)}, {"summary", i.summary}};
-            if (revision) j["active"] = !i.is_rejection() || revision->rejects(i.code);
+            if (revision) j["active"] = !i.is_rejection() || enforced_at(i, *revision);
             list.push_back(std::move(j));
         }
         std::cout << list.dump(2) << '\n';
@@ -63,7 +64,7 @@ int run_rules(const RulesArgs& args) {
     for (const auto& r : all_rules()) {
         const RuleInfo& i = r->info();
         std::string mark;
-        if (revision) mark = (!i.is_rejection() || revision->rejects(i.code)) ? "  " : "- ";
+        if (revision) mark = (!i.is_rejection() || enforced_at(i, *revision)) ? "  " : "- ";
         std::cout << fmt::format("{}{}  {:<8} {:<52} {}\n", mark, i.code, severity_name(i.severity), i.name, i.summary);
     }
     if (revision)
@@ -85,7 +86,7 @@ int run_explain(const RulesArgs& args) {
     if (!find_rule(i.code)) return kOk;  // an input error applies whatever the revision
     std::vector<std::string> revs;
     for (const auto& name : Schema::instance().revision_names())
-        if (!i.is_rejection() || Schema::instance().revision(name)->rejects(i.code)) revs.push_back(name);
+        if (!i.is_rejection() || enforced_at(i, *Schema::instance().revision(name))) revs.push_back(name);
     std::cout << fmt::format("\nApplies at Megatron Core: {}\n", fmt::join(revs, ", "));
     return kOk;
 }

@@ -246,12 +246,6 @@ Schema::Schema() {
         if (rev.release.empty() == rev.commit.empty())
             throw std::runtime_error(fmt::format("schemas/mcore/{}.json must name either a release or a commit", name));
         layered_list(j, "output_discarding_recompute_modules", rev.output_discarding);
-        if (j.contains("rejections")) {
-            auto v = string_list(j, "rejections");
-            rev.rejections = {v.begin(), v.end()};
-        }
-        for (auto& c : string_list(j, "rejections_add")) rev.rejections.insert(c);
-        for (auto& c : string_list(j, "rejections_remove")) rev.rejections.erase(c);
         if (j.contains("enums"))
             for (auto it = j.at("enums").begin(); it != j.at("enums").end(); ++it)
                 rev.enums[it.key()] = it.value().get<std::vector<std::string>>();
@@ -362,6 +356,48 @@ const Revision* Schema::revision_for_commit(std::string_view sha) const {
     for (const auto& r : revisions_)
         if (r.matches_commit(sha)) return ready(&r);
     return nullptr;
+}
+
+const std::vector<Schema::CommitRow>& Schema::commit_rows() const {
+    static const std::vector<CommitRow> rows = [] {
+        std::vector<CommitRow> out;
+        const nlohmann::json table = parse_schema_file("mcore/commits.json");
+        for (const auto& row : table.at("commits")) {
+            auto text = [&](std::size_t i) {
+                return row.at(i).is_null() ? std::string() : row.at(i).get<std::string>();
+            };
+            out.push_back({text(0), text(1), text(2), text(3), text(4)});
+        }
+        return out;
+    }();
+    return rows;
+}
+
+CommitPlace Schema::place_of(const CommitRow& row) const {
+    CommitPlace place{row.hash, row.date, row.where, revision(row.nearest), nullptr};
+    if (!row.other.empty()) place.other = revision(row.other);
+    return place;
+}
+
+std::optional<CommitPlace> Schema::locate_commit(std::string_view sha) const {
+    if (!is_commit_prefix(sha)) return std::nullopt;
+    const std::string wanted = lower(sha);
+    const CommitRow* found = nullptr;
+    for (const auto& row : commit_rows()) {
+        const std::size_t n = std::min(row.hash.size(), wanted.size());
+        if (row.hash.compare(0, n, wanted, 0, n) != 0) continue;
+        if (found) return std::nullopt;  // a short prefix that names two commits names none
+        found = &row;
+    }
+    if (!found) return std::nullopt;
+    return place_of(*found);
+}
+
+CommitPlace Schema::newest_main_commit() const {
+    const CommitRow* newest = nullptr;
+    for (const auto& row : commit_rows())
+        if (row.where == "main" && (!newest || row.date >= newest->date)) newest = &row;
+    return newest ? place_of(*newest) : CommitPlace{};
 }
 
 namespace {

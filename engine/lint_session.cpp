@@ -171,6 +171,20 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
         name = schema.default_revision();
     }
     choice.revision = schema.revision(name);
+    if (!choice.revision && choice.source != RevisionChoice::Source::Default)
+        if (auto place = schema.locate_commit(name); place && place->nearest) {
+            // A Megatron-LM commit with no facts of its own: the nearest revision's stand in, as for a pinned one.
+            choice.commit = place->hash;
+            choice.approximate = true;
+            choice.confirm = place->other;
+            choice.revision = place->nearest;
+            choice.reason = fmt::format(
+                "{} {}: {}", choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore =", name,
+                commit_place_sentence(*place));
+            if (!options_.mcore_path.empty())
+                return choice_for_mcore_path(options_.mcore_path, choice.revision, choice.reason);
+            return with_facts(choice);
+        }
     if (!choice.revision) {
         choice.reason =
             schema.revision_error(name, choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore");
@@ -179,7 +193,9 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
     choice.reason = choice.source == RevisionChoice::Source::CommandLine ? fmt::format("--mcore {}", name)
                     : choice.source == RevisionChoice::Source::ConfigFile
                         ? fmt::format("mcore = \"{}\" ({})", name, config.mcore->source.describe())
-                        : fmt::format("the default, {}", choice.revision->name);
+                        : fmt::format("nothing pins the revision, so the default {} is assumed; pin it with "
+                                      "--mcore REVISION or mcore = \"REVISION\" in .mbridge-lint.toml",
+                                      choice.revision->name);
     // A named revision's checks over the config classes of the tree --mcore-path names.
     if (!options_.mcore_path.empty()) return choice_for_mcore_path(options_.mcore_path, choice.revision, choice.reason);
     return choice;
