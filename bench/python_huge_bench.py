@@ -18,11 +18,13 @@ For each size it generates, in a temporary folder, one module per shape below of
   recipes       def r0_config(): return ConfigContainer(...) / ..., many small recipes
   unclosed      DATA = ( followed by the list shape's elements, never closed (tree-sitter's error recovery)
   comments      # ... lines (what reading and parsing alone cost)
+  garbage       Python tokens in a random order (seeded): a syntax error everywhere, tree-sitter's error recovery
 Prints one line per file: bytes, wall s, CPU s, peak MiB, exit code and the codes reported; then whether every
 file met 2 s of CPU and 256 MiB. Extra arguments after `--` go to `check` (`-- --limit python-nodes=...`).
 """
 import argparse
 import os
+import random
 import re
 import subprocess
 import sys
@@ -78,6 +80,9 @@ def generate(shape, size):
                                          f"    return ConfigContainer(model=GPTModelProvider())\n")
     elif shape == "unclosed":
         body = "DATA = (\n" + repeat_to(size, lambda i: f"    {i},\n")
+    elif shape == "garbage":
+        rng = random.Random(1)
+        body = repeat_to(size, lambda i: rng.choice(GARBAGE) + " ")
     elif shape == "comments":
         body = repeat_to(size, lambda i: f"# comment line {i} with a few words in it\n")
     else:
@@ -86,7 +91,9 @@ def generate(shape, size):
 
 
 SHAPES = ["list", "dict", "string", "statements", "one_line", "plus_chain", "nested_parens", "nested_lists",
-          "calls", "recipes", "unclosed", "comments"]
+          "calls", "recipes", "unclosed", "comments", "garbage"]
+GARBAGE = [")", "(", ":", "=", "def", "class", "if", "else", ",", "1", "x", "lambda", "[", "]", "for", "in", "**", ".",
+           "\n", "\n    ", "import", "from", "return", "yield", '"s"', "@", "->", "async", "await", "not"]
 
 
 def measure(binary, path, extra):
