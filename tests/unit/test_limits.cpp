@@ -10,7 +10,7 @@
 using mbl::apply_limit;
 using mbl::Limit;
 
-TEST_CASE("--limit NAME=VALUE sets one limit and refuses what is not one, in plain words", "[limits]") {
+TEST_CASE("limits: NAME=VALUE sets one limit and refuses what is not one, in plain words", "[limits]") {
     mbl::LimitValues v = mbl::default_limits();
     CHECK(v[static_cast<std::size_t>(Limit::PythonSteps)] == 1'000'000);
     CHECK_FALSE(apply_limit(v, "python-steps=2000000"));

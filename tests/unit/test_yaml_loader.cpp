@@ -81,7 +81,7 @@ TEST_CASE("nesting beyond the limit is refused with a diagnostic", "[yaml]") {
     CHECK((r.errors[0].code == "IN008" || r.errors[0].code == "IN002"));
 }
 
-TEST_CASE("--limit yaml-depth and yaml-values move where a document is refused", "[yaml][limits]") {
+TEST_CASE("lowering yaml-depth and yaml-values moves where a document is refused", "[yaml][limits]") {
     auto nested = [](int depth) { return "a: " + std::string(depth, '[') + std::string(depth, ']') + "\n"; };
     REQUIRE(load_yaml("ok.yaml", nested(10)).ok());
     REQUIRE(load_yaml("ok.yaml", "a: [1, 2, 3, 4, 5, 6]\n").ok());
