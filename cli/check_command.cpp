@@ -197,7 +197,7 @@ std::optional<std::string> read_stdin_input(const CheckArgs& args, SourceManager
     // Read up to one byte past the size limit and no further: `check - < /dev/zero` must end, refused as too large.
     std::string text;
     char chunk[65536];
-    while (text.size() <= SourceManager::kMaxFileBytes && std::cin.read(chunk, sizeof chunk).gcount() > 0)
+    while (text.size() <= SourceManager::max_file_bytes() && std::cin.read(chunk, sizeof chunk).gcount() > 0)
         text.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
     sources.add(name, std::move(text));
     return name;

@@ -161,6 +161,11 @@ struct LspArgs {
     std::string config;
 };
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
+
+// --limit NAME=VALUE (repeatable) on a command that reads input; apply_limit_options sets them for the run before
+// anything is read, or says what is wrong with one and returns false.
+void add_limit_option(CLI::App& cmd, std::vector<std::string>& limits);
+bool apply_limit_options(const std::vector<std::string>& limits);
 int run_lsp(const LspArgs& args);
 
 // Resolves --mcore (empty = the default revision); prints the known revisions and returns nullptr when unknown.

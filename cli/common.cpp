@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include <cerrno>
 #include <cstdlib>
@@ -8,6 +9,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "core/limits.hpp"
 #include "core/schema.hpp"
 
 namespace mbl::cli {
@@ -45,6 +47,27 @@ bool use_color(const std::string& mode) {
     if (mode == "never") return false;
     if (std::getenv("NO_COLOR")) return false;
     return isatty(STDOUT_FILENO) != 0;
+}
+
+void add_limit_option(CLI::App& cmd, std::vector<std::string>& limits) {
+    cmd.add_option("--limit", limits,
+                   "Set limits that bound the run on hostile input, NAME=VALUE, comma-separated, repeatable (e.g. "
+                   "python-steps=2000000,file-size=32MiB); docs/limits.md lists them")
+        ->type_name("NAME=VALUE")
+        ->delimiter(',')
+        ->allow_extra_args(false);
+}
+
+bool apply_limit_options(const std::vector<std::string>& limits) {
+    LimitValues values = default_limits();
+    for (const std::string& one : limits) {
+        if (auto problem = apply_limit(values, one)) {
+            std::cerr << fmt::format("mbridge-lint: --limit {}: {}\n", one, *problem);
+            return false;
+        }
+    }
+    set_limits(values);
+    return true;
 }
 
 }  // namespace mbl::cli

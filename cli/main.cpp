@@ -80,6 +80,9 @@ int main(int argc, char** argv) {
     CLI::App* config_cmd = add_config_command(app, config);
     LspArgs lsp;
     CLI::App* lsp_cmd = add_lsp_command(app, lsp);
+    std::vector<std::string> limits;
+    for (const char* name : {"check", "show", "estimate", "gpu-check", "config", "lsp"})
+        add_limit_option(*app.get_subcommand(name), limits);
 
     if (report_unknown_command(app, args)) return kUnusable;
     try {
@@ -98,6 +101,7 @@ int main(int argc, char** argv) {
         std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show`, `estimate` and `gpu-check` only\n";
         return kUnusable;
     }
+    if (!apply_limit_options(limits)) return kUnusable;
     try {
         if (app.got_subcommand("check")) return checked_exit(run_check(check));
         if (show_cmd->parsed()) return checked_exit(run_show(show));

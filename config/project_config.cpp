@@ -14,6 +14,7 @@
 #include "config/rule_selection.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
+#include "core/limits.hpp"
 #include "core/schema.hpp"
 #include "core/source_manager.hpp"
 #include "core/version.hpp"
@@ -105,7 +106,9 @@ std::optional<TomlTooDeep> toml_too_deep(std::string_view text) {
     int line = 1;
     std::size_t line_start = 0;
     auto deeper = [&](std::size_t at) -> std::optional<TomlTooDeep> {
-        if (open.back() + parts <= kMaxTomlDepth) return std::nullopt;
+        // Parts of a dotted key or table header plus the arrays and inline tables open around it (toml-depth): deeper
+        // TOML is refused before toml++ reads it, since toml++ recurses once per level.
+        if (static_cast<std::uint64_t>(open.back() + parts) <= limit(Limit::TomlDepth)) return std::nullopt;
         return TomlTooDeep{line, static_cast<int>(at - line_start) + 1};
     };
     auto newline = [&](std::size_t at) {
@@ -359,8 +362,9 @@ ConfigLoadResult load_config_file(const std::string& path, const std::string* te
     if (auto deep = toml_too_deep(*text)) {
         result.errors.push_back(input_error(
             InputError::LimitExceeded, SourceRange::point(path, deep->line, deep->column),
-            fmt::format("a dotted key or nesting is deeper than the limit of {} levels; the configuration is not read",
-                        kMaxTomlDepth)));
+            fmt::format("a dotted key or nesting is deeper than the limit of {} levels (--limit toml-depth); the "
+                        "configuration is not read",
+                        limit(Limit::TomlDepth))));
         return result;
     }
     toml::table doc;

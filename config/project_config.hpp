@@ -83,9 +83,6 @@ struct ConfigLoadResult {
 // [tool.mbridge-lint] table only; any other file name is read as .mbridge-lint.toml (keys at top level).
 ConfigLoadResult load_config_file(const std::string& path, const std::string* text = nullptr);
 
-// Parts of a dotted key or table header plus the arrays and inline tables open around it: deeper TOML is refused
-// before toml++ reads it (toml++ recurses once per level).
-inline constexpr int kMaxTomlDepth = 128;
 inline constexpr const char* kConfigFileName = ".mbridge-lint.toml";
 inline constexpr const char* kPyprojectFileName = "pyproject.toml";
 bool is_config_file_name(std::string_view path);

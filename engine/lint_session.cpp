@@ -234,7 +234,7 @@ namespace {
 // A file's text as SourceManager::load reads it, without keeping it; nullopt when load would refuse it (load then
 // says why).
 std::optional<std::string> read_unkept(const std::string& path) {
-    return read_file_text(path, SourceManager::kMaxFileBytes, /*regular_only=*/false).text;
+    return read_file_text(path, SourceManager::max_file_bytes(), /*regular_only=*/false).text;
 }
 
 }  // namespace

@@ -84,6 +84,8 @@ public:
     // Why the budget was spent when it was not the step count (a memory limit), and where; empty otherwise.
     const std::string& budget_reason() const { return budget_reason_; }
     Loc budget_site() const { return budget_site_; }
+    // The top-level statement of run_module's module that ran last (where a module's budget ran out).
+    Loc module_statement() const { return module_ && module_stmt_ != kNoNode ? module_->loc(module_stmt_) : Loc{}; }
     // Charges `bytes` the evaluator is about to build into one value at `at`: false, with the recipe stopped as over
     // budget, past the limit for the recipe or, for a string (`one_value`), for one value (EvalLimits). A container's
     // size is bounded by max_items already.
@@ -212,6 +214,9 @@ private:
     std::size_t bytes_ = 0;  // charged by charge_bytes
     std::string budget_reason_;
     Loc budget_site_;
+    const Frame* module_frame_ = nullptr;  // run_module's frame while it runs
+    Module* module_ = nullptr;
+    NodeId module_stmt_ = kNoNode;
     int expr_depth_ = 0;
     int expr_depth_peak_ = 0;  // the deepest expr_depth_ reached (CallMemo)
     int import_depth_ = 0;

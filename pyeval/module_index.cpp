@@ -82,11 +82,12 @@ ReadCounters& read_counters() {
 }
 
 std::optional<std::string> read_source_file(const std::string& path, std::string& error) {
-    FileText read = read_file_text(path, SourceManager::kMaxFileBytes);
+    FileText read = read_file_text(path, SourceManager::max_file_bytes());
     switch (read.failure) {
         case FileText::Failure::None: ++read_counters().files_read; return std::move(read.text);
         case FileText::Failure::TooLarge:
-            error = fmt::format("the file is larger than {} MiB", SourceManager::kMaxFileBytes >> 20);
+            error = fmt::format("the file is larger than {} (--limit file-size=...)",
+                                format_limit(*find_limit("file-size"), SourceManager::max_file_bytes()));
             break;
         case FileText::Failure::NotRegular: error = "not a regular file"; break;
         default: error = std::strerror(read.error_number); break;

@@ -51,7 +51,7 @@ struct FileStamp {
 };
 FileStamp stamp_of(const std::string& path);
 
-// Reads a source file whole; nullopt (and `error`) when it cannot be read or is over SourceManager::kMaxFileBytes.
+// Reads a source file whole; nullopt (and `error`) when it cannot be read or is over SourceManager::max_file_bytes().
 std::optional<std::string> read_source_file(const std::string& path, std::string& error);
 
 // How much reading and evaluating the linter has done, for the tests that check that an edit does not re-read the

@@ -12,6 +12,7 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
+#include "core/limits.hpp"
 #include "core/schema.hpp"
 #include "parser/bridge/bridge_host.hpp"
 
@@ -66,10 +67,9 @@ bool returns_a_value(const Ast& a, NodeId node) {
 
 constexpr int kMaxExportDepth = 40;
 
-// Values one recipe's config may expand to in the config tree. The evaluator shares objects, so `l = [l, l]` sixty
-// times is a few bytes there but 2^60 values written out: past the limit the rest is unknown and the recipe an
-// IN008 error.
-constexpr std::size_t kMaxExportValues = 100'000;
+// Values one recipe's config may expand to in the config tree (python-export-values). The evaluator shares objects,
+// so `l = [l, l]` sixty times is a few bytes there but 2^60 values written out: past the limit the rest is unknown
+// and the recipe an IN008 error.
 
 struct Exporter {
     std::unordered_set<const Object*> active;  // cycle guard
@@ -79,7 +79,7 @@ struct Exporter {
     Value value(const Val& v, const Provenance& prov, int depth) {
         const Provenance& p = prov;
         if (depth > kMaxExportDepth) return Value::unknown("nested too deeply", p);
-        if (++values > kMaxExportValues) {
+        if (++values > limit(Limit::PythonExportValues)) {
             if (!over_at.valid()) over_at = p.range.valid() ? p.range : v.at.range();
             return Value::unknown("the config expands to too many values", p);
         }
@@ -380,8 +380,9 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         // Over budget is an error: the recipe's values are not known, and a hostile file must not pass a CI gate.
         const std::string reason =
             in.budget_reason().empty()
-                ? fmt::format("evaluating recipe {} took more than {} steps; its values are not known", recipe.name,
-                              project.limits().max_steps)
+                ? fmt::format("evaluating recipe {} took more than {} steps (--limit python-steps); its values are "
+                              "not known",
+                              recipe.name, project.limits().max_steps)
                 : fmt::format("evaluating recipe {} stopped: {}; its values are not known", recipe.name,
                               in.budget_reason());
         const SourceRange at = in.budget_site().valid() ? in.budget_site().range() : recipe.def;
@@ -447,12 +448,12 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         export_model_fields(*model, m, e, out.diagnostics, 0, revision);
         out.root.set("model", std::move(m));
     }
-    if (e.values > kMaxExportValues)
+    if (e.values > limit(Limit::PythonExportValues))
         out.diagnostics.push_back(input_error(
             InputError::LimitExceeded, e.over_at.valid() ? e.over_at : recipe.def,
             fmt::format("the config of recipe {} expands to more than the limit of {} values (a list or dict that "
-                        "holds itself many times over?); its values are not known",
-                        recipe.name, kMaxExportValues)));
+                        "holds itself many times over?; --limit python-export-values); its values are not known",
+                        recipe.name, limit(Limit::PythonExportValues))));
     if (!inst->opaque.empty()) {
         // The config came from something the linter cannot follow: what the recipe did not set is unknown.
         for (const char* section : {"model", "mixed_precision", "comm_overlap"})

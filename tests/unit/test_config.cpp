@@ -151,7 +151,8 @@ TEST_CASE("TOML deeper than the limit is refused before toml++ reads it, whereve
     for (int i = 0; i < 20; ++i) nested.append(join({"{", dotted(10), " = "}));
     CHECK(refused("pyproject.toml", join({nested, "1", std::string(20, '}'), "\n"})));
     CHECK(load(dir, "pyproject.toml", join({"\n", dotted(129), " = 1\n"})).errors.at(0).message ==
-          "a dotted key or nesting is deeper than the limit of 128 levels; the configuration is not read");
+          "a dotted key or nesting is deeper than the limit of 128 levels (--limit toml-depth); the "
+          "configuration is not read");
 
     // Within the limit, and dots that separate no keys: read as usual.
     CHECK(load(dir, "pyproject.toml", join({"[tool.other]\n", dotted(100), " = 1\n"})).ok());
