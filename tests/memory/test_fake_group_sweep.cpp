@@ -176,14 +176,14 @@ TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memor
         if (moe) {
             // Balanced routing, but the allocator rounds the experts' variable-size tensors (the same option moves by
             // up to 3 MiB between steps, `stable` false): within 1 %, against test_measured_accuracy's 64 MiB floor
-            // for figures near zero (the full-recompute rows' negative leftovers). The backward peak within the 2 % of
-            // the single-rank rows: it is 48 MiB (1.1 %) under on the `moe` rows, as on one rank (DEVICE_RUNS.md).
+            // for figures near zero (the full-recompute rows' negative leftovers).
             CHECK(std::abs(p.retained - retained) <= 0.01 * std::max(std::abs(retained), 64 * MiB));
-            CHECK(std::abs(p.peak - peak) <= 0.02 * peak);
+            CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
         } else {
             CHECK(std::abs(p.retained - retained) < MiB);  // deterministic shapes: to the MiB
-            // Under by one tensor of the core attention output's size per rank on every row (DEVICE_RUNS.md).
-            CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
+            if (shape["pp"].get<int>() == 1) CHECK(std::abs(p.peak - peak) < MiB);
+            else  // a stage's selective rows peak one residual-stream shard above (DEVICE_RUNS.md)
+                CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
         }
     }
     // The shapes the issue asks for, each measured: TP 1/2/4/8 with SP, EP 2 and 8 with ETP 1, pipeline stages.
