@@ -123,7 +123,7 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
                               {kGrads, r.grads},
                               {kOptim, r.optimizer},
                               {kActs, r.activations},
-                              {kTransient, r.transient}},
+                              {kTransient, r.leftover + r.transient}},  // the leftover is alive at the peak too
                              note});
     }
     chart(out, rank_bars, est.budget, {kParams, kGrads, kOptim, kActs, kTransient});
