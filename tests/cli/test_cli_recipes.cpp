@@ -229,7 +229,10 @@ TEST_CASE("estimate takes a recipe, --config-file and overrides like check and s
     CHECK(has(bad.out, "error[IN007]: malformed override"));
     auto several = run("estimate --color never " + llama);
     CHECK(several.code == 2);
-    CHECK(has(several.out, "recipes; name one:"));
+    INFO(several.out);
+    CHECK(has(several.out, "recipes; name one of them:\n"));
+    // One target a line, each ready to paste.
+    CHECK(has(several.out, "\n    note: " + llama + "::llama3_8b_pretrain_config\n"));
 }
 
 TEST_CASE("estimate --gpu picks the step-time model and the budget", "[cli][estimate]") {
