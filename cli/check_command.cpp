@@ -449,22 +449,26 @@ constexpr std::size_t kWatchMaxFiles = 200000;  // a look stops here: polling mu
 WatchState watch_state(const std::vector<std::string>& paths) {
     namespace fs = std::filesystem;
     WatchState state;
-    std::error_code ec;
+    // A file that goes between listing and reading is left out of this look, not an error: the next look sees it gone.
     auto note = [&](const fs::path& p) {
         const auto ext = p.extension().string();
         if (ext != ".yaml" && ext != ".yml" && ext != ".py" && ext != ".toml") return;
-        const auto time = fs::last_write_time(p, ec);
-        const auto size = fs::file_size(p, ec);
-        if (!ec) state[p.string()] = {time, size};
+        std::error_code time_ec, size_ec;
+        const auto time = fs::last_write_time(p, time_ec);
+        const auto size = fs::file_size(p, size_ec);
+        if (!time_ec && !size_ec) state[p.string()] = {time, size};
     };
     for (const auto& arg : paths) {
+        std::error_code ec;
         const fs::path root = arg.substr(0, fs::exists(arg, ec) ? std::string::npos : arg.find("::"));
         if (!fs::is_directory(root, ec)) {
             note(root);
             continue;
         }
-        for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, ec);
-             !ec && it != fs::recursive_directory_iterator() && state.size() < kWatchMaxFiles; it.increment(ec)) {
+        std::error_code walk_ec;
+        for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, walk_ec);
+             !walk_ec && it != fs::recursive_directory_iterator() && state.size() < kWatchMaxFiles;
+             it.increment(walk_ec)) {
             const std::string name = it->path().filename().string();
             if (it->is_directory(ec) && (name.front() == '.' || name == "__pycache__")) it.disable_recursion_pending();
             else if (it->is_regular_file(ec)) note(it->path());

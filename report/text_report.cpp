@@ -156,7 +156,7 @@ std::string fix_summary_line(int fixed, const std::vector<Diagnostic>& remaining
     if (listed.size() > kCodesShown) {
         const auto more = static_cast<int>(listed.size() - kCodesShown);
         listed.resize(kCodesShown);
-        listed.push_back(fmt::format("{} more", counted(more, "code", "codes")));
+        listed.push_back(fmt::format("{} more {}", more, more == 1 ? "code" : "codes"));
     }
     std::vector<std::string> why;
     if (unsafe) why.push_back(fmt::format("{} fixable with --fix --unsafe-fixes", unsafe));

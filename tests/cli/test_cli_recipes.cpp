@@ -40,7 +40,7 @@ TEST_CASE("check file.py::function finds the root, follows helpers, names the re
                      "recompute_method is not set"));
     CHECK(has(r.out, "   21 |     recompute_granularity: str = \"full\"  # expect: RC004\n"));
     CHECK(has(r.out, "in recipe llama3_8b_provider_config"));
-    CHECK(has(r.out, "1 recipe evaluated; 1 resolve all five recompute fields (100.0%)"));
+    CHECK(has(r.out, "1 recipe evaluated; 1 resolves all five recompute fields (100.0%)"));
 }
 
 TEST_CASE("an unknown function is IN009 with a suggestion, exit 2", "[cli][python]") {
