@@ -490,7 +490,7 @@ TEST_CASE("check --show-settings prints the settings the first path is checked w
     CHECK(doc["command_line"]["ignore"] == nlohmann::json::array({"RC1"}));
 }
 
-TEST_CASE("extend reads a base configuration first; the extending file sets over it key by key",
+TEST_CASE("extend reads a base configuration first, and the extending file sets over it key by key",
           "[cli][habits][config]") {
     TempDir dir;
     dir.write("base.toml", "mcore = \"0.19\"\nignore = [\"RC115\"]\nextend-select = [\"RC1\"]\n"

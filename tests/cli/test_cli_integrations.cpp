@@ -105,7 +105,7 @@ TEST_CASE("check --fix re-checks and says what it fixed, what remains and why", 
     CHECK(has(left.out, "without an automatic fix"));
 }
 
-TEST_CASE("--fix --unsafe-fixes leaves no error it has a fix for in any bundled example", "[cli][fix]") {
+TEST_CASE("every bundled example: --fix --unsafe-fixes leaves no error it has a fix for", "[cli][fix]") {
     const fs::path examples = fs::path(MBRIDGE_LINT_TEST_DATA) / ".." / "examples";
     int checked = 0;
     for (const auto& entry : fs::recursive_directory_iterator(examples)) {

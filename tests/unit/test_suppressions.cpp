@@ -182,7 +182,7 @@ TEST_CASE("# noqa: CODES suppresses on its own line, beside other linters' codes
     CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # a noqagram: RC006")).codes == Codes{"4:RC006", "5:RC108"});
 }
 
-TEST_CASE("an unused noqa code is RC900; its fix leaves other linters' codes alone", "[suppressions][noqa]") {
+TEST_CASE("an unused noqa code is RC900, and its fix leaves other linters' codes alone", "[suppressions][noqa]") {
     test::TempDir dir;
     const std::string text = with(kTwoProblems, "  # noqa: RC104", "  # noqa: E501, RC101");
     Linted l = lint(dir, "c.yaml", text);
