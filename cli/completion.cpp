@@ -51,8 +51,9 @@ CommandSpec command_spec(const CLI::App& app) {
             c.positionals.push_back(o->get_name(true, false));
             continue;
         }
-        // As CLI11's own help decides whether an option takes a value.
-        OptionSpec s{o->get_lnames(), o->get_snames(), o->get_description(), o->get_type_size() != 0, choices_of(*o)};
+        // A flag expects no item (CLI11 gives it expected(0)); an option at least one.
+        OptionSpec s{o->get_lnames(), o->get_snames(), o->get_description(), o->get_items_expected_max() != 0,
+                     choices_of(*o)};
         c.options.push_back(std::move(s));
     }
     return c;

@@ -448,6 +448,7 @@ TEST_CASE("completion scripts and the man page are written from the command defi
                 .out;
         };
         CHECK(words("mbridge-lint check --col") == "--color\n");
+        CHECK(words("mbridge-lint check --strict --col") == "--color\n");  // a flag takes no value
         CHECK(words("mbridge-lint check --color \"\"") == "auto always never\n");
         CHECK(has(words("mbridge-lint ex"), "explain"));
     }
@@ -456,7 +457,8 @@ TEST_CASE("completion scripts and the man page are written from the command defi
     REQUIRE(man.code == 0);
     CHECK(has(man.out, ".TH MBRIDGE\\-LINT 1"));
     CHECK(has(man.out, ".SS \"mbridge\\-lint check paths\""));
-    CHECK(has(man.out, "\\fB\\-\\-unsafe\\-fixes\\fR"));
+    CHECK(has(man.out, "\\fB\\-\\-unsafe\\-fixes\\fR\n"));  // a flag: no VALUE after it
+    CHECK(has(man.out, "\\fB\\-\\-gpu\\-memory\\fR \\fIVALUE\\fR\n"));
     CHECK(has(man.out, "FORCE_COLOR"));
     const std::string page = dir.write("mbridge-lint.1", man.out);
     if (run_shell("command -v groff").code == 0) {
