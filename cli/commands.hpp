@@ -57,6 +57,10 @@ struct CheckArgs {
     std::string output;        // --output FILE
     bool skip_non_configs = false;
     bool show_unknowns = false;
+    bool show_settings = false;  // print the settings the first path is checked with, and check nothing
+    bool watch = false;          // re-check whenever an input changes, until interrupted
+    int watch_interval_ms = 500;
+    int watch_max_runs = 0;  // 0: until interrupted; tests stop after a few
     RecipeArgs recipe;
 };
 void add_check_command(CLI::App& app, CheckArgs& args);
@@ -148,6 +152,9 @@ struct ConfigArgs {
     std::string mcore;
     std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string te_version;
+    // `check --show-settings`: check's own layer over the configuration (rule selection, exclude, memory budget).
+    const CommandLineSelection* command_line = nullptr;
+    std::string gpu_memory;
 };
 CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
 int run_config(const ConfigArgs& args);

@@ -45,7 +45,13 @@ bool finish_report(const std::string& path, std::ofstream& file) {
 bool use_color(const std::string& mode) {
     if (mode == "always") return true;
     if (mode == "never") return false;
-    if (std::getenv("NO_COLOR")) return false;
+    // no-color.org and force-color.org: set and not empty; NO_COLOR wins when both are, as the safer reading.
+    auto set = [](const char* name) {
+        const char* v = std::getenv(name);
+        return v && *v;
+    };
+    if (set("NO_COLOR")) return false;
+    if (set("FORCE_COLOR")) return true;
     return isatty(STDOUT_FILENO) != 0;
 }
 

@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
 #include "cli/usage_errors.hpp"
 #include "core/schema.hpp"
 #include "git_commit.hpp"
@@ -83,6 +84,9 @@ int main(int argc, char** argv) {
     std::vector<std::string> limits;
     for (const char* name : {"check", "show", "estimate", "gpu-check", "config", "lsp"})
         add_limit_option(*app.get_subcommand(name), limits);
+    CompletionArgs completion;
+    CLI::App* manpage_cmd = nullptr;
+    CLI::App* completion_cmd = add_completion_commands(app, completion, manpage_cmd);
 
     if (report_unknown_command(app, args)) return kUnusable;
     try {
@@ -111,6 +115,8 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("gpu-check")) return checked_exit(run_gpu_check(gpu_check));
         if (config_cmd->parsed()) return checked_exit(run_config(config));
         if (lsp_cmd->parsed()) return run_lsp(lsp);
+        if (completion_cmd->parsed()) return checked_exit(run_completion(app, completion));
+        if (manpage_cmd->parsed()) return checked_exit(run_manpage(app));
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
         std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());

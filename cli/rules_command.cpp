@@ -1,6 +1,8 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -76,8 +78,22 @@ int run_rules(const RulesArgs& args) {
 int run_explain(const RulesArgs& args) {
     const RuleInfo* info = find_doc(args.code);
     if (!info) {
-        std::cerr << fmt::format("mbridge-lint: no rule or input error \"{}\"; `mbridge-lint rules` lists them\n",
-                                 args.code);
+        if (const auto codes = codes_with_prefix(args.code); !codes.empty()) {
+            // A prefix selects several rules in --select; explain shows one.
+            constexpr std::size_t kListed = 12;
+            std::cerr << fmt::format(
+                "mbridge-lint: \"{}\" is a prefix of {} code{}: {}{}; explain takes one, as "
+                "in `mbridge-lint explain {}`\n",
+                args.code, codes.size(), codes.size() == 1 ? "" : "s",
+                fmt::join(codes.begin(), codes.begin() + static_cast<long>(std::min(codes.size(), kListed)), ", "),
+                codes.size() > kListed ? ", ..." : "", codes.front());
+            return kUnusable;
+        }
+        std::vector<std::string> quoted;
+        for (const auto& s : rule_pattern_suggestions(args.code)) quoted.push_back(fmt::format("\"{}\"", s));
+        std::cerr << fmt::format("mbridge-lint: no rule or input error \"{}\"{}; `mbridge-lint rules` lists them\n",
+                                 args.code,
+                                 quoted.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(quoted, " or ")));
         return kUnusable;
     }
     const RuleInfo& i = *info;

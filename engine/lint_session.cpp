@@ -418,16 +418,19 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                     const std::string& function) {
     FixOutcome out;
     SourceManager& sources = session.sources();
+    auto applicable = [&](const Diagnostic& d) {
+        if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) return false;
+        return !options.may_edit || std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
+                                                [&](const TextEdit& e) { return options.may_edit(e.range.file); });
+    };
     out.after = session.lint(path, allow_skip, function);
-    for (int pass = 0; pass < options.max_passes && !out.after.skipped && !out.after.config_unusable; ++pass) {
+    int pass = 0;
+    for (; pass < options.max_passes && !out.after.skipped && !out.after.config_unusable; ++pass) {
         // Each fix applies whole or not at all; one that overlaps a fix taken earlier in this pass waits for the next.
         std::map<std::string, std::vector<TextEdit>> by_file;
         int taken = 0;
         for (const auto& d : out.after.diagnostics) {
-            if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) continue;
-            if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
-                                                 [&](const TextEdit& e) { return options.may_edit(e.range.file); }))
-                continue;
+            if (!applicable(d)) continue;
             std::map<std::string, std::vector<TextEdit>> trial = by_file;
             bool fits = true;
             for (const auto& e : d.fix->edits) trial[e.range.file].push_back(e);
@@ -457,12 +460,16 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         }
         if (broke) {
             for (const auto& [file, old] : before) sources.add(file, old);
+            out.stopped = "applying them would make a file unreadable";
             break;
         }
         out.applied += taken;
         session.files_changed();
         out.after = session.lint(path, allow_skip, function);
     }
+    if (pass == options.max_passes &&
+        std::any_of(out.after.diagnostics.begin(), out.after.diagnostics.end(), applicable))
+        out.stopped = fmt::format("stopped after {} passes, each making a new fix possible", options.max_passes);
     for (const auto& [file, old] : out.original) {
         const std::string* now = sources.text(file);
         if (now && *now != old) out.fixed[file] = *now;

@@ -80,7 +80,7 @@ TEST_CASE("unknown keys are located errors with did-you-mean", "[config]") {
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "mcore = \"0.19\"\nignroe = [\"RC101\"]\n")) ==
           "IN004 2:1 unknown configuration key \"ignroe\" (did you mean \"ignore\"?); known keys: mcore, te-version, "
           "select, extend-select, ignore, per-file-ignores, severity, exclude, extend-exclude, root, gpu-memory, "
-          "hf-config-paths");
+          "hf-config-paths, extend");
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "gpu_memory = \"80GiB\"\n"))
               .find("(did you mean \"gpu-memory\"?)") != std::string::npos);
 }
