@@ -102,6 +102,51 @@ ModuleLayout::ModuleLayout(const std::string& root) {
     bases_.push_back(r.string());
 }
 
+std::optional<ModuleLayout::Location> ModuleLayout::locate_in(const std::string& base, const std::string& dotted,
+                                                              bool namespace_packages) {
+    std::string rel = dotted;
+    std::replace(rel.begin(), rel.end(), '.', '/');
+    std::error_code ec;
+    fs::path dir = fs::path(base) / rel;
+    if (fs::is_regular_file(dir / "__init__.py", ec)) return Location{(dir / "__init__.py").string(), true, false};
+    fs::path py = fs::path(base) / (rel + ".py");
+    if (fs::is_regular_file(py, ec)) return Location{py.string(), false, false};
+    if (namespace_packages && fs::is_directory(dir, ec)) return Location{dir.string(), true, true};
+    return std::nullopt;
+}
+
+bool ModuleLayout::holds_script(const std::string& dir) const {
+    if (auto it = holds_script_.find(dir); it != holds_script_.end()) return it->second;
+    bool found = false;
+    std::error_code ec;
+    // A folder with __init__.py is a package: its modules run with `python -m`, which puts the working directory
+    // on sys.path, not the folder.
+    if (!fs::exists(fs::path(dir) / "__init__.py", ec)) {
+        for (fs::directory_iterator it(dir, ec), end; !found && !ec && it != end; it.increment(ec)) {
+            const fs::path& p = it->path();
+            if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
+            FileText text = read_file_text(p.string(), SourceManager::kMaxFileBytes);
+            if (text.failure != FileText::Failure::None || !text.text) continue;
+            found = text.text->find("__main__") != std::string::npos && text.text->find("__name__") != std::string::npos;
+        }
+    }
+    holds_script_.emplace(dir, found);
+    return found;
+}
+
+std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file) const {
+    std::vector<std::string> out;
+    std::lock_guard<std::mutex> lock(scripts_mutex_);
+    const fs::path root(root_);
+    for (fs::path dir = fs::path(abs_file).parent_path(); dir != root && dir != dir.parent_path();
+         dir = dir.parent_path()) {
+        auto rel = dir.lexically_relative(root);
+        if (rel.empty() || rel.native().rfind("..", 0) == 0) break;  // outside the root
+        if (holds_script(dir.string())) out.push_back(dir.string());
+    }
+    return out;
+}
+
 std::optional<ModuleLayout::Location> ModuleLayout::locate(const std::string& dotted) const {
     std::string rel = dotted;
     std::replace(rel.begin(), rel.end(), '.', '/');
@@ -141,18 +186,19 @@ std::optional<std::string> ModuleLayout::dotted_name_of(const std::string& abs_f
 
 ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : layout_(root), buffers_(std::move(buffers)) {}
 
-Module* ModuleIndex::load(const std::string& dotted, const std::string& file, std::string shown, bool package,
-                          bool namespace_package) {
+Module* ModuleIndex::load(const std::string& dotted, const std::string& key, const std::string& file,
+                          std::string shown, bool package, bool namespace_package) {
     // Caller holds mutex_. Only registers the module; it is read and parsed on first use (ensure_parsed).
     auto mod = std::make_unique<Module>();
     mod->name = dotted;
+    mod->key = key;
     mod->fs_path = file;
     mod->path = std::move(shown);
     mod->is_package = package;
     mod->namespace_package = namespace_package;
     Module* raw = mod.get();
     by_file_[file] = raw;
-    by_name_[dotted] = std::move(mod);
+    by_name_[key] = std::move(mod);
     sorted_stale_ = true;
     return raw;
 }
@@ -197,7 +243,44 @@ Module* ModuleIndex::find(const std::string& dotted) {
         return nullptr;
     }
     if (auto it = by_file_.find(where->file); it != by_file_.end()) return it->second;
-    return load(dotted, where->file, std::move(shown), where->package, where->namespace_package);
+    return load(dotted, dotted, where->file, std::move(shown), where->package, where->namespace_package);
+}
+
+Module* ModuleIndex::find_in(const std::string& base, const std::string& dotted, bool namespace_packages) {
+    // Keyed by the folder too: two launch folders may each hold a `utils` of their own.
+    const std::string key = base + '\n' + dotted;
+    // A miss of the first pass (no namespace packages) is remembered apart from a miss of both.
+    const std::string miss = namespace_packages ? key : key + '\n';
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = by_name_.find(key); it != by_name_.end()) return it->second.get();
+        if (missing_.count(miss)) return nullptr;
+    }
+    const auto where = ModuleLayout::locate_in(base, dotted, namespace_packages);
+    std::string shown = where ? display_path(where->file) : std::string();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = by_name_.find(key); it != by_name_.end()) return it->second.get();
+    if (!where) {
+        missing_[miss] = true;
+        return nullptr;
+    }
+    if (auto it = by_file_.find(where->file); it != by_file_.end()) return it->second;
+    return load(dotted, key, where->file, std::move(shown), where->package, where->namespace_package);
+}
+
+Module* ModuleIndex::find_from(const std::string& dotted, const Module* importer) {
+    if (!importer || importer->fs_path.empty()) return find(dotted);
+    auto* from = const_cast<Module*>(importer);
+    std::call_once(from->launch_once, [&] { from->launch_bases = layout_.launch_bases(from->fs_path); });
+    const auto& bases = from->launch_bases;
+    if (bases.empty()) return find(dotted);
+    // Python's order: a module or regular package anywhere on sys.path before a namespace package.
+    for (const auto& base : bases)
+        if (Module* m = find_in(base, dotted, false)) return m;
+    if (Module* m = find(dotted)) return m;
+    for (const auto& base : bases)
+        if (Module* m = find_in(base, dotted, true)) return m;
+    return nullptr;
 }
 
 Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
@@ -225,7 +308,7 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
         if (auto it = by_file_.find(abs); it != by_file_.end()) return it->second;
         std::string name = "__file__:" + abs;
         bool package = fs::path(abs).filename() == "__init__.py";
-        return load(name, abs, std::move(shown), package, false);
+        return load(name, name, abs, std::move(shown), package, false);
     }();
     if (text) {
         // Named as the caller wrote it, so its diagnostics land on the document being linted.
@@ -312,7 +395,7 @@ bool ModuleIndex::is_current(Module& m) {
 void ModuleIndex::retire(const std::vector<const Module*>& modules) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const Module* m : modules) {
-        auto it = by_name_.find(m->name);
+        auto it = by_name_.find(m->key);
         if (it == by_name_.end() || it->second.get() != m) continue;
         by_file_.erase(m->fs_path);
         if (m->ast) retired_bytes_ += m->ast->text.size();
