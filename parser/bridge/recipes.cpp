@@ -476,11 +476,14 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
                         "holds itself many times over?); its values are not known",
                         recipe.name, kMaxExportValues)));
     if (!inst->opaque.empty()) {
-        // The config came from something the linter cannot follow: what the recipe did not set is unknown.
+        // The config came from something the linter cannot follow, or went through a call it does not follow (then
+        // pointed at): what the recipe did not set is unknown.
+        Provenance at = anchor;
+        if (inst->opaque_at.valid()) at = Provenance::at(Origin::Recipe, inst->opaque_at.range());
         for (const char* section : {"model", "mixed_precision", "comm_overlap"})
             if (!out.root.find(section))
-                out.root.set(section, std::string(section) == "model" ? unknown_model(inst->opaque, anchor, revision)
-                                                                      : Value::unknown(inst->opaque, anchor));
+                out.root.set(section, std::string(section) == "model" ? unknown_model(inst->opaque, at, revision)
+                                                                      : Value::unknown(inst->opaque, at));
     }
     return out;
 }
