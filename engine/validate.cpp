@@ -100,9 +100,9 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
             // commit under this revision's name. Then the history would contradict the verdict: say which is which.
             const Revision* first = schema.revision(known->first);
             const Revision* last = schema.revision(known->last);
-            const bool history_has_it = first && last && first->order <= rev.order && rev.order <= last->order &&
-                                        std::find(known->not_in.begin(), known->not_in.end(), rev.name) ==
-                                            known->not_in.end();
+            const bool history_has_it =
+                first && last && first->order <= rev.order && rev.order <= last->order &&
+                std::find(known->not_in.begin(), known->not_in.end(), rev.name) == known->not_in.end();
             const std::string why =
                 history_has_it ? fmt::format("the config classes read from {} do not declare it, though the bundled "
                                              "Megatron Core {} does",

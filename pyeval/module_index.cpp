@@ -127,7 +127,8 @@ bool ModuleLayout::holds_script(const std::string& dir) const {
             if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
             FileText text = read_file_text(p.string(), SourceManager::kMaxFileBytes);
             if (text.failure != FileText::Failure::None || !text.text) continue;
-            found = text.text->find("__main__") != std::string::npos && text.text->find("__name__") != std::string::npos;
+            found =
+                text.text->find("__main__") != std::string::npos && text.text->find("__name__") != std::string::npos;
         }
     }
     holds_script_.emplace(dir, found);
@@ -186,8 +187,8 @@ std::optional<std::string> ModuleLayout::dotted_name_of(const std::string& abs_f
 
 ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : layout_(root), buffers_(std::move(buffers)) {}
 
-Module* ModuleIndex::load(const std::string& dotted, const std::string& key, const std::string& file,
-                          std::string shown, bool package, bool namespace_package) {
+Module* ModuleIndex::load(const std::string& dotted, const std::string& key, const std::string& file, std::string shown,
+                          bool package, bool namespace_package) {
     // Caller holds mutex_. Only registers the module; it is read and parsed on first use (ensure_parsed).
     auto mod = std::make_unique<Module>();
     mod->name = dotted;

@@ -380,8 +380,8 @@ Val Interp::external_call(Frame& f, const Val& callee, CallArgs args, Loc site) 
             for (const auto& [k, v] : args.kw)
                 if (k == "package") package = &v;
             if (!package || !package->is_str())
-                return Val::unknown(fmt::format("the module \"{}\" relative to a package known only at run time", dotted),
-                                    site);
+                return Val::unknown(
+                    fmt::format("the module \"{}\" relative to a package known only at run time", dotted), site);
             std::size_t dots = dotted.find_first_not_of('.');
             std::string base = package->s;
             for (std::size_t i = 1; i < dots; ++i) base = base.substr(0, std::min(base.size(), base.rfind('.')));

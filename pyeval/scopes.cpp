@@ -87,8 +87,7 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
 }
 
 Val Interp::import_module(Frame& f, const std::string& dotted, Loc at) {
-    if (Module* m = project_.index().find_from(dotted, f.module))
-        return Val::obj(std::make_shared<ModuleObj>(m), at);
+    if (Module* m = project_.index().find_from(dotted, f.module)) return Val::obj(std::make_shared<ModuleObj>(m), at);
     return Val::obj(std::make_shared<ExternalObj>(dotted), at);
 }
 

@@ -19,6 +19,7 @@ namespace mbl::py {
 
 // Provenance for a stored value, naming the line that wrote the value where it is in another file.
 Provenance provenance_of(const SetInfo& info, const Val& value);
+constexpr std::string_view kWrittenAt = "the value is written at ";
 
 namespace {
 
@@ -117,7 +118,11 @@ struct Exporter {
                 for (const auto& item : s->items) {
                     Provenance ip = p;
                     // An element written literally points at itself (`["core_attn", "mlp"]` underlines "mlp").
-                    if (item.at.valid() && !item.is_obj()) ip.range = item.at.range();
+                    if (item.at.valid() && !item.is_obj()) {
+                        ip.range = item.at.range();
+                        // Pointed at where it is written: saying so again would be noise.
+                        if (ip.detail.rfind(kWrittenAt, 0) == 0) ip.detail.clear();
+                    }
                     items.push_back(value(item, ip, depth + 1));
                 }
                 return Value::list(std::move(items), p);
@@ -248,12 +253,12 @@ Provenance provenance_of(const SetInfo& info, const Val& value) {
     // A value written in a file neither the statement nor its calls are in (a workload table a helper copies
     // onto the config) names the line that wrote it: that is the line to change.
     const Loc& at = value.at;
-    if (!p.detail.empty() || info.origin != Origin::Recipe || !at.valid() || value.is_unknown() ||
-        !info.loc.valid() || *at.file == *info.loc.file)
+    if (!p.detail.empty() || info.origin != Origin::Recipe || !at.valid() || value.is_unknown() || !info.loc.valid() ||
+        *at.file == *info.loc.file)
         return p;
     for (const CallSite* s = info.chain.get(); s; s = s->parent.get())
         if (s->loc.valid() && *s->loc.file == *at.file) return p;
-    p.detail = fmt::format("the value is written at {}:{}", *at.file, at.line);
+    p.detail = fmt::format("{}{}:{}", kWrittenAt, *at.file, at.line);
     return p;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <set>
 #include <string_view>
 
 #include "py_test_support.hpp"
@@ -209,9 +210,8 @@ def untouched_config() -> ConfigContainer:
     const mbl::Value* g = e.get("tuned_config", "model.recompute_granularity");
     REQUIRE(g);
     CHECK(g->is_unknown());
-    CHECK(g->unknown_reason() ==
-          std::string(mbl::py::kUnfollowedCall) + "megatron.bridge.recipes.elsewhere.tune()");
-    CHECK(e.get("tuned_config", "model.num_layers")->is_unknown());       // a default it may have changed
+    CHECK(g->unknown_reason() == std::string(mbl::py::kUnfollowedCall) + "megatron.bridge.recipes.elsewhere.tune()");
+    CHECK(e.get("tuned_config", "model.num_layers")->is_unknown());        // a default it may have changed
     CHECK(e.get("tuned_config", "model.recompute_method")->is_unknown());  // set before the call
     // Written again after the call: known, while what it did not write stays unknown.
     CHECK(e.get("set_after_config", "model.recompute_granularity")->display() == "\"full\"");
@@ -235,4 +235,45 @@ def untouched_config() -> ConfigContainer:
             CHECK(d.message.find("model.") != std::string::npos);
         }
     CHECK(named >= 3);
+}
+
+TEST_CASE("an overlay in a Bridge checkout does not stand for the model: advice rests only on what it sets",
+          "[python][launch]") {
+    // Full recompute under Megatron Core's default dropout: the recipe the overlay is applied to may set dropout 0.
+    const char* full = R"(model:
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+)";
+    // "moe" recompute with expert parallelism 4 but no experts written: the base recipe has them.
+    const char* selective = R"(model:
+  expert_model_parallel_size: 4
+  recompute_granularity: selective
+  recompute_method: uniform
+  recompute_modules: [moe]
+)";
+    // Megatron Core rejects this whatever the base: full recompute needs a method.
+    const char* broken = "model:\n  recompute_granularity: full\n  recompute_num_layers: 1\n";
+    TempTree checkout({{"src/megatron/bridge/__init__.py", ""},
+                       {"examples/conf/full.yaml", full},
+                       {"examples/conf/selective.yaml", selective},
+                       {"examples/conf/broken.yaml", broken}});
+    TempTree loose({{"full.yaml", full}, {"selective.yaml", selective}});
+    auto codes = [](const pytest::RunResult& r) {
+        std::multiset<std::string> out;
+        for (const auto& d : r.diagnostics) out.insert(d.code);
+        return out;
+    };
+    // Outside a checkout the mapping is the model as written.
+    CHECK(codes(pytest::lint(loose, "full.yaml")).count("RC115") == 1);
+    const auto loose_selective = codes(pytest::lint(loose, "selective.yaml"));
+    CHECK(loose_selective.count("RC103") == 1);
+    CHECK(loose_selective.count("RC108") == 1);
+    // In a checkout: no advice from a default, advice on what the overlay itself sets, and Megatron Core's
+    // rejections as before.
+    CHECK(codes(pytest::lint(checkout, "examples/conf/full.yaml")).count("RC115") == 0);
+    const auto in_tree = codes(pytest::lint(checkout, "examples/conf/selective.yaml"));
+    CHECK(in_tree.count("RC103") == 0);
+    CHECK(in_tree.count("RC108") == 1);
+    CHECK(codes(pytest::lint(checkout, "examples/conf/broken.yaml")).count("RC004") == 1);
 }
