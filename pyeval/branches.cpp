@@ -226,11 +226,17 @@ void Interp::havoc(Frame& f, const Val& v, const std::string& reason, std::unord
         return;
     }
     if (!v.is_obj() || !seen.insert(v.o.get()).second) return;
+    ++steps_;  // the walk is bounded by the recipe's step budget, like any other work
     if (v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Set) || v.is_obj(ObjKind::Dict)) {
-        const auto& items = v.is_obj(ObjKind::Dict) ? std::vector<Val>{} : v.as<SeqObj>()->items;
-        for (const auto& item : items) havoc(f, item, reason, seen);
-        if (v.is_obj(ObjKind::Dict))
-            for (const auto& [_, item] : v.as<DictObj>()->items) havoc(f, item, reason, seen);
+        // Contents already unknown: nothing in them can be read any more, so nothing to walk again.
+        if (!(v.is_obj(ObjKind::Dict) ? v.as<DictObj>()->unknown : v.as<SeqObj>()->unknown).empty()) return;
+        if (v.is_obj(ObjKind::Dict)) {
+            for (const auto& [_, item] : v.as<DictObj>()->items)
+                if (!out_of_budget()) havoc(f, item, reason, seen);
+        } else {
+            for (const auto& item : v.as<SeqObj>()->items)
+                if (!out_of_budget()) havoc(f, item, reason, seen);
+        }
         poison(v, reason);
         return;
     }
@@ -243,6 +249,7 @@ void Interp::havoc(Frame& f, const Val& v, const std::string& reason, std::unord
     // The objects it holds stay (the call may change them, not likely replace them); every other value it holds,
     // and every field it takes by default, is whatever the call left.
     for (auto& a : inst->attrs) {
+        ++steps_;
         if (a.value.is_obj(ObjKind::Instance) || a.value.is_obj(ObjKind::List) || a.value.is_obj(ObjKind::Dict) ||
             a.value.is_obj(ObjKind::Set)) {
             havoc(f, a.value, reason, seen);
