@@ -277,3 +277,51 @@ TEST_CASE("an overlay in a Bridge checkout does not stand for the model: advice 
     CHECK(in_tree.count("RC108") == 1);
     CHECK(codes(pytest::lint(checkout, "examples/conf/broken.yaml")).count("RC004") == 1);
 }
+
+TEST_CASE("folders a launching script puts on sys.path itself are searched, computed from its own location",
+          "[python][launch]") {
+    TempTree tree(
+        {{"tools/launch/run.py", R"(import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "extra"))
+# sys.path.insert(0, str(Path(__file__).parent / "hidden"))
+sys.path.insert(0, "relative/to/the/working/directory")
+
+if __name__ == "__main__":
+    pass
+)"},
+         {"tools/shared/knobs.py", "def set_gbs(cfg):\n    cfg.train.global_batch_size = 512\n"},
+         {"tools/launch/extra/more.py", "def set_mbs(cfg):\n    cfg.train.micro_batch_size = 4\n"},
+         {"tools/launch/hidden/secret.py", "def set_tp(cfg):\n    cfg.model.tensor_model_parallel_size = 8\n"},
+         {"tools/launch/recipes/r.py", R"(from knobs import set_gbs
+from more import set_mbs
+from secret import set_tp
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer, TrainingConfig
+
+
+def launched_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8), train=TrainingConfig(global_batch_size=8))
+    set_gbs(cfg)
+    set_mbs(cfg)
+    return cfg
+
+
+def commented_out_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    set_tp(cfg)  # `hidden` is only named in a comment: not on sys.path, not followed
+    return cfg
+)"}});
+    auto e = pytest::evaluate(tree, "tools/launch/recipes/r.py");
+    REQUIRE(e.get("launched_config", "train.global_batch_size"));
+    CHECK(e.get("launched_config", "train.global_batch_size")->display() == "512");
+    CHECK(e.get("launched_config", "train.micro_batch_size")->display() == "4");
+    const mbl::Value* tp = e.get("commented_out_config", "model.tensor_model_parallel_size");
+    REQUIRE(tp);
+    CHECK(tp->is_unknown());
+    CHECK(tp->unknown_reason().find("secret.set_tp()") != std::string::npos);
+}
