@@ -382,7 +382,7 @@ Val Interp::external_call(Frame& f, const Val& callee, CallArgs args, Loc site) 
             if (!package || !package->is_str())
                 return Val::unknown(
                     fmt::format("the module \"{}\" relative to a package known only at run time", dotted), site);
-            std::size_t dots = dotted.find_first_not_of('.');
+            const std::size_t dots = std::min(dotted.size(), dotted.find_first_not_of('.'));
             std::string base = package->s;
             for (std::size_t i = 1; i < dots; ++i) base = base.substr(0, std::min(base.size(), base.rfind('.')));
             dotted = dotted.size() > dots ? base + "." + dotted.substr(dots) : base;

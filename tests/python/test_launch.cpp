@@ -325,3 +325,27 @@ def commented_out_config() -> ConfigContainer:
     CHECK(tp->is_unknown());
     CHECK(tp->unknown_reason().find("secret.set_tp()") != std::string::npos);
 }
+
+TEST_CASE("importlib.import_module: absolute, relative to a package, and names it cannot know", "[python][launch]") {
+    TempTree tree({{"pkg/__init__.py", ""}, {"pkg/tables/__init__.py", "GBS = 96\n"}, {"pkg/r.py", R"(import importlib
+import os
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer, TrainingConfig
+
+
+def imported_config(which: str = "tables") -> ConfigContainer:
+    absolute = importlib.import_module("pkg." + which)
+    relative = importlib.import_module("." + which, package="pkg")
+    dots_only = importlib.import_module("..", package="pkg")
+    unknown = importlib.import_module(".tables", package=os.environ.get("TABLES_PACKAGE"))
+    return ConfigContainer(model=GPTModelProvider(num_layers=8),
+                           train=TrainingConfig(global_batch_size=absolute.GBS, micro_batch_size=relative.GBS,
+                                                eval_iters=unknown.GBS))
+)"}});
+    auto e = pytest::evaluate(tree, "pkg/r.py");
+    REQUIRE(e.get("imported_config", "train.global_batch_size"));
+    CHECK(e.get("imported_config", "train.global_batch_size")->display() == "96");
+    CHECK(e.get("imported_config", "train.micro_batch_size")->display() == "96");
+    CHECK(e.get("imported_config", "train.eval_iters")->is_unknown());
+}
