@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/diagnostic.hpp"
@@ -105,6 +106,10 @@ public:
     SetInfo store_info(Frame& f) const;
     void note_mutation(Object* container);  // journal a list/dict/set before changing it
     void poison(const Val& v, const std::string& reason);
+    // A call the evaluator does not follow received `v`: every value reachable from it that the call could change
+    // becomes unknown for `reason` (instances stay, their fields and defaults unknown until written again).
+    void havoc(Frame& f, const Val& v, const std::string& reason, std::unordered_set<const Object*>& seen);
+    void havoc_arguments(Frame& f, const CallArgs& args, const std::string& reason);
     // Marks an unknown as possibly one of `candidates` (objects, or unknowns that may be objects).
     static void mark_alias(Val& unknown, const std::vector<Val>& candidates);
     // A write through an unknown that may be a known object: those objects can no longer be trusted.

@@ -244,7 +244,10 @@ mixed_precision: bf16_mixed
         input_error_info(InputError::NotResolved, Severity::Info, "a value a recipe computes cannot be followed",
                          R"md(## What it does
 With `--show-unknowns`, reports each value a Python recipe computes in a way the evaluator cannot follow (an outside
-function's result, a file read at run time); the checks that need it stay silent.
+function's result, a file read at run time); the checks that need it stay silent. A call the evaluator cannot follow
+(a function outside the source root, or of a module it cannot find) that receives the config, or anything reachable
+from it, is reported once at the call, with the fields it may have written: they are unknown from there on, not the
+values before the call, and the recipe does not count as resolved.
 
 ## Why is this bad?
 It is not wrong in itself: it says where the linter could not see, so a clean result is read correctly.
