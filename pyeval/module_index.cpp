@@ -271,7 +271,7 @@ bool ModuleLayout::holds_script(const std::string& dir) const {
         for (fs::directory_iterator it(dir, ec), end; !found && !ec && it != end; it.increment(ec)) {
             const fs::path& p = it->path();
             if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
-            FileText text = read_file_text(p.string(), SourceManager::kMaxFileBytes);
+            FileText text = read_file_text(p.string(), SourceManager::max_file_bytes());
             if (text.failure != FileText::Failure::None || !text.text) continue;
             found =
                 text.text->find("__main__") != std::string::npos && text.text->find("__name__") != std::string::npos;
@@ -297,7 +297,7 @@ std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file)
         for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
             const fs::path& p = it->path();
             if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
-            FileText text = read_file_text(p.string(), SourceManager::kMaxFileBytes);
+            FileText text = read_file_text(p.string(), SourceManager::max_file_bytes());
             if (text.failure != FileText::Failure::None || !text.text ||
                 text.text->find("sys.path.") == std::string::npos)
                 continue;

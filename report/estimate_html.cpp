@@ -147,7 +147,10 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
                 fmt::format("{} + {} reserve", format_gib(r.peak()), format_gib(reserve)),
                 std::nullopt};
         if (r.peaks_at_optimizer_step()) bar.parts.push_back({kStep, r.optimizer_step});
-        else bar.parts.insert(bar.parts.end(), {{kActs, r.activations}, {kTransient, r.leftover + r.transient}}  // the leftover is alive at the peak);
+        else
+            bar.parts.insert(
+                bar.parts.end(),
+                {{kActs, r.activations}, {kTransient, r.leftover + r.transient}});  // the leftover is alive at the peak
         bar.parts.push_back({kReserve, reserve});
         if (est.budget) {
             bar.fits = r.peak() + reserve <= *est.budget;
