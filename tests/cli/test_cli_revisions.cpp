@@ -355,3 +355,19 @@ TEST_CASE("a file nothing pins says once which revision was assumed and how to p
     CHECK(r.out.find(note) == r.out.rfind(note));
     CHECK_FALSE(has(run("check --color never --mcore 0.19 " + a).out, "is assumed"));
 }
+
+// Megatron Core's __post_init__ fills ffn_hidden_size (4 x hidden_size) and kv_channels (hidden / heads) when unset:
+// `show` prints what the job runs with, the value the config holds and the line that rewrote it, in Python's spelling.
+TEST_CASE("show prints the values Megatron Core's __post_init__ rewrites, with the value written and its line",
+          "[cli][revisions]") {
+    TempDir dir;
+    const std::string cfg =
+        dir.write("s.yaml", "model:\n  num_layers: 4\n  hidden_size: 256\n  num_attention_heads: 4\n");
+    auto r = run("show --mcore 0.19 " + cfg);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "ffn_hidden_size: 1024  # Megatron Core 0.19 rewrites None to this "
+                     "(megatron/core/transformer/transformer_config.py:"));
+    CHECK(has(r.out, "kv_channels: 64  # Megatron Core 0.19 rewrites None to this"));
+    CHECK_FALSE(has(r.out, "\\x01"));  // no executor-internal spelling of an enum member
+}
