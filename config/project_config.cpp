@@ -111,7 +111,8 @@ std::optional<TomlTooDeep> toml_too_deep(std::string_view text) {
     auto deeper = [&](std::size_t at) -> std::optional<TomlTooDeep> {
         // Parts of a dotted key or table header plus the arrays and inline tables open around it (toml-depth): deeper
         // TOML is refused before toml++ reads it, since toml++ recurses once per level.
-        if (static_cast<std::uint64_t>(open.back() + parts) <= limit(Limit::TomlDepth)) return std::nullopt;
+        if (static_cast<std::uint64_t>(open.back()) + static_cast<std::uint64_t>(parts) <= limit(Limit::TomlDepth))
+            return std::nullopt;
         return TomlTooDeep{line, static_cast<int>(at - line_start) + 1};
     };
     auto newline = [&](std::size_t at) {
