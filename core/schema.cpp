@@ -299,6 +299,12 @@ static std::string lower(std::string_view s) {
     return out;
 }
 
+// Whether a recorded commit and a wanted one (lower case) are the same: either is a prefix of the other.
+static bool same_commit(const std::string& recorded, const std::string& wanted) {
+    const std::size_t n = std::min(recorded.size(), wanted.size());
+    return recorded.compare(0, n, wanted, 0, n) == 0;
+}
+
 std::string Revision::what() const {
     if (!release.empty()) {
         std::string out = fmt::format("release {}", release);
@@ -319,13 +325,9 @@ std::string Revision::what() const {
 std::optional<std::string> Revision::matches_commit(std::string_view sha) const {
     if (!is_commit_prefix(sha)) return std::nullopt;
     const std::string wanted = lower(sha);
-    auto same = [&](const std::string& recorded) {
-        const std::size_t n = std::min(recorded.size(), wanted.size());
-        return recorded.compare(0, n, wanted, 0, n) == 0;
-    };
-    if (!commit.empty() && same(commit)) return commit;
+    if (!commit.empty() && same_commit(commit, wanted)) return commit;
     for (const auto& [tag, recorded] : tags)
-        if (same(recorded)) return tag;
+        if (same_commit(recorded, wanted)) return tag;
     return std::nullopt;
 }
 
@@ -384,8 +386,7 @@ std::optional<CommitPlace> Schema::locate_commit(std::string_view sha) const {
     const std::string wanted = lower(sha);
     const CommitRow* found = nullptr;
     for (const auto& row : commit_rows()) {
-        const std::size_t n = std::min(row.hash.size(), wanted.size());
-        if (row.hash.compare(0, n, wanted, 0, n) != 0) continue;
+        if (!same_commit(row.hash, wanted)) continue;
         if (found) return std::nullopt;  // a short prefix that names two commits names none
         found = &row;
     }
