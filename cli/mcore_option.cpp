@@ -45,7 +45,7 @@ void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& desc
                        "The Megatron Core the job imports: a folder holding megatron/core (a Megatron-LM checkout, a "
                        "site-packages); its config classes (fields, types, defaults, recompute labels) are read "
                        "instead of the bundled ones, with the checks of --mcore or of the nearest known revision");
-    cmd.footer(revisions_help());
+    cmd.footer([] { return revisions_help(); });  // built only for --help: it reads the whole commit table
 }
 
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice) {

@@ -1,12 +1,29 @@
 #include "pyeval/python_scan.hpp"
 
+#include <array>
 #include <cctype>
 
 namespace mbl::py {
 
 namespace {
 
-bool word_byte(unsigned char c) { return std::isalnum(c) || c == '_' || c >= 0x80; }
+// Byte classes by table: the scan runs over every byte of every Python file the walk reads, and <cctype>'s calls
+// (locale-aware, out of line) cost about as much as the rest of the scan.
+enum ByteClass : unsigned char { kWord = 1, kDigit = 2, kSpace = 4 };
+constexpr std::array<unsigned char, 256> kByteClass = [] {
+    std::array<unsigned char, 256> t{};
+    for (int c = 0; c < 256; ++c) {
+        const bool digit = c >= '0' && c <= '9';
+        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        if (digit || alpha || c == '_' || c >= 0x80) t[c] |= kWord;
+        if (digit) t[c] |= kDigit;
+        if (c == ' ' || (c >= '\t' && c <= '\r')) t[c] |= kSpace;
+    }
+    return t;
+}();
+bool word_byte(unsigned char c) { return (kByteClass[c] & kWord) != 0; }
+bool digit_byte(unsigned char c) { return (kByteClass[c] & kDigit) != 0; }
+bool space_byte(unsigned char c) { return (kByteClass[c] & kSpace) != 0; }
 
 // Whether `word` is a string prefix (r, b, u, f, t and their pairs, any case); `formatted` for f- and t-strings.
 bool string_prefix(std::string_view word, bool& formatted) {
@@ -79,13 +96,13 @@ private:
             } else if (c == '"' || c == '\'') {
                 token(start);
                 string(false);
-            } else if (word_byte(c) && !std::isdigit(c)) {
+            } else if (word_byte(c) && !digit_byte(c)) {
                 while (i_ < text_.size() && word_byte(static_cast<unsigned char>(text_[i_]))) ++i_;
                 bool formatted = false;
                 token(start);
                 if ((peek() == '"' || peek() == '\'') && string_prefix(text_.substr(start, i_ - start), formatted))
                     string(formatted);
-            } else if (std::isdigit(c) || (c == '.' && std::isdigit(static_cast<unsigned char>(peek(1))))) {
+            } else if (digit_byte(c) || (c == '.' && digit_byte(static_cast<unsigned char>(peek(1))))) {
                 while (i_ < text_.size() && (word_byte(static_cast<unsigned char>(text_[i_])) || text_[i_] == '.'))
                     ++i_;
                 token(start);
@@ -107,7 +124,7 @@ private:
                 // counting three.
                 while (i_ < text_.size()) {
                     const auto o = static_cast<unsigned char>(text_[i_]);
-                    if (word_byte(o) || std::isspace(o) || o == '"' || o == '\'' || o == '#' || o == '\\' || o == '(' ||
+                    if (word_byte(o) || space_byte(o) || o == '"' || o == '\'' || o == '#' || o == '\\' || o == '(' ||
                         o == ')' || o == '[' || o == ']' || o == '{' || o == '}')
                         break;
                     if (fdepth > 0 && field_brackets == 0 && (o == ':' || o == '!') && i_ > start) break;

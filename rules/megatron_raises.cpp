@@ -137,12 +137,17 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
     for (const auto& e : outcome->events) {
         if (!rc000 || !e.certain || e.site->kind != post_init::Site::Kind::Raise) continue;
         // Megatron Core stops at its first raise; the executor goes on to report every rejection at once. A later
-        // raise whose guard reads a field an earlier raise's guard read may only follow from that one (an invalid
-        // recompute_granularity fails the recompute_method check too): it is not reported on its own.
-        bool follows = false;
-        for (const auto& f : e.site->reads) follows |= read_by_earlier.count(f) > 0;
-        for (const auto& f : e.site->reads) read_by_earlier.insert(f);
-        if (follows || explained.count(e.site) || reported.count(e.site)) continue;
+        // raise whose guard reads a field an earlier reported raise's guard read may only follow from that one (an
+        // invalid recompute_granularity fails the recompute_method check too): it is not reported on its own. A raise
+        // left unreported (on defaults, below) hides nothing after it.
+        auto mark_read = [&] { read_by_earlier.insert(e.site->reads.begin(), e.site->reads.end()); };
+        if (explained.count(e.site) || reported.count(e.site)) {
+            mark_read();
+            continue;
+        }
+        if (std::any_of(e.site->reads.begin(), e.site->reads.end(),
+                        [&](const std::string& f) { return read_by_earlier.count(f) > 0; }))
+            continue;
         // A raise a named rule is tied to, which the rule's own reading of the config missed: reported under that
         // rule's code, with Megatron Core's message (the named rules read unset fields as Megatron Core's defaults).
         const Rule* named = nullptr;
@@ -158,6 +163,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
             if (const Value* v = model.find(f); !v || v->prov().origin == Origin::Default) on_defaults = true;
         if (!named && on_defaults) continue;
         reported.insert(e.site);
+        mark_read();
         Diagnostic d;
         const RuleInfo& info = named ? named->info() : rc000->info();
         d.code = std::string(info.code);
