@@ -3,8 +3,10 @@
 // (TransformerConfig, MLATransformerConfig, ...), each field with its type, default and the line declaring it. The
 // known revisions' classes are bundled (schemas/mcore/classes/, written by scripts/mcore_facts.py from Megatron-LM's
 // source); a Megatron Core on disk is read at run time by the Python front end (parser/bridge/mcore_source.hpp).
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -55,6 +57,23 @@ struct ResolvedField {
     const ClassField* field = nullptr;
 };
 
+// A compiled check program, made on first use: a bundled revision's program takes longer to read than most files
+// take to lint, and a run that asks about every revision (which ones accept a label) needs only one revision's.
+class LazyProgram {
+public:
+    explicit LazyProgram(std::function<std::shared_ptr<const post_init::Program>()> make) : make_(std::move(make)) {}
+    explicit LazyProgram(std::shared_ptr<const post_init::Program> made) : make_([made] { return made; }) {}
+    const post_init::Program* get() const {
+        std::call_once(once_, [this] { program_ = make_(); });
+        return program_.get();
+    }
+
+private:
+    std::function<std::shared_ptr<const post_init::Program>()> make_;
+    mutable std::once_flag once_;
+    mutable std::shared_ptr<const post_init::Program> program_;
+};
+
 class ClassFacts {
 public:
     std::string commit;           // the Megatron-LM commit read ("" when not known: a tree read at run time)
@@ -68,7 +87,8 @@ public:
     std::string recompute_file;
     // The classes' __post_init__ checks and rewrites, compiled from the source (core/post_init.hpp); null when none
     // were read.
-    std::shared_ptr<const post_init::Program> checks;
+    std::shared_ptr<const LazyProgram> checks;
+    const post_init::Program* check_program() const { return checks ? checks->get() : nullptr; }
 
     // Bundled facts: one file of schemas/mcore/classes/. Throws std::runtime_error on a malformed file.
     static ClassFacts from_json(const nlohmann::json& j);

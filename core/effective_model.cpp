@@ -342,7 +342,7 @@ static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) 
 }
 
 std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts) {
-    if (!m.revision || !m.revision->classes || !m.revision->classes->checks) return std::nullopt;
+    if (!m.revision || !m.revision->classes || !m.revision->classes->check_program()) return std::nullopt;
     const ClassFacts& classes = *m.revision->classes;
     const Value& mla = m["multi_latent_attention"];
     std::string cls = "TransformerConfig";
@@ -367,7 +367,7 @@ std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const p
         }
         return &computed.emplace(std::string(name), std::move(v)).first->second;
     };
-    return post_init::run(*classes.checks, cls, lookup, facts);
+    return post_init::run(*classes.check_program(), cls, lookup, facts);
 }
 
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <unordered_map>
 
 #include "core/version.hpp"
 
@@ -537,7 +538,12 @@ private:
     const JobFacts& facts_;
     Outcome outcome_;
     std::map<std::string, Value, std::less<>> written_;
-    mutable std::map<std::string, Value, std::less<>> bare_fields_;  // the config's fields as read, never written
+    // The config's fields as read, never written: hashed, since the checks' field names share long prefixes.
+    struct NameHash {
+        using is_transparent = void;
+        std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+    };
+    mutable std::unordered_map<std::string, Value, NameHash, std::equal_to<>> bare_fields_;
     std::map<std::string, Rewrite> rewrites_;
     std::vector<std::string> rewrite_order_;
     std::vector<std::map<std::string, Value, std::less<>>> frames_;
@@ -663,6 +669,12 @@ private:
     }
 
     State save() const { return {written_, frames_.empty() ? decltype(State::locals){} : frames_.back()}; }
+    State take() {
+        State s{std::move(written_), frames_.empty() ? decltype(State::locals){} : std::move(frames_.back())};
+        written_.clear();
+        if (!frames_.empty()) frames_.back().clear();
+        return s;
+    }
     void restore(State s) {
         written_ = std::move(s.written);
         if (!frames_.empty()) frames_.back() = std::move(s.locals);
@@ -705,9 +717,9 @@ private:
             certain_ = false;
             if (saved_certain) why_ = why;
             flows.push_back(alt());
-            ends.push_back(save());
+            ends.push_back(take());  // the next alternative starts from `start` again
         }
-        State merged = ends.front();
+        State merged = std::move(ends.front());
         auto field_base = [&](const std::string& k) -> std::optional<Value> {
             if (auto it = start.written.find(k); it != start.written.end()) return it->second;
             if (const Value* f = field_(k)) return *f;

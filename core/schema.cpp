@@ -145,8 +145,10 @@ void load_class_facts(Revision& rev) {
     // The compiled __post_init__ checks (schemas/mcore/checks/<name>.json, generated like the classes).
     if (has_schema_file(fmt::format("mcore/checks/{}.json", name))) {
         auto facts = std::make_shared<ClassFacts>(*rev.classes);
-        facts->checks = std::make_shared<const post_init::Program>(
-            post_init::Program::from_json(parse_schema_file(fmt::format("mcore/checks/{}.json", name))));
+        facts->checks = std::make_shared<const LazyProgram>([name] {
+            return std::make_shared<const post_init::Program>(
+                post_init::Program::from_json(parse_schema_file(fmt::format("mcore/checks/{}.json", name))));
+        });
         rev.classes = std::move(facts);
     }
 }

@@ -25,7 +25,7 @@ bool explains(const RuleInfo& rule, const post_init::Site& site) {
 }
 
 bool enforced_at(const RuleInfo& rule, const Revision& rev) {
-    const post_init::Program* program = rev.classes && rev.classes->checks ? rev.classes->checks.get() : nullptr;
+    const post_init::Program* program = rev.classes ? rev.classes->check_program() : nullptr;
     if (!program) return false;
     // Programs live as long as their revisions: the answer per program and rule is kept.
     static std::mutex mutex;
@@ -48,9 +48,9 @@ std::string site_place(const post_init::Site& s) { return fmt::format("{}:{}", s
 std::shared_ptr<const post_init::Outcome> confirmed(std::shared_ptr<const post_init::Outcome> outcome,
                                                     const Revision& rev) {
     if (!rev.approximate || !rev.confirm || rev.confirm == &rev || !rev.confirm->classes ||
-        !rev.confirm->classes->checks)
+        !rev.confirm->classes->check_program())
         return outcome;
-    const post_init::Program& other = *rev.confirm->classes->checks;
+    const post_init::Program& other = *rev.confirm->classes->check_program();
     auto stated = [&](const post_init::Site& site) {
         return std::any_of(other.sites.begin(), other.sites.end(), [&](const post_init::Site& s) {
             return s.kind == site.kind && s.exception == site.exception && s.text == site.text;
@@ -176,10 +176,11 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
             fmt::format("Megatron Core {} rejects this config: {}", rev, e.message.empty() ? e.site->text : e.message);
         d.notes.push_back(Note{
             SourceRange{},
-            fmt::format("raised as {} at {} in {}{}", e.site->exception, site_place(*e.site), e.site->function,
-                        model.revision && !model.revision->classes->checks->commit.empty()
-                            ? fmt::format(" (Megatron-LM {})", model.revision->classes->checks->commit.substr(0, 12))
-                            : std::string())});
+            fmt::format(
+                "raised as {} at {} in {}{}", e.site->exception, site_place(*e.site), e.site->function,
+                model.revision && !model.revision->classes->check_program()->commit.empty()
+                    ? fmt::format(" (Megatron-LM {})", model.revision->classes->check_program()->commit.substr(0, 12))
+                    : std::string())});
         for (const auto& f : e.site->reads)
             if (const Value* v = model.find(f);
                 v && v->prov().range.valid() &&

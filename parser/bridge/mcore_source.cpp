@@ -626,7 +626,7 @@ std::optional<ClassFacts> read_mcore_classes(const fs::path& root, const ClassFa
               [](const ConfigClass& x, const ConfigClass& y) { return x.name < y.name; });
     out.origin = fmt::format("read from {}", root.string());
     out.index();
-    out.checks = compile_post_init(tree, out);
+    out.checks = std::make_shared<const LazyProgram>(compile_post_init(tree, out));
     return out;
 }
 

@@ -76,7 +76,7 @@ Tally run_rows(const std::filesystem::path& file) {
         const json row = json::parse(line);
         const mbl::Revision* rev = mbl::Schema::instance().revision(row.at("mcore").get<std::string>());
         REQUIRE(rev != nullptr);
-        REQUIRE(rev->classes->checks != nullptr);
+        REQUIRE(rev->classes->check_program() != nullptr);
         mbl::Value root = mbl::Value::map();
         root.set("model", mbl::value_from_json(row.at("model"), {}));
         const std::string message = row.value("message", "");
@@ -169,8 +169,8 @@ TEST_CASE("every named rejection is tied to Megatron Core's raise sites, and eve
     for (const auto& name : mbl::Schema::instance().revision_names()) {
         const mbl::Revision* rev = mbl::Schema::instance().revision(name);
         REQUIRE(rev != nullptr);
-        REQUIRE(rev->classes->checks != nullptr);
-        const auto& program = *rev->classes->checks;
+        REQUIRE(rev->classes->check_program() != nullptr);
+        const auto& program = *rev->classes->check_program();
         for (const auto& rule : mbl::all_rules()) {
             const mbl::RuleInfo& info = rule->info();
             if (!info.is_rejection()) continue;

@@ -103,8 +103,8 @@ TEST_CASE("a tree's __post_init__ is compiled and decides, three-valued", "[mcor
     std::string why;
     auto facts = mbl::py::read_mcore_classes(dir.path(), *like->classes, why);
     REQUIRE(facts.has_value());
-    REQUIRE(facts->checks != nullptr);
-    const auto& program = *facts->checks;
+    REQUIRE(facts->check_program() != nullptr);
+    const auto& program = *facts->check_program();
     CHECK(program.entries.at("TransformerConfig") == "TransformerConfig.__post_init__");
     CHECK(program.functions.count("ModelParallelConfig.__post_init__") == 1);
     CHECK(program.functions.count("megatron.core.helpers.too_many") == 1);

@@ -21,11 +21,11 @@ int main(int argc, char** argv) {
     }
     std::string why;
     auto facts = mbl::py::read_mcore_classes(argv[1], *rev->classes, why);
-    if (!facts || !facts->checks) {
+    if (!facts || !facts->check_program()) {
         std::cerr << (why.empty() ? "no checks compiled" : why) << '\n';
         return 1;
     }
-    auto program = *facts->checks;
+    auto program = *facts->check_program();
     program.commit = argv[3];
     std::cout << program.to_json().dump(0) << '\n';
     return 0;
