@@ -3,13 +3,15 @@
 # and the tree-sitter Python grammar. `scripts/setup.sh --tests` adds the test tools (Catch2, the real editors and
 # pre-commit the integration tests drive, strace, clang for the fuzzers, clang-format, clang-tidy, debootstrap for
 # the package test, ...). Safe to run again: apt skips what is installed, and the grammar download is skipped when
-# the pinned version is present.
+# the pinned version is present. `scripts/setup.sh --grammar` fetches the grammar alone (no apt; setup.py runs it when a
+# build from source, pre-commit's say, finds it missing).
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 case "${1:-}" in
   "") tests=0 ;;
   --tests) tests=1 ;;
-  *) echo "usage: scripts/setup.sh [--tests]" >&2; exit 2 ;;
+  --grammar) tests=0 grammar_only=1 ;;
+  *) echo "usage: scripts/setup.sh [--tests|--grammar]" >&2; exit 2 ;;
 esac
 
 # To build and run the linter (nodejs/npm fetch the grammar below; git serves `check --changed-only`).
@@ -38,7 +40,9 @@ for p in "${packages[@]}"; do
 done
 # npm ships inside some nodejs builds (NodeSource) and as its own package in Debian.
 command -v npm >/dev/null 2>&1 || missing+=(npm)
-if ((${#missing[@]})); then
+if ((${grammar_only:-0})); then
+  ((${#missing[@]} == 0)) || echo "setup: not installed: ${missing[*]} (scripts/setup.sh installs them)"
+elif ((${#missing[@]})); then
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   echo "setup: installing ${missing[*]}"

@@ -307,7 +307,7 @@ TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options
         return uses;
     };
     CHECK(check_flags("integrations/github/mbridge-lint.yml") == 2);
-    CHECK(check_flags(".pre-commit-hooks.yaml") == 2);
+    CHECK(check_flags(".pre-commit-hooks.yaml") == 4);
     // The workflow uploads the SARIF file it writes.
     const std::string workflow = read_file(root + "/integrations/github/mbridge-lint.yml");
     CHECK(workflow.find("-o mbridge-lint.sarif") != std::string::npos);
