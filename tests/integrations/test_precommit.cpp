@@ -1,5 +1,6 @@
 // The real pre-commit tool (installed by scripts/setup.sh) against a temporary repository that uses this repository's
-// .pre-commit-hooks.yaml (its `-system` hooks, which run the mbridge-lint on PATH): a broken config fails the commit check, a fixed one passes, and the --fix hook repairs.
+// .pre-commit-hooks.yaml (its `-system` hooks, which run the mbridge-lint on PATH): a broken config fails the commit
+// check, a fixed one passes, and the --fix hook repairs. The `language: python` hooks: tests/package/test_release.sh.
 #include <catch2/catch.hpp>
 #include <filesystem>
 
