@@ -287,7 +287,7 @@ TEST_CASE("check --config uses one configuration file for every input", "[cli][c
     CHECK(lint(dir, "check --config strict.toml a.yaml").code == 1);
 }
 
-TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options that exist", "[cli][docs]") {
+TEST_CASE("the pre-commit hooks and the GitHub action only use options and inputs that exist", "[cli][docs]") {
     const std::string root = std::string(MBRIDGE_LINT_TEST_DATA) + "/..";
     const std::string help = run_shell(kBin + " check --help").out;
     // Every --option written after `mbridge-lint check` in these files must be one `check --help` lists.
@@ -306,11 +306,19 @@ TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options
         }
         return uses;
     };
-    CHECK(check_flags("integrations/github/mbridge-lint.yml") == 2);
     CHECK(check_flags(".pre-commit-hooks.yaml") == 4);
-    // The workflow uploads the SARIF file it writes.
+    // The action's script passes these options (tests/integrations/test_github.sh runs it).
+    const std::string action_script = read_file(root + "/integrations/github/action.sh");
+    for (const std::string flag : {"--skip-non-configs", "--color", "--changed-only", "--mcore", "--output-format"}) {
+        INFO(flag);
+        CHECK(action_script.find(flag) != std::string::npos);
+        CHECK(help.find(flag) != std::string::npos);
+    }
+    // The example workflow uses the action with inputs action.yml declares.
+    const std::string action = read_file(root + "/action.yml");
     const std::string workflow = read_file(root + "/integrations/github/mbridge-lint.yml");
-    CHECK(workflow.find("-o mbridge-lint.sarif") != std::string::npos);
-    CHECK(workflow.find("sarif_file: mbridge-lint.sarif") != std::string::npos);
-    CHECK(workflow.find("github/codeql-action/upload-sarif") != std::string::npos);
+    CHECK(workflow.find("uses: your-org/mbridge-lint@v") != std::string::npos);
+    CHECK(workflow.find("          changed-only: ") != std::string::npos);
+    CHECK(action.find("\n  changed-only:\n") != std::string::npos);
+    CHECK(action.find("github/codeql-action/upload-sarif") != std::string::npos);
 }
