@@ -29,6 +29,8 @@ if ((tests)); then
     # integration tests: the real pre-commit, editors driving the LSP server headless; the JSON Schema validator
     # (with its URI format checks) that SARIF logs and the output contracts (schemas/output/) are checked with
     pre-commit neovim emacs-nox elpa-eglot elpa-yaml-mode python3-jsonschema python3-rfc3987
+    # the HTML estimate rendered by a real browser (tests/reports/estimate_html_browser.py)
+    chromium
     # the format and clang-tidy checks, the package tests' fresh Debian root, and the release's wheel
     # (scripts/release.sh)
     clang-format clang-tidy debootstrap python3-setuptools python3-wheel python3-pip python3-venv
