@@ -11,7 +11,8 @@
 #   INPUT_REVISION        the Megatron Core revision (--mcore); default: what the checkout pins
 #   INPUT_OUTPUT_FORMATS  comma-separated: sarif, github, full, concise, json, gitlab, junit (default "sarif,github")
 #   INPUT_ARGS            more `check` arguments (space-separated)
-#   INPUT_RELEASE_URL     the release's folder (default: github.com/$GITHUB_ACTION_REPOSITORY/releases/download/$GITHUB_ACTION_REF)
+#   INPUT_RELEASE_URL     the release's folder (default: github.com/$GITHUB_ACTION_REPOSITORY/releases/download/$GITHUB_ACTION_REF,
+#                         "none" builds from source)
 #   INPUT_BUILD_DIR       where a build from source goes (default: $RUNNER_TEMP/mbridge-lint-build)
 set -euo pipefail
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -21,10 +22,16 @@ GITHUB_PATH="${GITHUB_PATH:-$temp/github-path}"
 say() { echo "mbridge-lint action: $*" >&2; }
 
 release_url() {
+  local repository="${GITHUB_ACTION_REPOSITORY:-}" ref="${GITHUB_ACTION_REF:-}"
+  # The runner leaves both empty in a composite action's steps at times (actions/runner#2473); the folder it
+  # downloaded the action to names them too: .../_actions/OWNER/REPO/REF.
+  if [ -z "$repository" ] && [[ "${GITHUB_ACTION_PATH:-}" =~ /_actions/([^/]+)/([^/]+)/([^/]+)/?$ ]]; then
+    repository="${BASH_REMATCH[1]}/${BASH_REMATCH[2]}" ref="${BASH_REMATCH[3]}"
+  fi
   if [ -n "${INPUT_RELEASE_URL:-}" ]; then
     echo "$INPUT_RELEASE_URL"
-  elif [ -n "${GITHUB_ACTION_REPOSITORY:-}" ] && [ -n "${GITHUB_ACTION_REF:-}" ]; then
-    echo "https://github.com/$GITHUB_ACTION_REPOSITORY/releases/download/$GITHUB_ACTION_REF"
+  elif [ -n "$repository" ] && [ -n "$ref" ]; then
+    echo "https://github.com/$repository/releases/download/$ref"
   fi
 }
 
@@ -101,5 +108,6 @@ lint() {
 case "${1:-}" in
   install) install ;;
   lint) lint ;;
-  *) echo "usage: action.sh install|lint" >&2; exit 2 ;;
+  release-url) release_url ;;  # where install looks (for the tests)
+  *) echo "usage: action.sh install|lint|release-url" >&2; exit 2 ;;
 esac

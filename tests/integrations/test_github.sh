@@ -29,6 +29,12 @@ status=0
 grep -q '^        run: ./scripts/release.sh --tag "$GITHUB_REF_NAME" dist$' "$source_dir/.github/workflows/release.yml" ||
   fail "the release workflow does not run scripts/release.sh --tag with the pushed tag"
 
+echo "== install looks for the release of the action's ref, named by the runner or by the action's folder"
+url="$(GITHUB_ACTION_REPOSITORY=acme/mbridge-lint GITHUB_ACTION_REF=v9.9.9 "$action" release-url)"
+[ "$url" = https://github.com/acme/mbridge-lint/releases/download/v9.9.9 ] || fail "release-url from the runner: $url"
+url="$(GITHUB_ACTION_PATH=/home/runner/work/_actions/acme/mbridge-lint/v9.9.9 "$action" release-url)"
+[ "$url" = https://github.com/acme/mbridge-lint/releases/download/v9.9.9 ] || fail "release-url from the folder: $url"
+
 echo "== install: the release's binary"
 release="$work/release"
 stem="mbridge-lint-$version-linux-$(uname -m)"
