@@ -58,9 +58,9 @@ fi
 grammar_version="0.23.6"
 grammar_dir="$here/third_party/tree-sitter-python"
 if [ "$(cat "$grammar_dir/VERSION" 2>/dev/null)" != "$grammar_version" ]; then
-  echo "setup: fetching tree-sitter-python $grammar_version from npm"
+  echo "setup: fetching tree-sitter-python $grammar_version from npm"  # or npm's cache, offline
   tmp="$(mktemp -d)"
-  (cd "$tmp" && npm pack --silent "tree-sitter-python@$grammar_version" >/dev/null && tar xzf tree-sitter-python-*.tgz)
+  (cd "$tmp" && npm pack --silent --prefer-offline "tree-sitter-python@$grammar_version" >/dev/null && tar xzf tree-sitter-python-*.tgz)
   rm -rf "$grammar_dir"
   mkdir -p "$grammar_dir"
   cp -r "$tmp/package/src" "$tmp/package/LICENSE" "$grammar_dir/"

@@ -704,6 +704,10 @@ TEST_CASE("show documentation: the rule's heading in the editor, or its text as 
         REQUIRE(error);
         CHECK((*error)["error"]["code"] == -32602);
         CHECK((*error)["error"]["message"] == "workspace/executeCommand: no documentation for \"RC999\"");
+        const int unknown = c.request("workspace/executeCommand", {{"command", "mbridge-lint.format"}});
+        error = c.response(unknown);
+        REQUIRE(error);
+        CHECK((*error)["error"]["message"] == "workspace/executeCommand: unknown command \"mbridge-lint.format\"");
         shutdown_and_exit(c);
     }
     SECTION("a client with window/showDocument is asked to open the page at the rule's heading") {
