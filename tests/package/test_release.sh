@@ -16,7 +16,8 @@
 #     is not that commit's, so setup.py refuses it and, without a compiler, the install fails saying why;
 #   - the GitHub action's install step (integrations/github/action.sh) takes the release's binary without a compiler.
 # On this machine: the action's install step with no release builds from source (in the release's build folder, so
-# nothing recompiles).
+# nothing recompiles), and `pre-commit run` with this repository's language: python hook and no release builds from
+# source in pre-commit's clone (ccache serves the release build's objects).
 # Needs root (chroot), debootstrap and the Debian mirror (the first run); exit 77 (skipped) when not root.
 # Usage: tests/package/test_release.sh BUILD_DIR
 set -euo pipefail
@@ -37,6 +38,7 @@ dist="$work/dist"
 echo "== scripts/release.sh"
 if [ -z "${CMAKE_ARGS:-}" ] && command -v ccache > /dev/null; then
   export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$source_dir}"  # the build from source in pre-commit's clone shares objects
 fi
 MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$source_dir/scripts/release.sh" "$dist" > "$work/release.log" 2>&1 ||
   { tail -40 "$work/release.log"; fail "scripts/release.sh failed"; }
@@ -215,10 +217,39 @@ in_root sh -c "cd /tmp && RUNNER_TEMP=/tmp/runner INPUT_RELEASE_URL=file:///tmp/
 grep -q "the release's binary from file:///tmp/dist" "$work/action.log" || fail "the action did not take the release's binary"
 cmp -s "$root/tmp/runner/mbridge-lint-release/mbridge-lint" "$binary" || fail "the action's binary is not the release's"
 
+static_dir="$(dirname "$binary")"
 echo "== the GitHub action's install step builds from source where there is no release (the release's build folder)"
-RUNNER_TEMP="$work/runner" INPUT_RELEASE_URL=none INPUT_BUILD_DIR="$build/release-static" \
+RUNNER_TEMP="$work/runner" INPUT_RELEASE_URL=none INPUT_BUILD_DIR="$static_dir" \
   "$source_dir/integrations/github/action.sh" install > "$work/action-build.log" 2>&1 ||
   { tail -30 "$work/action-build.log"; fail "the action's build from source failed"; }
-grep -q "building from source in $build/release-static" "$work/action-build.log" || fail "the action did not build"
-[ "$(tail -n1 "$work/runner/github-path")" = "$build/release-static" ] || fail "GITHUB_PATH does not name the build"
+grep -q "building from source in $static_dir" "$work/action-build.log" || fail "the action did not build"
+[ "$(tail -n1 "$work/runner/github-path")" = "$static_dir" ] || fail "GITHUB_PATH does not name the build"
+
+echo "== pre-commit with this repository as the hook repository, no release: built from source (once), offline"
+# On this machine, which compiles. pre-commit clones the repository; setup.py builds the static binary in the clone,
+# at the same place relative to it as the release's build folder is to the checkout, so that ccache (under
+# CCACHE_BASEDIR, the checkout) serves the release build's objects and little is compiled again. The grammar comes
+# from npm's cache (scripts/setup.sh fetched it), setuptools and wheel from Debian's wheels.
+if [ -n "${CCACHE_BASEDIR:-}" ] && [[ "$static_dir" == "$source_dir"/* ]]; then
+  hook_home="$(mktemp -d "$source_dir/build-precommit.XXXXXX")"  # under CCACHE_BASEDIR, as the release build is
+  trap 'rm -rf "$hook_home"; cleanup' EXIT
+  mkdir -p "$hook_home/project/recipes"
+  recipe "" > "$hook_home/project/recipes/small.py"
+  printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, "0.20.dev"]\n' \
+    "$source_dir" "$source_commit" > "$hook_home/project/.pre-commit-config.yaml"
+  (cd "$hook_home/project" && $git init -q && $git add -A)
+  started=$SECONDS
+  status=0
+  out="$(cd "$hook_home/project" && MBRIDGE_LINT_RELEASE_URL=none \
+    MBRIDGE_LINT_BUILD_DIR="${static_dir#"$source_dir"/}" PRE_COMMIT_HOME="$hook_home/cache" PIP_NO_INDEX=1 \
+    PIP_FIND_LINKS=/usr/share/python-wheels pre-commit run --all-files --color never 2>&1)" || status=$?
+  echo "$out" | sed 's/^/  /' | tail -8
+  echo "  first run (the build from source): $((SECONDS - started)) s"
+  [ "$status" -eq 1 ] && grep -q 'recipes/small.py:8:5: error\[RC004\]' <<<"$out" ||
+    fail "the hook built from source on the broken recipe: exit $status, expected 1 with RC004"
+  hook_binary="$(ls "$hook_home"/cache/repo*/py_env-*/lib/python3*/site-packages/mbridge_lint/bin/mbridge-lint)"
+  [ "$("$hook_binary" --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "the hook's binary is not $version"
+else
+  echo "  not tried: it needs ccache and the release's build folder inside the checkout, or it compiles everything again"
+fi
 echo "PASS: the release's wheel, .deb, tarball and pre-commit hooks install and run on a fresh Debian 12 without a compiler"
