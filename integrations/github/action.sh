@@ -17,6 +17,7 @@
 set -euo pipefail
 source_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 temp="${RUNNER_TEMP:-${TMPDIR:-/tmp}}"
+mkdir -p "$temp"  # GitHub's runner makes it; elsewhere the outputs below may be its first files
 GITHUB_OUTPUT="${GITHUB_OUTPUT:-$temp/github-output}"
 GITHUB_PATH="${GITHUB_PATH:-$temp/github-path}"
 say() { echo "mbridge-lint action: $*" >&2; }

@@ -18,7 +18,6 @@ trap 'rm -rf "$work"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 version="$(tr -d '[:space:]' < "$source_dir/VERSION")"
 export RUNNER_TEMP="$work/runner" GITHUB_OUTPUT="$work/output" GITHUB_PATH="$work/path"
-mkdir "$RUNNER_TEMP"
 
 echo "== release.sh --tag: a tag that is not vVERSION is refused before anything is built"
 status=0
