@@ -1,5 +1,6 @@
 // The integration flags of `check` and the `config` command, through the real binary.
 #include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -319,6 +320,22 @@ TEST_CASE("the pre-commit hooks and the GitHub action only use options and input
     const std::string workflow = read_file(root + "/integrations/github/mbridge-lint.yml");
     CHECK(workflow.find("uses: your-org/mbridge-lint@v") != std::string::npos);
     CHECK(workflow.find("          changed-only: ") != std::string::npos);
-    CHECK(action.find("\n  changed-only:\n") != std::string::npos);
     CHECK(action.find("github/codeql-action/upload-sarif") != std::string::npos);
+    // The files GitHub reads are YAML it accepts, with the parts it needs.
+    const YAML::Node action_yaml = YAML::LoadFile(root + "/action.yml");
+    CHECK(action_yaml["runs"]["using"].as<std::string>() == "composite");
+    for (const char* input : {"paths", "changed-only", "revision", "output-formats", "args", "upload-sarif"}) {
+        INFO(input);
+        CHECK(action_yaml["inputs"][input]["description"].IsScalar());
+    }
+    const YAML::Node release = YAML::LoadFile(root + "/.github/workflows/release.yml");
+    CHECK(release["on"]["push"]["tags"][0].as<std::string>() == "v*.*.*");
+    CHECK(release["jobs"]["pypi"]["permissions"]["id-token"].as<std::string>() == "write");
+    CHECK(release["jobs"]["release"]["permissions"]["contents"].as<std::string>() == "write");
+    CHECK(YAML::LoadFile(root + "/integrations/github/mbridge-lint.yml")["jobs"]["lint"]["steps"].size() == 2);
+    const YAML::Node hooks = YAML::LoadFile(root + "/.pre-commit-hooks.yaml");
+    REQUIRE(hooks.size() == 4);
+    CHECK(hooks[0]["id"].as<std::string>() == "mbridge-lint");
+    CHECK(hooks[0]["language"].as<std::string>() == "python");
+    CHECK(hooks[2]["language"].as<std::string>() == "system");
 }
