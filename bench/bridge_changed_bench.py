@@ -94,7 +94,7 @@ def hook_repo(into):
     return subprocess.run(["git", "rev-parse", "HEAD"], cwd=into, check=True, capture_output=True, text=True).stdout.strip()
 
 
-def hook_entry(hook_id="mbridge-lint"):
+def hook_entry(hook_id="mbridge-lint-system"):
     """The entry command of a hook in .pre-commit-hooks.yaml (a plain `key: value` scan: no YAML library needed)."""
     current = None
     with open(os.path.join(REPO, ".pre-commit-hooks.yaml"), encoding="utf-8") as f:
@@ -166,7 +166,7 @@ def measure(checkout, binary=DEFAULT_BINARY, helper=None, recipe=None, mcore=Non
         rev = hook_repo(os.path.join(work, "hooks"))
         with open(os.path.join(tree, ".pre-commit-config.yaml"), "w", encoding="utf-8") as f:
             f.write(f"repos:\n  - repo: {os.path.join(work, 'hooks')}\n    rev: {rev}\n    hooks:\n"
-                    f"      - id: mbridge-lint\n" + (f"        args: [--mcore, \"{mcore}\"]\n" if mcore else ""))
+                    f"      - id: mbridge-lint-system\n" + (f"        args: [--mcore, \"{mcore}\"]\n" if mcore else ""))
         subprocess.run(GIT + ["add", ".pre-commit-config.yaml"], cwd=tree, check=True)
         subprocess.run(GIT + ["commit", "-qm", "pre-commit config", "--no-verify"], cwd=tree, check=True)
         proc, _, _ = run(["pre-commit", "install"], tree, env)

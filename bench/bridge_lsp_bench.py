@@ -12,7 +12,10 @@ measures
         value toggled ("selective" <-> "full", a layer count +1 / -1) and back; a file without one gets a comment
         line added and removed; and the server's CPU time per edit (mean), which other work on the machine inflates
         less than wall time.
-The checkout is only read. Prints a table and fails (exit 1) when an edit's p95 is over 100 ms or an open over 1 s.
+  first: `initialize` sent -> the first publishDiagnostics of a fresh server (a client starting with the file open),
+        and the server's CPU time until then, which other work on the machine does not inflate.
+The checkout is only read. Prints a table and fails (exit 1) when an edit's p95 is over 100 ms, an open over 1 s or
+the first diagnostics over 300 ms.
 """
 import argparse
 import json
@@ -28,6 +31,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 DEFAULT_BINARY = os.path.join(HERE, "..", "build", "mbridge-lint")
 EDIT_P95_TARGET_MS = 100.0
 OPEN_TARGET_MS = 1000.0
+FIRST_TARGET_MS = 300.0
 
 RECIPE_DEF = re.compile(r"^def \w+\([^)]*\)\s*->\s*ConfigContainer|^def [a-z]\w*_config\(", re.M)
 # A recompute value written as a literal: what the edits toggle.
@@ -161,7 +165,8 @@ def percentile(values, p):
 
 
 def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore=None):
-    """Figures: {"debounce_ms": 0, "edits": N, "rows": [{"file", "lines", "edit", "open_ms", "edit_p50_ms",
+    """Figures: {"debounce_ms": 0, "edits": N, "rows": [{"file", "lines", "edit", "open_ms", "first_ms",
+    "first_cpu_ms", "edit_p50_ms",
     "edit_p95_ms", "edit_max_ms", "edit_cpu_ms" (server CPU per edit, mean), "diagnostics"}, ...]}, one row per file."""
     checkout = os.path.abspath(checkout)
     binary = os.path.abspath(binary)
@@ -169,6 +174,7 @@ def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore=None):
     for lines, path in largest_recipe_files(checkout, files):
         server = Server(binary, checkout, mcore)
         try:
+            initialize_at = time.perf_counter()
             server.request("initialize", {"processId": os.getpid(), "rootUri": "file://" + checkout,
                                           "capabilities": {"general": {"positionEncodings": ["utf-8"]}}})
             server.notify("initialized", {})
@@ -180,6 +186,8 @@ def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore=None):
                           {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
             first = server.wait(published(uri, 1), 120)
             open_ms = (time.perf_counter() - start) * 1000
+            first_ms = (time.perf_counter() - initialize_at) * 1000
+            first_cpu_ms = server.cpu_seconds() * 1000
             plan, what = edit_plan(text, edits)
             times, diagnostics = [], len(first["params"]["diagnostics"])
             cpu_before = server.cpu_seconds()
@@ -198,7 +206,7 @@ def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore=None):
         finally:
             server.close()
         rows.append({"file": os.path.relpath(path, checkout), "lines": lines, "edit": what, "open_ms": open_ms,
-                     "edit_p50_ms": statistics.median(times), "edit_p95_ms": percentile(times, 95),
+                     "first_ms": first_ms, "first_cpu_ms": first_cpu_ms, "edit_p50_ms": statistics.median(times), "edit_p95_ms": percentile(times, 95),
                      "edit_max_ms": max(times), "edit_cpu_ms": cpu_ms, "diagnostics": diagnostics})
     return {"debounce_ms": 0, "edits": edits, "rows": rows}
 
@@ -206,14 +214,16 @@ def measure(checkout, binary=DEFAULT_BINARY, files=5, edits=20, mcore=None):
 def print_table(figures, out=sys.stdout):
     """Prints the figures of measure() as a table; returns whether the targets are met."""
     rows = figures["rows"]
-    print(f"{'file':<55} {'lines':>5} {'open ms':>8} {'edit p50':>9} {'edit p95':>9} {'max':>7} {'cpu/edit':>9}  edit",
+    print(f"{'file':<55} {'lines':>5} {'open ms':>8} {'first ms':>9} {'(cpu)':>6} {'edit p50':>9} {'edit p95':>9} {'max':>7} {'cpu/edit':>9}  edit",
           file=out)
     for r in rows:
-        print(f"{r['file']:<55} {r['lines']:>5} {r['open_ms']:>8.1f} {r['edit_p50_ms']:>9.1f} {r['edit_p95_ms']:>9.1f} "
+        print(f"{r['file']:<55} {r['lines']:>5} {r['open_ms']:>8.1f} {r['first_ms']:>9.1f} {r['first_cpu_ms']:>6.0f} "
+              f"{r['edit_p50_ms']:>9.1f} {r['edit_p95_ms']:>9.1f} "
               f"{r['edit_max_ms']:>7.1f} {r['edit_cpu_ms']:>9.1f}  {r['edit']}", file=out)
-    ok = all(r["edit_p95_ms"] <= EDIT_P95_TARGET_MS and r["open_ms"] <= OPEN_TARGET_MS for r in rows)
-    print(f"targets: edit p95 <= {EDIT_P95_TARGET_MS:.0f} ms, open <= {OPEN_TARGET_MS:.0f} ms: {'met' if ok else 'MISSED'}",
-          file=out)
+    ok = all(r["edit_p95_ms"] <= EDIT_P95_TARGET_MS and r["open_ms"] <= OPEN_TARGET_MS and
+             r["first_ms"] <= FIRST_TARGET_MS for r in rows)
+    print(f"targets: edit p95 <= {EDIT_P95_TARGET_MS:.0f} ms, open <= {OPEN_TARGET_MS:.0f} ms, first diagnostics <= "
+          f"{FIRST_TARGET_MS:.0f} ms after initialize: {'met' if ok else 'MISSED'}", file=out)
     return ok
 
 

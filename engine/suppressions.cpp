@@ -57,6 +57,7 @@ std::optional<Suppression> read_noqa(const SourceComment& c, std::size_t hash, s
     s.comment_begin = hash;
     s.comment_end = hash + 1 + t.size();
     s.line = c.line;
+    s.noqa = true;
     s.ours_alone = t.find_first_not_of(" \t") == q;
     while (true) {
         while (i < t.size() && (is_space(t[i]) || t[i] == ',')) ++i;
@@ -260,6 +261,122 @@ std::vector<Diagnostic> unused_suppressions(const SuppressionSet& set, std::stri
         }
     }
     return out;
+}
+
+namespace {
+
+// An empty range at `offset`: an insertion.
+TextEdit insertion(const std::string& file, const LineIndex& lines, std::size_t offset, std::string text) {
+    const int line = lines.line_of(offset), column = lines.column_of(offset);
+    return TextEdit{SourceRange{file, line, column, line, column}, std::move(text)};
+}
+
+std::string_view line_ending(std::string_view text) {
+    return text.find("\r\n") != std::string_view::npos ? "\r\n" : "\n";
+}
+
+bool names(const Suppression& s, std::string_view code) {
+    const Rule* wanted = find_rule(code);
+    return std::any_of(s.codes.begin(), s.codes.end(), [&](const Suppression::Code& c) {
+        const Rule* rule = find_rule(c.code);
+        return rule && rule == wanted;
+    });
+}
+
+// `, CODE` or `,CODE` after the last code of a suppression: the list grows in the spelling it has.
+TextEdit add_code(const std::string& file, const LineIndex& lines, const Suppression& s, std::string_view code) {
+    return insertion(file, lines, s.codes.back().end, fmt::format("{}{}", s.noqa ? ", " : ",", code));
+}
+
+// Where the code list of a `noqa: CODES` comment ends (after its last code), whatever linters the codes belong to;
+// nullopt when the comment has no such list (no noqa, or a bare `# noqa`).
+std::optional<std::size_t> noqa_list_end(const std::string& t) {
+    const std::size_t q = noqa_at(t);
+    if (q == std::string::npos) return std::nullopt;
+    std::size_t i = q + 4;
+    while (i < t.size() && is_space(t[i])) ++i;
+    if (i >= t.size() || t[i] != ':') return std::nullopt;
+    std::optional<std::size_t> end;
+    for (++i;;) {
+        while (i < t.size() && (is_space(t[i]) || t[i] == ',')) ++i;
+        const std::size_t b = i;
+        while (i < t.size() && std::isalnum(static_cast<unsigned char>(t[i]))) ++i;
+        if (b == i) return end;
+        end = i;
+    }
+}
+
+// The line's text before a comment on it, without trailing blanks.
+std::string_view code_part(std::string_view line_text, const std::vector<SourceComment>& comments, int line) {
+    for (const auto& c : comments)
+        if (c.line == line) line_text = line_text.substr(0, static_cast<std::size_t>(c.column - 1));
+    while (!line_text.empty() && is_space(line_text.back())) line_text.remove_suffix(1);
+    return line_text;
+}
+
+}  // namespace
+
+std::optional<TextEdit> suppress_on_line(const std::string& file, std::string_view text,
+                                         const std::vector<SourceComment>& comments, int line, std::string_view code) {
+    const LineIndex lines(text);
+    const auto line_text = lines.line_text(line);
+    if (!line_text || !find_rule(code)) return std::nullopt;
+    const SuppressionSet set = find_suppressions(file, text, comments);
+    for (const auto& s : set.suppressions)
+        if (s.scope == Suppression::Scope::Line && s.line == line && names(s, code)) return std::nullopt;
+    for (const auto& s : set.suppressions)
+        if (s.scope == Suppression::Scope::Line && s.comment.line == line && !s.comment.own_line)
+            return add_code(file, lines, s, code);
+    for (const auto& c : comments)  // another linter's `# noqa: E501` takes our code too, as ruff writes it
+        if (c.line == line && !c.own_line)
+            if (const auto end = noqa_list_end(c.text))
+                return insertion(file, lines, lines.offset(c.line, c.column) + 1 + *end, fmt::format(", {}", code));
+    const std::string_view before_comment = code_part(*line_text, comments, line);
+    const bool continued = !before_comment.empty() && before_comment.back() == '\\';
+    const bool has_comment =
+        std::any_of(comments.begin(), comments.end(), [&](const SourceComment& c) { return c.line == line; });
+    if (!has_comment && !continued)
+        return insertion(file, lines, lines.line_start(line) + before_comment.size(),
+                         fmt::format("  # mbridge-lint: disable={}", code));
+    // A line of its own above: not where the line above continues into this one.
+    if (line > 1) {
+        const std::string_view above = code_part(*lines.line_text(line - 1), comments, line - 1);
+        if (!above.empty() && above.back() == '\\') return std::nullopt;
+    }
+    const std::size_t indent = line_text->find_first_not_of(" \t");
+    return insertion(
+        file, lines, lines.line_start(line),
+        fmt::format("{}# mbridge-lint: disable-next-line={}{}", line_text->substr(0, indent), code, line_ending(text)));
+}
+
+std::optional<TextEdit> suppress_in_file(const std::string& file, std::string_view text,
+                                         const std::vector<SourceComment>& comments, std::string_view code) {
+    if (!find_rule(code)) return std::nullopt;
+    const LineIndex lines(text);
+    const SuppressionSet set = find_suppressions(file, text, comments);
+    for (const auto& s : set.suppressions)
+        if (s.scope == Suppression::Scope::File && names(s, code)) return std::nullopt;
+    for (const auto& s : set.suppressions)
+        if (s.scope == Suppression::Scope::File) return add_code(file, lines, s, code);
+    // After a `#!` line and an encoding declaration, which must stay first (PEP 263: within the first two lines).
+    int line = 1;
+    auto starts = [&](int l, std::string_view what) {
+        const auto t = lines.line_text(l);
+        return t && t->substr(0, what.size()) == what;
+    };
+    auto encoding = [&](int l) {  // `# -*- coding: utf-8 -*-`, `# vim: set fileencoding=utf-8 :`
+        const auto t = lines.line_text(l);
+        const std::size_t first = t ? t->find_first_not_of(" \t\f") : std::string_view::npos;
+        return first != std::string_view::npos && (*t)[first] == '#' &&
+               (t->find("coding:") != std::string_view::npos || t->find("coding=") != std::string_view::npos);
+    };
+    if (starts(line, "#!")) ++line;
+    if (line <= 2 && encoding(line)) ++line;
+    const std::size_t at = line > lines.line_count() ? text.size() : lines.line_start(line);
+    const bool needs_newline_first = at == text.size() && !text.empty() && text.back() != '\n';
+    return insertion(file, lines, at,
+                     fmt::format("{}# mbridge-lint: disable-file={}{}", needs_newline_first ? line_ending(text) : "",
+                                 code, at == text.size() ? "" : line_ending(text)));
 }
 
 }  // namespace mbl

@@ -9,6 +9,7 @@
 // `noqa` takes rule codes only; other linters' codes beside ours (`# noqa: E501, RC104`) are theirs and left alone,
 // and a bare `# noqa` names nothing of ours.
 // A code that suppressed nothing is reported as RC900 unused-suppression (info), with a fix that removes it.
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -33,6 +34,7 @@ struct Suppression {
     SourceComment comment;
     std::size_t comment_begin = 0, comment_end = 0;  // the whole `# ...` comment, byte offsets
     bool ours_alone = true;  // the comment holds nothing but this directive, so RC900 may delete all of it
+    bool noqa = false;       // `# noqa: ...` (codes separated by ", "), not `# mbridge-lint: ...` (by ",")
 };
 
 struct SuppressionSet {
@@ -51,5 +53,16 @@ void apply_suppressions(std::vector<Diagnostic>& diags, SuppressionSet& set);
 std::vector<Diagnostic> unused_suppressions(const SuppressionSet& set, std::string_view text);
 
 inline constexpr std::string_view kUnusedSuppressionCode = "RC900";
+
+// The editor's "disable CODE for this line" (1-based `line`), in the syntax above: the code added to the `disable=` or
+// `noqa:` list that already applies to the line; else `  # mbridge-lint: disable=CODE` at the end of a line without a
+// comment; else `# mbridge-lint: disable-next-line=CODE` on a line of its own above it. nullopt when the code is
+// suppressed there already, or no comment can go there (a line continued from the one above with a backslash).
+std::optional<TextEdit> suppress_on_line(const std::string& file, std::string_view text,
+                                         const std::vector<SourceComment>& comments, int line, std::string_view code);
+// "disable CODE for this file": the code added to the file's `disable-file=` list, else
+// `# mbridge-lint: disable-file=CODE` as the first line (after a `#!` line and a Python encoding declaration).
+std::optional<TextEdit> suppress_in_file(const std::string& file, std::string_view text,
+                                         const std::vector<SourceComment>& comments, std::string_view code);
 
 }  // namespace mbl

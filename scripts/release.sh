@@ -5,14 +5,23 @@
 #   mbridge-lint-V-linux-x86_64.tar.gz                 the self-contained binary, README and changelog
 #   mbridge-lint-pre-commit-V.bundle                   the `language: python` pre-commit hook repository (git bundle)
 #   SHA256SUMS                                         `sha256sum -c SHA256SUMS` checks the files above
+#   release-notes.md                                   the version's CHANGELOG.md entry, for the GitHub release
 # One build serves all: setup.py builds the binary with the `static` preset's settings (CMakePresets.json) in
 # build-static/ (or $MBRIDGE_LINT_BUILD_DIR), the tarball and cpack take it from there. Refuses a version without a
 # CHANGELOG.md entry. Needs the build packages (scripts/setup.sh) and python3-setuptools, python3-wheel, python3-pip;
 # works offline. $PYTHON picks the interpreter (default /usr/bin/python3, Debian's), $CMAKE_ARGS adds configure
 # arguments.
-# Usage: scripts/release.sh [OUT_DIR]
+# .github/workflows/release.yml runs this script as it is; `--tag vV` (the workflow passes the pushed tag) refuses a
+# tag that is not vVERSION. The wheel always holds the binary built here (MBRIDGE_LINT_RELEASE_URL=none: setup.py never
+# takes a published release's binary for a release).
+# Usage: scripts/release.sh [--tag TAG] [OUT_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+tag=""
+if [ "${1:-}" = --tag ]; then
+  tag="${2:?usage: scripts/release.sh [--tag TAG] [OUT_DIR]}"
+  shift 2
+fi
 out="$(mkdir -p "${1:-$root/dist}" && cd "${1:-$root/dist}" && pwd)"
 fail() { echo "release: $*" >&2; exit 1; }
 cd "$root"
@@ -20,6 +29,7 @@ cd "$root"
 version="$(tr -d '[:space:]' < VERSION)"
 [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || fail "VERSION holds \"$version\", not MAJOR.MINOR.PATCH"
 grep -qE "^## ${version//./\\.}( |$)" CHANGELOG.md || fail "CHANGELOG.md has no \"## $version\" entry"
+[ -z "$tag" ] || [ "$tag" = "v$version" ] || fail "the tag $tag is not v$version (VERSION holds $version)"
 python="${PYTHON:-/usr/bin/python3}"
 [ -x "$python" ] || python=python3
 export MBRIDGE_LINT_BUILD_DIR="${MBRIDGE_LINT_BUILD_DIR:-$root/build-static}"
@@ -27,10 +37,10 @@ build="$MBRIDGE_LINT_BUILD_DIR"
 work="$(mktemp -d "${TMPDIR:-/tmp}/mbridge-lint-release.XXXXXX")"
 trap 'rm -rf "$work"' EXIT
 rm -f "$out"/mbridge_lint-*.whl "$out"/mbridge-lint_*.deb "$out"/mbridge-lint-*.tar.gz "$out"/mbridge-lint-pre-commit-*.bundle \
-      "$out/SHA256SUMS"
+      "$out/SHA256SUMS" "$out/release-notes.md"
 
 echo "== wheel (builds the binary in $build)"
-"$python" -m pip wheel . --no-build-isolation --no-deps --no-index --wheel-dir "$out" > "$work/wheel.log" 2>&1 ||
+MBRIDGE_LINT_RELEASE_URL=none "$python" -m pip wheel . --no-build-isolation --no-deps --no-index --wheel-dir "$out" > "$work/wheel.log" 2>&1 ||
   { tail -40 "$work/wheel.log"; fail "pip wheel failed (log above)"; }
 binary="$build/mbridge-lint"
 # --version's first line is "mbridge-lint VERSION (commit ...)"; the known revisions follow.
@@ -54,11 +64,13 @@ hooks="$work/mbridge-lint-pre-commit"
 mkdir "$hooks"
 sed "s/@VERSION@/$version/g" integrations/pre-commit/setup.py.in > "$hooks/setup.py"
 sed "s/@VERSION@/$version/g" integrations/pre-commit/README.md > "$hooks/README.md"
-# The hooks of .pre-commit-hooks.yaml (after its header comment), installed by pip instead of found on PATH.
+# The language: python hooks of .pre-commit-hooks.yaml (after its header comment, before the -system ones): here pip
+# installs them from the wheel instead of this repository's setup.py.
 { echo "# pre-commit hooks of mbridge-lint $version (https://pre-commit.com): pre-commit installs the mbridge-lint wheel"
   echo "# of this version with pip (language: python), so nothing is compiled. See README.md."
-  sed -n '/^- id:/,$p' .pre-commit-hooks.yaml | sed 's/^\(  language:\) system$/\1 python/'
+  sed -n '/^- id:/,$p' .pre-commit-hooks.yaml | sed '/^- id: mbridge-lint-system$/,$d'
 } > "$hooks/.pre-commit-hooks.yaml"
+[ "$(grep -c '^- id:' "$hooks/.pre-commit-hooks.yaml")" -eq 2 ] || fail "the hook repository should hold 2 hooks"
 grep -q '^  language: system' "$hooks/.pre-commit-hooks.yaml" && fail "a hook kept language: system"
 git_hooks=(git -C "$hooks" -c user.name=mbridge-lint -c user.email=release@mbridge-lint -c init.defaultBranch=main)
 "${git_hooks[@]}" init -q
@@ -70,4 +82,7 @@ GIT_COMMITTER_DATE="$mtime" GIT_AUTHOR_DATE="$mtime" "${git_hooks[@]}" commit -q
 echo "== SHA256SUMS"
 (cd "$out" && sha256sum mbridge_lint-"$version"-*.whl mbridge-lint_"$version"_*.deb "$stem.tar.gz" \
   "mbridge-lint-pre-commit-$version.bundle" > SHA256SUMS && cat SHA256SUMS)
+# The entry's lines after its heading, up to the next "## " heading.
+awk -v v="$version" '/^## / { on = ($2 == v); next } on' CHANGELOG.md > "$out/release-notes.md"
+grep -q '[^[:space:]]' "$out/release-notes.md" || fail "the CHANGELOG.md entry of $version is empty"
 echo "release $version in $out"

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <stdexcept>
 #include <unordered_set>
@@ -10,9 +11,11 @@
 #include "core/effective_model.hpp"
 #include "core/paths.hpp"
 #include "engine/fixes.hpp"
+#include "engine/suppressions.hpp"
 #include "integrations/lsp/hover.hpp"
 #include "parser/front_end.hpp"
 #include "report/report.hpp"
+#include "rules/registry.hpp"
 #include "version.hpp"
 
 namespace mbl::lsp {
@@ -43,7 +46,54 @@ int need_int(const json& object, const char* key) {
 
 int lsp_severity(Severity s) { return s == Severity::Error ? 1 : s == Severity::Warning ? 2 : 3; }
 
+// A code action of the editor's "disable" kind: the suppression edit and the diagnostic it silences.
+struct SuppressionAction {
+    std::string title;
+    TextEdit edit;
+    const Diagnostic* diagnostic;
+};
+
+// "Disable CODE for this line" and "... for this file" for the rule diagnostics of `path` on lines first..last: one
+// per code and line, one per code for the file. Input errors cannot be suppressed, nor RC900 (it reports a
+// suppression).
+std::vector<SuppressionAction> suppression_actions(const std::string& path, const std::string& text,
+                                                   const std::vector<Diagnostic>& diagnostics, int first, int last) {
+    const FrontEnd* front_end = front_end_for(path);
+    if (!front_end) return {};
+    const std::vector<SourceComment> comments = front_end->comments(text);
+    std::vector<SuppressionAction> out;
+    std::set<std::pair<std::string, int>> on_lines;
+    std::set<std::string> in_file;
+    for (const auto& d : diagnostics) {
+        if (d.range.file != path || !d.range.valid() || d.is_input_error() || d.code == kUnusedSuppressionCode ||
+            !find_rule(d.code) || d.range.line > last || std::max(d.range.end_line, d.range.line) < first)
+            continue;
+        if (on_lines.insert({d.code, d.range.line}).second)
+            if (auto edit = suppress_on_line(path, text, comments, d.range.line, d.code))
+                out.push_back({fmt::format("Disable {} for this line", d.code), std::move(*edit), &d});
+        if (in_file.insert(d.code).second)
+            if (auto edit = suppress_in_file(path, text, comments, d.code))
+                out.push_back({fmt::format("Disable {} for this file", d.code), std::move(*edit), &d});
+    }
+    return out;
+}
+
+// The 0-based line of the heading of `code` in a local rules page (docs/rules.md); 0 when it is not found.
+int heading_line(const std::string& page, std::string_view code) {
+    std::ifstream in(page);
+    std::string line;
+    for (int n = 0; std::getline(in, line); ++n)
+        if (line.starts_with("#") && line.find(fmt::format(" {}-", code)) != std::string::npos) return n;
+    return 0;
+}
+
 }  // namespace
+
+std::chrono::milliseconds lint_delay(std::optional<Clock::duration> last_lint, Clock::duration typing_gap,
+                                     std::chrono::milliseconds debounce) {
+    if (last_lint && typing_gap >= kTypingPause && *last_lint < typing_gap) return std::chrono::milliseconds(0);
+    return debounce;
+}
 
 PublishCounters& publish_counters() {
     static PublishCounters counters;
@@ -148,6 +198,8 @@ void Server::handle_request(const std::string& method, const json& id, const jso
             writer_.write(make_response(id, hover(params)));
         } else if (method == "textDocument/codeAction") {
             writer_.write(make_response(id, code_action(params)));
+        } else if (method == "workspace/executeCommand") {
+            writer_.write(make_response(id, execute_command(params)));
         } else {
             writer_.write(
                 make_error(id, error_code::kMethodNotFound, fmt::format("method \"{}\" is not supported", method)));
@@ -194,11 +246,13 @@ json Server::initialize(const json& params) {
         params.value("/capabilities/workspace/didChangeWatchedFiles/dynamicRegistration"_json_pointer, false) == true;
     versioned_edits_ =
         params.value("/capabilities/workspace/workspaceEdit/documentChanges"_json_pointer, false) == true;
+    show_document_ = params.value("/capabilities/window/showDocument/support"_json_pointer, false) == true;
     return {{"capabilities",
              {{"positionEncoding", encoding_name(encoding_)},
               {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
               {"hoverProvider", true},
-              {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.mbridge-lint"}}}}}},
+              {"codeActionProvider", {{"codeActionKinds", {"quickfix", "source.fixAll.mbridge-lint"}}}},
+              {"executeCommandProvider", {{"commands", {kShowDocumentationCommand}}}}}},
             {"serverInfo", {{"name", "mbridge-lint"}, {"version", MBRIDGE_LINT_VERSION}}}};
 }
 
@@ -210,6 +264,7 @@ void Server::did_open(const json& params) {
     doc.language = td.value("languageId", "");
     doc.version = need_int(td, "version");
     doc.text = need_string(td, "text");
+    doc.changed_at = Clock::now();
     {
         std::lock_guard lock(mutex_);
         documents_[doc.uri] = std::move(doc);
@@ -223,6 +278,7 @@ void Server::did_change(const json& params) {
     const json& changes = need(params, "contentChanges");
     if (!changes.is_array()) throw BadParams("contentChanges must be an array");
     std::string path;
+    std::chrono::milliseconds delay{0};
     {
         std::lock_guard lock(mutex_);
         auto it = documents_.find(uri);
@@ -244,8 +300,11 @@ void Server::did_change(const json& params) {
         doc.text = std::move(text);
         doc.version = need_int(td, "version");
         path = doc.path;
+        const Clock::time_point now = Clock::now();
+        delay = lint_delay(doc.lint_time, now - doc.changed_at, options_.debounce);
+        doc.changed_at = now;
     }
-    schedule(uri, options_.debounce);
+    schedule(uri, delay);
     schedule_dependents(path);
 }
 
@@ -406,6 +465,7 @@ FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
 }
 
 void Server::lint_and_publish(const Snapshot& doc) {
+    const Clock::time_point started = Clock::now();
     SourceManager sources;
     std::vector<Diagnostic> diags;
     std::set<std::string> dependencies;
@@ -453,6 +513,7 @@ void Server::lint_and_publish(const Snapshot& doc) {
         // Edited (or closed) while this lint ran: a newer lint is scheduled; these results are stale.
         if (it == documents_.end() || it->second.version != doc.version) return;
         it->second.dependencies = std::move(dependencies);
+        it->second.lint_time = Clock::now() - started;
     }
     publish(doc.uri, by_uri);
 }
@@ -621,6 +682,26 @@ json Server::code_action(const json& params) {
                  {"edit", workspace_edit(d.fix->edits)}});
         }
     }
+    if (wanted("quickfix"))
+        for (auto& a : suppression_actions(doc->path, doc->text, r.diagnostics, want_first_line, want_last_line))
+            actions.push_back({{"title", a.title},
+                               {"kind", "quickfix"},
+                               {"diagnostics", json::array({to_lsp(*a.diagnostic, ranges)})},
+                               {"edit", workspace_edit({a.edit})}});
+    if (only.empty()) {
+        std::set<std::string> documented;
+        for (const auto& d : r.diagnostics) {
+            if (d.range.file != doc->path || d.range.line > want_last_line ||
+                std::max(d.range.end_line, d.range.line) < want_first_line || rule_doc_url(d.code).empty() ||
+                !documented.insert(d.code).second)
+                continue;
+            actions.push_back({{"title", fmt::format("Show documentation of {}", d.code)},
+                               {"command",
+                                {{"title", fmt::format("Show documentation of {}", d.code)},
+                                 {"command", kShowDocumentationCommand},
+                                 {"arguments", json::array({d.code})}}}});
+        }
+    }
     if (wanted("source.fixAll.mbridge-lint")) {
         LintSession session = this->session(sources);
         FixOutcome fixed = fix_file(session, doc->path, FixOptions{}, /*allow_skip=*/true);
@@ -639,6 +720,46 @@ json Server::code_action(const json& params) {
                                {"edit", versioned(std::move(changes), uri, doc->version)}});
     }
     return actions;
+}
+
+json Server::execute_command(const json& params) {
+    const std::string command = need_string(params, "command");
+    if (command != kShowDocumentationCommand) throw BadParams(fmt::format("unknown command \"{}\"", command));
+    const json& arguments = need(params, "arguments");
+    if (!arguments.is_array() || arguments.size() != 1 || !arguments[0].is_string())
+        throw BadParams("arguments must be one rule code");
+    show_documentation(arguments[0].get<std::string>());
+    return nullptr;
+}
+
+// Opens the rule's entry in docs/rules.md: in the editor at its heading (a local page) or in the browser (a web
+// page), where the client takes window/showDocument; else the entry's text as a message.
+void Server::show_documentation(const std::string& code) {
+    const Rule* rule = find_rule(code);
+    const std::string url = rule_doc_url(code);
+    if (!rule || url.empty()) throw BadParams(fmt::format("no documentation for \"{}\"", code));
+    const RuleInfo& info = rule->info();
+    if (show_document_) {
+        json params{{"uri", url}, {"takeFocus", true}};
+        if (url.starts_with("file://")) {
+            const std::string page = url.substr(0, url.find('#'));
+            const int line = heading_line(uri_to_path(page), info.code);
+            params["uri"] = page;
+            params["selection"] = {{"start", {{"line", line}, {"character", 0}}},
+                                   {"end", {{"line", line}, {"character", 0}}}};
+        } else {
+            params["external"] = true;
+        }
+        writer_.write({{"jsonrpc", "2.0"},
+                       {"id", fmt::format("mbridge-lint/show-documentation/{}", code)},
+                       {"method", "window/showDocument"},
+                       {"params", std::move(params)}});
+        return;
+    }
+    writer_.write(make_notification(
+        "window/showMessage",
+        {{"type", 3},
+         {"message", fmt::format("{} {}: {}\n\n{}\n\n{}", info.code, info.name, info.summary, info.doc, url)}}));
 }
 
 }  // namespace mbl::lsp

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 #include <thread>
@@ -31,6 +32,18 @@ struct PublishCounters {
 };
 PublishCounters& publish_counters();
 
+// How long an edit waits before it is linted: not at all when the document's last lint took less than the gap
+// between its last two edits (the lint is done before the next keystroke) and that gap is a typing pause (100 ms or
+// more: edits closer together are a paste, a formatter or a fast typist mid-word); else the debounce, so that a burst
+// of edits is linted once. Unknown before the first lint: the debounce.
+inline constexpr std::chrono::milliseconds kTypingPause{100};
+std::chrono::milliseconds lint_delay(std::optional<std::chrono::steady_clock::duration> last_lint,
+                                     std::chrono::steady_clock::duration typing_gap,
+                                     std::chrono::milliseconds debounce);
+
+// The command of the "show rule documentation" code action (workspace/executeCommand).
+inline constexpr const char* kShowDocumentationCommand = "mbridge-lint.showRuleDocumentation";
+
 struct ServerOptions {
     std::chrono::milliseconds debounce{150};
     std::string mcore;        // as `check --mcore`
@@ -51,7 +64,9 @@ private:
     struct Document {
         std::string uri, path, language, text;
         int version = 0;
-        std::set<std::string> dependencies;  // files it was built from (imports), from its last lint
+        std::set<std::string> dependencies;                // files it was built from (imports), from its last lint
+        std::chrono::steady_clock::time_point changed_at;  // opened or last edited
+        std::optional<std::chrono::steady_clock::duration> lint_time;  // how long its last lint took
     };
     struct Snapshot {
         std::string uri, path, text;
@@ -70,6 +85,8 @@ private:
     void did_change_watched_files(const json& params);
     json hover(const json& params);
     json code_action(const json& params);
+    json execute_command(const json& params);
+    void show_documentation(const std::string& code);
     // A workspace edit of `changes` (uri -> text edits): versioned documentChanges when the client takes them, the
     // linted document at the version its fixes were computed for.
     json versioned(json changes, const std::string& linted_uri, int linted_version);
@@ -118,6 +135,7 @@ private:
     std::shared_ptr<LintSession::FrontEndState> front_end_state_ = std::make_shared<LintSession::FrontEndState>();
     bool watch_files_ = false;      // the client takes dynamic registrations of workspace/didChangeWatchedFiles
     bool versioned_edits_ = false;  // the client takes workspace edits as versioned documentChanges
+    bool show_document_ = false;    // the client takes window/showDocument
     std::mutex mutex_;              // guards everything below
     std::condition_variable wake_;
     std::map<std::string, Document> documents_;                         // by URI

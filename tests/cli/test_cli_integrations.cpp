@@ -1,5 +1,6 @@
 // The integration flags of `check` and the `config` command, through the real binary.
 #include <sys/stat.h>
+#include <yaml-cpp/yaml.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -287,7 +288,7 @@ TEST_CASE("check --config uses one configuration file for every input", "[cli][c
     CHECK(lint(dir, "check --config strict.toml a.yaml").code == 1);
 }
 
-TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options that exist", "[cli][docs]") {
+TEST_CASE("the pre-commit hooks and the GitHub action only use options and inputs that exist", "[cli][docs]") {
     const std::string root = std::string(MBRIDGE_LINT_TEST_DATA) + "/..";
     const std::string help = run_shell(kBin + " check --help").out;
     // Every --option written after `mbridge-lint check` in these files must be one `check --help` lists.
@@ -306,11 +307,35 @@ TEST_CASE("the example GitHub workflow and the pre-commit hooks only use options
         }
         return uses;
     };
-    CHECK(check_flags("integrations/github/mbridge-lint.yml") == 2);
-    CHECK(check_flags(".pre-commit-hooks.yaml") == 2);
-    // The workflow uploads the SARIF file it writes.
+    CHECK(check_flags(".pre-commit-hooks.yaml") == 4);
+    // The action's script passes these options (tests/integrations/test_github.sh runs it).
+    const std::string action_script = read_file(root + "/integrations/github/action.sh");
+    for (const std::string flag : {"--skip-non-configs", "--color", "--changed-only", "--mcore", "--output-format"}) {
+        INFO(flag);
+        CHECK(action_script.find(flag) != std::string::npos);
+        CHECK(help.find(flag) != std::string::npos);
+    }
+    // The example workflow uses the action with inputs action.yml declares.
+    const std::string action = read_file(root + "/action.yml");
     const std::string workflow = read_file(root + "/integrations/github/mbridge-lint.yml");
-    CHECK(workflow.find("-o mbridge-lint.sarif") != std::string::npos);
-    CHECK(workflow.find("sarif_file: mbridge-lint.sarif") != std::string::npos);
-    CHECK(workflow.find("github/codeql-action/upload-sarif") != std::string::npos);
+    CHECK(workflow.find("uses: your-org/mbridge-lint@v") != std::string::npos);
+    CHECK(workflow.find("          changed-only: ") != std::string::npos);
+    CHECK(action.find("github/codeql-action/upload-sarif") != std::string::npos);
+    // The files GitHub reads are YAML it accepts, with the parts it needs.
+    const YAML::Node action_yaml = YAML::LoadFile(root + "/action.yml");
+    CHECK(action_yaml["runs"]["using"].as<std::string>() == "composite");
+    for (const char* input : {"paths", "changed-only", "revision", "output-formats", "args", "upload-sarif"}) {
+        INFO(input);
+        CHECK(action_yaml["inputs"][input]["description"].IsScalar());
+    }
+    const YAML::Node release = YAML::LoadFile(root + "/.github/workflows/release.yml");
+    CHECK(release["on"]["push"]["tags"][0].as<std::string>() == "v*.*.*");
+    CHECK(release["jobs"]["pypi"]["permissions"]["id-token"].as<std::string>() == "write");
+    CHECK(release["jobs"]["release"]["permissions"]["contents"].as<std::string>() == "write");
+    CHECK(YAML::LoadFile(root + "/integrations/github/mbridge-lint.yml")["jobs"]["lint"]["steps"].size() == 2);
+    const YAML::Node hooks = YAML::LoadFile(root + "/.pre-commit-hooks.yaml");
+    REQUIRE(hooks.size() == 4);
+    CHECK(hooks[0]["id"].as<std::string>() == "mbridge-lint");
+    CHECK(hooks[0]["language"].as<std::string>() == "python");
+    CHECK(hooks[2]["language"].as<std::string>() == "system");
 }

@@ -2,6 +2,8 @@
 // mode, configured with exactly the snippet in docs/integrations.md (integrations/editors/mbridge-lint.el). An Emacs Lisp driver
 // plays the user: open a config, wait for diagnostics, hover, pick the quick fix, save.
 #include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -92,6 +94,12 @@ TEST_CASE("Emacs + Eglot with the documented configuration: diagnostics, hover a
     CHECK(result["codes_before"] == json::array({"RC006", "RC108"}));
     CHECK(result["hover"].get<std::string>().find("**recompute_num_layers** = `2`") != std::string::npos);
     CHECK(result["titles"][0] == "Remove recompute_num_layers");
+    // The editor actions beside the quick fix, as Eglot lists them.
+    for (const std::string title :
+         {"Disable RC006 for this line", "Disable RC006 for this file", "Show documentation of RC006"}) {
+        INFO(title);
+        CHECK(std::count(result["titles"].begin(), result["titles"].end(), title) == 1);
+    }
     CHECK(result["codes_after"] == json::array({"RC108"}));
     CHECK(read_file(config) ==
           "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");

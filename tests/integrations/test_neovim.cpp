@@ -1,6 +1,6 @@
 // A real editor: headless Neovim (installed by scripts/setup.sh), configured with exactly the snippet docs/integrations.md
 // shows (integrations/editors/mbridge-lint.lua), opens a config, gets diagnostics, hovers, applies a quick fix and
-// saves. A small Lua driver plays the user and writes what it saw to a JSON file.
+// saves, shows a rule's documentation and disables a rule for a line. A small Lua driver plays the user and writes what it saw to a JSON file.
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -86,6 +86,46 @@ if not vim.wait(20000, function() return not has("RC006") end, 50) then
   return finish(false)
 end
 out.codes_after = codes()
+
+-- The actions on RC108 (now on line 3): disable it for this line, and its documentation.
+local function actions_on(l)
+  local p = {
+    textDocument = vim.lsp.util.make_text_document_params(),
+    range = { start = { line = l, character = 0 }, ["end"] = { line = l, character = 1 } },
+    context = { diagnostics = vim.lsp.diagnostic.get_line_diagnostics(0, l) },
+  }
+  local found = {}
+  for client_id, r in pairs(vim.lsp.buf_request_sync(0, "textDocument/codeAction", p, 10000) or {}) do
+    for _, a in ipairs(r.result or {}) do
+      a.client = vim.lsp.get_client_by_id(client_id)
+      found[a.title] = a
+    end
+  end
+  return found
+end
+local rc108 = actions_on(3)
+out.rc108_titles = {}
+for title in pairs(rc108) do table.insert(out.rc108_titles, title) end
+table.sort(out.rc108_titles)
+local disable, docs = rc108["Disable RC108 for this line"], rc108["Show documentation of RC108"]
+if not disable or not docs then
+  out.error = "no disable or documentation action for RC108"
+  return finish(false)
+end
+-- Neovim 0.7 takes no window/showDocument: the server shows the rule's entry as a message.
+vim.lsp.handlers["window/showMessage"] = function(_, result) out.message = result.message end
+docs.client.request("workspace/executeCommand", docs.command, function() end, 0)
+if not vim.wait(10000, function() return out.message ~= nil end, 50) then
+  out.error = "the documentation command showed nothing"
+  return finish(false)
+end
+vim.lsp.util.apply_workspace_edit(disable.edit, disable.client.offset_encoding)
+vim.cmd("write")
+if not vim.wait(20000, function() return not has("RC108") end, 50) then
+  out.error = "RC108 still reported after disabling it for the line"
+  return finish(false)
+end
+out.codes_disabled = codes()
 out.text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), "\n")
 finish(true)
 )lua";
@@ -118,11 +158,18 @@ TEST_CASE("Neovim with the documented configuration: diagnostics, hover and a qu
     CHECK(result["codes_before"] == json::array({"RC006", "RC108"}));
     CHECK(result["hover"].get<std::string>().find("**recompute_num_layers** = `2`") != std::string::npos);
     CHECK(result["codes_after"] == json::array({"RC108"}));
-    CHECK(result["text"] ==
-          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block");
+    CHECK(result["rc108_titles"] == json::array({"Disable RC108 for this file", "Disable RC108 for this line",
+                                                 "Fix all safe mbridge-lint problems (1)", "Remove recompute_method",
+                                                 "Show documentation of RC108"}));
+    CHECK(result["message"].get<std::string>().starts_with("RC108 recompute-method-ignored-under-selective: "));
+    CHECK(result["message"].get<std::string>().find("#rc108-recompute-method-ignored-under-selective") !=
+          std::string::npos);
+    CHECK(result["codes_disabled"] == json::array());
+    CHECK(result["text"] == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
+                            "  recompute_method: block  # mbridge-lint: disable=RC108");
     // Saved through the editor.
-    CHECK(read_file(config) ==
-          "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_method: block\n");
+    CHECK(read_file(config) == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
+                               "  recompute_method: block  # mbridge-lint: disable=RC108\n");
 }
 
 TEST_CASE("docs/integrations.md shows the Neovim configuration that the test runs", "[editors][docs]") {

@@ -1,5 +1,6 @@
 // The real pre-commit tool (installed by scripts/setup.sh) against a temporary repository that uses this repository's
-// .pre-commit-hooks.yaml: a broken config fails the commit check, a fixed one passes, and the --fix hook repairs.
+// .pre-commit-hooks.yaml (its `-system` hooks, which run the mbridge-lint on PATH): a broken config fails the commit
+// check, a fixed one passes, and the --fix hook repairs. The `language: python` hooks: tests/package/test_release.sh.
 #include <catch2/catch.hpp>
 #include <filesystem>
 
@@ -62,7 +63,7 @@ TEST_CASE("pre-commit run: a broken config fails, the fixed one passes, unrelate
     REQUIRE(run_shell("pre-commit --version").code == 0);  // scripts/setup.sh installs the Debian package
     Env env;
     TempDir hooks, project;
-    use_hook(hooks, project, "mbridge-lint");
+    use_hook(hooks, project, "mbridge-lint-system");
     project.write("configs/run.yaml", kBroken);
     project.write(".github/workflows/ci.yaml", "name: CI\non: push\njobs:\n  lint:\n    runs-on: ubuntu-latest\n");
     project.write("setup.py", "from setuptools import setup\nsetup()\n");
@@ -87,7 +88,7 @@ TEST_CASE("pre-commit run: a broken config fails, the fixed one passes, unrelate
 TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, as formatters do", "[precommit]") {
     Env env;
     TempDir hooks, project;
-    use_hook(hooks, project, "mbridge-lint-fix");
+    use_hook(hooks, project, "mbridge-lint-fix-system");
     const std::string fixable =
         "model:\n  transformer_impl: local\n  recompute_granularity: selective\n  recompute_num_layers: 2\n";
     project.write("configs/run.yaml", fixable);
@@ -107,7 +108,7 @@ TEST_CASE("pre-commit run with the --fix hook repairs the file and fails once, a
 TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[precommit][python]") {
     Env env;
     TempDir hooks, project;
-    use_hook(hooks, project, "mbridge-lint");
+    use_hook(hooks, project, "mbridge-lint-system");
     project.write("recipes/__init__.py", "");
     project.write("recipes/common.py",
                   "from megatron.bridge.training.config import ConfigContainer\n"
@@ -145,7 +146,7 @@ TEST_CASE("pre-commit run: a broken recipe fails, the fixed recipe passes", "[pr
 TEST_CASE("a commit that changes only a shared helper fails on the recipes that import it", "[precommit][python]") {
     Env env;
     TempDir hooks, project;
-    use_hook(hooks, project, "mbridge-lint");
+    use_hook(hooks, project, "mbridge-lint-system");
     project.write("recipes/__init__.py", "");
     project.write("recipes/perf_common.py", "def perf_defaults(cfg):\n    cfg.model.recompute_granularity = None\n");
     for (const std::string gpu : {"h100", "b200"})

@@ -1,11 +1,14 @@
 // The LSP server as an editor meets it: the real binary over stdio with Content-Length framing.
 #include <catch2/catch.hpp>
+#include <map>
+#include <thread>
 
 #include "../support/lsp_client.hpp"
 #include "../support/run.hpp"
 #include "../support/temp_dir.hpp"
 #include "core/line_index.hpp"
 #include "integrations/lsp/positions.hpp"
+#include "integrations/lsp/server.hpp"
 
 using json = nlohmann::json;
 using mbl::test::LspClient;
@@ -596,4 +599,160 @@ TEST_CASE("an unsaved edit to a helper module is what the recipes importing it s
     CHECK(on_disk.code == 1);
     CHECK(on_disk.out.find("RC006") != std::string::npos);
     shutdown_and_exit(c);
+}
+
+namespace {
+
+// The code actions offered on one 0-based line, by title.
+std::map<std::string, json> actions_on(LspClient& c, const std::string& uri, int line) {
+    const int id = c.request("textDocument/codeAction",
+                             {{"textDocument", {{"uri", uri}}}, {"range", range(line, 0, line, 1)}, {"context", {}}});
+    auto r = c.response(id);
+    REQUIRE(r);
+    std::map<std::string, json> by_title;
+    for (const auto& a : (*r)["result"]) by_title[a["title"]] = a;
+    return by_title;
+}
+
+std::vector<std::string> codes_of(const json& published) {
+    std::vector<std::string> codes;
+    for (const auto& d : published["params"]["diagnostics"]) codes.push_back(d["code"]);
+    std::sort(codes.begin(), codes.end());
+    return codes;
+}
+
+}  // namespace
+
+TEST_CASE("code actions: disable a rule for the line or the file, in the suppression syntax the linter reads",
+          "[lsp][suppressions]") {
+    TempDir dir;
+    const std::string uri = uri_of(dir.write("run.yaml", kBroken));
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "0"});
+    initialize(c);
+    open(c, uri, kBroken);
+    auto published = c.diagnostics(uri, 1);
+    REQUIRE(published);
+    const std::vector<std::string> before = codes_of(*published);
+    REQUIRE(std::count(before.begin(), before.end(), "RC004") == 1);
+
+    // Line 6 (recompute_granularity: full): RC004 and whatever else points there, each with three actions.
+    auto actions = actions_on(c, uri, 5);
+    REQUIRE(actions.count("Disable RC004 for this line"));
+    REQUIRE(actions.count("Disable RC004 for this file"));
+    REQUIRE(actions.count("Show documentation of RC004"));
+    const json& line_action = actions["Disable RC004 for this line"];
+    CHECK(line_action["kind"] == "quickfix");
+    CHECK(line_action["diagnostics"][0]["code"] == "RC004");
+    const json edits = line_action["edit"]["changes"][uri];
+    std::string text = apply(kBroken, edits);
+    CHECK(text.find("  recompute_granularity: full  # mbridge-lint: disable=RC004\n") != std::string::npos);
+    send_edits(c, uri, 2, edits);
+    published = c.diagnostics(uri, 2);
+    REQUIRE(published);
+    std::vector<std::string> expected = before;
+    expected.erase(std::find(expected.begin(), expected.end(), "RC004"));
+    CHECK(codes_of(*published) == expected);  // RC004 alone is gone, and no RC900: the suppression is used
+
+    // For the file: the first line becomes the directive, and every diagnostic of that code goes.
+    const std::string other = expected.front();
+    actions = actions_on(c, uri, (*published)["params"]["diagnostics"][0]["range"]["start"]["line"].get<int>());
+    REQUIRE(actions.count("Disable " + other + " for this file"));
+    const json file_edits = actions["Disable " + other + " for this file"]["edit"]["changes"][uri];
+    text = apply(text, file_edits);
+    CHECK(text.starts_with("# mbridge-lint: disable-file=" + other + "\n# run config under test\n"));
+    send_edits(c, uri, 3, file_edits);
+    published = c.diagnostics(uri, 3);
+    REQUIRE(published);
+    for (const auto& code : codes_of(*published)) CHECK(code != other);
+    // Asked for quick fixes only (context.only), the documentation command is not offered.
+    const int id = c.request(
+        "textDocument/codeAction",
+        {{"textDocument", {{"uri", uri}}}, {"range", range(6, 0, 6, 1)}, {"context", {{"only", {"quickfix"}}}}});
+    auto only = c.response(id);
+    REQUIRE(only);
+    for (const auto& a : (*only)["result"]) CHECK(a["kind"] == "quickfix");
+    shutdown_and_exit(c);
+}
+
+TEST_CASE("show documentation: the rule's heading in the editor, or its text as a message", "[lsp]") {
+    TempDir dir;
+    const std::string uri = uri_of(dir.write("run.yaml", kBroken));
+    const json command{{"command", "mbridge-lint.showRuleDocumentation"}, {"arguments", {"RC004"}}};
+    SECTION("a client without window/showDocument gets the rule's entry as a message") {
+        auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+        initialize(c);
+        open(c, uri, kBroken);
+        REQUIRE(c.diagnostics(uri, 1));
+        const json action = actions_on(c, uri, 5)["Show documentation of RC004"];
+        CHECK(action["command"]["command"] == command["command"]);
+        CHECK(action["command"]["arguments"] == command["arguments"]);
+        const int id = c.request("workspace/executeCommand", command);
+        auto message = c.wait_for([](const json& m) { return m.value("method", "") == "window/showMessage"; });
+        REQUIRE(message);
+        auto r = c.response(id);
+        REQUIRE(r);
+        CHECK((*r)["result"].is_null());
+        CHECK((*message)["params"]["type"] == 3);
+        const std::string text = (*message)["params"]["message"];
+        CHECK(text.starts_with("RC004 full-recompute-without-method: "));
+        CHECK(text.find("\n\n") != std::string::npos);  // then the rule's documentation
+        CHECK(text.ends_with("#rc004-full-recompute-without-method"));
+        // An unknown command or rule is a bad request, answered as one.
+        const int bad = c.request("workspace/executeCommand",
+                                  {{"command", "mbridge-lint.showRuleDocumentation"}, {"arguments", {"RC999"}}});
+        auto error = c.response(bad);
+        REQUIRE(error);
+        CHECK((*error)["error"]["code"] == -32602);
+        CHECK((*error)["error"]["message"] == "workspace/executeCommand: no documentation for \"RC999\"");
+        const int unknown = c.request("workspace/executeCommand", {{"command", "mbridge-lint.format"}});
+        error = c.response(unknown);
+        REQUIRE(error);
+        CHECK((*error)["error"]["message"] == "workspace/executeCommand: unknown command \"mbridge-lint.format\"");
+        shutdown_and_exit(c);
+    }
+    SECTION("a client with window/showDocument is asked to open the page at the rule's heading") {
+        auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev"});
+        initialize(c, {{"window", {{"showDocument", {{"support", true}}}}}});
+        const int id = c.request("workspace/executeCommand", command);
+        auto show = c.wait_for([](const json& m) { return m.value("method", "") == "window/showDocument"; });
+        REQUIRE(show);
+        REQUIRE(c.response(id));
+        const std::string page = (*show)["params"]["uri"];
+        REQUIRE(page.starts_with("file://"));  // this build's docs/rules.md
+        CHECK(page.ends_with("/docs/rules.md"));
+        const std::string rules = mbl::test::read_file(mbl::lsp::uri_to_path(page));
+        const int line = (*show)["params"]["selection"]["start"]["line"];
+        CHECK(mbl::LineIndex(rules).line_text(line + 1) == "## RC004-full-recompute-without-method");
+        CHECK((*show)["params"]["takeFocus"] == true);
+        shutdown_and_exit(c);
+    }
+}
+
+TEST_CASE("an edit is linted at once when the last lint took less than the typing gap, else after the debounce",
+          "[lsp]") {
+    CHECK(mbl::lsp::lint_delay(std::nullopt, 10s, 150ms) == 150ms);  // never linted: unknown, so the debounce
+    CHECK(mbl::lsp::lint_delay(20ms, 300ms, 150ms) == 0ms);          // done before the next keystroke
+    CHECK(mbl::lsp::lint_delay(400ms, 300ms, 150ms) == 150ms);       // slower than typing: wait for a pause
+    CHECK(mbl::lsp::lint_delay(1ms, 20ms, 150ms) == 150ms);          // a burst (a paste, a formatter): wait
+
+    TempDir dir;
+    const std::string uri = uri_of(dir.write("d.yaml", kBroken));
+    // A debounce far longer than the test waits: diagnostics that come sooner were not debounced.
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "10000"});
+    initialize(c);
+    open(c, uri, kBroken);
+    REQUIRE(c.diagnostics(uri, 1));
+    auto edit = [&](int version) {
+        c.notify("textDocument/didChange",
+                 {{"textDocument", {{"uri", uri}, {"version", version}}},
+                  {"contentChanges", {{{"range", range(6, 24, 6, 25)}, {"text", std::to_string(version)}}}}});
+    };
+    std::this_thread::sleep_for(1500ms);  // a pause in typing, far longer than a lint of this file
+    edit(2);
+    CHECK(c.diagnostics(uri, 2, 20s));
+    // Two edits in a row: the second comes within the typing pause, so it waits for the (long) debounce.
+    edit(3);
+    edit(4);
+    CHECK(!c.diagnostics(uri, 4, 2s));
+    c.notify("exit", nullptr);
 }

@@ -9,7 +9,15 @@
 #   - the tarball's binary runs as is;
 #   - `pre-commit run` with the release's `language: python` hook repository (the bundle) installs the wheel from the
 #     release folder alone (PIP_NO_INDEX, PIP_FIND_LINKS), fails on a broken recipe and passes on the fixed one; a
-#     local `language: python` hook with the wheel as its dependency fails on the broken recipe too.
+#     local `language: python` hook with the wheel as its dependency fails on the broken recipe too;
+#   - `pre-commit run` with this repository itself as the hook repository (`repo: <clone>, rev: <HEAD>`, its
+#     `language: python` hook): setup.py takes the release's binary (MBRIDGE_LINT_RELEASE_URL=file:///tmp/dist) and
+#     compiles nothing when the release was built from that commit; from a tree with uncommitted changes the release
+#     is not that commit's, so setup.py refuses it and, without a compiler, the install fails saying why;
+#   - the GitHub action's install step (integrations/github/action.sh) takes the release's binary without a compiler.
+# On this machine: the action's install step with no release builds from source (in the release's build folder, so
+# nothing recompiles), and `pre-commit run` with this repository's language: python hook and no release builds from
+# source in pre-commit's clone (ccache serves the release build's objects).
 # Needs root (chroot), debootstrap and the Debian mirror (the first run); exit 77 (skipped) when not root.
 # Usage: tests/package/test_release.sh BUILD_DIR
 set -euo pipefail
@@ -30,6 +38,7 @@ dist="$work/dist"
 echo "== scripts/release.sh"
 if [ -z "${CMAKE_ARGS:-}" ] && command -v ccache > /dev/null; then
   export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$source_dir}"  # the build from source in pre-commit's clone shares objects
 fi
 MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$source_dir/scripts/release.sh" "$dist" > "$work/release.log" 2>&1 ||
   { tail -40 "$work/release.log"; fail "scripts/release.sh failed"; }
@@ -174,4 +183,73 @@ out="$(run_hook 2>&1)" || status=$?
 echo "$out" | sed 's/^/  /'
 [ "$status" -eq 1 ] && grep -q 'recipes/small.py:8:5: error\[RC004\]' <<<"$out" ||
   fail "the local hook on the broken recipe: exit $status, expected 1 with RC004"
-echo "PASS: the release's wheel, .deb, tarball and pre-commit hook install and run on a fresh Debian 12 without a compiler"
+
+echo "== pre-commit with this repository as the hook repository (language: python, the release's binary)"
+source_commit="$(git -C "$source_dir" rev-parse HEAD)"
+built_from="$("$binary" --version | head -n1 | sed 's/.*(commit \(.*\))$/\1/')"
+in_root git init -q /tmp/src
+git -C "$root/tmp/src" fetch -q "$source_dir" HEAD
+git -C "$root/tmp/src" -c advice.detachedHead=false checkout -q FETCH_HEAD
+printf 'repos:\n  - repo: /tmp/src\n    rev: %s\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, "0.20.dev"]\n' \
+  "$source_commit" > "$root/tmp/project/.pre-commit-config.yaml"
+rm -rf "$root/tmp/pre-commit-home"
+run_source_hook() {  # pip may use the release folder and Debian's setuptools and wheel (build isolation) alone
+  in_root sh -c "cd /tmp/project && $git add -A && PIP_NO_INDEX=1 PIP_FIND_LINKS='/tmp/dist /usr/share/python-wheels' \
+    MBRIDGE_LINT_RELEASE_URL=file:///tmp/dist PRE_COMMIT_HOME=/tmp/pre-commit-home pre-commit run --all-files --color never"
+}
+status=0
+out="$(run_source_hook 2>&1)" || status=$?
+echo "$out" | sed 's/^/  /' | tail -20
+if [ "$built_from" = "${source_commit:0:12}" ]; then
+  [ "$status" -eq 1 ] && grep -q 'recipes/small.py:8:5: error\[RC004\]' <<<"$out" ||
+    fail "the source hook with the release's binary on the broken recipe: exit $status, expected 1 with RC004"
+  hook_binary="$(in_root sh -c 'ls /tmp/pre-commit-home/repo*/py_env-*/lib/python3*/site-packages/mbridge_lint/bin/mbridge-lint')"
+  cmp -s "$root$hook_binary" "$binary" || fail "the hook's binary is not the release's"
+else
+  echo "  (the release was built from $built_from, a tree with uncommitted changes: not the commit $source_commit)"
+  [ "$status" -ne 0 ] && grep -q "building from source, no usable release: the release was built from commit $built_from" <<<"$out" ||
+    fail "the source hook took a release built from uncommitted changes, or did not say why not (exit $status)"
+fi
+
+echo "== the GitHub action's install step takes the release's binary, without a compiler"
+in_root sh -c "cd /tmp && RUNNER_TEMP=/tmp/runner INPUT_RELEASE_URL=file:///tmp/dist /tmp/src/integrations/github/action.sh install" \
+  > "$work/action.log" 2>&1 || { cat "$work/action.log"; fail "the action's install step failed"; }
+grep -q "the release's binary from file:///tmp/dist" "$work/action.log" || fail "the action did not take the release's binary"
+cmp -s "$root/tmp/runner/mbridge-lint-release/mbridge-lint" "$binary" || fail "the action's binary is not the release's"
+
+static_dir="$(dirname "$binary")"
+echo "== the GitHub action's install step builds from source where there is no release (the release's build folder)"
+RUNNER_TEMP="$work/runner" INPUT_RELEASE_URL=none INPUT_BUILD_DIR="$static_dir" \
+  "$source_dir/integrations/github/action.sh" install > "$work/action-build.log" 2>&1 ||
+  { tail -30 "$work/action-build.log"; fail "the action's build from source failed"; }
+grep -q "building from source in $static_dir" "$work/action-build.log" || fail "the action did not build"
+[ "$(tail -n1 "$work/runner/github-path")" = "$static_dir" ] || fail "GITHUB_PATH does not name the build"
+
+echo "== pre-commit with this repository as the hook repository, no release: built from source (once), offline"
+# On this machine, which compiles. pre-commit clones the repository; setup.py builds the static binary in the clone,
+# at the same place relative to it as the release's build folder is to the checkout, so that ccache (under
+# CCACHE_BASEDIR, the checkout) serves the release build's objects and little is compiled again. The grammar comes
+# from npm's cache (scripts/setup.sh fetched it), setuptools and wheel from Debian's wheels.
+if [ -n "${CCACHE_BASEDIR:-}" ] && [[ "$static_dir" == "$source_dir"/* ]]; then
+  hook_home="$(mktemp -d "$source_dir/build-precommit.XXXXXX")"  # under CCACHE_BASEDIR, as the release build is
+  trap 'rm -rf "$hook_home"; cleanup' EXIT
+  mkdir -p "$hook_home/project/recipes"
+  recipe "" > "$hook_home/project/recipes/small.py"
+  printf 'repos:\n  - repo: %s\n    rev: %s\n    hooks:\n      - id: mbridge-lint\n        args: [--mcore, "0.20.dev"]\n' \
+    "$source_dir" "$source_commit" > "$hook_home/project/.pre-commit-config.yaml"
+  (cd "$hook_home/project" && $git init -q && $git add -A)
+  started=$SECONDS
+  status=0
+  out="$(cd "$hook_home/project" && MBRIDGE_LINT_RELEASE_URL=none \
+    MBRIDGE_LINT_BUILD_DIR="${static_dir#"$source_dir"/}" PRE_COMMIT_HOME="$hook_home/cache" PIP_NO_INDEX=1 \
+    PIP_FIND_LINKS=/usr/share/python-wheels pre-commit run --all-files --color never 2>&1)" || status=$?
+  echo "$out" | sed 's/^/  /' | tail -8
+  echo "  first run (the build from source): $((SECONDS - started)) s"
+  [ "$status" -eq 1 ] && grep -q 'recipes/small.py:8:5: error\[RC004\]' <<<"$out" ||
+    fail "the hook built from source on the broken recipe: exit $status, expected 1 with RC004"
+  hook_binary="$(ls "$hook_home"/cache/repo*/py_env-*/lib/python3*/site-packages/mbridge_lint/bin/mbridge-lint)"
+  [ "$("$hook_binary" --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "the hook's binary is not $version"
+else
+  echo "  not tried: it needs ccache and the release's build folder inside the checkout, or it compiles everything again"
+fi
+echo "PASS: the release's wheel, .deb, tarball and pre-commit hooks install and run on a fresh Debian 12 without a compiler"

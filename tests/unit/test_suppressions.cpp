@@ -4,6 +4,7 @@
 
 #include "../support/mini_recipe_front_end.hpp"
 #include "../support/temp_dir.hpp"
+#include "core/line_index.hpp"
 #include "engine/fixes.hpp"
 #include "engine/lint_session.hpp"
 #include "engine/suppressions.hpp"
@@ -206,4 +207,78 @@ TEST_CASE("a noqa code of ours that is unknown or an input error is reported", "
     };
     CHECK(first("  # noqa: RC06").rfind("IN011 unknown rule \"RC06\" in suppression (did you mean", 0) == 0);
     CHECK(first("  # noqa: IN004").rfind("IN011 IN004 is an input error", 0) == 0);
+}
+
+namespace {
+
+// The text with a suppression edit applied (the editor's "disable ... for this line / file").
+std::string applied(const std::string& text, const std::optional<TextEdit>& edit) {
+    REQUIRE(edit);
+    const LineIndex lines(text);
+    const std::size_t b = lines.offset(edit->range.line, edit->range.column),
+                      e = lines.offset(edit->range.end_line, edit->range.end_column);
+    return text.substr(0, b) + edit->replacement + text.substr(e);
+}
+
+std::string on_line(const std::string& text, int line, const std::string& code, const std::string& name = "c.yaml") {
+    return applied(text, suppress_on_line(name, text, yaml_edit::comments(text), line, code));
+}
+
+std::string in_file(const std::string& text, const std::string& code) {
+    return applied(text, suppress_in_file("c.yaml", text, yaml_edit::comments(text), code));
+}
+
+}  // namespace
+
+TEST_CASE("disable for this line: the edit suppresses the diagnostic and nothing else", "[suppressions][editor]") {
+    test::TempDir dir;
+    const std::string base = with(kTwoProblems, "");
+    // A line without a comment gets one at its end.
+    const std::string eol = on_line(base, 4, "RC006");
+    CHECK(eol == with(kTwoProblems, "  # mbridge-lint: disable=RC006"));
+    CHECK(lint(dir, "c.yaml", eol).codes == Codes{"5:RC108"});
+    // A suppression already on the line takes the code into its list, in its own spelling.
+    CHECK(on_line(with(kTwoProblems, "", "  # mbridge-lint: disable=RC101 -- why"), 5, "RC108") ==
+          with(kTwoProblems, "", "  # mbridge-lint: disable=RC101,RC108 -- why"));
+    const std::string noqa = on_line(with(kTwoProblems, "", "  # noqa: E501"), 5, "RC108");
+    CHECK(noqa == with(kTwoProblems, "", "  # noqa: E501, RC108"));
+    CHECK(lint(dir, "c.yaml", noqa).codes == Codes{"4:RC006"});
+    // Another comment on the line stays as it is: the directive goes on its own line above, indented alike.
+    const std::string above = on_line(with(kTwoProblems, "  # two layers, as in the paper"), 4, "RC006");
+    CHECK(above == "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
+                   "  # mbridge-lint: disable-next-line=RC006\n  recompute_num_layers: 2  # two layers, as in the "
+                   "paper\n  recompute_method: block\n");
+    CHECK(lint(dir, "c.yaml", above).codes == Codes{"6:RC108"});
+    // Already suppressed there: nothing to offer.
+    const std::string done = with(kTwoProblems, "  # mbridge-lint: disable=selective-recompute-with-num-layers");
+    CHECK(!suppress_on_line("c.yaml", done, yaml_edit::comments(done), 4, "RC006"));
+    CHECK(!suppress_on_line("c.yaml", base, yaml_edit::comments(base), 4, "RC999"));  // no such rule
+}
+
+TEST_CASE("disable for this line in Python: CRLF endings kept, backslash continuations respected",
+          "[suppressions][editor][python]") {
+    const std::string crlf = "x = 1  # note\r\ny = 2\r\n";
+    CHECK(applied(crlf, suppress_on_line("r.py", crlf, python_edit::comments(crlf), 1, "RC004")) ==
+          "# mbridge-lint: disable-next-line=RC004\r\nx = 1  # note\r\ny = 2\r\n");
+    // A directive can go neither at the end of a continued line nor between it and the line it continues.
+    const std::string continued = "x = 1 + \\\n    2  # note\n";
+    CHECK(!suppress_on_line("r.py", continued, python_edit::comments(continued), 2, "RC004"));
+    CHECK(applied(continued, suppress_on_line("r.py", continued, python_edit::comments(continued), 1, "RC004")) ==
+          "# mbridge-lint: disable-next-line=RC004\nx = 1 + \\\n    2  # note\n");
+}
+
+TEST_CASE("disable for this file: a disable-file comment first, or the code added to the one there",
+          "[suppressions][editor]") {
+    test::TempDir dir;
+    const std::string first = in_file(with(kTwoProblems, ""), "RC006");
+    CHECK(first == "# mbridge-lint: disable-file=RC006\n" + with(kTwoProblems, ""));
+    CHECK(lint(dir, "c.yaml", first).codes == Codes{"6:RC108"});
+    const std::string both = in_file(first, "RC108");
+    CHECK(both.starts_with("# mbridge-lint: disable-file=RC006,RC108\n"));
+    CHECK(lint(dir, "c.yaml", both).codes.empty());
+    CHECK(!suppress_in_file("c.yaml", both, yaml_edit::comments(both), "RC108"));
+    // After a #! line and an encoding declaration, which must stay first.
+    const std::string script = "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\nx = 1\n";
+    CHECK(applied(script, suppress_in_file("r.py", script, python_edit::comments(script), "RC004")) ==
+          "#!/usr/bin/env python3\n# -*- coding: utf-8 -*-\n# mbridge-lint: disable-file=RC004\nx = 1\n");
 }
