@@ -98,24 +98,28 @@ def library_recipes(bridge):
     return out
 
 
+# Each runner prints one `MBL-RESULT {"NAME": status}` line a recipe as it goes, so that a process stopped at its
+# time limit still reports what it reached; a failure keeps its traceback's tail, where the fault is.
 LIBRARY_RUNNER = r"""
 import importlib, json, sys, traceback
 out_dir, work = sys.argv[1], json.loads(sys.argv[2])
-results = {}
+def report(name, status):
+    print("MBL-RESULT " + json.dumps({name: status}), flush=True)
+def failure(e):
+    return "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip()[-800:]
 for module, names in work:
     try:
         mod = importlib.import_module(module)
     except BaseException as e:
         for n in names:
-            results[n] = "import: " + "".join(traceback.format_exception_only(type(e), e)).strip()[-600:]
+            report(n, "import: " + failure(e))
         continue
     for n in names:
         try:
             getattr(mod, n)().to_yaml(f"{out_dir}/{n}.yaml")
-            results[n] = "ok"
+            report(n, "ok")
         except BaseException as e:
-            results[n] = "".join(traceback.format_exception_only(type(e), e)).strip()[-600:]
-print(json.dumps(results))
+            report(n, failure(e))
 """
 
 
@@ -127,12 +131,13 @@ DEADLINE = [float("inf")]  # no process starts after it, so that what was dumped
 PERF_RUNNER = r"""
 import contextlib, io, json, os, sys, traceback
 sys.path.insert(0, os.path.join(os.getcwd(), "scripts/performance"))
-results = {}
+def report(name, status):
+    print("MBL-RESULT " + json.dumps({name: status}), flush=True)
 try:
     import run_script
 except BaseException as e:
-    print(json.dumps({s["name"]: "import: " + "".join(traceback.format_exception_only(type(e), e)).strip()[-600:]
-                      for s in json.loads(sys.argv[1])}))
+    for s in json.loads(sys.argv[1]):
+        report(s["name"], "import: " + "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip()[-800:])
     sys.exit(0)
 for spec in json.loads(sys.argv[1]):
     for name in ("WORLD_SIZE", "RANK"):  # the dry run sets them from --num_gpus when they are absent
@@ -141,13 +146,49 @@ for spec in json.loads(sys.argv[1]):
     try:
         with contextlib.redirect_stdout(io.StringIO()):
             run_script.main()
-        results[spec["name"]] = "returned without the dry run's exit"
+        report(spec["name"], "returned without the dry run's exit")
     except SystemExit as e:
-        results[spec["name"]] = "ok" if e.code in (0, None) and os.path.exists(spec["path"]) else f"exit {e.code}"
+        report(spec["name"], "ok" if e.code in (0, None) and os.path.exists(spec["path"]) else f"exit {e.code}")
     except BaseException as e:
-        results[spec["name"]] = "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip()[-800:]
-print(json.dumps(results))
+        report(spec["name"], "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip()[-800:])
 """
+
+PROCESS_SECONDS = 200  # one runner process's limit; a family's launches are split so that each part fits
+
+
+def run_runner(argv, cwd, env, names):
+    """Runs a runner, returning its statuses by name and its wall time; a name it never reported gets why."""
+    start = time.time()
+    timed_out = False
+    try:
+        p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=PROCESS_SECONDS)
+        stdout, stderr = p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        timed_out = True
+        stdout = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+        stderr = e.stderr.decode(errors="replace") if isinstance(e.stderr, bytes) else (e.stderr or "")
+    results = {}
+    for line in stdout.splitlines():
+        if line.startswith("MBL-RESULT "):
+            results.update(json.loads(line[len("MBL-RESULT "):]))
+    missing = f"timed out after {PROCESS_SECONDS} s" if timed_out else (stderr or "no output").strip()[-800:]
+    return {n: results.get(n, missing) for n in names}, round(time.time() - start, 1)
+
+
+PERF_PER_PROCESS = 6  # launches one process runs after importing the stack (about 25 s) once
+LIBRARY_PER_PROCESS = 12  # library recipes likewise; a module's recipes stay in one process
+
+
+def split_modules(modules):
+    """A family's (module, recipes) pairs in parts of about LIBRARY_PER_PROCESS recipes."""
+    parts, part, size = [], [], 0
+    for module, entries in modules:
+        if part and size + len(entries) > LIBRARY_PER_PROCESS:
+            parts.append(part)
+            part, size = [], 0
+        part.append((module, entries))
+        size += len(entries)
+    return parts + [part] if part else parts
 
 
 def launcher_args(combo, path):
@@ -161,16 +202,8 @@ def run_perf(family, combos, bridge, env, out):
         return [{**c, "command": "", "status": "not run: deadline", "seconds": 0} for c in combos]
     specs = [{"name": c["name"], "path": os.path.join(out, "perf", c["name"] + ".yaml"),
               "args": launcher_args(c, os.path.join(out, "perf", c["name"] + ".yaml"))} for c in combos]
-    start = time.time()
-    try:
-        p = subprocess.run([sys.executable, "-c", PERF_RUNNER, json.dumps(specs)], cwd=bridge, env=env,
-                           capture_output=True, text=True, timeout=100)
-        lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
-        results = json.loads(lines[-1]) if lines else {s["name"]: (p.stderr or "no output").strip()[-800:]
-                                                        for s in specs}
-    except subprocess.TimeoutExpired:
-        results = {s["name"]: "timed out after 100 s" for s in specs}
-    took = round(time.time() - start, 1)
+    results, took = run_runner([sys.executable, "-c", PERF_RUNNER, json.dumps(specs)], bridge, env,
+                               [s["name"] for s in specs])
     return [{**c, "command": "python scripts/performance/run_script.py " + " ".join(s["args"][:-1]) + " OUT.yaml",
              "status": results.get(c["name"], "not reached"), "seconds": took} for c, s in zip(combos, specs)]
 
@@ -180,16 +213,8 @@ def run_library_family(modules, bridge, env, out):
     if time.time() > DEADLINE[0]:
         return [{**e, "command": "", "status": "not run: deadline", "seconds": 0} for e in entries]
     work = [(m, [e["name"] for e in es]) for m, es in modules]
-    start = time.time()
-    try:
-        p = subprocess.run([sys.executable, "-c", LIBRARY_RUNNER, os.path.join(out, "library"), json.dumps(work)],
-                           cwd=bridge, env=env, capture_output=True, text=True, timeout=100)
-        lines = [line for line in p.stdout.splitlines() if line.startswith("{")]
-        results = json.loads(lines[-1]) if lines else {e["name"]: (p.stderr or "no output").strip()[-800:]
-                                                        for e in entries}
-    except subprocess.TimeoutExpired:
-        results = {e["name"]: "timed out after 100 s" for e in entries}
-    took = round(time.time() - start, 1)
+    results, took = run_runner([sys.executable, "-c", LIBRARY_RUNNER, os.path.join(out, "library"), json.dumps(work)],
+                               bridge, env, [e["name"] for e in entries])
     return [{**e, "command": f"{e['module']}.{e['name']}().to_yaml(OUT.yaml)",
              "status": results.get(e["name"], "not reached"), "seconds": took} for e in entries]
 
@@ -226,11 +251,13 @@ def main():
         families = {}
         for c in combos:
             families.setdefault(c["family"], []).append(c)
-        futures = [pool.submit(run_perf, f, cs, bridge, env, out) for f, cs in families.items()]
+        futures = [pool.submit(run_perf, f, cs[i:i + PERF_PER_PROCESS], bridge, env, out)
+                   for f, cs in families.items() for i in range(0, len(cs), PERF_PER_PROCESS)]
         by_family = {}
         for m, es in libraries.items():
             by_family.setdefault(m.split(".")[3], []).append((m, es))
-        futures += [pool.submit(run_library_family, ms, bridge, env, out) for ms in by_family.values()]
+        futures += [pool.submit(run_library_family, ms, bridge, env, out)
+                    for family in by_family.values() for ms in split_modules(family)]
         for f in concurrent.futures.as_completed(futures):
             results += f.result()
     results.sort(key=lambda r: (r["kind"], r["name"]))
