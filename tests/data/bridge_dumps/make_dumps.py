@@ -153,7 +153,7 @@ for spec in json.loads(sys.argv[1]):
         report(spec["name"], "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip()[-800:])
 """
 
-PROCESS_SECONDS = 200  # one runner process's limit; a family's launches are split so that each part fits
+PROCESS_SECONDS = 150  # one runner process's limit; a family's launches are split so that each part fits
 
 
 def run_runner(argv, cwd, env, names):
