@@ -153,7 +153,7 @@ for spec in json.loads(sys.argv[1]):
         report(spec["name"], "".join(traceback.format_exception(type(e), e, e.__traceback__)).strip()[-800:])
 """
 
-PROCESS_SECONDS = 150  # one runner process's limit; a family's launches are split so that each part fits
+PROCESS_SECONDS = [150]  # one runner process's limit (--process-seconds); families are split so that parts fit
 
 
 def run_runner(argv, cwd, env, names):
@@ -161,7 +161,7 @@ def run_runner(argv, cwd, env, names):
     start = time.time()
     timed_out = False
     try:
-        p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=PROCESS_SECONDS)
+        p = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, timeout=PROCESS_SECONDS[0])
         stdout, stderr = p.stdout, p.stderr
     except subprocess.TimeoutExpired as e:
         timed_out = True
@@ -171,7 +171,7 @@ def run_runner(argv, cwd, env, names):
     for line in stdout.splitlines():
         if line.startswith("MBL-RESULT "):
             results.update(json.loads(line[len("MBL-RESULT "):]))
-    missing = f"timed out after {PROCESS_SECONDS} s" if timed_out else (stderr or "no output").strip()[-800:]
+    missing = f"timed out after {PROCESS_SECONDS[0]} s" if timed_out else (stderr or "no output").strip()[-800:]
     return {n: results.get(n, missing) for n in names}, round(time.time() - start, 1)
 
 
@@ -227,7 +227,9 @@ def main():
     a.add_argument("--jobs", type=int, default=14)
     a.add_argument("--only", default="", help="a regular expression the recipe names must match")
     a.add_argument("--seconds", type=float, default=float("inf"), help="start no process after this many seconds")
+    a.add_argument("--process-seconds", type=float, default=PROCESS_SECONDS[0], help="one runner process's limit")
     args = a.parse_args()
+    PROCESS_SECONDS[0] = args.process_seconds
     DEADLINE[0] = time.time() + args.seconds
     stage, out = os.path.abspath(args.stage), os.path.abspath(args.out)
     bridge = os.path.join(stage, "bridge")
