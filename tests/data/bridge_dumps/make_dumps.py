@@ -38,8 +38,29 @@ PERF_FN = re.compile(r"^def ((\w+?)_(pretrain|sft|peft)_(\d+)gpu_(h100|gb200)_(b
 LIB_FN = re.compile(r"^def ([a-z]\w*_(?:pretrain|sft|peft)_\w*config)\(\s*\)", re.M)
 
 
-def write_hub_cache(catalog_path, hub):
-    """Each catalog model as hub/models--ORG--NAME/{refs/main,snapshots/HASH/config.json}."""
+REVISION_CONSTANT = re.compile(r'^(_?\w*?)REVISION\s*=\s*"([^"]+)"', re.M)
+
+
+def pinned_revisions(bridge):
+    """{model id: revisions} the recipes pin: a `X_REVISION = "..."` constant beside its `X_ID = "org/name"`."""
+    out = {}
+    for sub in ("recipes", "perf_recipes"):
+        for folder, _, files in os.walk(os.path.join(bridge, "src/megatron/bridge", sub)):
+            for name in files:
+                if not name.endswith(".py"):
+                    continue
+                with open(os.path.join(folder, name), encoding="utf-8") as f:
+                    text = f.read()
+                for prefix, revision in REVISION_CONSTANT.findall(text):
+                    model = re.search(rf'^{re.escape(prefix)}ID\s*=\s*"([^"]+)"', text, re.M)
+                    if model:
+                        out.setdefault(model.group(1), set()).add(revision)
+    return out
+
+
+def write_hub_cache(catalog_path, hub, revisions):
+    """Each catalog model as hub/models--ORG--NAME/{refs/main,snapshots/HASH/config.json}, and under each revision
+    a recipe pins: a commit as its own snapshot (the hub looks a commit up there), a branch or tag as a ref."""
     with open(catalog_path, encoding="utf-8") as f:
         models = json.load(f)["models"]
     for model_id, entry in models.items():
@@ -52,6 +73,14 @@ def write_hub_cache(catalog_path, hub):
             f.write(snapshot)
         with open(os.path.join(folder, "snapshots", snapshot, "config.json"), "w") as f:
             json.dump(config, f, indent=1)
+        for revision in revisions.get(model_id, ()):
+            if re.fullmatch(r"[0-9a-f]{40}", revision):
+                os.makedirs(os.path.join(folder, "snapshots", revision), exist_ok=True)
+                with open(os.path.join(folder, "snapshots", revision, "config.json"), "w") as f:
+                    json.dump(config, f, indent=1)
+            else:
+                with open(os.path.join(folder, "refs", revision), "w") as f:
+                    f.write(snapshot)
     return len(models)
 
 
@@ -192,9 +221,11 @@ def split_modules(modules):
 
 
 def launcher_args(combo, path):
+    # A PEFT launch asserts a pretrained checkpoint path (ConfigContainer.validate); the dry run never reads it.
+    checkpoint = ["--pretrained_checkpoint", "/checkpoints/pretrained"] if combo["task"] == "peft" else []
     return ["--model_family_name", combo["family"], "--model_recipe_name", combo["recipe"], "--task", combo["task"],
             "--num_gpus", combo["num_gpus"], "--gpu", combo["gpu"], "--compute_dtype", combo["precision"],
-            "--dryrun", "--save_config_filepath", path]
+            *checkpoint, "--dryrun", "--save_config_filepath", path]
 
 
 def run_perf(family, combos, bridge, env, out):
@@ -234,7 +265,7 @@ def main():
     stage, out = os.path.abspath(args.stage), os.path.abspath(args.out)
     bridge = os.path.join(stage, "bridge")
     hf_home = "/tmp/mbl-hf"
-    n_models = write_hub_cache(args.catalog, os.path.join(hf_home, "hub"))
+    n_models = write_hub_cache(args.catalog, os.path.join(hf_home, "hub"), pinned_revisions(bridge))
     env = dict(os.environ)
     env.update({
         "PYTHONPATH": ":".join([HERE, os.path.join(stage, "pylibs"), os.path.join(bridge, "src"),

@@ -2,8 +2,9 @@
 
 Every `NAME.*` module of a stood-in package exists; an upper-case attribute is a dummy class (subclassable,
 callable, any attribute), a lower-case one a submodule that is also callable: called with a function it hands the
-function back (a decorator), otherwise a dummy. Nothing here computes a config value: fields that depend on these
-packages (Transformer Engine's version, say) can differ from a real launch and are not compared.
+function back (a decorator), otherwise a dummy. Nothing here computes a config value; Transformer Engine says the
+version Bridge locks, so that its version gates take the container's branch. Fields that depend on these packages
+beyond that can differ from a real launch and are not compared.
 """
 import abc
 import importlib.abc
@@ -51,6 +52,24 @@ class Dummy(metaclass=DummyType):
         return False
 
 
+class FusedAdam(Dummy):
+    """Transformer Engine's optimizer, for its signature alone: Megatron Core's OptimizerConfig looks for the
+    arguments --use-precision-aware-optimizer needs (optimizer_config.py), which the performance launches set for
+    every bf16 Adam run (run_script.py), so the TE their container has takes them."""
+
+    def __init__(self, params, master_weight_dtype=None, exp_avg_dtype=None, exp_avg_sq_dtype=None,
+                 use_decoupled_grad=False, **kwargs):
+        pass
+
+
+# Version gates read a package's __version__: Transformer Engine's is the release Bridge 067f987 locks
+# (uv.lock: transformer-engine 2.18.0), so that a launch takes the branch its container takes; Megatron Core asserts
+# a minimum nvidia-resiliency-ext when it is importable. The others say 0.0.0, the oldest branch.
+VERSIONS = {"transformer_engine": "2.18.0", "nvidia_resiliency_ext": "99.0.0"}
+# Stood-in classes whose signature is read.
+CLASSES = {"transformer_engine.pytorch.optimizers": {"FusedAdam": FusedAdam}}
+
+
 class StandIn(types.ModuleType):
     __version__ = "0.0.0"
 
@@ -79,10 +98,10 @@ class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def create_module(self, spec):
         m = StandIn(spec.name)
         m.__path__ = []
-        # Megatron Core asserts a minimum nvidia-resiliency-ext when it is importable; the others stay "0.0.0", so
-        # that version-gated paths take their oldest branch.
-        if spec.name == "nvidia_resiliency_ext":
-            m.__version__ = "99.0.0"
+        if spec.name in VERSIONS:
+            m.__version__ = VERSIONS[spec.name]
+        for name, cls in CLASSES.get(spec.name, {}).items():
+            setattr(m, name, cls)
         return m
 
     def exec_module(self, module):
