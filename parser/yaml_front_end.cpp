@@ -40,6 +40,16 @@ bool looks_like_bridge_config(const Value& root) {
                        [](const auto& e) { return is_model_field_like(e.key); });
 }
 
+// Bridge's performance launcher of late 2025 (scripts/performance/run_script.py) merges only the `ConfigContainer:`
+// section of a YAML that has one ("If YAML contains a nested ConfigContainer, merge only that subtree"); the file's
+// other top-level sections (`perf_matrix:`) are the launcher's own, read by setup_experiment.py, never merged into the
+// config. Such a file's config is that section.
+const Value::Entry* launcher_config_section(const Value& root) {
+    if (!root.is_map()) return nullptr;
+    const Value::Entry* e = root.find_entry("ConfigContainer");
+    return e && e->value.is_map() ? e : nullptr;
+}
+
 class YamlFrontEnd final : public FrontEnd {
 public:
     std::string_view language() const override { return "yaml"; }
@@ -56,12 +66,17 @@ public:
             result.errors = std::move(loaded.errors);
             return result;
         }
+        ParsedConfig config;
+        config.anchor = SourceRange::point(name, 1, 1);
+        if (const Value::Entry* section = launcher_config_section(loaded.root)) {
+            config.anchor = section->key_range;
+            Value subtree = section->value;
+            loaded.root = std::move(subtree);
+        }
         if (allow_skip && !looks_like_bridge_config(loaded.root)) {
             result.skipped = true;
             return result;
         }
-        ParsedConfig config;
-        config.anchor = SourceRange::point(name, 1, 1);
         if (const auto* e = loaded.root.find_entry("model"); e && e->key_range.valid()) config.anchor = e->key_range;
         config.root = std::move(loaded.root);
         config.precision = tree_precision_lookup(name, config.root, ctx);

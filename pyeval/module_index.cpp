@@ -12,6 +12,7 @@
 #include "core/file_text.hpp"
 #include "core/input_errors.hpp"
 #include "core/source_manager.hpp"
+#include "pyeval/shell_launch.hpp"
 
 namespace mbl::py {
 
@@ -281,16 +282,83 @@ bool ModuleLayout::holds_script(const std::string& dir) const {
     return found;
 }
 
+namespace {
+
+// Folders whose files are other people's code: a walk for launchers does not enter them, and PYTHONPATH entries
+// inside them are not read (a vendored library stays outside, as installed packages are).
+bool vendored_folder(const std::string& name) {
+    return name == "3rdparty" || name == "third_party" || name == "third-party" || name == "site-packages" ||
+           name == "node_modules" || name == "__pycache__" || (!name.empty() && name[0] == '.');
+}
+
+bool inside_own_code(const fs::path& path, const fs::path& root) {
+    const auto rel = path.lexically_relative(root);
+    if (rel.empty() || rel.native().rfind("..", 0) == 0) return false;
+    for (const auto& part : rel)
+        if (vendored_folder(part.string())) return false;
+    return true;
+}
+
+bool is_shell_script(const fs::path& p) {
+    const auto ext = p.extension();
+    return ext == ".sh" || ext == ".bash" || ext == ".sbatch" || ext == ".slurm";
+}
+
+}  // namespace
+
+const std::unordered_map<std::string, std::vector<std::string>>& ModuleLayout::launcher_pythonpath() const {
+    if (launcher_pythonpath_) return *launcher_pythonpath_;
+    launcher_pythonpath_.emplace();
+    const fs::path root(root_);
+    std::error_code ec;
+    // A root that is no project (a home directory a loose file sits in) is not searched past this many entries:
+    // its launchers' PYTHONPATH stays unknown, as the environment's does.
+    constexpr int kMaxEntries = 100'000;
+    constexpr int kMaxDepth = 8;
+    int entries = 0;
+    for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+         !ec && it != end && ++entries <= kMaxEntries; it.increment(ec)) {
+        if (it->is_directory(ec)) {
+            // A git submodule (a `.git` file or folder of its own) is someone else's tree too; launchers sit a few
+            // folders down (examples/models/FAMILY/MODEL/run.sh), not deeper.
+            if (vendored_folder(it->path().filename().string()) || fs::exists(it->path() / ".git", ec) ||
+                it.depth() >= kMaxDepth)
+                it.disable_recursion_pending();
+            continue;
+        }
+        if (!is_shell_script(it->path()) || !it->is_regular_file(ec)) continue;
+        FileText text = read_file_text(it->path().string(), SourceManager::max_file_bytes());
+        if (text.failure != FileText::Failure::None || !text.text ||
+            (text.text->find("python") == std::string::npos && text.text->find("torchrun") == std::string::npos))
+            continue;
+        for (const auto& run : scripts_launched_by(it->path().string(), *text.text)) {
+            if (!inside_own_code(run.script, root)) continue;
+            auto& folders = (*launcher_pythonpath_)[fs::path(run.script).parent_path().string()];
+            for (const auto& folder : run.pythonpath) {
+                if (!inside_own_code(folder, root) || !fs::is_directory(folder, ec)) continue;
+                if (std::find(bases_.begin(), bases_.end(), folder) != bases_.end()) continue;
+                if (std::find(folders.begin(), folders.end(), folder) == folders.end()) folders.push_back(folder);
+            }
+        }
+    }
+    return *launcher_pythonpath_;
+}
+
 std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file) const {
     std::vector<std::string> out;
     std::lock_guard<std::mutex> lock(scripts_mutex_);
     const fs::path root(root_);
+    const auto& pythonpath = launcher_pythonpath();
+    auto add = [&out](const std::string& folder) {
+        if (std::find(out.begin(), out.end(), folder) == out.end()) out.push_back(folder);
+    };
     for (fs::path dir = fs::path(abs_file).parent_path(); dir != root && dir != dir.parent_path();
          dir = dir.parent_path()) {
         auto rel = dir.lexically_relative(root);
         if (rel.empty() || rel.native().rfind("..", 0) == 0) break;  // outside the root
-        if (!holds_script(dir.string())) continue;
-        if (std::find(out.begin(), out.end(), dir.string()) == out.end()) out.push_back(dir.string());
+        const auto launched = pythonpath.find(dir.string());
+        if (!holds_script(dir.string()) && launched == pythonpath.end()) continue;
+        add(dir.string());
         // What the folder's scripts add to sys.path themselves, after their own folder (read again for each module
         // that asks, once: launch folders are few and small).
         std::error_code ec;
@@ -304,9 +372,13 @@ std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file)
             for (const auto& added : script_sys_paths(p, *text.text)) {
                 const auto inside = fs::path(added).lexically_relative(root);
                 if (inside.empty() || inside.native().rfind("..", 0) == 0 || !fs::is_directory(added, ec)) continue;
-                if (std::find(out.begin(), out.end(), added) == out.end()) out.push_back(added);
+                add(added);
             }
         }
+        // Then PYTHONPATH as the shell launchers that run the folder's scripts set it (Python puts it after the
+        // script's folder, before the installed packages).
+        if (launched != pythonpath.end())
+            for (const auto& folder : launched->second) add(folder);
     }
     return out;
 }

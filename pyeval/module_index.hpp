@@ -84,7 +84,9 @@ public:
     // The folders Python also searches for the imports of the module in `abs_file` when a script launches it, as
     // the launch sets up sys.path: the folders from the module's own up to the root that hold a script run by its
     // path (a `__main__` guard in a folder that is no package: `python dir/script.py` puts `dir` first), nearest
-    // first. Thread-safe.
+    // first. Each launch folder is followed by what its scripts add to sys.path themselves and by the PYTHONPATH
+    // the tree's shell launchers set for them. A folder a shell launcher runs a script of is a launch folder too.
+    // Thread-safe.
     std::vector<std::string> launch_bases(const std::string& abs_file) const;
     // The module with this dotted name under one folder, or nullopt.
     static std::optional<Location> locate_in(const std::string& base, const std::string& dotted,
@@ -92,10 +94,14 @@ public:
 
 private:
     bool holds_script(const std::string& dir) const;  // caller holds scripts_mutex_
+    // The folders the tree's shell launch scripts put on PYTHONPATH for the scripts they run (shell_launch.hpp), by
+    // the scripts' folder; inside the root, vendored trees left out. Read once; caller holds scripts_mutex_.
+    const std::unordered_map<std::string, std::vector<std::string>>& launcher_pythonpath() const;
     std::string root_;
     std::vector<std::string> bases_;
     mutable std::mutex scripts_mutex_;
     mutable std::unordered_map<std::string, bool> holds_script_;  // by folder
+    mutable std::optional<std::unordered_map<std::string, std::vector<std::string>>> launcher_pythonpath_;
 };
 
 class Module {

@@ -2,13 +2,16 @@
 """The wild corpus: mbridge-lint on real Megatron Bridge code nobody on this project wrote (bench/wild/sources.json).
 
 Usage:
-  bench/wild/run.py checkout CHECKOUTS_DIR [--mirror DIR]   # make the checkouts (once)
+  bench/wild/run.py checkout CHECKOUTS_DIR [--mirror DIR] [--only ID,...]   # make the checkouts (once)
+  bench/wild/run.py overrides CHECKOUTS_DIR [--only ID,...]  # every write of a recompute field, as JSON
   bench/wild/run.py CHECKOUTS_DIR [--binary PATH] [--only ID,...] [--json FILE] [--no-root]
 
 `checkout` needs each source's repository fetched first (the `fetch` tool: github:OWNER/NAME puts a git directory at
 MIRROR/OWNER+NAME/repo, MIRROR defaulting to /work/.mirror). It writes every file of the source's commit into
 CHECKOUTS_DIR/ID, as `git archive COMMIT | tar -x` would, except the blobs a snapshot lacks (files of 4 MiB and more,
-images); a source with `extract` also gets the file cut out of a document (a run_config.yaml dump printed in a log).
+images); a source with `extract` also gets the file cut out of a document (a run_config.yaml dump printed in a log),
+and one with `submodule` its gitlink's commit of that repository written into the submodule's folder, as
+`git submodule update --init` leaves it.
 Nothing is downloaded here.
 
 The run lints each source as its users would, at the Megatron Core revision it runs (`mcore`, from its pin):
@@ -83,9 +86,21 @@ def extract(dest, rule):
         f.write("\n".join(lines[start:end]) + "\n")
 
 
-def make_checkouts(directory, mirror):
+def checkout_submodule(dest, mirror, rule):
+    """Writes the commit the gitlink at `rule["path"]` names, from the mirror of `rule["repo"]`, into that folder:
+    the tree as `git submodule update --init` leaves it."""
+    git_dir = os.path.join(mirror, rule["repo"].replace("/", "+"), "repo")
+    if not os.path.isdir(git_dir):
+        print(f"  no {git_dir}; fetch github:{rule['repo']} first", file=sys.stderr)
+        return
+    sub = os.path.join(dest, rule["path"])
+    files, missing = write_blobs(git_dir, rule["commit"], sub)
+    print(f"  {rule['path']}: {files} files of {rule['repo']} at {rule['commit'][:12]} ({missing} absent)")
+
+
+def make_checkouts(directory, mirror, only):
     for s in load_sources():
-        if s["kind"] == "fixture":
+        if s["kind"] == "fixture" or (only and s["id"] not in only):
             continue
         git_dir = os.path.join(mirror, s["repo"].replace("/", "+"), "repo")
         dest = os.path.join(directory, s["id"])
@@ -97,6 +112,80 @@ def make_checkouts(directory, mirror):
         if "extract" in s:
             extract(dest, s["extract"])
         print(f"{s['id']}: {files} files at {s['commit'][:12]} ({missing} absent from the snapshot)")
+        if "submodule" in s:
+            checkout_submodule(dest, mirror, s["submodule"])
+
+
+# --- recompute overrides -----------------------------------------------------------------------------------------
+
+RECOMPUTE_FIELDS = ("recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules",
+                    "distribute_saved_activations")
+# An attribute write (`cfg.model.recompute_modules = [...]`) or a keyword argument (`recompute_modules=["moe"]`); a
+# local variable of the same name is no write of the field.
+PY_WRITE = re.compile(r"(?:\.(" + "|".join(RECOMPUTE_FIELDS) + r")\s*|\b(" + "|".join(RECOMPUTE_FIELDS) +
+                      r"))=(?!=)\s*(.+?)\s*,?\s*$")
+
+
+def yaml_overrides(path, shown):
+    import yaml  # only this subcommand needs PyYAML
+    out = []
+
+    def walk(node, keys):
+        if isinstance(node, yaml.MappingNode):
+            for k, v in node.value:
+                if k.value in RECOMPUTE_FIELDS:
+                    out.append({"file": shown, "line": k.start_mark.line + 1, "field": ".".join(keys + [k.value]),
+                                "value": yaml.safe_load(yaml.serialize(v))})
+                walk(v, keys + [str(k.value)])
+        elif isinstance(node, yaml.SequenceNode):
+            for v in node.value:
+                walk(v, keys)
+
+    with open(path, encoding="utf-8") as f:
+        root = yaml.compose(f)
+    if root is not None:
+        walk(root, [])
+    return out
+
+
+def python_overrides(path, shown):
+    """Each line of a workload table or launcher that writes a recompute field: `cfg.model.recompute_modules = [...]`,
+    `recompute_modules=["moe"]` in a call, a dict entry is not (written as text, read by the workload code)."""
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for n, line in enumerate(f, 1):
+            code = line.split("#", 1)[0]
+            m = PY_WRITE.search(code)
+            if m and not code.lstrip().startswith(("def ", "if ", "elif ", "assert ", "return ")):
+                out.append({"file": shown, "line": n, "field": m.group(1) or m.group(2),
+                            "value": m.group(3).rstrip(",")})
+    return out
+
+
+def list_overrides(directory, only):
+    """Every write of a recompute field in what the source's runs check, besides the recipe library: YAML overlays
+    and dumps, and the performance trees (workload tables, launchers)."""
+    listing = {}
+    for s in load_sources():
+        if s["kind"] == "fixture" or (only and s["id"] not in only):
+            continue
+        base = os.path.join(directory, s["id"])
+        found = []
+        for f in s["runs"].get("yaml", []):
+            if os.path.exists(os.path.join(base, f)):
+                found += yaml_overrides(os.path.join(base, f), f)
+        for top in s["runs"].get("perf", []) + ["scripts/performance"]:
+            for folder, _, files in sorted(os.walk(os.path.join(base, top))):
+                for name in sorted(files):
+                    path = os.path.join(folder, name)
+                    shown = os.path.relpath(path, base)
+                    if name.endswith(".py"):
+                        found += python_overrides(path, shown)
+                    elif name.endswith((".yaml", ".yml")) and shown not in s["runs"].get("yaml", []):
+                        found += yaml_overrides(path, shown)
+        uniq = {(o["file"], o["line"], o["field"]): o for o in found}
+        listing[s["id"]] = [uniq[k] for k in sorted(uniq)]
+    return listing
 
 
 # --- the run ------------------------------------------------------------------------------------------------------
@@ -117,9 +206,16 @@ def key(d):
     return (os.path.normpath(d["file"]), d["line"], d["code"])
 
 
-def compare(source, diagnostics):
+def under(file, paths):
+    file = os.path.normpath(file)
+    return any(p in (".", "") or file == os.path.normpath(p) or file.startswith(os.path.normpath(p) + os.sep)
+               for p in paths)
+
+
+def compare(source, diagnostics, paths):
+    """A true error is a miss only where the run looked: in one of the files or folders it checked."""
     errors = [d for d in diagnostics if d["severity"] == "error"]
-    true = {key(t) for t in source.get("true_errors", [])}
+    true = {key(t) for t in source.get("true_errors", []) if under(t["file"], paths)}
     pending = {key(p): p["owner"] for p in source.get("pending", [])}
     found = {key(d) for d in errors}
     false = [d for d in errors if key(d) not in true and key(d) not in pending]
@@ -142,7 +238,7 @@ def run_source(binary, directory, source, no_root):
             continue
         present = [p for p in paths if os.path.exists(os.path.join(cwd, p))]
         rc, diagnostics, wall, stderr = lint(binary, cwd, present, source["mcore"])
-        result = compare(source, diagnostics)
+        result = compare(source, diagnostics, present)
         counts = {}
         for d in diagnostics:
             counts[f"{d['severity']} {d['code']}"] = counts.get(f"{d['severity']} {d['code']}", 0) + 1
@@ -189,8 +285,18 @@ def main():
         p.add_argument("command")
         p.add_argument("directory")
         p.add_argument("--mirror", default="/work/.mirror")
+        p.add_argument("--only", default="")
         a = p.parse_args()
-        make_checkouts(a.directory, a.mirror)
+        make_checkouts(a.directory, a.mirror, set(filter(None, a.only.split(","))))
+        return
+    if len(sys.argv) > 1 and sys.argv[1] == "overrides":
+        p = argparse.ArgumentParser()
+        p.add_argument("command")
+        p.add_argument("directory")
+        p.add_argument("--only", default="")
+        a = p.parse_args()
+        json.dump(list_overrides(a.directory, set(filter(None, a.only.split(",")))), sys.stdout, indent=1)
+        print()
         return
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("directory")

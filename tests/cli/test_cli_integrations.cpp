@@ -180,6 +180,33 @@ TEST_CASE("check --format github prints one workflow command per problem", "[cli
               0) == 0);
 }
 
+TEST_CASE(
+    "a performance YAML's ConfigContainer section is the config, and the launcher's own sections are not reported",
+    "[cli]") {
+    // Shaped like Bridge's scripts/performance/configs/*.yaml of late 2025: run_script.py merges only the
+    // `ConfigContainer:` subtree, setup_experiment.py reads `perf_matrix:`.
+    TempDir dir;
+    dir.write("perf/llama_pretrain.yaml", R"(ConfigContainer:
+  model:
+    recompute_granularity: full
+  train:
+    train_iters: 100
+
+perf_matrix:
+  h100:
+    num_gpus_8:
+      common:
+        gbs: 128
+)");
+    auto named = lint(dir, "check perf/llama_pretrain.yaml --format concise");
+    CHECK(named.code == 1);
+    CHECK(named.out.find("perf/llama_pretrain.yaml:3:5: error[RC004]") != std::string::npos);
+    CHECK(named.out.find("IN004") == std::string::npos);
+    auto walked = lint(dir, "check perf --format concise");  // a walk finds it as a Bridge config
+    CHECK(walked.code == 1);
+    CHECK(walked.out.find("error[RC004]") != std::string::npos);
+}
+
 TEST_CASE("check --skip-non-configs: named files that are not configs are skipped (pre-commit passes every YAML)",
           "[cli]") {
     TempDir dir;

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <set>
 #include <string_view>
 
 #include "py_test_support.hpp"
+#include "pyeval/shell_launch.hpp"
 #include "pyeval/values.hpp"
 
 using pytest::TempTree;
@@ -348,4 +350,112 @@ def imported_config(which: str = "tables") -> ConfigContainer:
     CHECK(e.get("imported_config", "train.global_batch_size")->display() == "96");
     CHECK(e.get("imported_config", "train.micro_batch_size")->display() == "96");
     CHECK(e.get("imported_config", "train.eval_iters")->is_unknown());
+}
+
+namespace {
+
+// A copy of a layout under tests/data/launchers, so that it is the whole source root (the repository around it is
+// not).
+void copy_layout(const TempTree& tree, const std::string& name) {
+    std::filesystem::copy(std::string(MBRIDGE_LINT_TEST_DATA) + "/data/" + name, tree.path(),
+                          std::filesystem::copy_options::recursive);
+}
+
+std::vector<std::string> pythonpath_of(const std::vector<mbl::py::LaunchedScript>& runs, const std::string& script) {
+    for (const auto& r : runs)
+        if (r.script == script) return r.pythonpath;
+    FAIL("no run of " << script);
+    return {};
+}
+
+}  // namespace
+
+TEST_CASE("shell launchers: the scripts they run and the PYTHONPATH each gets, from what the text says for certain",
+          "[python][launch]") {
+    using mbl::py::scripts_launched_by;
+    // Folders computed from the launcher's own location, a `cd` to one, then a run relative to it.
+    auto runs = scripts_launched_by("/t/examples/x/launch.sh", R"SH(
+SCRIPT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd -- "${SCRIPT_DIR}/../.." && pwd)
+LIBS="${LIBS:-$ROOT/libs}"
+export PYTHONPATH="$ROOT/src:${LIBS}:${PYTHONPATH:-}"
+cd "$ROOT" && python scripts/a.py
+PYTHON=${PYTHON:-python3}
+"${PYTHON}" -u tools/b.py  # a comment: python c.py
+uv run examples/c.py
+python -m some.module d.py
+PYTHONPATH=$(dirname "$(readlink -f "$0")")/only_here:$HOME/x torchrun --nproc_per_node 8 e.py
+)SH");
+    REQUIRE(runs.size() == 4);
+    CHECK(runs[0].script == "/t/scripts/a.py");
+    CHECK(runs[0].line == 6);
+    CHECK(runs[0].pythonpath == std::vector<std::string>{"/t/src", "/t/libs"});  // the inherited value is unknown
+    CHECK(runs[1].script == "/t/tools/b.py");
+    CHECK(runs[2].script == "/t/examples/c.py");
+    CHECK(runs[3].script == "/t/e.py");  // relative to the working directory the `cd` set
+    CHECK(runs[3].pythonpath == std::vector<std::string>{"/t/examples/x/only_here"});
+
+    // Without a known working directory a relative script or entry is unknown; so is a folder from the environment.
+    runs = scripts_launched_by("/t/run.sh", R"SH(export PYTHONPATH=lib:$WORKDIR/src:/abs
+python train.py
+python "$(dirname "$0")/train.py"
+cd "$SOMEWHERE"
+python /t/other.py
+)SH");
+    REQUIRE(runs.size() == 2);
+    CHECK(pythonpath_of(runs, "/t/train.py") == std::vector<std::string>{"/abs"});
+    CHECK(pythonpath_of(runs, "/t/other.py") == std::vector<std::string>{"/abs"});
+
+    // A PYTHONPATH assigned but never exported does not reach Python; a here-document's lines are no commands.
+    runs = scripts_launched_by("/t/run.sh", "PYTHONPATH=/a\npython /t/x.py\ncat <<'EOF'\npython /t/y.py\nEOF\n"
+                                            "export PYTHONPATH\npython /t/z.py\n");
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].pythonpath.empty());
+    CHECK(runs[1].script == "/t/z.py");
+    CHECK(runs[1].pythonpath == std::vector<std::string>{"/a"});
+}
+
+TEST_CASE("PYTHONPATH set by the tree's shell launchers is searched for the scripts they run, and what it cannot name "
+          "stays unknown",
+          "[python][launch]") {
+    TempTree tree({});
+    copy_layout(tree, "launchers");
+
+    // examples/train/launch.sh: `${REPO_ROOT}/shared` from the launcher's location; the script has no __main__ guard,
+    // only the launcher says it runs by its path.
+    auto e = pytest::evaluate(tree, "examples/train/pretrain.py");
+    REQUIRE(e.get("tuned_config", "train.global_batch_size"));
+    CHECK(e.get("tuned_config", "train.global_batch_size")->display() == "1024");
+    CHECK(e.get("tuned_config", "model.recompute_granularity")->display() == "\"selective\"");
+    CHECK(e.get("tuned_config", "model.recompute_modules")->display() == "[\"moe\", \"layernorm\"]");
+    // The vendored 3rdparty/Megatron-LM it also names is never read: the call stays unfollowed.
+    const mbl::Value* tp = e.get("vendored_config", "model.tensor_model_parallel_size");
+    REQUIRE(tp);
+    CHECK(tp->is_unknown());
+    CHECK(tp->unknown_reason().find("vendored_knobs.set_tp()") != std::string::npos);
+
+    // examples/finetune/run.sh: one command's PYTHONPATH, from $(dirname "$0"); its $HOME entry is unknown.
+    e = pytest::evaluate(tree, "examples/finetune/finetune.py");
+    REQUIRE(e.get("finetune_config", "train.micro_batch_size"));
+    CHECK(e.get("finetune_config", "train.micro_batch_size")->display() == "4");
+    CHECK(e.get("private_config", "model.recompute_granularity")->is_unknown());
+
+    // tools/container.sh roots its PYTHONPATH at a container path: the import stays unknown here.
+    e = pytest::evaluate(tree, "tools/standalone.py");
+    REQUIRE(e.get("container_config", "train.global_batch_size"));
+    CHECK(e.get("container_config", "train.global_batch_size")->is_unknown());
+
+    // --show-unknowns names the module nobody can find at the one call into it, and nowhere else.
+    pytest::RecipeOptions options;
+    options.show_unknowns = true;
+    auto r = pytest::lint(tree, "examples/finetune/finetune.py", options);
+    CHECK(r.recipes == 2);
+    CHECK(r.resolved == 1);
+    std::set<int> lines;
+    for (const auto& d : r.diagnostics)
+        if (d.message.find("private_knobs") != std::string::npos) {
+            CHECK(d.code == "IN012");
+            lines.insert(d.range.line);
+        }
+    CHECK(lines == std::set<int>{16});
 }

@@ -1,0 +1,2 @@
+def set_lora(cfg):
+    cfg.train.micro_batch_size = 4
