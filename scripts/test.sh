@@ -1,13 +1,67 @@
 #!/usr/bin/env bash
 # The project's test command (README, .ci/run): install dependencies, build from scratch if needed, run every test.
+# Prints each step's wall time at the end. What keeps it short on two cores: the package test's static build takes
+# this build's objects from ccache (cmake/ThirdParty.cmake), the package tests' Debian roots are made while the build
+# compiles, and the sanitizer build of the fuzz targets compiles at low priority while the tests run.
 set -euo pipefail
+set -m  # each background step in a process group of its own, so that a failure stops all of it
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-./scripts/setup.sh --tests
-# Warnings are errors here: a warning a change brings fails CI instead of scrolling past.
-cmake --preset release -DMBRIDGE_LINT_WERROR=ON > /dev/null
-cmake --build --preset release
-ctest --preset release -j"$(nproc)"
-# Every fuzz target for a few seconds, with ASan + UBSan (libFuzzer needs clang). Long runs: scripts/fuzz.sh.
-cmake --preset fuzz -DMBRIDGE_LINT_FUZZ_SECONDS=5 > /dev/null
-cmake --build --preset fuzz
-ctest --preset fuzz -L fuzz
+jobs="$(nproc)"
+logs="$(mktemp -d "${TMPDIR:-/tmp}/mbridge-lint-test.XXXXXX")"
+started=$SECONDS
+timings=()
+record() { timings+=("$(printf '%6d s  %s' $(($2)) "$1")"); }  # NAME SECONDS
+timed() {  # NAME COMMAND...: runs it in the foreground, announced and timed
+  local name="$1" t=$SECONDS
+  shift
+  echo "== $name"
+  "$@"
+  record "$name" "SECONDS - t"
+}
+summary() {
+  local status=$? pid
+  for pid in $(jobs -p); do kill -- "-$pid" 2> /dev/null || true; done
+  echo "== wall time per step ($jobs cores; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  printf '%s\n' "${timings[@]}"
+  printf '%6d s  scripts/test.sh (exit %d)\n' $((SECONDS - started)) "$status"
+}
+trap summary EXIT
+background_done() {  # NAME PID LOG START: waits for a background step; its log on failure
+  local status=0
+  wait "$2" || status=$?
+  record "$1 (in the background)" "SECONDS - $4"
+  if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
+    tail -40 "$3"
+    echo "== $1 failed (exit $status; log above)"
+  fi
+  return "$status"
+}
+
+timed "setup" ./scripts/setup.sh --tests
+# ccache: the package test's static build reuses this build's objects, and a second run recompiles nothing changed.
+# Objects are shared between build folders under CCACHE_BASEDIR.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
+launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+
+# The package tests' Debian roots (debootstrap, apt) mostly wait on the mirror: made beside the build, once.
+roots_start=$SECONDS
+nice -n 10 tests/package/prepare_roots.sh > "$logs/roots.log" 2>&1 &
+roots=$!
+
+# Warnings are errors here: a warning a change brings fails CI instead of scrolling past. scripts/demo.sh configures
+# the same way (but for the tests), so its build is reused.
+timed "configure" cmake --preset release -DMBRIDGE_LINT_WERROR=ON "${launcher[@]}" > /dev/null
+timed "build (release, with the tests)" cmake --build --preset release
+background_done "Debian roots for the package tests" "$roots" "$logs/roots.log" "$roots_start" || true
+
+# Every fuzz target for a few seconds, with ASan + UBSan (libFuzzer needs clang). Its build runs at the lowest
+# priority beside the tests, taking the CPU they leave idle. Long runs: scripts/fuzz.sh.
+fuzz_start=$SECONDS
+{ cmake --preset fuzz -DMBRIDGE_LINT_FUZZ_SECONDS=5 "${launcher[@]}" > /dev/null && nice -n 19 cmake --build --preset fuzz; } \
+  > "$logs/fuzz-build.log" 2>&1 &
+fuzz_build=$!
+timed "ctest (every test of the release build)" ctest --preset release -j"$jobs"
+echo "== fuzz build (sanitizers, clang): waiting for it"
+background_done "build (fuzz targets, ASan + UBSan)" "$fuzz_build" "$logs/fuzz-build.log" "$fuzz_start"
+timed "fuzz (each target 5 s)" ctest --preset fuzz -L fuzz -j"$jobs"
+rm -rf "$logs"
