@@ -60,6 +60,14 @@ fuzz_start=$SECONDS
 { cmake --preset fuzz -DMBRIDGE_LINT_FUZZ_SECONDS=5 "${launcher[@]}" > /dev/null && nice -n 19 cmake --build --preset fuzz; } \
   > "$logs/fuzz-build.log" 2>&1 &
 fuzz_build=$!
+# clang-tidy (ctest -L tidy) checks the sources that read a file changed since this branch left main, which passed
+# it whole (scripts/clang-tidy.sh); on main itself, those its last commit changed (a merge: the whole branch). Without
+# main, or with MBRIDGE_LINT_TIDY_SINCE set empty, every source.
+if base="$(git merge-base HEAD origin/main 2> /dev/null || git merge-base HEAD main 2> /dev/null)"; then
+  [ "$base" != "$(git rev-parse HEAD)" ] || base="$(git rev-parse -q --verify 'HEAD^' || true)"
+  export MBRIDGE_LINT_TIDY_SINCE="${MBRIDGE_LINT_TIDY_SINCE-$base}"
+fi
+echo "== clang-tidy over the sources reading files changed since: ${MBRIDGE_LINT_TIDY_SINCE:-(every source)}"
 timed "ctest (every test of the release build)" ctest --preset release -j"$jobs"
 echo "== fuzz build (sanitizers, clang): waiting for it"
 background_done "build (fuzz targets, ASan + UBSan)" "$fuzz_build" "$logs/fuzz-build.log" "$fuzz_start"
