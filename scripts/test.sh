@@ -10,26 +10,37 @@ jobs="$(nproc)"
 logs="$(mktemp -d "${TMPDIR:-/tmp}/mbridge-lint-test.XXXXXX")"
 started=$SECONDS
 timings=()
-record() { timings+=("$(printf '%6d s  %s' $(($2)) "$1")"); }  # NAME SECONDS
+# CPU time (user + system) of the processes that have ended so far, into $cpu: on a shared machine it says what a
+# step costs better than its wall time. A background step's CPU counts in the step during which it ends.
+cpu_mark() {
+  times > "$logs/times"
+  cpu="$(awk 'END { split($0, t, /[ms ]+/); print int(t[1] * 60 + t[2] + t[3] * 60 + t[4]) }' "$logs/times")"
+}
+cpu_mark
+record() { timings+=("$(printf '%6d s %8s  %s' $(($2)) "$3" "$1")"); }  # NAME WALL CPU
 timed() {  # NAME COMMAND...: runs it in the foreground, announced and timed
-  local name="$1" t=$SECONDS
+  local name="$1" t=$SECONDS c0
   shift
   echo "== $name"
+  cpu_mark
+  c0=$cpu
   "$@"
-  record "$name" "SECONDS - t"
+  cpu_mark
+  record "$name" "SECONDS - t" "$((cpu - c0)) s"
 }
 summary() {
   local status=$? pid
   for pid in $(jobs -p); do kill -- "-$pid" 2> /dev/null || true; done
-  echo "== wall time per step ($jobs cores; load average $(cut -d' ' -f1-3 /proc/loadavg))"
+  cpu_mark
+  echo "== per step: wall time, CPU time ($jobs cores; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%s\n' "${timings[@]}"
-  printf '%6d s  scripts/test.sh (exit %d)\n' $((SECONDS - started)) "$status"
+  printf '%6d s %6d s  scripts/test.sh (exit %d)\n' $((SECONDS - started)) "$cpu" "$status"
 }
 trap summary EXIT
 background_done() {  # NAME PID LOG START: waits for a background step; its log on failure
   local status=0
   wait "$2" || status=$?
-  record "$1 (in the background)" "SECONDS - $4"
+  record "$1 (in the background)" "SECONDS - $4" "-"
   if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
     tail -40 "$3"
     echo "== $1 failed (exit $status; log above)"
