@@ -37,8 +37,13 @@ summary() {
   printf '%6d s %6d s  scripts/test.sh (exit %d)\n' $((SECONDS - started)) "$cpu" "$status"
 }
 trap summary EXIT
-background_done() {  # NAME PID LOG START: waits for a background step; its log on failure
-  local status=0
+background_done() {  # NAME PID LOG START: waits for a background step, showing its progress; its log on failure
+  local status=0 waited=0
+  while kill -0 "$2" 2> /dev/null; do
+    sleep 2
+    waited=$((waited + 2))
+    if ((waited % 30 == 0)); then echo "   $1: $(tail -n1 "$3" | cut -c1-100)"; fi
+  done
   wait "$2" || status=$?
   record "$1 (in the background)" "SECONDS - $4" "-"
   if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
@@ -80,7 +85,7 @@ if base="$(git merge-base HEAD origin/main 2> /dev/null || git merge-base HEAD m
 fi
 echo "== clang-tidy over the sources reading files changed since: ${MBRIDGE_LINT_TIDY_SINCE:-(every source)}"
 timed "ctest (every test of the release build)" ctest --preset release -j"$jobs"
-echo "== fuzz build (sanitizers, clang): waiting for it"
+echo "== waiting for the fuzz build (sanitizers, clang)"
 background_done "build (fuzz targets, ASan + UBSan)" "$fuzz_build" "$logs/fuzz-build.log" "$fuzz_start"
 timed "fuzz (each target 5 s)" ctest --preset fuzz -L fuzz -j"$jobs"
 rm -rf "$logs"
