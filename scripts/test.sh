@@ -2,7 +2,7 @@
 # The project's test command (README, .ci/run): install dependencies, build from scratch if needed, run every test.
 # Prints each step's wall time at the end. What keeps it short on two cores: the package test's static build takes
 # this build's objects from ccache (cmake/ThirdParty.cmake), the package tests' Debian roots are made while the build
-# compiles, and the sanitizer build of the fuzz targets compiles at low priority while the tests run.
+# compiles, clang-tidy checks what the branch changed, and the sanitizer build of the fuzz targets compiles at low priority while the tests run.
 set -euo pipefail
 set -m  # each background step in a process group of its own, so that a failure stops all of it
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -59,16 +59,16 @@ timed "setup" ./scripts/setup.sh --tests
 export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
 launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 
-# The package tests' Debian roots (debootstrap, apt) mostly wait on the mirror: made beside the build, once.
+# The package tests' Debian roots (debootstrap, apt) mostly wait on the mirror: made beside the build, once (a
+# package test that starts before its root is made waits for it).
 roots_start=$SECONDS
-nice -n 10 tests/package/prepare_roots.sh > "$logs/roots.log" 2>&1 &
+tests/package/prepare_roots.sh > "$logs/roots.log" 2>&1 &
 roots=$!
 
 # Warnings are errors here: a warning a change brings fails CI instead of scrolling past. scripts/demo.sh configures
 # the same way (but for the tests), so its build is reused.
 timed "configure" cmake --preset release -DMBRIDGE_LINT_WERROR=ON "${launcher[@]}" > /dev/null
 timed "build (release, with the tests)" cmake --build --preset release
-background_done "Debian roots for the package tests" "$roots" "$logs/roots.log" "$roots_start" || true
 
 # Every fuzz target for a few seconds, with ASan + UBSan (libFuzzer needs clang). Its build runs at the lowest
 # priority beside the tests, taking the CPU they leave idle. Long runs: scripts/fuzz.sh.
@@ -85,6 +85,7 @@ if base="$(git merge-base HEAD origin/main 2> /dev/null || git merge-base HEAD m
 fi
 echo "== clang-tidy over the sources reading files changed since: ${MBRIDGE_LINT_TIDY_SINCE:-(every source)}"
 timed "ctest (every test of the release build)" ctest --preset release -j"$jobs"
+background_done "Debian roots for the package tests" "$roots" "$logs/roots.log" "$roots_start" || true
 echo "== waiting for the fuzz build (sanitizers, clang)"
 background_done "build (fuzz targets, ASan + UBSan)" "$fuzz_build" "$logs/fuzz-build.log" "$fuzz_start"
 timed "fuzz (each target 5 s)" ctest --preset fuzz -L fuzz -j"$jobs"

@@ -12,17 +12,17 @@ debian_root_cache="${XDG_CACHE_HOME:-$HOME/.cache}/mbridge-lint"
 debian_root_release_tools=(python3-venv pre-commit git nodejs)
 
 # One maker of each cached root at a time (the package tests may run side by side, and scripts/test.sh makes them
-# ahead): the second waits, then finds the tarball made.
-debian_root_lock() {
+# ahead, beside them): the second waits, then finds the tarball made.
+debian_root_lock() {  # TARBALL
   mkdir -p "$debian_root_cache"
-  exec {debian_root_lock_fd}>"$debian_root_cache/lock"
+  exec {debian_root_lock_fd}>"$1.lock"
   flock "$debian_root_lock_fd"
 }
-debian_root_unlock() { flock -u "$debian_root_lock_fd"; exec {debian_root_lock_fd}>&-; }
+debian_root_unlock() { exec {debian_root_lock_fd}>&-; }
 
 debian_root_base() {  # WORK: the cached minimal root's tarball, made once
   local work="$1" base="$debian_root_cache/debian12-minbase.tar" mirror
-  debian_root_lock
+  debian_root_lock "$base"
   if [ ! -f "$base" ]; then
     mirror="$(grep -hoE '^URIs: *http[^ ]*/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | head -1 | sed 's/^URIs: *//')"
     [ -n "$mirror" ] || mirror="$(grep -hoE '^deb +http[^ ]*/debian/? +bookworm' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' | head -1)"
@@ -58,6 +58,7 @@ debian_root() {  # WORK PACKAGE...
   tarball="$(debian_root_tarball "$@")"
   root="$work/root"
   mkdir "$root"
+  [ "$#" -eq 0 ] || debian_root_lock "$tarball"
   if [ -f "$tarball" ]; then
     tar -C "$root" -xf "$tarball"
   else
@@ -69,7 +70,8 @@ debian_root() {  # WORK PACKAGE...
     echo "== apt-get install $* (once; kept in $tarball)" >&2
     { in_root apt-get update -qq && in_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@" &&
       in_root apt-get clean; } > "$work/apt-tools.log" 2>&1 ||
-      { tail -30 "$work/apt-tools.log" >&2; echo "FAIL: installing $* failed" >&2; return 1; }
+      { tail -30 "$work/apt-tools.log" >&2; echo "FAIL: installing $* failed" >&2; debian_root_unlock; return 1; }
     tar -C "$root" --exclude=./proc/* -cf "$tarball.tmp" . && mv "$tarball.tmp" "$tarball"
   fi
+  [ "$#" -eq 0 ] || debian_root_unlock
 }
