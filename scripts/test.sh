@@ -17,7 +17,7 @@ cpu_mark() {
   cpu="$(awk 'END { split($0, t, /[ms ]+/); print int(t[1] * 60 + t[2] + t[3] * 60 + t[4]) }' "$logs/times")"
 }
 cpu_mark
-record() { timings+=("$(printf '%6d s %8s  %s' $(($2)) "$3" "$1")"); }  # NAME WALL CPU
+record() { timings+=("$(printf '%6d s %8s  %s' "$2" "$3" "$1")"); }  # NAME WALL CPU
 timed() {  # NAME COMMAND...: runs it in the foreground, announced and timed
   local name="$1" t=$SECONDS c0
   shift
@@ -26,7 +26,7 @@ timed() {  # NAME COMMAND...: runs it in the foreground, announced and timed
   c0=$cpu
   "$@"
   cpu_mark
-  record "$name" "SECONDS - t" "$((cpu - c0)) s"
+  record "$name" $((SECONDS - t)) "$((cpu - c0)) s"
 }
 summary() {
   local status=$? pid
@@ -45,7 +45,7 @@ background_done() {  # NAME PID LOG START: waits for a background step, showing 
     if ((waited % 30 == 0)); then echo "   $1: $(tail -n1 "$3" | cut -c1-100)"; fi
   done
   wait "$2" || status=$?
-  record "$1 (in the background)" "SECONDS - $4" "-"
+  record "$1 (in the background)" $((SECONDS - $4)) "-"
   if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
     tail -40 "$3"
     echo "== $1 failed (exit $status; log above)"
