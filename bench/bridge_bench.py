@@ -21,7 +21,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 RECIPE_DIRS = ["src/megatron/bridge/recipes", "src/megatron/bridge/perf_recipes"]
-SUMMARY = re.compile(r"(\d+) recipes? evaluated; (\d+) resolve all five recompute fields \([\d.]+%\)"
+SUMMARY = re.compile(r"(\d+) recipes? evaluated; (\d+) resolves? all five recompute fields \([\d.]+%\)"
                      r"(?:; (\d+) have a known architecture)?")
 
 

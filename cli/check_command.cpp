@@ -1,6 +1,8 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -8,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "cli/commands.hpp"
 #include "cli/progress.hpp"
@@ -106,6 +109,17 @@ void add_check_command(CLI::App& app, CheckArgs& args) {
                   "Walk vendored trees too: git submodules, 3rdparty/ and third_party/ folders, paths git ignores");
     cmd->add_flag("--show-unknowns", args.show_unknowns,
                   "List every model field a recipe computes in a way the linter cannot follow (IN012 infos)");
+    cmd->add_flag("--show-settings", args.show_settings,
+                  "Print the settings the first path would be checked with, and where each came from; check nothing");
+    cmd->add_flag("--watch", args.watch,
+                  "Check again whenever a file under the paths changes (polled), until interrupted");
+    // Bounds for tests and scripts; hidden from --help, documented in docs/user-guide.md.
+    cmd->add_option("--watch-interval-ms", args.watch_interval_ms, "How often --watch looks for changes")
+        ->check(CLI::Range(10, 60000))
+        ->group("");
+    cmd->add_option("--watch-max-runs", args.watch_max_runs, "Stop --watch after this many checks")
+        ->check(CLI::Range(1, 1000000))
+        ->group("");
     add_recipe_options(*cmd, args.recipe);
 }
 
@@ -123,8 +137,9 @@ struct CheckRun {
         revisions;  // each distinct revision choice once (docs/user-guide.md "Revision detection")
     bool any_diff = false, write_failed = false;
     std::ostringstream diffs;
-    std::vector<std::string> notes;  // what a walk passed over on purpose, one line each (text formats)
-    std::set<std::string> refused;   // files --fix would have edited but may not write
+    std::vector<std::string> notes;       // what a walk passed over on purpose, one line each (text formats)
+    std::set<std::string> refused;        // files --fix would have edited but may not write
+    std::vector<std::string> unfinished;  // why fixes that could apply were left, one per input
 };
 
 // --fix writes only inside the trees the user gave, never through a symbolic link: a fix may point at a helper module
@@ -172,6 +187,8 @@ bool fix_input(LintSession& session, const CheckArgs& args, const InputFile& inp
         fix_file(session, input.path, options, !input.explicit_input || args.skip_non_configs, input.function);
     result = std::move(outcome.after);
     run.fixed += outcome.applied;
+    if (!outcome.stopped.empty())
+        run.unfinished.push_back(fmt::format("{}: {}", display_path(input.path), outcome.stopped));
     for (const auto& [file, text] : outcome.fixed) {
         if (args.diff) {
             run.diffs << unified_diff(file, outcome.original[file], text);
@@ -197,7 +214,7 @@ std::optional<std::string> read_stdin_input(const CheckArgs& args, SourceManager
     // Read up to one byte past the size limit and no further: `check - < /dev/zero` must end, refused as too large.
     std::string text;
     char chunk[65536];
-    while (text.size() <= SourceManager::kMaxFileBytes && std::cin.read(chunk, sizeof chunk).gcount() > 0)
+    while (text.size() <= SourceManager::max_file_bytes() && std::cin.read(chunk, sizeof chunk).gcount() > 0)
         text.append(chunk, static_cast<std::size_t>(std::cin.gcount()));
     sources.add(name, std::move(text));
     return name;
@@ -277,7 +294,14 @@ void lint_inputs(LintSession& session, const CheckArgs& args, const std::vector<
 // The lines under the diagnostics in the text formats.
 void write_text_summary(std::ostream& out, const CheckArgs& args, const CheckRun& run,
                         const DependentsReport& dependents, const DiagnosticCounts& counts) {
-    if (args.fix && run.fixed > 0) out << fmt::format("fixed {} problem{}\n", run.fixed, run.fixed == 1 ? "" : "s");
+    if (args.fix) {
+        std::vector<std::string> why = run.unfinished;
+        if (!run.refused.empty()) why.push_back("a file it would edit may not be written, see above");
+        if (const std::string line =
+                fix_summary_line(run.fixed, run.all, args.unsafe_fixes, fmt::format("{}", fmt::join(why, "; ")));
+            !line.empty())
+            out << line << '\n';
+    }
     if (args.quiet) return;
     for (const auto& note : run.notes) out << note << '\n';
     for (const auto& note : dependents.notes()) out << note << '\n';
@@ -285,12 +309,7 @@ void write_text_summary(std::ostream& out, const CheckArgs& args, const CheckRun
     if (!args.fix)
         if (const std::string fixable = fixable_line(count_fixable(run.all), args.unsafe_fixes); !fixable.empty())
             out << fixable << '\n';
-    if (run.recipes > 0)
-        out << fmt::format("{} recipe{} evaluated; {} resolve all five recompute fields ({:.1f}%); {} have a "
-                           "known architecture ({:.1f}%)\n",
-                           run.recipes, run.recipes == 1 ? "" : "s", run.recipes - run.unresolved,
-                           100.0 * (run.recipes - run.unresolved) / run.recipes, run.architecture_known,
-                           100.0 * run.architecture_known / run.recipes);
+    if (run.recipes > 0) out << recipes_line(run.recipes, run.recipes - run.unresolved, run.architecture_known) << '\n';
     write_detection_notes(out, run.revisions);
 }
 
@@ -400,7 +419,99 @@ std::optional<SessionOptions> check_session_options(const CheckArgs& args) {
     return session_options;
 }
 
-int run_check(const CheckArgs& given) {
+namespace {
+
+int check_once(const CheckArgs& given);
+
+// `--show-settings`: the `config` command's view of the first path, with check's own options layered over it.
+int show_settings(const CheckArgs& args) {
+    ConfigArgs c;
+    const std::string& first = args.paths.front();
+    c.path =
+        first == kStdin ? (args.stdin_filename.empty() ? "." : args.stdin_filename) : first.substr(0, first.find("::"));
+    if (first == kStdin && !args.stdin_filename.empty() && !std::filesystem::exists(c.path))
+        c.path = std::filesystem::path(c.path).parent_path().string();
+    if (c.path.empty()) c.path = ".";
+    c.format = args.format == "json" ? "json" : "text";
+    c.config = args.config;
+    c.mcore = args.mcore;
+    c.mcore_path = args.mcore_path;
+    c.te_version = args.te_version;
+    c.command_line = &args.selection;
+    c.gpu_memory = args.gpu_memory;
+    return run_config(c);
+}
+
+// What --watch compares between two looks: each file's modification time and size, under the paths given.
+using WatchState = std::map<std::string, std::pair<std::filesystem::file_time_type, std::uintmax_t>>;
+constexpr std::size_t kWatchMaxFiles = 200000;  // a look stops here: polling must stay cheap
+
+WatchState watch_state(const std::vector<std::string>& paths) {
+    namespace fs = std::filesystem;
+    WatchState state;
+    // A file that goes between listing and reading is left out of this look, not an error: the next look sees it gone.
+    auto note = [&](const fs::path& p) {
+        const auto ext = p.extension().string();
+        if (ext != ".yaml" && ext != ".yml" && ext != ".py" && ext != ".toml") return;
+        std::error_code time_ec, size_ec;
+        const auto time = fs::last_write_time(p, time_ec);
+        const auto size = fs::file_size(p, size_ec);
+        if (!time_ec && !size_ec) state[p.string()] = {time, size};
+    };
+    for (const auto& arg : paths) {
+        std::error_code ec;
+        const fs::path root = arg.substr(0, fs::exists(arg, ec) ? std::string::npos : arg.find("::"));
+        if (!fs::is_directory(root, ec)) {
+            note(root);
+            continue;
+        }
+        std::error_code walk_ec;
+        for (auto it = fs::recursive_directory_iterator(root, fs::directory_options::skip_permission_denied, walk_ec);
+             !walk_ec && it != fs::recursive_directory_iterator() && state.size() < kWatchMaxFiles;
+             it.increment(walk_ec)) {
+            const std::string name = it->path().filename().string();
+            if (it->is_directory(ec) && (name.front() == '.' || name == "__pycache__")) it.disable_recursion_pending();
+            else if (it->is_regular_file(ec)) note(it->path());
+        }
+    }
+    return state;
+}
+
+// --watch: a check, then another each time a look finds a file changed, added or removed. Returns the last check's
+// exit code when --watch-max-runs stops it.
+int watch(const CheckArgs& args) {
+    if (std::find(args.paths.begin(), args.paths.end(), kStdin) != args.paths.end()) {
+        std::cerr << "mbridge-lint: --watch needs files or directories, not standard input\n";
+        return kUnusable;
+    }
+    int code = kOk;
+    WatchState seen = watch_state(args.paths);
+    for (int run = 1;; ++run) {
+        code = check_once(args);
+        std::cout << fmt::format("[watching {} for changes; Ctrl-C stops]", fmt::join(args.paths, ", ")) << std::endl;
+        if (args.watch_max_runs > 0 && run >= args.watch_max_runs) return code;
+        for (WatchState now = watch_state(args.paths);; now = watch_state(args.paths)) {
+            if (now != seen) {
+                seen = std::move(now);
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(args.watch_interval_ms));
+        }
+        std::cout << "[a file changed; checking again]" << std::endl;
+    }
+}
+
+}  // namespace
+
+int run_check(const CheckArgs& args) {
+    if (args.show_settings) return show_settings(args);
+    if (args.watch) return watch(args);
+    return check_once(args);
+}
+
+namespace {
+
+int check_once(const CheckArgs& given) {
     CheckArgs args = given;
     if (args.format == "text") args.format = "full";
     if (auto pair = split_mcore_pair(args.mcore)) return run_upgrade_check(args, pair->first, pair->second);
@@ -475,5 +586,7 @@ int run_check(const CheckArgs& given) {
     if (!finish_report(args.output, file_out)) return kUnusable;
     return exit_code(args, counts, unusable);
 }
+
+}  // namespace
 
 }  // namespace mbl::cli

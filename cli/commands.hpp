@@ -57,6 +57,10 @@ struct CheckArgs {
     std::string output;        // --output FILE
     bool skip_non_configs = false;
     bool show_unknowns = false;
+    bool show_settings = false;  // print the settings the first path is checked with, and check nothing
+    bool watch = false;          // re-check whenever an input changes, until interrupted
+    int watch_interval_ms = 500;
+    int watch_max_runs = 0;  // 0: until interrupted; tests stop after a few
     RecipeArgs recipe;
 };
 void add_check_command(CLI::App& app, CheckArgs& args);
@@ -148,6 +152,9 @@ struct ConfigArgs {
     std::string mcore;
     std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string te_version;
+    // `check --show-settings`: check's own layer over the configuration (rule selection, exclude, memory budget).
+    const CommandLineSelection* command_line = nullptr;
+    std::string gpu_memory;
 };
 CLI::App* add_config_command(CLI::App& app, ConfigArgs& args);
 int run_config(const ConfigArgs& args);
@@ -161,6 +168,11 @@ struct LspArgs {
     std::string config;
 };
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
+
+// --limit NAME=VALUE (repeatable) on a command that reads input; apply_limit_options sets them for the run before
+// anything is read, or says what is wrong with one and returns false.
+void add_limit_option(CLI::App& cmd, std::vector<std::string>& limits);
+bool apply_limit_options(const std::vector<std::string>& limits);
 int run_lsp(const LspArgs& args);
 
 // Resolves --mcore (empty = the default revision); prints the known revisions and returns nullptr when unknown.
@@ -182,7 +194,7 @@ std::string revisions_help();
 // Keeps each distinct revision choice of a run once, in the order first seen.
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice);
 // One line per detected choice (docs/user-guide.md "Revision detection"): which revision files in a Bridge checkout get, and why.
-void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices);
+void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices, bool say_default = true);
 // `check --mcore A,B`: the two names, or nullopt when `value` holds no comma.
 std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value);
 // `check --mcore A,B`: lints for both and reports what changes (cli/upgrade_check.cpp).

@@ -1,5 +1,6 @@
 // `mbridge-lint config [PATH]`: the configuration that governs PATH and where each value came from.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include <filesystem>
@@ -45,6 +46,18 @@ json string_list(const std::vector<std::string>& v) {
     json a = json::array();
     for (const auto& s : v) a.push_back(s);
     return a;
+}
+
+// The selection and exclude options given to `check`: --select replaces the configuration's select and ignore,
+// --exclude its exclude; the others add to what is in force.
+json command_line_layer(const CommandLineSelection& s) {
+    json layer = json::object();
+    if (s.select) layer["select"] = string_list(*s.select);
+    if (!s.extend_select.empty()) layer["extend-select"] = string_list(s.extend_select);
+    if (!s.ignore.empty()) layer["ignore"] = string_list(s.ignore);
+    if (s.exclude) layer["exclude"] = string_list(*s.exclude);
+    if (!s.extend_exclude.empty()) layer["extend-exclude"] = string_list(s.extend_exclude);
+    return layer;
 }
 
 }  // namespace
@@ -115,7 +128,19 @@ int run_config(const ConfigArgs& args) {
     rows.emplace_back("root", c.root.value, c.root.source);
     json gpu =
         c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);
-    rows.emplace_back("gpu-memory", gpu, c.gpu_memory ? c.gpu_memory->source : SettingSource{});
+    if (!args.gpu_memory.empty()) {
+        auto size = parse_memory_size(args.gpu_memory);
+        if (!size) {
+            std::cerr << fmt::format("mbridge-lint: --gpu-memory \"{}\" is not a memory size such as 80GiB\n",
+                                     args.gpu_memory);
+            return kUnusable;
+        }
+        gpu = json{{"text", size->text}, {"bytes", size->bytes}};
+    }
+    rows.emplace_back("gpu-memory", gpu,
+                      !args.gpu_memory.empty() ? command_line
+                      : c.gpu_memory           ? c.gpu_memory->source
+                                               : SettingSource{});
     rows.emplace_back("hf-config-paths", string_list(c.hf_config_paths.value), c.hf_config_paths.source);
 
     if (args.format == "json") {
@@ -124,6 +149,7 @@ int run_config(const ConfigArgs& args) {
         doc["version"] = 1;
         doc["path"] = args.path;
         doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
+        doc["extends"] = string_list(c.extends);
         json settings = json::object();
         for (const auto& [key, value, source] : rows)
             settings[key] = {{"value", value}, {"source", source_json(source)}};
@@ -136,11 +162,15 @@ int run_config(const ConfigArgs& args) {
         settings["mcore"]["facts"] = facts->facts_source();
         if (from_path) settings["mcore"]["source"] = {{"mcore-path", {{"reason", from_path->reason}}}};
         doc["settings"] = std::move(settings);
+        if (args.command_line) doc["command_line"] = command_line_layer(*args.command_line);
         std::cout << doc.dump(2) << '\n';
         return kOk;
     }
-    std::cout << fmt::format("configuration for {}\nconfig file: {}\n\n", args.path,
+    std::cout << fmt::format("configuration for {}\nconfig file: {}\n", args.path,
                              c.file.empty() ? "none found (defaults)" : c.file);
+    // A value set in a base file shows that file as its source.
+    if (!c.extends.empty()) std::cout << fmt::format("extends: {}\n", fmt::join(c.extends, " -> "));
+    std::cout << '\n';
     for (const auto& [key, value, source] : rows) {
         std::string shown = value.is_null() ? "unset" : value.dump();
         if (key == "gpu-memory" && !value.is_null())
@@ -153,6 +183,13 @@ int run_config(const ConfigArgs& args) {
             from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
         if (key == "mcore" && from_path) from = from_path->reason;
         std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);
+    }
+    if (args.command_line) {
+        const json layer = command_line_layer(*args.command_line);
+        if (!layer.empty()) {
+            std::cout << "\ncommand line, a layer over the configuration (docs/user-guide.md#selecting-rules):\n";
+            for (const auto& [key, value] : layer.items()) std::cout << fmt::format("{:<17}= {}\n", key, value.dump());
+        }
     }
     std::cout << fmt::format("\nMegatron Core {} facts (config classes, defaults, recompute labels): {}\n", facts->name,
                              facts->facts_source());

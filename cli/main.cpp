@@ -9,6 +9,7 @@
 #include <iostream>
 
 #include "cli/commands.hpp"
+#include "cli/completion.hpp"
 #include "cli/usage_errors.hpp"
 #include "core/schema.hpp"
 #include "git_commit.hpp"
@@ -80,6 +81,12 @@ int main(int argc, char** argv) {
     CLI::App* config_cmd = add_config_command(app, config);
     LspArgs lsp;
     CLI::App* lsp_cmd = add_lsp_command(app, lsp);
+    std::vector<std::string> limits;
+    for (const char* name : {"check", "show", "estimate", "gpu-check", "config", "lsp"})
+        add_limit_option(*app.get_subcommand(name), limits);
+    CompletionArgs completion;
+    CLI::App* manpage_cmd = nullptr;
+    CLI::App* completion_cmd = add_completion_commands(app, completion, manpage_cmd);
 
     if (report_unknown_command(app, args)) return kUnusable;
     try {
@@ -98,6 +105,7 @@ int main(int argc, char** argv) {
         std::cerr << "mbridge-lint: overrides after `--` apply to `check`, `show`, `estimate` and `gpu-check` only\n";
         return kUnusable;
     }
+    if (!apply_limit_options(limits)) return kUnusable;
     try {
         if (app.got_subcommand("check")) return checked_exit(run_check(check));
         if (show_cmd->parsed()) return checked_exit(run_show(show));
@@ -107,6 +115,8 @@ int main(int argc, char** argv) {
         if (app.got_subcommand("gpu-check")) return checked_exit(run_gpu_check(gpu_check));
         if (config_cmd->parsed()) return checked_exit(run_config(config));
         if (lsp_cmd->parsed()) return run_lsp(lsp);
+        if (completion_cmd->parsed()) return checked_exit(run_completion(app, completion));
+        if (manpage_cmd->parsed()) return checked_exit(run_manpage(app));
     } catch (const std::exception& e) {
         // Only a broken installation (say, corrupt embedded schema data) gets here; input problems are diagnostics.
         std::cerr << fmt::format("mbridge-lint: internal error: {}\n", e.what());

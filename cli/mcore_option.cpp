@@ -26,6 +26,9 @@ std::string revisions_help() {
         aliases.push_back(fmt::format("{} (= {})", alias, target));
     out += fmt::format("  also accepted: {}, a release tag (core_v0.19.0, 0.15.2) or a commit above (7+ hex digits)\n",
                        fmt::join(aliases, ", "));
+    out += fmt::format("  any other Megatron-LM commit of main or dev to {}, a core_v tag or a commit Megatron Bridge "
+                       "pinned (7+ hex digits) is checked with the facts of the nearest revision above\n",
+                       schema.newest_main_commit().date);
     for (const auto& [name, why] : schema.ambiguous_revision_names())
         out += fmt::format("  refused: {} is ambiguous ({})\n", name, why);
     out += "Without --mcore and without mcore in the configuration file, a file inside a Megatron Bridge checkout is\n"
@@ -42,7 +45,7 @@ void add_mcore_option(CLI::App& cmd, std::string& value, const std::string& desc
                        "The Megatron Core the job imports: a folder holding megatron/core (a Megatron-LM checkout, a "
                        "site-packages); its config classes (fields, types, defaults, recompute labels) are read "
                        "instead of the bundled ones, with the checks of --mcore or of the nearest known revision");
-    cmd.footer(revisions_help());
+    cmd.footer([] { return revisions_help(); });  // built only for --help: it reads the whole commit table
 }
 
 void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoice& choice) {
@@ -53,9 +56,12 @@ void note_revision_choice(std::vector<RevisionChoice>& seen, const RevisionChoic
     seen.push_back(choice);
 }
 
-void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices) {
+void write_detection_notes(std::ostream& out, const std::vector<RevisionChoice>& choices, bool say_default) {
     for (const auto& c : choices)
-        if (c.source == RevisionChoice::Source::Detected || !c.mcore_tree.empty()) out << detection_note(c) << '\n';
+        // Said once: a revision the checkout pins, a tree read, facts standing in for a commit, or the default.
+        if (c.source == RevisionChoice::Source::Detected ||
+            (say_default && c.source == RevisionChoice::Source::Default) || !c.mcore_tree.empty() || c.approximate)
+            out << detection_note(c) << '\n';
 }
 
 std::optional<std::pair<std::string, std::string>> split_mcore_pair(const std::string& value) {

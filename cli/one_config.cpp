@@ -14,15 +14,20 @@
 namespace mbl::cli {
 namespace {
 
-// "FILE defines N recipes; name one: ..." or "defines no recipe".
+// "FILE defines N recipes; name one of them:", then each target (FILE::FUNCTION) as a note of its own line (a tree's file
+// may define dozens), or "defines no recipe".
 Diagnostic not_one_recipe(const std::string& path, const FileResult& file) {
-    std::vector<std::string> names;
-    for (const auto& c : file.configs) names.push_back(path + "::" + c.label);
-    return input_error(
-        InputError::UnknownTarget, SourceRange::whole_file(path),
-        file.configs.empty()
-            ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", path)
-            : fmt::format("{} defines {} recipes; name one: {}", path, file.configs.size(), fmt::join(names, ", ")));
+    if (file.configs.empty())
+        return input_error(InputError::UnknownTarget, SourceRange::whole_file(path),
+                           fmt::format("{} defines no recipe (a function returning ConfigContainer)", path));
+    Diagnostic d = input_error(InputError::UnknownTarget, SourceRange::whole_file(path),
+                               fmt::format("{} defines {} recipes; name one of them:", path, file.configs.size()));
+    for (const auto& c : file.configs) {
+        Note target;  // a plain note: no location
+        target.message = fmt::format("{}::{}", path, c.label);
+        d.notes.push_back(std::move(target));
+    }
+    return d;
 }
 
 }  // namespace
@@ -67,7 +72,7 @@ OneConfig load_one_config(const std::string& input, const std::string& mcore, co
     // --mcore-path, the session's revision holds the tree's classes.
     if (mcore.empty() || !mcore_path.empty()) {
         revision = file.revision;
-        write_detection_notes(std::cerr, {file.revision_choice});
+        write_detection_notes(std::cerr, {file.revision_choice}, false);
     }
     Value root = std::move(file.configs.front().root);
     if (session_options.prepare) session_options.prepare(root, *revision, problems);

@@ -1,12 +1,15 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cctype>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
 #include "core/schema.hpp"
+#include "rules/megatron_raises.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl::cli {
@@ -30,7 +33,7 @@ int run_rules(const RulesArgs& args) {
             const RuleInfo& i = r->info();
             nlohmann::ordered_json j = {
                 {"code", i.code}, {"name", i.name}, {"severity", severity_name(i.severity)}, {"summary", i.summary}};
-            if (revision) j["active"] = !i.is_rejection() || revision->rejects(i.code);
+            if (revision) j["active"] = !i.is_rejection() || enforced_at(i, *revision);
             list.push_back(std::move(j));
         }
         std::cout << list.dump(2) << '\n';
@@ -63,7 +66,7 @@ int run_rules(const RulesArgs& args) {
     for (const auto& r : all_rules()) {
         const RuleInfo& i = r->info();
         std::string mark;
-        if (revision) mark = (!i.is_rejection() || revision->rejects(i.code)) ? "  " : "- ";
+        if (revision) mark = (!i.is_rejection() || enforced_at(i, *revision)) ? "  " : "- ";
         std::cout << fmt::format("{}{}  {:<8} {:<52} {}\n", mark, i.code, severity_name(i.severity), i.name, i.summary);
     }
     if (revision)
@@ -75,8 +78,22 @@ int run_rules(const RulesArgs& args) {
 int run_explain(const RulesArgs& args) {
     const RuleInfo* info = find_doc(args.code);
     if (!info) {
-        std::cerr << fmt::format("mbridge-lint: no rule or input error \"{}\"; `mbridge-lint rules` lists them\n",
-                                 args.code);
+        if (const auto codes = codes_with_prefix(args.code); !codes.empty()) {
+            // A prefix selects several rules in --select; explain shows one.
+            constexpr std::size_t kListed = 12;
+            std::cerr << fmt::format(
+                "mbridge-lint: \"{}\" is a prefix of {} code{}: {}{}; explain takes one, as "
+                "in `mbridge-lint explain {}`\n",
+                args.code, codes.size(), codes.size() == 1 ? "" : "s",
+                fmt::join(codes.begin(), codes.begin() + static_cast<long>(std::min(codes.size(), kListed)), ", "),
+                codes.size() > kListed ? ", ..." : "", codes.front());
+            return kUnusable;
+        }
+        std::vector<std::string> quoted;
+        for (const auto& s : rule_pattern_suggestions(args.code)) quoted.push_back(fmt::format("\"{}\"", s));
+        std::cerr << fmt::format("mbridge-lint: no rule or input error \"{}\"{}; `mbridge-lint rules` lists them\n",
+                                 args.code,
+                                 quoted.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(quoted, " or ")));
         return kUnusable;
     }
     const RuleInfo& i = *info;
@@ -85,7 +102,7 @@ int run_explain(const RulesArgs& args) {
     if (!find_rule(i.code)) return kOk;  // an input error applies whatever the revision
     std::vector<std::string> revs;
     for (const auto& name : Schema::instance().revision_names())
-        if (!i.is_rejection() || Schema::instance().revision(name)->rejects(i.code)) revs.push_back(name);
+        if (!i.is_rejection() || enforced_at(i, *Schema::instance().revision(name))) revs.push_back(name);
     std::cout << fmt::format("\nApplies at Megatron Core: {}\n", fmt::join(revs, ", "));
     return kOk;
 }

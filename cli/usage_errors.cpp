@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <iostream>
 
 #include "cli/commands.hpp"
@@ -41,6 +42,11 @@ void usage_line(const CLI::App& app, const CLI::App* command) {
                              command ? " " + command->get_name() : std::string());
 }
 
+std::string did_you_mean_option(const std::string& name, const std::vector<std::string>& known) {
+    const auto close = close_matches(name, known, 1);
+    return close.empty() ? "" : fmt::format(" (did you mean {}?)", close.front());
+}
+
 // "unknown option --formt (did you mean --format?)" for each option among the arguments a command did not take.
 std::string unknown_options(const CLI::App& command) {
     std::vector<std::string> found;
@@ -48,9 +54,7 @@ std::string unknown_options(const CLI::App& command) {
     for (const auto& arg : command.remaining()) {
         if (arg.size() < 2 || arg[0] != '-') continue;
         const std::string name = arg.substr(0, arg.find('='));
-        const auto close = close_matches(name, known, 1);
-        found.push_back(close.empty() ? fmt::format("unknown option {}", name)
-                                      : fmt::format("unknown option {} (did you mean {}?)", name, close.front()));
+        found.push_back(fmt::format("unknown option {}{}", name, did_you_mean_option(name, known)));
     }
     return fmt::format("{}", fmt::join(found, "; "));
 }
@@ -80,8 +84,20 @@ int report_usage_error(const CLI::App& app, const CLI::ParseError& error, const 
     std::string message = error.what();
     if (dynamic_cast<const CLI::ExtrasError*>(&error) && command)
         if (std::string options = unknown_options(*command); !options.empty()) message = options;
-    if (dynamic_cast<const CLI::RequiredError*>(&error) && !command)
-        message = fmt::format("a command is required: {}", fmt::join(command_names(app), ", "));
+    if (!command) {
+        // `mbridge-lint --foo`: name the option, not the missing command it stood in for.
+        std::vector<std::string> unknown;
+        const std::vector<std::string> known = option_names(app);
+        for (std::size_t i = 1; i < args.size(); ++i) {
+            if (args[i].size() < 2 || args[i][0] != '-') continue;
+            const std::string name = args[i].substr(0, args[i].find('='));
+            if (std::find(known.begin(), known.end(), name) != known.end()) continue;
+            unknown.push_back(fmt::format("unknown option {}{}", name, did_you_mean_option(name, known)));
+        }
+        if (!unknown.empty()) message = fmt::format("{}", fmt::join(unknown, "; "));
+        else if (dynamic_cast<const CLI::RequiredError*>(&error))
+            message = fmt::format("a command is required: {}", fmt::join(command_names(app), ", "));
+    }
     std::cerr << fmt::format("{}: {}\n", app.get_name(), message);
     usage_line(app, command);
     return kUnusable;

@@ -1,8 +1,10 @@
 #include "config/project_config.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <toml++/toml.h>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include "config/rule_selection.hpp"
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
+#include "core/limits.hpp"
 #include "core/schema.hpp"
 #include "core/source_manager.hpp"
 #include "core/version.hpp"
@@ -34,7 +37,8 @@ std::string SettingSource::describe() const {
 const std::vector<std::string>& ProjectConfig::keys() {
     static const std::vector<std::string> k{
         "mcore",    "te-version", "select",         "extend-select", "ignore",     "per-file-ignores",
-        "severity", "exclude",    "extend-exclude", "root",          "gpu-memory", "hf-config-paths"};
+        "severity", "exclude",    "extend-exclude", "root",          "gpu-memory", "hf-config-paths",
+        "extend"};
     return k;
 }
 
@@ -105,7 +109,10 @@ std::optional<TomlTooDeep> toml_too_deep(std::string_view text) {
     int line = 1;
     std::size_t line_start = 0;
     auto deeper = [&](std::size_t at) -> std::optional<TomlTooDeep> {
-        if (open.back() + parts <= kMaxTomlDepth) return std::nullopt;
+        // Parts of a dotted key or table header plus the arrays and inline tables open around it (toml-depth): deeper
+        // TOML is refused before toml++ reads it, since toml++ recurses once per level.
+        if (static_cast<std::uint64_t>(open.back()) + static_cast<std::uint64_t>(parts) <= limit(Limit::TomlDepth))
+            return std::nullopt;
         return TomlTooDeep{line, static_cast<int>(at - line_start) + 1};
     };
     auto newline = [&](std::size_t at) {
@@ -248,17 +255,16 @@ public:
                         error(InputError::WrongType, range_of(file_, node.source()),
                               fmt::format("gpu-memory \"{}\" is not a memory size such as \"80GiB\" or \"141GB\"", *s));
                 }
+            } else if (name == "extend") {
+                if (auto s = string_of(node, name)) {
+                    extend_ = expanded_path(*s);
+                    extend_written_ = *s;
+                    extend_at_ = range_of(file_, node.source());
+                }
             } else if (name == "hf-config-paths") {
                 if (auto list = strings_of(node, name)) {
                     std::vector<std::string> paths;
-                    for (const auto& s : *list) {
-                        std::string expanded = s;
-                        if (expanded.rfind("~/", 0) == 0)
-                            if (const char* home = std::getenv("HOME"))
-                                expanded = std::string(home) + expanded.substr(1);
-                        fs::path p = fs::path(expanded).is_absolute() ? fs::path(expanded) : dir_ / expanded;
-                        paths.push_back(p.lexically_normal().string());
-                    }
+                    for (const auto& s : *list) paths.push_back(expanded_path(s));
                     config_.hf_config_paths = {paths, from};
                 }
             } else {
@@ -270,7 +276,20 @@ public:
         }
     }
 
+    // `extend`: the base configuration this file names, absolute ("" when none), and where it is named.
+    const std::string& extend() const { return extend_; }
+    const std::string& extend_written() const { return extend_written_; }
+    const SourceRange& extend_at() const { return extend_at_; }
+
 private:
+    // A path written in this file: `~/` is the home directory, a relative path is relative to this file's folder.
+    std::string expanded_path(const std::string& s) const {
+        std::string expanded = s;
+        if (expanded.rfind("~/", 0) == 0)
+            if (const char* home = std::getenv("HOME")) expanded = std::string(home) + expanded.substr(1);
+        const fs::path p = fs::path(expanded).is_absolute() ? fs::path(expanded) : dir_ / expanded;
+        return p.lexically_normal().string();
+    }
     void error(InputError kind, SourceRange at, std::string message) {
         errors_.push_back(input_error(kind, std::move(at), std::move(message)));
     }
@@ -332,11 +351,106 @@ private:
     ProjectConfig& config_;
     std::vector<Diagnostic>& errors_;
     fs::path dir_;
+    std::string extend_, extend_written_;
+    SourceRange extend_at_;
 };
+
+template <typename T>
+void set_over(Setting<T>& base, const Setting<T>& over) {
+    if (over.source.kind != SettingSource::Kind::Default) base = over;
+}
+template <typename T>
+void set_over(std::optional<Setting<T>>& base, const std::optional<Setting<T>>& over) {
+    if (over) base = over;
+}
+// extend-select and extend-exclude add to what the base adds.
+void add_over(Setting<std::vector<std::string>>& base, const Setting<std::vector<std::string>>& over) {
+    if (over.source.kind == SettingSource::Kind::Default) return;
+    base.value.insert(base.value.end(), over.value.begin(), over.value.end());
+    base.source = over.source;
+}
+// per-file-ignores and severity merge entry by entry: the extending file's entry for a pattern or code replaces the
+// base's.
+template <typename T, typename Key>
+void merge_over(Setting<std::vector<T>>& base, const Setting<std::vector<T>>& over, Key key) {
+    if (over.source.kind == SettingSource::Kind::Default) return;
+    std::vector<T> merged;
+    for (const auto& b : base.value)
+        if (std::none_of(over.value.begin(), over.value.end(), [&](const T& o) { return key(o) == key(b); }))
+            merged.push_back(b);
+    merged.insert(merged.end(), over.value.begin(), over.value.end());
+    base = {std::move(merged), over.source};
+}
+
+// `config` set over `base`, the configuration it extends: docs/configuration.md "Sharing a base configuration".
+ProjectConfig extended(ProjectConfig base, const ProjectConfig& config) {
+    const std::string base_file = base.file;
+    set_over(base.mcore, config.mcore);
+    set_over(base.te_version, config.te_version);
+    set_over(base.select, config.select);
+    add_over(base.extend_select, config.extend_select);
+    set_over(base.ignore, config.ignore);
+    set_over(base.exclude, config.exclude);
+    add_over(base.extend_exclude, config.extend_exclude);
+    merge_over(base.per_file_ignores, config.per_file_ignores, [](const PerFileIgnore& p) { return p.pattern; });
+    merge_over(base.severity, config.severity, [](const SeverityOverride& o) { return o.code; });
+    // The root is the extending file's folder unless a file of the chain sets it.
+    if (config.root.source.kind != SettingSource::Kind::Default ||
+        base.root.source.kind == SettingSource::Kind::Default)
+        base.root = config.root;
+    set_over(base.gpu_memory, config.gpu_memory);
+    set_over(base.hf_config_paths, config.hf_config_paths);
+    base.file = config.file;
+    base.extends.insert(base.extends.begin(), base_file);
+    return base;
+}
+
+ConfigLoadResult load_layer(const std::string& path, const std::string* text, std::vector<std::string>& chain);
+
+// Reads the configuration `extend` names into `result`, under it; a missing, looping or too long chain is an error
+// located at the `extend` key.
+void load_base(ConfigLoadResult& result, const std::string& base, const std::string& written, const SourceRange& at,
+               std::vector<std::string>& chain) {
+    std::error_code ec;
+    const std::string key = fs::weakly_canonical(base, ec).string();
+    if (std::find(chain.begin(), chain.end(), key) != chain.end()) {
+        result.errors.push_back(input_error(InputError::UnknownValue, at,
+                                            fmt::format("extend = \"{}\" leads back to a configuration that extends "
+                                                        "it: {}",
+                                                        written, fmt::join(chain, " -> "))));
+        return;
+    }
+    if (static_cast<int>(chain.size()) > kMaxExtendDepth) {
+        result.errors.push_back(
+            input_error(InputError::LimitExceeded, at,
+                        fmt::format("extend chain longer than the limit of {} files", kMaxExtendDepth)));
+        return;
+    }
+    if (!fs::is_regular_file(base, ec)) {
+        result.errors.push_back(
+            input_error(InputError::Unreadable, at,
+                        fmt::format("extend = \"{}\": no such configuration file ({})", written, base)));
+        return;
+    }
+    ConfigLoadResult loaded = load_layer(base, nullptr, chain);
+    result.errors.insert(result.errors.end(), loaded.errors.begin(), loaded.errors.end());
+    if (!loaded.has_section)
+        result.errors.push_back(
+            input_error(InputError::UnknownValue, at,
+                        fmt::format("extend = \"{}\": it has no [tool.mbridge-lint] table", written)));
+    if (loaded.errors.empty() && loaded.has_section) result.config = extended(std::move(loaded.config), result.config);
+}
 
 }  // namespace
 
 ConfigLoadResult load_config_file(const std::string& path, const std::string* text) {
+    std::vector<std::string> chain;
+    return load_layer(path, text, chain);
+}
+
+namespace {
+
+ConfigLoadResult load_layer(const std::string& path, const std::string* text, std::vector<std::string>& chain) {
     ConfigLoadResult result;
     result.config.file = path;
     std::error_code ec;
@@ -359,8 +473,9 @@ ConfigLoadResult load_config_file(const std::string& path, const std::string* te
     if (auto deep = toml_too_deep(*text)) {
         result.errors.push_back(input_error(
             InputError::LimitExceeded, SourceRange::point(path, deep->line, deep->column),
-            fmt::format("a dotted key or nesting is deeper than the limit of {} levels; the configuration is not read",
-                        kMaxTomlDepth)));
+            fmt::format("a dotted key or nesting is deeper than the limit of {} levels (--limit toml-depth); the "
+                        "configuration is not read",
+                        limit(Limit::TomlDepth))));
         return result;
     }
     toml::table doc;
@@ -385,9 +500,18 @@ ConfigLoadResult load_config_file(const std::string& path, const std::string* te
             return result;
         }
     }
-    Reader(path, result.config, result.errors).read(*table);
+    Reader reader(path, result.config, result.errors);
+    reader.read(*table);
+    if (!reader.extend().empty()) {
+        std::error_code canonical_ec;
+        chain.push_back(fs::weakly_canonical(path, canonical_ec).string());
+        load_base(result, reader.extend(), reader.extend_written(), reader.extend_at(), chain);
+        chain.pop_back();
+    }
     return result;
 }
+
+}  // namespace
 
 std::shared_ptr<const ConfigLoadResult> ConfigResolver::for_path(const std::string& path) {
     if (!explicit_file_.empty()) {

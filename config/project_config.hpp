@@ -51,6 +51,9 @@ std::optional<MemorySize> parse_memory_size(std::string_view text);
 
 struct ProjectConfig {
     std::string file;  // the configuration file ("" when none was found: every setting is its default)
+    // The files `extend` brought in, nearest first (`extend = "../base.toml"`): each is read first, and the file
+    // that extends it sets over it key by key (docs/configuration.md "Sharing a base configuration").
+    std::vector<std::string> extends;
     std::optional<Setting<std::string>> mcore;
     std::optional<Setting<std::string>> te_version;
     Setting<std::vector<std::string>> select{{"ALL"}, {}};
@@ -83,9 +86,8 @@ struct ConfigLoadResult {
 // [tool.mbridge-lint] table only; any other file name is read as .mbridge-lint.toml (keys at top level).
 ConfigLoadResult load_config_file(const std::string& path, const std::string* text = nullptr);
 
-// Parts of a dotted key or table header plus the arrays and inline tables open around it: deeper TOML is refused
-// before toml++ reads it (toml++ recurses once per level).
-inline constexpr int kMaxTomlDepth = 128;
+// How many files an `extend` chain may hold beyond the first: a longer chain is refused, as is a cycle.
+inline constexpr int kMaxExtendDepth = 8;
 inline constexpr const char* kConfigFileName = ".mbridge-lint.toml";
 inline constexpr const char* kPyprojectFileName = "pyproject.toml";
 bool is_config_file_name(std::string_view path);

@@ -1,6 +1,7 @@
 #include "config/rule_selection.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -27,25 +28,90 @@ bool rule_pattern_matches(std::string_view pattern, std::string_view code, std::
     return !pattern.empty() && code.starts_with(upper(pattern));
 }
 
+namespace {
+
+std::vector<const RuleInfo*> documented_codes() {
+    std::vector<const RuleInfo*> out;
+    for (const auto& r : all_rules()) out.push_back(&r->info());
+    for (const auto& i : input_error_docs()) out.push_back(&i);
+    return out;
+}
+
+bool is_code(std::string_view word) {
+    const auto all = documented_codes();
+    return std::any_of(all.begin(), all.end(), [&](const RuleInfo* i) { return i->code == word; });
+}
+
+}  // namespace
+
+std::vector<std::string> codes_with_prefix(std::string_view prefix) {
+    const std::string p = upper(prefix);
+    std::vector<std::string> out;
+    if (p.empty() || is_code(p)) return out;
+    for (const RuleInfo* i : documented_codes())
+        if (i->code.starts_with(p)) out.emplace_back(i->code);
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+std::vector<std::string> rule_pattern_suggestions(std::string_view pattern) {
+    std::vector<std::string> out;
+    auto add = [&](const std::string& s) {
+        if (std::find(out.begin(), out.end(), s) == out.end()) out.push_back(s);
+    };
+    std::string word = upper(pattern);
+    // "RC0xx", "RC04x": x's stand for any digit, which is what a prefix says.
+    while (word.size() > 2 && word.back() == 'X') word.pop_back();
+    const bool placeholder_prefix = word != upper(pattern) && !codes_with_prefix(word).empty();
+    if (placeholder_prefix) add(word);
+    // "RC4", "RC04": a code short of its zeros.
+    const auto digits = word.find_first_of("0123456789");
+    if (!placeholder_prefix && digits != std::string::npos && digits > 0 &&
+        std::all_of(word.begin() + static_cast<long>(digits), word.end(),
+                    [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        const std::string letters = word.substr(0, digits), number = word.substr(digits);
+        for (const RuleInfo* i : documented_codes()) {
+            const std::string code(i->code);
+            if (code.size() <= word.size() || !code.starts_with(letters)) continue;
+            // The typed digits in order, with only zeros between them.
+            std::size_t k = 0;
+            bool fits = true;
+            for (std::size_t j = letters.size(); j < code.size() && fits; ++j) {
+                if (k < number.size() && code[j] == number[k]) ++k;
+                else fits = code[j] == '0';
+            }
+            if (fits && k == number.size()) add(code);
+        }
+    }
+    std::vector<std::string> candidates{"ALL"};
+    for (const RuleInfo* i : documented_codes()) {
+        candidates.emplace_back(i->code);
+        candidates.emplace_back(i->name);
+        for (std::size_t n = 2; n < i->code.size(); ++n) candidates.emplace_back(i->code.substr(0, n));
+    }
+    std::sort(candidates.begin(), candidates.end());
+    candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+    for (auto& c : close_matches(word == upper(pattern) ? pattern : std::string_view(word), candidates)) add(c);
+    if (out.size() > 2) out.resize(2);  // as the other "did you mean" messages
+    return out;
+}
+
 bool rule_pattern_valid(std::string_view pattern, std::string* why) {
     if (pattern.empty()) {
         if (why) *why = "an empty rule code";
         return false;
     }
-    std::vector<std::string> candidates{"ALL"};
-    auto known = [&](const RuleInfo& i) {
-        candidates.emplace_back(i.code);
-        candidates.emplace_back(i.name);
-        return rule_pattern_matches(pattern, i.code, i.name);
-    };
-    for (const auto& r : all_rules())
-        if (known(r->info())) return true;
-    for (const auto& i : input_error_docs())
-        if (known(i)) return true;
-    if (why)
+    for (const RuleInfo* i : documented_codes())
+        if (rule_pattern_matches(pattern, i->code, i->name)) return true;
+    if (why) {
+        std::vector<std::string> quoted;
+        for (const auto& s : rule_pattern_suggestions(pattern)) quoted.push_back(fmt::format("\"{}\"", s));
+        const std::string suggestion =
+            quoted.empty() ? "" : fmt::format(" (did you mean {}?)", fmt::join(quoted, " or "));
         *why = fmt::format("\"{}\" is not a rule or input-error code, code prefix or name{}; `mbridge-lint rules` "
                            "lists them",
-                           pattern, did_you_mean_suffix(pattern, candidates));
+                           pattern, suggestion);
+    }
     return false;
 }
 

@@ -18,6 +18,12 @@ namespace mbl {
 // True when `pattern` names at least one rule or input-error code; otherwise `why` says what is wrong (with "did you
 // mean").
 bool rule_pattern_valid(std::string_view pattern, std::string* why);
+// What a mistyped code, prefix or name most likely meant, best first: a prefix written with placeholder x's
+// ("RC0xx" -> RC0), a code short of its zeros ("RC04" -> RC004), then the codes, prefixes and names a few edits
+// away; at most two. Empty when nothing is close.
+std::vector<std::string> rule_pattern_suggestions(std::string_view pattern);
+// The codes a prefix (not a whole code) selects, in code order; empty for anything else.
+std::vector<std::string> codes_with_prefix(std::string_view prefix);
 bool rule_pattern_matches(std::string_view pattern, std::string_view code, std::string_view name);
 // True when `pattern` (other than ALL) names an input-error code (IN, IN010, unknown-model): those are not re-ranked.
 bool names_input_diagnostics(std::string_view pattern);

@@ -537,6 +537,7 @@ private:
     const JobFacts& facts_;
     Outcome outcome_;
     std::map<std::string, Value, std::less<>> written_;
+    mutable std::map<std::string, Value, std::less<>> bare_fields_;  // the config's fields as read, never written
     std::map<std::string, Rewrite> rewrites_;
     std::vector<std::string> rewrite_order_;
     std::vector<std::map<std::string, Value, std::less<>>> frames_;
@@ -577,10 +578,16 @@ private:
         return v;
     }
 
-    Value read_field(std::string_view name) const {
+    Value read_field(std::string_view name) const { return read_field_ref(name); }
+    // The checks read the same fields many times per run: each field's bare value is made once.
+    const Value& read_field_ref(std::string_view name) const {
         if (auto it = written_.find(name); it != written_.end()) return it->second;
-        if (const Value* v = field_(name)) return bare(*v);
-        return Value::null();
+        auto it = bare_fields_.find(name);
+        if (it == bare_fields_.end()) {
+            const Value* v = field_(name);
+            it = bare_fields_.emplace(std::string(name), v ? bare(*v) : Value::null()).first;
+        }
+        return it->second;
     }
 
     void write_field(const std::string& name, Value v, int line) {

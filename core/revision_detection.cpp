@@ -316,6 +316,12 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
     }
     const std::string unknown = fmt::format("{}, a commit mbridge-lint knows no revision for", pin_sentence(first));
     out.approximate = !tree;
+    if (auto place = schema.locate_commit(first.commit); place && place->nearest) {
+        out.revision = place->nearest;
+        out.confirm = place->other;
+        out.reason = fmt::format("{}{}; {}{}", pin_sentence(first), context, commit_place_sentence(*place), read_note);
+        return out;
+    }
     std::string from, why;
     if (auto version = pinned_version(root, first.commit, tree, from))
         if (const Revision* r = schema.nearest_revision(*version, why)) {
@@ -332,9 +338,27 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
             return out;
         }
     }
-    out.revision = fallback;
-    out.reason = fmt::format("{}; the default {} is used instead{}", unknown, fallback->name, read_note);
+    // Not in the table of Megatron-LM's public history, which is complete up to its newest commit: most likely newer.
+    const CommitPlace newest = schema.newest_main_commit();
+    out.revision = newest.nearest ? newest.nearest : fallback;
+    out.reason = fmt::format("{}; it is not among the Megatron-LM commits mbridge-lint lists (main and dev to {}, the "
+                             "release tags, Megatron Bridge's pins), so it is taken as newer and the facts of {}, the "
+                             "newest, stand in; check out 3rdparty/Megatron-LM or pass --mcore-path to check it "
+                             "exactly{}",
+                             unknown, newest.date, out.revision->name, read_note);
     return out;
+}
+
+std::string commit_place_sentence(const CommitPlace& place) {
+    std::string s =
+        fmt::format("that is {} of {}{}, which mbridge-lint has no facts for; those of {}, the nearest "
+                    "revision, stand in",
+                    place.where.rfind("core_v", 0) == 0 ? "the tag " + place.where : "a commit", place.date,
+                    place.where == "main" || place.where == "dev" ? fmt::format(" on {}", place.where) : std::string(),
+                    place.nearest->name);
+    if (place.other && place.other != place.nearest)
+        s += fmt::format(", and a check {}'s source does not state too is only a warning", place.other->name);
+    return s;
 }
 
 std::optional<fs::path> RevisionDetector::checkout_root(const fs::path& start) {

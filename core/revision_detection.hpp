@@ -29,12 +29,16 @@ struct RevisionChoice {
     // `revision` stands in for a commit it was not generated from (the nearest known one): its facts prove nothing
     // absent there. Only meaningful without an mcore_tree.
     bool approximate = false;
+    const Revision* confirm = nullptr;  // for approximate facts: the revision on the commit's other side (or none)
 };
 const char* revision_source_name(
     RevisionChoice::Source s);  // "command line", "configuration file", "detected", "default"
 // For a detected choice, the line the check summary prints once: "Megatron Core 0.20.dev for files in /work/bridge:
 // its 3rdparty/Megatron-LM gitlink pins 2a75ac12c54b; ...; pass --mcore to choose another revision".
 std::string detection_note(const RevisionChoice& choice);
+// "that is a commit of 2026-06-13 on main, which mbridge-lint has no facts for; those of 0.18, the nearest revision,
+// stand in, and a check 0.19's source does not state too is only a warning".
+std::string commit_place_sentence(const CommitPlace& place);
 
 // Where a Bridge checkout says which Megatron-LM it runs, in the order they are asked.
 struct MegatronPin {

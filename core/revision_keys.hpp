@@ -4,8 +4,6 @@
 // its "rejections" list. The build generates the list (build/generated/revision_keys.def, by
 // cmake/RevisionKeys.cmake) from the revision files, so a key that no revision file has does not compile, where a
 // misspelt string would have read an empty list and silently turned a rule off.
-#include <algorithm>
-#include <iterator>
 #include <string_view>
 
 namespace mbl {
@@ -43,37 +41,17 @@ struct RevisionKeys {
 namespace revision_enum {
 #define MBL_REVISION_ENUM(NAME) inline constexpr RevisionEnum NAME = RevisionKeys::revision_enum(#NAME);
 #define MBL_KNOWN_CRASH(IDENT, ID)
-#define MBL_REJECTION(CODE)
 #include "revision_keys.def"
 #undef MBL_REVISION_ENUM
 #undef MBL_KNOWN_CRASH
-#undef MBL_REJECTION
 }  // namespace revision_enum
 
 namespace known_crash {
 #define MBL_REVISION_ENUM(NAME)
 #define MBL_KNOWN_CRASH(IDENT, ID) inline constexpr KnownCrash IDENT = RevisionKeys::known_crash(ID);
-#define MBL_REJECTION(CODE)
 #include "revision_keys.def"
 #undef MBL_REVISION_ENUM
 #undef MBL_KNOWN_CRASH
-#undef MBL_REJECTION
 }  // namespace known_crash
-
-// Every code that some revision's "rejections" lists, sorted.
-inline constexpr std::string_view kRejectionCodes[] = {
-#define MBL_REVISION_ENUM(NAME)
-#define MBL_KNOWN_CRASH(IDENT, ID)
-#define MBL_REJECTION(CODE) #CODE,
-#include "revision_keys.def"
-#undef MBL_REVISION_ENUM
-#undef MBL_KNOWN_CRASH
-#undef MBL_REJECTION
-};
-
-// Whether some revision rejects configs with `code` (an error rule that none lists would never run).
-constexpr bool listed_as_rejection(std::string_view code) {
-    return std::binary_search(std::begin(kRejectionCodes), std::end(kRejectionCodes), code);
-}
 
 }  // namespace mbl

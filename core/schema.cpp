@@ -246,12 +246,6 @@ Schema::Schema() {
         if (rev.release.empty() == rev.commit.empty())
             throw std::runtime_error(fmt::format("schemas/mcore/{}.json must name either a release or a commit", name));
         layered_list(j, "output_discarding_recompute_modules", rev.output_discarding);
-        if (j.contains("rejections")) {
-            auto v = string_list(j, "rejections");
-            rev.rejections = {v.begin(), v.end()};
-        }
-        for (auto& c : string_list(j, "rejections_add")) rev.rejections.insert(c);
-        for (auto& c : string_list(j, "rejections_remove")) rev.rejections.erase(c);
         if (j.contains("enums"))
             for (auto it = j.at("enums").begin(); it != j.at("enums").end(); ++it)
                 rev.enums[it.key()] = it.value().get<std::vector<std::string>>();
@@ -305,6 +299,12 @@ static std::string lower(std::string_view s) {
     return out;
 }
 
+// Whether a recorded commit and a wanted one (lower case) are the same: either is a prefix of the other.
+static bool same_commit(const std::string& recorded, const std::string& wanted) {
+    const std::size_t n = std::min(recorded.size(), wanted.size());
+    return recorded.compare(0, n, wanted, 0, n) == 0;
+}
+
 std::string Revision::what() const {
     if (!release.empty()) {
         std::string out = fmt::format("release {}", release);
@@ -325,13 +325,9 @@ std::string Revision::what() const {
 std::optional<std::string> Revision::matches_commit(std::string_view sha) const {
     if (!is_commit_prefix(sha)) return std::nullopt;
     const std::string wanted = lower(sha);
-    auto same = [&](const std::string& recorded) {
-        const std::size_t n = std::min(recorded.size(), wanted.size());
-        return recorded.compare(0, n, wanted, 0, n) == 0;
-    };
-    if (!commit.empty() && same(commit)) return commit;
+    if (!commit.empty() && same_commit(commit, wanted)) return commit;
     for (const auto& [tag, recorded] : tags)
-        if (same(recorded)) return tag;
+        if (same_commit(recorded, wanted)) return tag;
     return std::nullopt;
 }
 
@@ -362,6 +358,47 @@ const Revision* Schema::revision_for_commit(std::string_view sha) const {
     for (const auto& r : revisions_)
         if (r.matches_commit(sha)) return ready(&r);
     return nullptr;
+}
+
+const std::vector<Schema::CommitRow>& Schema::commit_rows() const {
+    static const std::vector<CommitRow> rows = [] {
+        std::vector<CommitRow> out;
+        const nlohmann::json table = parse_schema_file("mcore/commits.json");
+        for (const auto& row : table.at("commits")) {
+            auto text = [&](std::size_t i) {
+                return row.at(i).is_null() ? std::string() : row.at(i).get<std::string>();
+            };
+            out.push_back({text(0), text(1), text(2), text(3), text(4)});
+        }
+        return out;
+    }();
+    return rows;
+}
+
+CommitPlace Schema::place_of(const CommitRow& row) const {
+    CommitPlace place{row.hash, row.date, row.where, revision(row.nearest), nullptr};
+    if (!row.other.empty()) place.other = revision(row.other);
+    return place;
+}
+
+std::optional<CommitPlace> Schema::locate_commit(std::string_view sha) const {
+    if (!is_commit_prefix(sha)) return std::nullopt;
+    const std::string wanted = lower(sha);
+    const CommitRow* found = nullptr;
+    for (const auto& row : commit_rows()) {
+        if (!same_commit(row.hash, wanted)) continue;
+        if (found) return std::nullopt;  // a short prefix that names two commits names none
+        found = &row;
+    }
+    if (!found) return std::nullopt;
+    return place_of(*found);
+}
+
+CommitPlace Schema::newest_main_commit() const {
+    const CommitRow* newest = nullptr;
+    for (const auto& row : commit_rows())
+        if (row.where == "main" && (!newest || row.date >= newest->date)) newest = &row;
+    return newest ? place_of(*newest) : CommitPlace{};
 }
 
 namespace {

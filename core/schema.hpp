@@ -49,13 +49,15 @@ struct Revision {
     std::vector<std::string> labels;
     std::vector<std::string> default_modules;
     std::vector<std::string> output_discarding;
-    std::set<std::string, std::less<>> rejections;     // codes of the error rules Megatron Core enforces here
     std::set<std::string, std::less<>> known_crashes;  // ids of configurations known to crash at run time here
     // Megatron Core's config classes here, from which the labels, default_modules and defaults come.
     std::shared_ptr<const ClassFacts> classes;
     // The facts stand in for a Megatron Core they were not read from (a commit no revision records, mapped to the
     // nearest one): what they say is absent is not proven absent there.
     bool approximate = false;
+    // For approximate facts: the revision on the pinned commit's other side (schemas/mcore/commits.json). A check of
+    // these facts that its source does not state too may not be in the commit's source: no promise there.
+    const Revision* confirm = nullptr;
     std::string facts_note;  // why these facts, when they are not the bundled ones of this revision: one sentence
     // TransformerConfig's defaults (with its bases'), those the source states as literals, in constructor order.
     std::vector<std::pair<std::string, Value>> defaults;
@@ -67,7 +69,6 @@ struct Revision {
     // A key's values; empty where this revision's file (and those it extends) does not state the key.
     const std::vector<std::string>& enum_values(RevisionEnum key) const;
 
-    bool rejects(std::string_view code) const { return rejections.contains(code); }
     bool has_label(std::string_view label) const;
     bool discards_output(std::string_view label) const;
     bool crashes(KnownCrash id) const { return known_crashes.contains(id.str()); }
@@ -82,6 +83,16 @@ struct Revision {
     // The commit that `sha` matches (either is a prefix of the other, 7 hex digits at least), with the tag naming it
     // for a release; nullopt when none does.
     std::optional<std::string> matches_commit(std::string_view sha) const;
+};
+
+// Where a Megatron-LM commit lies among the revisions with facts (schemas/mcore/commits.json, written by
+// scripts/mcore_commits.py from Megatron-LM's history).
+struct CommitPlace {
+    std::string hash;                   // the table's prefix (12 hex digits)
+    std::string date;                   // its commit date, "2026-06-13"
+    std::string where;                  // "main", "dev", a core_v tag, or "pinned by Megatron Bridge"
+    const Revision* nearest = nullptr;  // the revision fewest commits away: its facts stand in
+    const Revision* other = nullptr;    // the nearest on the commit's other side; nullptr where there is none
 };
 
 // Why a --mcore / mcore value names no single revision.
@@ -115,6 +126,12 @@ public:
     const std::map<std::string, std::string>& ambiguous_revision_names() const { return ambiguous_; }  // name -> why
     // The revision whose recorded commit `sha` matches (see Revision::matches_commit), or nullptr.
     const Revision* revision_for_commit(std::string_view sha) const;
+    // Where `sha` (7 hex digits or more) lies in the bundled table of Megatron-LM commits; nullopt when the table does
+    // not list it (a commit after the table's newest, or one no public branch has).
+    std::optional<CommitPlace> locate_commit(std::string_view sha) const;
+    // For a commit the table does not list, taken as newer than it: the newest commit of main the table lists, whose
+    // revision stands in (`place.where` is "main"); and the date the table ends.
+    CommitPlace newest_main_commit() const;
     // The known revision nearest to a Megatron Core that reports `version` ("0.20.0rc1", from package_info.py or a
     // core_v tag) by release order, and in `why` how it was chosen; nullptr when the version is not one or is older
     // than every known revision.
@@ -148,6 +165,11 @@ private:
     // `r` with its config classes read (once, on first use); every lookup hands revisions out through it.
     const Revision* ready(const Revision* r) const;
     mutable std::vector<Revision> revisions_;  // filled by the constructor; ready() completes each in place
+    struct CommitRow {
+        std::string hash, date, where, nearest, other;
+    };
+    const std::vector<CommitRow>& commit_rows() const;  // commits.json, read on first use
+    CommitPlace place_of(const CommitRow& row) const;
     std::unique_ptr<std::once_flag[]> loaded_;
     std::map<std::string, std::string> aliases_;
     std::map<std::string, std::string> ambiguous_;  // name -> what it could mean

@@ -11,15 +11,15 @@ namespace mbl {
 
 namespace {
 std::string too_large(std::size_t size) {
-    return fmt::format("the file is {} bytes, above mbridge-lint's limit of {} MiB", size,
-                       SourceManager::kMaxFileBytes >> 20);
+    return fmt::format("the file is {} bytes, above mbridge-lint's limit of {} (--limit file-size=...)", size,
+                       format_limit(*find_limit("file-size"), SourceManager::max_file_bytes()));
 }
 }  // namespace
 
 const std::string* SourceManager::load(const std::string& path, std::string* error) {
     if (const std::string* known = text(path)) {
         // An editor's buffer is bounded as the file on disk would be.
-        if (known->size() <= kMaxFileBytes) return known;
+        if (known->size() <= max_file_bytes()) return known;
         if (error) *error = too_large(known->size());
         return nullptr;
     }
@@ -27,7 +27,7 @@ const std::string* SourceManager::load(const std::string& path, std::string* err
     // for a writer, a device might never end.
     const bool shell_pipe =
         path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0 || path == "/dev/stdin";
-    FileText read = read_file_text(path, kMaxFileBytes, /*regular_only=*/!shell_pipe);
+    FileText read = read_file_text(path, max_file_bytes(), /*regular_only=*/!shell_pipe);
     if (!read.text) {
         if (error) {
             switch (read.failure) {

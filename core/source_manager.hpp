@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/limits.hpp"
 #include "core/line_index.hpp"
 
 namespace mbl {
@@ -16,7 +17,7 @@ namespace mbl {
 class SourceManager {
 public:
     // Reads a file from disk once, or returns the text registered under `path`; null (and `error` set) when it cannot
-    // be read or is larger than kMaxFileBytes.
+    // be read or is larger than max_file_bytes().
     const std::string* load(const std::string& path, std::string* error = nullptr);
     // Registers text that did not come from disk (an editor buffer, a command-line override).
     void add(const std::string& name, std::string text);
@@ -31,9 +32,9 @@ public:
     const LineIndex* lines(const std::string& name) const;
 
     // Largest file the linter reads; bigger input is refused with a clear message instead of exhausting memory.
-    // Bridge configs and recipe modules are kilobytes; 16 MiB leaves room for generated recipe files (100,000
-    // recipe functions fit) while a stray 50 MB file is refused at once instead of costing seconds and a GiB.
-    static constexpr std::size_t kMaxFileBytes = 16u << 20;
+    // Bridge configs and recipe modules are kilobytes; the default 16 MiB leaves room for generated YAML dumps while
+    // a stray 50 MB file is refused at once instead of costing seconds and a GiB (`--limit file-size=...`).
+    static std::size_t max_file_bytes() { return static_cast<std::size_t>(limit(Limit::FileBytes)); }
 
 private:
     mutable std::mutex mutex_;

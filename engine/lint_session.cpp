@@ -171,6 +171,20 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
         name = schema.default_revision();
     }
     choice.revision = schema.revision(name);
+    if (!choice.revision && choice.source != RevisionChoice::Source::Default)
+        if (auto place = schema.locate_commit(name); place && place->nearest) {
+            // A Megatron-LM commit with no facts of its own: the nearest revision's stand in, as for a pinned one.
+            choice.commit = place->hash;
+            choice.approximate = true;
+            choice.confirm = place->other;
+            choice.revision = place->nearest;
+            choice.reason = fmt::format(
+                "{} {}: {}", choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore =", name,
+                commit_place_sentence(*place));
+            if (!options_.mcore_path.empty())
+                return choice_for_mcore_path(options_.mcore_path, choice.revision, choice.reason);
+            return with_facts(choice);
+        }
     if (!choice.revision) {
         choice.reason =
             schema.revision_error(name, choice.source == RevisionChoice::Source::CommandLine ? "--mcore" : "mcore");
@@ -179,7 +193,9 @@ RevisionChoice LintSession::choose_revision(const std::string& path, const Proje
     choice.reason = choice.source == RevisionChoice::Source::CommandLine ? fmt::format("--mcore {}", name)
                     : choice.source == RevisionChoice::Source::ConfigFile
                         ? fmt::format("mcore = \"{}\" ({})", name, config.mcore->source.describe())
-                        : fmt::format("the default, {}", choice.revision->name);
+                        : fmt::format("nothing pins the revision, so the default {} is assumed; pin it with "
+                                      "--mcore REVISION or mcore = \"REVISION\" in .mbridge-lint.toml",
+                                      choice.revision->name);
     // A named revision's checks over the config classes of the tree --mcore-path names.
     if (!options_.mcore_path.empty()) return choice_for_mcore_path(options_.mcore_path, choice.revision, choice.reason);
     return choice;
@@ -218,7 +234,7 @@ namespace {
 // A file's text as SourceManager::load reads it, without keeping it; nullopt when load would refuse it (load then
 // says why).
 std::optional<std::string> read_unkept(const std::string& path) {
-    return read_file_text(path, SourceManager::kMaxFileBytes, /*regular_only=*/false).text;
+    return read_file_text(path, SourceManager::max_file_bytes(), /*regular_only=*/false).text;
 }
 
 }  // namespace
@@ -402,16 +418,19 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                     const std::string& function) {
     FixOutcome out;
     SourceManager& sources = session.sources();
+    auto applicable = [&](const Diagnostic& d) {
+        if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) return false;
+        return !options.may_edit || std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
+                                                [&](const TextEdit& e) { return options.may_edit(e.range.file); });
+    };
     out.after = session.lint(path, allow_skip, function);
-    for (int pass = 0; pass < options.max_passes && !out.after.skipped && !out.after.config_unusable; ++pass) {
+    int pass = 0;
+    for (; pass < options.max_passes && !out.after.skipped && !out.after.config_unusable; ++pass) {
         // Each fix applies whole or not at all; one that overlaps a fix taken earlier in this pass waits for the next.
         std::map<std::string, std::vector<TextEdit>> by_file;
         int taken = 0;
         for (const auto& d : out.after.diagnostics) {
-            if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) continue;
-            if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
-                                                 [&](const TextEdit& e) { return options.may_edit(e.range.file); }))
-                continue;
+            if (!applicable(d)) continue;
             std::map<std::string, std::vector<TextEdit>> trial = by_file;
             bool fits = true;
             for (const auto& e : d.fix->edits) trial[e.range.file].push_back(e);
@@ -441,12 +460,16 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         }
         if (broke) {
             for (const auto& [file, old] : before) sources.add(file, old);
+            out.stopped = "applying them would make a file unreadable";
             break;
         }
         out.applied += taken;
         session.files_changed();
         out.after = session.lint(path, allow_skip, function);
     }
+    if (pass == options.max_passes &&
+        std::any_of(out.after.diagnostics.begin(), out.after.diagnostics.end(), applicable))
+        out.stopped = fmt::format("stopped after {} passes, each making a new fix possible", options.max_passes);
     for (const auto& [file, old] : out.original) {
         const std::string* now = sources.text(file);
         if (now && *now != old) out.fixed[file] = *now;

@@ -179,6 +179,9 @@ struct FixOutcome {
     std::map<std::string, std::string> fixed;     // file -> text after
     int applied = 0;                              // fixes applied
     FileResult after;                             // the file linted once more, after the fixes
+    // Why fixes that could apply were left unapplied ("" when none was): the pass limit, or a fix that would make a
+    // file unreadable.
+    std::string stopped;
 };
 FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip = false,
                     const std::string& function = {});

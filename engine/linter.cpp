@@ -14,6 +14,7 @@
 #include "engine/validate.hpp"
 #include "engine/walk.hpp"
 #include "parser/front_end.hpp"
+#include "pyeval/values.hpp"
 #include "rules/registry.hpp"
 
 namespace mbl {
@@ -42,6 +43,34 @@ const Value* first_unknown(const Value& v) {
     for (const auto& e : v.entries())
         if (const Value* u = first_unknown(e.value)) return u;
     return nullptr;
+}
+
+// Whether a YAML file lies in a Megatron Bridge checkout (a parent holds src/megatron/bridge): there, a config that
+// is not a whole dump is an overlay on a recipe the linter is not told (run_recipe.py --config-file).
+bool in_bridge_checkout(const std::string& file) {
+    if (file.empty() || file[0] == '<') return false;
+    std::error_code ec;
+    fs::path dir = fs::absolute(file, ec).parent_path();
+    for (int depth = 0; !dir.empty() && depth < 64; ++depth, dir = dir.parent_path()) {
+        if (fs::is_directory(dir / "src" / "megatron" / "bridge", ec)) return true;
+        if (dir == dir.parent_path()) break;
+    }
+    return false;
+}
+
+// The model as a warning may see it when the config is an overlay on an unknown base: what the overlay does not set
+// is the base recipe's, not Megatron Core's default (a provider's dropout 0, its experts).
+EffectiveModel without_defaults(const EffectiveModel& model) {
+    EffectiveModel out = model;
+    auto unknown = std::make_shared<Value>(Value::map());
+    if (model.defaults)
+        for (const auto& e : model.defaults->entries())
+            unknown->set(e.key,
+                         Value::unknown("left to the recipe this overlay is applied to, which the linter is not told",
+                                        e.value.prov()),
+                         e.key_range);
+    out.defaults = std::move(unknown);
+    return out;
 }
 
 // One IN012 info per (place, reason): a model the linter could not follow is one line, not 400.
@@ -82,8 +111,27 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
                                        [&](const char* f) { return (*model)[f].contains_unknown(); });
+        // A call the evaluator did not follow that received the config leaves fields it may have written unknown:
+        // the recipe is not resolved, whichever fields they are.
+        model->for_each_field([&](const Value::Entry& e) {
+            const Value* u = first_unknown(e.value);
+            if (u && u->unknown_reason().rfind(py::kUnfollowedCall, 0) == 0) result.resolved = false;
+        });
         result.architecture_known = model->known({"num_layers", "hidden_size", "num_attention_heads"});
-        for (auto& d : run_rules(*model, options_.rule_options)) result.diagnostics.push_back(std::move(d));
+        const bool overlay = recipe.empty() && !model->full_dump && in_bridge_checkout(anchor.file);
+        for (auto& d : run_rules(*model, options_.rule_options)) {
+            const Rule* rule = find_rule(d.code);
+            if (overlay && !(rule && rule->info().is_rejection()) && d.code != "RC000") continue;
+            result.diagnostics.push_back(std::move(d));
+        }
+        // Megatron Core's rejections are judged on the overlay as written (its defaults are what an unset field is
+        // if the base leaves it too); advice stands only on what the overlay itself sets.
+        if (overlay)
+            for (auto& d : run_rules(without_defaults(*model), options_.rule_options)) {
+                const Rule* rule = find_rule(d.code);
+                if ((rule && rule->info().is_rejection()) || d.code == "RC000") continue;
+                result.diagnostics.push_back(std::move(d));
+            }
         if (options_.show_unknowns) report_unknowns(*model, anchor, result.diagnostics);
     }
     sort_diagnostics(result.diagnostics);

@@ -75,14 +75,16 @@ const Revision* revision_for_tree(const Revision& base, const fs::path& tree, st
     return it->second.revision.get();
 }
 
-const Revision* approximate_revision(const Revision& base, const std::string& note) {
-    const std::string key = fmt::format("approximate\n{}\n{}", base.name, note);
+const Revision* approximate_revision(const Revision& base, const std::string& note, const Revision* confirm) {
+    const std::string key =
+        fmt::format("approximate\n{}\n{}\n{}", base.name, note, confirm ? confirm->name : std::string());
     std::lock_guard<std::mutex> lock(made_mutex());
     auto it = made().find(key);
     if (it == made().end()) {
         Made m;
         m.revision = std::make_unique<Revision>(base);
         m.revision->approximate = true;
+        m.revision->confirm = confirm;
         m.revision->facts_note = note;
         it = made().emplace(key, std::move(m)).first;
     }
@@ -106,7 +108,8 @@ RevisionChoice with_facts(RevisionChoice choice) {
             *choice.revision,
             fmt::format("the bundled facts of Megatron Core {} stand in for commit {}, which "
                         "mbridge-lint has not read",
-                        choice.revision->name, choice.commit.empty() ? "?" : choice.commit.substr(0, 12)));
+                        choice.revision->name, choice.commit.empty() ? "?" : choice.commit.substr(0, 12)),
+            choice.confirm);
     return choice;
 }
 

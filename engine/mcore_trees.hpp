@@ -20,7 +20,7 @@ std::optional<std::filesystem::path> mcore_root(const std::filesystem::path& dir
 const Revision* revision_for_tree(const Revision& base, const std::filesystem::path& tree, std::string& error);
 
 // `base` standing in for a Megatron Core it was not generated from (`note` says which and why).
-const Revision* approximate_revision(const Revision& base, const std::string& note);
+const Revision* approximate_revision(const Revision& base, const std::string& note, const Revision* confirm = nullptr);
 
 // A detected choice with its tree read, or marked approximate: the revision the files are linted for. An unreadable
 // tree keeps the bundled facts and says so in the reason.

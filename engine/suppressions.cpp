@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
+#include <optional>
 #include <tuple>
 
 #include "core/did_you_mean.hpp"
@@ -17,6 +19,63 @@ constexpr std::string_view kMarker = "mbridge-lint:";
 
 bool is_space(char c) { return c == ' ' || c == '\t'; }
 bool is_code_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_'; }
+
+// Where `noqa` starts in a comment's text: at its start or right after a `#` inside it (`# type: ignore  # noqa`),
+// in any case as ruff reads it; npos when it is not there.
+std::size_t noqa_at(const std::string& t) {
+    for (std::size_t i = 0; i + 4 <= t.size(); ++i) {
+        std::size_t k = i;
+        while (k > 0 && is_space(t[k - 1])) --k;
+        if (k != 0 && t[k - 1] != '#') continue;
+        bool match = true;
+        for (std::size_t j = 0; j < 4 && match; ++j)
+            match = std::tolower(static_cast<unsigned char>(t[i + j])) == "noqa"[j];
+        if (match && (i + 4 == t.size() || !is_code_char(t[i + 4]))) return i;
+    }
+    return std::string::npos;
+}
+
+// A code of this linter in a noqa list (RC104, IN002); any other code belongs to another linter.
+bool ours(const std::string& code) {
+    return code.size() > 2 && (code.rfind("RC", 0) == 0 || code.rfind("IN", 0) == 0) &&
+           std::all_of(code.begin() + 2, code.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+// `# noqa: RC104, E501`: a suppression of the codes of ours it lists, on the comment's own line as ruff has it.
+// nullopt when it lists none of ours (a bare `# noqa`, or only other linters' codes).
+template <class At, class Fail, class Unknown>
+std::optional<Suppression> read_noqa(const SourceComment& c, std::size_t hash, std::size_t q, At at, Fail fail,
+                                     Unknown unknown_rule) {
+    const std::string& t = c.text;
+    std::size_t i = q + 4;
+    while (i < t.size() && is_space(t[i])) ++i;
+    if (i >= t.size() || t[i] != ':') return std::nullopt;
+    ++i;
+    Suppression s;
+    s.comment = c;
+    s.comment_begin = hash;
+    s.comment_end = hash + 1 + t.size();
+    s.line = c.line;
+    s.ours_alone = t.find_first_not_of(" \t") == q;
+    while (true) {
+        while (i < t.size() && (is_space(t[i]) || t[i] == ',')) ++i;
+        const std::size_t b = i;
+        while (i < t.size() && std::isalnum(static_cast<unsigned char>(t[i]))) ++i;
+        if (b == i) break;
+        const std::string code = t.substr(b, i - b);
+        if (!ours(code)) s.ours_alone = false;
+        else if (code.rfind("IN", 0) == 0)
+            fail(at(b, i), fmt::format("{} is an input error: the file cannot be used as written, so it cannot be "
+                                       "suppressed; fix the input",
+                                       code));
+        else if (!find_rule(code)) unknown_rule(code, at(b, i));
+        else s.codes.push_back(Suppression::Code{code, at(b, i), hash + 1 + b, hash + 1 + i, false});
+    }
+    if (i < t.size()) s.ours_alone = false;  // a reason or another comment follows the codes
+    if (s.codes.empty()) return std::nullopt;
+    return s;
+}
 
 }  // namespace
 
@@ -42,9 +101,6 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
         const std::size_t hash = lines.offset(c.line, c.column);
         std::size_t i = 0;
         const std::string& t = c.text;
-        while (i < t.size() && is_space(t[i])) ++i;
-        if (t.compare(i, kMarker.size(), kMarker) != 0) continue;
-        i += kMarker.size();
         auto at = [&](std::size_t b, std::size_t e) {
             const std::size_t off = hash + 1;
             return SourceRange{file, c.line, lines.column_of(off + b), c.line,
@@ -53,6 +109,22 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
         auto fail = [&](SourceRange where, std::string message) {
             set.errors.push_back(input_error(InputError::UnknownValue, std::move(where), std::move(message)));
         };
+        auto unknown_rule = [&](const std::string& code, SourceRange where) {
+            std::vector<std::string> candidates;
+            for (const auto& r : all_rules()) {
+                candidates.emplace_back(r->info().code);
+                candidates.emplace_back(r->info().name);
+            }
+            fail(where, fmt::format("unknown rule \"{}\" in suppression{}; `mbridge-lint rules` lists them", code,
+                                    did_you_mean_suffix(code, candidates)));
+        };
+        while (i < t.size() && is_space(t[i])) ++i;
+        if (const std::size_t q = noqa_at(t); q != std::string::npos && t.compare(i, kMarker.size(), kMarker) != 0) {
+            if (auto s = read_noqa(c, hash, q, at, fail, unknown_rule)) set.suppressions.push_back(std::move(*s));
+            continue;
+        }
+        if (t.compare(i, kMarker.size(), kMarker) != 0) continue;
+        i += kMarker.size();
         while (i < t.size() && is_space(t[i])) ++i;
         const std::size_t dir_begin = i;
         while (i < t.size() && is_code_char(t[i])) ++i;
@@ -98,13 +170,7 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
                                            code));
                 ok = false;
             } else if (!rule) {
-                std::vector<std::string> candidates;
-                for (const auto& r : all_rules()) {
-                    candidates.emplace_back(r->info().code);
-                    candidates.emplace_back(r->info().name);
-                }
-                fail(at(b, i), fmt::format("unknown rule \"{}\" in suppression{}; `mbridge-lint rules` lists them",
-                                           code, did_you_mean_suffix(code, candidates)));
+                unknown_rule(code, at(b, i));
                 ok = false;
             } else {
                 s.codes.push_back(Suppression::Code{code, at(b, i), hash + 1 + b, hash + 1 + i, false});
@@ -174,7 +240,7 @@ std::vector<Diagnostic> unused_suppressions(const SuppressionSet& set, std::stri
             Fix fix;
             fix.title = fmt::format("Remove unused suppression of {}", c.code);
             std::size_t b = 0, e = 0;
-            if (used == 0) {
+            if (used == 0 && s.ours_alone) {
                 // Nothing in the comment is in use: remove all of it (each unused code's fix is the same edit).
                 b = s.comment_begin;
                 e = s.comment_end;

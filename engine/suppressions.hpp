@@ -4,7 +4,10 @@
 //   # mbridge-lint: disable=RC104                    on a line of its own: the next line holding code
 //   # mbridge-lint: disable-next-line=RC104          the next line holding code
 //   # mbridge-lint: disable-file=RC104               the whole file
+//   value: x  # noqa: RC104, RC105                    this line (ruff's and flake8's spelling)
 // Codes are rule codes or rule names, separated by commas; text after them must start with "--" (a reason) or "#".
+// `noqa` takes rule codes only; other linters' codes beside ours (`# noqa: E501, RC104`) are theirs and left alone,
+// and a bare `# noqa` names nothing of ours.
 // A code that suppressed nothing is reported as RC900 unused-suppression (info), with a fix that removes it.
 #include <string>
 #include <string_view>
@@ -29,6 +32,7 @@ struct Suppression {
     std::vector<Code> codes;
     SourceComment comment;
     std::size_t comment_begin = 0, comment_end = 0;  // the whole `# ...` comment, byte offsets
+    bool ours_alone = true;  // the comment holds nothing but this directive, so RC900 may delete all of it
 };
 
 struct SuppressionSet {

@@ -96,10 +96,22 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
             continue;
         }
         if (!schema.field_exists_at(*known, rev)) {
+            // The history is of the bundled revisions; the classes in use may have been read from a tree at another
+            // commit under this revision's name. Then the history would contradict the verdict: say which is which.
+            const Revision* first = schema.revision(known->first);
+            const Revision* last = schema.revision(known->last);
+            const bool history_has_it =
+                first && last && first->order <= rev.order && rev.order <= last->order &&
+                std::find(known->not_in.begin(), known->not_in.end(), rev.name) == known->not_in.end();
+            const std::string why =
+                history_has_it ? fmt::format("the config classes read from {} do not declare it, though the bundled "
+                                             "Megatron Core {} does",
+                                             rev.facts_source(), rev.name)
+                               : schema.field_history(*known);
             Diagnostic d = input_error(InputError::UnknownKey, at,
                                        fmt::format("model field \"{}\" has no effect in Megatron Core {} ({}); pass "
                                                    "--mcore for the revision the job runs if it is not this one",
-                                                   e.key, rev.name, schema.field_history(*known)));
+                                                   e.key, rev.name, why));
             d.severity = Severity::Warning;
             d.notes.push_back(Note{SourceRange{}, kSkipped});
             note_facts(d, rev);

@@ -464,9 +464,9 @@ std::optional<Prediction> predict_stage(const McorePlan& plan, const memory::Lay
     job.schedule = plan.stage->schedule;
     job.peft = {};
     const memory::UnitPrediction unit = memory::predict_unit(job, plan.stage->stage, plan.kinds, rc);
-    // The measurement's base holds the MoE dispatchers' leftovers of every chunk, which their first forwards free.
-    const double chunks_started = std::min(job.schedule.vpp, plan.stage->in_flight);
-    const double retained = plan.stage->in_flight * unit.activations - chunks_started * unit.stale;
+    // The measurement's base holds the MoE dispatchers' leftovers of every chunk, which their first forwards free:
+    // the rank model's own figure (RankEstimate::activations).
+    const double retained = memory::stage_activations(unit, plan.stage->in_flight, job.schedule.vpp);
     return Prediction{retained, retained + unit.transient};
 }
 

@@ -124,7 +124,7 @@ OptionEstimate evaluate(const Estimate& est, const StepModel& time, const Recomp
     o.recompute = option;
     o.name = option.describe();
     o.hottest_stage = ranks.front().stage;
-    o.activations = ranks.front().activations + ranks.front().transient;
+    o.activations = ranks.front().leftover + ranks.front().activations + ranks.front().transient;
     o.peak = ranks.front().peak();
     for (const auto& r : ranks) o.first_iteration_peak = std::max(o.first_iteration_peak, r.first_iteration_peak());
     o.saving = is_none(option) ? 0 : none_activations - o.activations;

@@ -34,15 +34,20 @@ struct RankEstimate {
     int layers = 0;     // layers on this rank
     int in_flight = 0;  // micro-batches (model chunks with VPP) whose activations are alive at the peak
     double params = 0, grads = 0, optimizer = 0;
-    double optimizer_lazy = 0;    // part of `optimizer` the first optimizer step creates (Adam moments)
-    double activations = 0;       // retained by the in-flight micro-batches
+    double optimizer_lazy = 0;  // part of `optimizer` the first optimizer step creates (Adam moments)
+    // Retained by the in-flight micro-batches, as a measurement above the state before the step sees it: their
+    // forwards free the leftover below, so it counts once, in `leftover` (stage_activations in memory/rank.hpp).
+    double activations = 0;
+    // The MoE dispatchers' router probabilities kept from the previous iteration's backward with their autograd
+    // leaves (memory/README.md, "Left over from the previous iteration"), alive until each chunk's first forward.
+    double leftover = 0;
     double transient = 0;         // on top at the peak: a layer's backward working set, or the logits and loss
     double unit_activations = 0;  // one in-flight unit (a micro-batch through the stage, or a model chunk): retained
                                   // activations with its input
     double unit_transient = 0;    // one unit's backward working set above its retained activations
     double optimizer_step = 0;    // on top of the states while the optimizer steps (fp32 copies of the gradients)
     double states() const { return params + grads + optimizer; }
-    double activation_peak() const { return states() + activations + transient; }
+    double activation_peak() const { return states() + leftover + activations + transient; }
     // The activations are gone by the optimizer step (the next step's zero_grad frees what it made).
     double step_peak() const { return states() + optimizer_step; }
     bool peaks_at_optimizer_step() const { return step_peak() > activation_peak(); }
@@ -55,7 +60,7 @@ struct OptionEstimate {
     Recompute recompute;
     std::string name;  // "none", "selective [moe_act]", "full uniform 1"
     int hottest_stage = 0;
-    double activations = 0;  // activations + transient on the hottest rank
+    double activations = 0;  // leftover + activations + transient on the hottest rank: its peak above the states
     double peak = 0;         // peak of the hottest rank
     double first_iteration_peak = 0;
     double saving = 0;        // activation bytes saved against no recompute (same rank)

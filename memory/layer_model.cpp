@@ -46,10 +46,15 @@ namespace {
 
 // At the softmax backward of unfused attention: the saved probabilities, the incoming and the outgoing gradient, and
 // the score-sized temporary PyTorch's CUDA softmax backward allocates (PV inputs and dropout mask already freed), with
-// the input norm's output and the query and key tensors.
+// the input norm's output and the query and key tensors. Beside them, the value's gradient that the PV product's
+// backward returned: the autograd engine runs the ready node of the highest sequence number first (PyTorch
+// torch/csrc/autograd/engine.h, ReadyQueue::CompareNodeTaskTime, `t1.fn_->sequence_nr() < t2.fn_->sequence_nr()`),
+// the softmax chain, made after the value's repeat (GQA) or the QKV split (MHA), so that gradient waits
+// (`[s, b·a/t, d]`: measured by the fake-group sweep at TP 1/2/4/8, DEVICE_RUNS.md, "Runs of 2026-12-06").
 double unfused_attention_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTensor>& whole) {
     const double qkv_output = d.tokens * d.qkv_width * d.e;
     const double query = d.tokens * d.heads * d.head_dim * d.e;
+    const double value_grad = query;  // one value row per query head
     const double softmax_bytes = s.softmax_fp32 && !s.softmax_kernel ? 4.0 : d.e;
     double phase =
         module_bytes(whole, {"input_layernorm", "input_norm_stats"}) + 4 * score_elements(s, d) * softmax_bytes;
@@ -60,9 +65,9 @@ double unfused_attention_phase(const LayerShape& s, const Dims& d, const std::ve
                  2 * d.tokens * d.heads * static_cast<double>(s.qk_head_dim + s.qk_pos_dim) * d.e;
     } else if (grouped(s, d)) {
         // The query (a copy, or the QKV output it is a view of) and the repeated key.
-        phase += (query_copied(s, d) || s.micro_batch > 1 ? query : qkv_output) + query;
+        phase += (query_copied(s, d) || s.micro_batch > 1 ? query : qkv_output) + query + value_grad;
     } else {
-        phase += qkv_output;
+        phase += qkv_output + value_grad;
     }
     return phase;
 }

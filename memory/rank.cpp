@@ -179,6 +179,10 @@ UnitPrediction predict_unit(const Job& job, int stage, const std::vector<LayerKi
     return u;
 }
 
+double stage_activations(const UnitPrediction& unit, int in_flight, int chunks) {
+    return in_flight * unit.activations - std::min(chunks, in_flight) * unit.stale;
+}
+
 RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     RankEstimate r;
     const LayerShape& s = job.shape;
@@ -199,7 +203,8 @@ RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     r.unit_activations = u.activations;
     r.unit_transient = u.transient;
     r.in_flight = job.schedule.in_flight(stage);
-    r.activations = r.in_flight * r.unit_activations;
+    r.activations = stage_activations(u, r.in_flight, vpp);
+    r.leftover = vpp * u.stale;
     if (stage == 0 && s.hidden_dropout > 0)
         r.activations += r.in_flight * residual / s.activation_bytes;  // embedding dropout mask
     r.transient = r.unit_transient;

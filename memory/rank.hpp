@@ -15,6 +15,11 @@ struct UnitPrediction {
 };
 UnitPrediction predict_unit(const Job& job, int stage, const std::vector<LayerKind>& unit, const Recompute& rc);
 
+// What a stage's in-flight units hold above the state before the step, the one formula of `estimate` and of
+// `gpu-check`'s stage prediction: each unit's activations, less the dispatchers' leftovers the first forward of
+// each model chunk frees (they were alive before, in RankEstimate::leftover).
+double stage_activations(const UnitPrediction& unit, int in_flight, int chunks);
+
 RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc);
 // Every rank, hottest first.
 std::vector<RankEstimate> evaluate_ranks(const Job& job, const Recompute& rc);

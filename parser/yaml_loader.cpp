@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "core/input_errors.hpp"
+#include "core/limits.hpp"
 #include "core/line_index.hpp"
 #include "core/source_manager.hpp"
 
@@ -171,22 +172,24 @@ public:
 
     // `entry_prov` is the provenance of the whole `key: value` entry holding this node (or of the list item).
     Value convert(const YAML::Node& node, const Provenance& entry_prov, int depth) {
-        if (++values_ > kMaxYamlValues) {
+        if (++values_ > limit(Limit::YamlValues)) {
             if (!size_reported_) {
                 size_reported_ = true;
                 errors.push_back(input_error(
                     InputError::LimitExceeded, entry_prov.range,
-                    fmt::format("the document expands to more than the limit of {} values (aliases of aliases?)",
-                                kMaxYamlValues)));
+                    fmt::format("the document expands to more than the limit of {} values (aliases of aliases?; "
+                                "--limit yaml-values)",
+                                limit(Limit::YamlValues))));
             }
             return Value::unknown("size limit", entry_prov);
         }
-        if (depth > kMaxYamlDepth) {
+        if (static_cast<std::uint64_t>(depth) > limit(Limit::YamlDepth)) {
             if (!limit_reported_) {
                 limit_reported_ = true;
                 errors.push_back(
                     input_error(InputError::LimitExceeded, entry_prov.range,
-                                fmt::format("nesting is deeper than the limit of {} levels", kMaxYamlDepth)));
+                                fmt::format("nesting is deeper than the limit of {} levels (--limit yaml-depth)",
+                                            limit(Limit::YamlDepth))));
             }
             return Value::unknown("nesting limit", entry_prov);
         }
@@ -261,13 +264,14 @@ private:
     // fill memory long before the count of values reaches its limit.
     bool charge_bytes(std::size_t n, const Provenance& prov) {
         bytes_ += n;
-        if (bytes_ <= kMaxYamlBytes) return true;
+        if (bytes_ <= limit(Limit::YamlAliasBytes)) return true;
         if (!size_reported_) {
             size_reported_ = true;
             errors.push_back(input_error(
                 InputError::LimitExceeded, prov.range,
-                fmt::format("the document expands to more than the limit of {} MiB of text (aliases of aliases?)",
-                            kMaxYamlBytes >> 20)));
+                fmt::format("the document expands to more than the limit of {} of text (aliases of aliases?; "
+                            "--limit yaml-alias-bytes)",
+                            format_limit(*find_limit("yaml-alias-bytes"), limit(Limit::YamlAliasBytes)))));
         }
         return false;
     }

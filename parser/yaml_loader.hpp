@@ -25,14 +25,10 @@ Value parse_yaml_plain_scalar(const std::string& text);
 // A fix's value as YAML reads it: a plain scalar or a flow list such as "[core_attn, moe]" (None when malformed).
 Value parse_yaml_value(const std::string& text);
 
-// Nesting deeper than this is refused with a diagnostic instead of recursing further.
-inline constexpr int kMaxYamlDepth = 200;
-// Values one document may expand to. Aliases share nodes in yaml-cpp but are copied into the config tree, so a few
-// lines of nested aliases ("billion laughs") would otherwise expand without bound. A Bridge config dump holds a few
-// thousand; each value with its provenance costs a few hundred bytes, so the limit keeps a file under 256 MB.
-inline constexpr std::size_t kMaxYamlValues = 250'000;
-
-// Text (scalars and keys) one document may expand to, aliases counted at each use. A file is at most 16 MiB.
-inline constexpr std::size_t kMaxYamlBytes = std::size_t{64} << 20;
+// The limits of core/limits.hpp a document is read under: yaml-depth (nesting deeper is refused with a diagnostic
+// instead of recursing further), yaml-values and yaml-alias-bytes (aliases share nodes in yaml-cpp but are copied
+// into the config tree, so a few lines of nested aliases, a "billion laughs", would otherwise expand without bound;
+// a Bridge config dump holds a few thousand values, and each with its provenance costs a few hundred bytes, so the
+// default keeps a file under 256 MB).
 
 }  // namespace mbl

@@ -10,6 +10,8 @@
 #include <unordered_map>
 
 #include "core/input_errors.hpp"
+#include "core/limits.hpp"
+#include "pyeval/python_scan.hpp"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
 
@@ -262,6 +264,49 @@ std::optional<BracketProblem> bracket_problem(std::string_view text) {
     return std::nullopt;
 }
 
+// The diagnostic for what scan_python refused: the file is not parsed.
+Diagnostic scan_problem(const std::string& file, std::string_view text, const PythonScan& scan) {
+    int line = 1;
+    std::size_t line_start = 0;
+    for (std::size_t i = 0; i < scan.at && i < text.size(); ++i)
+        if (text[i] == '\n') {
+            ++line;
+            line_start = i + 1;
+        }
+    const SourceRange at = SourceRange::point(file, line, static_cast<int>(scan.at - line_start) + 1);
+    Diagnostic d;
+    switch (scan.problem) {
+        case PythonScan::Problem::TooManyTokens:
+            d = input_error(InputError::LimitExceeded, at,
+                            fmt::format("the file holds more than the limit of {} Python tokens (--limit "
+                                        "python-tokens); it is not parsed",
+                                        limit(Limit::PythonTokens)));
+            d.notes.push_back(Note{SourceRange{}, "recipe modules hold a few thousand tokens; one this large would "
+                                                  "take the linter seconds and gigabytes to read"});
+            return d;
+        case PythonScan::Problem::TooManyBrackets:
+            d = input_error(InputError::Syntax, at,
+                            fmt::format("invalid Python syntax: brackets nested more than {} deep (Python's "
+                                        "\"too many nested parentheses\")",
+                                        kPythonMaxBrackets));
+            break;
+        case PythonScan::Problem::TooManyBareContinuations:
+            d = input_error(InputError::LimitExceeded, at,
+                            fmt::format("more than {} lines in a row hold only a line continuation (a backslash); the "
+                                        "file is not parsed",
+                                        kPythonMaxBareContinuations));
+            return d;
+        default:
+            d = input_error(InputError::Syntax, at,
+                            fmt::format("invalid Python syntax: f-string fields nested more than {} deep (Python's "
+                                        "\"f-string: expressions nested too deeply\")",
+                                        kPythonMaxFstringNesting));
+            break;
+    }
+    d.notes.push_back(Note{SourceRange{}, "Python cannot import this file, so the linter does not evaluate it"});
+    return d;
+}
+
 }  // namespace
 
 NodeId Ast::field(NodeId id, Field f) const {
@@ -292,10 +337,19 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
     // one: every offset stays where it was.
     for (std::size_t i = 0; i < ast.text.size(); ++i)
         if (ast.text[i] == '\r' && (i + 1 == ast.text.size() || ast.text[i + 1] != '\n')) ast.text[i] = '\n';
+    std::string blanked;  // ast.text with its comments blanked, what tree-sitter reads (python_scan.hpp)
+    const PythonScan scan = scan_python(ast.text, limit(Limit::PythonTokens), &blanked);
+    if (scan.problem != PythonScan::Problem::None) {
+        out.syntax_error = scan_problem(file, ast.text, scan);
+        ast.nodes.push_back(Node{Kind::Module});
+        ast.root = 0;
+        return out;
+    }
+    const std::string& parsed = scan.has_comments ? blanked : ast.text;
     std::unique_ptr<TSParser, ParserDeleter> parser(ts_parser_new());
     ts_parser_set_language(parser.get(), tree_sitter_python());
     std::unique_ptr<TSTree, TreeDeleter> tree(
-        ts_parser_parse_string(parser.get(), nullptr, ast.text.data(), static_cast<std::uint32_t>(ast.text.size())));
+        ts_parser_parse_string(parser.get(), nullptr, parsed.data(), static_cast<std::uint32_t>(parsed.size())));
     if (!tree) {
         out.syntax_error = input_error(InputError::Syntax, SourceRange::point(file, 1, 1),
                                        "the Python parser could not read this file");

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <tuple>
+#include <unordered_set>
 
 #include "pyeval/interpreter.hpp"
 
@@ -26,6 +27,7 @@ struct Interp::Slot {
 namespace {
 
 constexpr const char* kPoisonSlot = "\x01poisoned";
+constexpr const char* kOpaqueSlot = "\x01opaque";
 
 struct SlotState {
     bool too_big = false;  // a container too large to copy: restoring it makes its contents unknown
@@ -54,6 +56,9 @@ static SlotState capture_slot(const Interp::Slot& s) {  // cost: see BranchRunne
             if (s.name == kPoisonSlot) {
                 st.present = !inst->poisoned.empty();
                 st.value = Val::str(inst->poisoned);
+            } else if (s.name == kOpaqueSlot) {
+                st.present = !inst->opaque.empty();
+                st.value = Val::str(inst->opaque, inst->opaque_at);
             } else if (const Attr* a = inst->find(s.name)) {
                 st.present = true;
                 st.value = a->value;
@@ -91,6 +96,11 @@ static void restore_slot(const Interp::Slot& s, const SlotState& st) {
             auto* inst = static_cast<InstanceObj*>(s.obj.get());
             if (s.name == kPoisonSlot) {
                 inst->poisoned = st.present ? st.value.s : std::string();
+                break;
+            }
+            if (s.name == kOpaqueSlot) {
+                inst->opaque = st.present ? st.value.s : std::string();
+                inst->opaque_at = st.present ? st.value.at : Loc{};
                 break;
             }
             auto it =
@@ -208,6 +218,47 @@ void Interp::poison(const Val& v, const std::string& reason) {
     if (!inst->poisoned.empty()) return;
     if (!journals_.empty()) record(Slot{Slot::Attr, v.o, nullptr, kPoisonSlot});
     inst->poisoned = reason;
+}
+
+void Interp::havoc(Frame& f, const Val& v, const std::string& reason, std::unordered_set<const Object*>& seen) {
+    if (v.may_alias() && v.o) {
+        for (const auto& c : static_cast<SeqObj*>(v.o.get())->items) havoc(f, c, reason, seen);
+        return;
+    }
+    if (!v.is_obj() || !seen.insert(v.o.get()).second) return;
+    ++steps_;  // the walk is bounded by the recipe's step budget, like any other work
+    if (v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Set) || v.is_obj(ObjKind::Dict)) {
+        // Contents already unknown: nothing in them can be read any more, so nothing to walk again.
+        if (!(v.is_obj(ObjKind::Dict) ? v.as<DictObj>()->unknown : v.as<SeqObj>()->unknown).empty()) return;
+        if (v.is_obj(ObjKind::Dict)) {
+            for (const auto& [_, item] : v.as<DictObj>()->items)
+                if (!out_of_budget()) havoc(f, item, reason, seen);
+        } else {
+            for (const auto& item : v.as<SeqObj>()->items)
+                if (!out_of_budget()) havoc(f, item, reason, seen);
+        }
+        poison(v, reason);
+        return;
+    }
+    if (!v.is_obj(ObjKind::Instance)) return;
+    auto* inst = v.as<InstanceObj>();
+    if (!inst->poisoned.empty()) return;
+    if (!journals_.empty()) record(Slot{Slot::Attr, v.o, nullptr, kOpaqueSlot});
+    inst->opaque = reason;
+    inst->opaque_at = f.stmt;
+    // The objects it holds stay (the call may change them, not likely replace them); every other value it holds,
+    // and every field it takes by default, is whatever the call left.
+    for (auto& a : inst->attrs) {
+        ++steps_;
+        if (a.value.is_obj(ObjKind::Instance) || a.value.is_obj(ObjKind::List) || a.value.is_obj(ObjKind::Dict) ||
+            a.value.is_obj(ObjKind::Set)) {
+            havoc(f, a.value, reason, seen);
+            continue;
+        }
+        note_attr_write(v, a.name);
+        a.value = Val::unknown(reason, f.stmt);
+        a.info = store_info(f);
+    }
 }
 
 // Runs each branch from the same starting state and merges the outcomes. `rest` are the statements after the

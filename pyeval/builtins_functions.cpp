@@ -458,7 +458,9 @@ Val builtin_getattr(Interp& in, Frame& f, BuiltinObj&, CallArgs& args, Loc site)
     }
     if (dflt && a0->is_obj(ObjKind::Module)) {
         Val v = in.get_attr(f, *a0, name, site);
-        if (v.is_unknown() && a0->as<ModuleObj>()->module->state.load() == Module::Ready &&
+        // A name the module does not define reads as a symbol (an outside name); getattr's default is the answer.
+        if ((v.is_unknown() || v.is_obj(ObjKind::External)) &&
+            a0->as<ModuleObj>()->module->state.load() == Module::Ready &&
             !a0->as<ModuleObj>()->module->globals->find(name))
             return *dflt;
         return v;

@@ -943,11 +943,13 @@ Val Interp::call(Frame& f, const Val& callee, CallArgs args, Loc site) {
 
 Val Interp::call_inner(Frame& f, const Val& callee, CallArgs args, Loc site) {
     if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", site);
-    if (callee.is_unknown())
+    if (callee.is_unknown()) {
+        havoc_arguments(f, args, fmt::format("{}something unknown ({})", kUnfollowedCall, callee.reason()));
         return Val::unknown(callee.reason().rfind("calls something unknown", 0) == 0
                                 ? callee.reason()
                                 : "calls something unknown: " + callee.reason(),
                             site);
+    }
     if (!callee.is_obj()) return Val::unknown(fmt::format("calls {}", type_name(callee)), site);
     switch (callee.o->kind) {
         case ObjKind::Function: {

@@ -355,6 +355,25 @@ bool ImportGraph::scan_into(Entry& e, const std::string& file, const std::string
         for (const auto& name : s.names)
             if (name != "*") e.names.push_back(base + "." + name);
     }
+    // A name only the launching script's sys.path finds (ModuleLayout::launch_bases: `from utils.overrides import
+    // ...` under scripts/performance) is kept under the module's name from the root, the name its dependents are
+    // looked up by. Files no script launches (every package module) never look.
+    const std::string folder = fs::path(file).parent_path().string();
+    auto bases = launch_bases_.find(folder);
+    if (bases == launch_bases_.end()) bases = launch_bases_.emplace(folder, layout_.launch_bases(file)).first;
+    if (!bases->second.empty())
+        for (auto& name : e.names) {
+            if (resolve(name)) continue;
+            for (const auto& b : bases->second) {
+                auto [known, inserted] = launch_names_.try_emplace(b + '\n' + name);
+                if (inserted)
+                    if (auto where = ModuleLayout::locate_in(b, name, false))
+                        known->second = layout_.dotted_name_of(where->file).value_or("");
+                if (known->second.empty()) continue;
+                name = known->second;
+                break;
+            }
+        }
     std::sort(e.names.begin(), e.names.end());
     e.names.erase(std::unique(e.names.begin(), e.names.end()), e.names.end());
     if (e.names == before) return false;
@@ -496,6 +515,8 @@ void ImportGraph::revalidate() {
 void ImportGraph::forget_layout() {
     std::lock_guard<std::mutex> lock(mutex_);
     resolved_.clear();
+    launch_bases_.clear();
+    launch_names_.clear();
     root_files_.reset();
     importers_.reset();
     closures_.clear();

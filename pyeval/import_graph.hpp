@@ -76,8 +76,11 @@ private:
     ModuleLayout layout_;
     Buffers buffers_;
     std::mutex mutex_;
-    std::unordered_map<std::string, Entry> entries_;                        // by absolute file path
-    std::unordered_map<std::string, std::optional<std::string>> resolved_;  // dotted name -> its file, if any
+    std::unordered_map<std::string, Entry> entries_;                          // by absolute file path
+    std::unordered_map<std::string, std::optional<std::string>> resolved_;    // dotted name -> its file, if any
+    std::unordered_map<std::string, std::vector<std::string>> launch_bases_;  // folder -> ModuleLayout::launch_bases
+    std::unordered_map<std::string, std::string>
+        launch_names_;                                    // launch folder + name -> its name from the root ("": none)
     std::optional<std::vector<std::string>> root_files_;  // every Python file of the root, once walked
     // dependencies() answers, until a file's imports change.
     std::unordered_map<std::string, std::set<std::string>> closures_;

@@ -18,10 +18,12 @@ bool Interp::charge_bytes(std::size_t bytes, Loc at, bool one_value) {
     const bool too_large = one_value && bytes > limits.max_value_bytes;
     if (!too_large && bytes_ <= limits.max_total_bytes) return true;
     if (budget_reason_.empty()) {
-        budget_reason_ = too_large ? fmt::format("a value grows past the limit of {} MiB for one value",
-                                                 limits.max_value_bytes >> 20)
-                                   : fmt::format("the values built grow past the limit of {} MiB for one recipe",
-                                                 limits.max_total_bytes >> 20);
+        budget_reason_ =
+            too_large ? fmt::format("a value grows past the limit of {} for one value (--limit python-value-bytes)",
+                                    format_limit(*find_limit("python-value-bytes"), limits.max_value_bytes))
+                      : fmt::format("the values built grow past the limit of {} for one recipe (--limit "
+                                    "python-total-bytes)",
+                                    format_limit(*find_limit("python-total-bytes"), limits.max_total_bytes));
         budget_site_ = at;
     }
     steps_ = limits.max_steps + 1;  // stops the recipe as the step budget does
@@ -57,7 +59,10 @@ void Interp::run_module(Module* m, int import_depth) {
     const Ast& a = *m->ast;
     std::vector<NodeId> stmts;
     for (std::uint32_t i = 0; i < a.count(a.root); ++i) stmts.push_back(a.kid(a.root, i));
+    module_frame_ = &f;
+    module_ = m;
     exec_stmts(f, stmts, 0);
+    module_frame_ = nullptr;
 }
 
 Flow Interp::exec_block(Frame& f, NodeId block) {
@@ -71,6 +76,7 @@ Flow Interp::exec_block(Frame& f, NodeId block) {
 
 Flow Interp::exec_stmts(Frame& f, const std::vector<NodeId>& stmts, std::size_t from) {
     for (std::size_t i = from; i < stmts.size(); ++i) {
+        if (&f == module_frame_ && !out_of_budget()) module_stmt_ = stmts[i];  // the statement that spent it
         bool consumed = false;
         Flow flow = exec_stmt(f, stmts[i], stmts, i + 1, consumed);
         if (consumed || flow != Flow::Normal) return flow;

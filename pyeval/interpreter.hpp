@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "core/diagnostic.hpp"
@@ -84,6 +85,8 @@ public:
     // Why the budget was spent when it was not the step count (a memory limit), and where; empty otherwise.
     const std::string& budget_reason() const { return budget_reason_; }
     Loc budget_site() const { return budget_site_; }
+    // The top-level statement of run_module's module that ran last (where a module's budget ran out).
+    Loc module_statement() const { return module_ && module_stmt_ != kNoNode ? module_->loc(module_stmt_) : Loc{}; }
     // Charges `bytes` the evaluator is about to build into one value at `at`: false, with the recipe stopped as over
     // budget, past the limit for the recipe or, for a string (`one_value`), for one value (EvalLimits). A container's
     // size is bounded by max_items already.
@@ -103,6 +106,10 @@ public:
     SetInfo store_info(Frame& f) const;
     void note_mutation(Object* container);  // journal a list/dict/set before changing it
     void poison(const Val& v, const std::string& reason);
+    // A call the evaluator does not follow received `v`: every value reachable from it that the call could change
+    // becomes unknown for `reason` (instances stay, their fields and defaults unknown until written again).
+    void havoc(Frame& f, const Val& v, const std::string& reason, std::unordered_set<const Object*>& seen);
+    void havoc_arguments(Frame& f, const CallArgs& args, const std::string& reason);
     // Marks an unknown as possibly one of `candidates` (objects, or unknowns that may be objects).
     static void mark_alias(Val& unknown, const std::vector<Val>& candidates);
     // A write through an unknown that may be a known object: those objects can no longer be trusted.
@@ -212,6 +219,9 @@ private:
     std::size_t bytes_ = 0;  // charged by charge_bytes
     std::string budget_reason_;
     Loc budget_site_;
+    const Frame* module_frame_ = nullptr;  // run_module's frame while it runs
+    Module* module_ = nullptr;
+    NodeId module_stmt_ = kNoNode;
     int expr_depth_ = 0;
     int expr_depth_peak_ = 0;  // the deepest expr_depth_ reached (CallMemo)
     int import_depth_ = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <filesystem>
 
@@ -82,11 +83,12 @@ ReadCounters& read_counters() {
 }
 
 std::optional<std::string> read_source_file(const std::string& path, std::string& error) {
-    FileText read = read_file_text(path, SourceManager::kMaxFileBytes);
+    FileText read = read_file_text(path, SourceManager::max_file_bytes());
     switch (read.failure) {
         case FileText::Failure::None: ++read_counters().files_read; return std::move(read.text);
         case FileText::Failure::TooLarge:
-            error = fmt::format("the file is larger than {} MiB", SourceManager::kMaxFileBytes >> 20);
+            error = fmt::format("the file is larger than {} (--limit file-size=...)",
+                                format_limit(*find_limit("file-size"), SourceManager::max_file_bytes()));
             break;
         case FileText::Failure::NotRegular: error = "not a regular file"; break;
         default: error = std::strerror(read.error_number); break;
@@ -100,6 +102,213 @@ ModuleLayout::ModuleLayout(const std::string& root) {
     root_ = r.string();
     if (fs::is_directory(r / "src", ec)) bases_.push_back((r / "src").string());
     bases_.push_back(r.string());
+}
+
+std::optional<ModuleLayout::Location> ModuleLayout::locate_in(const std::string& base, const std::string& dotted,
+                                                              bool namespace_packages) {
+    std::string rel = dotted;
+    std::replace(rel.begin(), rel.end(), '.', '/');
+    std::error_code ec;
+    fs::path dir = fs::path(base) / rel;
+    if (fs::is_regular_file(dir / "__init__.py", ec)) return Location{(dir / "__init__.py").string(), true, false};
+    fs::path py = fs::path(base) / (rel + ".py");
+    if (fs::is_regular_file(py, ec)) return Location{py.string(), false, false};
+    if (namespace_packages && fs::is_directory(dir, ec)) return Location{dir.string(), true, true};
+    return std::nullopt;
+}
+
+namespace {
+
+std::string_view trimmed(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+// The top-level comma-separated parts of an argument list's text.
+std::vector<std::string_view> top_level_args(std::string_view s) {
+    std::vector<std::string_view> out;
+    int depth = 0;
+    std::size_t start = 0;
+    char quote = 0;
+    for (std::size_t i = 0; i < s.size(); ++i) {
+        const char c = s[i];
+        if (quote) {
+            if (c == '\\') ++i;
+            else if (c == quote) quote = 0;
+        } else if (c == '"' || c == '\'') {
+            quote = c;
+        } else if (c == '(' || c == '[' || c == '{') {
+            ++depth;
+        } else if (c == ')' || c == ']' || c == '}') {
+            --depth;
+        } else if (c == ',' && depth == 0) {
+            out.push_back(trimmed(s.substr(start, i - start)));
+            start = i + 1;
+        }
+    }
+    if (!trimmed(s.substr(start)).empty()) out.push_back(trimmed(s.substr(start)));
+    return out;
+}
+
+// `name(ARGS)` when `e` is exactly one such call: ARGS, else nullopt.
+std::optional<std::string_view> call_args(std::string_view e, std::string_view name) {
+    if (!e.starts_with(name) || e.size() < name.size() + 2 || e[name.size()] != '(' || e.back() != ')')
+        return std::nullopt;
+    std::string_view inner = e.substr(name.size() + 1, e.size() - name.size() - 2);
+    int depth = 0;
+    for (char c : inner) {  // `f(a) + g(b)` is not one call
+        depth += c == '(' ? 1 : c == ')' ? -1 : 0;
+        if (depth < 0) return std::nullopt;
+    }
+    return inner;
+}
+
+std::optional<std::string> string_literal(std::string_view e) {
+    if (e.size() < 2 || (e.front() != '"' && e.front() != '\'') || e.back() != e.front()) return std::nullopt;
+    std::string_view body = e.substr(1, e.size() - 2);
+    if (body.find_first_of("\"'\\{}") != std::string_view::npos) return std::nullopt;
+    return std::string(body);
+}
+
+// The path a launching script computes from its own location in the ways scripts put a folder on sys.path:
+// os.path.dirname / abspath / realpath / normpath / join over __file__, pathlib's Path(__file__) with .parent,
+// .parents[k], .resolve(), .absolute() and `/ "sub"`, str() of those, and an absolute literal. nullopt otherwise:
+// a relative literal is relative to the working directory, which the tree does not say.
+std::optional<fs::path> script_path(std::string_view e, const fs::path& script, int depth = 0) {
+    e = trimmed(e);
+    if (depth > 32 || e.empty()) return std::nullopt;
+    if (e == "__file__") return script;
+    if (auto lit = string_literal(e)) {
+        if (lit->empty() || (*lit)[0] != '/') return std::nullopt;
+        return fs::path(*lit);
+    }
+    for (const char* wrapper :
+         {"str", "os.fspath", "os.path.abspath", "os.path.realpath", "os.path.normpath", "Path", "pathlib.Path"})
+        if (auto inner = call_args(e, wrapper)) return script_path(*inner, script, depth + 1);
+    if (auto inner = call_args(e, "os.path.dirname")) {
+        auto p = script_path(*inner, script, depth + 1);
+        if (p) return p->parent_path();
+        return std::nullopt;
+    }
+    if (auto inner = call_args(e, "os.path.join")) {
+        auto parts = top_level_args(*inner);
+        if (parts.empty()) return std::nullopt;
+        auto p = script_path(parts[0], script, depth + 1);
+        for (std::size_t i = 1; p && i < parts.size(); ++i) {
+            auto lit = string_literal(parts[i]);
+            if (!lit) return std::nullopt;
+            p = lit->starts_with("/") ? fs::path(*lit) : *p / *lit;
+        }
+        return p;
+    }
+    for (std::string_view same : {".resolve()", ".absolute()"})
+        if (e.ends_with(same)) return script_path(e.substr(0, e.size() - same.size()), script, depth + 1);
+    if (e.ends_with(".parent")) {
+        auto p = script_path(e.substr(0, e.size() - 7), script, depth + 1);
+        if (p) return p->parent_path();
+        return std::nullopt;
+    }
+    if (e.back() == ']') {
+        const auto at = e.rfind(".parents[");
+        if (at == std::string_view::npos) return std::nullopt;
+        const std::string_view index = e.substr(at + 9, e.size() - at - 10);
+        if (index.empty() || index.size() > 2 || index.find_first_not_of("0123456789") != std::string_view::npos)
+            return std::nullopt;
+        auto p = script_path(e.substr(0, at), script, depth + 1);
+        for (int k = 0; p && k <= std::stoi(std::string(index)); ++k) p = p->parent_path();
+        return p;
+    }
+    if (const auto slash = e.rfind(" / "); slash != std::string_view::npos) {
+        auto lit = string_literal(trimmed(e.substr(slash + 3)));
+        auto p = lit ? script_path(e.substr(0, slash), script, depth + 1) : std::nullopt;
+        if (p) return *p / *lit;
+    }
+    return std::nullopt;
+}
+
+// The folders a launching script's own `sys.path.insert(i, PATH)` / `sys.path.append(PATH)` add, where PATH is
+// computed from the script's location (script_path); in the order Python's sys.path ends up with them.
+std::vector<std::string> script_sys_paths(const fs::path& script, const std::string& text) {
+    std::vector<std::string> inserted, appended;
+    for (const char* call : {"sys.path.insert(", "sys.path.append("}) {
+        const bool insert = std::string_view(call) == "sys.path.insert(";
+        for (auto at = text.find(call); at != std::string::npos; at = text.find(call, at + 1)) {
+            const auto line_start = text.rfind('\n', at);
+            const std::string_view before(text.data() + (line_start == std::string::npos ? 0 : line_start + 1),
+                                          at - (line_start == std::string::npos ? 0 : line_start + 1));
+            if (before.find('#') != std::string_view::npos) continue;  // a comment
+            const std::size_t open = at + std::string_view(call).size() - 1;
+            int depth = 0;
+            std::size_t close = open;
+            for (; close < text.size(); ++close) {
+                depth += text[close] == '(' ? 1 : text[close] == ')' ? -1 : 0;
+                if (depth == 0) break;
+            }
+            if (close >= text.size()) continue;
+            const auto args = top_level_args(std::string_view(text).substr(open + 1, close - open - 1));
+            if (args.size() != (insert ? 2u : 1u)) continue;
+            if (auto p = script_path(args.back(), script))
+                (insert ? inserted : appended).push_back(p->lexically_normal().string());
+        }
+    }
+    std::vector<std::string> out(inserted.rbegin(), inserted.rend());  // each insert(0, ...) goes before the last
+    out.insert(out.end(), appended.begin(), appended.end());
+    for (auto& p : out)
+        if (p.size() > 1 && p.back() == '/') p.pop_back();
+    return out;
+}
+
+}  // namespace
+
+bool ModuleLayout::holds_script(const std::string& dir) const {
+    if (auto it = holds_script_.find(dir); it != holds_script_.end()) return it->second;
+    bool found = false;
+    std::error_code ec;
+    // A folder with __init__.py is a package: its modules run with `python -m`, which puts the working directory
+    // on sys.path, not the folder.
+    if (!fs::exists(fs::path(dir) / "__init__.py", ec)) {
+        for (fs::directory_iterator it(dir, ec), end; !found && !ec && it != end; it.increment(ec)) {
+            const fs::path& p = it->path();
+            if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
+            FileText text = read_file_text(p.string(), SourceManager::max_file_bytes());
+            if (text.failure != FileText::Failure::None || !text.text) continue;
+            found =
+                text.text->find("__main__") != std::string::npos && text.text->find("__name__") != std::string::npos;
+        }
+    }
+    holds_script_.emplace(dir, found);
+    return found;
+}
+
+std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file) const {
+    std::vector<std::string> out;
+    std::lock_guard<std::mutex> lock(scripts_mutex_);
+    const fs::path root(root_);
+    for (fs::path dir = fs::path(abs_file).parent_path(); dir != root && dir != dir.parent_path();
+         dir = dir.parent_path()) {
+        auto rel = dir.lexically_relative(root);
+        if (rel.empty() || rel.native().rfind("..", 0) == 0) break;  // outside the root
+        if (!holds_script(dir.string())) continue;
+        if (std::find(out.begin(), out.end(), dir.string()) == out.end()) out.push_back(dir.string());
+        // What the folder's scripts add to sys.path themselves, after their own folder (read again for each module
+        // that asks, once: launch folders are few and small).
+        std::error_code ec;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+            const fs::path& p = it->path();
+            if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
+            FileText text = read_file_text(p.string(), SourceManager::max_file_bytes());
+            if (text.failure != FileText::Failure::None || !text.text ||
+                text.text->find("sys.path.") == std::string::npos)
+                continue;
+            for (const auto& added : script_sys_paths(p, *text.text)) {
+                const auto inside = fs::path(added).lexically_relative(root);
+                if (inside.empty() || inside.native().rfind("..", 0) == 0 || !fs::is_directory(added, ec)) continue;
+                if (std::find(out.begin(), out.end(), added) == out.end()) out.push_back(added);
+            }
+        }
+    }
+    return out;
 }
 
 std::optional<ModuleLayout::Location> ModuleLayout::locate(const std::string& dotted) const {
@@ -141,18 +350,19 @@ std::optional<std::string> ModuleLayout::dotted_name_of(const std::string& abs_f
 
 ModuleIndex::ModuleIndex(std::string root, Buffers buffers) : layout_(root), buffers_(std::move(buffers)) {}
 
-Module* ModuleIndex::load(const std::string& dotted, const std::string& file, std::string shown, bool package,
-                          bool namespace_package) {
+Module* ModuleIndex::load(const std::string& dotted, const std::string& key, const std::string& file, std::string shown,
+                          bool package, bool namespace_package) {
     // Caller holds mutex_. Only registers the module; it is read and parsed on first use (ensure_parsed).
     auto mod = std::make_unique<Module>();
     mod->name = dotted;
+    mod->key = key;
     mod->fs_path = file;
     mod->path = std::move(shown);
     mod->is_package = package;
     mod->namespace_package = namespace_package;
     Module* raw = mod.get();
     by_file_[file] = raw;
-    by_name_[dotted] = std::move(mod);
+    by_name_[key] = std::move(mod);
     sorted_stale_ = true;
     return raw;
 }
@@ -197,7 +407,44 @@ Module* ModuleIndex::find(const std::string& dotted) {
         return nullptr;
     }
     if (auto it = by_file_.find(where->file); it != by_file_.end()) return it->second;
-    return load(dotted, where->file, std::move(shown), where->package, where->namespace_package);
+    return load(dotted, dotted, where->file, std::move(shown), where->package, where->namespace_package);
+}
+
+Module* ModuleIndex::find_in(const std::string& base, const std::string& dotted, bool namespace_packages) {
+    // Keyed by the folder too: two launch folders may each hold a `utils` of their own.
+    const std::string key = base + '\n' + dotted;
+    // A miss of the first pass (no namespace packages) is remembered apart from a miss of both.
+    const std::string miss = namespace_packages ? key : key + '\n';
+    {
+        std::lock_guard<std::mutex> lock(mutex_);
+        if (auto it = by_name_.find(key); it != by_name_.end()) return it->second.get();
+        if (missing_.count(miss)) return nullptr;
+    }
+    const auto where = ModuleLayout::locate_in(base, dotted, namespace_packages);
+    std::string shown = where ? display_path(where->file) : std::string();
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (auto it = by_name_.find(key); it != by_name_.end()) return it->second.get();
+    if (!where) {
+        missing_[miss] = true;
+        return nullptr;
+    }
+    if (auto it = by_file_.find(where->file); it != by_file_.end()) return it->second;
+    return load(dotted, key, where->file, std::move(shown), where->package, where->namespace_package);
+}
+
+Module* ModuleIndex::find_from(const std::string& dotted, const Module* importer) {
+    if (!importer || importer->fs_path.empty()) return find(dotted);
+    auto* from = const_cast<Module*>(importer);
+    std::call_once(from->launch_once, [&] { from->launch_bases = layout_.launch_bases(from->fs_path); });
+    const auto& bases = from->launch_bases;
+    if (bases.empty()) return find(dotted);
+    // Python's order: a module or regular package anywhere on sys.path before a namespace package.
+    for (const auto& base : bases)
+        if (Module* m = find_in(base, dotted, false)) return m;
+    if (Module* m = find(dotted)) return m;
+    for (const auto& base : bases)
+        if (Module* m = find_in(base, dotted, true)) return m;
+    return nullptr;
 }
 
 Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagnostic>& errors,
@@ -225,7 +472,7 @@ Module* ModuleIndex::module_for_file(const std::string& file, std::vector<Diagno
         if (auto it = by_file_.find(abs); it != by_file_.end()) return it->second;
         std::string name = "__file__:" + abs;
         bool package = fs::path(abs).filename() == "__init__.py";
-        return load(name, abs, std::move(shown), package, false);
+        return load(name, name, abs, std::move(shown), package, false);
     }();
     if (text) {
         // Named as the caller wrote it, so its diagnostics land on the document being linted.
@@ -312,7 +559,7 @@ bool ModuleIndex::is_current(Module& m) {
 void ModuleIndex::retire(const std::vector<const Module*>& modules) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (const Module* m : modules) {
-        auto it = by_name_.find(m->name);
+        auto it = by_name_.find(m->key);
         if (it == by_name_.end() || it->second.get() != m) continue;
         by_file_.erase(m->fs_path);
         if (m->ast) retired_bytes_ += m->ast->text.size();

@@ -51,7 +51,7 @@ struct FileStamp {
 };
 FileStamp stamp_of(const std::string& path);
 
-// Reads a source file whole; nullopt (and `error`) when it cannot be read or is over SourceManager::kMaxFileBytes.
+// Reads a source file whole; nullopt (and `error`) when it cannot be read or is over SourceManager::max_file_bytes().
 std::optional<std::string> read_source_file(const std::string& path, std::string& error);
 
 // How much reading and evaluating the linter has done, for the tests that check that an edit does not re-read the
@@ -81,9 +81,21 @@ public:
     // The dotted name of a file inside a base (lexical: the file need not exist), or nullopt.
     std::optional<std::string> dotted_name_of(const std::string& abs_file) const;
 
+    // The folders Python also searches for the imports of the module in `abs_file` when a script launches it, as
+    // the launch sets up sys.path: the folders from the module's own up to the root that hold a script run by its
+    // path (a `__main__` guard in a folder that is no package: `python dir/script.py` puts `dir` first), nearest
+    // first. Thread-safe.
+    std::vector<std::string> launch_bases(const std::string& abs_file) const;
+    // The module with this dotted name under one folder, or nullopt.
+    static std::optional<Location> locate_in(const std::string& base, const std::string& dotted,
+                                             bool namespace_packages);
+
 private:
+    bool holds_script(const std::string& dir) const;  // caller holds scripts_mutex_
     std::string root_;
     std::vector<std::string> bases_;
+    mutable std::mutex scripts_mutex_;
+    mutable std::unordered_map<std::string, bool> holds_script_;  // by folder
 };
 
 class Module {
@@ -91,6 +103,7 @@ public:
     enum State { New = 0, Initializing = 1, Ready = 2 };
 
     std::string name;     // dotted
+    std::string key;      // the index's key: the dotted name, prefixed by the launch folder it was found in
     std::string path;     // display path, used in diagnostics (Loc::file points here)
     std::string fs_path;  // absolute path; the package directory for namespace packages
     bool is_package = false;
@@ -104,6 +117,8 @@ public:
     std::atomic<bool> parse_started{false};  // a thread is parsing it, or has
     std::atomic<bool> parse_done{false};     // `ast` and `syntax_error` are set (see parsed_ast)
     std::once_flag named;  // `path` may be set once, before parsing, to the name a caller uses for the file
+    std::once_flag launch_once;
+    std::vector<std::string> launch_bases;  // ModuleLayout::launch_bases of its file, once asked
     std::shared_ptr<Env> globals = std::make_shared<Env>();
     std::atomic<int> state{New};
     std::thread::id init_thread;
@@ -135,6 +150,9 @@ public:
     const ModuleLayout& layout() const { return layout_; }
     // The module with this dotted name inside the root, or nullptr. Parses it on first use. Thread-safe.
     Module* find(const std::string& dotted);
+    // The module an import statement of `importer` names: first in the folders its launch puts on sys.path
+    // (ModuleLayout::launch_bases), then as find(). Thread-safe.
+    Module* find_from(const std::string& dotted, const Module* importer);
     // Reads and parses a module once (thread-safe); `ast` is set afterwards (an empty tree when unreadable).
     // `text`: the module's text when the caller has it (an editor buffer); otherwise it is read from disk.
     void ensure_parsed(Module* m, const std::string* text = nullptr);
@@ -167,8 +185,9 @@ public:
 
 private:
     // Registers a module (caller holds mutex_); `shown` is its display path, worked out before the lock.
-    Module* load(const std::string& dotted, const std::string& file, std::string shown, bool package,
-                 bool namespace_package);
+    Module* load(const std::string& dotted, const std::string& key, const std::string& file, std::string shown,
+                 bool package, bool namespace_package);
+    Module* find_in(const std::string& base, const std::string& dotted, bool namespace_packages);
     const std::string* buffer_of(const Module& m) const;  // a newer text than the disk's, if any
 
     ModuleLayout layout_;

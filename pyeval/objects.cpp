@@ -372,6 +372,23 @@ Val Interp::external_call(Frame& f, const Val& callee, CallArgs args, Loc site) 
         return Val::obj(p, site);
     }
     if (path == "typing.cast" && args.pos.size() == 2) return args.pos[1];
+    if (path == "importlib.import_module" && !args.pos.empty() && args.pos[0].is_str()) {
+        // A module named at run time is found where an import statement of this module would find it.
+        std::string dotted = args.pos[0].s;
+        if (!dotted.empty() && dotted[0] == '.') {
+            const Val* package = args.pos.size() > 1 ? &args.pos[1] : nullptr;
+            for (const auto& [k, v] : args.kw)
+                if (k == "package") package = &v;
+            if (!package || !package->is_str())
+                return Val::unknown(
+                    fmt::format("the module \"{}\" relative to a package known only at run time", dotted), site);
+            const std::size_t dots = std::min(dotted.size(), dotted.find_first_not_of('.'));
+            std::string base = package->s;
+            for (std::size_t i = 1; i < dots; ++i) base = base.substr(0, std::min(base.size(), base.rfind('.')));
+            dotted = dotted.size() > dots ? base + "." + dotted.substr(dots) : base;
+        }
+        return import_module(f, dotted, site);
+    }
     if (path == "os.path.join") {
         std::string out;
         for (const auto& p : args.pos) {
@@ -400,7 +417,14 @@ Val Interp::external_call(Frame& f, const Val& callee, CallArgs args, Loc site) 
         if (const ConfigClass* c = host().described_class(path)) host().add_described_defaults(*inst, *c);
         return Val::obj(inst, site);
     }
+    havoc_arguments(f, args, fmt::format("{}{}()", kUnfollowedCall, path));
     return Val::unknown(fmt::format("the result of {}(), which is outside the source root", path), site);
+}
+
+void Interp::havoc_arguments(Frame& f, const CallArgs& args, const std::string& reason) {
+    std::unordered_set<const Object*> seen;
+    for (const auto& v : args.pos) havoc(f, v, reason, seen);
+    for (const auto& [_, v] : args.kw) havoc(f, v, reason, seen);
 }
 
 }  // namespace mbl::py

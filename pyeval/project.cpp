@@ -1,7 +1,11 @@
 // The project shared by the evaluators of one source root: module initialization and the diagnostics it raises.
 #include "pyeval/project.hpp"
 
+#include <fmt/format.h>
+
 #include <thread>
+
+#include "core/input_errors.hpp"
 
 #include "pyeval/interpreter.hpp"
 
@@ -33,6 +37,19 @@ void Project::ensure_initialized(Module* m, int import_depth) {
         ObjectRegistry::Use shared(module_objects_);  // module globals outlive the recipe being evaluated
         Interp init(*this, &diags);
         init.run_module(m, import_depth + 1);
+        // Names the top level defines after this point are unknown: an error, or a hostile module (a huge literal
+        // at its top) would pass a CI gate with its recipes silently unknown.
+        if (init.out_of_budget()) {
+            const Loc at = init.budget_site().valid() ? init.budget_site() : init.module_statement();
+            const std::string why =
+                init.budget_reason().empty()
+                    ? fmt::format("took more than {} steps (--limit python-steps)", limits_.max_steps)
+                    : "stopped: " + init.budget_reason();
+            diags.push_back(input_error(
+                InputError::LimitExceeded, at.valid() ? at.range() : SourceRange::point(m->path, 1, 1),
+                fmt::format("evaluating the top level of module {} {}; what it defines from here on is not known",
+                            m->name, why)));
+        }
     }
     m->state.store(Module::Ready, std::memory_order_release);
     if (!diags.empty()) {

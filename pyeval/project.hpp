@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/diagnostic.hpp"
+#include "core/limits.hpp"
 #include "pyeval/module_index.hpp"
 #include "pyeval/values.hpp"
 
@@ -19,19 +20,23 @@ namespace mbl::py {
 
 class Host;
 
-// How far one evaluation goes: past a limit a value becomes unknown, or the recipe stops as over budget.
+// How far one evaluation goes: past a limit a value becomes unknown, or the recipe stops as over budget. The
+// defaults are the run's limits (core/limits.hpp, `--limit python-...`).
 struct EvalLimits {
-    int max_call_depth = 40;             // nested Python calls (recursive helpers end here)
-    int max_expr_depth = 150;            // nested expressions
-    int max_import_depth = 48;           // nested module initializations
-    std::int64_t max_steps = 1'000'000;  // evaluation steps per recipe
-    std::size_t max_items = 100'000;     // elements of one list/dict/string built by the evaluator
-    int max_while_iterations = 10'000;   // a `while` that runs longer stops the recipe as over budget
+    int max_call_depth = as_int(Limit::PythonCallDepth);      // nested Python calls (recursive helpers end here)
+    int max_expr_depth = as_int(Limit::PythonExprDepth);      // nested expressions
+    int max_import_depth = as_int(Limit::PythonImportDepth);  // nested module initializations
+    std::int64_t max_steps = static_cast<std::int64_t>(limit(Limit::PythonSteps));  // per recipe, per module
+    std::size_t max_items = limit(Limit::PythonItems);  // elements of one list/dict/string built by the evaluator
+    int max_while_iterations = as_int(Limit::PythonWhileIterations);  // longer stops the recipe as over budget
     // Memory, charged where strings and containers grow (a string's characters, a container's slots): one value
     // larger than max_value_bytes, or more than max_total_bytes built by one recipe, stops the recipe as over budget.
     // A doubling chain (`s = s.replace("a", s)`, `d = {**d, **d2}`) reaches them in a few dozen steps.
-    std::size_t max_value_bytes = std::size_t{1} << 20;
-    std::size_t max_total_bytes = std::size_t{64} << 20;
+    std::size_t max_value_bytes = limit(Limit::PythonValueBytes);
+    std::size_t max_total_bytes = limit(Limit::PythonTotalBytes);
+
+private:
+    static int as_int(Limit l) { return static_cast<int>(limit(l)); }  // each is at most INT_MAX (limits.cpp)
 };
 
 // Everything shared by the evaluators of one source root. Thread-safe.

@@ -24,7 +24,7 @@ Val Interp::lookup(Frame& f, const std::string& name, Loc at) {
         if (const Val* v = e->find(name)) {
             if (v->is_obj(ObjKind::LazyImport)) {
                 auto* lazy = v->as<LazyImportObj>();
-                Module* m = project_.index().find(lazy->module);
+                Module* m = project_.index().find_from(lazy->module, lazy->from);
                 if (!m) return Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
                 return module_attr(f, m, lazy->name, at);
             }
@@ -36,7 +36,7 @@ Val Interp::lookup(Frame& f, const std::string& name, Loc at) {
         if (const Val* v = g.find(name)) {
             if (v->is_obj(ObjKind::LazyImport)) {
                 auto* lazy = v->as<LazyImportObj>();
-                Module* m = project_.index().find(lazy->module);
+                Module* m = project_.index().find_from(lazy->module, lazy->from);
                 if (!m) return Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
                 return module_attr(f, m, lazy->name, at);
             }
@@ -65,7 +65,7 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
                 return Val::unknown(fmt::format("re-export chain of \"{}\" is too long (a cycle?)", name), at);
             }
             Val out;
-            if (Module* target = project_.index().find(lazy->module)) {
+            if (Module* target = project_.index().find_from(lazy->module, lazy->from)) {
                 out = module_attr(f, target, lazy->name, at);
             } else {
                 out = Val::obj(std::make_shared<ExternalObj>(lazy->module + "." + lazy->name), at);
@@ -77,7 +77,7 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
     }
     const std::string sub = m->name + "." + name;
     if (m->is_package && m->name.rfind("__file__:", 0) != 0)
-        if (Module* s = project_.index().find(sub)) return Val::obj(std::make_shared<ModuleObj>(s), at);
+        if (Module* s = project_.index().find_from(sub, m)) return Val::obj(std::make_shared<ModuleObj>(s), at);
     if (m->syntax_error) return Val::unknown(fmt::format("{} has a syntax error", m->path), at);
     if (m->state.load() != Module::Ready)
         return Val::unknown(
@@ -86,8 +86,8 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
     return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
 }
 
-Val Interp::import_module(Frame&, const std::string& dotted, Loc at) {
-    if (Module* m = project_.index().find(dotted)) return Val::obj(std::make_shared<ModuleObj>(m), at);
+Val Interp::import_module(Frame& f, const std::string& dotted, Loc at) {
+    if (Module* m = project_.index().find_from(dotted, f.module)) return Val::obj(std::make_shared<ModuleObj>(m), at);
     return Val::obj(std::make_shared<ExternalObj>(dotted), at);
 }
 
@@ -139,7 +139,7 @@ void Interp::exec_import_from(Frame& f, NodeId node) {
     if (modnode == kNoNode) return;
     std::string dotted =
         a.kind(modnode) == Kind::RelativeImport ? resolve_relative(f, modnode) : strip_spaces(a.source(modnode));
-    Module* m = dotted.empty() ? nullptr : project_.index().find(dotted);
+    Module* m = dotted.empty() ? nullptr : project_.index().find_from(dotted, f.module);
     const bool lazy = !f.locals && f.module->globals->owner == id_;  // module level: resolve names on first use
     for (std::uint32_t i = 0; i < a.count(node); ++i) {
         NodeId k = a.kid(node, i);

@@ -21,6 +21,10 @@ namespace mbl::py {
 class Module;
 struct Env;
 
+// How the reason of a value a call the evaluator does not follow may have changed begins (Interp::havoc): a config
+// holding one is not resolved.
+inline constexpr std::string_view kUnfollowedCall = "a call the linter does not follow may change it: ";
+
 // A span in a module. `file` points at the module's display path, which lives as long as the module index.
 struct Loc {
     const std::string* file = nullptr;
@@ -215,6 +219,7 @@ struct InstanceObj : Object {
     bool takes_defaults = false;  // unset attributes take the host's defaults (Host::attr_default)
     std::string poisoned;         // non-empty: arbitrary attributes may have been changed (the reason)
     std::string opaque;           // non-empty: made for an unknown value; attributes not set since are unknown
+    Loc opaque_at;                // where it became so, when a call the evaluator does not follow received it
     bool closed = false;          // its attributes are all it has (a config a host read from a file): a missing
                                   // one is absent (getattr's default, hasattr False), not unknown
     SetInfo created;              // where the object was made (for the provenance of defaults)
@@ -411,6 +416,7 @@ ObjPtr copy_object(const ObjPtr& o, Made&& made, MapVal&& val, MapInfo&& info) {
             c->takes_defaults = src->takes_defaults;
             c->poisoned = src->poisoned;
             c->opaque = src->opaque;
+            c->opaque_at = src->opaque_at;
             c->closed = src->closed;
             c->created = info(src->created);
             c->attrs.reserve(src->attrs.size());

@@ -151,6 +151,29 @@ std::string provenance_comment(const Value& v, const EffectiveModel& model) {
     return text;
 }
 
+// What Megatron Core's __post_init__ (compiled from its source) writes over the config: the value it runs with, with the
+// value the config holds and the line that rewrote it. A rewrite that depends on what the linter does not know is not
+// shown as a value.
+static void show_rewrites(const EffectiveModel& model, Value& fields) {
+    if (!model.post_init || !fields.is_map()) return;
+    const std::string rev = model.revision ? model.revision->name : "";
+    for (const auto& r : model.post_init->rewrites) {
+        if (r.after.is_unknown() || r.after.is_null()) continue;
+        const Value* written = fields.find(r.field);
+        if (written && written->same_as(r.after)) continue;
+        Value after = r.after;
+        // The executor's own spelling of an enum member or dtype ("\x01" "enum:Class.member") reads as Python's.
+        if (after.is_string() && after.as_string().rfind('\x01', 0) == 0)
+            after = Value::string(after.as_string().substr(after.as_string().find(':') + 1));
+        after.prov() = written ? written->prov() : Provenance{};
+        after.prov().origin = Origin::Derived;
+        after.prov().chain.clear();
+        after.prov().detail = fmt::format("Megatron Core {} rewrites {} to this ({}:{})", rev,
+                                          written ? written->display() : "the unset field", r.file, r.line);
+        fields.set(r.field, std::move(after));
+    }
+}
+
 static void collect_paths(const Value& v, const std::string& path, std::vector<std::string>& out) {
     out.push_back(path);
     if (v.is_map())
@@ -176,6 +199,7 @@ void write_config_yaml(std::ostream& out, const Value& root, const EffectiveMode
     // The model section is the effective model: what Megatron Core's TransformerConfig will see.
     Value shown = Value::map();
     Value effective = model.all_fields();
+    show_rewrites(model, effective);
     shown.set("model", std::move(effective));
     if (root.is_map())
         for (const auto& entry : root.entries())

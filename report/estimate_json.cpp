@@ -64,6 +64,7 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"grads", bytes(r.grads)},
                           {"optimizer", bytes(r.optimizer)},
                           {"activations", bytes(r.activations)},
+                          {"leftover", bytes(r.leftover)},
                           {"transient", bytes(r.transient)},
                           {"optimizer_step", bytes(r.optimizer_step)},
                           {"peak", bytes(r.peak())},

@@ -90,6 +90,13 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
 
+    for (const auto& r : est.ranks)
+        if (r.leftover > 0)
+            out << fmt::format(
+                "rank {} also holds {} left over from the previous iteration's backward (the MoE dispatchers' router "
+                "probabilities and their autograd leaves), freed by its forward passes: in its peak, not in its "
+                "activations\n",
+                r.stage, format_gib(r.leftover));
     const auto first = std::max_element(est.ranks.begin(), est.ranks.end(), [](const auto& a, const auto& b) {
         return a.first_iteration_peak() < b.first_iteration_peak();
     });
@@ -113,7 +120,7 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     size_t name_width = 28;
     for (const auto& o : est.options) name_width = std::max(name_width, o.name.size());
     out << fmt::format("\n{:<{}} {:>16} {:>10} {:>10} {:>10} {:>15} {:>9}  {}\n", "recompute option", name_width,
-                       "act. on hottest", "peak", "saving", time_column_name(est), "host (ckpts)", "FLOPs",
+                       "act.+transient", "peak", "saving", time_column_name(est), "host (ckpts)", "FLOPs",
                        est.budget ? "fits" : "");
     for (const auto& o : est.options) {
         const bool none = o.recompute.granularity == memory::Recompute::Granularity::None;
@@ -133,13 +140,17 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
     if (est.budget && !est.narrowest_fit())
         out << fmt::format("\nno recompute option fits {}: reduce the micro-batch size or add model parallelism\n",
                            format_gib(*est.budget));
+    // One term a line: a terminal or a CI log shows a 700-character line badly.
     out << fmt::format(
-        "\nactivations: kept by the in-flight micro-batches; transient: on top at the peak (a layer's backward "
-        "working set, or the logits and loss); peak: what PyTorch allocates; reserve: kept free beside it for the "
-        "CUDA context, NCCL's buffers and the allocator's slack (fits: peak + reserve within the budget); {}: {}; "
-        "host: the checkpoints' own host time per step on "
-        "one rank, on the critical path when the host paces the step; options are ordered by replay plus "
-        "host time; FLOPs: replayed FLOPs as a share of the step's\n",
+        "\nactivations: kept by the in-flight micro-batches\n"
+        "transient: on top at the peak (a layer's backward working set, or the logits and loss)\n"
+        "peak: what PyTorch allocates\n"
+        "reserve: kept free beside it for the CUDA context, NCCL's buffers and the allocator's slack (fits: peak + "
+        "reserve within the budget)\n"
+        "{}: {}\n"
+        "host: the checkpoints' own host time per step on one rank, on the critical path when the host paces the step; "
+        "options are ordered by replay plus host time\n"
+        "FLOPs: replayed FLOPs as a share of the step's\n",
         time_column_name(est), time_column_words(est));
     if (!est.assumptions.empty()) {
         out << "assumptions:\n";

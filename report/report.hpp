@@ -40,6 +40,13 @@ struct FixableCounts {
 };
 FixableCounts count_fixable(const std::vector<Diagnostic>& diags);
 std::string fixable_line(const FixableCounts& fixable, bool unsafe_enabled);
+// After --fix, what was fixed and what is left, and why each problem left was not fixed: "fixed 2 problems,
+// 1 remains (RC005): 1 fixable with --fix --unsafe-fixes"; "fixed 1 problem, none remain"; "" when nothing was
+// fixed nor is left. `not_applied` says why fixes that --fix could have applied were not ("" when unknown).
+std::string fix_summary_line(int fixed, const std::vector<Diagnostic>& remaining, bool unsafe_enabled,
+                             const std::string& not_applied);
+// "2 recipes evaluated; 1 resolves all five recompute fields (50.0%); 2 have a known architecture (100.0%)".
+std::string recipes_line(int recipes, int resolved, int architecture_known);
 
 // --statistics: one line per code, most frequent first: count, code, `[*]` when all its fixes are safe, name.
 void write_statistics(std::ostream& out, const std::vector<Diagnostic>& diags);

@@ -1,9 +1,11 @@
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <set>
 
 #include "report/report.hpp"
 
@@ -123,6 +125,57 @@ std::string fixable_line(const FixableCounts& c, bool unsafe_enabled) {
     if (hidden == 0) return fmt::format("{} fixable with {}", with_fix, fix_flag);
     if (with_fix == 0) return fmt::format("{} fixable with --fix --unsafe-fixes", hidden);
     return fmt::format("{} fixable with --fix, {} more with --unsafe-fixes", with_fix, hidden);
+}
+
+namespace {
+
+// "1 problem" / "2 problems"; every count a user reads goes through here.
+std::string counted(int n, std::string_view one, std::string_view many) {
+    return fmt::format("{} {}", n, n == 1 ? one : many);
+}
+
+}  // namespace
+
+std::string fix_summary_line(int fixed, const std::vector<Diagnostic>& remaining, bool unsafe_enabled,
+                             const std::string& not_applied) {
+    const int left = static_cast<int>(remaining.size());
+    if (fixed == 0 && left == 0) return "";
+    const std::string head =
+        fixed > 0 ? fmt::format("fixed {}", counted(fixed, "problem", "problems")) : "fixed nothing";
+    if (left == 0) return head + ", none remain";
+    std::set<std::string> codes;
+    int unsafe = 0, pending = 0, without = 0;
+    for (const auto& d : remaining) {
+        codes.insert(d.code);
+        if (!d.fix || d.fix->edits.empty()) ++without;
+        else if (!d.fix->safe && !unsafe_enabled) ++unsafe;
+        else ++pending;
+    }
+    std::vector<std::string> listed(codes.begin(), codes.end());
+    constexpr std::size_t kCodesShown = 8;  // a walk over a large tree can leave dozens
+    if (listed.size() > kCodesShown) {
+        const auto more = static_cast<int>(listed.size() - kCodesShown);
+        listed.resize(kCodesShown);
+        listed.push_back(fmt::format("{} more {}", more, more == 1 ? "code" : "codes"));
+    }
+    std::vector<std::string> why;
+    if (unsafe) why.push_back(fmt::format("{} fixable with --fix --unsafe-fixes", unsafe));
+    if (pending)
+        why.push_back(fmt::format("{} not applied{}", counted(pending, "fix", "fixes"),
+                                  not_applied.empty() ? "" : fmt::format(" ({})", not_applied)));
+    if (without) why.push_back(fmt::format("{} without an automatic fix", without));
+    return fmt::format(
+        "{}, {} {} ({}): {}", head, left,
+        fixed > 0 ? (left == 1 ? "remains" : "remain") : (left == 1 ? "problem remains" : "problems remain"),
+        fmt::join(listed, ", "), fmt::join(why, ", "));
+}
+
+std::string recipes_line(int recipes, int resolved, int architecture_known) {
+    const double total = recipes > 0 ? recipes : 1;
+    return fmt::format("{} evaluated; {} all five recompute fields ({:.1f}%); {} a known architecture ({:.1f}%)",
+                       counted(recipes, "recipe", "recipes"), counted(resolved, "resolves", "resolve"),
+                       100.0 * resolved / total, counted(architecture_known, "has", "have"),
+                       100.0 * architecture_known / total);
 }
 
 namespace {

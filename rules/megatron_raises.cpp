@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 #include <set>
 
 #include "rules/registry.hpp"
@@ -22,9 +24,47 @@ bool explains(const RuleInfo& rule, const post_init::Site& site) {
     return false;
 }
 
+bool enforced_at(const RuleInfo& rule, const Revision& rev) {
+    const post_init::Program* program = rev.classes && rev.classes->checks ? rev.classes->checks.get() : nullptr;
+    if (!program) return false;
+    // Programs live as long as their revisions: the answer per program and rule is kept.
+    static std::mutex mutex;
+    static std::map<std::pair<const post_init::Program*, std::string_view>, bool> memo;
+    std::lock_guard<std::mutex> lock(mutex);
+    auto [it, added] = memo.try_emplace({program, rule.code}, false);
+    if (added)
+        it->second = std::any_of(program->sites.begin(), program->sites.end(), [&](const post_init::Site& site) {
+            return site.kind == post_init::Site::Kind::Raise && (rule.raise_text.empty() || explains(rule, site));
+        });
+    return it->second;
+}
+
 namespace {
 
 std::string site_place(const post_init::Site& s) { return fmt::format("{}:{}", s.file, s.line); }
+
+// Facts that stand in for a commit nobody read (Revision::approximate) prove a raise only where the revision on the
+// commit's other side states the same check too: a check one of them lacks may have come or gone in between.
+std::shared_ptr<const post_init::Outcome> confirmed(std::shared_ptr<const post_init::Outcome> outcome,
+                                                    const Revision& rev) {
+    if (!rev.approximate || !rev.confirm || rev.confirm == &rev || !rev.confirm->classes ||
+        !rev.confirm->classes->checks)
+        return outcome;
+    const post_init::Program& other = *rev.confirm->classes->checks;
+    auto stated = [&](const post_init::Site& site) {
+        return std::any_of(other.sites.begin(), other.sites.end(), [&](const post_init::Site& s) {
+            return s.kind == site.kind && s.exception == site.exception && s.text == site.text;
+        });
+    };
+    auto copy = std::make_shared<post_init::Outcome>(*outcome);
+    for (auto& e : copy->events)
+        if (e.certain && e.site->kind == post_init::Site::Kind::Raise && !stated(*e.site)) {
+            e.certain = false;
+            e.why_uncertain = fmt::format("the pinned commit has this check: {}'s source states it, {}'s does not",
+                                          rev.name, rev.confirm->name);
+        }
+    return copy;
+}
 
 // Where to point for a raise: the innermost field its guard reads (an assert's own subject comes last) that the
 // config sets on a line.
@@ -44,6 +84,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
         facts.te_version = fmt::format("{}", fmt::join(options.te_version->parts, "."));
         if (auto o = run_post_init(model, facts)) outcome = std::make_shared<const post_init::Outcome>(std::move(*o));
     }
+    if (model.revision) outcome = confirmed(outcome, *model.revision);
     const std::string rev = model.revision ? model.revision->name : "";
     std::set<const post_init::Site*> explained;
     std::vector<Diagnostic> kept;
@@ -96,12 +137,17 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
     for (const auto& e : outcome->events) {
         if (!rc000 || !e.certain || e.site->kind != post_init::Site::Kind::Raise) continue;
         // Megatron Core stops at its first raise; the executor goes on to report every rejection at once. A later
-        // raise whose guard reads a field an earlier raise's guard read may only follow from that one (an invalid
-        // recompute_granularity fails the recompute_method check too): it is not reported on its own.
-        bool follows = false;
-        for (const auto& f : e.site->reads) follows |= read_by_earlier.count(f) > 0;
-        for (const auto& f : e.site->reads) read_by_earlier.insert(f);
-        if (follows || explained.count(e.site) || reported.count(e.site)) continue;
+        // raise whose guard reads a field an earlier reported raise's guard read may only follow from that one (an
+        // invalid recompute_granularity fails the recompute_method check too): it is not reported on its own. A raise
+        // left unreported (on defaults, below) hides nothing after it.
+        auto mark_read = [&] { read_by_earlier.insert(e.site->reads.begin(), e.site->reads.end()); };
+        if (explained.count(e.site) || reported.count(e.site)) {
+            mark_read();
+            continue;
+        }
+        if (std::any_of(e.site->reads.begin(), e.site->reads.end(),
+                        [&](const std::string& f) { return read_by_earlier.count(f) > 0; }))
+            continue;
         // A raise a named rule is tied to, which the rule's own reading of the config missed: reported under that
         // rule's code, with Megatron Core's message (the named rules read unset fields as Megatron Core's defaults).
         const Rule* named = nullptr;
@@ -117,6 +163,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
             if (const Value* v = model.find(f); !v || v->prov().origin == Origin::Default) on_defaults = true;
         if (!named && on_defaults) continue;
         reported.insert(e.site);
+        mark_read();
         Diagnostic d;
         const RuleInfo& info = named ? named->info() : rc000->info();
         d.code = std::string(info.code);

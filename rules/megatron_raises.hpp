@@ -15,6 +15,10 @@ namespace mbl {
 // Whether the site's message matches one of the rule's fragments.
 bool explains(const RuleInfo& rule, const post_init::Site& site);
 
+// Whether Megatron Core enforces an error rule at `rev`: its compiled checks have a raise site the rule names (RC000,
+// which names none: any raise site). A revision without compiled checks enforces none: no error without the source.
+bool enforced_at(const RuleInfo& rule, const Revision& rev);
+
 void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& options, std::vector<Diagnostic>& diags);
 
 }  // namespace mbl

@@ -54,6 +54,9 @@ public:
                                "stage); 1 with \"uniform\" keeps the least memory",
                                *per_stage));
         else RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
+        // 1 is valid with either method and any stage size; unsafe, since it decides how much is recomputed.
+        d.fix = Fix{
+            "Set recompute_num_layers to 1", {{FieldEdit::Op::Set, "model.recompute_num_layers", "1", -1}}, {}, false};
     }
 };
 

@@ -9,9 +9,9 @@ namespace {
 constexpr RuleInfo kRule{"RC900", "unused-suppression", Severity::Info,
                          "a `# mbridge-lint: disable=...` comment suppresses nothing",
                          R"md(## What it does
-Flags a code in a suppression comment (`# mbridge-lint: disable=RC104`, `disable-next-line=`, `disable-file=`)
-that matched no diagnostic in this run. `--fix` removes the code, or the whole comment when none of its codes is
-in use.
+Flags a code in a suppression comment (`# mbridge-lint: disable=RC104`, `disable-next-line=`, `disable-file=`,
+or ruff's `# noqa: RC104`) that matched no diagnostic in this run. `--fix` removes the code, or the whole comment
+when none of its codes is in use (from a `noqa` comment that lists other linters' codes too, only the code).
 
 ## Why is this bad?
 A suppression outlives the problem it silenced: once the config is fixed, a stale comment would silence the same

@@ -46,18 +46,16 @@ const RuleInfo* find_doc(std::string_view code_or_name) {
 std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
     std::vector<Diagnostic> out;
     RuleMemo own;
-    // With Megatron Core's compiled __post_init__, its verdict decides which rejections stand (apply_megatron_verdict),
-    // so every error rule tied to its raise sites runs; without it, the revision's list of rejections gates them.
-    const bool compiled = model.post_init != nullptr;
+    // An error rule runs where Megatron Core's compiled checks have a raise site it names; the verdict of running them
+    // over the config then decides which of its diagnostics stand (apply_megatron_verdict).
     for (const auto& rule : all_rules()) {
         const RuleInfo& info = rule->info();
-        if (info.is_rejection() && !(compiled && !info.raise_text.empty()) && !model.revision->rejects(info.code))
-            continue;
+        if (info.is_rejection() && !enforced_at(info, *model.revision)) continue;
         RuleContext ctx(model, options, memo ? memo : &own);
         rule->check(ctx);
         for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }
-    if (compiled) apply_megatron_verdict(model, options, out);
+    if (model.post_init) apply_megatron_verdict(model, options, out);
     return out;
 }
 

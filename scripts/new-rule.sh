@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Adds a rule in one command: scripts/new-rule.sh RC117 readable-kebab-name [error|warning|info]
-# Writes rules/<code>_<name>.cpp and its fixture, registers the code in rules/rules.def in code order, adds an error
-# rule's code to the `rejections` of every schemas/mcore revision that lists them (the revisions extending those
-# inherit it), builds, regenerates docs/rules.md and writes the fixture's snapshot. The new rule works as written, with a placeholder condition (a
+# Writes rules/<code>_<name>.cpp and its fixture, registers the code in rules/rules.def in code order, builds,
+# regenerates docs/rules.md and writes the fixture's snapshot. An error rule is tied to Megatron Core's raise sites by
+# fragments of their messages (RuleInfo::raise_text); the revisions whose compiled checks have such a site enforce it. The new rule works as written, with a placeholder condition (a
 # recompute_modules label named after the rule) so the whole suite passes; replace the condition, the docs and the
 # fixture with the real ones. BUILD_DIR (default: build) is the configured build directory.
 set -euo pipefail
@@ -26,6 +26,10 @@ grep -q "^MBL_RULE($code)" rules/rules.def && { echo "$code already exists" >&2;
 grep -q "\"$name\"" rules/rc*.cpp && { echo "a rule is already named $name" >&2; exit 2; }
 
 lower="$(echo "$code" | tr 'A-Z' 'a-z')"
+# An error rule names the raise sites it explains; the placeholder's is the unknown-label check (RC008's).
+tie=""
+((is_error)) && tie=$',\n    "AssertionError",\n    "Invalid choices for recompute_modules"  // TODO: fragments of the messages of the raise sites it explains'
+
 snake="${name//-/_}"
 file="rules/${lower}_${snake}.cpp"
 class="$(echo "$name" | sed -E 's/(^|-)([a-z0-9])/\U\2/g')"
@@ -60,7 +64,7 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 \`\`\`
-)md"};
+)md"$tie};
 
 class $class final : public Rule {
 public:
@@ -100,35 +104,10 @@ model:
   recompute_modules: [$snake]  # expect: $code, RC008
 YAML
 
-# Error rules run only at the revisions whose schema lists their code among the rejections. It goes into each
-# revision with a full list (the others extend one of them); move it to the \`rejections_add\` of the revision that
-# introduced the check when it is newer than the oldest.
-edited=()
-if [[ "$sev" == Error ]]; then
-    for schema in schemas/mcore/*.json; do
-        grep -q '"rejections": \[' "$schema" || continue
-        # Rewrites only the list, in code order, in the file's own layout (one code per line).
-        python3 - "$schema" "$code" <<'PY'
-import json, re, sys
-path, code = sys.argv[1], sys.argv[2]
-text = open(path).read()
-block = re.search(r'("rejections": \[)([^\]]*)(\n(\s*)\])', text)
-codes = sorted(set(json.loads("[" + block.group(2) + "]")) | {code})
-indent = block.group(4) + "  "
-body = ",".join(f'\n{indent}"{c}"' for c in codes)
-text = text[: block.start(2)] + body + text[block.end(2) :]
-json.loads(text)
-open(path, "w").write(text)
-PY
-        edited+=("$schema")
-    done
-fi
-
 cmake --build "$build_dir" --target mbridge-lint -j2 >/dev/null
 "$build_dir/mbridge-lint" rules --format markdown > docs/rules.md
 # The fixture's rendered output (tests/fixtures/snapshots/).
 BUILD_DIR="$build_dir" scripts/update-snapshots.sh "YAML snapshot $(basename "$fixture")" >/dev/null
 
 echo "created $file, $fixture and its snapshot; registered $code in rules/rules.def; regenerated docs/rules.md"
-((${#edited[@]})) && echo "added $code to the rejections of ${edited[*]}"
 echo "next: the real condition, docs and fixture (the TODOs), then: cmake --build $build_dir -j2 && ctest --test-dir $build_dir -L fast"

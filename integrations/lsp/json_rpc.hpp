@@ -39,7 +39,7 @@ public:
     };
     Frame next();
 
-    // Larger than any config the linter accepts (SourceManager::kMaxFileBytes) plus JSON escaping.
+    // Larger than any config the linter accepts (SourceManager::max_file_bytes()) plus JSON escaping.
     static constexpr std::size_t kDefaultMaxBody = 200u << 20;
 
 private:

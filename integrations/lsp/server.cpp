@@ -419,7 +419,7 @@ void Server::lint_and_publish(const Snapshot& doc) {
         if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
         // A document the linter refused to read (above the size limit) has no imports to watch.
-        if (doc.text.size() <= SourceManager::kMaxFileBytes) {
+        if (doc.text.size() <= SourceManager::max_file_bytes()) {
             // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
             // which are not buffers (a module read from disk is checked with a stat, not read again).
             SourceManager buffers;

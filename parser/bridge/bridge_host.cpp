@@ -550,7 +550,7 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
         },
         [this](std::size_t i) {
             // A file the module index would refuse (too large, not a regular file) registers nothing it can read.
-            std::optional<std::string> content = read_file_text(python_files_[i], SourceManager::kMaxFileBytes).text;
+            std::optional<std::string> content = read_file_text(python_files_[i], SourceManager::max_file_bytes()).text;
             if (content && content->find("register_bridge") != std::string::npos) registering_[i] = std::move(content);
         },
         [this] {

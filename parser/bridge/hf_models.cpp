@@ -33,7 +33,7 @@ const json& mapping() {
 }
 
 std::optional<json> read_json(const std::string& path) {
-    std::optional<std::string> text = read_file_text(path, SourceManager::kMaxFileBytes).text;
+    std::optional<std::string> text = read_file_text(path, SourceManager::max_file_bytes()).text;
     if (!text) return std::nullopt;
     return parse_config_json(*text);
 }

@@ -386,6 +386,18 @@ private:
         return static_cast<int>(program_->sites.size() - 1);
     }
 
+    // Source text on one line: each run of whitespace (a condition split over lines) as one space.
+    static std::string collapsed(std::string_view text) {
+        std::string out;
+        for (char c : text) {
+            const bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r';
+            if (!space) out += c;
+            else if (!out.empty() && out.back() != ' ') out += ' ';
+        }
+        while (!out.empty() && out.back() == ' ') out.pop_back();
+        return out;
+    }
+
     // A message's literal text, interpolations written as {...}.
     std::string literal_text(NodeId n) {
         const Ast& a = ast();
@@ -506,6 +518,9 @@ private:
                 NodeId message = parts.size() > 1 ? parts[1] : kNoNode;
                 r.e = message != kNoNode ? expr(message) : constant(Value::string(""));
                 r.site = add_site(Site::Kind::Raise, r.line, "AssertionError", message, parts[0]);
+                // An assert without a message is known by its condition (the line Python's traceback shows), so
+                // that a rule can name it and a report can say what failed.
+                if (message == kNoNode) program_->sites.back().text = "assert " + collapsed(a.source(parts[0]));
                 check.body.push_back(std::move(r));
                 out.push_back(std::move(check));
                 return;

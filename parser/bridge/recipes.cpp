@@ -12,10 +12,15 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
+#include "core/limits.hpp"
 #include "core/schema.hpp"
 #include "parser/bridge/bridge_host.hpp"
 
 namespace mbl::py {
+
+// Provenance for a stored value, naming the line that wrote the value where it is in another file.
+Provenance provenance_of(const SetInfo& info, const Val& value);
+constexpr std::string_view kWrittenAt = "the value is written at ";
 
 namespace {
 
@@ -66,10 +71,9 @@ bool returns_a_value(const Ast& a, NodeId node) {
 
 constexpr int kMaxExportDepth = 40;
 
-// Values one recipe's config may expand to in the config tree. The evaluator shares objects, so `l = [l, l]` sixty
-// times is a few bytes there but 2^60 values written out: past the limit the rest is unknown and the recipe an
-// IN008 error.
-constexpr std::size_t kMaxExportValues = 100'000;
+// Values one recipe's config may expand to in the config tree (python-export-values). The evaluator shares objects,
+// so `l = [l, l]` sixty times is a few bytes there but 2^60 values written out: past the limit the rest is unknown
+// and the recipe an IN008 error.
 
 struct Exporter {
     std::unordered_set<const Object*> active;  // cycle guard
@@ -79,7 +83,7 @@ struct Exporter {
     Value value(const Val& v, const Provenance& prov, int depth) {
         const Provenance& p = prov;
         if (depth > kMaxExportDepth) return Value::unknown("nested too deeply", p);
-        if (++values > kMaxExportValues) {
+        if (++values > limit(Limit::PythonExportValues)) {
             if (!over_at.valid()) over_at = p.range.valid() ? p.range : v.at.range();
             return Value::unknown("the config expands to too many values", p);
         }
@@ -114,7 +118,11 @@ struct Exporter {
                 for (const auto& item : s->items) {
                     Provenance ip = p;
                     // An element written literally points at itself (`["core_attn", "mlp"]` underlines "mlp").
-                    if (item.at.valid() && !item.is_obj()) ip.range = item.at.range();
+                    if (item.at.valid() && !item.is_obj()) {
+                        ip.range = item.at.range();
+                        // Pointed at where it is written: saying so again would be noise.
+                        if (ip.detail.rfind(kWrittenAt, 0) == 0) ip.detail.clear();
+                    }
                     items.push_back(value(item, ip, depth + 1));
                 }
                 return Value::list(std::move(items), p);
@@ -133,7 +141,8 @@ struct Exporter {
                 auto* inst = v.as<InstanceObj>();
                 if (!inst->poisoned.empty()) return Value::unknown(inst->poisoned, p);
                 Value m = Value::map(p);
-                for (const auto& a : inst->attrs) m.set(a.name, value(a.value, provenance_of(a.info), depth + 1));
+                for (const auto& a : inst->attrs)
+                    m.set(a.name, value(a.value, provenance_of(a.info, a.value), depth + 1));
                 return m;
             }
             case ObjKind::External: return Value::string(v.as<ExternalObj>()->path, p);
@@ -236,6 +245,20 @@ Provenance provenance_of(const SetInfo& info) {
     for (const CallSite* s = info.chain.get(); s; s = s->parent.get())
         steps.push_back(ChainStep{s->loc.range(), fmt::format("{}() is called here", s->callee)});
     p.chain.assign(steps.rbegin(), steps.rend());
+    return p;
+}
+
+Provenance provenance_of(const SetInfo& info, const Val& value) {
+    Provenance p = provenance_of(info);
+    // A value written in a file neither the statement nor its calls are in (a workload table a helper copies
+    // onto the config) names the line that wrote it: that is the line to change.
+    const Loc& at = value.at;
+    if (!p.detail.empty() || info.origin != Origin::Recipe || !at.valid() || value.is_unknown() || !info.loc.valid() ||
+        *at.file == *info.loc.file)
+        return p;
+    for (const CallSite* s = info.chain.get(); s; s = s->parent.get())
+        if (s->loc.valid() && *s->loc.file == *at.file) return p;
+    p.detail = fmt::format("{}{}:{}", kWrittenAt, *at.file, at.line);
     return p;
 }
 
@@ -362,7 +385,8 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
         // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev); a recipe's
         // own assignment of it is a warning.
         if (!schema.field_exists_at(*spec, rev) && !keeps_absent_field(model, attr, *spec, rev, diagnostics)) continue;
-        m.set(attr.name, model_field_value(schema.field_at(*spec, rev), attr.value, provenance_of(attr.info), e));
+        m.set(attr.name,
+              model_field_value(schema.field_at(*spec, rev), attr.value, provenance_of(attr.info, attr.value), e));
     }
 }
 
@@ -380,8 +404,9 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         // Over budget is an error: the recipe's values are not known, and a hostile file must not pass a CI gate.
         const std::string reason =
             in.budget_reason().empty()
-                ? fmt::format("evaluating recipe {} took more than {} steps; its values are not known", recipe.name,
-                              project.limits().max_steps)
+                ? fmt::format("evaluating recipe {} took more than {} steps (--limit python-steps); its values are "
+                              "not known",
+                              recipe.name, project.limits().max_steps)
                 : fmt::format("evaluating recipe {} stopped: {}; its values are not known", recipe.name,
                               in.budget_reason());
         const SourceRange at = in.budget_site().valid() ? in.budget_site().range() : recipe.def;
@@ -443,22 +468,28 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
             continue;
         }
         // A model object made for an unknown value knows only what was written to it since.
-        Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, p, revision);
+        // Unknown where a call the evaluator does not follow received it, when that is what made it so.
+        Provenance unknown_at = p;
+        if (model->opaque_at.valid()) unknown_at = Provenance::at(Origin::Recipe, model->opaque_at.range());
+        Value m = model->opaque.empty() ? Value::map(p) : unknown_model(model->opaque, unknown_at, revision);
         export_model_fields(*model, m, e, out.diagnostics, 0, revision);
         out.root.set("model", std::move(m));
     }
-    if (e.values > kMaxExportValues)
+    if (e.values > limit(Limit::PythonExportValues))
         out.diagnostics.push_back(input_error(
             InputError::LimitExceeded, e.over_at.valid() ? e.over_at : recipe.def,
             fmt::format("the config of recipe {} expands to more than the limit of {} values (a list or dict that "
-                        "holds itself many times over?); its values are not known",
-                        recipe.name, kMaxExportValues)));
+                        "holds itself many times over?; --limit python-export-values); its values are not known",
+                        recipe.name, limit(Limit::PythonExportValues))));
     if (!inst->opaque.empty()) {
-        // The config came from something the linter cannot follow: what the recipe did not set is unknown.
+        // The config came from something the linter cannot follow, or went through a call it does not follow (then
+        // pointed at): what the recipe did not set is unknown.
+        Provenance at = anchor;
+        if (inst->opaque_at.valid()) at = Provenance::at(Origin::Recipe, inst->opaque_at.range());
         for (const char* section : {"model", "mixed_precision", "comm_overlap"})
             if (!out.root.find(section))
-                out.root.set(section, std::string(section) == "model" ? unknown_model(inst->opaque, anchor, revision)
-                                                                      : Value::unknown(inst->opaque, anchor));
+                out.root.set(section, std::string(section) == "model" ? unknown_model(inst->opaque, at, revision)
+                                                                      : Value::unknown(inst->opaque, at));
     }
     return out;
 }

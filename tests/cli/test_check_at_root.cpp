@@ -67,7 +67,7 @@ TEST_CASE("check . at a repository root reports what its configs and recipes hol
     RepoRoot root;
     int walked = 0;
     const auto want = expected(root.dir.path(), walked);
-    REQUIRE(want.size() == 4);  // RC008 in a recipe reached from two files; RC004, RC005, RC115 in an override file
+    REQUIRE(want.size() == 3);  // RC008 in a recipe reached from two files; RC004, RC005 in an override file
 
     auto r = root.check(". --output-format json");
     INFO(r.out);

@@ -183,6 +183,59 @@ TEST_CASE("estimate prints per-rank and per-option tables, JSON and HTML carry t
         CHECK(page.str().find(external) == std::string::npos);
 }
 
+// Issue 36 item 5: the picture tells what the JSON says. A budget that some ranks miss and some options meet.
+TEST_CASE("estimate --html colours by fit with the reserve counted, as the JSON decides", "[cli][estimate][html]") {
+    const std::string cfg = fixtures + "rc203_predicted_peak_over_budget.yaml --gpus 64";
+    auto fmt_gib = [](const nlohmann::json& b) { return fmt::format("{:.1f} GiB", b["gib"].get<double>()); };
+    for (const char* budget : {"40GiB", "60GiB", "80GiB"}) {
+        auto json_run = run(fmt::format("estimate {} --gpu-memory {} --format json", cfg, budget));
+        REQUIRE(json_run.code == 0);
+        const auto j = nlohmann::json::parse(json_run.out);
+        const auto html_path = write_temp("fit.html", "");
+        REQUIRE(run(fmt::format("estimate {} --gpu-memory {} --html {}", cfg, budget, html_path)).code == 0);
+        std::ifstream in(html_path);
+        std::stringstream buf;
+        buf << in.rdbuf();
+        const std::string page = buf.str();
+        INFO(budget << "\n" << page);
+        std::size_t at = 0;
+        auto next = [&](const std::string& what) {
+            at = page.find(what, at);
+            return at != std::string::npos;
+        };
+        // The rank bars, in the JSON's order: outlined by fit, the reserve a band of its own.
+        for (const auto& r : j["ranks"]) {
+            const bool fits = r["fits"].get<bool>();
+            REQUIRE(next(fmt::format("rank {} (", r["stage"].get<int>())));
+            REQUIRE(next("<title>reserve (kept free): "));
+            REQUIRE(next(fits ? "data-fits=\"yes\"" : "data-fits=\"no\""));
+        }
+        // The rank table: each row shaded as the JSON's fit, with the peak and reserve the JSON gives.
+        at = page.find("<table>");
+        for (const auto& r : j["ranks"]) {
+            REQUIRE(next(r["fits"].get<bool>() ? "<tr class=\"fit\">" : "<tr class=\"over\">"));
+            const std::string row = page.substr(at, page.find("</tr>", at) - at);
+            CHECK(row.find(fmt_gib(r["peak"])) != std::string::npos);
+            CHECK(row.find(r["fits"].get<bool>() ? "<td>fits</td>" : "<td>over budget by ") != std::string::npos);
+            ++at;
+        }
+        // The options table: activations + transient as the JSON's figure, shaded by the JSON's fit.
+        at = page.find("<th>activations + transient</th>");
+        REQUIRE(at != std::string::npos);
+        for (const auto& o : j["options"]) {
+            REQUIRE(next(o["fits"].get<bool>() ? "<tr class=\"fit\">" : "<tr class=\"over\">"));
+            const std::string row = page.substr(at, page.find("</tr>", at) - at);
+            CHECK(row.find(fmt::format("<td>{} (rank ", fmt_gib(o["activations"]))) != std::string::npos);
+            ++at;
+        }
+        // The legend of terms is a list, not one long line.
+        CHECK(page.find("<dt>Reserve</dt>") != std::string::npos);
+        std::istringstream lines(page);
+        for (std::string line; std::getline(lines, line);)
+            if (line.find("<dd>") != std::string::npos) CHECK(line.size() < 300);
+    }
+}
+
 TEST_CASE("estimate: bad flags and unusable configs exit 2", "[cli][estimate]") {
     const std::string cfg = fixtures + "rc203_predicted_peak_over_budget.yaml";
     auto banana = run("estimate " + cfg + " --gpu-memory banana");

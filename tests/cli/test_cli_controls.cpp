@@ -4,12 +4,14 @@
 
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <pugixml.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "../support/run.hpp"
 #include "../support/temp_dir.hpp"
@@ -366,4 +368,196 @@ TEST_CASE("mbridge-lint --version names the commit and the known revisions", "[c
     CHECK(has(r.out, "(commit "));
     CHECK(has(r.out, "0.20.dev"));
     CHECK(has(r.out, "main"));
+}
+
+// Ruff's habits (issue 36 item 4).
+
+TEST_CASE("an unknown option before any command is named as an unknown option", "[cli][usage][habits]") {
+    auto r = run("--foo");
+    INFO(r.out);
+    CHECK(r.code == 2);
+    CHECK(has(r.out, "mbridge-lint: unknown option --foo\n"));
+    CHECK_FALSE(has(r.out, "a command is required"));
+    auto close = run("--versoin");
+    INFO(close.out);
+    CHECK(close.code == 2);
+    CHECK(has(close.out, "unknown option --versoin (did you mean --version?)"));
+}
+
+TEST_CASE("a code short of its zeros or a prefix written with x gets did-you-mean", "[cli][usage][habits]") {
+    auto e = run("explain RC04");
+    INFO(e.out);
+    CHECK(e.code == 2);
+    CHECK(has(e.out, "no rule or input error \"RC04\" (did you mean \"RC004\""));
+    auto prefix = run("explain RC00");
+    INFO(prefix.out);
+    CHECK(prefix.code == 2);
+    CHECK(has(prefix.out, "\"RC00\" is a prefix of 10 codes: RC000, RC001, "));
+    CHECK(has(prefix.out, "`mbridge-lint explain RC000`"));
+    auto s = run("check --select RC04x " + fixtures + "clean_bridge_dump.yaml");
+    INFO(s.out);
+    CHECK(s.code == 2);
+    CHECK(has(s.out, "\"RC04x\" is not a rule or input-error code, code prefix or name (did you mean \"RC004\""));
+    auto family = run("check --select RC1xx " + fixtures + "clean_bridge_dump.yaml");
+    INFO(family.out);
+    CHECK(has(family.out, "(did you mean \"RC1\""));
+}
+
+TEST_CASE("NO_COLOR and FORCE_COLOR decide colour when --color does not", "[cli][habits]") {
+    const std::string target = examples + "broken_recompute.yaml --mcore 0.20.dev";
+    auto colored = [&](const std::string& env, const std::string& flag) {
+        auto r = run_shell(fmt::format("env -u NO_COLOR -u FORCE_COLOR {} {} check {} {}", env,
+                                       mbl::test::lint_binary(), flag, target));
+        return has(r.out, "\x1b[");
+    };
+    CHECK_FALSE(colored("", ""));  // not a terminal
+    CHECK(colored("FORCE_COLOR=1", ""));
+    CHECK_FALSE(colored("FORCE_COLOR=", ""));  // set but empty: as if unset
+    CHECK_FALSE(colored("NO_COLOR=1 FORCE_COLOR=1", ""));
+    CHECK_FALSE(colored("FORCE_COLOR=1", "--color never"));
+    CHECK(colored("NO_COLOR=1", "--color always"));
+}
+
+TEST_CASE("completion scripts and the man page are written from the command definitions", "[cli][habits]") {
+    TempDir dir;
+    for (const std::string shell : {"bash", "zsh", "fish"}) {
+        auto r = run("completion " + shell);
+        INFO(shell << "\n" << r.out);
+        REQUIRE(r.code == 0);
+        // Every command, and options of several commands, with the choices of one.
+        for (const char* word : {"check", "estimate", "explain", "--output-format", "--unsafe-fixes", "--show-settings",
+                                 "--watch", "--gpu-memory", "concise"})
+            CHECK(has(r.out,
+                      shell == "fish" && std::string(word).rfind("--", 0) == 0 ? std::string(word).substr(2) : word));
+        CHECK_FALSE(has(r.out, "watch-max-runs"));  // hidden options stay hidden
+        const std::string script = dir.write("completion." + shell, r.out);
+        // The shell itself reads the script without a syntax error, where it is installed.
+        if (run_shell("command -v " + shell).code == 0) {
+            auto parsed = run_shell(shell + " -n " + script);
+            INFO(parsed.out);
+            CHECK(parsed.code == 0);
+        }
+    }
+    // bash: completing `mbridge-lint check --col` offers --color, and `--color ` its choices.
+    if (run_shell("command -v bash").code == 0) {
+        const std::string script = dir.path().string() + "/completion.bash";
+        auto words = [&](const std::string& line) {
+            return run_shell(fmt::format("bash -c 'source {}; COMP_WORDS=({}); COMP_CWORD=$((${{#COMP_WORDS[@]}}-1)); "
+                                         "_mbridge_lint; echo \"${{COMPREPLY[*]}}\"'",
+                                         script, line))
+                .out;
+        };
+        CHECK(words("mbridge-lint check --col") == "--color\n");
+        CHECK(words("mbridge-lint check --strict --col") == "--color\n");  // a flag takes no value
+        CHECK(words("mbridge-lint check --color \"\"") == "auto always never\n");
+        CHECK(has(words("mbridge-lint ex"), "explain"));
+    }
+    auto man = run("manpage");
+    INFO(man.out);
+    REQUIRE(man.code == 0);
+    CHECK(has(man.out, ".TH MBRIDGE\\-LINT 1"));
+    CHECK(has(man.out, ".SS \"mbridge\\-lint check paths\""));
+    CHECK(has(man.out, "\\fB\\-\\-unsafe\\-fixes\\fR\n"));  // a flag: no VALUE after it
+    CHECK(has(man.out, "\\fB\\-\\-gpu\\-memory\\fR \\fIVALUE\\fR\n"));
+    CHECK(has(man.out, "FORCE_COLOR"));
+    const std::string page = dir.write("mbridge-lint.1", man.out);
+    if (run_shell("command -v groff").code == 0) {
+        // groff warns about what it cannot read (-ww: all warnings); none is expected.
+        auto rendered = run_shell("groff -man -Tutf8 -ww -z " + page);
+        INFO(rendered.out);
+        CHECK(rendered.code == 0);
+        CHECK(rendered.out.empty());
+    }
+}
+
+TEST_CASE("check --show-settings prints the settings the first path is checked with", "[cli][habits][config]") {
+    TempDir dir;
+    dir.write(".mbridge-lint.toml", "mcore = \"0.20.dev\"\nignore = [\"RC115\"]\n");
+    dir.write("a.yaml", "model:\n  recompute_granularity: full\n");
+    auto r = run_in(dir.path(), "check --show-settings --select RC0 --gpu-memory 80GiB a.yaml");
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "configuration for a.yaml\n"));
+    CHECK(has(r.out, "ignore           = [\"RC115\"]"));
+    const auto gpu = r.out.find("gpu-memory       = \"80GiB\" (85899345920 bytes)");
+    REQUIRE(gpu != std::string::npos);
+    CHECK(r.out.substr(gpu, r.out.find('\n', gpu) - gpu).ends_with("# command line"));
+    CHECK(has(r.out, "command line, a layer over the configuration"));
+    CHECK(has(r.out, "select           = [\"RC0\"]\n"));
+    CHECK_FALSE(has(r.out, "error[RC004]"));  // nothing is checked
+    auto j = run_in(dir.path(), "check --show-settings --output-format json --ignore RC1 a.yaml");
+    INFO(j.out);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["kind"] == "config");
+    CHECK(doc["command_line"]["ignore"] == nlohmann::json::array({"RC1"}));
+}
+
+TEST_CASE("extend reads a base configuration first, and the extending file sets over it key by key",
+          "[cli][habits][config]") {
+    TempDir dir;
+    dir.write("base.toml", "mcore = \"0.19\"\nignore = [\"RC115\"]\nextend-select = [\"RC1\"]\n"
+                           "[severity]\nRC101 = \"error\"\nRC109 = \"info\"\n");
+    dir.write("project/.mbridge-lint.toml", "extend = \"../base.toml\"\nmcore = \"0.20.dev\"\n"
+                                            "extend-select = [\"RC2\"]\n[severity]\nRC101 = \"info\"\n");
+    dir.write("project/a.yaml", "model:\n  recompute_granularity: full\n");
+    auto r = run_in(dir.path() / "project", "config --format json a.yaml");
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    const auto& s = doc["settings"];
+    CHECK(s["mcore"]["value"] == "0.20.dev");                         // set again: the extending file's
+    CHECK(s["ignore"]["value"] == nlohmann::json::array({"RC115"}));  // only in the base: the base's
+    CHECK(s["ignore"]["source"]["file"].get<std::string>().ends_with("base.toml"));
+    CHECK(s["extend-select"]["value"] == nlohmann::json::array({"RC1", "RC2"}));            // extend-* add up
+    CHECK(s["severity"]["value"] == nlohmann::json{{"RC109", "info"}, {"RC101", "info"}});  // entry by entry
+    CHECK(s["root"]["value"].get<std::string>().ends_with("project"));
+    REQUIRE(doc["extends"].size() == 1);
+    CHECK(doc["extends"][0].get<std::string>().ends_with("base.toml"));
+
+    // A cycle, a missing base and a wrong type are located errors, exit 2.
+    dir.write("loop/.mbridge-lint.toml", "extend = \"other.toml\"\n");
+    dir.write("loop/other.toml", "extend = \".mbridge-lint.toml\"\n");
+    dir.write("loop/a.yaml", "model:\n  recompute_granularity: full\n");
+    auto loop = run_in(dir.path() / "loop", "check a.yaml");
+    INFO(loop.out);
+    CHECK(loop.code == 2);
+    CHECK(has(loop.out, "leads back to a configuration that extends it"));
+    dir.write("gone/.mbridge-lint.toml", "\nextend = \"nowhere.toml\"\n");
+    dir.write("gone/a.yaml", "model:\n  recompute_granularity: full\n");
+    auto gone = run_in(dir.path() / "gone", "check a.yaml");
+    INFO(gone.out);
+    CHECK(gone.code == 2);
+    CHECK(has(gone.out, ".mbridge-lint.toml:2:10: error[IN001]: extend = "));
+    CHECK(has(gone.out, "no such configuration file"));
+}
+
+TEST_CASE("check --watch checks again when a file changes", "[cli][habits][watch]") {
+    TempDir dir;
+    dir.write("a.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n");
+    // In the background, a bounded watch (two checks at most, and `timeout` as a guard); once the first check is
+    // done, a change makes the second find RC006.
+    const std::string out = dir.path().string() + "/watch.out";
+    run_shell(fmt::format(
+        "cd '{}' && (timeout 60 {} check --mcore 0.20.dev --color never --watch --watch-max-runs 2 "
+        "--watch-interval-ms 20 a.yaml > watch.out 2>&1; echo \"[exit $?]\" >> watch.out) < /dev/null > /dev/null "
+        "2>&1 &",
+        dir.path().string(), mbl::test::lint_binary()));
+    auto wait_for = [&](const std::string& text) {
+        for (int i = 0; i < 600; ++i) {
+            if (has(mbl::test::read_file(out), text)) return true;
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        return false;
+    };
+    REQUIRE(wait_for("[watching a.yaml for changes; Ctrl-C stops]"));
+    CHECK(has(mbl::test::read_file(out), "no problems found"));
+    dir.write("a.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
+                        "  recompute_num_layers: 2\n");
+    REQUIRE(wait_for("[exit "));
+    const std::string all = mbl::test::read_file(out);
+    INFO(all);
+    CHECK(has(all, "[a file changed; checking again]\n"));
+    CHECK(has(all, "error[RC006]"));
+    CHECK(has(all, "[exit 1]"));  // the last check's exit code
+    CHECK(run("check --watch -").code == 2);
 }

@@ -34,6 +34,8 @@ mbl::test::RunResult sh(const TempDir& dir, const std::string& command) {
 }
 mbl::test::RunResult lint(const TempDir& dir, const std::string& args) { return sh(dir, kBin + " " + args); }
 
+bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
 ino_t inode(const std::string& p) {
     struct stat st {};
     stat(p.c_str(), &st);
@@ -73,6 +75,53 @@ TEST_CASE("check --fix rewrites only files with applicable fixes, atomically, ke
     CHECK(unsafe.code == 0);
     CHECK(read_file(unfixable).find("  recompute_granularity: full\n  recompute_method: uniform\n") !=
           std::string::npos);
+}
+
+TEST_CASE("check --fix re-checks and says what it fixed, what remains and why", "[cli][fix]") {
+    TempDir dir;
+    // RC004 and RC005: full recompute with neither a method nor a layer count; both fixes are unsafe.
+    const std::string bare = "model:\n  hidden_dropout: 0.0\n  attention_dropout: 0.0\n  recompute_granularity: full\n";
+    const std::string path = dir.write("a.yaml", bare);
+    auto safe = lint(dir, "check --mcore 0.20.dev --fix --color never a.yaml");
+    INFO(safe.out);
+    CHECK(safe.code == 1);
+    CHECK(has(safe.out, "fixed nothing, 2 problems remain (RC004, RC005): 2 fixable with --fix --unsafe-fixes\n"));
+    CHECK(read_file(path) == bare);
+
+    auto unsafe = lint(dir, "check --mcore 0.20.dev --fix --unsafe-fixes --color never a.yaml");
+    INFO(unsafe.out);
+    CHECK(unsafe.code == 0);  // the remaining problems decide: none is left
+    CHECK(has(unsafe.out, "fixed 2 problems, none remain\n"));
+    CHECK(read_file(path) == bare + "  recompute_method: uniform\n  recompute_num_layers: 1\n");
+
+    // What no fix can settle is named, with its code, and still fails the run.
+    dir.write("b.yaml", "model:\n  recompute_granularity: everything\n  recompute_method: block\n"
+                        "  recompute_num_layers: 2\n");
+    auto left = lint(dir, "check --mcore 0.20.dev --fix --unsafe-fixes --color never b.yaml");
+    INFO(left.out);
+    CHECK(left.code == 1);
+    CHECK(has(left.out, "remain"));
+    CHECK(has(left.out, "RC002"));
+    CHECK(has(left.out, "without an automatic fix"));
+}
+
+TEST_CASE("every bundled example: --fix --unsafe-fixes leaves no error it has a fix for", "[cli][fix]") {
+    const fs::path examples = fs::path(MBRIDGE_LINT_TEST_DATA) / ".." / "examples";
+    int checked = 0;
+    for (const auto& entry : fs::recursive_directory_iterator(examples)) {
+        if (entry.path().extension() != ".yaml") continue;
+        TempDir dir;
+        dir.write("example.yaml", read_file(entry.path().string()));
+        auto fixed = lint(dir, "check --fix --unsafe-fixes --color never example.yaml");
+        INFO(entry.path().string() << "\n" << fixed.out);
+        CHECK(fixed.code != 2);
+        auto after = lint(dir, "check --output-format json example.yaml");
+        const json report = json::parse(after.out);
+        for (const auto& d : report["diagnostics"])
+            CHECK_FALSE((d["severity"] == "error" && d.contains("fix") && d["fix"]["applicable"] == true));
+        ++checked;
+    }
+    CHECK(checked >= 5);
 }
 
 TEST_CASE("check --diff previews fixes as a unified diff that applies, writing nothing", "[cli][fix]") {

@@ -40,7 +40,7 @@ TEST_CASE("check file.py::function finds the root, follows helpers, names the re
                      "recompute_method is not set"));
     CHECK(has(r.out, "   21 |     recompute_granularity: str = \"full\"  # expect: RC004\n"));
     CHECK(has(r.out, "in recipe llama3_8b_provider_config"));
-    CHECK(has(r.out, "1 recipe evaluated; 1 resolve all five recompute fields (100.0%)"));
+    CHECK(has(r.out, "1 recipe evaluated; 1 resolves all five recompute fields (100.0%)"));
 }
 
 TEST_CASE("an unknown function is IN009 with a suggestion, exit 2", "[cli][python]") {
@@ -229,7 +229,10 @@ TEST_CASE("estimate takes a recipe, --config-file and overrides like check and s
     CHECK(has(bad.out, "error[IN007]: malformed override"));
     auto several = run("estimate --color never " + llama);
     CHECK(several.code == 2);
-    CHECK(has(several.out, "recipes; name one:"));
+    INFO(several.out);
+    CHECK(has(several.out, "recipes; name one of them:\n"));
+    // One target a line, each ready to paste.
+    CHECK(has(several.out, "\n    note: " + llama + "::llama3_8b_pretrain_config\n"));
 }
 
 TEST_CASE("estimate --gpu picks the step-time model and the budget", "[cli][estimate]") {

@@ -290,3 +290,84 @@ TEST_CASE("check with --mcore-path reads the config classes of the Megatron Core
     CHECK(has(bundled.out, "Megatron Core 0.20.dev facts (config classes, defaults, recompute labels): Megatron-LM "
                            "2a75ac12c54b (bundled; scripts/mcore_facts.py)"));
 }
+
+// Megatron-LM's offload/recompute check (RC021) arrived in commit 69c486825c (2026-07-02) and is in core_v0.19.0;
+// commit 002255075c (2026-06-13, main) is a 0.19-numbered commit without it. The table of commits
+// (schemas/mcore/commits.json) places a commit with no facts of its own, so the label is not what decides.
+TEST_CASE("a pinned commit is checked with the facts of the revision nearest it, not by its version label",
+          "[cli][revisions]") {
+    const char* kOffloadedMoe =
+        "model:\n  num_moe_experts: 8\n  moe_grouped_gemm: true\n  fine_grained_activation_offloading: true\n"
+        "  offload_modules: [expert_fc1]\n  recompute_granularity: selective\n  recompute_modules: [moe]\n";
+    SECTION("pinned by a gitlink, the submodule not checked out") {
+        TempDir tagged, before;
+        make_checkout(tagged, "5be9626709af2722333bf54797c954c09edeada3");  // core_v0.19.0
+        make_checkout(before, "002255075c3728fded9a2e435677840b08560d55");
+        tagged.write("configs/offload.yaml", kOffloadedMoe);
+        before.write("configs/offload.yaml", kOffloadedMoe);
+        auto at_tag = run("check --color never " + (tagged.path() / "configs/offload.yaml").string());
+        INFO(at_tag.out);
+        CHECK(at_tag.code == 1);
+        CHECK(has(at_tag.out, "error[RC021]"));
+        auto at_commit = run("check --color never " + (before.path() / "configs/offload.yaml").string());
+        INFO(at_commit.out);
+        CHECK_FALSE(has(at_commit.out, "RC021"));
+        const std::string note =
+            "its 3rdparty/Megatron-LM gitlink pins 002255075c37; the submodule is not checked out; that is a commit of "
+            "2026-06-13 on main, which mbridge-lint has no facts for; those of 0.18, the nearest revision, stand in, "
+            "and a check 0.19's source does not state too is only a warning";
+        CHECK(has(at_commit.out, note));
+        CHECK(at_commit.out.find(note) == at_commit.out.rfind(note));
+    }
+    SECTION("named with --mcore") {
+        TempDir dir;
+        const std::string cfg = dir.write("offload.yaml", kOffloadedMoe);
+        auto tag = run("check --color never --mcore core_v0.19.0 " + cfg);
+        CHECK(has(tag.out, "error[RC021]"));
+        auto commit = run("check --color never --mcore 002255075c37 " + cfg);
+        INFO(commit.out);
+        CHECK_FALSE(has(commit.out, "RC021"));
+        CHECK(has(commit.out, "--mcore 002255075c37: that is a commit of 2026-06-13 on main"));
+        auto unknown = run("check --mcore 0123456789abcdef " + cfg);
+        CHECK(unknown.code == 2);  // a hash the table does not list is no revision name
+    }
+    SECTION("a commit the table does not list is taken as newer than the newest, and the output says so once") {
+        TempDir dir;
+        make_checkout(dir, "0123456789abcdef0123456789abcdef01234567");
+        auto r = run("check --color never " + (dir.path() / "configs/run.yaml").string());
+        INFO(r.out);
+        const std::string note = "it is not among the Megatron-LM commits mbridge-lint lists (main and dev to "
+                                 "2026-08-22, the release tags, Megatron Bridge's pins), so it is taken as newer and "
+                                 "the facts of main, the newest, stand in";
+        CHECK(has(r.out, note));
+        CHECK(r.out.find(note) == r.out.rfind(note));
+    }
+}
+
+TEST_CASE("a file nothing pins says once which revision was assumed and how to pin it", "[cli][revisions]") {
+    TempDir dir;
+    const std::string a = dir.write("a.yaml", "model:\n  recompute_granularity: selective\n");
+    const std::string b = dir.write("b.yaml", "model:\n  recompute_granularity: selective\n");
+    auto r = run("check --color never " + a + " " + b);
+    INFO(r.out);
+    const std::string note = "so the default 0.19 is assumed; pin it with --mcore REVISION or mcore = \"REVISION\"";
+    CHECK(has(r.out, note));
+    CHECK(r.out.find(note) == r.out.rfind(note));
+    CHECK_FALSE(has(run("check --color never --mcore 0.19 " + a).out, "is assumed"));
+}
+
+// Megatron Core's __post_init__ fills ffn_hidden_size (4 x hidden_size) and kv_channels (hidden / heads) when unset:
+// `show` prints what the job runs with, the value the config holds and the line that rewrote it, in Python's spelling.
+TEST_CASE("show prints the values Megatron Core's __post_init__ rewrites, with the value written and its line",
+          "[cli][revisions]") {
+    TempDir dir;
+    const std::string cfg =
+        dir.write("s.yaml", "model:\n  num_layers: 4\n  hidden_size: 256\n  num_attention_heads: 4\n");
+    auto r = run("show --mcore 0.19 " + cfg);
+    INFO(r.out);
+    CHECK(r.code == 0);
+    CHECK(has(r.out, "ffn_hidden_size: 1024  # Megatron Core 0.19 rewrites None to this "
+                     "(megatron/core/transformer/transformer_config.py:"));
+    CHECK(has(r.out, "kv_channels: 64  # Megatron Core 0.19 rewrites None to this"));
+    CHECK_FALSE(has(r.out, "\\x01"));  // no executor-internal spelling of an enum member
+}

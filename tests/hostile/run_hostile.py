@@ -172,6 +172,46 @@ def py_many_recipes(n):
     return "".join(out).encode()
 
 
+def py_comment_run(n, top=False):
+    """n comment lines in a row: in a function, tree-sitter-python's scanner re-reads the rest of the run at each one
+    (quadratic); at the top level, tree-sitter 0.20 crashes past 65,535 of them."""
+    comments = "\n".join(f"# comment {i}" for i in range(n))
+    if top:
+        return (comments + "\n").encode() + recipe('X = "full"')
+    return recipe(comments + '\nX = "full"')
+
+
+def py_tokens(n):
+    """A module-level list of n elements, one per line: about 2n tokens."""
+    return ("DATA = [\n" + "".join(f"    {i},\n" for i in range(n)) + "]\n").encode() + recipe('X = "full"')
+
+
+def py_nested_brackets(depth, opener="(", closer=")"):
+    return recipe("X = " + opener * depth + '"full"' + closer * depth)
+
+
+def py_nested_fstrings(depth):
+    return recipe("X = " + 'f"{' * depth + '1' + '}"' * depth)
+
+
+def py_module_top_dict(n):
+    """A dict literal of n entries at the module's top: its key comparisons spend the module's step budget."""
+    return ("DATA = {\n" + "".join(f"    \"k{i}\": {i},\n" for i in range(n)) + "}\n").encode() + recipe('X = "full"')
+
+
+def py_hash_in_strings(n):
+    """Comment-like text inside strings must survive the comment blanking: the recipe sets it as the granularity,
+    and RC002 quotes it back."""
+    lines = ['s = """', *[f"# not a comment {i}" for i in range(n)], '"""', 'X = s[-40:] + "|a#b"']
+    return recipe("\n".join(lines))
+
+
+def py_deep_python_helpers():
+    """Recursion and nesting as deep as the highest python-call-depth and python-expr-depth allow."""
+    return ("def down(n):\n    return down(n - 1) if n else 0\n\n\n").encode() + recipe(
+        "D = down(400)\nE = " + "- " * 990 + "1\nX = \"full\"")
+
+
 def lsp_stream(*messages):
     out = b""
     for m in messages:

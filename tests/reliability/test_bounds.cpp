@@ -110,11 +110,14 @@ TEST_CASE("deeply nested Python expressions, brackets and calls finish without a
     blocks += indent + "cfg.model.recompute_granularity = \"full\"\n    return cfg\n";
     dir.write("blocks.py", blocks);
 
+    // Past 200 nested brackets CPython's parser refuses the file ("too many nested parentheses"): so does the linter,
+    // located, before tree-sitter recurses.
     for (const char* file : {"parens.py", "lists.py", "calls.py"}) {
         INFO(file);
         auto r = lint(dir, std::string("check --show-unknowns ") + file);
         check_bounded(r);
-        CHECK(has(r.out, "1 recipe evaluated"));
+        CHECK(r.code == 2);
+        CHECK(has(r.out, "error[IN002]: invalid Python syntax: brackets nested more than 200 deep"));
     }
     // 400 nested blocks are past CPython's own limit of 100 indentation levels: refused as invalid, not crashed on.
     auto blocked = lint(dir, "check blocks.py");
@@ -170,7 +173,8 @@ TEST_CASE("100,000 recipe functions in one file are all checked in bounded memor
                << "_config() -> ConfigContainer:\n    cfg = _base()\n    cfg.model.recompute_num_layers = "
                << (i % 4 + 1) << "\n    return cfg\n";
     }
-    auto r = lint(dir, "check many.py --format json --output report.json");
+    // About 2.6 million tokens: past the default per-file limit (IN008), so the limit is raised as a user would.
+    auto r = lint(dir, "check many.py --limit python-tokens=5000000 --format json --output report.json");
     check_bounded(r);
     CHECK(r.code == 1);  // RC004: full without a method, in _base
     std::ifstream report(dir / "report.json");

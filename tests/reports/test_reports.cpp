@@ -1,8 +1,10 @@
 // CI formats: SARIF 2.1.0 (validated against the OASIS schema, tests/data/sarif/, by Debian's python3-jsonschema with
 // its format checks) and GitHub workflow commands.
+#include <fmt/format.h>
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 
 #include "../support/output_schema.hpp"
@@ -237,4 +239,63 @@ TEST_CASE("every output format stays well-formed when a message and a file name 
     const std::string commands = github.str();
     CHECK(std::count(commands.begin(), commands.end(), '\n') == 1);
     CHECK(commands.find('\r') == std::string::npos);
+}
+
+namespace {
+
+Diagnostic problem(const std::string& code, std::optional<bool> fix_safe, bool applicable = true) {
+    Diagnostic d;
+    d.code = code;
+    if (fix_safe) {
+        d.fix = Fix{"a fix", {}, {}, *fix_safe};
+        if (applicable) d.fix->edits.push_back(TextEdit{SourceRange{"f.yaml", 1, 1, 1, 2}, ""});
+    }
+    return d;
+}
+
+}  // namespace
+
+// Every form of the summary lines, singular and plural: what a user reads after a run (issue 36 item 2).
+TEST_CASE("summary lines: each form, with its plurals", "[reports][summary]") {
+    const auto rc004 = problem("RC004", false), rc005 = problem("RC005", false), rc115 = problem("RC115", std::nullopt),
+               rc109 = problem("RC109", std::nullopt), rc006 = problem("RC006", true),
+               by_hand = problem("RC008", true, false);
+    CHECK(fix_summary_line(0, {}, false, "") == "");
+    CHECK(fix_summary_line(1, {}, false, "") == "fixed 1 problem, none remain");
+    CHECK(fix_summary_line(2, {}, true, "") == "fixed 2 problems, none remain");
+    CHECK(fix_summary_line(1, {rc115}, true, "") == "fixed 1 problem, 1 remains (RC115): 1 without an automatic fix");
+    CHECK(fix_summary_line(2, {rc115, rc109, rc115}, true, "") ==
+          "fixed 2 problems, 3 remain (RC109, RC115): 3 without an automatic fix");
+    CHECK(fix_summary_line(0, {rc004, rc005}, false, "") ==
+          "fixed nothing, 2 problems remain (RC004, RC005): 2 fixable with --fix --unsafe-fixes");
+    CHECK(fix_summary_line(0, {rc004}, false, "") ==
+          "fixed nothing, 1 problem remains (RC004): 1 fixable with --fix --unsafe-fixes");
+    CHECK(fix_summary_line(1, {rc006}, false, "a file it would edit may not be written, see above") ==
+          "fixed 1 problem, 1 remains (RC006): 1 fix not applied (a file it would edit may not be written, see above)");
+    CHECK(fix_summary_line(1, {rc006, rc006, rc004, by_hand}, false, "") ==
+          "fixed 1 problem, 4 remain (RC004, RC006, RC008): 1 fixable with --fix --unsafe-fixes, 2 fixes not applied, "
+          "1 without an automatic fix");
+    std::vector<Diagnostic> many;
+    for (int i = 1; i <= 10; ++i) many.push_back(problem(fmt::format("RC1{:02}", i), std::nullopt));
+    CHECK(fix_summary_line(3, many, true, "") ==
+          "fixed 3 problems, 10 remain (RC101, RC102, RC103, RC104, RC105, RC106, RC107, RC108, 2 more codes): 10 "
+          "without an automatic fix");
+
+    CHECK(recipes_line(1, 1, 1) ==
+          "1 recipe evaluated; 1 resolves all five recompute fields (100.0%); 1 has a known architecture (100.0%)");
+    CHECK(recipes_line(2, 0, 2) ==
+          "2 recipes evaluated; 0 resolve all five recompute fields (0.0%); 2 have a known architecture (100.0%)");
+    CHECK(recipes_line(3, 2, 1) ==
+          "3 recipes evaluated; 2 resolve all five recompute fields (66.7%); 1 has a known architecture (33.3%)");
+
+    DiagnosticCounts one;
+    one.add(problem("RC004", std::nullopt));
+    CHECK(summary_line(one, FileCounts{1, 0}) == "1 problem (1 error) in 1 file checked");
+    DiagnosticCounts none;
+    CHECK(summary_line(none, FileCounts{2, 1}) ==
+          "no problems found (2 files checked; 1 skipped: not a Bridge config or recipe)");
+    CHECK(fixable_line(FixableCounts{1, 0}, false) == "1 fixable with --fix");
+    CHECK(fixable_line(FixableCounts{2, 1}, false) == "2 fixable with --fix, 1 more with --unsafe-fixes");
+    CHECK(fixable_line(FixableCounts{0, 1}, false) == "1 fixable with --fix --unsafe-fixes");
+    CHECK(fixable_line(FixableCounts{1, 1}, true) == "2 fixable with --fix --unsafe-fixes");
 }

@@ -80,7 +80,7 @@ TEST_CASE("unknown keys are located errors with did-you-mean", "[config]") {
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "mcore = \"0.19\"\nignroe = [\"RC101\"]\n")) ==
           "IN004 2:1 unknown configuration key \"ignroe\" (did you mean \"ignore\"?); known keys: mcore, te-version, "
           "select, extend-select, ignore, per-file-ignores, severity, exclude, extend-exclude, root, gpu-memory, "
-          "hf-config-paths");
+          "hf-config-paths, extend");
     CHECK(first_error(load(dir, ".mbridge-lint.toml", "gpu_memory = \"80GiB\"\n"))
               .find("(did you mean \"gpu-memory\"?)") != std::string::npos);
 }
@@ -151,7 +151,8 @@ TEST_CASE("TOML deeper than the limit is refused before toml++ reads it, whereve
     for (int i = 0; i < 20; ++i) nested.append(join({"{", dotted(10), " = "}));
     CHECK(refused("pyproject.toml", join({nested, "1", std::string(20, '}'), "\n"})));
     CHECK(load(dir, "pyproject.toml", join({"\n", dotted(129), " = 1\n"})).errors.at(0).message ==
-          "a dotted key or nesting is deeper than the limit of 128 levels; the configuration is not read");
+          "a dotted key or nesting is deeper than the limit of 128 levels (--limit toml-depth); the "
+          "configuration is not read");
 
     // Within the limit, and dots that separate no keys: read as usual.
     CHECK(load(dir, "pyproject.toml", join({"[tool.other]\n", dotted(100), " = 1\n"})).ok());

@@ -168,6 +168,20 @@ TEST_CASE("the import graph: edges, parent packages, cycles, dependents by name"
     CHECK(after_delete.dependents({deep}).count(common) == 1);
 }
 
+TEST_CASE("imports found on the launching script's sys.path are edges, and their importers dependents", "[imports]") {
+    test::TempDir dir;
+    dir.write("src/pkg/__init__.py", "");
+    dir.write("scripts/perf/run.py", "from helpers.apply import apply\n\nif __name__ == \"__main__\":\n    apply()\n");
+    dir.write("scripts/perf/helpers/__init__.py", "");
+    const std::string apply = dir.write("scripts/perf/helpers/apply.py", "import os\n");
+    const std::string recipe = dir.write("scripts/perf/configs/llm.py", "from helpers.apply import apply\n");
+    const std::string elsewhere = dir.write("tools/other.py", "from helpers.apply import apply\n");  // no script
+    py::ImportGraph graph(dir.path().string());
+    CHECK(graph.imports(recipe) == std::vector<std::string>{apply});  // the package above it is no edge
+    CHECK(graph.imports(elsewhere).empty());
+    CHECK(graph.dependents({apply}) == std::set<std::string>{recipe, dir / "scripts/perf/run.py"});
+}
+
 TEST_CASE("cached imports are read again exactly when a file changed", "[imports]") {
     test::TempDir dir;
     const std::string recipe = dir.write("pkg/recipe.py", "from pkg.helper import apply\n");

@@ -95,7 +95,8 @@ TEST_CASE("without git data, .main.commit names the pinned commit", "[detection]
     CHECK(c.reason.find(".main.commit names 2a75ac12c54b") != std::string::npos);
 }
 
-TEST_CASE("an unknown pinned commit is said plainly, and the next known pin or the default is used", "[detection]") {
+TEST_CASE("an unknown pinned commit is said plainly, and the next known pin or the newest revision is used",
+          "[detection]") {
     SECTION("the gitlink is unknown, .main.commit is known") {
         TempDir dir;
         make_checkout(dir, kUnknown);
@@ -106,13 +107,13 @@ TEST_CASE("an unknown pinned commit is said plainly, and the next known pin or t
         CHECK(c.reason == "its 3rdparty/Megatron-LM gitlink pins 0123456789ab, a commit mbridge-lint knows no revision "
                           "for; its .main.commit names 2a75ac12c54b (0.20.dev), so that revision is used");
     }
-    SECTION("nothing is known: the default") {
+    SECTION("nothing is known: taken as newer than every commit the table lists") {
         TempDir dir;
         make_checkout(dir, kUnknown);
         const RevisionChoice c = detect(dir);
-        CHECK(c.revision->name == mbl::Schema::instance().default_revision());
-        CHECK(c.reason.find("0123456789ab, a commit mbridge-lint knows no revision for; the default") !=
-              std::string::npos);
+        CHECK(c.revision->name == mbl::Schema::instance().newest_main_commit().nearest->name);
+        CHECK(c.reason.find("0123456789ab, a commit mbridge-lint knows no revision for; it is not among the "
+                            "Megatron-LM commits mbridge-lint lists") != std::string::npos);
         CHECK(mbl::detection_note(c).rfind("Megatron Core " + c.revision->name + " for files in " + dir.path().string(),
                                            0) == 0);
     }

@@ -5,10 +5,17 @@
 
 #include "core/recompute.hpp"
 #include "core/schema.hpp"
+#include "rules/megatron_raises.hpp"
+#include "rules/registry.hpp"
 
 using mbl::Schema;
 namespace known_crash = mbl::known_crash;
 namespace revision_enum = mbl::revision_enum;
+
+// Whether the revision enforces the error rule `code`: its compiled checks have a raise site the rule names.
+bool enforces(const mbl::Revision& rev, const char* code) {
+    return mbl::enforced_at(mbl::find_rule(code)->info(), rev);
+}
 
 TEST_CASE("every revision from 0.12 to main is known, with aliases", "[schema]") {
     const Schema& s = Schema::instance();
@@ -114,11 +121,11 @@ TEST_CASE("recompute choices print and parse back", "[schema]") {
 TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does", "[schema]") {
     const Schema& s = Schema::instance();
     const mbl::Revision& dev = *s.revision("dev");
-    for (const char* code : {"RC016", "RC017", "RC018", "RC019", "RC029", "RC030", "RC027"}) CHECK(dev.rejects(code));
-    CHECK_FALSE(dev.rejects("RC011"));  // gdn_norm_out is not a label there
-    CHECK_FALSE(dev.rejects("RC020"));  // full recompute with hyper-connections is accepted
-    CHECK_FALSE(s.revision("main")->rejects("RC029"));
-    CHECK_FALSE(s.revision("main")->rejects("RC030"));
+    for (const char* code : {"RC016", "RC017", "RC018", "RC019", "RC029", "RC030", "RC027"}) CHECK(enforces(dev, code));
+    CHECK_FALSE(enforces(dev, "RC011"));  // gdn_norm_out is not a label there
+    CHECK_FALSE(enforces(dev, "RC020"));  // full recompute with hyper-connections is accepted
+    CHECK_FALSE(enforces(*s.revision("main"), "RC029"));
+    CHECK_FALSE(enforces(*s.revision("main"), "RC030"));
     CHECK(dev.enum_values(revision_enum::mhc_connections_field) ==
           std::vector<std::string>{"enable_hyper_connections"});
     CHECK(s.revision("main")->enum_values(revision_enum::mhc_connections_field) ==
@@ -131,17 +138,17 @@ TEST_CASE("the dev pin's checks differ from 0.20.dev and main as its source does
     CHECK(s.revision("0.20.dev")->crashes(known_crash::layernorm_recompute_local_impl));
     // Every revision that enforces the mhc checks names its switch.
     for (const auto& name : s.revision_names())
-        if (s.revision(name)->rejects("RC016"))
+        if (enforces(*s.revision(name), "RC016"))
             CHECK(s.revision(name)->enum_values(revision_enum::mhc_connections_field).size() == 1);
 }
 
-TEST_CASE("checks that exist per revision come from the schema", "[schema]") {
+TEST_CASE("the error rules a revision enforces follow from its compiled checks", "[schema]") {
     const Schema& s = Schema::instance();
-    CHECK_FALSE(s.revision("0.20.dev")->rejects("RC016"));
-    CHECK(s.revision("main")->rejects("RC016"));
-    CHECK(s.revision("0.12")->rejects("RC028"));
-    CHECK_FALSE(s.revision("0.18")->rejects("RC028"));
-    CHECK_FALSE(s.revision("0.12")->rejects("RC013"));
+    CHECK_FALSE(enforces(*s.revision("0.20.dev"), "RC016"));
+    CHECK(enforces(*s.revision("main"), "RC016"));
+    CHECK(enforces(*s.revision("0.12"), "RC028"));
+    CHECK_FALSE(enforces(*s.revision("0.18"), "RC028"));
+    CHECK_FALSE(enforces(*s.revision("0.12"), "RC013"));
 }
 
 TEST_CASE("defaults the rules rely on are present", "[schema]") {

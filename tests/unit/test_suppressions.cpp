@@ -170,3 +170,40 @@ TEST_CASE("find_suppressions reports exact positions of codes", "[suppressions]"
     CHECK(text.substr(s.codes[1].begin, s.codes[1].end - s.codes[1].begin) == "RC104");
     CHECK(s.codes[1].where.column == static_cast<int>(text.find("RC104")) + 1);
 }
+
+TEST_CASE("# noqa: CODES suppresses on its own line, beside other linters' codes", "[suppressions][noqa]") {
+    test::TempDir dir;
+    CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # noqa: RC006")).codes == Codes{"5:RC108"});
+    CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # NOQA:RC006", "  # type: ignore  # noqa: E501, RC108"))
+              .codes.empty());
+    // A bare noqa, or one naming only other linters' codes, names nothing of ours: no suppression, no error.
+    CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # noqa", "  # noqa: E501")).codes == Codes{"4:RC006", "5:RC108"});
+    // Nor does a comment that merely mentions the word.
+    CHECK(lint(dir, "c.yaml", with(kTwoProblems, "  # a noqagram: RC006")).codes == Codes{"4:RC006", "5:RC108"});
+}
+
+TEST_CASE("an unused noqa code is RC900, and its fix leaves other linters' codes alone", "[suppressions][noqa]") {
+    test::TempDir dir;
+    const std::string text = with(kTwoProblems, "  # noqa: RC104", "  # noqa: E501, RC101");
+    Linted l = lint(dir, "c.yaml", text);
+    REQUIRE(l.codes == Codes{"4:RC006", "4:RC900", "5:RC108", "5:RC900"});
+    CHECK(l.result.diagnostics[1].message == "suppression of RC104 is unused: line 4 has no RC104 diagnostic");
+    // Only ours in the comment: the comment goes whole.
+    CHECK(apply_edits(text, l.result.diagnostics[1].fix->edits)->text.find("recompute_num_layers: 2\n") !=
+          std::string::npos);
+    // E501 is another linter's: only ", RC101" goes.
+    CHECK(apply_edits(text, l.result.diagnostics[3].fix->edits)->text.find("recompute_method: block  # noqa: E501\n") !=
+          std::string::npos);
+}
+
+TEST_CASE("a noqa code of ours that is unknown or an input error is reported", "[suppressions][noqa]") {
+    test::TempDir dir;
+    auto first = [&](const std::string& comment) {
+        Linted l = lint(dir, "c.yaml", with(kTwoProblems, comment));
+        for (const auto& d : l.result.diagnostics)
+            if (d.is_input_error()) return d.code + " " + d.message;
+        return std::string("none");
+    };
+    CHECK(first("  # noqa: RC06").rfind("IN011 unknown rule \"RC06\" in suppression (did you mean", 0) == 0);
+    CHECK(first("  # noqa: IN004").rfind("IN011 IN004 is an input error", 0) == 0);
+}

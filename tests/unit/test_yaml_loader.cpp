@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "core/limits.hpp"
 #include "parser/yaml_loader.hpp"
 
 using mbl::load_yaml;
@@ -73,12 +74,33 @@ TEST_CASE("bad documents produce located input errors, never exceptions", "[yaml
 }
 
 TEST_CASE("nesting beyond the limit is refused with a diagnostic", "[yaml]") {
-    std::string deep;
-    for (int i = 0; i < mbl::kMaxYamlDepth + 20; ++i) deep += "[";
-    for (int i = 0; i < mbl::kMaxYamlDepth + 20; ++i) deep += "]";
+    const std::size_t depth = mbl::limit(mbl::Limit::YamlDepth) + 20;
+    const std::string deep = std::string(depth, '[') + std::string(depth, ']');
     auto r = load_yaml("deep.yaml", "a: " + deep + "\n");
     REQUIRE_FALSE(r.ok());
     CHECK((r.errors[0].code == "IN008" || r.errors[0].code == "IN002"));
+}
+
+TEST_CASE("lowering yaml-depth and yaml-values moves where a document is refused", "[yaml][limits]") {
+    auto nested = [](int depth) { return "a: " + std::string(depth, '[') + std::string(depth, ']') + "\n"; };
+    REQUIRE(load_yaml("ok.yaml", nested(10)).ok());
+    REQUIRE(load_yaml("ok.yaml", "a: [1, 2, 3, 4, 5, 6]\n").ok());
+    mbl::LimitValues shallow = mbl::default_limits(), few = mbl::default_limits();
+    REQUIRE_FALSE(mbl::apply_limit(shallow, "yaml-depth=5"));
+    REQUIRE_FALSE(mbl::apply_limit(few, "yaml-values=4"));
+    mbl::set_limits(shallow);
+    auto deep = load_yaml("deep.yaml", nested(10));
+    mbl::set_limits(few);
+    auto many = load_yaml("many.yaml", "a: [1, 2, 3, 4, 5, 6]\n");
+    mbl::set_limits(mbl::default_limits());
+    REQUIRE_FALSE(deep.ok());
+    CHECK(deep.errors[0].code == "IN008");
+    CHECK(deep.errors[0].message == "nesting is deeper than the limit of 5 levels (--limit yaml-depth)");
+    REQUIRE_FALSE(many.ok());
+    CHECK(many.errors[0].code == "IN008");
+    CHECK(many.errors[0].message.find("more than the limit of 4 values") != std::string::npos);
+    // Back at the defaults, the same text is read again.
+    CHECK(load_yaml("deep.yaml", nested(10)).ok());
 }
 
 TEST_CASE("merge keys are applied as PyYAML's SafeLoader (and so OmegaConf) applies them", "[yaml]") {
@@ -181,7 +203,9 @@ TEST_CASE("aliases of a long string stop at the limit of expanded text", "[yaml]
     const auto r = load_yaml("bomb.yaml", text);  // 10^5 copies of 100 KB if expanded
     REQUIRE(!r.errors.empty());
     CHECK(r.errors[0].code == "IN008");
-    CHECK(r.errors[0].message == "the document expands to more than the limit of 64 MiB of text (aliases of aliases?)");
+    CHECK(
+        r.errors[0].message ==
+        "the document expands to more than the limit of 64 MiB of text (aliases of aliases?; --limit yaml-alias-bytes)");
 }
 
 TEST_CASE("a lone carriage return ends a line, as PyYAML reads it", "[yaml]") {

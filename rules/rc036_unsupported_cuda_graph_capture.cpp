@@ -1,0 +1,58 @@
+// RC036 unsupported-cuda-graph-capture
+#include "rules/rule_helpers.hpp"
+
+namespace mbl {
+namespace {
+
+constexpr RuleInfo kRule{
+    "RC036",
+    "unsupported-cuda-graph-capture",
+    Severity::Error,
+    "CUDA graphs capturing a part the model does not have or cannot capture",
+    R"md(## What it does
+Flags CUDA-graph captures Megatron Core's `__post_init__` refuses for this model: the MoE layer or router on a
+dense model, `mlp` on a model with no dense layer, `moe` beside `moe_router`, `moe_preprocess` without `moe_router`,
+the whole MoE layer without drop-padding, MoE graphs with the expert-parallel overlap, and the implementation limits
+of partial graphs (gated linear units in inference, TE grouped GEMM, packed sequences). The conditions are Megatron
+Core's own, compiled from its source at the job's revision; this rule names them.
+
+## Why is this bad?
+A graph replays a fixed kernel sequence on fixed shapes: a module the model lacks cannot be captured, and token
+routing without padding changes shapes between steps. Megatron Core asserts at start-up.
+
+## Example
+```yaml
+model:
+  num_layers: 4
+  hidden_size: 1024
+  num_attention_heads: 16
+  cuda_graph_impl: transformer_engine
+  cuda_graph_modules: [moe]
+```
+
+## Use instead
+```yaml
+model:
+  num_layers: 4
+  hidden_size: 1024
+  num_attention_heads: 16
+  cuda_graph_impl: transformer_engine
+  cuda_graph_modules: [mlp]
+```
+)md",
+    "AssertionError",
+    "must not contain both moe and moe_router|moe_preprocess cuda graph is only supported with moe_router|moe cuda graph is only supported for MoE|mlp cuda graph is only supported for dense layers|moe cuda graph is only supported with drop-padding MoE|moe_preprocess cuda graph is not supported when there are DtoH|CUDA graph scope on moe and mlp is not supported with overlap_moe_expert_parallel_comm|required for delay_wgrad_compute with partial cuda graph|does not yet support CUDA graphs with gated linear units|TE GroupedGEMM is not supported with CUDA graphs|THD CUDA Graph requires|Batch-invariant MoE supports dynamic dropless routing only"};
+
+// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
+// (rules/megatron_raises.cpp); no condition is restated here.
+class UnsupportedCudaGraphCapture final : public Rule {
+public:
+    const RuleInfo& info() const override { return kRule; }
+    void check(RuleContext&) const override {}
+};
+
+}  // namespace
+
+MBL_DEFINE_RULE(RC036, UnsupportedCudaGraphCapture)
+
+}  // namespace mbl

@@ -1,0 +1,218 @@
+// The estimator against every row of the fake-process-group sweep (issue 37): one rank of an N-rank job, Megatron
+// Core's real tensor-, sequence- and expert-parallel local layers run on one GPU over PyTorch's `fake` backend, and
+// pipeline stages through the schedule's passes (gpu_check/reference/fake_group_sweep.py; raw output and the command
+// in tests/data/gpu/device-runs/2026-12-06-fake-group/). Each row's shape goes through the real config path
+// (effective model -> estimate), then the figure the row measured: a whole block (final norm included, input
+// excluded) through predict_stack, a pipeline stage through the rank model's unit (predict_unit) times the in-flight
+// units of Megatron Core's schedule.
+#include <fmt/format.h>
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/effective_model.hpp"
+#include "core/schema.hpp"
+#include "memory/estimate.hpp"
+#include "memory/rank.hpp"
+
+namespace {
+
+using nlohmann::json;
+using namespace mbl;
+
+constexpr double MiB = 1024.0 * 1024;
+
+Value file(Value v) {
+    v.set_prov(Provenance::at(Origin::File, {}));
+    return v;
+}
+
+Value to_value(const json& j) {
+    if (j.is_boolean()) return Value::boolean(j.get<bool>());
+    if (j.is_number_integer()) return Value::integer(j.get<std::int64_t>());
+    if (j.is_number()) return Value::floating(j.get<double>());
+    if (j.is_string()) return Value::string(j.get<std::string>());
+    if (j.is_array()) {
+        std::vector<Value> items;
+        for (const auto& x : j) items.push_back(to_value(x));
+        return Value::list(std::move(items));
+    }
+    return Value::null();
+}
+
+struct Figures {
+    double retained = 0, peak = 0;
+    int in_flight = 0;
+};
+
+// The shape as a Bridge config (local spec, bf16, one data-parallel replica, the stage's micro-batches) and the
+// estimate's figures for what the row measured.
+Figures predict(const json& shape, const json& recompute, bool& moe) {
+    Value model = Value::map(Provenance::at(Origin::File, {}));
+    for (const auto& [key, v] : shape["arch"].items()) {
+        if (key == "activation")
+            model.set("activation_func", file(Value::string("torch.nn.functional." + v.get<std::string>())));
+        else model.set(key, file(to_value(v)));
+    }
+    for (const auto& [key, v] : recompute.items()) model.set(key, file(to_value(v)));
+    const int pp = shape["pp"].get<int>();
+    model.set("transformer_impl", file(Value::string("local")));
+    model.set("bf16", file(Value::boolean(true)));
+    model.set("seq_length", file(Value::integer(shape["s"].get<std::int64_t>())));
+    model.set("tensor_model_parallel_size", file(Value::integer(shape["tp"].get<std::int64_t>())));
+    model.set("sequence_parallel", file(Value::boolean(shape["sp"].get<bool>())));
+    model.set("context_parallel_size", file(Value::integer(shape["cp"].get<std::int64_t>())));
+    model.set("expert_model_parallel_size", file(Value::integer(shape["ep"].get<std::int64_t>())));
+    model.set("expert_tensor_parallel_size", file(Value::integer(shape["etp"].get<std::int64_t>())));
+    model.set("pipeline_model_parallel_size", file(Value::integer(pp)));
+    if (!shape["vpp"].is_null())
+        model.set("virtual_pipeline_model_parallel_size", file(Value::integer(shape["vpp"].get<std::int64_t>())));
+    Value train = Value::map();
+    train.set("micro_batch_size", file(Value::integer(shape["b"].get<std::int64_t>())));
+    if (!shape["micro_batches"].is_null())
+        train.set("global_batch_size",
+                  file(Value::integer(shape["micro_batches"].get<std::int64_t>() * shape["b"].get<std::int64_t>())));
+    Value root = Value::map();
+    root.set("model", std::move(model));
+    root.set("train", std::move(train));
+
+    const Revision* main = Schema::instance().revision("main");  // the sweep ran Megatron-LM d98e8a64ddf3, `main`
+    REQUIRE(main);
+    FinalizeResult fin = finalize(root, *main, {});
+    REQUIRE(fin.errors.empty());
+    memory::EstimateInputs in;
+    in.data_parallel_size = 1;
+    memory::Estimate est = memory::estimate(fin.model, in);
+    INFO(est.why_not);
+    REQUIRE(est.ok);
+    REQUIRE(est.shape.attention == memory::AttentionKernel::Unfused);
+    moe = fin.model.is_moe();
+
+    Figures f;
+    if (pp == 1) {
+        const memory::StackPrediction p = memory::predict_stack(est.shape, est.kinds, est.current, {});
+        f.retained = p.retained_bytes;
+        f.peak = p.backward_peak_bytes;
+        return f;
+    }
+    // One stage: model chunks without a final norm on fresh inputs, the schedule's forwards held.
+    const int stage = shape["stage"].get<int>();
+    int offset = 0;
+    for (int i = 0; i < stage; ++i) offset += est.per_stage[static_cast<size_t>(i)];
+    const int unit_layers = est.per_stage[static_cast<size_t>(stage)] / est.schedule.vpp;
+    const std::vector<memory::LayerKind> unit(est.kinds.begin() + offset, est.kinds.begin() + offset + unit_layers);
+    const memory::UnitPrediction u = memory::predict_unit(est, stage, unit, est.current);
+    f.in_flight = est.schedule.in_flight(stage);
+    f.retained = f.in_flight * u.activations;
+    f.peak = f.retained + u.transient;
+    return f;
+}
+
+std::string describe(const json& rc) {
+    if (rc.empty()) return "none";
+    if (rc.value("recompute_granularity", "") == "selective") {
+        std::string s = "selective [";
+        for (size_t i = 0; i < rc["recompute_modules"].size(); ++i)
+            s += (i ? ", " : "") + rc["recompute_modules"][i].get<std::string>();
+        return s + "]";
+    }
+    return fmt::format("full {} {}", rc["recompute_method"].get<std::string>(), rc["recompute_num_layers"].get<int>());
+}
+
+struct Sweep {
+    std::map<std::string, json> shapes;  // environment lines by shape
+    std::vector<json> runs, errors;
+};
+
+Sweep read_sweep() {
+    const std::string path =
+        std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-06-fake-group/sweep.jsonl";
+    std::ifstream in(path);
+    INFO(path);
+    REQUIRE(in);
+    Sweep s;
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty()) continue;
+        json j = json::parse(line);
+        const std::string event = j.value("event", "");
+        if (event == "environment") s.shapes[j["shape"].get<std::string>()] = j;
+        if (event == "run") s.runs.push_back(j);
+        if (event == "error") s.errors.push_back(j);
+    }
+    return s;
+}
+
+}  // namespace
+
+TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memory][accuracy]") {
+    const Sweep sweep = read_sweep();
+    REQUIRE(sweep.runs.size() >= 40);
+    std::cout << fmt::format("{:<24} {:<28} {:>10} {:>10} {:>7} | {:>10} {:>10} {:>7}\n", "shape", "recompute",
+                             "retained", "predicted", "diff", "peak", "predicted", "diff");
+    std::set<std::string> measured_shapes;
+    for (const auto& run : sweep.runs) {
+        const std::string name = run["shape"];
+        REQUIRE(sweep.shapes.count(name));
+        const json& env = sweep.shapes.at(name);
+        const json& shape = env["parallel"];
+        bool moe = false;
+        const Figures p = predict(shape, run["recompute"], moe);
+        const double retained = run["retained_bytes"].get<double>(), peak = run["backward_peak_bytes"].get<double>();
+        measured_shapes.insert(name);
+        std::cout << fmt::format("{:<24} {:<28} {:>10.1f} {:>10.1f} {:>7.1f} | {:>10.1f} {:>10.1f} {:>7.1f}\n", name,
+                                 describe(run["recompute"]), retained / MiB, p.retained / MiB,
+                                 (p.retained - retained) / MiB, peak / MiB, p.peak / MiB, (p.peak - peak) / MiB);
+        INFO(name << " " << describe(run["recompute"]) << ": retained measured " << retained / MiB << " MiB, predicted "
+                  << p.retained / MiB << "; peak measured " << peak / MiB << ", predicted " << p.peak / MiB);
+        if (run.contains("in_flight")) CHECK(run["in_flight"].get<int>() == p.in_flight);
+        if (moe) {
+            // Balanced routing, but the allocator rounds the experts' variable-size tensors (the same option moves by
+            // up to 3 MiB between steps, `stable` false): within 1 %, against test_measured_accuracy's 64 MiB floor
+            // for figures near zero (the full-recompute rows' negative leftovers).
+            CHECK(std::abs(p.retained - retained) <= 0.01 * std::max(std::abs(retained), 64 * MiB));
+            CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
+        } else {
+            CHECK(std::abs(p.retained - retained) < MiB);  // deterministic shapes: to the MiB
+            if (shape["pp"].get<int>() == 1) CHECK(std::abs(p.peak - peak) < MiB);
+            else  // a stage's selective rows peak one residual-stream shard above (DEVICE_RUNS.md)
+                CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
+        }
+    }
+    // The shapes the issue asks for, each measured: TP 1/2/4/8 with SP, EP 2 and 8 with ETP 1, pipeline stages.
+    for (const char* name :
+         {"dense-tp1", "dense-tp2", "dense-tp2-sp", "dense-tp4-sp", "dense-tp8-sp", "moe-ep1", "moe-ep2", "moe-ep8",
+          "moe-tp2-sp-ep2", "pp2-stage0-tp2-sp", "pp2-stage1-tp2-sp", "pp4-stage1-tp4-sp", "pp2-vpp2-stage0-tp2-sp"}) {
+        INFO(name);
+        CHECK(measured_shapes.count(name) == 1);
+    }
+}
+
+TEST_CASE("fake-group sweep: what ran is what the shape says, and what could not run says why", "[memory][accuracy]") {
+    const Sweep sweep = read_sweep();
+    for (const auto& [name, env] : sweep.shapes) {
+        INFO(name);
+        const json& shape = env["parallel"];
+        // The rank Megatron Core reports is the stage the row stands for.
+        CHECK(env["pp_rank"].get<int>() == shape["stage"].get<int>());
+        CHECK(env["tp_rank"].get<int>() == 0);
+        if (shape["arch"].contains("num_moe_experts"))
+            CHECK(env["routing"].get<std::string>().rfind("balanced", 0) == 0);
+        CHECK(env["collectives"].get<std::string>().find("simulated") != std::string::npos);
+    }
+    // Context parallelism needs Transformer Engine's attention: the one shape that stops, and it says why.
+    bool cp_refused = false;
+    for (const auto& e : sweep.errors) {
+        INFO(e.dump());
+        CHECK(e["shape"].get<std::string>() == "dense-tp2-sp-cp2");
+        cp_refused = cp_refused || e["shape"] == "dense-tp2-sp-cp2";
+    }
+    CHECK(cp_refused);
+}

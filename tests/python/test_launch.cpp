@@ -1,0 +1,351 @@
+// What a launch applies: imports found where the launching script puts them on sys.path, performance workloads a
+// launcher picks by name at run time, and calls the evaluator cannot follow, which leave unknown what they may write.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <catch2/catch.hpp>
+#include <set>
+#include <string_view>
+
+#include "py_test_support.hpp"
+#include "pyeval/values.hpp"
+
+using pytest::TempTree;
+
+namespace {
+
+int line_of(std::string_view text, std::string_view needle) {
+    const auto at = text.find(needle);
+    REQUIRE(at != std::string_view::npos);
+    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(at), '\n'));
+}
+
+// A launcher folder laid out as Bridge's performance scripts are: the entry script imports `helpers` as a top-level
+// package (its own folder is first on sys.path), the workload tables live in a package the helpers import by a
+// name built at run time, and the recipes apply the table their name, GPU and precision select.
+const char* kLaunch = R"(import argparse
+
+from helpers.tuning import pick_workload
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.parse_args()
+
+
+if __name__ == "__main__":
+    main()
+)";
+
+const char* kTuning = R"(import importlib
+from dataclasses import dataclass
+from typing import List, Optional
+
+
+@dataclass
+class Workload:
+    global_batch_size: int = 256
+    micro_batch_size: int = 1
+    tensor_model_parallel_size: int = 1
+    recompute_modules: Optional[List[str]] = None
+    cuda_graph_impl: Optional[str] = None
+    cuda_graph_scope: Optional[List[str]] = None
+
+
+def pick_workload(family, model, gpu, dtype):
+    tables = importlib.import_module(f"workloads.{family}")
+    return getattr(tables, f"{model}_{gpu}_{dtype}".upper(), None)
+
+
+def apply_workload(cfg, w):
+    cfg.train.global_batch_size = w.global_batch_size
+    cfg.train.micro_batch_size = w.micro_batch_size
+    cfg.model.tensor_model_parallel_size = w.tensor_model_parallel_size
+    if w.cuda_graph_impl is not None:
+        cfg.model.cuda_graph_impl = w.cuda_graph_impl
+    if w.cuda_graph_scope is not None:
+        cfg.model.cuda_graph_scope = w.cuda_graph_scope
+    if w.recompute_modules is not None:
+        cfg.model.recompute_granularity = "selective"
+        cfg.model.recompute_modules = w.recompute_modules
+    return cfg
+)";
+
+const char* kTables = R"(from dataclasses import replace
+
+from helpers.tuning import Workload
+
+HYBRID_NANO_BASE = Workload(global_batch_size=3072, tensor_model_parallel_size=4)
+
+NANO_H100_BF16 = replace(
+    HYBRID_NANO_BASE,
+    global_batch_size=1024,
+    cuda_graph_impl="transformer_engine",
+    cuda_graph_scope=["attn", "mamba"],
+    recompute_modules=["moe", "layernorm"],
+)
+)";
+
+const char* kRecipes = R"(from helpers.tuning import apply_workload, pick_workload
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer, TrainingConfig
+
+
+def nano_pretrain_config_h100(precision: str = "bf16") -> ConfigContainer:
+    w = pick_workload("hybrid", "nano", "h100", precision)
+    cfg = ConfigContainer(
+        model=GPTModelProvider(num_layers=52, num_moe_experts=128, tensor_model_parallel_size=2),
+        train=TrainingConfig(global_batch_size=3072, micro_batch_size=2),
+    )
+    apply_workload(cfg, w)
+    return cfg
+)";
+
+}  // namespace
+
+TEST_CASE("a performance workload is a recipe: its values come from the workload file, each with its line",
+          "[python][launch]") {
+    TempTree tree({{"scripts/perf/launch.py", kLaunch},
+                   {"scripts/perf/helpers/__init__.py", ""},
+                   {"scripts/perf/helpers/tuning.py", kTuning},
+                   {"scripts/perf/workloads/__init__.py", ""},
+                   {"scripts/perf/workloads/hybrid/__init__.py",
+                    "from .tables import NANO_H100_BF16\nfrom .recipes import nano_pretrain_config_h100\n"},
+                   {"scripts/perf/workloads/hybrid/tables.py", kTables},
+                   {"scripts/perf/workloads/hybrid/recipes.py", kRecipes},
+                   // No script launches this one: `helpers` is not on its sys.path, so the call is not followed.
+                   {"tools/standalone.py", R"(from helpers.tuning import apply_workload
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+
+
+def standalone_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, recompute_granularity="selective"))
+    apply_workload(cfg, None)
+    return cfg
+)"}});
+    auto e = pytest::evaluate(tree, "scripts/perf/workloads/hybrid/recipes.py");
+    REQUIRE(e.recipes.count("nano_pretrain_config_h100"));
+    const std::string recipe = "nano_pretrain_config_h100";
+    auto written_at = [&](const char* dotted, const char* needle) {
+        const mbl::Value* v = e.get(recipe, dotted);
+        REQUIRE(v);
+        INFO(dotted << ": " << v->prov().detail);
+        CHECK(v->prov().detail.rfind("the value is written at ", 0) == 0);
+        CHECK(v->prov().detail.ends_with(fmt::format("workloads/hybrid/tables.py:{}", line_of(kTables, needle))));
+    };
+    CHECK(e.get(recipe, "train.global_batch_size")->display() == "1024");
+    written_at("train.global_batch_size", "global_batch_size=1024");
+    CHECK(e.get(recipe, "train.micro_batch_size")->display() == "1");  // the Workload default, not the recipe's 2
+    CHECK(e.get(recipe, "model.tensor_model_parallel_size")->display() == "4");
+    written_at("model.tensor_model_parallel_size", "tensor_model_parallel_size=4");
+    CHECK(e.get(recipe, "model.recompute_granularity")->display() == "\"selective\"");
+    CHECK(e.get(recipe, "model.recompute_modules")->display() == "[\"moe\", \"layernorm\"]");
+    written_at("model.recompute_modules", "recompute_modules=[");
+    CHECK(e.get(recipe, "model.cuda_graph_impl")->display() == "\"transformer_engine\"");
+    written_at("model.cuda_graph_impl", "cuda_graph_impl=");
+    CHECK(e.get(recipe, "model.cuda_graph_scope")->display() == "[\"attn\", \"mamba\"]");
+    // The statement that set it is the helper's, reached from the recipe.
+    const mbl::Value* gbs = e.get(recipe, "train.global_batch_size");
+    CHECK(gbs->prov().range.file.ends_with("scripts/perf/helpers/tuning.py"));
+    CHECK(gbs->prov().range.line == line_of(kTuning, "cfg.train.global_batch_size ="));
+
+    auto r = pytest::lint(tree, "scripts/perf/workloads/hybrid/recipes.py");
+    CHECK(r.recipes == 1);
+    CHECK(r.resolved == 1);
+
+    // Outside the launcher's folder `helpers` cannot be found: the call is not followed and what it may write is
+    // unknown; the recipe is not resolved even though it set granularity itself.
+    auto s = pytest::evaluate(tree, "tools/standalone.py");
+    const mbl::Value* g = s.get("standalone_config", "model.recompute_granularity");
+    REQUIRE(g);
+    CHECK(g->is_unknown());
+    CHECK(g->unknown_reason().rfind(mbl::py::kUnfollowedCall, 0) == 0);
+    CHECK(g->unknown_reason().find("helpers.tuning.apply_workload()") != std::string::npos);
+    CHECK(pytest::lint(tree, "tools/standalone.py").resolved == 0);
+}
+
+TEST_CASE("a call the evaluator cannot follow that receives the config leaves what it may write unknown",
+          "[python][launch]") {
+    const std::string text = R"(from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.recipes.elsewhere import tune
+
+
+def tuned_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, recompute_granularity="full", recompute_method="uniform",
+                                                 recompute_num_layers=1))
+    tune(cfg)
+    return cfg
+
+
+def set_after_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    tune(cfg.model)
+    cfg.model.recompute_granularity = "full"
+    cfg.model.recompute_method = "uniform"
+    cfg.model.recompute_num_layers = 1
+    cfg.model.recompute_modules = None
+    cfg.model.distribute_saved_activations = False
+    return cfg
+
+
+def maybe_tuned_config(flag: bool = True) -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, recompute_granularity="selective"))
+    if flag:
+        tune(cfg)
+    return cfg
+
+
+def untouched_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, recompute_granularity="selective"))
+    tune("a string is no part of the config")
+    return cfg
+)";
+    TempTree tree({{"r.py", text}});
+    auto e = pytest::evaluate(tree, "r.py");
+    // Not the value before the call: whatever tune() left.
+    const mbl::Value* g = e.get("tuned_config", "model.recompute_granularity");
+    REQUIRE(g);
+    CHECK(g->is_unknown());
+    CHECK(g->unknown_reason() == std::string(mbl::py::kUnfollowedCall) + "megatron.bridge.recipes.elsewhere.tune()");
+    CHECK(e.get("tuned_config", "model.num_layers")->is_unknown());        // a default it may have changed
+    CHECK(e.get("tuned_config", "model.recompute_method")->is_unknown());  // set before the call
+    // Written again after the call: known, while what it did not write stays unknown.
+    CHECK(e.get("set_after_config", "model.recompute_granularity")->display() == "\"full\"");
+    CHECK(e.get("set_after_config", "model.num_layers")->is_unknown());
+    // `flag` is True by default, so the branch runs.
+    CHECK(e.get("maybe_tuned_config", "model.recompute_granularity")->is_unknown());
+    CHECK(e.get("untouched_config", "model.recompute_granularity")->display() == "\"selective\"");
+
+    pytest::RecipeOptions options;
+    options.show_unknowns = true;
+    auto r = pytest::lint(tree, "r.py", options);
+    CHECK(r.recipes == 4);
+    CHECK(r.resolved == 1);  // untouched_config; set_after_config still holds fields tune() may have written
+    // --show-unknowns names each call, at its line, with the fields it leaves unknown.
+    int named = 0;
+    for (const auto& d : r.diagnostics)
+        if (d.code == "IN012" && d.message.find("elsewhere.tune()") != std::string::npos) {
+            ++named;
+            CHECK((d.range.line == line_of(text, "tune(cfg)\n") || d.range.line == line_of(text, "tune(cfg.model)") ||
+                   d.range.line == line_of(text, "        tune(cfg)")));
+            CHECK(d.message.find("model.") != std::string::npos);
+        }
+    CHECK(named >= 3);
+}
+
+TEST_CASE("an overlay in a Bridge checkout does not stand for the model: advice rests only on what it sets",
+          "[python][launch]") {
+    // Full recompute under Megatron Core's default dropout: the recipe the overlay is applied to may set dropout 0.
+    const char* full = R"(model:
+  recompute_granularity: full
+  recompute_method: uniform
+  recompute_num_layers: 1
+)";
+    // "moe" recompute with expert parallelism 4 but no experts written: the base recipe has them.
+    const char* selective = R"(model:
+  expert_model_parallel_size: 4
+  recompute_granularity: selective
+  recompute_method: uniform
+  recompute_modules: [moe]
+)";
+    // Megatron Core rejects this whatever the base: full recompute needs a method.
+    const char* broken = "model:\n  recompute_granularity: full\n  recompute_num_layers: 1\n";
+    TempTree checkout({{"src/megatron/bridge/__init__.py", ""},
+                       {"examples/conf/full.yaml", full},
+                       {"examples/conf/selective.yaml", selective},
+                       {"examples/conf/broken.yaml", broken}});
+    TempTree loose({{"full.yaml", full}, {"selective.yaml", selective}});
+    auto codes = [](const pytest::RunResult& r) {
+        std::multiset<std::string> out;
+        for (const auto& d : r.diagnostics) out.insert(d.code);
+        return out;
+    };
+    // Outside a checkout the mapping is the model as written.
+    CHECK(codes(pytest::lint(loose, "full.yaml")).count("RC115") == 1);
+    const auto loose_selective = codes(pytest::lint(loose, "selective.yaml"));
+    CHECK(loose_selective.count("RC103") == 1);
+    CHECK(loose_selective.count("RC108") == 1);
+    // In a checkout: no advice from a default, advice on what the overlay itself sets, and Megatron Core's
+    // rejections as before.
+    CHECK(codes(pytest::lint(checkout, "examples/conf/full.yaml")).count("RC115") == 0);
+    const auto in_tree = codes(pytest::lint(checkout, "examples/conf/selective.yaml"));
+    CHECK(in_tree.count("RC103") == 0);
+    CHECK(in_tree.count("RC108") == 1);
+    CHECK(codes(pytest::lint(checkout, "examples/conf/broken.yaml")).count("RC004") == 1);
+}
+
+TEST_CASE("folders a launching script puts on sys.path itself are searched, computed from its own location",
+          "[python][launch]") {
+    TempTree tree(
+        {{"tools/launch/run.py", R"(import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "shared"))
+sys.path.append(os.path.join(os.path.dirname(os.path.abspath(__file__)), "extra"))
+# sys.path.insert(0, str(Path(__file__).parent / "hidden"))
+sys.path.insert(0, "relative/to/the/working/directory")
+
+if __name__ == "__main__":
+    pass
+)"},
+         {"tools/shared/knobs.py", "def set_gbs(cfg):\n    cfg.train.global_batch_size = 512\n"},
+         {"tools/launch/extra/more.py", "def set_mbs(cfg):\n    cfg.train.micro_batch_size = 4\n"},
+         {"tools/launch/hidden/secret.py", "def set_tp(cfg):\n    cfg.model.tensor_model_parallel_size = 8\n"},
+         {"tools/launch/recipes/r.py", R"(from knobs import set_gbs
+from more import set_mbs
+from secret import set_tp
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer, TrainingConfig
+
+
+def launched_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8), train=TrainingConfig(global_batch_size=8))
+    set_gbs(cfg)
+    set_mbs(cfg)
+    return cfg
+
+
+def commented_out_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    set_tp(cfg)  # `hidden` is only named in a comment: not on sys.path, not followed
+    return cfg
+)"}});
+    auto e = pytest::evaluate(tree, "tools/launch/recipes/r.py");
+    REQUIRE(e.get("launched_config", "train.global_batch_size"));
+    CHECK(e.get("launched_config", "train.global_batch_size")->display() == "512");
+    CHECK(e.get("launched_config", "train.micro_batch_size")->display() == "4");
+    const mbl::Value* tp = e.get("commented_out_config", "model.tensor_model_parallel_size");
+    REQUIRE(tp);
+    CHECK(tp->is_unknown());
+    CHECK(tp->unknown_reason().find("secret.set_tp()") != std::string::npos);
+}
+
+TEST_CASE("importlib.import_module: absolute, relative to a package, and names it cannot know", "[python][launch]") {
+    TempTree tree({{"pkg/__init__.py", ""}, {"pkg/tables/__init__.py", "GBS = 96\n"}, {"pkg/r.py", R"(import importlib
+import os
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer, TrainingConfig
+
+
+def imported_config(which: str = "tables") -> ConfigContainer:
+    absolute = importlib.import_module("pkg." + which)
+    relative = importlib.import_module("." + which, package="pkg")
+    dots_only = importlib.import_module("..", package="pkg")
+    unknown = importlib.import_module(".tables", package=os.environ.get("TABLES_PACKAGE"))
+    return ConfigContainer(model=GPTModelProvider(num_layers=8),
+                           train=TrainingConfig(global_batch_size=absolute.GBS, micro_batch_size=relative.GBS,
+                                                eval_iters=unknown.GBS))
+)"}});
+    auto e = pytest::evaluate(tree, "pkg/r.py");
+    REQUIRE(e.get("imported_config", "train.global_batch_size"));
+    CHECK(e.get("imported_config", "train.global_batch_size")->display() == "96");
+    CHECK(e.get("imported_config", "train.micro_batch_size")->display() == "96");
+    CHECK(e.get("imported_config", "train.eval_iters")->is_unknown());
+}
