@@ -53,7 +53,7 @@ int run_rules(const RulesArgs& args) {
         const auto section = [](const RuleInfo& i) {
             std::string doc(i.doc);
             // Docs use level-2 headings; nest them under the rule's own heading.
-            for (size_t pos = 0; (pos = doc.find("## ", pos)) != std::string::npos; pos += 4) doc.insert(pos, "#");
+            for (size_t pos = 0; (pos = doc.find("## ", pos)) != std::string::npos; pos += 4) doc.insert(pos, 1, '#');
             std::cout << fmt::format("\n## {}-{}\n\n*{}* — {}\n\n{}", i.code, i.name, severity_name(i.severity),
                                      i.summary, doc);
         };

@@ -1,8 +1,12 @@
 # The third-party libraries as the layers link them, one interface target each: mbridge_lint_fmt, mbridge_lint_yaml_cpp,
-# mbridge_lint_toml, mbridge_lint_tree_sitter. By default they are the Debian packages' shared libraries. With
-# MBRIDGE_LINT_STATIC (the `static` preset: the release's binary, wheel and .deb) they are Debian's static archives
-# (yaml-cpp, tree-sitter) and header-only modes (fmt, toml++), and the C++ runtime is linked in, so that the binary
-# needs nothing but glibc: it runs on any x86-64 Linux whose glibc is as new as the build machine's (Debian 12: 2.36).
+# mbridge_lint_toml, mbridge_lint_tree_sitter. By default yaml-cpp and tree-sitter are the Debian packages' shared
+# libraries. With MBRIDGE_LINT_STATIC (the `static` preset: the release's binary, wheel and .deb) they are Debian's
+# static archives, and the C++ runtime is linked in, so that the binary needs nothing but glibc: it runs on any x86-64
+# Linux whose glibc is as new as the build machine's (Debian 12: 2.36).
+# fmt and toml++ are compiled in (header-only: Debian ships no static fmt) in the static build and in the default one
+# alike, so that both compile each source with the same flags and only their links differ: the package test's static
+# build (tests/package/test_release.sh) then takes every object from ccache instead of compiling the product again.
+# The sanitizer builds share objects with no other and link Debian's shared fmt and toml++, which compiles faster.
 # Included after the find_package calls of the root CMakeLists.txt.
 add_library(mbridge_lint_fmt INTERFACE)
 add_library(mbridge_lint_yaml_cpp INTERFACE)
@@ -12,14 +16,24 @@ add_library(mbridge_lint_tree_sitter INTERFACE)
 # glibc's, for the C++ runtime too. Empty when off.
 add_library(mbridge_lint_malloc INTERFACE)
 
+if((MBRIDGE_LINT_SANITIZE OR MBRIDGE_LINT_FUZZ) AND NOT MBRIDGE_LINT_STATIC)
+  target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt)
+  target_link_libraries(mbridge_lint_toml INTERFACE tomlplusplus::tomlplusplus)
+else()
+  # fmt's definitions compile into the layers that use it.
+  target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt-header-only)
+  # toml++: its header-only mode (Debian's CMake package points at the shared library).
+  get_target_property(toml_includes tomlplusplus::tomlplusplus INTERFACE_INCLUDE_DIRECTORIES)
+  target_include_directories(mbridge_lint_toml INTERFACE ${toml_includes})
+  target_compile_definitions(mbridge_lint_toml INTERFACE TOML_HEADER_ONLY=1)
+endif()
+
 if(NOT MBRIDGE_LINT_STATIC)
   if(MBRIDGE_LINT_JEMALLOC)
     pkg_check_modules(JEMALLOC REQUIRED IMPORTED_TARGET jemalloc)
     target_link_libraries(mbridge_lint_malloc INTERFACE PkgConfig::JEMALLOC)
   endif()
-  target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt)
   target_link_libraries(mbridge_lint_yaml_cpp INTERFACE yaml-cpp)
-  target_link_libraries(mbridge_lint_toml INTERFACE tomlplusplus::tomlplusplus)
   target_link_libraries(mbridge_lint_tree_sitter INTERFACE PkgConfig::TREE_SITTER)
   return()
 endif()
@@ -32,18 +46,10 @@ function(mbridge_lint_static_archive var name package)
   endif()
 endfunction()
 
-# fmt: header-only (Debian ships no libfmt.a); its definitions compile into the layers that use it.
-target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt-header-only)
-
 mbridge_lint_static_archive(MBRIDGE_LINT_YAML_CPP_ARCHIVE yaml-cpp libyaml-cpp-dev)
 get_target_property(yaml_cpp_includes yaml-cpp INTERFACE_INCLUDE_DIRECTORIES)
 target_include_directories(mbridge_lint_yaml_cpp INTERFACE ${yaml_cpp_includes})
 target_link_libraries(mbridge_lint_yaml_cpp INTERFACE ${MBRIDGE_LINT_YAML_CPP_ARCHIVE})
-
-# toml++: its header-only mode (Debian's CMake package points at the shared library).
-get_target_property(toml_includes tomlplusplus::tomlplusplus INTERFACE_INCLUDE_DIRECTORIES)
-target_include_directories(mbridge_lint_toml INTERFACE ${toml_includes})
-target_compile_definitions(mbridge_lint_toml INTERFACE TOML_HEADER_ONLY=1)
 
 mbridge_lint_static_archive(MBRIDGE_LINT_TREE_SITTER_ARCHIVE tree-sitter libtree-sitter-dev)
 target_include_directories(mbridge_lint_tree_sitter INTERFACE ${TREE_SITTER_INCLUDE_DIRS})

@@ -2,6 +2,8 @@
 # Runs the checks of .clang-tidy over the product's C++ sources (the layer folders; not tests, not third-party or
 # generated code), from the build's compile_commands.json. Any finding fails. A slow test runs it (ctest -L tidy).
 # Usage: scripts/clang-tidy.sh [BUILD_DIR] [FILE_REGEX]   (default: build, every product source)
+# With MBRIDGE_LINT_TIDY_SINCE=REF (scripts/test.sh sets it), only the sources whose translation unit reads a file
+# changed since REF (scripts/tidy_sources.py says which, and when a change reaches them all).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 build_dir="${1:-build}"
@@ -12,6 +14,10 @@ runner="$(command -v run-clang-tidy || command -v run-clang-tidy-14 || true)"
 [ -f "$build_dir/compile_commands.json" ] || { echo "error: no $build_dir/compile_commands.json: configure first" >&2; exit 2; }
 # The build's generated headers (revision keys, model fields) must exist for the sources to parse.
 cmake --build "$build_dir" --target mbridge_lint_core >/dev/null
+if [ -n "${MBRIDGE_LINT_TIDY_SINCE:-}" ]; then
+  filter="$(python3 scripts/tidy_sources.py "$root" "$build_dir" "$filter" --since "$MBRIDGE_LINT_TIDY_SINCE")"
+  [ -n "$filter" ] || exit 0
+fi
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
 status=0

@@ -4,7 +4,10 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ./scripts/setup.sh
-cmake --preset release -DMBRIDGE_LINT_BUILD_TESTS=OFF > /dev/null
+# Configured as scripts/test.sh configures it, but for the tests: the test command then builds only the tests.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(pwd)}"
+cmake --preset release -DMBRIDGE_LINT_BUILD_TESTS=OFF -DMBRIDGE_LINT_WERROR=ON \
+  -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache > /dev/null
 cmake --build --preset release
 status=0
 ./build/mbridge-lint check examples/ --mcore 0.20.dev || status=$?

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the GPU check's GPU tests, the bundled gpu-check examples (CUDA harness) and the Megatron Core reference on a
 # machine with a GPU, from binaries built elsewhere (the device machine has CUDA but not the Debian libraries):
-# `build/` binaries plus `devlib/` holding the shared libraries they link (yaml-cpp, fmt, tree-sitter, toml++).
+# `build/` binaries plus `devlib/` holding the shared libraries they link (yaml-cpp, tree-sitter; fmt and toml++ are
+# compiled in).
 # Megatron Core comes from $MCORE_PATH (a folder holding megatron/core) when set. Logs go to $OUT (or ./gpu-logs).
 # Usage: scripts/gpu-device-check.sh [tests|bridge|examples|mcore|all]
 set -uo pipefail

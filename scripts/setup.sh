@@ -14,9 +14,10 @@ case "${1:-}" in
   *) echo "usage: scripts/setup.sh [--tests|--grammar]" >&2; exit 2 ;;
 esac
 
-# To build and run the linter (nodejs/npm fetch the grammar below; git serves `check --changed-only`).
+# To build and run the linter (nodejs/npm fetch the grammar below; git serves `check --changed-only`; the test
+# command's builds share objects through ccache).
 packages=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   libyaml-cpp-dev nlohmann-json3-dev libfmt-dev libtree-sitter-dev libcli11-dev libtomlplusplus-dev libpugixml-dev
   libjemalloc-dev
   nodejs

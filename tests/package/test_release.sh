@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The release installs and runs where nothing can compile (issue 23). Builds it with scripts/release.sh (the static
-# binary in BUILD_DIR/release-static, kept between runs), checks what it made on this machine (checksums, the binary
-# links only the C runtime, the wheel's contents and tag), then, in a fresh Debian 12 root (debian_root.sh) with
+# binary in BUILD_DIR-static, beside BUILD_DIR, kept between runs), checks what it made on this machine (checksums, the
+# binary links only the C runtime, the wheel's contents and tag), then, in a fresh Debian 12 root (debian_root.sh) with
 # python3-venv, pre-commit and git but no compiler (nor CMake):
 #   - the wheel installs with pip into a venv, offline (--no-index), and its `mbridge-lint`, `python -m mbridge_lint`
 #     and mbridge_lint.binary_path() run the bundled examples;
@@ -36,11 +36,17 @@ version="$(tr -d '[:space:]' < "$source_dir/VERSION")"
 dist="$work/dist"
 
 echo "== scripts/release.sh"
+# The static build compiles every source as BUILD_DIR did (same flags, cmake/ThirdParty.cmake), so with ccache it
+# takes BUILD_DIR's objects and only links. ccache shares objects between two trees at the same depth under
+# CCACHE_BASEDIR: hence a sibling of BUILD_DIR, not a folder inside it.
+static="$(dirname "$build")/$(basename "$build")-static"
+cached() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
 if [ -z "${CMAKE_ARGS:-}" ] && command -v ccache > /dev/null; then
-  export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache"
-  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$source_dir}"  # the build from source in pre-commit's clone shares objects
+  # The build from source in pre-commit's clone shares objects too.
+  export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$build")}"
+  export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DMBRIDGE_LINT_WERROR=$(cached MBRIDGE_LINT_WERROR)"
 fi
-MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$source_dir/scripts/release.sh" "$dist" > "$work/release.log" 2>&1 ||
+MBRIDGE_LINT_BUILD_DIR="$static" "$source_dir/scripts/release.sh" "$dist" > "$work/release.log" 2>&1 ||
   { tail -40 "$work/release.log"; fail "scripts/release.sh failed"; }
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match the files"
 [ "$(wc -l < "$dist/SHA256SUMS")" -eq 4 ] || fail "SHA256SUMS should list 4 files: $(cat "$dist/SHA256SUMS")"
@@ -53,7 +59,7 @@ bundle="$dist/mbridge-lint-pre-commit-$version.bundle"
 for f in "$deb" "$tarball" "$bundle"; do [ -f "$f" ] || fail "the release lacks $(basename "$f")"; done
 
 echo "== the binary needs only the C runtime"
-binary="$build/release-static/mbridge-lint"
+binary="$static/mbridge-lint"
 libs="$(ldd "$binary" | awk '{print $1}' | sed 's|.*/||' | sort | tr '\n' ' ')"
 echo "  $libs"
 for lib in $libs; do
@@ -77,15 +83,14 @@ EOF
 
 echo "== pip install . --no-build-isolation, offline, from the checkout (the same build folder: nothing recompiles)"
 "${PYTHON:-/usr/bin/python3}" -m venv --system-site-packages "$work/venv"  # Debian's setuptools and wheel build it
-MBRIDGE_LINT_BUILD_DIR="$build/release-static" "$work/venv/bin/pip" install -q --no-build-isolation --no-index \
+MBRIDGE_LINT_BUILD_DIR="$static" "$work/venv/bin/pip" install -q --no-build-isolation --no-index \
   "$source_dir" > "$work/pip-source.log" 2>&1 || { tail -30 "$work/pip-source.log"; fail "pip install . failed"; }
 [ "$("$work/venv/bin/mbridge-lint" --version | head -n1 | cut -d" " -f2)" = "$version" ] || fail "pip install .: mbridge-lint --version"
 [ -z "$(git -C "$source_dir" status --porcelain --ignored -- python setup.py pyproject.toml)" ] ||
   fail "building the wheel wrote into the checkout: $(git -C "$source_dir" status --porcelain --ignored -- python)"
 
 echo "== a fresh Debian 12 with python3-venv, pre-commit and git, without a compiler"
-# pre-commit's nodeenv depends on gcc or nodejs: nodejs keeps the compiler out (make stays, which compiles nothing).
-debian_root "$work" python3-venv pre-commit git nodejs
+debian_root "$work" "${debian_root_release_tools[@]}"
 for tool in cc gcc g++ c++ clang cmake ninja; do
   in_root sh -c "command -v $tool" > /dev/null && fail "the root has a compiler or build tool: $tool"
 done

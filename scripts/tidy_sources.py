@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""The sources scripts/clang-tidy.sh checks when MBRIDGE_LINT_TIDY_SINCE names a commit: those whose translation unit
+reads a file changed since it, committed or not, by the build's record of each object's inputs (`ninja -t deps`). A
+source that reads nothing changed gives the findings it gave at that commit. Every source is picked when the change
+reaches them all (.clang-tidy, scripts/clang-tidy.sh, CMake files and presets, schemas/: flags and generated
+headers), when git or ninja cannot tell, and a source the build has no record of is always picked.
+Usage: scripts/tidy_sources.py ROOT BUILD_DIR FILE_REGEX (--since REF | --changed FILE...)
+Prints a regex matching exactly the picked sources (nothing when none), and a one-line account on standard error."""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+
+REACHES_ALL = re.compile(r"(\.clang-tidy$|scripts/clang-tidy\.sh$|scripts/tidy_sources\.py$|CMakePresets\.json$"
+                         r"|cmake/|schemas/|(.*/)?CMakeLists\.txt$)")
+
+
+def run(*args):
+    return subprocess.run(args, capture_output=True, text=True)
+
+
+def changed_since(root, since):
+    """Repository-relative paths changed since the commit (tracked changes and new files); None when git cannot tell."""
+    diff = run("git", "-C", root, "diff", "--name-only", since, "--")
+    untracked = run("git", "-C", root, "ls-files", "--others", "--exclude-standard")
+    if diff.returncode or untracked.returncode:
+        return None
+    return [p for p in (diff.stdout + untracked.stdout).splitlines() if p]
+
+
+def inputs_by_source(build):
+    """Each compiled source -> the files its object was built from; None when ninja has no record."""
+    deps = run("ninja", "-C", build, "-t", "deps")
+    if deps.returncode:
+        return None
+    reads, inputs = {}, None
+    for line in deps.stdout.splitlines():
+        if line and not line[0].isspace():
+            inputs = []  # the next object's inputs; the first is its source
+        elif line.strip() and inputs is not None:
+            inputs.append(os.path.normpath(os.path.join(build, line.strip())))
+            reads.setdefault(inputs[0], set()).add(inputs[-1])
+    return reads
+
+
+def pick(root, build, pattern, changed):
+    """(picked sources, every source, whether the change reaches them all)."""
+    build = os.path.abspath(build)
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        sources = sorted({e["file"] for e in json.load(f) if re.search(pattern, e["file"])})
+    reads = inputs_by_source(build)
+    everything = changed is None or reads is None or any(REACHES_ALL.match(p) for p in changed)
+    if everything:
+        return sources, sources, True
+    touched = {os.path.join(root, p) for p in changed}
+    return [s for s in sources if s not in reads or reads[s] & touched], sources, False
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("root")
+    parser.add_argument("build")
+    parser.add_argument("pattern")
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--since")
+    which.add_argument("--changed", nargs="*")
+    args = parser.parse_args()
+    root = os.path.abspath(args.root)
+    changed = changed_since(root, args.since) if args.since else args.changed
+    picked, sources, everything = pick(root, args.build, args.pattern, changed)
+    why = "every one: the change reaches them all" if everything else "those reading a changed file"
+    since = f" since {args.since}" if args.since else ""
+    print(f"clang-tidy: {len(picked)} of {len(sources)} sources, {why}{since}", file=sys.stderr)
+    print("^(" + "|".join(map(re.escape, picked)) + ")$" if picked else "")
+
+
+if __name__ == "__main__":
+    main()
