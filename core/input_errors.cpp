@@ -53,6 +53,11 @@ Diagnostic input_error(InputError kind, SourceRange range, std::string message) 
     return d;
 }
 
+Diagnostic unreadable_file(const std::string& path, std::string_view why) {
+    return input_error(InputError::Unreadable, SourceRange::whole_file(path),
+                       fmt::format("cannot read {}: {}", path, why));
+}
+
 std::optional<Diagnostic> encoding_error(const std::string& name, std::string_view text) {
     const auto bad = first_invalid_utf8(text);
     if (!bad) return std::nullopt;

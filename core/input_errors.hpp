@@ -26,6 +26,8 @@ enum class InputError {
 const char* input_error_code(InputError kind);
 const char* input_error_name(InputError kind);
 Diagnostic input_error(InputError kind, SourceRange range, std::string message);
+// IN001 for a file that cannot be read, `why` being what the reader said.
+Diagnostic unreadable_file(const std::string& path, std::string_view why);
 
 // IN002 at the first byte that is not UTF-8, or nullopt for a valid text. Every front end calls it first.
 std::optional<Diagnostic> encoding_error(const std::string& name, std::string_view text);

@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include "../support/lint_text.hpp"
 #include "core/schema.hpp"
 #include "engine/linter.hpp"
 #include "parser/yaml_loader.hpp"
@@ -7,9 +8,7 @@
 
 namespace {
 std::vector<mbl::Diagnostic> lint(const std::string& yaml, const std::string& rev = "0.20.dev") {
-    mbl::SourceManager sources;
-    mbl::Linter linter({mbl::Schema::instance().revision(rev), {}}, sources);
-    return linter.lint_yaml_text("cfg.yaml", yaml).diagnostics;
+    return mbl::test::lint_text(yaml, {.mcore = rev}, "cfg.yaml");
 }
 const mbl::Diagnostic* find(const std::vector<mbl::Diagnostic>& ds, const std::string& code) {
     for (const auto& d : ds)
@@ -98,13 +97,8 @@ TEST_CASE("the TE-version rule needs --te-version", "[rules]") {
         "mixed_precision: bf16_with_mxfp8_mixed\nmodel:\n  num_moe_experts: 8\n  moe_grouped_gemm: true\n"
         "  recompute_granularity: selective\n  recompute_modules: [moe_act]\n";
     CHECK_FALSE(find(lint(yaml), "RC014"));
-    mbl::SourceManager sources;
-    mbl::LintOptions old_te{mbl::Schema::instance().revision("0.20.dev"), {}};
-    old_te.rule_options.te_version = mbl::Version::parse("2.5.1");
-    CHECK(find(mbl::Linter(old_te, sources).lint_yaml_text("c.yaml", yaml).diagnostics, "RC014"));
-    mbl::LintOptions new_te = old_te;
-    new_te.rule_options.te_version = mbl::Version::parse("2.6.0");
-    CHECK_FALSE(find(mbl::Linter(new_te, sources).lint_yaml_text("c.yaml", yaml).diagnostics, "RC014"));
+    CHECK(find(mbl::test::lint_text(yaml, {.mcore = "0.20.dev", .te_version = "2.5.1"}), "RC014"));
+    CHECK_FALSE(find(mbl::test::lint_text(yaml, {.mcore = "0.20.dev", .te_version = "2.6.0"}), "RC014"));
 }
 
 TEST_CASE("0.13 refuses output-discarding recompute under every fp8 recipe, 0.14 only under delayed", "[rules]") {
