@@ -6,9 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC109", "recompute-modules-ignored", Severity::Warning,
-                         "recompute_modules is set but granularity is not selective, so it is ignored",
-                         R"md(## What it does
+constexpr RuleInfo kRule{.code = "RC109",
+                         .name = "recompute-modules-ignored",
+                         .severity = Severity::Warning,
+                         .summary = "recompute_modules is set but granularity is not selective, so it is ignored",
+                         .doc = R"md(## What it does
 Flags a non-empty `recompute_modules` when `recompute_granularity` is `None` or `"full"`.
 
 ## Why is this bad?
@@ -28,7 +30,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md",
+                         .yields_to = {"RC002"}};
 
 class RecomputeModulesIgnored final : public Rule {
 public:
@@ -40,7 +43,7 @@ public:
         if (!list.is_list() || list.items().empty() || m.granularity_post == "selective") return;
         if (m.modules_pre.defaulted) return;  // __post_init__'s list in a dump: nobody chose it
         auto gran = m.granularity_pre();
-        if (gran && *gran != "full") return;  // an invalid granularity is RC002's
+        if (gran == "selective") return;
         Diagnostic& d = ctx.report(
             kRule, field::recompute_modules,
             gran ? "recompute_modules is ignored under full recompute, which checkpoints whole layers"
