@@ -93,11 +93,9 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
         std::string names;
         for (std::size_t k = 0; k < fields.size() && k < 4; ++k) names += (k ? ", model." : "model.") + fields[k];
         if (fields.size() > 4) names += fmt::format(" and {} more model fields", fields.size() - 4);
-        Diagnostic d = input_error(
+        out.push_back(input_error(
             InputError::NotResolved, at,
-            fmt::format("{} {} not known statically: {}", names, fields.size() == 1 ? "is" : "are", reason));
-        d.severity = Severity::Info;
-        out.push_back(std::move(d));
+            fmt::format("{} {} not known statically: {}", names, fields.size() == 1 ? "is" : "are", reason)));
     }
 }
 
