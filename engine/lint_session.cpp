@@ -412,7 +412,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
     FixOutcome out;
     SourceManager& sources = session.sources();
     auto applicable = [&](const Diagnostic& d) {
-        if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) return false;
+        if (!d.fix || d.fix->edits.empty() || (!d.fix->is_safe && !options.unsafe)) return false;
         return !options.may_edit || std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
                                                 [&](const TextEdit& e) { return options.may_edit(e.range.file); });
     };

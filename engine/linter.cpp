@@ -117,7 +117,7 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
         });
         result.architecture_known = model->known({"num_layers", "hidden_size", "num_attention_heads"});
         const bool overlay = recipe.empty() && !model->full_dump && in_bridge_checkout(anchor.file);
-        for (auto& d : run_rules(*model, options_.rule_options)) {
+        for (auto& d : rule_diagnostics(*model, options_.rule_options)) {
             const Rule* rule = find_rule(d.code);
             if (overlay && !(rule && rule->info().is_rejection()) && d.code != "RC000") continue;
             result.diagnostics.push_back(std::move(d));
@@ -125,7 +125,7 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
         // Megatron Core's rejections are judged on the overlay as written (its defaults are what an unset field is
         // if the base leaves it too); advice stands only on what the overlay itself sets.
         if (overlay)
-            for (auto& d : run_rules(without_defaults(*model), options_.rule_options)) {
+            for (auto& d : rule_diagnostics(without_defaults(*model), options_.rule_options)) {
                 const Rule* rule = find_rule(d.code);
                 if ((rule && rule->info().is_rejection()) || d.code == "RC000") continue;
                 result.diagnostics.push_back(std::move(d));

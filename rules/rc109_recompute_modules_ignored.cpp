@@ -42,7 +42,7 @@ public:
         const Value& list = m[field::recompute_modules];
         if (!list.is_list() || list.items().empty() || m.granularity_post == "selective") return;
         if (m.modules_pre.defaulted) return;  // __post_init__'s list in a dump: nobody chose it
-        auto gran = m.granularity_pre();
+        auto gran = m.granularity_pre;
         if (gran == "selective") return;
         Diagnostic& d = ctx.report(
             kRule, field::recompute_modules,
@@ -53,10 +53,8 @@ public:
         if (!gran) RuleContext::hint(d, "set recompute_granularity to \"selective\" to recompute these modules");
 
         if (!gran)
-            d.fix = Fix{"Set recompute_granularity to \"selective\"",
-                        {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}},
-                        {},
-                        false};
+            d.fix = Fix::unsafe("Set recompute_granularity to \"selective\"",
+                                {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}});
     }
 };
 

@@ -58,10 +58,8 @@ public:
         if (why.empty()) return;
         Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations,
                                    "distribute_saved_activations has no effect: " + why);
-        d.fix = Fix{"Remove distribute_saved_activations",
-                    {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}},
-                    {},
-                    true};
+        d.fix = Fix::safe("Remove distribute_saved_activations",
+                          {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}});
     }
 };
 

@@ -61,7 +61,7 @@ void drop_yielding(std::vector<Diagnostic>& diagnostics) {
 
 }  // namespace
 
-std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
+std::vector<Diagnostic> rule_diagnostics(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
     std::vector<Diagnostic> out;
     RuleMemo own;
     // An error rule runs where Megatron Core's compiled checks have a raise site it names; the verdict of running them

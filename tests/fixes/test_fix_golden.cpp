@@ -54,7 +54,7 @@ void run_cases(const std::string& language, const std::string& ext, std::size_t 
         CHECK(test::read_file(path) == input);
         // What is left must not offer an applicable fix any more (the loop ran to its end).
         for (const auto& d : outcome.after.diagnostics)
-            if (d.fix && !d.fix->edits.empty()) CHECK((!d.fix->safe && !stated.unsafe_fixes));
+            if (d.fix && !d.fix->edits.empty()) CHECK((!d.fix->is_safe && !stated.unsafe_fixes));
     }
 }
 
