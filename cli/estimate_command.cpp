@@ -174,7 +174,9 @@ int run_estimate(const EstimateArgs& args) {
             where = model->run.seq_length.prov().range;
         else if (est.why_field == "micro_batch_size" && model->run.micro_batch_size.prov().range.valid())
             where = model->run.micro_batch_size.prov().range;
-        problems.push_back(input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not));
+        Diagnostic unknown = input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not);
+        unknown.severity = Severity::Error;  // check warns and goes on; an estimate cannot be made without it
+        problems.push_back(std::move(unknown));
         return fail();
     }
     std::cerr << step_time_note(est);

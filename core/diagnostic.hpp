@@ -34,7 +34,16 @@ struct Fix {
     std::string title;
     std::vector<FieldEdit> field_edits;  // what the rule wants changed
     std::vector<TextEdit> edits;         // the same as text edits, filled in by the front end that read the file
-    bool safe = true;                    // unsafe fixes change what the run does and need --unsafe-fixes
+    bool is_safe = true;                 // unsafe fixes change what the run does and need --unsafe-fixes
+
+    // A fix that leaves what the run does as it is: --fix applies it.
+    static Fix safe(std::string title, std::vector<FieldEdit> field_edits) {
+        return Fix{std::move(title), std::move(field_edits), {}, true};
+    }
+    // A fix that changes what the run does (the method of a recompute, its scope): only --unsafe-fixes applies it.
+    static Fix unsafe(std::string title, std::vector<FieldEdit> field_edits) {
+        return Fix{std::move(title), std::move(field_edits), {}, false};
+    }
 };
 
 struct Diagnostic {

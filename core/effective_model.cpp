@@ -419,12 +419,13 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
     m.modules_pre = read_modules(m["recompute_modules"], revision);
     if (post_init_list) m.modules_pre.defaulted = true;
-    m.granularity_post = m.granularity_pre();
+    m.granularity_pre = m.str(field::recompute_granularity);
+    m.granularity_post = m.granularity_pre;
     m.modules_post = m.modules_pre;
     const Value& moe_layer = m["moe_layer_recompute"];
     if (moe_layer.is_unknown()) {
         m.modules_post.known = false;
-    } else if (moe_layer.truthy() && m.known({"recompute_granularity"}) && m.granularity_pre() != "full") {
+    } else if (moe_layer.truthy() && m.known({"recompute_granularity"}) && m.granularity_pre != "full") {
         // With full granularity Megatron Core raises before converting (RC015), so the run never sees the conversion.
         m.moe_layer_converted = true;
         m.granularity_post = "selective";

@@ -66,9 +66,10 @@ public:
     static std::optional<std::int64_t> integer_of(const Value& v);
     static std::optional<double> number_of(const Value& v);
 
-    // Megatron Core's __post_init__ view. "pre" is what the selective checks see (recompute_modules defaulted);
-    // "post" is after moe_layer_recompute turned into selective + "moe", what later checks see.
-    std::optional<std::string> granularity_pre() const { return str(field::recompute_granularity); }
+    // Megatron Core's __post_init__ view, set by finalize. "pre" is what the selective checks see (the granularity as
+    // written, recompute_modules defaulted); "post" is after moe_layer_recompute turned into selective + "moe", what
+    // later checks see.
+    std::optional<std::string> granularity_pre;
     ModuleList modules_pre;
     std::optional<std::string> granularity_post;
     ModuleList modules_post;

@@ -2,55 +2,52 @@
 
 #include <fmt/format.h>
 
+#include <iterator>
+
 #include "core/line_index.hpp"
 #include "core/utf8.hpp"
 
 namespace mbl {
 
-const char* input_error_code(InputError kind) {
-    switch (kind) {
-        case InputError::Unreadable: return "IN001";
-        case InputError::Syntax: return "IN002";
-        case InputError::NotAMapping: return "IN003";
-        case InputError::UnknownKey: return "IN004";
-        case InputError::WrongType: return "IN005";
-        case InputError::DuplicateKey: return "IN006";
-        case InputError::BadOverride: return "IN007";
-        case InputError::LimitExceeded: return "IN008";
-        case InputError::UnknownTarget: return "IN009";
-        case InputError::UnknownModel: return "IN010";
-        case InputError::UnknownValue: return "IN011";
-        case InputError::NotResolved: return "IN012";
-    }
-    return "IN000";
-}
+namespace {
 
-const char* input_error_name(InputError kind) {
-    switch (kind) {
-        case InputError::Unreadable: return "unreadable-file";
-        case InputError::Syntax: return "syntax-error";
-        case InputError::NotAMapping: return "not-a-mapping";
-        case InputError::UnknownKey: return "unknown-key";
-        case InputError::WrongType: return "wrong-type";
-        case InputError::DuplicateKey: return "duplicate-key";
-        case InputError::BadOverride: return "bad-override";
-        case InputError::LimitExceeded: return "limit-exceeded";
-        case InputError::UnknownTarget: return "unknown-target";
-        case InputError::UnknownModel: return "unknown-model";
-        case InputError::UnknownValue: return "unknown-value";
-        case InputError::NotResolved: return "not-resolved";
-    }
-    return "input-error";
+constexpr InputErrorInfo kInputErrors[] = {
+#define INPUT_ERROR(kind, code, name, severity, summary, doc) \
+    {InputError::kind, code, name, Severity::severity, summary, doc},
+#include "core/input_errors.def"
+#undef INPUT_ERROR
+};
+
+constexpr bool in_kind_order() {
+    for (std::size_t k = 0; k < std::size(kInputErrors); ++k)
+        if (static_cast<std::size_t>(kInputErrors[k].kind) != k) return false;
+    return true;
 }
+static_assert(in_kind_order(), "core/input_errors.def: the table is indexed by kind");
+
+}  // namespace
+
+std::span<const InputErrorInfo> input_error_table() { return kInputErrors; }
+
+const InputErrorInfo& input_error_info(InputError kind) { return kInputErrors[static_cast<std::size_t>(kind)]; }
+
+const char* input_error_code(InputError kind) { return input_error_info(kind).code; }
+
+const char* input_error_name(InputError kind) { return input_error_info(kind).name; }
 
 Diagnostic input_error(InputError kind, SourceRange range, std::string message) {
     Diagnostic d;
     d.code = input_error_code(kind);
     d.name = input_error_name(kind);
-    d.severity = Severity::Error;
+    d.severity = input_error_info(kind).severity;
     d.range = std::move(range);
     d.message = std::move(message);
     return d;
+}
+
+Diagnostic unreadable_file(const std::string& path, std::string_view why) {
+    return input_error(InputError::Unreadable, SourceRange::whole_file(path),
+                       fmt::format("cannot read {}: {}", path, why));
 }
 
 std::optional<Diagnostic> encoding_error(const std::string& name, std::string_view text) {

@@ -78,9 +78,7 @@ std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, cons
     }
     const std::string* text = sources.text(site.entry.file);
     // Read as the session read it (standard input, `-`, as YAML); command-line overrides are no file to edit.
-    const FrontEnd* fe = site.entry.file.rfind('<', 0) == 0          ? nullptr
-                         : front_end_for(site.entry.file) != nullptr ? front_end_for(site.entry.file)
-                                                                     : front_end_for("any.yaml");
+    const FrontEnd* fe = site.entry.file.rfind('<', 0) == 0 ? nullptr : &front_end_or_yaml(site.entry.file);
     if (!text || !fe) return {};
     return fe->field_edit(edit, site, *text, *sources.lines(site.entry.file));
 }

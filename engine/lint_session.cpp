@@ -19,12 +19,6 @@
 namespace mbl {
 namespace {
 
-// The front end for a file; files no language claims are read as YAML (`check notes.txt` still says why it fails).
-const FrontEnd& front_end_or_yaml(const std::string& path) {
-    if (const FrontEnd* fe = front_end_for(path)) return *fe;
-    return *front_end_for("any.yaml");
-}
-
 constexpr std::string_view kInRecipe = "in recipe ";           // the note naming a diagnostic's recipe
 constexpr std::string_view kAlsoInRecipe = "also in recipe ";  // a place a once-per-subject diagnostic also has
 
@@ -249,8 +243,7 @@ FileResult LintSession::lint_target(const LintTarget& target, int jobs) {
     if (!text) {
         FileResult out;
         out.path = target.path;
-        out.diagnostics.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(target.path),
-                                              fmt::format("cannot read {}: {}", target.path, why)));
+        out.diagnostics.push_back(unreadable_file(target.path, why));
         return out;
     }
     return lint_text(target, jobs, *text, true);
@@ -419,7 +412,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
     FixOutcome out;
     SourceManager& sources = session.sources();
     auto applicable = [&](const Diagnostic& d) {
-        if (!d.fix || d.fix->edits.empty() || (!d.fix->safe && !options.unsafe)) return false;
+        if (!d.fix || d.fix->edits.empty() || (!d.fix->is_safe && !options.unsafe)) return false;
         return !options.may_edit || std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
                                                 [&](const TextEdit& e) { return options.may_edit(e.range.file); });
     };

@@ -93,11 +93,9 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
         std::string names;
         for (std::size_t k = 0; k < fields.size() && k < 4; ++k) names += (k ? ", model." : "model.") + fields[k];
         if (fields.size() > 4) names += fmt::format(" and {} more model fields", fields.size() - 4);
-        Diagnostic d = input_error(
+        out.push_back(input_error(
             InputError::NotResolved, at,
-            fmt::format("{} {} not known statically: {}", names, fields.size() == 1 ? "is" : "are", reason));
-        d.severity = Severity::Info;
-        out.push_back(std::move(d));
+            fmt::format("{} {} not known statically: {}", names, fields.size() == 1 ? "is" : "are", reason)));
     }
 }
 
@@ -119,7 +117,7 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
         });
         result.architecture_known = model->known({"num_layers", "hidden_size", "num_attention_heads"});
         const bool overlay = recipe.empty() && !model->full_dump && in_bridge_checkout(anchor.file);
-        for (auto& d : run_rules(*model, options_.rule_options)) {
+        for (auto& d : rule_diagnostics(*model, options_.rule_options)) {
             const Rule* rule = find_rule(d.code);
             if (overlay && !(rule && rule->info().is_rejection()) && d.code != "RC000") continue;
             result.diagnostics.push_back(std::move(d));
@@ -127,7 +125,7 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
         // Megatron Core's rejections are judged on the overlay as written (its defaults are what an unset field is
         // if the base leaves it too); advice stands only on what the overlay itself sets.
         if (overlay)
-            for (auto& d : run_rules(without_defaults(*model), options_.rule_options)) {
+            for (auto& d : rule_diagnostics(without_defaults(*model), options_.rule_options)) {
                 const Rule* rule = find_rule(d.code);
                 if ((rule && rule->info().is_rejection()) || d.code == "RC000") continue;
                 result.diagnostics.push_back(std::move(d));
@@ -138,29 +136,6 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
     return result;
 }
 
-LintResult Linter::lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input) {
-    ParseContext ctx{.sources = sources_};
-    ParseResult parsed = front_end_for(".yaml")->parse(name, text, /*allow_skip=*/!explicit_input, ctx);
-    LintResult r;
-    r.skipped = parsed.skipped;
-    r.diagnostics = std::move(parsed.errors);
-    if (!r.diagnostics.empty() || parsed.configs.empty()) return r;
-    return lint_tree(std::move(parsed.configs.front().root), parsed.configs.front().anchor,
-                     parsed.configs.front().precision.get());
-}
-
-LintResult Linter::lint_file(const std::string& path, bool explicit_input) {
-    std::string error;
-    const std::string* text = sources_.load(path, &error);
-    if (!text) {
-        LintResult r;
-        r.diagnostics.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(path),
-                                            fmt::format("cannot read {}: {}", path, error)));
-        return r;
-    }
-    return lint_yaml_text(path, *text, explicit_input);
-}
-
 // `file.py::function` names one recipe of a file; a path that exists as written is taken whole.
 static std::optional<InputFile> recipe_target(const std::string& arg) {
     std::error_code ec;
@@ -168,40 +143,6 @@ static std::optional<InputFile> recipe_target(const std::string& arg) {
     if (sep == std::string::npos || fs::exists(arg, ec) || !fs::is_regular_file(arg.substr(0, sep), ec))
         return std::nullopt;
     return InputFile{arg.substr(0, sep), true, arg.substr(sep + 2)};
-}
-
-std::optional<EffectiveModel> Linter::effective_model_of(const std::string& input, std::vector<Diagnostic>& errors) {
-    const auto target = recipe_target(input);
-    const std::string path = target ? target->path : input;
-    const std::string function = target ? target->function : std::string();
-    std::string error;
-    const std::string* text = sources_.load(path, &error);
-    if (!text) {
-        errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(path),
-                                     fmt::format("cannot read {}: {}", path, error)));
-        return std::nullopt;
-    }
-    ParseContext ctx{.sources = sources_, .revision = options_.revision, .function = function};
-    const FrontEnd* fe = front_end_for(path);
-    if (!fe) fe = front_end_for(".yaml");
-    ParseResult parsed = fe->parse(path, *text, /*allow_skip=*/false, ctx);
-    for (auto& d : parsed.errors) errors.push_back(std::move(d));
-    if (!errors.empty()) return std::nullopt;
-    if (parsed.configs.size() != 1) {
-        // One model per estimate: say which targets there are instead of picking one.
-        std::vector<std::string> names;
-        for (const auto& c : parsed.configs) names.push_back(path + "::" + c.label);
-        errors.push_back(input_error(
-            InputError::UnknownTarget, SourceRange::whole_file(path),
-            parsed.configs.empty() ? fmt::format("{} defines no recipe (a function returning ConfigContainer)", path)
-                                   : fmt::format("{} defines {} recipes; name one: {}", path, parsed.configs.size(),
-                                                 fmt::join(names, ", "))));
-        return std::nullopt;
-    }
-    ParsedConfig& config = parsed.configs.front();
-    for (auto& d : config.findings) errors.push_back(std::move(d));
-    if (options_.prepare) options_.prepare(config.root, *options_.revision, errors);
-    return effective_model(std::move(config.root), config.anchor, errors, config.precision.get(), config.label);
 }
 
 // A named path that is neither a file nor a directory: a FIFO would block the read until some writer came, a device

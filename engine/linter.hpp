@@ -1,5 +1,8 @@
 #pragma once
-// Front-end independent pipeline: config tree -> validation -> effective model -> rules -> diagnostics.
+// The per-tree step of the pipeline, front-end independent: config tree -> validation -> effective model -> rules ->
+// diagnostics. Inputs reach it through LintSession (engine/lint_session.hpp), which reads and parses the file and
+// applies the configuration, suppressions and rule selection around it; what only needs a tree's model (show,
+// estimate, hover) asks Linter::effective_model.
 #include <functional>
 #include <optional>
 #include <string>
@@ -28,7 +31,6 @@ struct LintOptions {
 
 struct LintResult {
     std::vector<Diagnostic> diagnostics;
-    bool skipped = false;             // a YAML file found by a directory walk that is not a Bridge config
     bool resolved = false;            // the five recompute fields all have known values
     bool architecture_known = false;  // num_layers, hidden_size and num_attention_heads are known
 };
@@ -37,9 +39,6 @@ class Linter {
 public:
     Linter(LintOptions options, SourceManager& sources) : options_(std::move(options)), sources_(sources) {}
 
-    // `explicit_input` is false for files found by walking a directory: unrelated YAML is then skipped.
-    LintResult lint_file(const std::string& path, bool explicit_input = true);
-    LintResult lint_yaml_text(const std::string& name, std::string_view text, bool explicit_input = true);
     // Lints an already-built config tree (any front end). `anchor` is where facts without a line point; `precision`
     // the linted tree's lookup of mixed_precision names (ParsedConfig::precision), null for the bundled catalog;
     // `recipe` the recipe function's name ("" for YAML configs).
@@ -51,10 +50,6 @@ public:
                                                   std::vector<Diagnostic>& errors,
                                                   const PrecisionLookup* precision = nullptr,
                                                   std::string_view recipe = {}) const;
-
-    // The effective model of one input (a YAML config path; other front ends route here too), with the problems
-    // that make the input unusable or suspect in `errors`. nullopt when the input could not be read at all.
-    std::optional<EffectiveModel> effective_model_of(const std::string& input, std::vector<Diagnostic>& errors);
 
     const LintOptions& options() const { return options_; }
 

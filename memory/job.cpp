@@ -11,52 +11,52 @@ namespace mbl::memory {
 namespace {
 
 // The fields the translation reads; an unknown one makes the estimate incomplete (its default stands in).
-constexpr const char* kReadFields[] = {"num_query_groups",
-                                       "kv_channels",
-                                       "ffn_hidden_size",
-                                       "gated_linear_unit",
-                                       "add_bias_linear",
-                                       "bias_activation_fusion",
-                                       "normalization",
-                                       "attention_dropout",
-                                       "hidden_dropout",
-                                       "attention_softmax_in_fp32",
-                                       "masked_softmax_fusion",
-                                       "transformer_impl",
-                                       "attention_backend",
-                                       "num_moe_experts",
-                                       "moe_router_topk",
-                                       "moe_ffn_hidden_size",
-                                       "moe_shared_expert_intermediate_size",
-                                       "moe_grouped_gemm",
-                                       "moe_layer_freq",
-                                       "multi_latent_attention",
-                                       "q_lora_rank",
-                                       "kv_lora_rank",
-                                       "qk_head_dim",
-                                       "qk_pos_emb_head_dim",
-                                       "v_head_dim",
-                                       "tensor_model_parallel_size",
-                                       "context_parallel_size",
-                                       "expert_model_parallel_size",
-                                       "expert_tensor_parallel_size",
-                                       "sequence_parallel",
-                                       "pipeline_model_parallel_size",
-                                       "virtual_pipeline_model_parallel_size",
-                                       "pipeline_model_parallel_layout",
-                                       "fp8",
-                                       "bf16",
-                                       "fp16",
-                                       "params_dtype",
-                                       "vocab_size",
-                                       "share_embeddings_and_output_weights",
-                                       "hybrid_layer_pattern",
-                                       "hybrid_override_pattern",
-                                       "moe_token_dispatcher_type",
-                                       "activation_func",
-                                       "activation_func_fp8_input_store",
-                                       "microbatch_group_size_per_vp_stage",
-                                       "deallocate_pipeline_outputs"};
+constexpr FieldName kReadFields[] = {field::num_query_groups,
+                                     field::kv_channels,
+                                     field::ffn_hidden_size,
+                                     field::gated_linear_unit,
+                                     field::add_bias_linear,
+                                     field::bias_activation_fusion,
+                                     field::normalization,
+                                     field::attention_dropout,
+                                     field::hidden_dropout,
+                                     field::attention_softmax_in_fp32,
+                                     field::masked_softmax_fusion,
+                                     field::transformer_impl,
+                                     field::attention_backend,
+                                     field::num_moe_experts,
+                                     field::moe_router_topk,
+                                     field::moe_ffn_hidden_size,
+                                     field::moe_shared_expert_intermediate_size,
+                                     field::moe_grouped_gemm,
+                                     field::moe_layer_freq,
+                                     field::multi_latent_attention,
+                                     field::q_lora_rank,
+                                     field::kv_lora_rank,
+                                     field::qk_head_dim,
+                                     field::qk_pos_emb_head_dim,
+                                     field::v_head_dim,
+                                     field::tensor_model_parallel_size,
+                                     field::context_parallel_size,
+                                     field::expert_model_parallel_size,
+                                     field::expert_tensor_parallel_size,
+                                     field::sequence_parallel,
+                                     field::pipeline_model_parallel_size,
+                                     field::virtual_pipeline_model_parallel_size,
+                                     field::pipeline_model_parallel_layout,
+                                     field::fp8,
+                                     field::bf16,
+                                     field::fp16,
+                                     field::params_dtype,
+                                     field::vocab_size,
+                                     field::share_embeddings_and_output_weights,
+                                     field::hybrid_layer_pattern,
+                                     field::hybrid_override_pattern,
+                                     field::moe_token_dispatcher_type,
+                                     field::activation_func,
+                                     field::activation_func_fp8_input_store,
+                                     field::microbatch_group_size_per_vp_stage,
+                                     field::deallocate_pipeline_outputs};
 
 // Not estimable: `field` is what it is about (for locating the diagnostic), `why` what is missing.
 Job missing(Job& job, std::string field, std::string why) {
@@ -66,7 +66,7 @@ Job missing(Job& job, std::string field, std::string why) {
 }
 
 void note_unknown_fields(const EffectiveModel& m, Job& job) {
-    for (const char* field : kReadFields) {
+    for (const FieldName field : kReadFields) {
         if (m.known({field})) continue;
         job.complete = false;
         job.assumptions.push_back(
@@ -81,29 +81,32 @@ std::string read_layers(const EffectiveModel& m, LayerPlan& plan, Job& job) {
     if (pattern) {
         auto parsed = plan_from_pattern(*pattern, job.assumptions);
         if (!parsed) {
-            job.why_field = m["hybrid_layer_pattern"].is_string() ? "hybrid_layer_pattern" : "hybrid_override_pattern";
+            job.why_field =
+                m[field::hybrid_layer_pattern].is_string() ? "hybrid_layer_pattern" : "hybrid_override_pattern";
             return fmt::format("the hybrid layer pattern \"{}\" has a symbol outside M G * D + - E | /", *pattern);
         }
         plan = std::move(*parsed);
     }
-    const std::int64_t layers = pattern ? static_cast<std::int64_t>(plan.kinds.size()) : int_or(m, "num_layers", 0);
+    const std::int64_t layers =
+        pattern ? static_cast<std::int64_t>(plan.kinds.size()) : int_or(m, field::num_layers, 0);
     job.why_field = "num_layers";
     if (layers <= 0) return "num_layers is not set (or not known), so there is no layer stack to estimate";
     // Sizes far beyond any real job are refused rather than modelled (they would also overflow the schedules).
     constexpr std::int64_t kMaxLayers = 100000, kMaxParallel = 1 << 20;
     if (layers > kMaxLayers) return fmt::format("num_layers {} is beyond {}", layers, kMaxLayers);
-    for (const char* field :
-         {"tensor_model_parallel_size", "pipeline_model_parallel_size", "virtual_pipeline_model_parallel_size",
-          "context_parallel_size", "expert_model_parallel_size", "expert_tensor_parallel_size"}) {
+    for (const FieldName field : {field::tensor_model_parallel_size, field::pipeline_model_parallel_size,
+                                  field::virtual_pipeline_model_parallel_size, field::context_parallel_size,
+                                  field::expert_model_parallel_size, field::expert_tensor_parallel_size}) {
         const std::int64_t v = int_or(m, field, 1);
-        job.why_field = field;
+        job.why_field = field.str();
         if (v < 1 || v > kMaxParallel) return fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel);
     }
     job.why_field = "pipeline_model_parallel_size";
-    if (int_or(m, "pipeline_model_parallel_size", 1) * int_or(m, "virtual_pipeline_model_parallel_size", 1) > layers)
+    if (int_or(m, field::pipeline_model_parallel_size, 1) * int_or(m, field::virtual_pipeline_model_parallel_size, 1) >
+        layers)
         return "pipeline_model_parallel_size x virtual_pipeline_model_parallel_size is larger than num_layers";
-    job.shape.hidden = int_or(m, "hidden_size", 0);
-    job.shape.heads = int_or(m, "num_attention_heads", 0);
+    job.shape.hidden = int_or(m, field::hidden_size, 0);
+    job.shape.heads = int_or(m, field::num_attention_heads, 0);
     job.why_field = "hidden_size";
     if (job.shape.hidden <= 0) return "hidden_size is not set (or not known)";
     job.why_field = "num_attention_heads";
@@ -142,8 +145,8 @@ std::string read_run_shape(const EffectiveModel& m, Job& job) {
 }  // namespace
 
 std::optional<Recompute> recompute_of(const EffectiveModel& m) {
-    if (!m.known(
-            {"recompute_granularity", "recompute_method", "recompute_num_layers", "distribute_saved_activations"}) ||
+    if (!m.known({field::recompute_granularity, field::recompute_method, field::recompute_num_layers,
+                  field::distribute_saved_activations}) ||
         !m.modules_post.known)
         return std::nullopt;
     Recompute rc;
@@ -154,12 +157,12 @@ std::optional<Recompute> recompute_of(const EffectiveModel& m) {
         rc.modules = m.modules_post.labels;
     } else if (*gran == "full") {
         rc.granularity = Recompute::Granularity::Full;
-        auto method = m.str("recompute_method");
-        auto n = m.integer("recompute_num_layers");
+        auto method = m.str(field::recompute_method);
+        auto n = m.integer(field::recompute_num_layers);
         if (!method || !n || *n < 1) return std::nullopt;  // Megatron Core rejects this (RC004, RC005)
         rc.method = *method == "block" ? Recompute::Method::Block : Recompute::Method::Uniform;
         rc.num_layers = static_cast<int>(std::min<std::int64_t>(*n, 1 << 20));
-        rc.distribute_saved_activations = m.flag("distribute_saved_activations");
+        rc.distribute_saved_activations = m.flag(field::distribute_saved_activations);
     } else {
         return std::nullopt;
     }
@@ -181,17 +184,17 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
     s.seq_length = job.seq_length;
     s.micro_batch = job.micro_batch;
     fill_shape(m, s, job.assumptions);
-    if (m["cuda_graph_impl"].is_string() && m.str("cuda_graph_impl") != "none")
+    if (m[field::cuda_graph_impl].is_string() && m.str(field::cuda_graph_impl) != "none")
         job.assumptions.push_back({"CUDA graphs: their private memory pools and static buffers are not counted"});
-    if (int_or(m, "mtp_num_layers", 0) > 0)
+    if (int_or(m, field::mtp_num_layers, 0) > 0)
         job.assumptions.push_back({"multi-token prediction layers are not counted"});
     if (auto why = read_data_parallel(m, in, job); !why.empty()) return missing(job, "tensor_model_parallel_size", why);
     read_precision(m, job.precision, job.assumptions);
     read_fp8_weights(m, s, job.precision, job.assumptions);
-    job.schedule.pp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "pipeline_model_parallel_size", 1)));
+    job.schedule.pp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::pipeline_model_parallel_size, 1)));
     job.schedule.vpp =
-        static_cast<int>(std::max<std::int64_t>(1, int_or(m, "virtual_pipeline_model_parallel_size", 1)));
-    job.tied_output = job.schedule.pp == 1 && flag_of(m, "share_embeddings_and_output_weights");
+        static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::virtual_pipeline_model_parallel_size, 1)));
+    job.tied_output = job.schedule.pp == 1 && flag_of(m, field::share_embeddings_and_output_weights);
     job.vocab = padded_vocab(m, s.tp, job.assumptions);
     job.kinds = plan.kinds;
     job.per_stage = stage_layers(m, plan, job.schedule.pp, job.schedule.vpp, job.assumptions);

@@ -10,24 +10,24 @@
 
 namespace mbl::memory {
 
-std::int64_t int_or(const EffectiveModel& m, std::string_view field, std::int64_t fallback) {
+std::int64_t int_or(const EffectiveModel& m, FieldName field, std::int64_t fallback) {
     if (!m.known({field})) return fallback;
     auto v = m.integer(field);
     return v ? *v : fallback;
 }
 
-double number_or(const EffectiveModel& m, std::string_view field, double fallback) {
+double number_or(const EffectiveModel& m, FieldName field, double fallback) {
     if (!m.known({field})) return fallback;
     auto v = m.number(field);
     return v ? *v : fallback;
 }
 
-bool flag_of(const EffectiveModel& m, std::string_view field) { return m.known({field}) && m.flag(field); }
+bool flag_of(const EffectiveModel& m, FieldName field) { return m.known({field}) && m.flag(field); }
 
 // The hybrid layer pattern (hybrid_layer_pattern, or the deprecated hybrid_override_pattern); nullopt for GPT models.
 std::optional<std::string> hybrid_pattern(const EffectiveModel& m) {
-    for (const char* field : {"hybrid_layer_pattern", "hybrid_override_pattern"})
-        if (m[field].is_string() && !m[field].as_string().empty()) return m[field].as_string();
+    for (const FieldName f : {field::hybrid_layer_pattern, field::hybrid_override_pattern})
+        if (m[f].is_string() && !m[f].as_string().empty()) return m[f].as_string();
     return std::nullopt;
 }
 
@@ -71,7 +71,7 @@ std::optional<LayerPlan> plan_from_pattern(const std::string& pattern, std::vect
 std::vector<LayerKind> gpt_layer_kinds(const EffectiveModel& m, int layers, std::vector<Assumption>& notes) {
     std::vector<LayerKind> kinds(static_cast<size_t>(layers), LayerKind::Dense);
     if (!m.is_moe()) return kinds;
-    const Value& freq = m["moe_layer_freq"];
+    const Value& freq = m[field::moe_layer_freq];
     if (freq.is_int() && freq.as_int() > 0) {
         for (int i = 0; i < layers; ++i)
             if (i % freq.as_int() == 0) kinds[static_cast<size_t>(i)] = LayerKind::Moe;
@@ -144,7 +144,7 @@ std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, in
             {fmt::format("the hybrid pattern's {} pipeline segments do not divide over {} stages: layers split evenly",
                          plan.segments.size(), pp)});
     }
-    const Value& layout = m["pipeline_model_parallel_layout"];
+    const Value& layout = m[field::pipeline_model_parallel_layout];
     if (layout.is_string()) {
         size_t pos = 0;
         auto expanded = expand_layout(layout.as_string(), pos);
@@ -164,8 +164,8 @@ std::vector<int> stage_layers(const EffectiveModel& m, const LayerPlan& plan, in
         notes.push_back({fmt::format("pipeline_model_parallel_layout \"{}\" could not be read: layers split evenly",
                                      layout.as_string())});
     }
-    auto first = m.integer("num_layers_in_first_pipeline_stage");
-    auto last = m.integer("num_layers_in_last_pipeline_stage");
+    auto first = m.integer(field::num_layers_in_first_pipeline_stage);
+    auto last = m.integer(field::num_layers_in_last_pipeline_stage);
     if (pp > 1 && (first || last)) {
         int rest = layers - static_cast<int>(first.value_or(0)) - static_cast<int>(last.value_or(0));
         int middle_stages = pp - (first ? 1 : 0) - (last ? 1 : 0);

@@ -11,9 +11,9 @@
 namespace mbl::memory {
 
 // Typed reads of the effective model that fall back where a field is unknown or None.
-std::int64_t int_or(const EffectiveModel& m, std::string_view field, std::int64_t fallback);
-double number_or(const EffectiveModel& m, std::string_view field, double fallback);
-bool flag_of(const EffectiveModel& m, std::string_view field);
+std::int64_t int_or(const EffectiveModel& m, FieldName field, std::int64_t fallback);
+double number_or(const EffectiveModel& m, FieldName field, double fallback);
+bool flag_of(const EffectiveModel& m, FieldName field);
 
 // Which kind each layer is, and the hybrid pattern's '|' segments (the pipeline stages).
 struct LayerPlan {

@@ -62,7 +62,7 @@ void read_precision_aware(const EffectiveModel& m, bool half, Precision& p, std:
     // FusedAdam keeps only the 16 low bits of an fp32 master weight whose high bits are the bf16 parameter.
     const Value& remainders = o.store_param_remainders;
     const bool store_remainders =
-        (!remainders.is_bool() || remainders.as_bool()) && master == 4 && half && !flag_of(m, "fp16");
+        (!remainders.is_bool() || remainders.as_bool()) && master == 4 && half && !flag_of(m, field::fp16);
     p.master_bytes = store_remainders ? 2 : master;
     p.master_lazy = true;
     notes.push_back({fmt::format("precision-aware optimizer: Transformer Engine's FusedAdam holds {}-byte master "
@@ -91,11 +91,12 @@ void read_sharding(const EffectiveModel& m, Precision& p, std::vector<Assumption
 
 // Parameter, gradient and optimizer-state bytes from the model's precision and the optimizer and ddp sections.
 void read_precision(const EffectiveModel& m, Precision& p, std::vector<Assumption>& notes) {
-    const bool half = flag_of(m, "bf16") || flag_of(m, "fp16") || dtype_bytes(m["params_dtype"]).value_or(4) == 2;
+    const bool half =
+        flag_of(m, field::bf16) || flag_of(m, field::fp16) || dtype_bytes(m[field::params_dtype]).value_or(4) == 2;
     p.param_bytes = half ? 2 : 4;
     if (!half) notes.push_back({"no bf16/fp16 training flag found: fp32 parameters assumed"});
     // Gradient buffer: fp32 with grad_reduce_in_fp32 (mixed_precision sets it on ddp), else the parameter dtype.
-    const Value& model_reduce = m["grad_reduce_in_fp32"];
+    const Value& model_reduce = m[field::grad_reduce_in_fp32];
     const Value& fp32_reduce = model_reduce.is_bool() ? model_reduce : m.run.ddp.grad_reduce_in_fp32;
     if (fp32_reduce.is_bool()) {
         p.grad_bytes = fp32_reduce.as_bool() ? 4 : p.param_bytes;
@@ -125,7 +126,7 @@ void read_fp8_weights(const EffectiveModel& m, const LayerShape& s, Precision& p
     // Each module caches its weight quantized for the forward GEMM (row-wise) and, for the backward's input gradient,
     // column-wise (a transposed copy under the Hopper recipes); with fp8 primary weights the row-wise copy is the
     // parameter itself.
-    p.fp8_primary = flag_of(m, "fp8_param") || flag_of(m, "fp8_param_gather");
+    p.fp8_primary = flag_of(m, field::fp8_param) || flag_of(m, field::fp8_param_gather);
     p.fp8_weight_bytes = (p.fp8_primary ? 1 : 2) * (1 + s.fp8_scale_bytes);
     notes.push_back({fmt::format("fp8 weight copies: {:.2f} bytes per GEMM weight{}", p.fp8_weight_bytes,
                                  p.fp8_primary ? " beside one-byte primary weights" : "")});
@@ -134,7 +135,7 @@ void read_fp8_weights(const EffectiveModel& m, const LayerShape& s, Precision& p
 // The vocabulary, padded to make_vocab_size_divisible_by x TP; Bridge sizes the embedding from the tokenizer when the
 // model leaves vocab_size unset.
 std::int64_t padded_vocab(const EffectiveModel& m, int tp, std::vector<Assumption>& notes) {
-    std::int64_t vocab = int_or(m, "vocab_size", 0);
+    std::int64_t vocab = int_or(m, field::vocab_size, 0);
     const TokenizerFacts& tok = m.run.tokenizer;
     if (vocab <= 0 && tok.vocab_size.is_int() && tok.vocab_size.as_int() > 0) vocab = tok.vocab_size.as_int();
     if (vocab <= 0 && tok.tokenizer_model.is_string()) {
@@ -150,16 +151,16 @@ std::int64_t padded_vocab(const EffectiveModel& m, int tp, std::vector<Assumptio
         notes.push_back({"vocab_size unknown: embedding, output layer and logits not counted"});
         return 0;
     }
-    const std::int64_t multiple = std::max<std::int64_t>(1, int_or(m, "make_vocab_size_divisible_by", 128)) * tp;
+    const std::int64_t multiple = std::max<std::int64_t>(1, int_or(m, field::make_vocab_size_divisible_by, 128)) * tp;
     return (vocab + multiple - 1) / multiple * multiple;
 }
 
 // The command line's --data-parallel-size, else its --gpus, else the GPU count the recipe states, else 1; said either
 // way. The launcher's world size wins over the recipe name's, as in Bridge's run_recipe.py (_benchmark_world_size).
 std::string read_data_parallel(const EffectiveModel& m, const JobInputs& in, Job& job) {
-    const std::int64_t per_replica = std::max<std::int64_t>(1, int_or(m, "tensor_model_parallel_size", 1)) *
-                                     std::max<std::int64_t>(1, int_or(m, "pipeline_model_parallel_size", 1)) *
-                                     std::max<std::int64_t>(1, int_or(m, "context_parallel_size", 1));
+    const std::int64_t per_replica = std::max<std::int64_t>(1, int_or(m, field::tensor_model_parallel_size, 1)) *
+                                     std::max<std::int64_t>(1, int_or(m, field::pipeline_model_parallel_size, 1)) *
+                                     std::max<std::int64_t>(1, int_or(m, field::context_parallel_size, 1));
     if (in.data_parallel_size) {
         job.data_parallel = std::max(1, *in.data_parallel_size);
         job.data_parallel_source = "--data-parallel-size";
@@ -193,11 +194,11 @@ std::string read_data_parallel(const EffectiveModel& m, const JobInputs& in, Job
 // Megatron Core's schedules (pipeline_parallel/schedules.py, get_pp_rank_microbatches, 2a75ac12 lines 911-968).
 void read_schedule(const EffectiveModel& m, Job& job) {
     Schedule& s = job.schedule;
-    const std::int64_t group = int_or(m, "microbatch_group_size_per_vp_stage", 0);
+    const std::int64_t group = int_or(m, field::microbatch_group_size_per_vp_stage, 0);
     // ModelParallelConfig.__post_init__ sets None to the pipeline size (model_parallel_config.py line 567).
     s.group = group > 0 ? static_cast<int>(std::min<std::int64_t>(group, 1 << 20)) : s.pp;
-    s.extra_warmup = flag_of(m, "overlap_moe_expert_parallel_comm");
-    s.deallocate_outputs = flag_of(m, "deallocate_pipeline_outputs");
+    s.extra_warmup = flag_of(m, field::overlap_moe_expert_parallel_comm);
+    s.deallocate_outputs = flag_of(m, field::deallocate_pipeline_outputs);
     const Value& gbs = m.run.global_batch_size;
     if (gbs.is_int() && gbs.as_int() > 0)
         s.micro_batches = std::max<std::int64_t>(1, gbs.as_int() / (job.micro_batch * job.data_parallel));

@@ -13,35 +13,35 @@ namespace {
 
 // The activation function's last name component: "silu", "gelu", "squared_relu", "quick_gelu", ... ("" = unset).
 std::string activation_name(const EffectiveModel& m) {
-    const Value& v = m["activation_func"];
+    const Value& v = m[field::activation_func];
     std::string name = v.is_string() ? v.as_string() : v.is_map() ? v.target() : "";
     const auto dot = name.find_last_of('.');
     return dot == std::string::npos ? name : name.substr(dot + 1);
 }
 
 void fill_dense(const EffectiveModel& m, LayerShape& s) {
-    s.query_groups = int_or(m, "num_query_groups", s.heads);
+    s.query_groups = int_or(m, field::num_query_groups, s.heads);
     if (s.query_groups <= 0) s.query_groups = s.heads;
-    s.head_dim = int_or(m, "kv_channels", s.hidden / s.heads);
+    s.head_dim = int_or(m, field::kv_channels, s.hidden / s.heads);
     if (s.head_dim <= 0) s.head_dim = s.hidden / s.heads;
-    s.ffn_hidden = int_or(m, "ffn_hidden_size", 4 * s.hidden);
+    s.ffn_hidden = int_or(m, field::ffn_hidden_size, 4 * s.hidden);
     if (s.ffn_hidden <= 0) s.ffn_hidden = 4 * s.hidden;
-    s.gated = flag_of(m, "gated_linear_unit");
-    s.linear_bias = flag_of(m, "add_bias_linear");
+    s.gated = flag_of(m, field::gated_linear_unit);
+    s.linear_bias = flag_of(m, field::add_bias_linear);
     // Megatron's MLP fuses bias + GeLU / GeGLU / SwiGLU when bias_activation_fusion is on; other activations run
     // unfused (an unset activation_func is Megatron Core's GeLU).
     const std::string act = activation_name(m);
     const bool fusable = act.empty() || act == "gelu" || act == "quick_gelu" || (act == "silu" && s.gated);
-    s.fused_activation = flag_of(m, "bias_activation_fusion") && fusable;
-    s.fp8_activation_input = flag_of(m, "activation_func_fp8_input_store");
-    s.layernorm = m.str("normalization").value_or("LayerNorm") == "LayerNorm";
-    s.attention_dropout = number_or(m, "attention_dropout", 0.0);
-    s.hidden_dropout = number_or(m, "hidden_dropout", 0.0);
+    s.fused_activation = flag_of(m, field::bias_activation_fusion) && fusable;
+    s.fp8_activation_input = flag_of(m, field::activation_func_fp8_input_store);
+    s.layernorm = m.str(field::normalization).value_or("LayerNorm") == "LayerNorm";
+    s.attention_dropout = number_or(m, field::attention_dropout, 0.0);
+    s.hidden_dropout = number_or(m, field::hidden_dropout, 0.0);
 }
 
 void fill_attention(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>& notes) {
     // Fields a revision gives no default for read as None here; TransformerConfig's default is True.
-    const Value& softmax_fp32 = m["attention_softmax_in_fp32"];
+    const Value& softmax_fp32 = m[field::attention_softmax_in_fp32];
     s.softmax_fp32 = !softmax_fp32.is_bool() || softmax_fp32.as_bool();
     auto fused = m.attention_is_fused();
     if (!fused) notes.push_back({"attention backend unknown: Transformer Engine fused attention assumed"});
@@ -49,46 +49,48 @@ void fill_attention(const EffectiveModel& m, LayerShape& s, std::vector<Assumpti
     // Megatron's fused scale-mask-softmax kernel (masked_softmax_fusion) takes 16-bit scores of at most 4096 keys
     // and keeps only its bf16 output; otherwise the torch path keeps an fp32 copy as well. Its conditions are
     // FusedScaleMaskSoftmax.is_kernel_available (megatron/core/fusions/fused_softmax.py lines 253-259 at 2a75ac12).
-    const std::int64_t heads_per_rank = s.heads / std::max<std::int64_t>(1, int_or(m, "tensor_model_parallel_size", 1));
+    const std::int64_t heads_per_rank =
+        s.heads / std::max<std::int64_t>(1, int_or(m, field::tensor_model_parallel_size, 1));
     const std::int64_t keys = s.seq_length;
-    if (s.attention == AttentionKernel::Unfused && flag_of(m, "masked_softmax_fusion") &&
-        (flag_of(m, "bf16") || flag_of(m, "fp16")) && keys > 16 && keys <= 4096 && keys % 4 == 0 &&
+    if (s.attention == AttentionKernel::Unfused && flag_of(m, field::masked_softmax_fusion) &&
+        (flag_of(m, field::bf16) || flag_of(m, field::fp16)) && keys > 16 && keys <= 4096 && keys % 4 == 0 &&
         (s.micro_batch * heads_per_rank) % 4 == 0) {
         s.softmax_kernel = true;
         notes.push_back({"masked_softmax_fusion: Megatron's fused softmax kernel assumed installed (attention "
                          "probabilities kept once, in bf16)"});
     }
-    const bool local = m.str("transformer_impl") == "local";
-    s.input_norm_separate = local || flag_of(m, "multi_latent_attention");
+    const bool local = m.str(field::transformer_impl) == "local";
+    s.input_norm_separate = local || flag_of(m, field::multi_latent_attention);
     s.pre_mlp_norm_separate = local;
 }
 
 void fill_moe(const EffectiveModel& m, LayerShape& s) {
     const std::string act = activation_name(m);
-    s.experts = int_or(m, "num_moe_experts", 0);
-    s.topk = int_or(m, "moe_router_topk", 2);
-    s.expert_ffn = int_or(m, "moe_ffn_hidden_size", s.ffn_hidden);
+    s.experts = int_or(m, field::num_moe_experts, 0);
+    s.topk = int_or(m, field::moe_router_topk, 2);
+    s.expert_ffn = int_or(m, field::moe_ffn_hidden_size, s.ffn_hidden);
     if (s.expert_ffn <= 0) s.expert_ffn = s.ffn_hidden;
-    s.shared_expert_ffn = std::max<std::int64_t>(0, int_or(m, "moe_shared_expert_intermediate_size", 0));
+    s.shared_expert_ffn = std::max<std::int64_t>(0, int_or(m, field::moe_shared_expert_intermediate_size, 0));
     // The weighted fused kernels: bias_swiglu / quick_geglu with bias_activation_fusion, squared ReLU with
     // use_fused_weighted_squared_relu (experts.py); anything else runs the activation and `* probs` unfused.
     s.expert_fused_activation =
-        (flag_of(m, "bias_activation_fusion") && s.gated && (act.empty() || act == "silu" || act == "quick_gelu")) ||
-        (flag_of(m, "use_fused_weighted_squared_relu") && act == "squared_relu" && !s.gated);
-    const std::string dispatcher = m.str("moe_token_dispatcher_type").value_or("allgather");
+        (flag_of(m, field::bias_activation_fusion) && s.gated &&
+         (act.empty() || act == "silu" || act == "quick_gelu")) ||
+        (flag_of(m, field::use_fused_weighted_squared_relu) && act == "squared_relu" && !s.gated);
+    const std::string dispatcher = m.str(field::moe_token_dispatcher_type).value_or("allgather");
     s.dispatcher = dispatcher == "alltoall" ? Dispatcher::AllToAll
                    : dispatcher == "flex"   ? Dispatcher::Flex
                                             : Dispatcher::AllGather;
-    s.permute_fusion = flag_of(m, "moe_permute_fusion");
-    s.shared_expert_overlap = flag_of(m, "moe_shared_expert_overlap");
+    s.permute_fusion = flag_of(m, field::moe_permute_fusion);
+    s.shared_expert_overlap = flag_of(m, field::moe_shared_expert_overlap);
     // Megatron Core's local spec builds SequentialMLP experts, which ignore moe_act (measured on an H200:
     // gpu_check/DEVICE_RUNS.md), unless moe_grouped_gemm chooses the legacy GroupedMLP: which it builds is a fact of
     // the revision (schemas/mcore: local_spec_grouped_gemm_experts, SequentialMLP from 0.17 on).
-    const bool local = m.str("transformer_impl") == "local";
+    const bool local = m.str(field::transformer_impl) == "local";
     const auto& grouped = m.revision ? m.revision->enum_values(revision_enum::local_spec_grouped_gemm_experts)
                                      : std::vector<std::string>{};
     const bool legacy_grouped =
-        flag_of(m, "moe_grouped_gemm") && std::find(grouped.begin(), grouped.end(), "GroupedMLP") != grouped.end();
+        flag_of(m, field::moe_grouped_gemm) && std::find(grouped.begin(), grouped.end(), "GroupedMLP") != grouped.end();
     s.expert_act_checkpoint = !local || legacy_grouped;
 }
 
@@ -96,37 +98,37 @@ void fill_mla(const EffectiveModel& m, LayerShape& s) {
     s.mla = true;
     // Unset means MLATransformerConfig's default 512 (q_lora_rank and kv_lora_rank, transformer/transformer_config.py
     // lines 3026 and 3029 at 2a75ac12); an explicit None means no query compression.
-    const Value& q_rank = m["q_lora_rank"];
+    const Value& q_rank = m[field::q_lora_rank];
     s.q_lora_rank = q_rank.is_int() ? std::max<std::int64_t>(0, q_rank.as_int())
                     : q_rank.is_null() && q_rank.prov().origin == Origin::Default ? 512
                                                                                   : 0;
-    s.kv_lora_rank = int_or(m, "kv_lora_rank", 512);
-    s.qk_head_dim = int_or(m, "qk_head_dim", 128);
-    s.qk_pos_dim = int_or(m, "qk_pos_emb_head_dim", 64);
-    s.v_head_dim = int_or(m, "v_head_dim", 128);
+    s.kv_lora_rank = int_or(m, field::kv_lora_rank, 512);
+    s.qk_head_dim = int_or(m, field::qk_head_dim, 128);
+    s.qk_pos_dim = int_or(m, field::qk_pos_emb_head_dim, 64);
+    s.v_head_dim = int_or(m, field::v_head_dim, 128);
     // Transformer Engine's MLA spec fuses the latent norms into the up-projections when qk_layernorm is on.
-    s.mla_latent_norm_fused = m.str("transformer_impl") != "local" && flag_of(m, "qk_layernorm");
+    s.mla_latent_norm_fused = m.str(field::transformer_impl) != "local" && flag_of(m, field::qk_layernorm);
 }
 
 void fill_mamba_and_parallel(const EffectiveModel& m, LayerShape& s) {
-    s.mamba_heads = std::max<std::int64_t>(0, int_or(m, "mamba_num_heads", 0));
-    s.mamba_head_dim = std::max<std::int64_t>(1, int_or(m, "mamba_head_dim", 64));
-    s.mamba_groups = std::max<std::int64_t>(1, int_or(m, "mamba_num_groups", 8));
-    s.mamba_state = std::max<std::int64_t>(1, int_or(m, "mamba_state_dim", 128));
-    s.mamba_chunk = std::max<std::int64_t>(1, int_or(m, "mamba_chunk_size", 128));
-    s.tp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "tensor_model_parallel_size", 1)));
-    s.cp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "context_parallel_size", 1)));
-    s.ep = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "expert_model_parallel_size", 1)));
-    s.etp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, "expert_tensor_parallel_size", s.tp)));
-    s.sequence_parallel = flag_of(m, "sequence_parallel");
+    s.mamba_heads = std::max<std::int64_t>(0, int_or(m, field::mamba_num_heads, 0));
+    s.mamba_head_dim = std::max<std::int64_t>(1, int_or(m, field::mamba_head_dim, 64));
+    s.mamba_groups = std::max<std::int64_t>(1, int_or(m, field::mamba_num_groups, 8));
+    s.mamba_state = std::max<std::int64_t>(1, int_or(m, field::mamba_state_dim, 128));
+    s.mamba_chunk = std::max<std::int64_t>(1, int_or(m, field::mamba_chunk_size, 128));
+    s.tp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::tensor_model_parallel_size, 1)));
+    s.cp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::context_parallel_size, 1)));
+    s.ep = static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::expert_model_parallel_size, 1)));
+    s.etp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::expert_tensor_parallel_size, s.tp)));
+    s.sequence_parallel = flag_of(m, field::sequence_parallel);
 }
 
 // Transformer Engine keeps the GEMM inputs it saves quantized, one usage each (module/linear.py,
 // layernorm_linear.py, grouped_linear.py): one byte per element plus the recipe's block scales.
 void fill_fp8(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>& notes) {
-    if (!m.known({"fp8"}) || !m.str("fp8")) return;
+    if (!m.known({field::fp8}) || !m.str(field::fp8)) return;
     s.fp8 = true;
-    const std::string recipe = m.str("fp8_recipe").value_or("delayed");
+    const std::string recipe = m.str(field::fp8_recipe).value_or("delayed");
     // MXFP8 keeps one 8-bit scale per 32 values; blockwise one fp32 scale per 128.
     s.fp8_scale_bytes = recipe == "mxfp8" ? 1.0 / 32 : recipe == "blockwise" ? 4.0 / 128 : 0.0;
     notes.push_back({fmt::format("fp8 ({}): the GEMM inputs Transformer Engine saves are kept quantized, one byte "
@@ -141,7 +143,7 @@ void fill_shape(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>&
     fill_dense(m, s);
     fill_attention(m, s, notes);
     if (m.is_moe()) fill_moe(m, s);
-    if (flag_of(m, "multi_latent_attention")) fill_mla(m, s);
+    if (flag_of(m, field::multi_latent_attention)) fill_mla(m, s);
     fill_mamba_and_parallel(m, s);
     fill_fp8(m, s, notes);
 }

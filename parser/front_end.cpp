@@ -54,4 +54,9 @@ const FrontEnd* front_end_for(std::string_view path) {
     return nullptr;
 }
 
+const FrontEnd& front_end_or_yaml(std::string_view path) {
+    if (const FrontEnd* fe = front_end_for(path)) return *fe;
+    return *front_end_for("any.yaml");
+}
+
 }  // namespace mbl

@@ -148,6 +148,9 @@ std::shared_ptr<const PrecisionLookup> tree_precision_lookup(const std::string& 
 
 // The front end for a file, by name; nullptr when no language claims it.
 const FrontEnd* front_end_for(std::string_view path);
+// The front end the linter reads a file with: a file no language claims is read as YAML, so `check notes.txt` still
+// says why it fails.
+const FrontEnd& front_end_or_yaml(std::string_view path);
 // Every registered front end (YAML, Python, and any a test registered).
 const std::vector<std::unique_ptr<FrontEnd>>& front_ends();
 // Adds a front end ahead of the built-in ones (tests; a language added at start-up).

@@ -454,9 +454,7 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
         auto text = given ? std::optional<std::string>(*given) : read_source_file(m->fs_path, error);
         ++read_counters().files_parsed;
         ParseOutcome parsed = parse_python(m->path, text ? std::move(*text) : std::string());
-        if (!text)
-            parsed.syntax_error = input_error(InputError::Unreadable, SourceRange::whole_file(m->path),
-                                              fmt::format("cannot read {}: {}", m->path, error));
+        if (!text) parsed.syntax_error = unreadable_file(m->path, error);
         m->syntax_error = std::move(parsed.syntax_error);
         m->ast = std::make_shared<const Ast>(std::move(parsed.ast));
         m->parse_done.store(true, std::memory_order_release);

@@ -35,7 +35,8 @@ void write_json(std::ostream& out, const std::vector<Diagnostic>& diags, const s
             notes.push_back(std::move(nj));
         }
         j["notes"] = std::move(notes);
-        if (d.fix) j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->safe}, {"applicable", !d.fix->edits.empty()}};
+        if (d.fix)
+            j["fix"] = {{"title", d.fix->title}, {"safe", d.fix->is_safe}, {"applicable", !d.fix->edits.empty()}};
         const std::string url = rule_doc_url(d.code);
         j["url"] = url.empty() ? json(nullptr) : json(url);
         list.push_back(std::move(j));

@@ -130,8 +130,9 @@ public:
                 for (auto& [file, replacements] : by_file)
                     changes.push_back(
                         {{"artifactLocation", artifact(file)}, {"replacements", std::move(replacements)}});
-                r["fixes"] = json::array({{{"description", {{"text", d.fix->title + (d.fix->safe ? "" : " (unsafe)")}}},
-                                           {"artifactChanges", std::move(changes)}}});
+                r["fixes"] =
+                    json::array({{{"description", {{"text", d.fix->title + (d.fix->is_safe ? "" : " (unsafe)")}}},
+                                  {"artifactChanges", std::move(changes)}}});
             }
             results.push_back(std::move(r));
         }

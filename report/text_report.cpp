@@ -71,7 +71,7 @@ void excerpt(std::ostream& out, const SourceRange& r, const SourceManager& sourc
 // have to guess the layout).
 static const char* fix_safety(const Fix& fix) {
     if (fix.edits.empty()) return "fix by hand";
-    return fix.safe ? "safe fix: --fix" : "unsafe fix: --fix --unsafe-fixes";
+    return fix.is_safe ? "safe fix: --fix" : "unsafe fix: --fix --unsafe-fixes";
 }
 
 void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const SourceManager& sources,
@@ -101,7 +101,7 @@ void write_text(std::ostream& out, const std::vector<Diagnostic>& diags, const S
 void write_concise(std::ostream& out, const std::vector<Diagnostic>& diags, const TextStyle& style) {
     const Palette p{style.color};
     for (const auto& d : diags) {
-        const bool fixable = d.fix && d.fix->safe && !d.fix->edits.empty();
+        const bool fixable = d.fix && d.fix->is_safe && !d.fix->edits.empty();
         out << p.paint("1", location(d.range)) << ": " << p.severity(d.severity, severity_name(d.severity))
             << p.severity(d.severity, fmt::format("[{}]", d.code)) << ": " << (fixable ? "[*] " : "")
             << shown(d.message) << '\n';
@@ -112,7 +112,7 @@ FixableCounts count_fixable(const std::vector<Diagnostic>& diags) {
     FixableCounts c;
     for (const auto& d : diags) {
         if (!d.fix || d.fix->edits.empty()) continue;
-        ++(d.fix->safe ? c.safe : c.unsafe);
+        ++(d.fix->is_safe ? c.safe : c.unsafe);
     }
     return c;
 }
@@ -148,7 +148,7 @@ std::string fix_summary_line(int fixed, const std::vector<Diagnostic>& remaining
     for (const auto& d : remaining) {
         codes.insert(d.code);
         if (!d.fix || d.fix->edits.empty()) ++without;
-        else if (!d.fix->safe && !unsafe_enabled) ++unsafe;
+        else if (!d.fix->is_safe && !unsafe_enabled) ++unsafe;
         else ++pending;
     }
     std::vector<std::string> listed(codes.begin(), codes.end());
@@ -193,7 +193,7 @@ std::vector<CodeStatistics> statistics(const std::vector<Diagnostic>& diags) {
         s.code = d.code;
         s.name = d.name;
         ++s.count;
-        s.fixable &= d.fix && d.fix->safe && !d.fix->edits.empty();
+        s.fixable &= d.fix && d.fix->is_safe && !d.fix->edits.empty();
     }
     std::vector<CodeStatistics> out;
     for (auto& [code, s] : by_code) out.push_back(std::move(s));

@@ -70,7 +70,7 @@ Fix recompute_fix(const EffectiveModel& m, const memory::OptionEstimate& option)
     } else {
         clear("recompute_modules");
     }
-    return Fix{fmt::format("Set the recompute to {}", option.name), std::move(edits), {}, false};
+    return Fix::unsafe(fmt::format("Set the recompute to {}", option.name), std::move(edits));
 }
 
 }  // namespace mbl::rules

@@ -52,10 +52,9 @@ public:
         Diagnostic& d = ctx.report(kRule, field::recompute_method,
                                    fmt::format("recompute_method {} is not one of {}{}", v.display(),
                                                rules::quoted_list(allowed), did_you_mean_suffix(text, allowed)));
-        if (m.granularity_pre() == "selective") {
+        if (m.granularity_pre == "selective") {
             RuleContext::hint(d, "under selective recompute the method is not used: remove recompute_method");
-            d.fix =
-                Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, true};
+            d.fix = Fix::safe("Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}});
         } else {
             RuleContext::hint(
                 d, "\"uniform\" checkpoints every chunk of recompute_num_layers layers; \"block\" checkpoints "

@@ -44,15 +44,13 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::recompute_granularity, field::recompute_method})) return;
-        if (m.granularity_pre() != "full" || !m[field::recompute_method].is_null()) return;
+        if (m.granularity_pre != "full" || !m[field::recompute_method].is_null()) return;
         if (rules::ep_overlap_recomputes_stages(m)) return;  // the overlap schedule recomputes whole stages itself
         Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    "recompute_granularity is \"full\" but recompute_method is not set");
         RuleContext::hint(d, "set recompute_method to \"uniform\" or \"block\"");
-        d.fix = Fix{"Set recompute_method to \"uniform\"",
-                    {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}},
-                    {},
-                    false};
+        d.fix = Fix::unsafe("Set recompute_method to \"uniform\"",
+                            {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}});
     }
 };
 

@@ -44,7 +44,7 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::recompute_granularity, field::recompute_num_layers})) return;
-        if (m.granularity_pre() != "full" || !m[field::recompute_num_layers].is_null()) return;
+        if (m.granularity_pre != "full" || !m[field::recompute_num_layers].is_null()) return;
         if (rules::ep_overlap_recomputes_stages(m)) return;  // the overlap schedule recomputes whole stages itself
         Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
                                    "recompute_granularity is \"full\" but recompute_num_layers is not set");
@@ -55,8 +55,8 @@ public:
                                *per_stage));
         else RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
         // 1 is valid with either method and any stage size; unsafe, since it decides how much is recomputed.
-        d.fix = Fix{
-            "Set recompute_num_layers to 1", {{FieldEdit::Op::Set, "model.recompute_num_layers", "1", -1}}, {}, false};
+        d.fix =
+            Fix::unsafe("Set recompute_num_layers to 1", {{FieldEdit::Op::Set, "model.recompute_num_layers", "1", -1}});
     }
 };
 

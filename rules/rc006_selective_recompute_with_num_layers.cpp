@@ -42,7 +42,7 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::recompute_granularity, field::recompute_num_layers})) return;
-        if (m.granularity_pre() != "selective" || m[field::recompute_num_layers].is_null()) return;
+        if (m.granularity_pre != "selective" || m[field::recompute_num_layers].is_null()) return;
         Diagnostic& d =
             ctx.report(kRule, field::recompute_num_layers,
                        fmt::format("recompute_num_layers is {} but recompute_granularity is \"selective\", which "
@@ -50,8 +50,8 @@ public:
                                    m[field::recompute_num_layers].display()));
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
         RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer)");
-        d.fix = Fix{
-            "Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}}, {}, true};
+        d.fix =
+            Fix::safe("Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}});
     }
 };
 

@@ -56,10 +56,8 @@ public:
         ctx.note_field(d, field::sequence_parallel, "sequence_parallel is enabled here");
         RuleContext::hint(d, "sequence parallelism already keeps 1/TP of each checkpointed input: set "
                              "distribute_saved_activations to false");
-        d.fix = Fix{"Set distribute_saved_activations to false",
-                    {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}},
-                    {},
-                    true};
+        d.fix = Fix::safe("Set distribute_saved_activations to false",
+                          {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}});
     }
 };
 

@@ -75,10 +75,9 @@ public:
             RuleContext::hint(d, fmt::format("labels accepted by Megatron Core {}: {}", ctx.revision().name,
                                              rules::quoted_list(labels)));
             if (suggested.empty() && matches.size() == 1)
-                d.fix = Fix{fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
-                            {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}},
-                            {},
-                            true};
+                d.fix = Fix::safe(
+                    fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
+                    {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}});
         }
     }
 };

@@ -39,7 +39,8 @@ model:
 ```
 )md",
                          "ValueError",
-                         "moe_act and layernorm recompute for fp8 needs"};
+                         "moe_act and layernorm recompute for fp8 needs",
+                         {"RC013"}};
 
 class OutputDiscardingRecomputeNeedsNewerTe final : public Rule {
 public:
@@ -47,7 +48,7 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!ctx.options.te_version || !rules::selective_pre(m) || !m.known({field::fp8, field::fp8_recipe})) return;
-        if (!m[field::fp8].truthy() || m.str(field::fp8_recipe) == "delayed") return;  // delayed is RC013
+        if (!m[field::fp8].truthy()) return;
         static const Version needed = *Version::parse("2.6.0dev0");
         if (!(*ctx.options.te_version < needed)) return;
         for (const auto& label : ctx.revision().enum_values(revision_enum::output_discarding_fp8_labels)) {

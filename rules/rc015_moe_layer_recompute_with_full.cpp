@@ -44,13 +44,12 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::moe_layer_recompute, field::recompute_granularity})) return;
-        if (!m.flag(field::moe_layer_recompute) || m.granularity_pre() != "full") return;
+        if (!m.flag(field::moe_layer_recompute) || m.granularity_pre != "full") return;
         Diagnostic& d = ctx.report(kRule, field::moe_layer_recompute,
                                    "moe_layer_recompute cannot be combined with recompute_granularity \"full\"");
         ctx.note_field(d, field::recompute_granularity, "full recompute is chosen here");
         RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute");
-        d.fix =
-            Fix{"Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}}, {}, true};
+        d.fix = Fix::safe("Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}});
     }
 };
 

@@ -34,7 +34,7 @@ public:
     const RuleInfo& info() const override { return kRule; }
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
-        if (!m.known({field::recompute_granularity, field::recompute_method}) || m.granularity_pre() != "selective")
+        if (!m.known({field::recompute_granularity, field::recompute_method}) || m.granularity_pre != "selective")
             return;
         auto method = m.str(field::recompute_method);
         const auto& allowed = ctx.revision().enum_values(revision_enum::recompute_method);
@@ -43,7 +43,7 @@ public:
             ctx.report(kRule, field::recompute_method,
                        fmt::format("recompute_method \"{}\" is ignored under selective recompute", *method));
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
-        d.fix = Fix{"Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}}, {}, true};
+        d.fix = Fix::safe("Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}});
     }
 };
 

@@ -6,9 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC109", "recompute-modules-ignored", Severity::Warning,
-                         "recompute_modules is set but granularity is not selective, so it is ignored",
-                         R"md(## What it does
+constexpr RuleInfo kRule{.code = "RC109",
+                         .name = "recompute-modules-ignored",
+                         .severity = Severity::Warning,
+                         .summary = "recompute_modules is set but granularity is not selective, so it is ignored",
+                         .doc = R"md(## What it does
 Flags a non-empty `recompute_modules` when `recompute_granularity` is `None` or `"full"`.
 
 ## Why is this bad?
@@ -28,7 +30,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe_act]
 ```
-)md"};
+)md",
+                         .yields_to = {"RC002"}};
 
 class RecomputeModulesIgnored final : public Rule {
 public:
@@ -39,8 +42,8 @@ public:
         const Value& list = m[field::recompute_modules];
         if (!list.is_list() || list.items().empty() || m.granularity_post == "selective") return;
         if (m.modules_pre.defaulted) return;  // __post_init__'s list in a dump: nobody chose it
-        auto gran = m.granularity_pre();
-        if (gran && *gran != "full") return;  // an invalid granularity is RC002's
+        auto gran = m.granularity_pre;
+        if (gran == "selective") return;
         Diagnostic& d = ctx.report(
             kRule, field::recompute_modules,
             gran ? "recompute_modules is ignored under full recompute, which checkpoints whole layers"
@@ -50,10 +53,8 @@ public:
         if (!gran) RuleContext::hint(d, "set recompute_granularity to \"selective\" to recompute these modules");
 
         if (!gran)
-            d.fix = Fix{"Set recompute_granularity to \"selective\"",
-                        {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}},
-                        {},
-                        false};
+            d.fix = Fix::unsafe("Set recompute_granularity to \"selective\"",
+                                {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}});
     }
 };
 

@@ -6,9 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC110", "distribute-saved-activations-no-effect", Severity::Warning,
-                         "distribute_saved_activations has no effect here",
-                         R"md(## What it does
+constexpr RuleInfo kRule{.code = "RC110",
+                         .name = "distribute-saved-activations-no-effect",
+                         .severity = Severity::Warning,
+                         .summary = "distribute_saved_activations has no effect here",
+                         .doc = R"md(## What it does
 Flags `distribute_saved_activations: true` where it does nothing: tensor-parallel size 1, or a granularity other
 than full (the selective checkpoints hard-code it off).
 
@@ -34,7 +36,8 @@ model:
   recompute_method: uniform
   recompute_num_layers: 1
 ```
-)md"};
+)md",
+                         .yields_to = {"RC007"}};
 
 class DistributeSavedActivationsNoEffect final : public Rule {
 public:
@@ -45,7 +48,6 @@ public:
                       field::tensor_model_parallel_size, field::sequence_parallel, field::moe_layer_recompute}))
             return;
         if (!m.flag(field::distribute_saved_activations)) return;
-        if (!m[field::recompute_granularity].is_null() && m.flag(field::sequence_parallel)) return;  // RC007
         std::string why;
         if (m.granularity_post != "full")
             why = m.granularity_post
@@ -56,10 +58,8 @@ public:
         if (why.empty()) return;
         Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations,
                                    "distribute_saved_activations has no effect: " + why);
-        d.fix = Fix{"Remove distribute_saved_activations",
-                    {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}},
-                    {},
-                    true};
+        d.fix = Fix::safe("Remove distribute_saved_activations",
+                          {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}});
     }
 };
 

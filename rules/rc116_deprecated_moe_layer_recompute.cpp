@@ -6,9 +6,11 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC116", "deprecated-moe-layer-recompute", Severity::Warning,
-                         "moe_layer_recompute is deprecated",
-                         R"md(## What it does
+constexpr RuleInfo kRule{.code = "RC116",
+                         .name = "deprecated-moe-layer-recompute",
+                         .severity = Severity::Warning,
+                         .summary = "moe_layer_recompute is deprecated",
+                         .doc = R"md(## What it does
 Flags `moe_layer_recompute: true`.
 
 ## Why is this bad?
@@ -27,7 +29,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [moe]
 ```
-)md"};
+)md",
+                         .yields_to = {"RC015"}};
 
 class DeprecatedMoeLayerRecompute final : public Rule {
 public:
@@ -35,7 +38,6 @@ public:
     void check(RuleContext& ctx) const override {
         const EffectiveModel& m = ctx.model;
         if (!m.known({field::moe_layer_recompute}) || !m.flag(field::moe_layer_recompute)) return;
-        if (m.granularity_pre() == "full") return;  // RC015
         std::string labels;
         for (const auto& l : m.modules_post.labels) labels += (labels.empty() ? "\"" : ", \"") + l + "\"";
         Diagnostic& d = ctx.report(kRule, field::moe_layer_recompute, "moe_layer_recompute is deprecated");

@@ -6,9 +6,12 @@
 namespace mbl {
 namespace {
 
-constexpr RuleInfo kRule{"RC202", "full-recompute-where-selective-fits", Severity::Warning,
-                         "full recompute where a selective recompute option is predicted to fit the GPU memory budget",
-                         R"md(## What it does
+constexpr RuleInfo kRule{
+    .code = "RC202",
+    .name = "full-recompute-where-selective-fits",
+    .severity = Severity::Warning,
+    .summary = "full recompute where a selective recompute option is predicted to fit the GPU memory budget",
+    .doc = R"md(## What it does
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). When the config uses full recompute, estimates the
 per-rank peak under each selective option that acts on this model (each label alone, and all of them together) and
 flags the config when one of them fits the budget at less step-time cost. The message names the cheapest option that
@@ -59,7 +62,8 @@ model:
   recompute_granularity: selective
   recompute_modules: [core_attn]
 ```
-)md"};
+)md",
+    .yields_to = {"RC201"}};
 
 class FullRecomputeWhereSelectiveFits final : public Rule {
 public:
@@ -67,8 +71,6 @@ public:
     void check(RuleContext& ctx) const override {
         auto est = rules::budget_estimate(ctx);
         if (!est || est->current.granularity != memory::Recompute::Granularity::Full) return;
-        const auto& none = est->options.front();
-        if (none.fits && *none.fits) return;  // RC201 says recompute is not needed at all
         const memory::OptionEstimate* best = nullptr;
         for (const auto& o : est->options)  // sorted by added time (replay plus checkpoint host time)
             if (o.recompute.granularity == memory::Recompute::Granularity::Selective && o.fits && *o.fits) {

@@ -1,6 +1,9 @@
 #include "rules/registry.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <set>
+#include <string>
 
 #include "rules/megatron_raises.hpp"
 
@@ -43,7 +46,22 @@ const RuleInfo* find_doc(std::string_view code_or_name) {
     return nullptr;
 }
 
-std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
+namespace {
+
+// The diagnostics of rules that yield to a rule that reported too (RuleInfo::yields_to).
+void drop_yielding(std::vector<Diagnostic>& diagnostics) {
+    std::set<std::string, std::less<>> reported;
+    for (const auto& d : diagnostics) reported.insert(d.code);
+    std::erase_if(diagnostics, [&](const Diagnostic& d) {
+        const Rule* rule = find_rule(d.code);
+        return rule && std::any_of(rule->info().yields_to.begin(), rule->info().yields_to.end(),
+                                   [&](std::string_view code) { return !code.empty() && reported.count(code); });
+    });
+}
+
+}  // namespace
+
+std::vector<Diagnostic> rule_diagnostics(const EffectiveModel& model, const RuleOptions& options, RuleMemo* memo) {
     std::vector<Diagnostic> out;
     RuleMemo own;
     // An error rule runs where Megatron Core's compiled checks have a raise site it names; the verdict of running them
@@ -56,6 +74,7 @@ std::vector<Diagnostic> run_rules(const EffectiveModel& model, const RuleOptions
         for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }
     if (model.post_init) apply_megatron_verdict(model, options, out);
+    drop_yielding(out);
     return out;
 }
 

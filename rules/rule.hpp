@@ -3,6 +3,7 @@
 // `mbridge-lint explain CODE` prints it and docs/rules.md is generated from it. Every doc has the sections
 // "## What it does", "## Why is this bad?", "## Example" and "## Use instead" (a test enforces this).
 #include <any>
+#include <array>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -31,6 +32,9 @@ struct RuleInfo {
     // them). Where the revision's __post_init__ is compiled (core/post_init.hpp), a diagnostic stands only when such a
     // site certainly raises for the config (rules/megatron_raises.cpp); every other certain raise is RC000.
     std::string_view raise_text = {};
+    // The rules whose report covers this one's: where one of them reports on the same model, the rule runner drops
+    // this rule's diagnostics (one problem, one report), so no rule restates another's condition.
+    std::array<std::string_view, 2> yields_to = {};
     // Error rules mirror a Megatron Core rejection and run only at revisions whose schema lists the code.
     constexpr bool is_rejection() const { return severity == Severity::Error; }
 };

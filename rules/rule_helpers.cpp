@@ -7,7 +7,7 @@
 namespace mbl::rules {
 
 bool selective_pre(const EffectiveModel& m) {
-    return m.known({field::recompute_granularity}) && m.modules_pre.known && m.granularity_pre() == "selective";
+    return m.known({field::recompute_granularity}) && m.modules_pre.known && m.granularity_pre == "selective";
 }
 
 bool selective_post(const EffectiveModel& m) {

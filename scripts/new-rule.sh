@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Adds a rule in one command: scripts/new-rule.sh RC117 readable-kebab-name [error|warning|info]
-# Writes rules/<code>_<name>.cpp and its fixture, registers the code in rules/rules.def in code order, builds,
-# regenerates docs/rules.md and writes the fixture's snapshot. An error rule is tied to Megatron Core's raise sites by
+# Builds the tree as it is first (and stops, writing nothing, when that fails), then writes rules/<code>_<name>.cpp and
+# its fixture, registers the code in rules/rules.def in code order, builds, regenerates docs/rules.md and writes the
+# fixture's snapshot; when a step after the first write fails, everything it wrote is taken back. An error rule is tied to Megatron Core's raise sites by
 # fragments of their messages (RuleInfo::raise_text); the revisions whose compiled checks have such a site enforce it. The new rule works as written, with a placeholder condition (a
 # recompute_modules label named after the rule) so the whole suite passes; replace the condition, the docs and the
 # fixture with the real ones. BUILD_DIR (default: build) is the configured build directory.
@@ -25,6 +26,14 @@ fi
 grep -q "^MBL_RULE($code)" rules/rules.def && { echo "$code already exists" >&2; exit 2; }
 grep -q "\"$name\"" rules/rc*.cpp && { echo "a rule is already named $name" >&2; exit 2; }
 
+# The build folder must build before anything is written: a half-added rule would make a rerun refuse the code.
+if [[ ! -f "$build_dir/CMakeCache.txt" ]]; then
+    echo "no configured build folder $build_dir: run cmake --preset release (or set BUILD_DIR) first; nothing was written" >&2
+    exit 2
+fi
+cmake --build "$build_dir" --target mbridge-lint -j2 >/dev/null ||
+    { echo "$build_dir does not build as it is; nothing was written" >&2; exit 2; }
+
 lower="$(echo "$code" | tr 'A-Z' 'a-z')"
 # An error rule names the raise sites it explains; the placeholder's is the unknown-label check (RC008's).
 tie=""
@@ -33,6 +42,19 @@ tie=""
 snake="${name//-/_}"
 file="rules/${lower}_${snake}.cpp"
 class="$(echo "$name" | sed -E 's/(^|-)([a-z0-9])/\U\2/g')"
+fixture="tests/fixtures/yaml/${lower}_${snake}.yaml"
+snapshot="tests/fixtures/snapshots/yaml/${lower}_${snake}.yaml.snap"
+# From the first write on, a failure takes back everything written.
+saved="$(mktemp -d)"
+cp rules/rules.def docs/rules.md "$saved/"
+take_back() {
+    rm -f "$file" "$fixture" "$snapshot"
+    cp "$saved/rules.def" rules/rules.def
+    cp "$saved/rules.md" docs/rules.md
+    rm -rf "$saved"
+    echo "new-rule.sh failed; what it wrote is taken back" >&2
+}
+trap take_back ERR
 cat > "$file" <<CPP
 // $code $name
 #include <fmt/format.h>
@@ -96,7 +118,6 @@ awk -v line="MBL_RULE($code)" -v code="$code" '
 mv rules/rules.def.tmp rules/rules.def
 
 # The fixture. The placeholder label is also an unknown recompute_modules label, hence RC008.
-fixture="tests/fixtures/yaml/${lower}_${snake}.yaml"
 cat > "$fixture" <<YAML
 # TODO: a config that triggers $code, annotated on the line it reports, and the near misses that must not.
 model:
@@ -109,5 +130,12 @@ cmake --build "$build_dir" --target mbridge-lint -j2 >/dev/null
 # The fixture's rendered output (tests/fixtures/snapshots/).
 BUILD_DIR="$build_dir" scripts/update-snapshots.sh "YAML snapshot $(basename "$fixture")" >/dev/null
 
+trap - ERR
+rm -rf "$saved"
+
 echo "created $file, $fixture and its snapshot; registered $code in rules/rules.def; regenerated docs/rules.md"
-echo "next: the real condition, docs and fixture (the TODOs), then: cmake --build $build_dir -j2 && ctest --test-dir $build_dir -L fast"
+echo "next: the real condition, docs and fixture (the TODOs), then:"
+echo "  cmake --build $build_dir -j2"
+echo "  $build_dir/mbridge-lint rules --format markdown > docs/rules.md    # the docs, from the rule's doc string"
+echo "  BUILD_DIR=$build_dir scripts/update-snapshots.sh \"YAML snapshot $(basename "$fixture")\"    # its output"
+echo "  ctest --test-dir $build_dir -L fast"

@@ -43,7 +43,7 @@ std::string hover_markdown(const EffectiveModel& m, std::string_view field, cons
     std::string shown = effective.display();
     std::string rewrite;
     if (field == "recompute_modules" && m.modules_pre.known) {
-        if (m.modules_pre.defaulted && m.granularity_pre() == "selective") {
+        if (m.modules_pre.defaulted && m.granularity_pre == "selective") {
             shown = "[\"core_attn\"]";
             rewrite = "Megatron Core's `__post_init__` turns `None` into `[\"core_attn\"]` under selective recompute";
         }
@@ -55,7 +55,7 @@ std::string hover_markdown(const EffectiveModel& m, std::string_view field, cons
             rewrite = "`moe_layer_recompute` appends `\"moe\"` (Megatron Core `__post_init__`)";
         }
     }
-    if (field == "recompute_granularity" && m.moe_layer_converted && m.granularity_post != m.granularity_pre()) {
+    if (field == "recompute_granularity" && m.moe_layer_converted && m.granularity_post != m.granularity_pre) {
         shown = fmt::format("\"{}\"", m.granularity_post.value_or("None"));
         rewrite = "`moe_layer_recompute` turns this into selective recompute (Megatron Core `__post_init__`)";
     }

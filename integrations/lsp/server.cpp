@@ -675,10 +675,10 @@ json Server::code_action(const json& params) {
             const int end_line = std::max(d.range.end_line, d.range.line);
             if (!d.range.valid() || d.range.line > want_last_line || end_line < want_first_line) continue;
             actions.push_back(
-                {{"title", d.fix->safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
+                {{"title", d.fix->is_safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
                  {"kind", "quickfix"},
                  {"diagnostics", json::array({to_lsp(d, ranges)})},
-                 {"isPreferred", d.fix->safe},
+                 {"isPreferred", d.fix->is_safe},
                  {"edit", workspace_edit(d.fix->edits)}});
         }
     }

@@ -444,7 +444,6 @@ void BridgeHost::report_unknown_model(Interp& in, const std::string& id, Loc at)
                                fmt::format("the architecture of \"{}\" is not known, so the checks that need it "
                                            "(layers, experts, attention type) are skipped",
                                            id));
-    d.severity = Severity::Warning;
     d.notes.push_back(Note{SourceRange{},
                            "its config.json is not given with --hf-config, not in the Hugging Face cache "
                            "and not in the bundled catalog"});

@@ -8,8 +8,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../support/lint_text.hpp"
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
 
 using nlohmann::json;
 
@@ -80,14 +80,11 @@ Tally run_file(const std::string& name) {
         emit(yaml, row.at("model"));
         yaml << YAML::EndMap;
 
-        const mbl::Revision* rev = mbl::Schema::instance().revision(row.at("mcore").get<std::string>());
-        REQUIRE(rev != nullptr);
-        mbl::SourceManager sources;
-        mbl::Linter linter({rev, {}}, sources);
+        const std::string mcore = row.at("mcore").get<std::string>();
+        REQUIRE(mbl::Schema::instance().revision(mcore) != nullptr);
         const std::string file = row.at("id").get<std::string>() + ".yaml";
-        auto result = linter.lint_yaml_text(file, yaml.c_str());
         std::vector<std::string> errors;
-        for (const auto& d : result.diagnostics)
+        for (const auto& d : mbl::test::lint_text(yaml.c_str(), {.mcore = mcore}, file))
             if (d.severity == mbl::Severity::Error) errors.push_back(d.code + " " + d.message);
         const bool agrees = rejected == !errors.empty();
         if (agrees) {

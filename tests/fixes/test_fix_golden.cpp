@@ -1,15 +1,15 @@
 // Golden files for --fix: tests/data/fixes/<language>/<case>.input.<ext> is fixed by the real pipeline (LintSession +
 // fix_file, the code --fix and the editor's "fix all" run) and must equal <case>.expected.<ext> byte for byte.
-// Header comments select options: `# mcore: 0.20.dev`, `# unsafe-fixes`, `# gpu-memory: 80GiB`.
+// Header comments select `check`'s options (tests/support/fixture_options.hpp): `# mcore: 0.20.dev`,
+// `# gpu-memory: 80GiB`, and `# unsafe-fixes` applies unsafe fixes too.
 // Python cases run through a stand-in recipe front end (tests/support) that records provenance like the real one.
 #include <catch2/catch.hpp>
 #include <filesystem>
-#include <regex>
 
+#include "../support/fixture_options.hpp"
 #include "../support/mini_recipe_front_end.hpp"
 #include "../support/temp_dir.hpp"
 #include "engine/lint_session.hpp"
-#include "memory/estimate.hpp"
 
 namespace fs = std::filesystem;
 using namespace mbl;
@@ -40,21 +40,13 @@ void run_cases(const std::string& language, const std::string& ext, std::size_t 
         INFO("golden " << c.input.filename().string());
         REQUIRE(fs::exists(c.expected));
         const std::string input = test::read_file(c.input.string());
-        std::smatch m;
-        std::string mcore = "0.20.dev";
-        static const std::regex mcore_re(R"(# mcore: (\S+))");
-        if (std::regex_search(input, m, mcore_re)) mcore = m[1];
-        const bool unsafe = input.find("# unsafe-fixes") != std::string::npos;
-        std::optional<double> budget;  // `# gpu-memory: 80GiB` turns on the memory advice rules (RC2xx)
-        static const std::regex budget_re(R"(# gpu-memory: (\S+))");
-        if (std::regex_search(input, m, budget_re)) budget = memory::parse_byte_size(m[1]);
-
+        const test_support::FixtureOptions stated = test_support::options_from_comments(input);
         // In a temporary directory of its own, so no configuration file from the source tree applies.
         test::TempDir dir;
         const std::string path = dir.write("case" + ext, input);
         SourceManager sources;
-        LintSession session(SessionOptions{.mcore = mcore, .gpu_memory_bytes = budget}, sources);
-        FixOutcome outcome = fix_file(session, path, FixOptions{unsafe});
+        LintSession session(stated.session, sources);
+        FixOutcome outcome = fix_file(session, path, FixOptions{stated.unsafe_fixes});
         const std::string fixed = outcome.fixed.count(path) ? outcome.fixed[path] : input;
         CHECK(fixed == test::read_file(c.expected.string()));
         // Nothing but the file itself is ever edited here, and nothing is written by fix_file.
@@ -62,7 +54,7 @@ void run_cases(const std::string& language, const std::string& ext, std::size_t 
         CHECK(test::read_file(path) == input);
         // What is left must not offer an applicable fix any more (the loop ran to its end).
         for (const auto& d : outcome.after.diagnostics)
-            if (d.fix && !d.fix->edits.empty()) CHECK((!d.fix->safe && !unsafe));
+            if (d.fix && !d.fix->edits.empty()) CHECK((!d.fix->is_safe && !stated.unsafe_fixes));
     }
 }
 

@@ -99,7 +99,7 @@ TEST_CASE("every fixture config: estimate, the RC2xx rules and gpu-check's plan 
         RuleOptions options;
         options.gpu_memory_bytes = in.gpu_memory_bytes;
         RuleMemo memo;
-        (void)run_rules(fin.model, options, &memo);
+        (void)rule_diagnostics(fin.model, options, &memo);
         REQUIRE(memo.count("memory-estimate"));
         const auto shared = std::any_cast<std::shared_ptr<const memory::Estimate>>(memo.at("memory-estimate"));
         REQUIRE(shared);
@@ -137,11 +137,11 @@ TEST_CASE("the RC2xx rules compute one estimate per config and share it", "[memo
     REQUIRE(planted->ok);
     RuleMemo memo;
     memo["memory-estimate"] = planted;
-    const auto diags = run_rules(m, options, &memo);
+    const auto diags = rule_diagnostics(m, options, &memo);
     CHECK(std::count_if(diags.begin(), diags.end(), [](const Diagnostic& d) { return d.code == "RC203"; }) == 1);
     CHECK(std::any_cast<std::shared_ptr<const memory::Estimate>>(memo.at("memory-estimate")) == planted);
     // Without the plant, the config fits and nothing is said.
-    const auto fresh = run_rules(m, options);
+    const auto fresh = rule_diagnostics(m, options);
     CHECK(std::none_of(fresh.begin(), fresh.end(), [](const Diagnostic& d) { return d.code.rfind("RC2", 0) == 0; }));
 }
 

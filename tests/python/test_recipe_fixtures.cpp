@@ -4,8 +4,9 @@
 //   other recipe must).
 // YAML files in a tree are linted with it, as configs of that tree (their own `# expect:` lines count too).
 // Each tree under tests/fixtures/python/ is a test case of its own, `Python fixture tree <folder name>`, linted as a
-// whole (every .py file is a target; the tree is the source root). An optional fixture.toml sets `mcore`, `overrides`
-// (command-line overrides) and `targets`. A tree's hf_cache/ folder is its Hugging Face cache; the user's real cache
+// whole (every .py file is a target; the tree is the source root). An optional fixture.toml sets `check` options
+// (`mcore`, `gpu-memory`, ...: tests/support/fixture_options.hpp), `overrides` (command-line overrides), `targets`
+// and `expect` (diagnostics outside the tree's files, "<override 1>:1:RC006"). A tree's hf_cache/ folder is its Hugging Face cache; the user's real cache
 // is never read.
 #include <toml++/toml.h>
 #include <catch2/catch.hpp>
@@ -17,10 +18,10 @@
 #include <sstream>
 
 #include "../support/expect_annotations.hpp"
+#include "../support/fixture_options.hpp"
 #include "../support/per_fixture_tests.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
 #include "parser/overrides.hpp"
 
 namespace fs = std::filesystem;
@@ -64,14 +65,9 @@ fs::path fixture_base() { return fs::path(MBRIDGE_LINT_TEST_DATA) / "fixtures" /
 
 void check_fixture_tree(const fs::path& tree) {
     TreeExpectations expected = read_tree(tree);
-    std::string mcore = "0.20.dev";
-    std::vector<std::string> overrides;
-    std::vector<std::string> targets;
+    test_support::FixtureOptions stated = test_support::options_of_tree(tree);
     if (fs::exists(tree / "fixture.toml")) {
         toml::table t = toml::parse_file((tree / "fixture.toml").string());
-        mcore = t["mcore"].value_or(mcore);
-        if (auto* a = t["overrides"].as_array())
-            for (const auto& o : *a) overrides.push_back(o.value_or(std::string()));
         if (auto* a = t["expect"].as_array())
             for (const auto& o : *a) {
                 // "<override 1>:1:RC006"
@@ -81,23 +77,20 @@ void check_fixture_tree(const fs::path& tree) {
                 expected.diagnostics.emplace(text.substr(0, c1), std::stoi(text.substr(c1 + 1, c2 - c1 - 1)),
                                              text.substr(c2 + 1));
             }
-        if (auto* a = t["targets"].as_array())
-            for (const auto& o : *a) targets.push_back((tree / o.value_or(std::string())).string());
     }
+    std::vector<std::string> targets;
+    for (const auto& t : stated.targets) targets.push_back((tree / t).string());
     // The whole tree, as a directory walk reads it (modules without recipes skipped), unless fixture.toml names targets.
     const bool walk = targets.empty();
     if (walk) targets = expected.files;
-    const mbl::Revision* rev = mbl::Schema::instance().revision(mcore);
-    REQUIRE(rev != nullptr);
 
-    mbl::SessionOptions session_options;
-    session_options.mcore = mcore;
+    mbl::SessionOptions session_options = stated.session;
     session_options.root = tree.string();
     if (fs::exists(tree / "hf_cache")) session_options.hf_configs = {(tree / "hf_cache").string()};
     session_options.jobs = 2;
     std::vector<mbl::Override> parsed;
-    for (size_t i = 0; i < overrides.size(); ++i) {
-        auto p = mbl::parse_override("<override " + std::to_string(i + 1) + ">", overrides[i]);
+    for (size_t i = 0; i < stated.overrides.size(); ++i) {
+        auto p = mbl::parse_override("<override " + std::to_string(i + 1) + ">", stated.overrides[i]);
         REQUIRE(p.override);
         parsed.push_back(*p.override);
     }
@@ -113,6 +106,7 @@ void check_fixture_tree(const fs::path& tree) {
     for (const auto& t : targets) {
         const auto sep = t.find("::");
         mbl::FileResult r = session.lint(t.substr(0, sep), walk, sep == std::string::npos ? "" : t.substr(sep + 2));
+        REQUIRE((r.skipped || r.revision != nullptr));
         for (auto& d : r.diagnostics) diags.push_back(std::move(d));
         recipes += r.recipes;
         for (auto& u : r.unresolved) unresolved_recipes.push_back(u);

@@ -29,7 +29,7 @@ TEST_CASE("recompute_modules None becomes [core_attn] under Megatron's post-init
 
 TEST_CASE("moe_layer_recompute turns into selective + moe after the selective checks", "[finalize]") {
     auto m = effective("model:\n  moe_layer_recompute: true\n");
-    CHECK_FALSE(m.granularity_pre());
+    CHECK_FALSE(m.granularity_pre);
     CHECK(m.granularity_post == "selective");
     CHECK(m.modules_post.labels == std::vector<std::string>{"core_attn", "moe"});
     auto full = effective("model:\n  moe_layer_recompute: true\n  recompute_granularity: full\n");

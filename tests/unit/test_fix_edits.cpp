@@ -30,7 +30,7 @@ std::string edit_yaml(const std::string& text, FieldEdit edit, const std::string
         REQUIRE(at);
         d.range = at->prov().range;
     }
-    d.fix = Fix{"t", {std::move(edit)}, {}, true};
+    d.fix = Fix::safe("t", {std::move(edit)});
     std::vector<Diagnostic> diags{d};
     resolve_fix_edits(diags, loaded.root, sources);
     if (diags[0].fix->edits.empty()) return "<none>";

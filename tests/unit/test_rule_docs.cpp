@@ -3,11 +3,11 @@
 #include <set>
 #include <string>
 
+#include "../support/fixture_options.hpp"
 #include "../support/temp_dir.hpp"
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
-#include "memory/estimate.hpp"
 #include "rules/registry.hpp"
 
 TEST_CASE("every rule has a stable code, a kebab-case name and complete documentation", "[rules][docs]") {
@@ -56,13 +56,8 @@ std::string yaml_block(const std::string& text) {
 // its command line (`--te-version 2.4`, `--gpu-memory 80GiB`, `--data-parallel-size 8`).
 std::set<std::string> codes_for(const std::string& revision, const std::string& example_section,
                                 const std::string& yaml) {
-    mbl::SessionOptions options{.mcore = revision};
-    std::smatch m;
-    static const std::regex te_re(R"(--te-version[ =](\S+))"), gpu_re(R"(--gpu-memory[ =](\S+))"),
-        dp_re(R"(--data-parallel-size[ =](\d+))");
-    if (std::regex_search(example_section, m, te_re)) options.te_version = m[1];
-    if (std::regex_search(example_section, m, gpu_re)) options.gpu_memory_bytes = mbl::memory::parse_byte_size(m[1]);
-    if (std::regex_search(example_section, m, dp_re)) options.data_parallel_size = std::stoi(m[1]);
+    mbl::SessionOptions options = test_support::options_from_command_line(example_section).session;
+    options.mcore = revision;
     mbl::test::TempDir dir;
     mbl::SourceManager sources;
     mbl::LintSession session(options, sources);

@@ -1,5 +1,9 @@
 #include <catch2/catch.hpp>
 
+#include <filesystem>
+#include <set>
+
+#include "../support/lint_text.hpp"
 #include "core/schema.hpp"
 #include "engine/linter.hpp"
 #include "parser/yaml_loader.hpp"
@@ -7,9 +11,7 @@
 
 namespace {
 std::vector<mbl::Diagnostic> lint(const std::string& yaml, const std::string& rev = "0.20.dev") {
-    mbl::SourceManager sources;
-    mbl::Linter linter({mbl::Schema::instance().revision(rev), {}}, sources);
-    return linter.lint_yaml_text("cfg.yaml", yaml).diagnostics;
+    return mbl::test::lint_text(yaml, {.mcore = rev}, "cfg.yaml");
 }
 const mbl::Diagnostic* find(const std::vector<mbl::Diagnostic>& ds, const std::string& code) {
     for (const auto& d : ds)
@@ -98,13 +100,8 @@ TEST_CASE("the TE-version rule needs --te-version", "[rules]") {
         "mixed_precision: bf16_with_mxfp8_mixed\nmodel:\n  num_moe_experts: 8\n  moe_grouped_gemm: true\n"
         "  recompute_granularity: selective\n  recompute_modules: [moe_act]\n";
     CHECK_FALSE(find(lint(yaml), "RC014"));
-    mbl::SourceManager sources;
-    mbl::LintOptions old_te{mbl::Schema::instance().revision("0.20.dev"), {}};
-    old_te.rule_options.te_version = mbl::Version::parse("2.5.1");
-    CHECK(find(mbl::Linter(old_te, sources).lint_yaml_text("c.yaml", yaml).diagnostics, "RC014"));
-    mbl::LintOptions new_te = old_te;
-    new_te.rule_options.te_version = mbl::Version::parse("2.6.0");
-    CHECK_FALSE(find(mbl::Linter(new_te, sources).lint_yaml_text("c.yaml", yaml).diagnostics, "RC014"));
+    CHECK(find(mbl::test::lint_text(yaml, {.mcore = "0.20.dev", .te_version = "2.5.1"}), "RC014"));
+    CHECK_FALSE(find(mbl::test::lint_text(yaml, {.mcore = "0.20.dev", .te_version = "2.6.0"}), "RC014"));
 }
 
 TEST_CASE("0.13 refuses output-discarding recompute under every fp8 recipe, 0.14 only under delayed", "[rules]") {
@@ -121,4 +118,70 @@ TEST_CASE("unknown model fields are input errors with a suggestion", "[rules]") 
     REQUIRE(d);
     CHECK(d->message.find("did you mean \"recompute_granularity\"") != std::string::npos);
     CHECK(d->range.line == 2);
+}
+
+namespace {
+
+// Whether `code` reports on the first config of `yaml` when it runs alone, without the rule runner.
+bool fires_alone(const std::string& code, const std::string& yaml, const mbl::SessionOptions& options) {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / "mbridge-lint-in-memory" / "alone.yaml").string();
+    mbl::SourceManager sources;
+    sources.add(path, yaml);
+    mbl::LintSession session(options, sources);
+    const mbl::FileResult file = session.lint(path);
+    const auto model = session.effective_model(file, 0);
+    const mbl::Rule* rule = mbl::find_rule(code);
+    if (!model || !rule) return false;
+    mbl::RuleContext ctx(*model, file.rule_options);
+    rule->check(ctx);
+    return !ctx.take(rule->info()).empty();
+}
+
+}  // namespace
+
+// Where a rule and one it yields to (RuleInfo::yields_to) would both report, only the one yielded to does: one
+// problem, one report. Removing a yields_to entry fails this test.
+TEST_CASE("a rule that yields to another is quiet where that one reports", "[rules]") {
+    struct Case {
+        std::string yielding, to, yaml;
+        mbl::SessionOptions options = {};
+    };
+    const std::string memory_model =
+        "train: {micro_batch_size: 1, global_batch_size: 64}\nmodel:\n  transformer_impl: local\n  num_layers: 32\n"
+        "  hidden_size: 4096\n  num_attention_heads: 32\n  num_query_groups: 8\n  ffn_hidden_size: 14336\n"
+        "  gated_linear_unit: true\n  normalization: RMSNorm\n  add_bias_linear: false\n  attention_dropout: 0.0\n"
+        "  hidden_dropout: 0.0\n  bf16: true\n  vocab_size: 128256\n  seq_length: 2048\n"
+        "  tensor_model_parallel_size: 4\n  sequence_parallel: true\n  pipeline_model_parallel_size: 2\n"
+        "  recompute_granularity: full\n  recompute_method: uniform\n  recompute_num_layers: 1\n";
+    const std::vector<Case> cases = {
+        {"RC110", "RC007",
+         "model:\n  tensor_model_parallel_size: 1\n  sequence_parallel: true\n  recompute_granularity: full\n"
+         "  recompute_method: uniform\n  recompute_num_layers: 1\n  distribute_saved_activations: true\n"},
+        {"RC116", "RC015",
+         "model:\n  num_moe_experts: 8\n  moe_layer_recompute: true\n  recompute_granularity: full\n"
+         "  recompute_method: uniform\n  recompute_num_layers: 1\n"},
+        {"RC014",
+         "RC013",
+         "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nmodel:\n  num_moe_experts: 8\n"
+         "  moe_grouped_gemm: true\n  recompute_granularity: selective\n  recompute_modules: [moe_act]\n",
+         {.te_version = "2.4.0"}},
+        {"RC109", "RC002", "model:\n  recompute_granularity: Full\n  recompute_modules: [core_attn]\n"},
+        {"RC202", "RC201", memory_model, {.gpu_memory_bytes = 80.0 * (1ull << 30), .data_parallel_size = 8}},
+    };
+    std::set<std::pair<std::string, std::string>> covered;
+    for (const auto& c : cases) {
+        INFO(c.yielding << " yields to " << c.to << "\n" << c.yaml);
+        const auto ds = mbl::test::lint_text(c.yaml, c.options);
+        CHECK(find(ds, c.to));
+        CHECK_FALSE(find(ds, c.yielding));
+        CHECK(fires_alone(c.yielding, c.yaml, c.options));
+        covered.emplace(c.yielding, c.to);
+    }
+    for (const auto& rule : mbl::all_rules())
+        for (const auto to : rule->info().yields_to)
+            if (!to.empty()) {
+                INFO(rule->info().code << " yields to " << to << ": add a case here where both would report");
+                CHECK(covered.count({std::string(rule->info().code), std::string(to)}));
+            }
 }

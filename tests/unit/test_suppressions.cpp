@@ -92,7 +92,7 @@ TEST_CASE("an unused suppression is an info (RC900) with a fix that removes it",
     CHECK(partly.range.column ==
           static_cast<int>(std::string("  recompute_num_layers: 2  # mbridge-lint: disable=RC006, ").size()) + 1);
     REQUIRE(partly.fix);
-    CHECK(partly.fix->safe);
+    CHECK(partly.fix->is_safe);
     // RC006 stays in use, so only ", RC104" goes; the other comment suppresses nothing and goes whole.
     auto once = apply_edits(text, partly.fix->edits);
     REQUIRE(once);

@@ -1,4 +1,5 @@
 # unsafe-fixes
+# mcore: 0.20.dev
 def pretrain_config():
     cfg = _base()
     cfg.model.hidden_dropout = 0.0

@@ -1,3 +1,4 @@
+# mcore: 0.20.dev
 """A recipe that switched from full to selective recompute and kept the layer count."""
 
 

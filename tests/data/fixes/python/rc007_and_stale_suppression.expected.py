@@ -1,3 +1,4 @@
+# mcore: 0.20.dev
 def pretrain_config():
     cfg = _base()
     cfg.model.hidden_dropout = 0.0

@@ -1,5 +1,6 @@
 # unsafe-fixes
 # gpu-memory: 80GiB
+# mcore: 0.20.dev
 def pretrain_config():
     cfg = _base()
     cfg.train.micro_batch_size = 1

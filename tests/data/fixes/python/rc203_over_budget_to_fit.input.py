@@ -1,5 +1,6 @@
 # unsafe-fixes
 # gpu-memory: 80GiB
+# mcore: 0.20.dev
 # RC203: no recompute and over the budget; the fix sets the cheapest option predicted to fit where the recipe sets
 # recompute_granularity, and adds the fields full recompute needs after it.
 def pretrain_config():
