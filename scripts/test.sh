@@ -35,6 +35,8 @@ summary() {
   echo "== per step: wall time, CPU time ($jobs cores; load average now $(cut -d' ' -f1-3 /proc/loadavg))"
   printf '%s\n' "${timings[@]}"
   printf '%6d s %6d s  scripts/test.sh (exit %d)\n' $((SECONDS - started)) "$cpu" "$status"
+  rm -rf "$logs"  # here, not at the end of the script: this trap still writes its CPU mark there
+  return "$status"
 }
 trap summary EXIT
 background_done() {  # NAME PID LOG START: waits for a background step, showing its progress; its log on failure
@@ -89,4 +91,3 @@ background_done "Debian roots for the package tests" "$roots" "$logs/roots.log" 
 echo "== waiting for the fuzz build (sanitizers, clang)"
 background_done "build (fuzz targets, ASan + UBSan)" "$fuzz_build" "$logs/fuzz-build.log" "$fuzz_start"
 timed "fuzz (each target 5 s)" ctest --preset fuzz -L fuzz -j"$jobs"
-rm -rf "$logs"
