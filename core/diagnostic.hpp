@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/model_fields.hpp"
 #include "core/source_range.hpp"
 
 namespace mbl {
@@ -15,11 +16,12 @@ struct Note {
     std::string message;
 };
 
-// A change to a config field, independent of the source language; front ends turn it into text edits.
+// A change to a model field (the config's `model` section), independent of the source language; front ends turn it
+// into text edits.
 struct FieldEdit {
     enum class Op { Remove, Set, ReplaceItem };
     Op op = Op::Set;
-    std::string field;      // dotted path: "model.recompute_num_layers"
+    FieldName field;        // field::recompute_num_layers
     std::string new_value;  // Python/YAML literal text for Set and ReplaceItem
     int item_index = -1;    // for ReplaceItem
 };

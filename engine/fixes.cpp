@@ -47,9 +47,7 @@ bool editable(const Value& v) {
 
 std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, const Value& root,
                                 const SourceManager& sources) {
-    const auto dot = edit.field.find('.');
-    if (dot == std::string::npos) return {};
-    const std::string section = edit.field.substr(0, dot), field = edit.field.substr(dot + 1);
+    const std::string section = "model", field(edit.field.str());
     FieldLookup found = find_field(root, section, field);
     EditSite site;
     site.field = field;

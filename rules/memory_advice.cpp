@@ -40,35 +40,35 @@ void note_assumptions(Diagnostic& d, const memory::Estimate& est) {
 Fix recompute_fix(const EffectiveModel& m, const memory::OptionEstimate& option) {
     const Recompute& rc = option.recompute;
     std::vector<FieldEdit> edits;
-    auto set = [&](const char* field, std::string value) {
-        edits.push_back({FieldEdit::Op::Set, std::string("model.") + field, std::move(value), -1});
+    auto set = [&](FieldName field, std::string value) {
+        edits.push_back({FieldEdit::Op::Set, field, std::move(value), -1});
     };
     switch (rc.granularity) {
-        case Recompute::Granularity::None: set("recompute_granularity", "null"); break;
+        case Recompute::Granularity::None: set(field::recompute_granularity, "null"); break;
         case Recompute::Granularity::Selective: {
-            set("recompute_granularity", "selective");
+            set(field::recompute_granularity, "selective");
             std::string list = "[";
             for (std::size_t i = 0; i < rc.modules.size(); ++i) list += (i ? ", " : "") + rc.modules[i];
-            set("recompute_modules", list + "]");
+            set(field::recompute_modules, list + "]");
             break;
         }
         case Recompute::Granularity::Full:
-            set("recompute_granularity", "full");
-            set("recompute_method", rc.method == Recompute::Method::Block ? "block" : "uniform");
-            set("recompute_num_layers", std::to_string(rc.num_layers));
+            set(field::recompute_granularity, "full");
+            set(field::recompute_method, rc.method == Recompute::Method::Block ? "block" : "uniform");
+            set(field::recompute_num_layers, std::to_string(rc.num_layers));
             break;
     }
     // Fields the new setting does not use are set to None where the config sets them, so that Megatron Core does
     // not reject the result (recompute_method or recompute_num_layers under selective: RC003, RC006) and no new
     // warning follows (recompute_modules under full: RC109).
-    auto clear = [&](const char* field) {
+    auto clear = [&](FieldName field) {
         if (!m[field].is_null() && m[field].prov().origin != Origin::Default) set(field, "null");
     };
     if (rc.granularity != Recompute::Granularity::Full) {
-        clear("recompute_method");
-        clear("recompute_num_layers");
+        clear(field::recompute_method);
+        clear(field::recompute_num_layers);
     } else {
-        clear("recompute_modules");
+        clear(field::recompute_modules);
     }
     return Fix::unsafe(fmt::format("Set the recompute to {}", option.name), std::move(edits));
 }

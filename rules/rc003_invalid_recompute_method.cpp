@@ -54,7 +54,7 @@ public:
                                                rules::quoted_list(allowed), did_you_mean_suffix(text, allowed)));
         if (m.granularity_pre == "selective") {
             RuleContext::hint(d, "under selective recompute the method is not used: remove recompute_method");
-            d.fix = Fix::safe("Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}});
+            d.fix = Fix::safe("Remove recompute_method", {{FieldEdit::Op::Remove, field::recompute_method, "", -1}});
         } else {
             RuleContext::hint(
                 d, "\"uniform\" checkpoints every chunk of recompute_num_layers layers; \"block\" checkpoints "

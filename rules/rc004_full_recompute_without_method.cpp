@@ -50,7 +50,7 @@ public:
                                    "recompute_granularity is \"full\" but recompute_method is not set");
         RuleContext::hint(d, "set recompute_method to \"uniform\" or \"block\"");
         d.fix = Fix::unsafe("Set recompute_method to \"uniform\"",
-                            {{FieldEdit::Op::Set, "model.recompute_method", "uniform", -1}});
+                            {{FieldEdit::Op::Set, field::recompute_method, "uniform", -1}});
     }
 };
 

@@ -56,7 +56,7 @@ public:
         else RuleContext::hint(d, "set recompute_num_layers (1 with \"uniform\" keeps the least memory)");
         // 1 is valid with either method and any stage size; unsafe, since it decides how much is recomputed.
         d.fix =
-            Fix::unsafe("Set recompute_num_layers to 1", {{FieldEdit::Op::Set, "model.recompute_num_layers", "1", -1}});
+            Fix::unsafe("Set recompute_num_layers to 1", {{FieldEdit::Op::Set, field::recompute_num_layers, "1", -1}});
     }
 };
 

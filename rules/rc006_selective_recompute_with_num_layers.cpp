@@ -51,7 +51,7 @@ public:
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
         RuleContext::hint(d, "remove recompute_num_layers (selective recompute applies to every layer)");
         d.fix =
-            Fix::safe("Remove recompute_num_layers", {{FieldEdit::Op::Remove, "model.recompute_num_layers", "", -1}});
+            Fix::safe("Remove recompute_num_layers", {{FieldEdit::Op::Remove, field::recompute_num_layers, "", -1}});
     }
 };
 

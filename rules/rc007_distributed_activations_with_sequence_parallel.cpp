@@ -57,7 +57,7 @@ public:
         RuleContext::hint(d, "sequence parallelism already keeps 1/TP of each checkpointed input: set "
                              "distribute_saved_activations to false");
         d.fix = Fix::safe("Set distribute_saved_activations to false",
-                          {{FieldEdit::Op::Set, "model.distribute_saved_activations", "false", -1}});
+                          {{FieldEdit::Op::Set, field::distribute_saved_activations, "false", -1}});
     }
 };
 

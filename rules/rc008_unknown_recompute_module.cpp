@@ -77,7 +77,7 @@ public:
             if (suggested.empty() && matches.size() == 1)
                 d.fix = Fix::safe(
                     fmt::format("Replace \"{}\" with \"{}\"", label, matches[0]),
-                    {{FieldEdit::Op::ReplaceItem, "model.recompute_modules", matches[0], static_cast<int>(i)}});
+                    {{FieldEdit::Op::ReplaceItem, field::recompute_modules, matches[0], static_cast<int>(i)}});
         }
     }
 };

@@ -49,7 +49,7 @@ public:
                                    "moe_layer_recompute cannot be combined with recompute_granularity \"full\"");
         ctx.note_field(d, field::recompute_granularity, "full recompute is chosen here");
         RuleContext::hint(d, "full recompute already checkpoints the MoE layers: remove moe_layer_recompute");
-        d.fix = Fix::safe("Remove moe_layer_recompute", {{FieldEdit::Op::Remove, "model.moe_layer_recompute", "", -1}});
+        d.fix = Fix::safe("Remove moe_layer_recompute", {{FieldEdit::Op::Remove, field::moe_layer_recompute, "", -1}});
     }
 };
 

@@ -80,8 +80,7 @@ public:
                 fmt::format("recompute_method must be unset when overlap_moe_expert_parallel_comm is enabled{}", mode));
             // Unsafe, unlike RC108's removal of an ignored method: under full recompute the method is in effect, and
             // removing it changes which layers are recomputed.
-            d->fix =
-                Fix::unsafe("Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}});
+            d->fix = Fix::unsafe("Remove recompute_method", {{FieldEdit::Op::Remove, field::recompute_method, "", -1}});
         }
         if (!m[field::recompute_num_layers].is_null())
             add(field::recompute_num_layers,

@@ -43,7 +43,7 @@ public:
             ctx.report(kRule, field::recompute_method,
                        fmt::format("recompute_method \"{}\" is ignored under selective recompute", *method));
         ctx.note_field(d, field::recompute_granularity, "selective recompute is chosen here");
-        d.fix = Fix::safe("Remove recompute_method", {{FieldEdit::Op::Remove, "model.recompute_method", "", -1}});
+        d.fix = Fix::safe("Remove recompute_method", {{FieldEdit::Op::Remove, field::recompute_method, "", -1}});
     }
 };
 

@@ -54,7 +54,7 @@ public:
 
         if (!gran)
             d.fix = Fix::unsafe("Set recompute_granularity to \"selective\"",
-                                {{FieldEdit::Op::Set, "model.recompute_granularity", "selective", -1}});
+                                {{FieldEdit::Op::Set, field::recompute_granularity, "selective", -1}});
     }
 };
 

@@ -59,7 +59,7 @@ public:
         Diagnostic& d = ctx.report(kRule, field::distribute_saved_activations,
                                    "distribute_saved_activations has no effect: " + why);
         d.fix = Fix::safe("Remove distribute_saved_activations",
-                          {{FieldEdit::Op::Remove, "model.distribute_saved_activations", "", -1}});
+                          {{FieldEdit::Op::Remove, field::distribute_saved_activations, "", -1}});
     }
 };
 

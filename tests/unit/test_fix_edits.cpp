@@ -41,12 +41,12 @@ std::string edit_yaml(const std::string& text, FieldEdit edit, const std::string
     return out->text;
 }
 
-FieldEdit remove_field(const std::string& field) { return {FieldEdit::Op::Remove, "model." + field, "", -1}; }
+FieldEdit remove_field(const std::string& field) { return {FieldEdit::Op::Remove, FieldName::named(field), "", -1}; }
 FieldEdit set_field(const std::string& field, const std::string& v) {
-    return {FieldEdit::Op::Set, "model." + field, v, -1};
+    return {FieldEdit::Op::Set, FieldName::named(field), v, -1};
 }
 FieldEdit replace_item(const std::string& field, const std::string& v, int i) {
-    return {FieldEdit::Op::ReplaceItem, "model." + field, v, i};
+    return {FieldEdit::Op::ReplaceItem, FieldName::named(field), v, i};
 }
 
 }  // namespace
@@ -206,7 +206,7 @@ SourceRange statement(const std::string& text, int first_line, int last_line = 0
 std::string edit_python(const std::string& text, const FieldEdit& edit, const Value* value, SourceRange entry,
                         int siblings = 3) {
     EditSite site;
-    site.field = edit.field.substr(edit.field.find('.') + 1);
+    site.field = std::string(edit.field.str());
     site.value = value;
     site.entry = std::move(entry);
     site.siblings = siblings;
