@@ -64,16 +64,8 @@ model:
     "AssertionError",
     "GTP + local CUDA graphs that capture shared_experts"};
 
-// Tied to Megatron Core's raise site only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class SharedExpertsRecomputeWithGtpLocalGraphs final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC031, SharedExpertsRecomputeWithGtpLocalGraphs)
+MBL_DEFINE_RULE(RC031, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

@@ -43,16 +43,8 @@ model:
     "ValueError",
     "CPU offloading can be done only for layers less than|no support for Pipeline parallelism with CPU offloading|CUDA graphs not supported with CPU offloading|cannot be enabled with cpu_offloading"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class CpuOffloadingConflict final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC032, CpuOffloadingConflict)
+MBL_DEFINE_RULE(RC032, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

@@ -44,16 +44,8 @@ model:
     "AssertionError",
     "assert self.offload_modules is not None|Invalid choices for offload_modules|attn_proj cannot be set to offload_modules alone|min_offloaded_tensor_size must be non-negative|activation_offload_fraction must be in range|delta_offload_bytes_across_pp_ranks must be non-negative|fused_group_mlp requires use_transformer_engine_op_fuser|fused_group_mlp offloads the whole fused grouped MLP|does not support offloading 'expert_fc1'|When moe_paged_stash is enabled, offload_modules must not include|fine_grained_offloading_max_inflight_offloads must be"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class InvalidFineGrainedOffloading final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC033, InvalidFineGrainedOffloading)
+MBL_DEFINE_RULE(RC033, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

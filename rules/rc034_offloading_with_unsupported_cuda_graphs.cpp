@@ -47,16 +47,8 @@ model:
     "AssertionError",
     "fine-grained activation offloading is only supported with transformer_engine CUDA graph|Token-drop MoE is temporarily not supported with activation offloading|fine-grained activation offloading with cuda_graph_impl='local'|cuda_graph_warmup_steps must be greater than 0 when enabling fine-grained"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class OffloadingWithUnsupportedCudaGraphs final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC034, OffloadingWithUnsupportedCudaGraphs)
+MBL_DEFINE_RULE(RC034, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

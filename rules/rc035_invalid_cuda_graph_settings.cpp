@@ -42,16 +42,8 @@ model:
     "AssertionError",
     "Invalid cuda graph implementation|enable_cuda_graph and external_cuda_graph cannot be enabled at the same time|Do not use enable_cuda_graph or external_cuda_graph with cuda_graph_impl|cuda_graph_scope must be a string|full scope cannot be used with other scopes|cuda_graph_scope must be a list of CudaGraphScope|cuda_graph_scope and cuda_graph_modules cannot be set together|cuda_graph_modules must be a list of CudaGraphModule|must be empty when cuda_graph_impl=\"full_iteration\"|To use full iteration cuda graph|Invalid inference CUDA graph scope|cuda_graph_dynamic_microbatches is only supported"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class InvalidCudaGraphSettings final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC035, InvalidCudaGraphSettings)
+MBL_DEFINE_RULE(RC035, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

@@ -43,16 +43,8 @@ model:
     "AssertionError",
     "must not contain both moe and moe_router|moe_preprocess cuda graph is only supported with moe_router|moe cuda graph is only supported for MoE|mlp cuda graph is only supported for dense layers|moe cuda graph is only supported with drop-padding MoE|moe_preprocess cuda graph is not supported when there are DtoH|CUDA graph scope on moe and mlp is not supported with overlap_moe_expert_parallel_comm|required for delay_wgrad_compute with partial cuda graph|does not yet support CUDA graphs with gated linear units|TE GroupedGEMM is not supported with CUDA graphs|THD CUDA Graph requires|Batch-invariant MoE supports dynamic dropless routing only"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class UnsupportedCudaGraphCapture final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC036, UnsupportedCudaGraphCapture)
+MBL_DEFINE_RULE(RC036, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

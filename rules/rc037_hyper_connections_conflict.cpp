@@ -43,16 +43,8 @@ model:
     "NotImplementedError",
     "enable_mhc_connections is not compatible with|enable_mhc_connections does not support|mhc_sinkhorn_iterations must be >= 1|mhc_init_gating_factor must be non-negative|use_fused_mhc requires enable_hyper_connections"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class HyperConnectionsConflict final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC037, HyperConnectionsConflict)
+MBL_DEFINE_RULE(RC037, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

@@ -40,16 +40,8 @@ model:
                          "AssertionError",
                          "gdp_num_chunk_states_to_recompute must be in range"};
 
-// Tied to Megatron Core's raise sites only: the rule runner reports it where the compiled __post_init__ raises there
-// (rules/megatron_raises.cpp); no condition is restated here.
-class ChunkStateRecomputeOutOfRange final : public Rule {
-public:
-    const RuleInfo& info() const override { return kRule; }
-    void check(RuleContext&) const override {}
-};
-
 }  // namespace
 
-MBL_DEFINE_RULE(RC038, ChunkStateRecomputeOutOfRange)
+MBL_DEFINE_RULE(RC038, RaiseSiteRule<kRule>)
 
 }  // namespace mbl

@@ -94,6 +94,15 @@ public:
     virtual void check(RuleContext& ctx) const = 0;
 };
 
+// A named rule tied to Megatron Core's raise sites alone, restating no condition: the rule runner reports it where the
+// compiled __post_init__ certainly raises at a site its raise_text names (rules/megatron_raises.cpp).
+template <const RuleInfo& Info>
+class RaiseSiteRule final : public Rule {
+public:
+    const RuleInfo& info() const override { return Info; }
+    void check(RuleContext&) const override {}
+};
+
 }  // namespace mbl
 
 // Defines the factory the registry (rules/rules.def) calls for a rule class, whose RuleInfo is `kRule`. Which revisions
