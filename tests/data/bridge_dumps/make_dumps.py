@@ -153,6 +153,7 @@ for module, names in work:
 
 
 DEADLINE = [float("inf")]  # no process starts after it, so that what was dumped is packed in time
+PRETRAINED = ["/tmp/mbl-pretrained"]  # an empty folder given as a PEFT launch's --pretrained_checkpoint (main makes it)
 
 
 # run_script.py's own main(), once for each launch, in one process a family (importing the stack once): the argv
@@ -221,8 +222,9 @@ def split_modules(modules):
 
 
 def launcher_args(combo, path):
-    # A PEFT launch asserts a pretrained checkpoint path (ConfigContainer.validate); the dry run never reads it.
-    checkpoint = ["--pretrained_checkpoint", "/checkpoints/pretrained"] if combo["task"] == "peft" else []
+    # A PEFT launch asserts that its pretrained checkpoint path exists (ConfigContainer.validate, checkpoint.finalize);
+    # the dry run never reads it, so an empty folder does.
+    checkpoint = ["--pretrained_checkpoint", PRETRAINED[0]] if combo["task"] == "peft" else []
     return ["--model_family_name", combo["family"], "--model_recipe_name", combo["recipe"], "--task", combo["task"],
             "--num_gpus", combo["num_gpus"], "--gpu", combo["gpu"], "--compute_dtype", combo["precision"],
             *checkpoint, "--dryrun", "--save_config_filepath", path]
@@ -258,6 +260,9 @@ def main():
     a.add_argument("--jobs", type=int, default=14)
     a.add_argument("--only", default="", help="a regular expression the recipe names must match")
     a.add_argument("--seconds", type=float, default=float("inf"), help="start no process after this many seconds")
+    a.add_argument("--hide-gpu", action="store_true",
+                   help="CUDA_VISIBLE_DEVICES empty; by default the machine's GPU is visible, because some recipes and "
+                        "validate() read its properties (apply_flex_dispatcher_backend, dsa_kernel_backend=cudnn)")
     a.add_argument("--process-seconds", type=float, default=PROCESS_SECONDS[0], help="one runner process's limit")
     args = a.parse_args()
     PROCESS_SECONDS[0] = args.process_seconds
@@ -271,8 +276,12 @@ def main():
         "PYTHONPATH": ":".join([HERE, os.path.join(stage, "pylibs"), os.path.join(bridge, "src"),
                                 os.path.join(stage, "mcore"), os.path.join(bridge, "scripts/performance")]),
         "MBL_STANDINS": "1", "HF_HOME": hf_home, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
-        "CUDA_VISIBLE_DEVICES": "", "PYTHONDONTWRITEBYTECODE": "1", "WANDB_MODE": "disabled",
+        "PYTHONDONTWRITEBYTECODE": "1", "WANDB_MODE": "disabled",
     })
+    if args.hide_gpu:
+        env["CUDA_VISIBLE_DEVICES"] = ""
+    PRETRAINED[0] = os.path.join(out, "pretrained-checkpoint")
+    os.makedirs(PRETRAINED[0], exist_ok=True)
     os.makedirs(os.path.join(out, "perf"), exist_ok=True)
     os.makedirs(os.path.join(out, "library"), exist_ok=True)
     only = re.compile(args.only) if args.only else None
