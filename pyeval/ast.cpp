@@ -290,6 +290,12 @@ Diagnostic scan_problem(const std::string& file, std::string_view text, const Py
                                         "\"too many nested parentheses\")",
                                         kPythonMaxBrackets));
             break;
+        case PythonScan::Problem::TooManyIndentLevels:
+            d = input_error(InputError::Syntax, at,
+                            fmt::format("invalid Python syntax: more than {} levels of indentation (Python's "
+                                        "\"too many levels of indentation\")",
+                                        kPythonMaxIndentLevels));
+            break;
         case PythonScan::Problem::TooManyBareContinuations:
             d = input_error(InputError::LimitExceeded, at,
                             fmt::format("more than {} lines in a row hold only a line continuation (a backslash); the "

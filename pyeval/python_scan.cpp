@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cctype>
+#include <vector>
 
 namespace mbl::py {
 
@@ -63,6 +64,7 @@ private:
         }
     }
     void token(std::size_t start) {
+        if (logical_line_start_) indent(start);
         line_has_token_ = true;
         bare_continuations_ = 0;
         if (++out_.tokens > max_tokens_) fail(PythonScan::Problem::TooManyTokens, start);
@@ -75,12 +77,20 @@ private:
         while (!at_end()) {
             const std::size_t start = i_;
             const auto c = static_cast<unsigned char>(text_[i_]);
-            if (c == '\n' || c == '\r') {
+            if (c == '\r' && peek(1) == '\n') {
+                ++i_;  // one line end, read at its '\n'
+            } else if (c == '\n' || c == '\r') {
                 line_has_token_ = false;
+                // A new logical line unless a bracket is open, a backslash joined this line to the next, or the line
+                // end is inside an f-string's replacement field.
+                if (brackets_ == 0 && !joined_ && fdepth == 0) logical_line_start_ = true;
+                joined_ = false;
                 ++i_;
+                line_begin_ = i_;
             } else if (c == ' ' || c == '\t' || c == '\f') {
                 ++i_;
             } else if (c == '\\') {
+                joined_ = true;
                 if (line_has_token_) {
                     bare_continuations_ = 0;
                 } else if (++bare_continuations_ > kPythonMaxBareContinuations) {
@@ -196,6 +206,28 @@ private:
         if (peek() == '}') ++i_;
     }
 
+    // The first token of a logical line, at `start`: its column as CPython's tokenizer counts it (a tab to the next
+    // multiple of 8, a form feed back to 0) opens an indentation level or closes those deeper than it.
+    void indent(std::size_t start) {
+        logical_line_start_ = false;
+        int column = 0;
+        for (std::size_t k = line_begin_; k < start; ++k) {
+            if (text_[k] == '\t') {
+                column = (column / 8 + 1) * 8;
+            } else if (text_[k] == '\f') {
+                column = 0;
+            } else {
+                ++column;
+            }
+        }
+        while (!indents_.empty() && indents_.back() > column) indents_.pop_back();
+        if (column > (indents_.empty() ? 0 : indents_.back())) {
+            indents_.push_back(column);
+            if (static_cast<int>(indents_.size()) > kPythonMaxIndentLevels)
+                fail(PythonScan::Problem::TooManyIndentLevels, start);
+        }
+    }
+
     void blank(std::size_t from, std::size_t to) {
         out_.has_comments = true;
         if (!blanked_) return;
@@ -210,6 +242,10 @@ private:
     int brackets_ = 0;
     int fields_ = 0;  // replacement fields open around i_
     bool line_has_token_ = false;
+    bool logical_line_start_ = true;  // no token yet on a line that starts a logical line
+    bool joined_ = false;             // a backslash on this line joins it to the next
+    std::size_t line_begin_ = 0;
+    std::vector<int> indents_;    // the columns of the open indentation levels, innermost last
     int bare_continuations_ = 0;  // lines in a row holding only a backslash
     PythonScan out_;
 };

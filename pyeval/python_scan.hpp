@@ -16,13 +16,23 @@ namespace mbl::py {
 // deeper ("f-string: expressions nested too deeply", 3.12's MAXFSTRINGLEVEL).
 inline constexpr int kPythonMaxBrackets = 200;
 inline constexpr int kPythonMaxFstringNesting = 150;
+// CPython's tokenizer holds at most MAXINDENT (100) indentation levels, the module's own included, so a statement 100
+// levels in is "too many levels of indentation" (IndentationError; 99 compile, measured with CPython 3.11).
+inline constexpr int kPythonMaxIndentLevels = 99;
 // Lines in a row that hold only a line continuation (a backslash): Python reads any number, but tree-sitter-python's
 // scanner re-reads the rest of such a run at each one (4,000 took 0.5 s) and tree-sitter 0.20 crashes past 65,535.
 // Unlike comments they cannot be blanked (the backslash joins lines), so a longer run is refused.
 inline constexpr int kPythonMaxBareContinuations = 1000;
 
 struct PythonScan {
-    enum class Problem { None, TooManyTokens, TooManyBrackets, FstringTooNested, TooManyBareContinuations };
+    enum class Problem {
+        None,
+        TooManyTokens,
+        TooManyBrackets,
+        FstringTooNested,
+        TooManyBareContinuations,
+        TooManyIndentLevels
+    };
     Problem problem = Problem::None;
     std::size_t at = 0;        // byte offset of the token, bracket or f-string where the problem is
     std::uint64_t tokens = 0;  // names, numbers, strings (one each), operators and brackets; comments are not counted

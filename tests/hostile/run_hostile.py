@@ -190,6 +190,12 @@ def py_nested_brackets(depth, opener="(", closer=")"):
     return recipe("X = " + opener * depth + '"full"' + closer * depth)
 
 
+def py_nested_blocks(levels):
+    """A recipe whose module holds `levels` nested blocks (CPython refuses a statement 100 levels in)."""
+    body = "".join(" " * i + "if True:\n" for i in range(levels)) + " " * levels + "pass\n"
+    return body.encode() + recipe('X = "full"')
+
+
 def py_nested_fstrings(depth):
     return recipe("X = " + 'f"{' * depth + '1' + '}"' * depth)
 

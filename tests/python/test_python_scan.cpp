@@ -57,6 +57,43 @@ TEST_CASE("the scan stops at the token past the limit, at a bracket past 200 and
     CHECK(scan("x = f'{a[1]:>{w}} {b != c!r} {{literal}}'\ny = 2\n").tokens == 14);
 }
 
+namespace {
+// `levels` nested `if` blocks, each indented by `step` (a tab counts to the next multiple of 8, as CPython counts it).
+std::string nested_blocks(int levels, const std::string& step = " ") {
+    std::string text;
+    std::string pad;
+    for (int i = 0; i < levels; ++i) {
+        text += pad + "if a:\n";
+        pad += step;
+    }
+    return text + pad + "x = 1\n";
+}
+}  // namespace
+
+TEST_CASE(
+    "indentation past 99 levels is refused as CPython refuses it, and brackets, continuations and dedents are not "
+    "levels",
+    "[python][scan]") {
+    CHECK(scan(nested_blocks(99)).problem == PythonScan::Problem::None);
+    const std::string deep = nested_blocks(100);
+    const PythonScan s = scan(deep);
+    CHECK(s.problem == PythonScan::Problem::TooManyIndentLevels);
+    CHECK(s.at == deep.rfind('x'));  // the statement 100 levels in
+    CHECK(scan(nested_blocks(100, "\t")).problem == PythonScan::Problem::TooManyIndentLevels);
+    // Two blocks of 60 levels one after the other: the second starts at column 0 again.
+    CHECK(scan(nested_blocks(60) + nested_blocks(60)).problem == PythonScan::Problem::None);
+    // Lines inside brackets, after a backslash, and inside a multi-line f-string field start no logical line.
+    std::string bracketed = "x = (\n";
+    for (int i = 1; i < 150; ++i) bracketed += std::string(static_cast<std::size_t>(i), ' ') + "1 +\n";
+    bracketed += "1)\n";
+    CHECK(scan(bracketed).problem == PythonScan::Problem::None);
+    std::string joined = "x = 1 + \\\n";
+    for (int i = 1; i < 150; ++i) joined += std::string(static_cast<std::size_t>(i), ' ') + "1 + \\\n";
+    joined += "1\n";
+    CHECK(scan(joined).problem == PythonScan::Problem::None);
+    CHECK(scan(nested_blocks(99, " ") + "y = 2\r\n").problem == PythonScan::Problem::None);
+}
+
 TEST_CASE("bare line continuations in a row are refused past 1,000, continued lines with content are not",
           "[python][scan]") {
     std::string bare = "x = \\\n";
