@@ -283,7 +283,7 @@ Val dict_clear(Interp& in, Frame&, BuiltinObj& b, CallArgs&, Loc site) {
     return Val::none(site);
 }
 
-constexpr BuiltinEntry kEntries[] = {
+constexpr BuiltinEntry kContainerEntries[] = {
     {Builtin::ListAppend, Receiver::Sequence, seq_append},
     {Builtin::SetAdd, Receiver::Sequence, seq_append},
     {Builtin::ListExtend, Receiver::Sequence, seq_extend},
@@ -312,6 +312,6 @@ constexpr BuiltinEntry kEntries[] = {
 
 }  // namespace
 
-std::span<const BuiltinEntry> container_builtins() { return kEntries; }
+std::span<const BuiltinEntry> container_builtins() { return kContainerEntries; }
 
 }  // namespace mbl::py

@@ -538,7 +538,7 @@ Val builtin_open(Interp&, Frame&, BuiltinObj&, CallArgs&, Loc site) {
 }
 
 // type, id, hash, vars, staticmethod and classmethod (when called, not as decorators) are not modelled.
-constexpr BuiltinEntry kEntries[] = {
+constexpr BuiltinEntry kFunctionEntries[] = {
     {Builtin::Len, Receiver::Any, builtin_len},
     {Builtin::Range, Receiver::Any, builtin_range},
     {Builtin::List, Receiver::Any, builtin_sequence},
@@ -583,6 +583,6 @@ constexpr BuiltinEntry kEntries[] = {
 
 }  // namespace
 
-std::span<const BuiltinEntry> function_builtins() { return kEntries; }
+std::span<const BuiltinEntry> function_builtins() { return kFunctionEntries; }
 
 }  // namespace mbl::py

@@ -159,7 +159,7 @@ Val str_format(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     return Val::str(out, site);
 }
 
-constexpr BuiltinEntry kEntries[] = {
+constexpr BuiltinEntry kStrEntries[] = {
     {Builtin::StrLower, Receiver::Str, str_lower},      {Builtin::StrUpper, Receiver::Str, str_upper},
     {Builtin::StrTitle, Receiver::Str, str_title},      {Builtin::StrCapitalize, Receiver::Str, str_title},
     {Builtin::StrStrip, Receiver::Str, str_strip},      {Builtin::StrLstrip, Receiver::Str, str_strip},
@@ -171,6 +171,6 @@ constexpr BuiltinEntry kEntries[] = {
 
 }  // namespace
 
-std::span<const BuiltinEntry> str_builtins() { return kEntries; }
+std::span<const BuiltinEntry> str_builtins() { return kStrEntries; }
 
 }  // namespace mbl::py

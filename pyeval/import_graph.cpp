@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "core/paths.hpp"
+#include "pyeval/python_scan.hpp"
 
 namespace mbl::py {
 
@@ -14,23 +15,6 @@ namespace {
 bool ident_start(unsigned char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c >= 0x80; }
 bool ident_char(unsigned char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 bool is_quote(char c) { return c == '"' || c == '\''; }
-
-// r, u, b, f, t and their two-letter mixes (rb, fr, ...), any case.
-bool string_prefix(std::string_view word, bool& formatted) {
-    if (word.empty() || word.size() > 2) return false;
-    formatted = false;
-    for (char c : word) {
-        switch (c | 0x20) {
-            case 'f':
-            case 't': formatted = true; break;
-            case 'r':
-            case 'u':
-            case 'b': break;
-            default: return false;
-        }
-    }
-    return true;
-}
 
 enum class Tok { Name, Dot, Comma, LParen, RParen, Star, Semicolon, Colon, Newline, End, Other };
 
@@ -84,7 +68,7 @@ public:
                 const std::string_view word = s_.substr(i_, j - i_);
                 bool formatted = false;
                 i_ = j;
-                if (j < s_.size() && is_quote(s_[j]) && string_prefix(word, formatted)) {
+                if (j < s_.size() && is_quote(s_[j]) && python_string_prefix(word, formatted)) {
                     skip_string(formatted);
                     return t;
                 }
@@ -196,7 +180,8 @@ private:
                 std::size_t j = i_;
                 while (j < s_.size() && ident_char(static_cast<unsigned char>(s_[j]))) ++j;
                 bool formatted = false;
-                const bool prefix = j < s_.size() && is_quote(s_[j]) && string_prefix(s_.substr(i_, j - i_), formatted);
+                const bool prefix =
+                    j < s_.size() && is_quote(s_[j]) && python_string_prefix(s_.substr(i_, j - i_), formatted);
                 i_ = j;
                 if (prefix) skip_string(formatted);
             } else if (c == '(' || c == '[' || c == '{') {

@@ -26,23 +26,6 @@ bool word_byte(unsigned char c) { return (kByteClass[c] & kWord) != 0; }
 bool digit_byte(unsigned char c) { return (kByteClass[c] & kDigit) != 0; }
 bool space_byte(unsigned char c) { return (kByteClass[c] & kSpace) != 0; }
 
-// Whether `word` is a string prefix (r, b, u, f, t and their pairs, any case); `formatted` for f- and t-strings.
-bool string_prefix(std::string_view word, bool& formatted) {
-    if (word.size() > 2) return false;
-    formatted = false;
-    for (char c : word) {
-        switch (std::tolower(static_cast<unsigned char>(c))) {
-            case 'f':
-            case 't': formatted = true; break;  // t-strings (3.14) nest as f-strings do
-            case 'r':
-            case 'b':
-            case 'u': break;
-            default: return false;
-        }
-    }
-    return true;
-}
-
 class Scanner {
 public:
     Scanner(std::string_view text, std::uint64_t max_tokens, std::string* blanked)
@@ -110,7 +93,8 @@ private:
                 while (i_ < text_.size() && word_byte(static_cast<unsigned char>(text_[i_]))) ++i_;
                 bool formatted = false;
                 token(start);
-                if ((peek() == '"' || peek() == '\'') && string_prefix(text_.substr(start, i_ - start), formatted))
+                if ((peek() == '"' || peek() == '\'') &&
+                    python_string_prefix(text_.substr(start, i_ - start), formatted))
                     string(formatted);
             } else if (digit_byte(c) || (c == '.' && digit_byte(static_cast<unsigned char>(peek(1))))) {
                 while (i_ < text_.size() && (word_byte(static_cast<unsigned char>(text_[i_])) || text_[i_] == '.'))
@@ -251,6 +235,22 @@ private:
 };
 
 }  // namespace
+
+bool python_string_prefix(std::string_view word, bool& formatted) {
+    if (word.empty() || word.size() > 2) return false;
+    formatted = false;
+    for (char c : word) {
+        switch (c | 0x20) {  // ASCII lower case; no other byte maps onto these letters
+            case 'f':
+            case 't': formatted = true; break;
+            case 'r':
+            case 'b':
+            case 'u': break;
+            default: return false;
+        }
+    }
+    return true;
+}
 
 PythonScan scan_python(std::string_view text, std::uint64_t max_tokens, std::string* blanked) {
     if (blanked) blanked->clear();

@@ -39,6 +39,10 @@ struct PythonScan {
     bool has_comments = false;
 };
 
+// Whether `word` is a Python string prefix (r, b, u, f, t and their two-letter mixes, any case); `formatted` is set for
+// f- and t-strings (t-strings, 3.14, nest as f-strings do).
+bool python_string_prefix(std::string_view word, bool& formatted);
+
 // Scans `text`, stopping at the first problem. With `blanked` given and a comment found, `*blanked` is `text` with
 // every comment outside f-strings replaced by spaces (byte offsets, and so every location, unchanged).
 PythonScan scan_python(std::string_view text, std::uint64_t max_tokens, std::string* blanked);

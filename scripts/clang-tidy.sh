@@ -19,9 +19,12 @@ if [ -n "${MBRIDGE_LINT_TIDY_SINCE:-}" ]; then
   [ -n "$filter" ] || exit 0
 fi
 log="$(mktemp)"
-trap 'rm -f "$log"' EXIT
+db="$(mktemp -d)"
+trap 'rm -rf "$log" "$db"' EXIT
+# One entry per source: a unity build's database names its batch files instead.
+python3 scripts/tidy_sources.py "$root" "$build_dir" "" --write-db "$db"
 status=0
-"$runner" -quiet -p "$build_dir" -j "$(nproc)" "$filter" >"$log" 2>&1 || status=$?
+"$runner" -quiet -p "$db" -j "$(nproc)" "$filter" >"$log" 2>&1 || status=$?
 # Its findings, without the counts of warnings in system headers that every file prints.
 grep -v -E '^([0-9]+ warnings? generated\.|Suppressed [0-9]+ warnings|Use -header-filter|clang-tidy(-[0-9]+)? )' "$log" || true
 exit "$status"

@@ -4,7 +4,8 @@ reads a file changed since it, committed or not, by the build's record of each o
 source that reads nothing changed gives the findings it gave at that commit. Every source is picked when the change
 reaches them all (.clang-tidy, scripts/clang-tidy.sh, CMake files and presets, schemas/: flags and generated
 headers), when git or ninja cannot tell, and a source the build has no record of is always picked.
-Usage: scripts/tidy_sources.py ROOT BUILD_DIR FILE_REGEX (--since REF | --changed FILE...)
+Usage: scripts/tidy_sources.py ROOT BUILD_DIR FILE_REGEX (--since REF | --changed FILE... | --write-db DIR)
+--write-db writes the build's compile database with one entry per source (unity batches expanded) for clang-tidy.
 Prints a regex matching exactly the picked sources (nothing when none), and a one-line account on standard error."""
 import argparse
 import json
@@ -30,8 +31,38 @@ def changed_since(root, since):
     return [p for p in (diff.stdout + untracked.stdout).splitlines() if p]
 
 
+UNITY_MEMBER = re.compile(r'^#include "(.+)"$', re.M)
+
+
+def unity_members(path):
+    """The sources a unity batch file (CMake's Unity/unity_N_cxx.cxx) includes, in order; [] for any other file."""
+    if "/Unity/unity_" not in path:
+        return []
+    with open(path) as f:
+        return UNITY_MEMBER.findall(f.read())
+
+
+def source_entries(build):
+    """The build's compile commands, one per source: a unity batch's entry stands for each source it includes (clang-tidy
+    checks sources, and a batch's flags are each member's)."""
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        entries = json.load(f)
+    out = []
+    for e in entries:
+        members = unity_members(e["file"])
+        if not members:
+            out.append(e)
+        for member in members:
+            # Without the flag the unity build adds for GCC alone (CMakeLists.txt), which clang does not know.
+            command = e["command"].replace(e["file"], member).replace(" -Wno-subobject-linkage", "")
+            out.append({**e, "file": member, "command": command,
+                        "output": e.get("output", "")})
+    return out
+
+
 def inputs_by_source(build):
-    """Each compiled source -> the files its object was built from; None when ninja has no record."""
+    """Each compiled source -> the files its object was built from; None when ninja has no record. A unity batch's
+    inputs are shared by its members, less the other members' own sources, so that a changed source picks itself."""
     deps = run("ninja", "-C", build, "-t", "deps")
     if deps.returncode:
         return None
@@ -42,14 +73,18 @@ def inputs_by_source(build):
         elif line.strip() and inputs is not None:
             inputs.append(os.path.normpath(os.path.join(build, line.strip())))
             reads.setdefault(inputs[0], set()).add(inputs[-1])
+    for batch in [b for b in reads if "/Unity/unity_" in b]:
+        members = [os.path.normpath(m) for m in unity_members(batch)]
+        shared = reads.pop(batch) - set(members)
+        for member in members:
+            reads[member] = shared | {member}
     return reads
 
 
 def pick(root, build, pattern, changed):
     """(picked sources, every source, whether the change reaches them all)."""
     build = os.path.abspath(build)
-    with open(os.path.join(build, "compile_commands.json")) as f:
-        sources = sorted({e["file"] for e in json.load(f) if re.search(pattern, e["file"])})
+    sources = sorted({e["file"] for e in source_entries(build) if re.search(pattern, e["file"])})
     reads = inputs_by_source(build)
     everything = changed is None or reads is None or any(REACHES_ALL.match(p) for p in changed)
     if everything:
@@ -64,9 +99,15 @@ def main():
     parser.add_argument("build")
     parser.add_argument("pattern")
     which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--write-db", metavar="DIR", help="write the one-entry-per-source compile database there")
     which.add_argument("--since")
     which.add_argument("--changed", nargs="*")
     args = parser.parse_args()
+    if args.write_db:
+        os.makedirs(args.write_db, exist_ok=True)
+        with open(os.path.join(args.write_db, "compile_commands.json"), "w") as f:
+            json.dump(source_entries(os.path.abspath(args.build)), f, indent=1)
+        return
     root = os.path.abspath(args.root)
     changed = changed_since(root, args.since) if args.since else args.changed
     picked, sources, everything = pick(root, args.build, args.pattern, changed)

@@ -12,18 +12,16 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::fixtures;
+using mbl::test::run;
 
 using Run = mbl::test::RunResult;
-
-Run run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
 
 // This process's own folder: the test cases run as processes side by side and write files of the same names.
 std::string write_temp(const std::string& name, const std::string& text) {
     static const mbl::test::TempDir dir;
     return dir.write(name, text);
 }
-
-const std::string fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";
 
 }  // namespace
 

@@ -17,20 +17,18 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::examples;
+using mbl::test::fixtures;
+using mbl::test::has;
+using mbl::test::run;
 
 using mbl::test::run_shell;
 using mbl::test::TempDir;
 
-const std::string fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";
-const std::string examples = std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples/";
-
-mbl::test::RunResult run(const std::string& args) { return run_shell(mbl::test::lint_binary() + " " + args); }
 // Runs in `dir` (relative paths and configuration discovery as a user sees them).
 mbl::test::RunResult run_in(const std::filesystem::path& dir, const std::string& args) {
     return run_shell("cd '" + dir.string() + "' && " + mbl::test::lint_binary() + " " + args);
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 // A config with an error (RC004, an unsafe fix), a warning (RC109, an unsafe fix), a safe fix (RC006 is not here;
 // RC110 removes distribute_saved_activations) and an unknown top-level section (an IN004 warning).

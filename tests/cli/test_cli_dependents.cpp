@@ -6,12 +6,11 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::has;
 
 using mbl::test::read_file;
 using mbl::test::run_shell;
 using mbl::test::TempDir;
-
-bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
 
 const std::string kModel = "from megatron.bridge.models import GPTModelProvider\n"
                            "from megatron.bridge.training.config import ConfigContainer\n";

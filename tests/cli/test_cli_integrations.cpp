@@ -18,6 +18,7 @@ using mbl::test::run_shell;
 using mbl::test::TempDir;
 
 namespace {
+using mbl::test::has;
 
 const std::string kBin = mbl::test::lint_binary();
 
@@ -34,8 +35,6 @@ mbl::test::RunResult sh(const TempDir& dir, const std::string& command) {
     return run_shell("cd " + dir.path().string() + " && " + command);
 }
 mbl::test::RunResult lint(const TempDir& dir, const std::string& args) { return sh(dir, kBin + " " + args); }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 ino_t inode(const std::string& p) {
     struct stat st {};

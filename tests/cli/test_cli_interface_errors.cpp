@@ -10,20 +10,18 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::examples;
+using mbl::test::fixtures;
+using mbl::test::has;
+using mbl::test::run;
 
 using mbl::test::run_shell;
 using mbl::test::TempDir;
 
-const std::string fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";
-const std::string examples = std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples/";
-
-mbl::test::RunResult run(const std::string& args) { return run_shell(mbl::test::lint_binary() + " " + args); }
 // Standard output only.
 mbl::test::RunResult run_stdout(const std::string& args) {
     return run_shell(fmt::format("({} {} 2>/dev/null)", mbl::test::lint_binary(), args));
 }
-
-bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
 std::size_t occurrences(const std::string& text, const std::string& part) {
     std::size_t n = 0;

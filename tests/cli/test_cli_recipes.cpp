@@ -11,16 +11,14 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::has;
+using mbl::test::run;
 
 using Run = mbl::test::RunResult;
-
-Run run(const std::string& args) { return mbl::test::run_shell(mbl::test::lint_binary() + " " + args); }
 
 const std::string tree = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/python/bridge_tree";
 const std::string llama = tree + "/src/megatron/bridge/recipes/llama/llama3.py";
 const std::string yaml_fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";
-
-bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
 
 }  // namespace
 

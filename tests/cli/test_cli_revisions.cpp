@@ -8,14 +8,11 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::has;
+using mbl::test::run;
 
 using json = nlohmann::json;
 using mbl::test::TempDir;
-
-mbl::test::RunResult run(const std::string& args) {
-    return mbl::test::run_shell(mbl::test::lint_binary() + " " + args);
-}
-bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
 
 const std::string kGit = "git -c user.name=t -c user.email=t@example.org -c init.defaultBranch=main ";
 const std::string kMainPin = "2a75ac12c54ba6a42b34024756820bf819a2e25f";  // 0.20.dev

@@ -245,7 +245,7 @@ std::string standin(const std::string& name, const std::string& body) {
     return path;
 }
 
-std::string error_line(const std::string& kind, const std::string& message) {
+std::string error_reply_line(const std::string& kind, const std::string& message) {
     return fmt::format("echo '{{\"event\": \"error\", \"kind\": \"{}\", \"message\": \"{}\"}}'; exit 2", kind, message);
 }
 
@@ -342,7 +342,7 @@ TEST_CASE("the Megatron Core reference says what is missing and exits 2", "[cli]
                                "the Megatron Core reference failed: Megatron Core 0.20.0 rejects the config"},
                               {"out_of_memory", "the GPU ran out of memory", "failed: the GPU ran out of memory"}}) {
         INFO(m.kind);
-        const std::string python = standin(m.kind + ".sh", error_line(m.kind, m.message));
+        const std::string python = standin(m.kind + ".sh", error_reply_line(m.kind, m.message));
         auto r = run("gpu-check " + cfg + " --reference mcore --python " + python);
         INFO(r.out);
         CHECK(r.code == 2);
@@ -496,7 +496,7 @@ TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, M
           "[cli][gpu_check][mcore]") {
     const std::string cfg = write_temp("auto.yaml", kSmall);
     const std::string python =
-        standin("no_torch.sh", error_line("missing_torch", "PyTorch is not importable by the stand-in"));
+        standin("no_torch.sh", error_reply_line("missing_torch", "PyTorch is not importable by the stand-in"));
     const std::string dir = (test_dir() / "harness-requests").string();
     {
         WithHarness with(standin_harness("no_gpu.sh", dir, standin_gpu("no CUDA GPU found on this machine"), {}));
@@ -522,7 +522,7 @@ TEST_CASE("auto falls back to the CUDA harness when the machine lacks PyTorch, M
     }
     // A config Megatron Core rejects is no reason to fall back: auto reports it.
     auto r = run("gpu-check " + cfg + " --python " +
-                 standin("rejects.sh", error_line("cannot_build", "Megatron Core rejects the config")));
+                 standin("rejects.sh", error_reply_line("cannot_build", "Megatron Core rejects the config")));
     CHECK(r.code == 2);
     CHECK(r.out.find("using the CUDA harness") == std::string::npos);
     CHECK(r.out.find("the Megatron Core reference failed: Megatron Core rejects the config") != std::string::npos);

@@ -19,7 +19,7 @@ using nlohmann::json;
 
 namespace {
 
-struct Tally {
+struct PostInitTally {
     int rows = 0, environment = 0, verdicts = 0, possible = 0, messages_checked = 0, messages = 0;
     std::vector<std::string> misses;
 };
@@ -68,8 +68,8 @@ bool same_message(const std::string& ours, const std::string& theirs) {
     return sorted_sets(ours) == sorted_sets(theirs);
 }
 
-Tally run_rows(const std::filesystem::path& file) {
-    Tally t;
+PostInitTally run_rows(const std::filesystem::path& file) {
+    PostInitTally t;
     std::ifstream in(file);
     std::string line;
     while (std::getline(in, line)) {
@@ -139,7 +139,7 @@ TEST_CASE("the compiled __post_init__ gives Megatron Core's verdict on every rec
     for (const auto& entry : std::filesystem::directory_iterator(dir)) {
         if (entry.path().extension() != ".jsonl") continue;
         ++files;
-        Tally t = run_rows(entry.path());
+        PostInitTally t = run_rows(entry.path());
         std::cout << entry.path().filename().string() << ": " << t.verdicts << "/" << t.rows << " verdicts agree ("
                   << t.possible << " rejections only possible), " << t.messages << "/" << t.messages_checked
                   << " first raises with Megatron Core's message; " << t.environment

@@ -18,9 +18,9 @@ using mbl::test::TempDir;
 
 namespace {
 
-const std::string kSource = std::string(MBRIDGE_LINT_TEST_DATA) + "/..";
+const std::string kSourceRoot = std::string(MBRIDGE_LINT_TEST_DATA) + "/..";
 
-const char* kDriver = R"elisp(
+const char* kEmacsDriver = R"elisp(
 (require 'eglot)
 (require 'yaml-mode)
 (require 'json)
@@ -78,13 +78,13 @@ TEST_CASE("Emacs + Eglot with the documented configuration: diagnostics, hover a
         dir.write("project/run.yaml", "model:\n  transformer_impl: local\n  recompute_granularity: selective\n"
                                       "  recompute_num_layers: 2\n  recompute_method: block\n");
     dir.write("project/.mbridge-lint.toml", "mcore = \"0.20.dev\"\n");
-    const std::string driver = dir.write("driver.el", kDriver);
+    const std::string driver = dir.write("driver.el", kEmacsDriver);
     const std::string out = dir / "out.json";
     const std::string env = "HOME=" + (dir / "project") +
                             " PATH=" + fs::path(mbl::test::lint_binary()).parent_path().string() +
                             ":/usr/bin:/bin CONFIG_FILE=" + config + " DRIVER_OUT=" + out + " ";
     auto r = run_shell("cd " + (dir / "project") + " && git init -q && " + env + "timeout 120 emacs --batch -l " +
-                       kSource + "/integrations/editors/mbridge-lint.el -l " + driver);
+                       kSourceRoot + "/integrations/editors/mbridge-lint.el -l " + driver);
     INFO(r.out);
     REQUIRE(fs::exists(out));
     json result = json::parse(read_file(out));
@@ -106,6 +106,6 @@ TEST_CASE("Emacs + Eglot with the documented configuration: diagnostics, hover a
 }
 
 TEST_CASE("docs/integrations.md shows the Emacs configuration that the test runs", "[editors][docs]") {
-    const std::string readme = read_file(kSource + "/docs/integrations.md");
-    CHECK(readme.find(read_file(kSource + "/integrations/editors/mbridge-lint.el")) != std::string::npos);
+    const std::string readme = read_file(kSourceRoot + "/docs/integrations.md");
+    CHECK(readme.find(read_file(kSourceRoot + "/integrations/editors/mbridge-lint.el")) != std::string::npos);
 }

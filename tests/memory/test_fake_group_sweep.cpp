@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/json_value.hpp"
 #include "core/effective_model.hpp"
 #include "core/schema.hpp"
 #include "memory/estimate.hpp"
@@ -35,19 +36,6 @@ Value file(Value v) {
     return v;
 }
 
-Value to_value(const json& j) {
-    if (j.is_boolean()) return Value::boolean(j.get<bool>());
-    if (j.is_number_integer()) return Value::integer(j.get<std::int64_t>());
-    if (j.is_number()) return Value::floating(j.get<double>());
-    if (j.is_string()) return Value::string(j.get<std::string>());
-    if (j.is_array()) {
-        std::vector<Value> items;
-        for (const auto& x : j) items.push_back(to_value(x));
-        return Value::list(std::move(items));
-    }
-    return Value::null();
-}
-
 struct Figures {
     double retained = 0, peak = 0;
     int in_flight = 0;
@@ -60,9 +48,9 @@ Figures predict(const json& shape, const json& recompute, bool& moe) {
     for (const auto& [key, v] : shape["arch"].items()) {
         if (key == "activation")
             model.set("activation_func", file(Value::string("torch.nn.functional." + v.get<std::string>())));
-        else model.set(key, file(to_value(v)));
+        else model.set(key, file(mbl::test::value_from_json(v)));
     }
-    for (const auto& [key, v] : recompute.items()) model.set(key, file(to_value(v)));
+    for (const auto& [key, v] : recompute.items()) model.set(key, file(mbl::test::value_from_json(v)));
     const int pp = shape["pp"].get<int>();
     model.set("transformer_impl", file(Value::string("local")));
     model.set("bf16", file(Value::boolean(true)));

@@ -21,8 +21,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-EffectiveModel model_of(const std::string& yaml, std::string_view recipe = {},
-                        const std::string& revision = "0.20.dev") {
+EffectiveModel job_model_of(const std::string& yaml, std::string_view recipe = {},
+                            const std::string& revision = "0.20.dev") {
     YamlLoadResult loaded = load_yaml("test.yaml", yaml);
     REQUIRE(loaded.ok());
     FinalizeResult fin = finalize(loaded.root, *Schema::instance().revision(revision), {}, nullptr, recipe);
@@ -127,7 +127,7 @@ TEST_CASE("every fixture config: estimate, the RC2xx rules and gpu-check's plan 
 }
 
 TEST_CASE("the RC2xx rules compute one estimate per config and share it", "[memory][job]") {
-    const EffectiveModel m = model_of(kLlamaLora);
+    const EffectiveModel m = job_model_of(kLlamaLora);
     RuleOptions options;
     options.gpu_memory_bytes = 80 * memory::kGiB;
     // A planted estimate that no recompute fits: had a rule computed its own, RC203 would not fire on this config.
@@ -146,7 +146,7 @@ TEST_CASE("the RC2xx rules compute one estimate per config and share it", "[memo
 }
 
 TEST_CASE("PEFT: LoRA adapters train, the frozen base has no gradients or optimizer states", "[memory][job][peft]") {
-    const EffectiveModel m = model_of(kLlamaLora);
+    const EffectiveModel m = job_model_of(kLlamaLora);
     memory::EstimateInputs in;
     in.gpu = "H100";
     const memory::Estimate est = memory::estimate(m, in);
@@ -168,7 +168,7 @@ TEST_CASE("PEFT: LoRA adapters train, the frozen base has no gradients or optimi
     REQUIRE(on_h100.current_option());
     CHECK(*on_h100.current_option()->fits);
     // Activations: each adapter keeps its rank-8 intermediate per token, beside what the base keeps.
-    const EffectiveModel full = model_of(std::string(kLlamaLora).substr(0, std::string(kLlamaLora).find("peft:")));
+    const EffectiveModel full = job_model_of(std::string(kLlamaLora).substr(0, std::string(kLlamaLora).find("peft:")));
     const memory::Estimate trained = memory::estimate(full, in);
     CHECK(est.ranks.front().activations - trained.ranks.front().activations ==
           Approx(r.in_flight * 32 * 4 * 4096.0 * 8 * 2));
@@ -182,10 +182,10 @@ TEST_CASE("the job's GPU count: the command line, else the recipe's name, else 1
         return std::any_of(est.assumptions.begin(), est.assumptions.end(),
                            [&](const memory::Assumption& a) { return a.text.find(words) != std::string::npos; });
     };
-    const memory::Estimate plain = memory::estimate(model_of(yaml), {});
+    const memory::Estimate plain = memory::estimate(job_model_of(yaml), {});
     CHECK(plain.data_parallel == 1);
     CHECK(assumed(plain, "data-parallel size 1 assumed"));
-    const EffectiveModel named = model_of(yaml, "llama3_8b_pretrain_16gpu_h100_bf16_config");
+    const EffectiveModel named = job_model_of(yaml, "llama3_8b_pretrain_16gpu_h100_bf16_config");
     REQUIRE(named.run.gpus.is_int());
     const memory::Estimate from_name = memory::estimate(named, {});
     CHECK(from_name.data_parallel == 8);
@@ -223,7 +223,7 @@ TEST_CASE("pipeline schedules: micro-batches in flight as Megatron Core's schedu
     auto unit = [&](const char* flag) {
         std::string y = yaml;
         y.replace(y.find("DEALLOC"), 7, flag);
-        return memory::estimate(model_of(y), {}).ranks;
+        return memory::estimate(job_model_of(y), {}).ranks;
     };
     const auto kept = unit("false"), freed = unit("true");
     auto stage0 = [](const std::vector<memory::RankEstimate>& ranks) {
@@ -233,7 +233,7 @@ TEST_CASE("pipeline schedules: micro-batches in flight as Megatron Core's schedu
 }
 
 TEST_CASE("the reserve: its own figure, counted by 'fits', changed by --reserve", "[memory][job]") {
-    const EffectiveModel m = model_of(kLlamaLora);
+    const EffectiveModel m = job_model_of(kLlamaLora);
     memory::EstimateInputs in;
     in.gpu_memory_bytes = 80 * memory::kGiB;
     const memory::Estimate est = memory::estimate(m, in);
@@ -284,7 +284,7 @@ optimizer: {{optimizer: adam, use_distributed_optimizer: true{}}}
                                              "torch.float32, exp_avg_dtype: torch.bfloat16, "
                                              "exp_avg_sq_dtype: torch.bfloat16");
         memory::EstimateInputs in;
-        const memory::Estimate est = memory::estimate(model_of(yaml), in);
+        const memory::Estimate est = memory::estimate(job_model_of(yaml), in);
         REQUIRE(est.ok);
         return est.ranks.front();
     };
@@ -315,7 +315,7 @@ optimizer: {{optimizer: adam, use_distributed_optimizer: true{}}}
 // `vocab_parallel_logits.float()` then exp in place (tensor_parallel/cross_entropy.py lines 25 and 61 at 2a75ac12),
 // 4 bytes per token and vocabulary entry, beside the bf16 logits at the loss.
 TEST_CASE("Gemma 3 1B at 32K tokens: the recipe, not the estimate, is wrong about one H100", "[memory][job]") {
-    const EffectiveModel m = model_of(R"(
+    const EffectiveModel m = job_model_of(R"(
 train: {micro_batch_size: 1, global_batch_size: 512}
 model:
   num_layers: 26
@@ -365,7 +365,7 @@ TEST_CASE("MoE `moe` label: estimate's activations are gpu-check's figure, the l
     std::string yaml = read(fs::path(MBRIDGE_LINT_TEST_DATA) / "data/gpu/reference/moe16_top4.yaml");
     yaml.replace(yaml.find("num_layers: 16"), 14, "num_layers: 4");
     yaml.replace(yaml.find("recompute_modules: [moe]"), 24, "recompute_modules: [core_attn, moe]");
-    const memory::Estimate est = memory::estimate(model_of(yaml, {}, "main"), {});
+    const memory::Estimate est = memory::estimate(job_model_of(yaml, {}, "main"), {});
     REQUIRE(est.ok);
     REQUIRE(est.ranks.size() == 1);
     const memory::RankEstimate& r = est.ranks.front();

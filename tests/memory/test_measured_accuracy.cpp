@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "../support/json_value.hpp"
 #include "core/effective_model.hpp"
 #include "core/schema.hpp"
 #include "memory/estimate.hpp"
@@ -22,20 +23,6 @@ namespace {
 
 using nlohmann::json;
 using namespace mbl;
-
-// JSON scalar -> config Value (the measurement lists TransformerConfig fields).
-Value to_value(const json& j) {
-    if (j.is_boolean()) return Value::boolean(j.get<bool>());
-    if (j.is_number_integer()) return Value::integer(j.get<std::int64_t>());
-    if (j.is_number()) return Value::floating(j.get<double>());
-    if (j.is_string()) return Value::string(j.get<std::string>());
-    if (j.is_array()) {
-        std::vector<Value> items;
-        for (const auto& x : j) items.push_back(to_value(x));
-        return Value::list(std::move(items));
-    }
-    return Value::null();
-}
 
 struct Row {
     std::string id;
@@ -55,9 +42,9 @@ Row predict(const json& row) {
             model.set("activation_func", file(Value::string("torch.nn.functional." + v.get<std::string>())));
             continue;
         }
-        model.set(key, file(to_value(v)));
+        model.set(key, file(mbl::test::value_from_json(v)));
     }
-    for (const auto& [key, v] : row["recompute"].items()) model.set(key, file(to_value(v)));
+    for (const auto& [key, v] : row["recompute"].items()) model.set(key, file(mbl::test::value_from_json(v)));
     model.set("transformer_impl", file(Value::string("local")));
     model.set("bf16", file(Value::boolean(true)));
     model.set("seq_length", file(Value::integer(row["s"].get<std::int64_t>())));
@@ -210,9 +197,9 @@ double predicted_overhead(const json& row) {
     Value model = Value::map(Provenance::at(Origin::File, {}));
     for (const auto& [key, v] : row["arch"].items()) {
         if (key == "activation") continue;
-        model.set(key, to_value(v));
+        model.set(key, mbl::test::value_from_json(v));
     }
-    for (const auto& [key, v] : row["recompute"].items()) model.set(key, to_value(v));
+    for (const auto& [key, v] : row["recompute"].items()) model.set(key, mbl::test::value_from_json(v));
     model.set("transformer_impl", Value::string("local"));
     model.set("bf16", Value::boolean(true));
     model.set("seq_length", Value::integer(row["s"].get<std::int64_t>()));

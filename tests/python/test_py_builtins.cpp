@@ -24,7 +24,7 @@ struct Results {
 };
 
 Results run(const std::string& body) {
-    static const char* kHeader = R"(from megatron.bridge.training.config import ConfigContainer, TrainingConfig
+    static const char* kRecipeHeader = R"(from megatron.bridge.training.config import ConfigContainer, TrainingConfig
 from megatron.bridge.models import GPTModelProvider
 
 
@@ -50,7 +50,7 @@ def calc_config() -> ConfigContainer:
     cfg = ConfigContainer(model=GPTModelProvider(), train=TrainingConfig())
     t = cfg.train
 )";
-    TempTree tree({{"r.py", std::string(kHeader) + body + "    return cfg\n"}});
+    TempTree tree({{"r.py", std::string(kRecipeHeader) + body + "    return cfg\n"}});
     Results r{pytest::evaluate(tree, "r.py")};
     REQUIRE(r.e.recipes.count("calc_config"));
     return r;

@@ -11,6 +11,7 @@
 #include "../support/temp_dir.hpp"
 
 namespace {
+using mbl::test::has;
 
 using mbl::test::TempDir;
 
@@ -31,8 +32,6 @@ Bounded lint(const TempDir& dir, const std::string& args) {
     getrusage(RUSAGE_CHILDREN, &usage);
     return {r.code, r.out, usage.ru_maxrss / 1024};
 }
-
-bool has(const std::string& out, const std::string& needle) { return out.find(needle) != std::string::npos; }
 
 // Finished on its own (not killed by `timeout`, no crash signal), within the memory bound.
 void check_bounded(const Bounded& r) {

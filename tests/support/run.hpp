@@ -27,4 +27,13 @@ inline RunResult run_shell(const std::string& command) {
 
 inline std::string lint_binary() { return MBRIDGE_LINT_BINARY; }
 
+// The linter with `args` (a shell command line's words), its output and exit code.
+inline RunResult run(const std::string& args) { return run_shell(lint_binary() + " " + args); }
+
+inline bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+// The test data's folders, each with a trailing slash.
+inline const std::string fixtures = std::string(MBRIDGE_LINT_TEST_DATA) + "/fixtures/yaml/";
+inline const std::string examples = std::string(MBRIDGE_LINT_TEST_DATA) + "/../examples/";
+
 }  // namespace mbl::test

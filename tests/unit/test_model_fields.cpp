@@ -18,7 +18,7 @@ nlohmann::json schema_file(const std::string& name) {
     return nlohmann::json::parse(in);
 }
 
-mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev) {
+mbl::EffectiveModel effective_at(const std::string& yaml, const std::string& rev) {
     auto loaded = mbl::load_yaml("cfg.yaml", yaml);
     REQUIRE(loaded.ok());
     auto fin =
@@ -52,19 +52,19 @@ TEST_CASE("a name known only at run time is checked against the fields", "[field
 }
 
 TEST_CASE("reading a misspelt field by string throws instead of reading None", "[fields]") {
-    const auto m = effective("model:\n  recompute_granularity: full\n  recompute_method: uniform\n", "0.20.dev");
+    const auto m = effective_at("model:\n  recompute_granularity: full\n  recompute_method: uniform\n", "0.20.dev");
     CHECK(m["recompute_method"].as_string() == "uniform");
     CHECK_THROWS_WITH(m["recompute_methd"], Catch::Contains("\"recompute_methd\" is not a field"));
     CHECK_THROWS_AS(m.str("recompute_methd"), std::logic_error);
     CHECK_THROWS_AS(m.flag("sequence_paralel"), std::logic_error);
     CHECK_THROWS_AS(m.known({"recompute_granularity", "recompute_num_layer"}), std::logic_error);
     // A key the config sets is read as written, field or not (the unknown-key check reports it).
-    const auto typo = effective("model:\n  recompute_methd: uniform\n", "0.20.dev");
+    const auto typo = effective_at("model:\n  recompute_methd: uniform\n", "0.20.dev");
     CHECK(typo["recompute_methd"].as_string() == "uniform");
 }
 
 TEST_CASE("a field the revision does not have reads as None through its constant", "[fields]") {
-    const auto m = effective("model:\n  num_layers: 4\n", "0.12");  // moe_paged_stash is a dev-branch field
+    const auto m = effective_at("model:\n  num_layers: 4\n", "0.12");  // moe_paged_stash is a dev-branch field
     REQUIRE_FALSE(m.has(mbl::field::moe_paged_stash));
     CHECK(m[mbl::field::moe_paged_stash].is_null());
     CHECK(m["moe_paged_stash"].is_null());
