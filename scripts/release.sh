@@ -14,13 +14,26 @@
 # .github/workflows/release.yml runs this script as it is; `--tag vV` (the workflow passes the pushed tag) refuses a
 # tag that is not vVERSION. The wheel always holds the binary built here (MBRIDGE_LINT_RELEASE_URL=none: setup.py never
 # takes a published release's binary for a release).
-# Usage: scripts/release.sh [--tag TAG] [OUT_DIR]
+# `--docs-url URL` is the web address of docs/rules.md that the binary's diagnostics link to, each at its rule's
+# section (MBRIDGE_LINT_DOCS_URL; the workflow passes the page at the tag on GitHub); without it they link to the
+# installed copy as a file: address.
+# Usage: scripts/release.sh [--tag TAG] [--docs-url URL] [OUT_DIR]
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+usage="usage: scripts/release.sh [--tag TAG] [--docs-url URL] [OUT_DIR]"
 tag=""
-if [ "${1:-}" = --tag ]; then
-  tag="${2:?usage: scripts/release.sh [--tag TAG] [OUT_DIR]}"
-  shift 2
+docs_url=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --tag) tag="${2:?$usage}"; shift 2 ;;
+    --docs-url) docs_url="${2:?$usage}"; shift 2 ;;
+    -*) echo "$usage" >&2; exit 2 ;;
+    *) break ;;
+  esac
+done
+if [ -n "$docs_url" ]; then
+  [[ "$docs_url" =~ ^https:// ]] || { echo "release: --docs-url must be an https:// address: $docs_url" >&2; exit 2; }
+  export CMAKE_ARGS="${CMAKE_ARGS:-} -DMBRIDGE_LINT_DOCS_URL=$docs_url"
 fi
 out="$(mkdir -p "${1:-$root/dist}" && cd "${1:-$root/dist}" && pwd)"
 fail() { echo "release: $*" >&2; exit 1; }

@@ -46,7 +46,9 @@ if [ -z "${CMAKE_ARGS:-}" ] && command -v ccache > /dev/null; then
   export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$(dirname "$build")}"
   export CMAKE_ARGS="-DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DMBRIDGE_LINT_WERROR=$(cached MBRIDGE_LINT_WERROR)"
 fi
-MBRIDGE_LINT_BUILD_DIR="$static" "$source_dir/scripts/release.sh" "$dist" > "$work/release.log" 2>&1 ||
+# The docs address as the release workflow passes it (the page at the tag on GitHub).
+docs_url="https://github.com/example-org/mbridge-lint/blob/v$version/docs/rules.md"
+MBRIDGE_LINT_BUILD_DIR="$static" "$source_dir/scripts/release.sh" --docs-url "$docs_url" "$dist" > "$work/release.log" 2>&1 ||
   { tail -40 "$work/release.log"; fail "scripts/release.sh failed"; }
 (cd "$dist" && sha256sum --quiet -c SHA256SUMS) || fail "SHA256SUMS does not match the files"
 [ "$(wc -l < "$dist/SHA256SUMS")" -eq 4 ] || fail "SHA256SUMS should list 4 files: $(cat "$dist/SHA256SUMS")"
@@ -60,6 +62,9 @@ for f in "$deb" "$tarball" "$bundle"; do [ -f "$f" ] || fail "the release lacks 
 
 echo "== the binary needs only the C runtime"
 binary="$static/mbridge-lint"
+links="$(cd "$work" && "$binary" check "$source_dir/examples/broken_recompute.yaml" 2>&1 || true)"
+grep -qF "docs: $docs_url#rc004-full-recompute-without-method" <<<"$links" ||
+  fail "diagnostics do not link to each rule's section of $docs_url: $links"
 libs="$(ldd "$binary" | awk '{print $1}' | sed 's|.*/||' | sort | tr '\n' ' ')"
 echo "  $libs"
 for lib in $libs; do
