@@ -344,9 +344,13 @@ bool ImportGraph::scan_into(Entry& e, const std::string& file, const std::string
     // ...` under scripts/performance) is kept under the module's name from the root, the name its dependents are
     // looked up by. Files no script launches (every package module) never look.
     const std::string folder = fs::path(file).parent_path().string();
-    auto bases = launch_bases_.find(folder);
-    if (bases == launch_bases_.end()) bases = launch_bases_.emplace(folder, layout_.launch_bases(file)).first;
-    if (!bases->second.empty())
+    const bool unresolved = std::any_of(e.names.begin(), e.names.end(), [&](const auto& n) { return !resolve(n); });
+    auto bases = launch_bases_.end();
+    if (unresolved) {  // a file whose every import resolves needs no launch folders
+        bases = launch_bases_.find(folder);
+        if (bases == launch_bases_.end()) bases = launch_bases_.emplace(folder, layout_.launch_bases(file)).first;
+    }
+    if (bases != launch_bases_.end() && !bases->second.empty())
         for (auto& name : e.names) {
             if (resolve(name)) continue;
             for (const auto& b : bases->second) {

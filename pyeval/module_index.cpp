@@ -344,6 +344,27 @@ const std::unordered_map<std::string, std::vector<std::string>>& ModuleLayout::l
     return *launcher_pythonpath_;
 }
 
+const std::vector<std::string>& ModuleLayout::scripts_sys_paths(const std::string& dir) const {
+    auto [known, added] = scripts_sys_paths_.try_emplace(dir);
+    if (!added) return known->second;  // every module of a launch folder asks: its scripts are read once
+    const fs::path root(root_);
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+        const fs::path& p = it->path();
+        if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
+        FileText text = read_file_text(p.string(), SourceManager::max_file_bytes());
+        if (text.failure != FileText::Failure::None || !text.text || text.text->find("sys.path.") == std::string::npos)
+            continue;
+        for (const auto& path : script_sys_paths(p, *text.text)) {
+            const auto inside = fs::path(path).lexically_relative(root);
+            if (inside.empty() || inside.native().rfind("..", 0) == 0 || !fs::is_directory(path, ec)) continue;
+            if (std::find(known->second.begin(), known->second.end(), path) == known->second.end())
+                known->second.push_back(path);
+        }
+    }
+    return known->second;
+}
+
 std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file) const {
     std::vector<std::string> out;
     std::lock_guard<std::mutex> lock(scripts_mutex_);
@@ -359,22 +380,8 @@ std::vector<std::string> ModuleLayout::launch_bases(const std::string& abs_file)
         const auto launched = pythonpath.find(dir.string());
         if (!holds_script(dir.string()) && launched == pythonpath.end()) continue;
         add(dir.string());
-        // What the folder's scripts add to sys.path themselves, after their own folder (read again for each module
-        // that asks, once: launch folders are few and small).
-        std::error_code ec;
-        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-            const fs::path& p = it->path();
-            if (p.extension() != ".py" || !it->is_regular_file(ec)) continue;
-            FileText text = read_file_text(p.string(), SourceManager::max_file_bytes());
-            if (text.failure != FileText::Failure::None || !text.text ||
-                text.text->find("sys.path.") == std::string::npos)
-                continue;
-            for (const auto& added : script_sys_paths(p, *text.text)) {
-                const auto inside = fs::path(added).lexically_relative(root);
-                if (inside.empty() || inside.native().rfind("..", 0) == 0 || !fs::is_directory(added, ec)) continue;
-                add(added);
-            }
-        }
+        // What the folder's scripts add to sys.path themselves, after their own folder.
+        for (const auto& added : scripts_sys_paths(dir.string())) add(added);
         // Then PYTHONPATH as the shell launchers that run the folder's scripts set it (Python puts it after the
         // script's folder, before the installed packages).
         if (launched != pythonpath.end())

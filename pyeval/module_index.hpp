@@ -101,6 +101,10 @@ private:
     std::vector<std::string> bases_;
     mutable std::mutex scripts_mutex_;
     mutable std::unordered_map<std::string, bool> holds_script_;  // by folder
+    // What a folder's scripts add to sys.path themselves (sys.path.insert/append), by folder; caller holds
+    // scripts_mutex_.
+    const std::vector<std::string>& scripts_sys_paths(const std::string& dir) const;
+    mutable std::unordered_map<std::string, std::vector<std::string>> scripts_sys_paths_;
     mutable std::optional<std::unordered_map<std::string, std::vector<std::string>>> launcher_pythonpath_;
 };
 

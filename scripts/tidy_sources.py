@@ -4,8 +4,11 @@ reads a file changed since it, committed or not, by the build's record of each o
 source that reads nothing changed gives the findings it gave at that commit. Every source is picked when the change
 reaches them all (.clang-tidy, scripts/clang-tidy.sh, CMake files and presets, schemas/: flags and generated
 headers), when git or ninja cannot tell, and a source the build has no record of is always picked.
-Usage: scripts/tidy_sources.py ROOT BUILD_DIR FILE_REGEX (--since REF | --changed FILE... | --write-db DIR)
---write-db writes the build's compile database with one entry per source (unity batches expanded) for clang-tidy.
+Usage: scripts/tidy_sources.py ROOT BUILD_DIR FILE_REGEX [--since REF | --changed FILE...] [--translation-units]
+(neither --since nor --changed: every source the regex matches)
+--translation-units names what clang-tidy runs on: the unity batches (CMake's Unity/unity_N_cxx.cxx) that hold the
+picked sources, each parsed once for its members as the compiler does (a third of the time), and the sources that
+compile alone.
 Prints a regex matching exactly the picked sources (nothing when none), and a one-line account on standard error."""
 import argparse
 import json
@@ -43,8 +46,7 @@ def unity_members(path):
 
 
 def source_entries(build):
-    """The build's compile commands, one per source: a unity batch's entry stands for each source it includes (clang-tidy
-    checks sources, and a batch's flags are each member's)."""
+    """The build's compile commands, one per source: a unity batch's entry stands for each source it includes."""
     with open(os.path.join(build, "compile_commands.json")) as f:
         entries = json.load(f)
     out = []
@@ -53,11 +55,21 @@ def source_entries(build):
         if not members:
             out.append(e)
         for member in members:
-            # Without the flag the unity build adds for GCC alone (CMakeLists.txt), which clang does not know.
-            command = e["command"].replace(e["file"], member).replace(" -Wno-subobject-linkage", "")
-            out.append({**e, "file": member, "command": command,
+            out.append({**e, "file": member, "command": e["command"].replace(e["file"], member),
                         "output": e.get("output", "")})
     return out
+
+
+def translation_units(build, sources):
+    """The compile database's files that compile `sources`: a unity batch for its members, else the source."""
+    with open(os.path.join(build, "compile_commands.json")) as f:
+        files = [e["file"] for e in json.load(f)]
+    wanted, out = set(sources), []
+    for tu in files:
+        members = unity_members(tu) or [tu]
+        if wanted.intersection(members) and tu not in out:
+            out.append(tu)
+    return sorted(out)
 
 
 def inputs_by_source(build):
@@ -98,22 +110,21 @@ def main():
     parser.add_argument("root")
     parser.add_argument("build")
     parser.add_argument("pattern")
-    which = parser.add_mutually_exclusive_group(required=True)
-    which.add_argument("--write-db", metavar="DIR", help="write the one-entry-per-source compile database there")
+    which = parser.add_mutually_exclusive_group()  # neither: every source
+    parser.add_argument("--translation-units", action="store_true",
+                        help="print a regex of the build's translation units holding the picked sources (a unity "
+                             "batch for its members) instead of the sources")
     which.add_argument("--since")
     which.add_argument("--changed", nargs="*")
     args = parser.parse_args()
-    if args.write_db:
-        os.makedirs(args.write_db, exist_ok=True)
-        with open(os.path.join(args.write_db, "compile_commands.json"), "w") as f:
-            json.dump(source_entries(os.path.abspath(args.build)), f, indent=1)
-        return
     root = os.path.abspath(args.root)
-    changed = changed_since(root, args.since) if args.since else args.changed
+    changed = changed_since(root, args.since) if args.since else args.changed if args.changed is not None else None
     picked, sources, everything = pick(root, args.build, args.pattern, changed)
     why = "every one: the change reaches them all" if everything else "those reading a changed file"
     since = f" since {args.since}" if args.since else ""
     print(f"clang-tidy: {len(picked)} of {len(sources)} sources, {why}{since}", file=sys.stderr)
+    if args.translation_units:
+        picked = translation_units(os.path.abspath(args.build), picked)
     print("^(" + "|".join(map(re.escape, picked)) + ")$" if picked else "")
 
 

@@ -34,4 +34,13 @@ picked, sources, everything = tidy_sources.pick(root, build, pattern, None)
 expect("when git cannot tell, every source", everything and picked == sources)
 picked, sources, everything = tidy_sources.pick(root, build, "^/nowhere/", [rule])
 expect("a pattern matching nothing picks nothing", picked == [] and sources == [])
+tus = tidy_sources.translation_units(build, [os.path.join(root, rule)])
+members = [m for tu in tus for m in (tidy_sources.unity_members(tu) or [tu])]
+expect(f"a source's translation unit is the one file that compiles it ({tus})",
+       len(tus) == 1 and os.path.join(root, rule) in members)
+_, sources, _ = tidy_sources.pick(root, build, pattern, None)
+tus = tidy_sources.translation_units(build, sources)
+covered = {m for tu in tus for m in (tidy_sources.unity_members(tu) or [tu])}
+expect(f"every product source is in one of the {len(tus)} translation units clang-tidy parses",
+       set(sources) <= covered and len(tus) <= len(sources))
 sys.exit(1 if failures else 0)
