@@ -32,8 +32,9 @@ std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRa
 
 namespace {
 
-const char* const kRecomputeFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers",
-                                        "recompute_modules", "distribute_saved_activations"};
+constexpr FieldName kRecomputeFields[] = {field::recompute_granularity, field::recompute_method,
+                                          field::recompute_num_layers, field::recompute_modules,
+                                          field::distribute_saved_activations};
 
 // The first unknown inside a value.
 const Value* first_unknown(const Value& v) {
@@ -108,14 +109,14 @@ LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const Precis
     auto model = effective_model(std::move(root), anchor, result.diagnostics, precision, recipe);
     if (model) {
         result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
-                                       [&](const char* f) { return (*model)[f].contains_unknown(); });
+                                       [&](FieldName f) { return (*model)[f].contains_unknown(); });
         // A call the evaluator did not follow that received the config leaves fields it may have written unknown:
         // the recipe is not resolved, whichever fields they are.
         model->for_each_field([&](const Value::Entry& e) {
             const Value* u = first_unknown(e.value);
             if (u && u->unknown_reason().rfind(py::kUnfollowedCall, 0) == 0) result.resolved = false;
         });
-        result.architecture_known = model->known({"num_layers", "hidden_size", "num_attention_heads"});
+        result.architecture_known = model->known({field::num_layers, field::hidden_size, field::num_attention_heads});
         const bool overlay = recipe.empty() && !model->full_dump && in_bridge_checkout(anchor.file);
         for (auto& d : rule_diagnostics(*model, options_.rule_options)) {
             const Rule* rule = find_rule(d.code);
