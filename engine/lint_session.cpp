@@ -13,6 +13,7 @@
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
+#include "engine/linter.hpp"
 #include "engine/mcore_trees.hpp"
 #include "engine/suppressions.hpp"
 
@@ -303,18 +304,15 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
     keep();
     std::vector<Diagnostic> diags = std::move(parsed.errors);
     const bool usable = diags.empty();
-    LintOptions lint_options{out.revision, out.rule_options};
-    lint_options.prepare = options_.prepare;
-    lint_options.show_unknowns = options_.show_unknowns;
-    Linter linter(lint_options, sources_);
+    const LintOptions lint_options{out.revision, out.rule_options, options_.prepare, options_.show_unknowns};
     std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config;
     for (const auto& config_tree : parsed.configs) {
         if (cancelled_ && cancelled_()) {
             out.cancelled = true;
             return out;
         }
-        LintResult r =
-            linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get(), config_tree.label);
+        LintResult r = lint_tree(lint_options, config_tree.root, config_tree.anchor, config_tree.precision.get(),
+                                 config_tree.label);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         std::vector<Diagnostic> found = config_tree.findings;
         for (auto& d : r.diagnostics) found.push_back(std::move(d));
@@ -365,12 +363,23 @@ bool LintSession::excluded(const std::string& path) {
     return loaded->ok() && path_excluded(path, loaded->config, options_.selection);
 }
 
+Value LintSession::prepared_tree(const ParsedConfig& config, const Revision& revision,
+                                 std::vector<Diagnostic>& problems) const {
+    Value tree = config.root;
+    if (options_.prepare) options_.prepare(tree, revision, problems);
+    return tree;
+}
+
+EffectiveModel LintSession::effective_model(Value tree, const ParsedConfig& config, const Revision& revision,
+                                            std::vector<Diagnostic>& problems) const {
+    return model_of_tree(std::move(tree), revision, config.anchor, problems, config.precision.get(), config.label);
+}
+
 std::optional<EffectiveModel> LintSession::effective_model(const FileResult& file, std::size_t index) const {
     if (index >= file.configs.size() || !file.revision) return std::nullopt;
-    Linter linter(LintOptions{file.revision, file.rule_options}, sources_);
-    std::vector<Diagnostic> ignored;
-    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored,
-                                  file.configs[index].precision.get(), file.configs[index].label);
+    std::vector<Diagnostic> ignored;  // the lint reported them
+    const ParsedConfig& config = file.configs[index];
+    return effective_model(prepared_tree(config, *file.revision, ignored), config, *file.revision, ignored);
 }
 
 std::set<std::string> LintSession::dependencies(const std::string& path) {

@@ -19,10 +19,14 @@
 #include "core/paths.hpp"
 #include "core/revision_detection.hpp"
 #include "core/source_manager.hpp"
-#include "engine/linter.hpp"
 #include "parser/front_end.hpp"
+#include "rules/rule.hpp"
 
 namespace mbl {
+
+// Runs on every config tree before it is checked (--config-file and command-line overrides, see
+// cli/recipe_options.cpp); must be thread-safe. Problems it finds go to `diagnostics`.
+using ConfigPreparer = std::function<void(Value& root, const Revision& revision, std::vector<Diagnostic>& diagnostics)>;
 
 struct SessionOptions {
     std::string mcore{};                       // --mcore: wins over the configuration file
@@ -91,7 +95,14 @@ public:
     // the command line's). A configuration with errors excludes nothing: linting the file reports them.
     bool excluded(const std::string& path);
 
-    // The effective model of one config of a linted file (for hover).
+    // One config of a linted file as the lint read it: the front end's tree with the session's --config-file trees
+    // and overrides applied at `revision` (what they get wrong goes to `problems`).
+    Value prepared_tree(const ParsedConfig& config, const Revision& revision, std::vector<Diagnostic>& problems) const;
+    // The effective model of `tree`, a prepared tree of `config`, at `revision` (show, estimate); the problems
+    // validation finds go to `problems`.
+    EffectiveModel effective_model(Value tree, const ParsedConfig& config, const Revision& revision,
+                                   std::vector<Diagnostic>& problems) const;
+    // The effective model of one config of a linted file, as the lint saw it (hover); nullopt when there is none.
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;
 
     // Asked between the configs of a file (a recipe module defines many): true stops the lint early. The LSP server
