@@ -282,14 +282,7 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
             input_error(InputError::UnknownValue, SourceRange::whole_file(path), out.revision_choice.reason));
         return out;
     }
-    const std::string te =
-        options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
-    if (!te.empty()) out.rule_options.te_version = Version::parse(te);
-    if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
-    else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
-    out.rule_options.data_parallel_size = options_.data_parallel_size;
-    out.rule_options.gpus = options_.gpus;
-    out.rule_options.reserve_bytes = options_.reserve_bytes;
+    out.rule_options = rule_options(config);
 
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx = parse_context(config);
@@ -304,12 +297,36 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
     keep();
     std::vector<Diagnostic> diags = std::move(parsed.errors);
     const bool usable = diags.empty();
+    if (!lint_configs(parsed.configs, out, diags)) return out;
+    out.configs = std::move(parsed.configs);
+    suppress(diags, path, *text, usable);
+    apply_rule_selection(diags, config, path, options_.selection);
+    sort_diagnostics(diags);
+    out.diagnostics = std::move(diags);
+    return out;
+}
+
+RuleOptions LintSession::rule_options(const ProjectConfig& config) const {
+    RuleOptions options;
+    const std::string te =
+        options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
+    if (!te.empty()) options.te_version = Version::parse(te);
+    if (options_.gpu_memory_bytes) options.gpu_memory_bytes = options_.gpu_memory_bytes;
+    else if (config.gpu_memory) options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
+    options.data_parallel_size = options_.data_parallel_size;
+    options.gpus = options_.gpus;
+    options.reserve_bytes = options_.reserve_bytes;
+    return options;
+}
+
+bool LintSession::lint_configs(const std::vector<ParsedConfig>& configs, FileResult& out,
+                               std::vector<Diagnostic>& diags) {
     const LintOptions lint_options{out.revision, out.rule_options, options_.prepare, options_.show_unknowns};
     std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config;
-    for (const auto& config_tree : parsed.configs) {
+    for (const auto& config_tree : configs) {
         if (cancelled_ && cancelled_()) {
             out.cancelled = true;
-            return out;
+            return false;
         }
         LintResult r = lint_tree(lint_options, config_tree.root, config_tree.anchor, config_tree.precision.get(),
                                  config_tree.label);
@@ -334,15 +351,18 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
         for (auto& [recipe, found] : per_config)
             for (auto& d : found) diags.push_back(std::move(d));
     }
-    out.configs = std::move(parsed.configs);
+    return true;
+}
 
-    // Suppression comments of every file a diagnostic points into; only this file's unused ones are reported
-    // (a helper's suppression may serve recipes that are not linted in this run).
+// Suppression comments of every file a diagnostic points into; only this file's unused ones are reported (a helper's
+// suppression may serve recipes that are not linted in this run). `usable`: the file parsed without errors.
+void LintSession::suppress(std::vector<Diagnostic>& diags, const std::string& path, const std::string& text,
+                           bool usable) {
     std::set<std::string> files{path};
     for (const auto& d : diags)
         if (!d.range.file.empty()) files.insert(d.range.file);
     for (const auto& file : files) {
-        const std::string* t = file == path ? text : sources_.load(file);
+        const std::string* t = file == path ? &text : sources_.load(file);
         if (!t) continue;
         SuppressionSet set = find_suppressions(file, *t, front_end_or_yaml(file).comments(*t));
         apply_suppressions(diags, set);
@@ -351,11 +371,6 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
         if (usable)
             for (auto& d : unused_suppressions(set, *t)) diags.push_back(std::move(d));
     }
-
-    apply_rule_selection(diags, config, path, options_.selection);
-    sort_diagnostics(diags);
-    out.diagnostics = std::move(diags);
-    return out;
 }
 
 bool LintSession::excluded(const std::string& path) {

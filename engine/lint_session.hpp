@@ -137,6 +137,11 @@ private:
     // lint_target once the file's text is read; `kept`: the SourceManager holds it (else it is added unless the
     // file is skipped).
     FileResult lint_text(const LintTarget& target, int jobs, const std::string& text, bool kept);
+    RuleOptions rule_options(const ProjectConfig& config) const;  // the command line's over the configuration's
+    // Lints each config the front end read; the diagnostics go to `diags` (merged across recipes unless the options
+    // say otherwise), the counts to `out`. false when cancelled.
+    bool lint_configs(const std::vector<ParsedConfig>& configs, FileResult& out, std::vector<Diagnostic>& diags);
+    void suppress(std::vector<Diagnostic>& diags, const std::string& path, const std::string& text, bool usable);
     // FrontEnd::name_document for each target, before they are linted.
     void name_documents(const std::vector<LintTarget>& targets);
     ParseContext parse_context(const ProjectConfig& config);
