@@ -19,7 +19,6 @@
 #include "engine/changed_files.hpp"
 #include "engine/file_output.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
 #include "engine/walk.hpp"
 #include "report/report.hpp"
 

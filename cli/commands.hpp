@@ -9,7 +9,6 @@
 
 #include "config/rule_selection.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
 
 namespace CLI {
 class App;

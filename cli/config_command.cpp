@@ -60,6 +60,142 @@ json command_line_layer(const CommandLineSelection& s) {
     return layer;
 }
 
+const SettingSource kCommandLine{SettingSource::Kind::CommandLine, {}};
+
+// The revision in force and where it came from: the command line, the configuration, the Bridge checkout around the
+// path, or the default; `facts` is the revision whose config classes are read.
+struct RevisionSetting {
+    Setting<std::string> mcore;
+    const Revision* facts = nullptr;
+    std::optional<RevisionChoice> detected;   // a Bridge checkout's pin
+    std::optional<RevisionChoice> from_path;  // --mcore-path
+};
+
+// nullopt (said on stderr) when --mcore-path names no usable tree.
+std::optional<RevisionSetting> revision_setting(const ConfigArgs& args, const ProjectConfig& c) {
+    const Schema& schema = Schema::instance();
+    RevisionSetting r;
+    r.mcore = {schema.revision(schema.default_revision())->name, {}};
+    if (c.mcore) r.mcore = *c.mcore;
+    if (!args.mcore.empty()) r.mcore = {resolve_revision(args.mcore)->name, kCommandLine};
+    // Neither says: the revision a Bridge checkout around PATH pins (docs/user-guide.md "Revision detection"), its
+    // config classes read from the checkout when it is checked out.
+    if (!c.mcore && args.mcore.empty() && args.mcore_path.empty())
+        if (auto d = RevisionDetector().detect(args.path)) r.detected = with_facts(*d);
+    if (r.detected) r.mcore.value = r.detected->revision->name;
+    r.facts = r.detected ? r.detected->revision : schema.revision(r.mcore.value);
+    if (args.mcore_path.empty()) return r;
+    r.from_path = choice_for_mcore_path(args.mcore_path, c.mcore || !args.mcore.empty() ? r.facts : nullptr,
+                                        fmt::format("mcore = {}", r.mcore.value));
+    if (!r.from_path->revision) {
+        std::cerr << "mbridge-lint: " << r.from_path->reason << '\n';
+        return std::nullopt;
+    }
+    r.facts = r.from_path->revision;
+    r.mcore = {r.facts->name, kCommandLine};
+    return r;
+}
+
+// The memory budget in force as {text, bytes}, null when unset; nullopt (said on stderr) for a malformed
+// --gpu-memory.
+std::optional<json> gpu_memory_setting(const ConfigArgs& args, const ProjectConfig& c) {
+    if (args.gpu_memory.empty())
+        return c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}}
+                            : json(nullptr);
+    auto size = parse_memory_size(args.gpu_memory);
+    if (!size) {
+        std::cerr << fmt::format("mbridge-lint: --gpu-memory \"{}\" is not a memory size such as 80GiB\n",
+                                 args.gpu_memory);
+        return std::nullopt;
+    }
+    return json{{"text", size->text}, {"bytes", size->bytes}};
+}
+
+// One row per key: name, value as JSON, source.
+using SettingRows = std::vector<std::tuple<std::string, json, SettingSource>>;
+
+SettingRows setting_rows(const ConfigArgs& args, const ProjectConfig& c, const RevisionSetting& r, json gpu) {
+    std::optional<Setting<std::string>> te = c.te_version;
+    if (!args.te_version.empty()) te = Setting<std::string>{args.te_version, kCommandLine};
+    SettingRows rows;
+    rows.emplace_back("mcore", r.mcore.value, r.mcore.source);
+    rows.emplace_back("mcore-path", args.mcore_path.empty() ? json(nullptr) : json(args.mcore_path),
+                      args.mcore_path.empty() ? SettingSource{} : kCommandLine);
+    rows.emplace_back("te-version", te ? json(te->value) : json(nullptr), te ? te->source : SettingSource{});
+    rows.emplace_back("select", string_list(c.select.value), c.select.source);
+    rows.emplace_back("extend-select", string_list(c.extend_select.value), c.extend_select.source);
+    rows.emplace_back("ignore", string_list(c.ignore.value), c.ignore.source);
+    json pfi = json::object();
+    for (const auto& p : c.per_file_ignores.value) pfi[p.pattern] = string_list(p.codes);
+    rows.emplace_back("per-file-ignores", pfi, c.per_file_ignores.source);
+    json sev = json::object();
+    for (const auto& o : c.severity.value) sev[o.code] = severity_name(o.severity);
+    rows.emplace_back("severity", sev, c.severity.source);
+    rows.emplace_back("exclude", string_list(c.exclude.value), c.exclude.source);
+    rows.emplace_back("extend-exclude", string_list(c.extend_exclude.value), c.extend_exclude.source);
+    rows.emplace_back("root", c.root.value, c.root.source);
+    rows.emplace_back("gpu-memory", std::move(gpu),
+                      !args.gpu_memory.empty() ? kCommandLine
+                      : c.gpu_memory           ? c.gpu_memory->source
+                                               : SettingSource{});
+    rows.emplace_back("hf-config-paths", string_list(c.hf_config_paths.value), c.hf_config_paths.source);
+    return rows;
+}
+
+void write_config_json(const ConfigArgs& args, const ProjectConfig& c, const RevisionSetting& r,
+                       const SettingRows& rows) {
+    json doc;
+    doc["kind"] = "config";  // schemas/output/config.schema.json
+    doc["version"] = 1;
+    doc["path"] = args.path;
+    doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
+    doc["extends"] = string_list(c.extends);
+    json settings = json::object();
+    for (const auto& [key, value, source] : rows) settings[key] = {{"value", value}, {"source", source_json(source)}};
+    if (r.detected)
+        settings["mcore"]["source"] = {
+            {"detected",
+             {{"checkout", r.detected->checkout},
+              {"commit", r.detected->commit.empty() ? json(nullptr) : json(r.detected->commit)},
+              {"reason", r.detected->reason}}}};
+    settings["mcore"]["facts"] = r.facts->facts_source();
+    if (r.from_path) settings["mcore"]["source"] = {{"mcore-path", {{"reason", r.from_path->reason}}}};
+    doc["settings"] = std::move(settings);
+    if (args.command_line) doc["command_line"] = command_line_layer(*args.command_line);
+    std::cout << doc.dump(2) << '\n';
+}
+
+void write_config_text(const ConfigArgs& args, const ProjectConfig& c, const RevisionSetting& r,
+                       const SettingRows& rows) {
+    std::cout << fmt::format("configuration for {}\nconfig file: {}\n", args.path,
+                             c.file.empty() ? "none found (defaults)" : c.file);
+    // A value set in a base file shows that file as its source.
+    if (!c.extends.empty()) std::cout << fmt::format("extends: {}\n", fmt::join(c.extends, " -> "));
+    std::cout << '\n';
+    for (const auto& [key, value, source] : rows) {
+        std::string shown = value.is_null() ? "unset" : value.dump();
+        if (key == "gpu-memory" && !value.is_null())
+            shown =
+                fmt::format("\"{}\" ({} bytes)", value["text"].get<std::string>(), value["bytes"].get<std::uint64_t>());
+        std::string from = source.describe();
+        if (key == "mcore" && r.detected)
+            from = fmt::format("detected from {}: {}", r.detected->checkout, r.detected->reason);
+        if (key == "root" && source.kind == SettingSource::Kind::Default)
+            from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
+        if (key == "mcore" && r.from_path) from = r.from_path->reason;
+        std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);
+    }
+    if (args.command_line) {
+        const json layer = command_line_layer(*args.command_line);
+        if (!layer.empty()) {
+            std::cout << "\ncommand line, a layer over the configuration (docs/user-guide.md#selecting-rules):\n";
+            for (const auto& [key, value] : layer.items()) std::cout << fmt::format("{:<17}= {}\n", key, value.dump());
+        }
+    }
+    std::cout << fmt::format("\nMegatron Core {} facts (config classes, defaults, recompute labels): {}\n",
+                             r.facts->name, r.facts->facts_source());
+}
+
 }  // namespace
 
 int run_config(const ConfigArgs& args) {
@@ -81,118 +217,14 @@ int run_config(const ConfigArgs& args) {
         write_text(std::cerr, loaded->errors, sources, TextStyle{use_color("auto")});
         return kUnusable;
     }
-    ProjectConfig c = loaded->config;
-    const SettingSource command_line{SettingSource::Kind::CommandLine, {}};
-    const Schema& schema = Schema::instance();
-    Setting<std::string> mcore{schema.revision(schema.default_revision())->name, {}};
-    if (c.mcore) mcore = *c.mcore;
-    if (!args.mcore.empty()) mcore = {resolve_revision(args.mcore)->name, command_line};
-    // Neither says: the revision a Bridge checkout around PATH pins (docs/user-guide.md "Revision detection"), its
-    // config classes read from the checkout when it is checked out.
-    std::optional<RevisionChoice> detected;
-    if (!c.mcore && args.mcore.empty() && args.mcore_path.empty())
-        if (auto d = RevisionDetector().detect(args.path)) detected = with_facts(*d);
-    if (detected) mcore.value = detected->revision->name;
-    const Revision* facts = detected ? detected->revision : schema.revision(mcore.value);
-    std::optional<RevisionChoice> from_path;
-    if (!args.mcore_path.empty()) {
-        from_path = choice_for_mcore_path(args.mcore_path, c.mcore || !args.mcore.empty() ? facts : nullptr,
-                                          fmt::format("mcore = {}", mcore.value));
-        if (!from_path->revision) {
-            std::cerr << "mbridge-lint: " << from_path->reason << '\n';
-            return kUnusable;
-        }
-        facts = from_path->revision;
-        mcore = {facts->name, command_line};
-    }
-    std::optional<Setting<std::string>> te = c.te_version;
-    if (!args.te_version.empty()) te = Setting<std::string>{args.te_version, command_line};
-
-    // One row per key: name, value as JSON, source.
-    std::vector<std::tuple<std::string, json, SettingSource>> rows;
-    rows.emplace_back("mcore", mcore.value, mcore.source);
-    rows.emplace_back("mcore-path", args.mcore_path.empty() ? json(nullptr) : json(args.mcore_path),
-                      args.mcore_path.empty() ? SettingSource{} : command_line);
-    rows.emplace_back("te-version", te ? json(te->value) : json(nullptr), te ? te->source : SettingSource{});
-    rows.emplace_back("select", string_list(c.select.value), c.select.source);
-    rows.emplace_back("extend-select", string_list(c.extend_select.value), c.extend_select.source);
-    rows.emplace_back("ignore", string_list(c.ignore.value), c.ignore.source);
-    json pfi = json::object();
-    for (const auto& p : c.per_file_ignores.value) pfi[p.pattern] = string_list(p.codes);
-    rows.emplace_back("per-file-ignores", pfi, c.per_file_ignores.source);
-    json sev = json::object();
-    for (const auto& o : c.severity.value) sev[o.code] = severity_name(o.severity);
-    rows.emplace_back("severity", sev, c.severity.source);
-    rows.emplace_back("exclude", string_list(c.exclude.value), c.exclude.source);
-    rows.emplace_back("extend-exclude", string_list(c.extend_exclude.value), c.extend_exclude.source);
-    rows.emplace_back("root", c.root.value, c.root.source);
-    json gpu =
-        c.gpu_memory ? json{{"text", c.gpu_memory->value.text}, {"bytes", c.gpu_memory->value.bytes}} : json(nullptr);
-    if (!args.gpu_memory.empty()) {
-        auto size = parse_memory_size(args.gpu_memory);
-        if (!size) {
-            std::cerr << fmt::format("mbridge-lint: --gpu-memory \"{}\" is not a memory size such as 80GiB\n",
-                                     args.gpu_memory);
-            return kUnusable;
-        }
-        gpu = json{{"text", size->text}, {"bytes", size->bytes}};
-    }
-    rows.emplace_back("gpu-memory", gpu,
-                      !args.gpu_memory.empty() ? command_line
-                      : c.gpu_memory           ? c.gpu_memory->source
-                                               : SettingSource{});
-    rows.emplace_back("hf-config-paths", string_list(c.hf_config_paths.value), c.hf_config_paths.source);
-
-    if (args.format == "json") {
-        json doc;
-        doc["kind"] = "config";  // schemas/output/config.schema.json
-        doc["version"] = 1;
-        doc["path"] = args.path;
-        doc["config_file"] = c.file.empty() ? json(nullptr) : json(c.file);
-        doc["extends"] = string_list(c.extends);
-        json settings = json::object();
-        for (const auto& [key, value, source] : rows)
-            settings[key] = {{"value", value}, {"source", source_json(source)}};
-        if (detected)
-            settings["mcore"]["source"] = {
-                {"detected",
-                 {{"checkout", detected->checkout},
-                  {"commit", detected->commit.empty() ? json(nullptr) : json(detected->commit)},
-                  {"reason", detected->reason}}}};
-        settings["mcore"]["facts"] = facts->facts_source();
-        if (from_path) settings["mcore"]["source"] = {{"mcore-path", {{"reason", from_path->reason}}}};
-        doc["settings"] = std::move(settings);
-        if (args.command_line) doc["command_line"] = command_line_layer(*args.command_line);
-        std::cout << doc.dump(2) << '\n';
-        return kOk;
-    }
-    std::cout << fmt::format("configuration for {}\nconfig file: {}\n", args.path,
-                             c.file.empty() ? "none found (defaults)" : c.file);
-    // A value set in a base file shows that file as its source.
-    if (!c.extends.empty()) std::cout << fmt::format("extends: {}\n", fmt::join(c.extends, " -> "));
-    std::cout << '\n';
-    for (const auto& [key, value, source] : rows) {
-        std::string shown = value.is_null() ? "unset" : value.dump();
-        if (key == "gpu-memory" && !value.is_null())
-            shown =
-                fmt::format("\"{}\" ({} bytes)", value["text"].get<std::string>(), value["bytes"].get<std::uint64_t>());
-        std::string from = source.describe();
-        if (key == "mcore" && detected)
-            from = fmt::format("detected from {}: {}", detected->checkout, detected->reason);
-        if (key == "root" && source.kind == SettingSource::Kind::Default)
-            from = c.file.empty() ? "default: the current directory" : "default: the config file's directory";
-        if (key == "mcore" && from_path) from = from_path->reason;
-        std::cout << fmt::format("{:<17}= {:<40}  # {}\n", key, shown, from);
-    }
-    if (args.command_line) {
-        const json layer = command_line_layer(*args.command_line);
-        if (!layer.empty()) {
-            std::cout << "\ncommand line, a layer over the configuration (docs/user-guide.md#selecting-rules):\n";
-            for (const auto& [key, value] : layer.items()) std::cout << fmt::format("{:<17}= {}\n", key, value.dump());
-        }
-    }
-    std::cout << fmt::format("\nMegatron Core {} facts (config classes, defaults, recompute labels): {}\n", facts->name,
-                             facts->facts_source());
+    const ProjectConfig& c = loaded->config;
+    const auto revision = revision_setting(args, c);
+    if (!revision) return kUnusable;
+    auto gpu = gpu_memory_setting(args, c);
+    if (!gpu) return kUnusable;
+    const SettingRows rows = setting_rows(args, c, *revision, std::move(*gpu));
+    if (args.format == "json") write_config_json(args, c, *revision, rows);
+    else write_config_text(args, c, *revision, rows);
     return kOk;
 }
 

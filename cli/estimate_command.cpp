@@ -10,7 +10,6 @@
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
 #include "memory/estimate.hpp"
 #include "report/estimate_report.hpp"
 #include "report/report.hpp"
@@ -168,12 +167,7 @@ int run_estimate(const EstimateArgs& args) {
             std::cerr << "mbridge-lint: cannot estimate memory: Megatron Core rejects this config (the errors above)\n";
             return kUnusable;
         }
-        SourceRange where = model->anchor;
-        if (const Value* v = model->find(est.why_field); v && v->prov().range.valid()) where = v->prov().range;
-        else if (est.why_field == "seq_length" && model->run.seq_length.prov().range.valid())
-            where = model->run.seq_length.prov().range;
-        else if (est.why_field == "micro_batch_size" && model->run.micro_batch_size.prov().range.valid())
-            where = model->run.micro_batch_size.prov().range;
+        const SourceRange where = est.why_at.valid() ? est.why_at : model->anchor;
         Diagnostic unknown = input_error(InputError::UnknownModel, where, "cannot estimate memory: " + est.why_not);
         unknown.severity = Severity::Error;  // check warns and goes on; an estimate cannot be made without it
         problems.push_back(std::move(unknown));

@@ -11,7 +11,6 @@
 
 #include "cli/commands.hpp"
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
 #include "gpu_check/harness.hpp"
 #include "gpu_check/mcore.hpp"
 #include "gpu_check/plan.hpp"

@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "core/input_errors.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
+#include "engine/walk.hpp"
 #include "report/report.hpp"
 
 namespace mbl::cli {
@@ -74,15 +74,13 @@ OneConfig load_one_config(const std::string& input, const std::string& mcore, co
         revision = file.revision;
         write_detection_notes(std::cerr, {file.revision_choice}, false);
     }
-    Value root = std::move(file.configs.front().root);
-    if (session_options.prepare) session_options.prepare(root, *revision, problems);
-    Linter linter(LintOptions{revision, file.rule_options}, sources);
+    const ParsedConfig& config = file.configs.front();
+    Value tree = session.prepared_tree(config, *revision, problems);
     std::vector<Diagnostic> ignored;  // validation problems: `check` reports them
-    auto model = linter.effective_model(std::move(root), file.configs.front().anchor, ignored,
-                                        file.configs.front().precision.get(), file.configs.front().label);
+    EffectiveModel model = session.effective_model(std::move(tree), config, *revision, ignored);
     for (auto& d : ignored)
         if (d.is_input_error() && d.severity == Severity::Error) problems.push_back(std::move(d));
-    if (!model || !problems.empty()) return fail();
+    if (!problems.empty()) return fail();
     for (const auto& d : file.diagnostics)
         if (!d.is_input_error() && d.severity == Severity::Error) out.rejections.push_back(d);
     out.model = std::move(model);

@@ -8,7 +8,6 @@
 #include "cli/commands.hpp"
 #include "core/input_errors.hpp"
 #include "core/source_manager.hpp"
-#include "engine/linter.hpp"
 #include "parser/overrides.hpp"
 #include "parser/yaml_loader.hpp"
 

@@ -10,7 +10,7 @@
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
+#include "engine/walk.hpp"
 #include "report/config_yaml.hpp"
 #include "report/report.hpp"
 
@@ -114,8 +114,6 @@ int run_show(const ShowArgs& args) {
                     [](const Diagnostic& d) { return d.is_input_error() && d.severity == Severity::Error; }))
         return finish(kUnusable);
 
-    LintOptions options{file.revision, file.rule_options};
-    Linter linter(options, sources);
     ConfigYamlOptions yaml;
     yaml.only = args.only;
     struct Shown {
@@ -126,14 +124,11 @@ int run_show(const ShowArgs& args) {
     std::vector<Shown> shown;
     std::vector<std::string> paths;
     for (auto& config : file.configs) {
-        Value root = config.root;
         std::vector<Diagnostic> ignored;  // the lint above reported the overrides' and validation's problems
-        if (session_options.prepare) session_options.prepare(root, *file.revision, ignored);
-        Value as_built = root;
-        auto model = linter.effective_model(std::move(root), config.anchor, ignored, config.precision.get());
-        if (!model) continue;
-        for (auto& p : shown_paths(as_built, *model)) paths.push_back(std::move(p));
-        shown.push_back(Shown{&config, std::move(as_built), std::move(*model)});
+        Value as_built = session.prepared_tree(config, *file.revision, ignored);
+        EffectiveModel model = session.effective_model(as_built, config, *file.revision, ignored);
+        for (auto& p : shown_paths(as_built, model)) paths.push_back(std::move(p));
+        shown.push_back(Shown{&config, std::move(as_built), std::move(model)});
     }
     if (file.configs.empty()) {
         problems.push_back(

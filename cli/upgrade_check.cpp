@@ -11,6 +11,7 @@
 #include "core/schema.hpp"
 #include "engine/changed_files.hpp"
 #include "engine/revision_diff.hpp"
+#include "engine/walk.hpp"
 #include "report/report.hpp"
 #include "report/upgrade_report.hpp"
 

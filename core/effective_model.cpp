@@ -19,13 +19,13 @@ static const Value& not_set() {
     return none;
 }
 
-const Value* EffectiveModel::find(std::string_view name) const {
-    if (const Value* v = set_fields.find(name)) return v;
-    return defaults ? defaults->find(name) : nullptr;
+const Value* EffectiveModel::find(FieldName name) const {
+    if (const Value* v = set_fields.find(name.str())) return v;
+    return defaults ? defaults->find(name.str()) : nullptr;
 }
 
-void EffectiveModel::set(std::string name, Value value, SourceRange key_range) {
-    set_fields.set(std::move(name), std::move(value), std::move(key_range));
+void EffectiveModel::set_key(std::string key, Value value, SourceRange key_range) {
+    set_fields.set(std::move(key), std::move(value), std::move(key_range));
 }
 
 void EffectiveModel::for_each_field(const std::function<void(const Value::Entry&)>& visit) const {
@@ -45,24 +45,11 @@ Value EffectiveModel::all_fields() const {
 }
 
 const Value& EffectiveModel::operator[](FieldName name) const {
-    const Value* v = find(name.str());
+    const Value* v = find(name);
     return v ? *v : not_set();
 }
 
-const Value& EffectiveModel::operator[](std::string_view name) const {
-    if (const Value* v = find(name)) return *v;
-    // A misspelt name would read as None and silently switch a check off.
-    FieldName::named(name);  // throws for a name that is no field
-    return not_set();
-}
-
 bool EffectiveModel::known(std::initializer_list<FieldName> names) const {
-    for (auto n : names)
-        if ((*this)[n].contains_unknown()) return false;
-    return true;
-}
-
-bool EffectiveModel::known(std::initializer_list<std::string_view> names) const {
     for (auto n : names)
         if ((*this)[n].contains_unknown()) return false;
     return true;
@@ -86,17 +73,17 @@ std::optional<double> EffectiveModel::number_of(const Value& v) {
 }
 
 bool EffectiveModel::is_moe() const {
-    auto n = integer("num_moe_experts");
+    auto n = integer(field::num_moe_experts);
     return n && *n > 0;
 }
 
 // Which layers are MoE: moe_layer_freq is an int k (every k-th layer, starting with layer 0) or a 0/1 list.
 static std::optional<std::pair<int, int>> moe_dense_split(const EffectiveModel& m) {
-    if (!m.known({"num_moe_experts", "moe_layer_freq", "num_layers"})) return std::nullopt;
-    auto layers = m.integer("num_layers");
+    if (!m.known({field::num_moe_experts, field::moe_layer_freq, field::num_layers})) return std::nullopt;
+    auto layers = m.integer(field::num_layers);
     if (!layers || *layers <= 0) return std::nullopt;
     if (!m.is_moe()) return std::make_pair(0, static_cast<int>(*layers));
-    const Value& freq = m["moe_layer_freq"];
+    const Value& freq = m[field::moe_layer_freq];
     int moe = 0;
     if (freq.is_int() && freq.as_int() > 0) {
         for (int i = 0; i < *layers; ++i)
@@ -123,17 +110,17 @@ std::optional<int> EffectiveModel::dense_layer_count() const {
 }
 
 std::optional<int> EffectiveModel::layers_per_stage() const {
-    if (!known({"num_layers", "pipeline_model_parallel_size"})) return std::nullopt;
-    auto layers = integer("num_layers");
-    auto pp = integer("pipeline_model_parallel_size");
+    if (!known({field::num_layers, field::pipeline_model_parallel_size})) return std::nullopt;
+    auto layers = integer(field::num_layers);
+    auto pp = integer(field::pipeline_model_parallel_size);
     if (!layers || !pp || *pp <= 0 || *layers <= 0) return std::nullopt;
     return static_cast<int>(*layers / *pp);
 }
 
 std::optional<int> EffectiveModel::layers_per_virtual_stage() const {
     auto per_stage = layers_per_stage();
-    if (!per_stage || !known({"virtual_pipeline_model_parallel_size"})) return std::nullopt;
-    auto vpp = integer("virtual_pipeline_model_parallel_size");
+    if (!per_stage || !known({field::virtual_pipeline_model_parallel_size})) return std::nullopt;
+    auto vpp = integer(field::virtual_pipeline_model_parallel_size);
     if (!vpp) return per_stage;
     if (*vpp <= 0) return std::nullopt;
     return static_cast<int>(*per_stage / *vpp);
@@ -160,11 +147,11 @@ static std::optional<std::string> backend_name(const Value& v) {
 }
 
 std::optional<bool> EffectiveModel::attention_is_fused() const {
-    if (!known({"transformer_impl", "attention_backend"})) return std::nullopt;
-    auto impl = str("transformer_impl");
+    if (!known({field::transformer_impl, field::attention_backend})) return std::nullopt;
+    auto impl = str(field::transformer_impl);
     if (impl && *impl == "local") return false;
-    auto backend = backend_name((*this)["attention_backend"]);
-    if (!backend) return (*this)["attention_backend"].is_null() ? std::optional<bool>(true) : std::nullopt;
+    auto backend = backend_name((*this)[field::attention_backend]);
+    if (!backend) return (*this)[field::attention_backend].is_null() ? std::optional<bool>(true) : std::nullopt;
     if (*backend == "unfused" || *backend == "local") return false;
     return true;  // flash, fused, auto (which picks fused/flash when available)
 }
@@ -209,7 +196,7 @@ static ModuleList read_modules(const Value& v, const Revision& revision) {
 }
 
 static void precision_unknown(const std::string& reason, const Provenance& at, EffectiveModel& m) {
-    for (const auto& f : {"fp8", "fp8_recipe", "fp4", "bf16", "fp16"})
+    for (const FieldName f : {field::fp8, field::fp8_recipe, field::fp4, field::bf16, field::fp16})
         m.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", reason), at));
 }
 
@@ -273,7 +260,7 @@ static void apply_precision(const Value& mp, EffectiveModel& m, const PrecisionL
             p.detail =
                 fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
             v.set_prov(std::move(p));
-            m.set(field, std::move(v));
+            m.set_key(field, std::move(v));
         }
         return;
     }
@@ -289,29 +276,29 @@ static void apply_precision_config(const Value& mp, EffectiveModel& m) {
         Value v = e.value;
         if (v.prov().detail.empty())
             v.prov().detail = fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
-        m.set(e.key, std::move(v));
+        m.set_key(e.key, std::move(v));
     }
 }
 
 static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
     if (co.is_null()) return;
     if (co.is_unknown()) {
-        m.set("overlap_moe_expert_parallel_comm",
+        m.set(field::overlap_moe_expert_parallel_comm,
               Value::unknown(fmt::format("comm_overlap is unknown: {}", co.unknown_reason()), co.prov()));
         return;
     }
     if (!co.is_map()) return;
-    const Value* v = co.find("overlap_moe_expert_parallel_comm");
+    const Value* v = co.find(field::overlap_moe_expert_parallel_comm.str());
     if (v && !v->is_null()) {
         Value copy = *v;
         copy.prov().detail = "comm_overlap sets overlap_moe_expert_parallel_comm on the model";
-        m.set("overlap_moe_expert_parallel_comm", std::move(copy));
+        m.set(field::overlap_moe_expert_parallel_comm, std::move(copy));
         m.overlap_from_comm_overlap = true;
     } else {
         Provenance p = co.prov();
         p.origin = Origin::Derived;
         p.detail = "comm_overlap is configured without overlap_moe_expert_parallel_comm, so Bridge sets it to False";
-        m.set("overlap_moe_expert_parallel_comm", Value::boolean(false, std::move(p)));
+        m.set(field::overlap_moe_expert_parallel_comm, Value::boolean(false, std::move(p)));
     }
 }
 
@@ -327,7 +314,7 @@ static bool is_full_dump(const Value& root) {
 // choice: the dump holds it whether or not the user set it. It is read as the default it most likely is, so the
 // rules about what the user set (RC109) stay quiet; Megatron Core's own checks see the same list either way.
 static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) {
-    const Value& modules = m["recompute_modules"];
+    const Value& modules = m[field::recompute_modules];
     if (!modules.is_list() || modules.items().size() != revision.default_modules.size()) return false;
     for (std::size_t i = 0; i < modules.items().size(); ++i)
         if (!modules.items()[i].is_string() || modules.items()[i].as_string() != revision.default_modules[i])
@@ -337,14 +324,14 @@ static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) 
     written.prov().detail =
         "recompute_modules is what Megatron Core's __post_init__ writes when it is None, so this dump holds it "
         "whether or not it was set";
-    m.set("recompute_modules", std::move(written));
+    m.set(field::recompute_modules, std::move(written));
     return true;
 }
 
 std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts) {
     if (!m.revision || !m.revision->classes || !m.revision->classes->check_program()) return std::nullopt;
     const ClassFacts& classes = *m.revision->classes;
-    const Value& mla = m["multi_latent_attention"];
+    const Value& mla = m[field::multi_latent_attention];
     std::string cls = "TransformerConfig";
     if (mla.is_unknown()) cls.clear();
     else if (mla.truthy()) cls = "MLATransformerConfig";
@@ -352,7 +339,8 @@ std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const p
     // A field whose default the source computes (`torch.float32`, a function) is unknown unless it is a dtype.
     std::map<std::string, Value, std::less<>> computed;
     auto lookup = [&](std::string_view name) -> const Value* {
-        if (const Value* v = m.find(name)) return v;
+        if (const auto f = FieldName::find(name))
+            if (const Value* v = m.find(*f)) return v;
         if (auto it = computed.find(name); it != computed.end()) return &it->second;
         const ResolvedField r = classes.lookup(cls, name);
         if (!r.field) return nullptr;
@@ -381,7 +369,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     if (!m.defaults) m.defaults = std::make_shared<const Value>(map_of_defaults(revision.defaults));
     for (const Value::Entry* e : model_entries(root)) {
         if (e->key == "_target_") continue;
-        m.set(e->key, e->value, e->key_range);
+        m.set_key(e->key, e->value, e->key_range);
     }
     if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
@@ -391,8 +379,8 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         m.post_init = std::make_shared<const post_init::Outcome>(std::move(*outcome));
 
     // Deprecated spellings Megatron Core normalizes before it checks anything.
-    for (const auto& [field, aliases] : revision.value_aliases)
-        if (auto v = m.str(field))
+    for (const auto& [name, aliases] : revision.value_aliases)
+        if (const FieldName field = FieldName::named(name); auto v = m.str(field))
             if (auto it = aliases.find(*v); it != aliases.end()) {
                 Value canonical = Value::string(it->second, m[field].prov());
                 canonical.prov().detail = fmt::format("Megatron Core {} reads {} \"{}\" as \"{}\"", revision.name,
@@ -402,30 +390,30 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
 
     // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
     // A revision without cuda_graph_impl (before 0.15) reads the legacy switches in its place.
-    if (m.known({"cuda_graph_impl", "enable_cuda_graph", "external_cuda_graph"}) &&
-        m.str("cuda_graph_impl").value_or("none") == "none") {
-        if (m.flag("enable_cuda_graph")) {
-            Value v = Value::string("local", m["enable_cuda_graph"].prov());
+    if (m.known({field::cuda_graph_impl, field::enable_cuda_graph, field::external_cuda_graph}) &&
+        m.str(field::cuda_graph_impl).value_or("none") == "none") {
+        if (m.flag(field::enable_cuda_graph)) {
+            Value v = Value::string("local", m[field::enable_cuda_graph].prov());
             v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";
-            m.set("cuda_graph_impl", std::move(v));
-        } else if (m.flag("external_cuda_graph")) {
-            Value v = Value::string("transformer_engine", m["external_cuda_graph"].prov());
+            m.set(field::cuda_graph_impl, std::move(v));
+        } else if (m.flag(field::external_cuda_graph)) {
+            Value v = Value::string("transformer_engine", m[field::external_cuda_graph].prov());
             v.prov().detail = "external_cuda_graph=True means cuda_graph_impl=\"transformer_engine\"";
-            m.set("cuda_graph_impl", std::move(v));
+            m.set(field::cuda_graph_impl, std::move(v));
         }
     }
 
-    m.run = read_run_facts(root, m["seq_length"], m["fp8_recipe"], recipe, anchor);
+    m.run = read_run_facts(root, m[field::seq_length], m[field::fp8_recipe], recipe, anchor);
     const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
-    m.modules_pre = read_modules(m["recompute_modules"], revision);
+    m.modules_pre = read_modules(m[field::recompute_modules], revision);
     if (post_init_list) m.modules_pre.defaulted = true;
     m.granularity_pre = m.str(field::recompute_granularity);
     m.granularity_post = m.granularity_pre;
     m.modules_post = m.modules_pre;
-    const Value& moe_layer = m["moe_layer_recompute"];
+    const Value& moe_layer = m[field::moe_layer_recompute];
     if (moe_layer.is_unknown()) {
         m.modules_post.known = false;
-    } else if (moe_layer.truthy() && m.known({"recompute_granularity"}) && m.granularity_pre != "full") {
+    } else if (moe_layer.truthy() && m.known({field::recompute_granularity}) && m.granularity_pre != "full") {
         // With full granularity Megatron Core raises before converting (RC015), so the run never sees the conversion.
         m.moe_layer_converted = true;
         m.granularity_post = "selective";

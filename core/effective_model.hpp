@@ -36,32 +36,27 @@ public:
     const Revision* revision = nullptr;
     RunFacts run;  // what lives outside `model:` (core/run_facts.hpp)
 
-    // A field's value; None when the revision has no such field and the config does not set it. Rules name fields
-    // with the mbl::field constants (core/model_fields.hpp), so a misspelt name does not compile. Read by a string,
-    // a name that is neither set nor a field of Megatron Core or Bridge (core/model_fields.hpp) is a programming error: std::logic_error.
+    // A field's value; None when the revision has no such field and the config does not set it. Fields are named
+    // with the mbl::field constants (core/model_fields.hpp), so a misspelt name does not compile; a name from user
+    // text or the linter's data becomes one through FieldName::find, the one lookup by string.
     const Value& operator[](FieldName name) const;
-    const Value& operator[](std::string_view name) const;
-    bool has(FieldName name) const { return has(name.str()); }
-    bool has(std::string_view name) const { return find(name) != nullptr; }
-    const Value* find(std::string_view name) const;
-    void set(std::string name, Value value, SourceRange key_range = {});
+    bool has(FieldName name) const { return find(name) != nullptr; }
+    const Value* find(FieldName name) const;
+    void set(FieldName name, Value value) { set_key(std::string(name.str()), std::move(value)); }
+    // A key as the config writes it, which may be no field at all (Megatron Core rejects those; the rules say so).
+    void set_key(std::string key, Value value, SourceRange key_range = {});
     // Every field: the defaults in the revision's order (one the config sets in its place), then the others in the
     // order they were set.
     void for_each_field(const std::function<void(const Value::Entry&)>& visit) const;
     Value all_fields() const;  // the same, as one map
     // All the named fields are known (no unknown value anywhere inside them).
     bool known(std::initializer_list<FieldName> names) const;
-    bool known(std::initializer_list<std::string_view> names) const;
 
     // Typed reads of known values.
     bool flag(FieldName name) const { return (*this)[name].truthy(); }
-    bool flag(std::string_view name) const { return (*this)[name].truthy(); }
     std::optional<std::string> str(FieldName name) const { return str_of((*this)[name]); }
-    std::optional<std::string> str(std::string_view name) const { return str_of((*this)[name]); }
     std::optional<std::int64_t> integer(FieldName name) const { return integer_of((*this)[name]); }
-    std::optional<std::int64_t> integer(std::string_view name) const { return integer_of((*this)[name]); }
     std::optional<double> number(FieldName name) const { return number_of((*this)[name]); }
-    std::optional<double> number(std::string_view name) const { return number_of((*this)[name]); }
     static std::optional<std::string> str_of(const Value& v);  // nullopt for None / non-strings
     static std::optional<std::int64_t> integer_of(const Value& v);
     static std::optional<double> number_of(const Value& v);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <regex>
 
+#include "core/model_fields.hpp"
 #include "core/schema.hpp"
 
 namespace mbl {
@@ -34,7 +35,7 @@ Value optimizer_fp8_recipe(const Value& root, const Value& model_fp8_recipe) {
         return Value::string("tensorwise", std::move(p));
     };
     if (mp && mp->is_map()) {
-        const Value* r = mp->find("fp8_recipe");
+        const Value* r = mp->find(field::fp8_recipe.str());
         return r && r->is_string() ? *r : defaulted(*mp);
     }
     if (mp && mp->is_string()) {

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
+#include "engine/walk.hpp"
 
 namespace mbl {
 

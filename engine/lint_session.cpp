@@ -13,6 +13,7 @@
 #include "core/input_errors.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
+#include "engine/linter.hpp"
 #include "engine/mcore_trees.hpp"
 #include "engine/suppressions.hpp"
 
@@ -281,14 +282,7 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
             input_error(InputError::UnknownValue, SourceRange::whole_file(path), out.revision_choice.reason));
         return out;
     }
-    const std::string te =
-        options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
-    if (!te.empty()) out.rule_options.te_version = Version::parse(te);
-    if (options_.gpu_memory_bytes) out.rule_options.gpu_memory_bytes = options_.gpu_memory_bytes;
-    else if (config.gpu_memory) out.rule_options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
-    out.rule_options.data_parallel_size = options_.data_parallel_size;
-    out.rule_options.gpus = options_.gpus;
-    out.rule_options.reserve_bytes = options_.reserve_bytes;
+    out.rule_options = rule_options(config);
 
     const FrontEnd& fe = front_end_or_yaml(path);
     ParseContext ctx = parse_context(config);
@@ -303,18 +297,39 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
     keep();
     std::vector<Diagnostic> diags = std::move(parsed.errors);
     const bool usable = diags.empty();
-    LintOptions lint_options{out.revision, out.rule_options};
-    lint_options.prepare = options_.prepare;
-    lint_options.show_unknowns = options_.show_unknowns;
-    Linter linter(lint_options, sources_);
+    if (!lint_configs(parsed.configs, out, diags)) return out;
+    out.configs = std::move(parsed.configs);
+    suppress(diags, path, *text, usable);
+    apply_rule_selection(diags, config, path, options_.selection);
+    sort_diagnostics(diags);
+    out.diagnostics = std::move(diags);
+    return out;
+}
+
+RuleOptions LintSession::rule_options(const ProjectConfig& config) const {
+    RuleOptions options;
+    const std::string te =
+        options_.te_version.empty() && config.te_version ? config.te_version->value : options_.te_version;
+    if (!te.empty()) options.te_version = Version::parse(te);
+    if (options_.gpu_memory_bytes) options.gpu_memory_bytes = options_.gpu_memory_bytes;
+    else if (config.gpu_memory) options.gpu_memory_bytes = static_cast<double>(config.gpu_memory->value.bytes);
+    options.data_parallel_size = options_.data_parallel_size;
+    options.gpus = options_.gpus;
+    options.reserve_bytes = options_.reserve_bytes;
+    return options;
+}
+
+bool LintSession::lint_configs(const std::vector<ParsedConfig>& configs, FileResult& out,
+                               std::vector<Diagnostic>& diags) {
+    const LintOptions lint_options{out.revision, out.rule_options, options_.prepare, options_.show_unknowns};
     std::vector<std::pair<std::string, std::vector<Diagnostic>>> per_config;
-    for (const auto& config_tree : parsed.configs) {
+    for (const auto& config_tree : configs) {
         if (cancelled_ && cancelled_()) {
             out.cancelled = true;
-            return out;
+            return false;
         }
-        LintResult r =
-            linter.lint_tree(config_tree.root, config_tree.anchor, config_tree.precision.get(), config_tree.label);
+        LintResult r = lint_tree(lint_options, config_tree.root, config_tree.anchor, config_tree.precision.get(),
+                                 config_tree.label);
         resolve_fix_edits(r.diagnostics, config_tree.root, sources_);
         std::vector<Diagnostic> found = config_tree.findings;
         for (auto& d : r.diagnostics) found.push_back(std::move(d));
@@ -336,15 +351,18 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
         for (auto& [recipe, found] : per_config)
             for (auto& d : found) diags.push_back(std::move(d));
     }
-    out.configs = std::move(parsed.configs);
+    return true;
+}
 
-    // Suppression comments of every file a diagnostic points into; only this file's unused ones are reported
-    // (a helper's suppression may serve recipes that are not linted in this run).
+// Suppression comments of every file a diagnostic points into; only this file's unused ones are reported (a helper's
+// suppression may serve recipes that are not linted in this run). `usable`: the file parsed without errors.
+void LintSession::suppress(std::vector<Diagnostic>& diags, const std::string& path, const std::string& text,
+                           bool usable) {
     std::set<std::string> files{path};
     for (const auto& d : diags)
         if (!d.range.file.empty()) files.insert(d.range.file);
     for (const auto& file : files) {
-        const std::string* t = file == path ? text : sources_.load(file);
+        const std::string* t = file == path ? &text : sources_.load(file);
         if (!t) continue;
         SuppressionSet set = find_suppressions(file, *t, front_end_or_yaml(file).comments(*t));
         apply_suppressions(diags, set);
@@ -353,11 +371,6 @@ FileResult LintSession::lint_text(const LintTarget& target, int jobs, const std:
         if (usable)
             for (auto& d : unused_suppressions(set, *t)) diags.push_back(std::move(d));
     }
-
-    apply_rule_selection(diags, config, path, options_.selection);
-    sort_diagnostics(diags);
-    out.diagnostics = std::move(diags);
-    return out;
 }
 
 bool LintSession::excluded(const std::string& path) {
@@ -365,12 +378,23 @@ bool LintSession::excluded(const std::string& path) {
     return loaded->ok() && path_excluded(path, loaded->config, options_.selection);
 }
 
+Value LintSession::prepared_tree(const ParsedConfig& config, const Revision& revision,
+                                 std::vector<Diagnostic>& problems) const {
+    Value tree = config.root;
+    if (options_.prepare) options_.prepare(tree, revision, problems);
+    return tree;
+}
+
+EffectiveModel LintSession::effective_model(Value tree, const ParsedConfig& config, const Revision& revision,
+                                            std::vector<Diagnostic>& problems) const {
+    return model_of_tree(std::move(tree), revision, config.anchor, problems, config.precision.get(), config.label);
+}
+
 std::optional<EffectiveModel> LintSession::effective_model(const FileResult& file, std::size_t index) const {
     if (index >= file.configs.size() || !file.revision) return std::nullopt;
-    Linter linter(LintOptions{file.revision, file.rule_options}, sources_);
-    std::vector<Diagnostic> ignored;
-    return linter.effective_model(file.configs[index].root, file.configs[index].anchor, ignored,
-                                  file.configs[index].precision.get(), file.configs[index].label);
+    std::vector<Diagnostic> ignored;  // the lint reported them
+    const ParsedConfig& config = file.configs[index];
+    return effective_model(prepared_tree(config, *file.revision, ignored), config, *file.revision, ignored);
 }
 
 std::set<std::string> LintSession::dependencies(const std::string& path) {

@@ -19,10 +19,14 @@
 #include "core/paths.hpp"
 #include "core/revision_detection.hpp"
 #include "core/source_manager.hpp"
-#include "engine/linter.hpp"
 #include "parser/front_end.hpp"
+#include "rules/rule.hpp"
 
 namespace mbl {
+
+// Runs on every config tree before it is checked (--config-file and command-line overrides, see
+// cli/recipe_options.cpp); must be thread-safe. Problems it finds go to `diagnostics`.
+using ConfigPreparer = std::function<void(Value& root, const Revision& revision, std::vector<Diagnostic>& diagnostics)>;
 
 struct SessionOptions {
     std::string mcore{};                       // --mcore: wins over the configuration file
@@ -91,7 +95,14 @@ public:
     // the command line's). A configuration with errors excludes nothing: linting the file reports them.
     bool excluded(const std::string& path);
 
-    // The effective model of one config of a linted file (for hover).
+    // One config of a linted file as the lint read it: the front end's tree with the session's --config-file trees
+    // and overrides applied at `revision` (what they get wrong goes to `problems`).
+    Value prepared_tree(const ParsedConfig& config, const Revision& revision, std::vector<Diagnostic>& problems) const;
+    // The effective model of `tree`, a prepared tree of `config`, at `revision` (show, estimate); the problems
+    // validation finds go to `problems`.
+    EffectiveModel effective_model(Value tree, const ParsedConfig& config, const Revision& revision,
+                                   std::vector<Diagnostic>& problems) const;
+    // The effective model of one config of a linted file, as the lint saw it (hover); nullopt when there is none.
     std::optional<EffectiveModel> effective_model(const FileResult& file, std::size_t config_index) const;
 
     // Asked between the configs of a file (a recipe module defines many): true stops the lint early. The LSP server
@@ -126,6 +137,11 @@ private:
     // lint_target once the file's text is read; `kept`: the SourceManager holds it (else it is added unless the
     // file is skipped).
     FileResult lint_text(const LintTarget& target, int jobs, const std::string& text, bool kept);
+    RuleOptions rule_options(const ProjectConfig& config) const;  // the command line's over the configuration's
+    // Lints each config the front end read; the diagnostics go to `diags` (merged across recipes unless the options
+    // say otherwise), the counts to `out`. false when cancelled.
+    bool lint_configs(const std::vector<ParsedConfig>& configs, FileResult& out, std::vector<Diagnostic>& diags);
+    void suppress(std::vector<Diagnostic>& diags, const std::string& path, const std::string& text, bool usable);
     // FrontEnd::name_document for each target, before they are linted.
     void name_documents(const std::vector<LintTarget>& targets);
     ParseContext parse_context(const ProjectConfig& config);

@@ -21,19 +21,20 @@ namespace mbl {
 
 namespace fs = std::filesystem;
 
-std::optional<EffectiveModel> Linter::effective_model(Value root, const SourceRange& anchor,
-                                                      std::vector<Diagnostic>& errors, const PrecisionLookup* precision,
-                                                      std::string_view recipe) const {
-    for (auto& d : validate_config(root, *options_.revision)) errors.push_back(std::move(d));
-    FinalizeResult fin = finalize(root, *options_.revision, anchor, precision, recipe);
+EffectiveModel model_of_tree(Value root, const Revision& revision, const SourceRange& anchor,
+                             std::vector<Diagnostic>& errors, const PrecisionLookup* precision,
+                             std::string_view recipe) {
+    for (auto& d : validate_config(root, revision)) errors.push_back(std::move(d));
+    FinalizeResult fin = finalize(root, revision, anchor, precision, recipe);
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }
 
 namespace {
 
-const char* const kRecomputeFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers",
-                                        "recompute_modules", "distribute_saved_activations"};
+constexpr FieldName kRecomputeFields[] = {field::recompute_granularity, field::recompute_method,
+                                          field::recompute_num_layers, field::recompute_modules,
+                                          field::distribute_saved_activations};
 
 // The first unknown inside a value.
 const Value* first_unknown(const Value& v) {
@@ -99,117 +100,51 @@ void report_unknowns(const EffectiveModel& model, const SourceRange& anchor, std
     }
 }
 
+// The five recompute fields are known, and no call the evaluator did not follow received the config (it may have
+// written any field).
+bool recompute_resolved(const EffectiveModel& model) {
+    if (std::any_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
+                    [&](FieldName f) { return model[f].contains_unknown(); }))
+        return false;
+    bool resolved = true;
+    model.for_each_field([&](const Value::Entry& e) {
+        const Value* u = first_unknown(e.value);
+        if (u && u->unknown_reason().rfind(py::kUnfollowedCall, 0) == 0) resolved = false;
+    });
+    return resolved;
+}
+
+// The rules' diagnostics. On an overlay (a YAML file in a Bridge checkout that is not a whole dump) Megatron Core's
+// rejections are judged on the overlay as written (its defaults are what an unset field is if the base leaves it
+// too); advice stands only on what the overlay itself sets.
+void add_rule_diagnostics(const EffectiveModel& model, const RuleOptions& options, bool overlay,
+                          std::vector<Diagnostic>& out) {
+    auto rejection = [](const Diagnostic& d) {
+        const Rule* rule = find_rule(d.code);
+        return (rule && rule->info().is_rejection()) || d.code == "RC000";
+    };
+    for (auto& d : rule_diagnostics(model, options))
+        if (!overlay || rejection(d)) out.push_back(std::move(d));
+    if (overlay)
+        for (auto& d : rule_diagnostics(without_defaults(model), options))
+            if (!rejection(d)) out.push_back(std::move(d));
+}
+
 }  // namespace
 
-LintResult Linter::lint_tree(Value root, const SourceRange& anchor, const PrecisionLookup* precision,
-                             std::string_view recipe) {
+LintResult lint_tree(const LintOptions& options, Value root, const SourceRange& anchor,
+                     const PrecisionLookup* precision, std::string_view recipe) {
     LintResult result;
-    if (options_.prepare) options_.prepare(root, *options_.revision, result.diagnostics);
-    auto model = effective_model(std::move(root), anchor, result.diagnostics, precision, recipe);
-    if (model) {
-        result.resolved = std::none_of(std::begin(kRecomputeFields), std::end(kRecomputeFields),
-                                       [&](const char* f) { return (*model)[f].contains_unknown(); });
-        // A call the evaluator did not follow that received the config leaves fields it may have written unknown:
-        // the recipe is not resolved, whichever fields they are.
-        model->for_each_field([&](const Value::Entry& e) {
-            const Value* u = first_unknown(e.value);
-            if (u && u->unknown_reason().rfind(py::kUnfollowedCall, 0) == 0) result.resolved = false;
-        });
-        result.architecture_known = model->known({"num_layers", "hidden_size", "num_attention_heads"});
-        const bool overlay = recipe.empty() && !model->full_dump && in_bridge_checkout(anchor.file);
-        for (auto& d : rule_diagnostics(*model, options_.rule_options)) {
-            const Rule* rule = find_rule(d.code);
-            if (overlay && !(rule && rule->info().is_rejection()) && d.code != "RC000") continue;
-            result.diagnostics.push_back(std::move(d));
-        }
-        // Megatron Core's rejections are judged on the overlay as written (its defaults are what an unset field is
-        // if the base leaves it too); advice stands only on what the overlay itself sets.
-        if (overlay)
-            for (auto& d : rule_diagnostics(without_defaults(*model), options_.rule_options)) {
-                const Rule* rule = find_rule(d.code);
-                if ((rule && rule->info().is_rejection()) || d.code == "RC000") continue;
-                result.diagnostics.push_back(std::move(d));
-            }
-        if (options_.show_unknowns) report_unknowns(*model, anchor, result.diagnostics);
-    }
+    if (options.prepare) options.prepare(root, *options.revision, result.diagnostics);
+    const EffectiveModel model =
+        model_of_tree(std::move(root), *options.revision, anchor, result.diagnostics, precision, recipe);
+    result.resolved = recompute_resolved(model);
+    result.architecture_known = model.known({field::num_layers, field::hidden_size, field::num_attention_heads});
+    const bool overlay = recipe.empty() && !model.full_dump && in_bridge_checkout(anchor.file);
+    add_rule_diagnostics(model, options.rule_options, overlay, result.diagnostics);
+    if (options.show_unknowns) report_unknowns(model, anchor, result.diagnostics);
     sort_diagnostics(result.diagnostics);
     return result;
-}
-
-// `file.py::function` names one recipe of a file; a path that exists as written is taken whole.
-static std::optional<InputFile> recipe_target(const std::string& arg) {
-    std::error_code ec;
-    const auto sep = arg.find("::");
-    if (sep == std::string::npos || fs::exists(arg, ec) || !fs::is_regular_file(arg.substr(0, sep), ec))
-        return std::nullopt;
-    return InputFile{arg.substr(0, sep), true, arg.substr(sep + 2)};
-}
-
-// A named path that is neither a file nor a directory: a FIFO would block the read until some writer came, a device
-// may never end. What the shell hands over as a pipe (`<(command)`, /dev/stdin) is read: it was made to be.
-static std::optional<std::string> special_file(const std::string& path) {
-    std::error_code ec;
-    const fs::file_status st = fs::status(path, ec);
-    if (ec || fs::is_regular_file(st) || fs::is_directory(st)) return std::nullopt;
-    if (path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0 || path == "/dev/stdin")
-        return std::nullopt;
-    switch (st.type()) {
-        case fs::file_type::fifo: return "a FIFO (named pipe)";
-        case fs::file_type::socket: return "a socket";
-        case fs::file_type::block:
-        case fs::file_type::character: return "a device";
-        default: return "not a regular file";
-    }
-}
-
-// A named file that --force-exclude leaves out: it, or a directory above it inside the working directory, matches.
-static bool named_file_excluded(const std::string& path, const WalkOptions& walk) {
-    if (!walk.force_exclude || !walk.excluded) return false;
-    if (walk.excluded(path)) return true;
-    std::error_code ec;
-    const fs::path cwd = fs::current_path(ec);
-    for (fs::path p = fs::absolute(path, ec).parent_path(); relative_to(p.string(), cwd.string()) && p != cwd;
-         p = p.parent_path())
-        if (walk.excluded(p.string())) return true;
-    return false;
-}
-
-std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors,
-                                      const WalkOptions& walk) {
-    std::vector<InputFile> out;
-    std::map<std::string, std::size_t> seen;  // display path + function -> index in `out`
-    auto add = [&](InputFile input) {
-        auto [it, inserted] = seen.emplace(input.path + "::" + input.function, out.size());
-        if (inserted) out.push_back(std::move(input));
-        else out[it->second].explicit_input |= input.explicit_input;  // named and found by a walk: named
-    };
-    for (const auto& arg : paths) {
-        std::error_code ec;
-        if (fs::is_directory(arg, ec)) {
-            std::vector<std::string> notes;
-            for (auto& f : walk_directory(arg, walk, errors, notes)) add({std::move(f), false, {}});
-            if (walk.notes) walk.notes->insert(walk.notes->end(), notes.begin(), notes.end());
-        } else if (auto kind = special_file(arg)) {
-            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
-                                         fmt::format("{} is {}; only regular files are read (pass - to read standard "
-                                                     "input)",
-                                                     arg, *kind)));
-        } else if (fs::exists(arg, ec)) {
-            if (!named_file_excluded(arg, walk)) add({display_path(arg), true, {}});
-        } else if (auto target = recipe_target(arg)) {
-            target->path = display_path(target->path);
-            add(std::move(*target));
-        } else {
-            // A path that cannot be looked at (a folder above it unreadable) is not said to be missing.
-            std::error_code why;
-            (void)fs::symlink_status(arg, why);
-            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
-                                         why && why != std::errc::no_such_file_or_directory
-                                             ? fmt::format("cannot read: {}", why.message())
-                                             : "no such file or directory"));
-        }
-    }
-    return out;
 }
 
 }  // namespace mbl

@@ -78,72 +78,59 @@ std::optional<Suppression> read_noqa(const SourceComment& c, std::size_t hash, s
     return s;
 }
 
-}  // namespace
+// Reads the suppression comments of one file: `# noqa: CODES` and `# mbridge-lint: DIRECTIVE=CODES`.
+class SuppressionReader {
+public:
+    SuppressionReader(const std::string& file, std::string_view text, const std::vector<SourceComment>& comments)
+        : text_(text), lines_(text), comment_only_(static_cast<std::size_t>(lines_.line_count()) + 2, false) {
+        set_.file = file;
+        for (const auto& c : comments)
+            if (c.own_line) comment_only_[static_cast<std::size_t>(c.line)] = true;
+    }
 
-SuppressionSet find_suppressions(const std::string& file, std::string_view text,
-                                 const std::vector<SourceComment>& comments) {
-    SuppressionSet set;
-    set.file = file;
-    LineIndex lines(text);
-    // Lines holding code: where an own-line directive applies to.
-    std::vector<bool> comment_only(static_cast<std::size_t>(lines.line_count()) + 2, false);
-    for (const auto& c : comments)
-        if (c.own_line) comment_only[static_cast<std::size_t>(c.line)] = true;
-    auto next_code_line = [&](int after) {
-        for (int l = after + 1; l <= lines.line_count(); ++l) {
-            if (comment_only[static_cast<std::size_t>(l)]) continue;
-            const std::size_t b = lines.line_start(l), e = lines.line_end(l);
-            if (text.substr(b, e - b).find_first_not_of(" \t") != std::string_view::npos) return l;
-        }
-        return 0;
-    };
+    SuppressionSet read(const std::vector<SourceComment>& comments) {
+        for (const auto& c : comments) read_comment(c);
+        return std::move(set_);
+    }
 
-    for (const auto& c : comments) {
-        const std::size_t hash = lines.offset(c.line, c.column);
-        std::size_t i = 0;
+private:
+    void read_comment(const SourceComment& c) {
+        const std::size_t hash = lines_.offset(c.line, c.column);
         const std::string& t = c.text;
-        auto at = [&](std::size_t b, std::size_t e) {
-            const std::size_t off = hash + 1;
-            return SourceRange{file, c.line, lines.column_of(off + b), c.line,
-                               lines.column_of(off + std::max(e, b + 1))};
-        };
-        auto fail = [&](SourceRange where, std::string message) {
-            set.errors.push_back(input_error(InputError::UnknownValue, std::move(where), std::move(message)));
-        };
-        auto unknown_rule = [&](const std::string& code, SourceRange where) {
-            std::vector<std::string> candidates;
-            for (const auto& r : all_rules()) {
-                candidates.emplace_back(r->info().code);
-                candidates.emplace_back(r->info().name);
-            }
-            fail(where, fmt::format("unknown rule \"{}\" in suppression{}; `mbridge-lint rules` lists them", code,
-                                    did_you_mean_suffix(code, candidates)));
-        };
+        std::size_t i = 0;
         while (i < t.size() && is_space(t[i])) ++i;
-        if (const std::size_t q = noqa_at(t); q != std::string::npos && t.compare(i, kMarker.size(), kMarker) != 0) {
-            if (auto s = read_noqa(c, hash, q, at, fail, unknown_rule)) set.suppressions.push_back(std::move(*s));
-            continue;
+        const bool marked = t.compare(i, kMarker.size(), kMarker) == 0;
+        if (const std::size_t q = noqa_at(t); q != std::string::npos && !marked) {
+            auto at = [&](std::size_t b, std::size_t e) { return range(c, hash, b, e); };
+            auto on_error = [&](SourceRange where, std::string message) { fail(std::move(where), std::move(message)); };
+            auto on_unknown = [&](const std::string& code, SourceRange where) { unknown_rule(code, std::move(where)); };
+            if (auto s = read_noqa(c, hash, q, at, on_error, on_unknown)) set_.suppressions.push_back(std::move(*s));
+            return;
         }
-        if (t.compare(i, kMarker.size(), kMarker) != 0) continue;
-        i += kMarker.size();
+        if (marked) read_directive(c, hash, i + kMarker.size());
+    }
+
+    // `mbridge-lint: DIRECTIVE=CODES`, from just after the marker.
+    void read_directive(const SourceComment& c, std::size_t hash, std::size_t i) {
+        const std::string& t = c.text;
         while (i < t.size() && is_space(t[i])) ++i;
         const std::size_t dir_begin = i;
         while (i < t.size() && is_code_char(t[i])) ++i;
         const std::string directive = t.substr(dir_begin, i - dir_begin);
         static const std::vector<std::string> directives{"disable", "disable-next-line", "disable-file"};
         if (directive != "disable" && directive != "disable-next-line" && directive != "disable-file") {
-            fail(at(dir_begin, i), fmt::format("unknown mbridge-lint directive \"{}\"{}; use disable=CODES, "
-                                               "disable-next-line=CODES or disable-file=CODES",
-                                               directive, did_you_mean_suffix(directive, directives)));
-            continue;
+            fail(range(c, hash, dir_begin, i),
+                 fmt::format("unknown mbridge-lint directive \"{}\"{}; use disable=CODES, disable-next-line=CODES "
+                             "or disable-file=CODES",
+                             directive, did_you_mean_suffix(directive, directives)));
+            return;
         }
         while (i < t.size() && is_space(t[i])) ++i;
         if (i >= t.size() || t[i] != '=') {
-            fail(at(dir_begin, i),
+            fail(range(c, hash, dir_begin, i),
                  fmt::format("\"{}\" needs the codes it applies to: {}=RC104 (or a rule name)", directive, directive));
-            continue;
+            return;
         }
-        ++i;
         Suppression s;
         s.comment = c;
         s.comment_begin = hash;
@@ -151,31 +138,22 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
         if (directive == "disable-file") s.scope = Suppression::Scope::File;
         else if (directive == "disable-next-line" || c.own_line) s.line = next_code_line(c.line);
         else s.line = c.line;
+        if (read_codes(c, hash, i + 1, s) && !s.codes.empty()) set_.suppressions.push_back(std::move(s));
+    }
 
+    // The directive's comma-separated codes, from just after `=`; false when one of them is wrong.
+    bool read_codes(const SourceComment& c, std::size_t hash, std::size_t i, Suppression& s) {
+        const std::string& t = c.text;
         bool ok = true;
         while (true) {
             while (i < t.size() && is_space(t[i])) ++i;
             const std::size_t b = i;
             while (i < t.size() && is_code_char(t[i])) ++i;
             if (b == i) {
-                fail(at(b, b), "expected a rule code such as RC104 after `=` or `,`");
-                ok = false;
-                break;
+                fail(range(c, hash, b, b), "expected a rule code such as RC104 after `=` or `,`");
+                return false;
             }
-            const std::string code = t.substr(b, i - b);
-            const Rule* rule = find_rule(code);
-            if (code.size() >= 2 && std::toupper(static_cast<unsigned char>(code[0])) == 'I' &&
-                std::toupper(static_cast<unsigned char>(code[1])) == 'N' && !rule) {
-                fail(at(b, i), fmt::format("{} is an input error: the file cannot be used as written, so it cannot be "
-                                           "suppressed; fix the input",
-                                           code));
-                ok = false;
-            } else if (!rule) {
-                unknown_rule(code, at(b, i));
-                ok = false;
-            } else {
-                s.codes.push_back(Suppression::Code{code, at(b, i), hash + 1 + b, hash + 1 + i, false});
-            }
+            ok &= read_code(c, hash, b, i, s);
             std::size_t j = i;
             while (j < t.size() && is_space(t[j])) ++j;
             if (j < t.size() && t[j] == ',') {
@@ -183,14 +161,74 @@ SuppressionSet find_suppressions(const std::string& file, std::string_view text,
                 continue;
             }
             if (j < t.size() && !(t.compare(j, 2, "--") == 0 || t[j] == '#')) {
-                fail(at(j, t.size()), "separate codes with commas; a reason after them starts with \"--\"");
+                fail(range(c, hash, j, t.size()), "separate codes with commas; a reason after them starts with \"--\"");
                 ok = false;
             }
-            break;
+            return ok;
         }
-        if (ok && !s.codes.empty()) set.suppressions.push_back(std::move(s));
     }
-    return set;
+
+    // One code of a directive, the text from b to e; false when it names no rule.
+    bool read_code(const SourceComment& c, std::size_t hash, std::size_t b, std::size_t e, Suppression& s) {
+        const std::string code = c.text.substr(b, e - b);
+        const Rule* rule = find_rule(code);
+        if (code.size() >= 2 && std::toupper(static_cast<unsigned char>(code[0])) == 'I' &&
+            std::toupper(static_cast<unsigned char>(code[1])) == 'N' && !rule) {
+            fail(range(c, hash, b, e), fmt::format("{} is an input error: the file cannot be used as written, so it "
+                                                   "cannot be suppressed; fix the input",
+                                                   code));
+            return false;
+        }
+        if (!rule) {
+            unknown_rule(code, range(c, hash, b, e));
+            return false;
+        }
+        s.codes.push_back(Suppression::Code{code, range(c, hash, b, e), hash + 1 + b, hash + 1 + e, false});
+        return true;
+    }
+
+    // Where an own-line directive applies: the next line holding code (0: none).
+    int next_code_line(int after) const {
+        for (int l = after + 1; l <= lines_.line_count(); ++l) {
+            if (comment_only_[static_cast<std::size_t>(l)]) continue;
+            const std::size_t b = lines_.line_start(l), e = lines_.line_end(l);
+            if (text_.substr(b, e - b).find_first_not_of(" \t") != std::string_view::npos) return l;
+        }
+        return 0;
+    }
+
+    // The text from b to e of the comment whose `#` is at `hash`.
+    SourceRange range(const SourceComment& c, std::size_t hash, std::size_t b, std::size_t e) const {
+        const std::size_t off = hash + 1;
+        return SourceRange{set_.file, c.line, lines_.column_of(off + b), c.line,
+                           lines_.column_of(off + std::max(e, b + 1))};
+    }
+
+    void fail(SourceRange where, std::string message) {
+        set_.errors.push_back(input_error(InputError::UnknownValue, std::move(where), std::move(message)));
+    }
+
+    void unknown_rule(const std::string& code, SourceRange where) {
+        std::vector<std::string> candidates;
+        for (const auto& r : all_rules()) {
+            candidates.emplace_back(r->info().code);
+            candidates.emplace_back(r->info().name);
+        }
+        fail(std::move(where), fmt::format("unknown rule \"{}\" in suppression{}; `mbridge-lint rules` lists them",
+                                           code, did_you_mean_suffix(code, candidates)));
+    }
+
+    SuppressionSet set_;
+    std::string_view text_;
+    LineIndex lines_;
+    std::vector<bool> comment_only_;
+};
+
+}  // namespace
+
+SuppressionSet find_suppressions(const std::string& file, std::string_view text,
+                                 const std::vector<SourceComment>& comments) {
+    return SuppressionReader(file, text, comments).read(comments);
 }
 
 void apply_suppressions(std::vector<Diagnostic>& diags, SuppressionSet& set) {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <set>
 
 #include "config/rule_selection.hpp"
@@ -249,6 +251,82 @@ ProcessResult run_program(const std::vector<std::string>& argv, const std::strin
     }
     result.status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
     return result;
+}
+
+// `file.py::function` names one recipe of a file; a path that exists as written is taken whole.
+static std::optional<InputFile> recipe_target(const std::string& arg) {
+    std::error_code ec;
+    const auto sep = arg.find("::");
+    if (sep == std::string::npos || fs::exists(arg, ec) || !fs::is_regular_file(arg.substr(0, sep), ec))
+        return std::nullopt;
+    return InputFile{arg.substr(0, sep), true, arg.substr(sep + 2)};
+}
+
+// A named path that is neither a file nor a directory: a FIFO would block the read until some writer came, a device
+// may never end. What the shell hands over as a pipe (`<(command)`, /dev/stdin) is read: it was made to be.
+static std::optional<std::string> special_file(const std::string& path) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(path, ec);
+    if (ec || fs::is_regular_file(st) || fs::is_directory(st)) return std::nullopt;
+    if (path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0 || path == "/dev/stdin")
+        return std::nullopt;
+    switch (st.type()) {
+        case fs::file_type::fifo: return "a FIFO (named pipe)";
+        case fs::file_type::socket: return "a socket";
+        case fs::file_type::block:
+        case fs::file_type::character: return "a device";
+        default: return "not a regular file";
+    }
+}
+
+// A named file that --force-exclude leaves out: it, or a directory above it inside the working directory, matches.
+static bool named_file_excluded(const std::string& path, const WalkOptions& walk) {
+    if (!walk.force_exclude || !walk.excluded) return false;
+    if (walk.excluded(path)) return true;
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    for (fs::path p = fs::absolute(path, ec).parent_path(); relative_to(p.string(), cwd.string()) && p != cwd;
+         p = p.parent_path())
+        if (walk.excluded(p.string())) return true;
+    return false;
+}
+
+std::vector<InputFile> collect_inputs(const std::vector<std::string>& paths, std::vector<Diagnostic>& errors,
+                                      const WalkOptions& walk) {
+    std::vector<InputFile> out;
+    std::map<std::string, std::size_t> seen;  // display path + function -> index in `out`
+    auto add = [&](InputFile input) {
+        auto [it, inserted] = seen.emplace(input.path + "::" + input.function, out.size());
+        if (inserted) out.push_back(std::move(input));
+        else out[it->second].explicit_input |= input.explicit_input;  // named and found by a walk: named
+    };
+    for (const auto& arg : paths) {
+        std::error_code ec;
+        if (fs::is_directory(arg, ec)) {
+            std::vector<std::string> notes;
+            for (auto& f : walk_directory(arg, walk, errors, notes)) add({std::move(f), false, {}});
+            if (walk.notes) walk.notes->insert(walk.notes->end(), notes.begin(), notes.end());
+        } else if (auto kind = special_file(arg)) {
+            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
+                                         fmt::format("{} is {}; only regular files are read (pass - to read standard "
+                                                     "input)",
+                                                     arg, *kind)));
+        } else if (fs::exists(arg, ec)) {
+            if (!named_file_excluded(arg, walk)) add({display_path(arg), true, {}});
+        } else if (auto target = recipe_target(arg)) {
+            target->path = display_path(target->path);
+            add(std::move(*target));
+        } else {
+            // A path that cannot be looked at (a folder above it unreadable) is not said to be missing.
+            std::error_code why;
+            (void)fs::symlink_status(arg, why);
+            errors.push_back(input_error(InputError::Unreadable, SourceRange::whole_file(arg),
+                                         why && why != std::errc::no_such_file_or_directory
+                                             ? fmt::format("cannot read: {}", why.message())
+                                             : "no such file or directory"));
+        }
+    }
+    return out;
 }
 
 }  // namespace mbl

@@ -7,9 +7,8 @@
 #include <vector>
 
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
+#include "engine/lint_session.hpp"
 #include "parser/overrides.hpp"
-#include "parser/yaml_loader.hpp"
 
 namespace {
 
@@ -40,16 +39,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (parsed.override) overrides.push_back(std::move(*parsed.override));
         start = end + 1;
     }
-    const mbl::Revision* revision = mbl::Schema::instance().revision("0.20.dev");
-    mbl::YamlLoadResult base = mbl::load_yaml("base.yaml", kBase);
-    mbl::Value root = std::move(base.root);
-    // The same overrides as a --config-file tree would merge too.
-    mbl::Value again = root;
-    std::vector<mbl::Diagnostic> errors;
-    mbl::apply_overrides(root, overrides, *revision, errors);
-    mbl::merge_config_tree(again, root);
+    // As `check base.yaml -- OVERRIDES` runs: the overrides applied to the tree, which is then linted; the same
+    // overrides merged as a --config-file tree would be too.
+    mbl::SessionOptions options;
+    options.mcore = "0.20.dev";
+    options.prepare = [&](mbl::Value& root, const mbl::Revision& revision, std::vector<mbl::Diagnostic>& errors) {
+        mbl::Value again = root;
+        mbl::apply_overrides(root, overrides, revision, errors);
+        mbl::merge_config_tree(again, root);
+    };
     mbl::SourceManager sources;
-    mbl::Linter linter(mbl::LintOptions{revision, {}}, sources);
-    (void)linter.lint_tree(std::move(root), mbl::SourceRange::point("base.yaml", 1, 1));
+    sources.add("/nonexistent/mbridge-lint-fuzz/base.yaml", kBase);
+    mbl::LintSession session(options, sources);
+    (void)session.lint("/nonexistent/mbridge-lint-fuzz/base.yaml");
     return 0;
 }

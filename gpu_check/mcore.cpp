@@ -45,13 +45,14 @@ json to_json(const Value& v) {
 }
 
 // Fields the reference sets itself: the recompute fields differ per run, and the stack is one rank of one stage.
-constexpr const char* kPerRunFields[] = {"recompute_granularity", "recompute_method", "recompute_num_layers",
-                                         "recompute_modules"};
-constexpr const char* kStageFields[] = {"num_layers_in_first_pipeline_stage", "num_layers_in_last_pipeline_stage",
-                                        "pipeline_model_parallel_layout",     "account_for_embedding_in_pipeline_split",
-                                        "account_for_loss_in_pipeline_split", "mtp_num_layers",
-                                        "microbatch_group_size_per_vp_stage", "deallocate_pipeline_outputs",
-                                        "overlap_moe_expert_parallel_comm"};
+constexpr FieldName kPerRunFields[] = {field::recompute_granularity, field::recompute_method,
+                                       field::recompute_num_layers, field::recompute_modules};
+constexpr FieldName kStageFields[] = {
+    field::num_layers_in_first_pipeline_stage, field::num_layers_in_last_pipeline_stage,
+    field::pipeline_model_parallel_layout,     field::account_for_embedding_in_pipeline_split,
+    field::account_for_loss_in_pipeline_split, field::mtp_num_layers,
+    field::microbatch_group_size_per_vp_stage, field::deallocate_pipeline_outputs,
+    field::overlap_moe_expert_parallel_comm};
 
 std::string shape_summary(const memory::LayerShape& s, const std::vector<memory::LayerKind>& kinds, const char* where) {
     const auto moe =
@@ -203,7 +204,7 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
         p.error = std::move(why);
         return p;
     };
-    if (m.str("experimental_attention_variant"))
+    if (m.str(field::experimental_attention_variant))
         return fail("experimental attention variants are built by Megatron Core's own block specs, which the reference "
                     "does not select yet (it builds GPT layers)");
     p.runs = choose_runs(m, o, [](const std::string&) { return true; });  // Megatron Core validates the labels
@@ -240,7 +241,7 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
                                 "config with a smaller expert_model_parallel_size",
                                 s.topk, s.experts, ep));
     p.shape = s;
-    p.transformer_impl = m.str("transformer_impl").value_or("transformer_engine");
+    p.transformer_impl = m.str(field::transformer_impl).value_or("transformer_engine");
     p.notes.insert(p.notes.end(), p.runs.notes.begin(), p.runs.notes.end());
 
     // The config's own values (Megatron Core's defaults stand for the rest), with one rank's shapes.
@@ -254,29 +255,30 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
         }
         c[e.key] = to_json(e.value);
     });
-    for (const char* f : kPerRunFields) c.erase(f);
-    for (const char* f : kStageFields) c.erase(f);
-    c["num_layers"] = n;
-    c["hidden_size"] = s.hidden;
-    c["num_attention_heads"] = s.heads;
-    c["num_query_groups"] = s.query_groups;
-    if (!s.mla) c["kv_channels"] = s.head_dim;
-    c["ffn_hidden_size"] = s.ffn_hidden;
+    for (const FieldName f : kPerRunFields) c.erase(std::string(f.str()));
+    for (const FieldName f : kStageFields) c.erase(std::string(f.str()));
+    auto set = [&](FieldName f) -> json& { return c[std::string(f.str())]; };
+    set(field::num_layers) = n;
+    set(field::hidden_size) = s.hidden;
+    set(field::num_attention_heads) = s.heads;
+    set(field::num_query_groups) = s.query_groups;
+    if (!s.mla) set(field::kv_channels) = s.head_dim;
+    set(field::ffn_hidden_size) = s.ffn_hidden;
     if (m.is_moe()) {
-        c["num_moe_experts"] = s.experts;
-        c["moe_ffn_hidden_size"] = s.expert_ffn;
-        if (s.shared_expert_ffn > 0) c["moe_shared_expert_intermediate_size"] = s.shared_expert_ffn;
+        set(field::num_moe_experts) = s.experts;
+        set(field::moe_ffn_hidden_size) = s.expert_ffn;
+        if (s.shared_expert_ffn > 0) set(field::moe_shared_expert_intermediate_size) = s.shared_expert_ffn;
         json pattern = json::array();
         for (auto k : p.kinds) pattern.push_back(memory::has_moe(k) ? 1 : 0);
-        c["moe_layer_freq"] = pattern;
+        set(field::moe_layer_freq) = pattern;
     }
-    c["tensor_model_parallel_size"] = 1;
-    c["pipeline_model_parallel_size"] = 1;
-    c["virtual_pipeline_model_parallel_size"] = nullptr;
-    c["context_parallel_size"] = 1;
-    c["expert_model_parallel_size"] = 1;
-    c["expert_tensor_parallel_size"] = 1;
-    c["sequence_parallel"] = false;
+    set(field::tensor_model_parallel_size) = 1;
+    set(field::pipeline_model_parallel_size) = 1;
+    set(field::virtual_pipeline_model_parallel_size) = nullptr;
+    set(field::context_parallel_size) = 1;
+    set(field::expert_model_parallel_size) = 1;
+    set(field::expert_tensor_parallel_size) = 1;
+    set(field::sequence_parallel) = false;
     p.transformer_config = std::move(c);
     p.summary = shape_summary(s, p.kinds, p.stage ? "per model chunk" : "of the first pipeline stage");
     if (p.stage)

@@ -10,7 +10,7 @@
 namespace mbl::gpu {
 namespace {
 
-std::optional<std::int64_t> int_field(const EffectiveModel& m, const char* name) {
+std::optional<std::int64_t> int_field(const EffectiveModel& m, FieldName name) {
     if (!m.known({name})) return std::nullopt;
     return m.integer(name);
 }
@@ -45,7 +45,7 @@ RunChoice choose_runs(const EffectiveModel& m, const PlanOptions& o,
     std::int64_t mbs = m.run.micro_batch_size.is_int() ? m.run.micro_batch_size.as_int() : 1;
     if (o.micro_batch) mbs = *o.micro_batch;
     if (seq <= 0 || mbs <= 0) return fail("the sequence length and micro-batch size must be positive");
-    const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, "context_parallel_size").value_or(1));
+    const std::int64_t cp = std::max<std::int64_t>(1, int_field(m, field::context_parallel_size).value_or(1));
     if (cp > 1) {
         r.notes.push_back(
             fmt::format("context parallelism {} is not emulated: the rank's {} tokens of the sequence run as "
@@ -92,7 +92,8 @@ RunChoice choose_runs(const EffectiveModel& m, const PlanOptions& o,
         }
     } else {
         const auto g = m.granularity_post;
-        if (!m.known({"recompute_granularity", "recompute_method", "recompute_num_layers", "recompute_modules"}))
+        if (!m.known({field::recompute_granularity, field::recompute_method, field::recompute_num_layers,
+                      field::recompute_modules}))
             return fail("the config's recompute settings are not known statically");
         if (!g)
             return fail(
@@ -101,8 +102,8 @@ RunChoice choose_runs(const EffectiveModel& m, const PlanOptions& o,
         if (*g == "selective") {
             r.candidates.push_back(clean(Recompute::selective(m.modules_post.labels)));
         } else if (*g == "full") {
-            const auto method = m.str("recompute_method");
-            const auto k = m.integer("recompute_num_layers");
+            const auto method = m.str(field::recompute_method);
+            const auto k = m.integer(field::recompute_num_layers);
             if (!method || !k || *k < 1) return fail("full recompute needs recompute_method and recompute_num_layers");
             r.candidates.push_back(clean(Recompute::full(
                 *method != "block" ? Recompute::Method::Uniform : Recompute::Method::Block, static_cast<int>(*k))));
@@ -178,10 +179,10 @@ Plan make_plan(const EffectiveModel& m, const PlanOptions& o) {
         plan.error = std::move(why);
         return plan;
     };
-    if (m.flag("multi_latent_attention"))
+    if (m.flag(field::multi_latent_attention))
         return fail("multi-latent attention (MLA) is not implemented by the GPU harness yet; it builds standard "
                     "(GQA) attention only");
-    if (m.str("experimental_attention_variant"))
+    if (m.str(field::experimental_attention_variant))
         return fail("experimental attention variants are not implemented by the GPU harness");
     const RunChoice runs = choose_runs(m, o, [](const std::string& label) {
         const auto& l = supported_labels();
@@ -197,13 +198,13 @@ Plan make_plan(const EffectiveModel& m, const PlanOptions& o) {
     memory::LayerShape shape = job.shape;
     if (auto why = one_rank(shape, plan.notes); !why.empty()) return fail(why);
     static_cast<memory::LayerShape&>(s) = harness_shape(shape);
-    s.norm_epsilon = m.number("layernorm_epsilon").value_or(1e-5);
-    s.fused_activation = m.flag("bias_activation_fusion") && s.gated;
-    const auto act = activation_of(m["activation_func"]);
+    s.norm_epsilon = m.number(field::layernorm_epsilon).value_or(1e-5);
+    s.fused_activation = m.flag(field::bias_activation_fusion) && s.gated;
+    const auto act = activation_of(m[field::activation_func]);
     s.activation = act.value_or(ActivationKind::GeLU);
-    if (!act && m.has("activation_func") && !m["activation_func"].is_null())
-        plan.notes.push_back(
-            fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU", m["activation_func"].display()));
+    if (!act && m.has(field::activation_func) && !m[field::activation_func].is_null())
+        plan.notes.push_back(fmt::format("activation {} is not SiLU or GeLU; the harness uses GeLU",
+                                         m[field::activation_func].display()));
     plan.notes.insert(plan.notes.end(), runs.notes.begin(), runs.notes.end());
     plan.control = runs.control;
     plan.candidates = runs.candidates;
@@ -232,7 +233,7 @@ Plan make_plan(const EffectiveModel& m, const PlanOptions& o) {
         plan.notes.push_back(
             "step times use the harness's own flash-style attention kernel, slower than Transformer "
             "Engine's cuDNN / FlashAttention kernels: replay costs that re-run attention are overstated");
-    if (!m.flag("attention_softmax_in_fp32") && m.has("attention_softmax_in_fp32"))
+    if (!m.flag(field::attention_softmax_in_fp32) && m.has(field::attention_softmax_in_fp32))
         plan.notes.push_back("the unfused softmax runs in fp32 (attention_softmax_in_fp32 false is not emulated)");
     if (auto why = s.validate(); !why.empty()) return fail(why);
 

@@ -191,7 +191,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     const GpuSpec* gpu = choose_gpu(in, est);
     if (!gpu) {
         est.ok = false;
-        est.why_field = "gpu";
+        est.why_at = {};  // a command-line choice, not written in the config
         est.why_not = fmt::format("GPU \"{}\" is not in the table ({})", in.gpu, gpu_names());
         return est;
     }
@@ -211,7 +211,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         time.step_seconds / est.schedule.pp * static_cast<double>(est.schedule.micro_batches.value_or(1));
     est.measured_step_seconds = in.measured_step_seconds;
     read_step_time(est, time);
-    const bool local = m.str("transformer_impl") == "local";
+    const bool local = m.str(field::transformer_impl) == "local";
     const bool crashing_layernorm =
         local && m.revision && m.revision->crashes(known_crash::layernorm_recompute_local_impl);
     double none_activations = 0;

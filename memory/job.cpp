@@ -58,11 +58,17 @@ constexpr FieldName kReadFields[] = {field::num_query_groups,
                                      field::microbatch_group_size_per_vp_stage,
                                      field::deallocate_pipeline_outputs};
 
-// Not estimable: `field` is what it is about (for locating the diagnostic), `why` what is missing.
-Job missing(Job& job, std::string field, std::string why) {
-    job.why_field = std::move(field);
+// The fact a check below is about, for locating the diagnostic when it fails.
+void about(Job& job, const Value& fact) { job.why_at = fact.prov().range; }
+
+// Not estimable: `why` says what is missing; job.why_at is where the config writes it.
+Job missing(Job& job, std::string why) {
     job.why_not = std::move(why);
     return std::move(job);
+}
+Job missing(Job& job, const Value& fact, std::string why) {
+    about(job, fact);
+    return missing(job, std::move(why));
 }
 
 void note_unknown_fields(const EffectiveModel& m, Job& job) {
@@ -81,15 +87,15 @@ std::string read_layers(const EffectiveModel& m, LayerPlan& plan, Job& job) {
     if (pattern) {
         auto parsed = plan_from_pattern(*pattern, job.assumptions);
         if (!parsed) {
-            job.why_field =
-                m[field::hybrid_layer_pattern].is_string() ? "hybrid_layer_pattern" : "hybrid_override_pattern";
+            about(job, m[m[field::hybrid_layer_pattern].is_string() ? field::hybrid_layer_pattern
+                                                                    : field::hybrid_override_pattern]);
             return fmt::format("the hybrid layer pattern \"{}\" has a symbol outside M G * D + - E | /", *pattern);
         }
         plan = std::move(*parsed);
     }
     const std::int64_t layers =
         pattern ? static_cast<std::int64_t>(plan.kinds.size()) : int_or(m, field::num_layers, 0);
-    job.why_field = "num_layers";
+    about(job, m[field::num_layers]);
     if (layers <= 0) return "num_layers is not set (or not known), so there is no layer stack to estimate";
     // Sizes far beyond any real job are refused rather than modelled (they would also overflow the schedules).
     constexpr std::int64_t kMaxLayers = 100000, kMaxParallel = 1 << 20;
@@ -98,28 +104,29 @@ std::string read_layers(const EffectiveModel& m, LayerPlan& plan, Job& job) {
                                   field::virtual_pipeline_model_parallel_size, field::context_parallel_size,
                                   field::expert_model_parallel_size, field::expert_tensor_parallel_size}) {
         const std::int64_t v = int_or(m, field, 1);
-        job.why_field = field.str();
+        about(job, m[field]);
         if (v < 1 || v > kMaxParallel) return fmt::format("{} {} is not between 1 and {}", field, v, kMaxParallel);
     }
-    job.why_field = "pipeline_model_parallel_size";
+    about(job, m[field::pipeline_model_parallel_size]);
     if (int_or(m, field::pipeline_model_parallel_size, 1) * int_or(m, field::virtual_pipeline_model_parallel_size, 1) >
         layers)
         return "pipeline_model_parallel_size x virtual_pipeline_model_parallel_size is larger than num_layers";
     job.shape.hidden = int_or(m, field::hidden_size, 0);
     job.shape.heads = int_or(m, field::num_attention_heads, 0);
-    job.why_field = "hidden_size";
+    about(job, m[field::hidden_size]);
     if (job.shape.hidden <= 0) return "hidden_size is not set (or not known)";
-    job.why_field = "num_attention_heads";
+    about(job, m[field::num_attention_heads]);
     if (job.shape.heads <= 0) return "num_attention_heads is not set (or not known)";
     if (!pattern) plan.kinds = gpt_layer_kinds(m, static_cast<int>(layers), job.assumptions);
-    job.why_field.clear();
+    job.why_at = {};
     return "";
 }
 
 // Sequence length and micro-batch size (train and dataset sections); "" when usable.
 std::string read_run_shape(const EffectiveModel& m, Job& job) {
     const Value& seq = m.run.seq_length;
-    job.why_field = "seq_length";
+    // Where model.seq_length is written, else where the sequence length came from (dataset.seq_length).
+    about(job, m[field::seq_length].prov().range.valid() ? m[field::seq_length] : seq);
     if (!seq.is_int() || seq.as_int() <= 0)
         return "the sequence length (model.seq_length or dataset.seq_length) is not a positive integer";
     job.seq_length = seq.as_int();
@@ -127,7 +134,7 @@ std::string read_run_shape(const EffectiveModel& m, Job& job) {
         job.assumptions.push_back({fmt::format(
             "sequence length {} is the model default (set model.seq_length or dataset.seq_length)", job.seq_length)});
     const Value& mbs = m.run.micro_batch_size;
-    job.why_field = "micro_batch_size";
+    about(job, mbs);
     if (mbs.is_int() && mbs.as_int() > 0) {
         job.micro_batch = mbs.as_int();
     } else if (mbs.is_null() || mbs.is_unknown()) {
@@ -138,7 +145,7 @@ std::string read_run_shape(const EffectiveModel& m, Job& job) {
     } else {
         return "train.micro_batch_size is not a positive integer";
     }
-    job.why_field.clear();
+    job.why_at = {};
     return "";
 }
 
@@ -173,13 +180,13 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
     Job job;
     note_unknown_fields(m, job);
     LayerPlan plan;
-    if (auto why = read_layers(m, plan, job); !why.empty()) return missing(job, job.why_field, why);
+    if (auto why = read_layers(m, plan, job); !why.empty()) return missing(job, why);
     auto rc = recompute_of(m);
     if (!rc)
-        return missing(job, "recompute_granularity",
+        return missing(job, m[field::recompute_granularity],
                        "the recompute settings are invalid or unknown (see `mbridge-lint check`)");
     job.current = *rc;
-    if (auto why = read_run_shape(m, job); !why.empty()) return missing(job, job.why_field, why);
+    if (auto why = read_run_shape(m, job); !why.empty()) return missing(job, why);
     LayerShape& s = job.shape;
     s.seq_length = job.seq_length;
     s.micro_batch = job.micro_batch;
@@ -188,7 +195,8 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
         job.assumptions.push_back({"CUDA graphs: their private memory pools and static buffers are not counted"});
     if (int_or(m, field::mtp_num_layers, 0) > 0)
         job.assumptions.push_back({"multi-token prediction layers are not counted"});
-    if (auto why = read_data_parallel(m, in, job); !why.empty()) return missing(job, "tensor_model_parallel_size", why);
+    if (auto why = read_data_parallel(m, in, job); !why.empty())
+        return missing(job, m[field::tensor_model_parallel_size], why);
     read_precision(m, job.precision, job.assumptions);
     read_fp8_weights(m, s, job.precision, job.assumptions);
     job.schedule.pp = static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::pipeline_model_parallel_size, 1)));

@@ -67,9 +67,9 @@ struct Peft {
 
 struct Job {
     bool ok = false;
-    bool complete = true;   // false when a field it reads is unknown (a default stood in; see assumptions)
-    std::string why_not;    // when !ok: which fact is missing
-    std::string why_field;  // the field it is about, for locating the diagnostic
+    bool complete = true;  // false when a field it reads is unknown (a default stood in; see assumptions)
+    std::string why_not;   // when !ok: which fact is missing
+    SourceRange why_at;    // when !ok: where the config writes the missing fact (not valid: nowhere)
     LayerShape shape;
     std::vector<LayerKind> kinds;  // every layer of the model, in order
     std::vector<int> per_stage;    // layers per pipeline stage

@@ -281,113 +281,134 @@ OverrideParse parse_override(const std::string& source_name, std::string_view te
     return out;
 }
 
-void apply_overrides(Value& root, const std::vector<Override>& overrides, const Revision& revision,
-                     std::vector<Diagnostic>& errors) {
-    const Schema& schema = Schema::instance();
-    const auto& sections = schema.config_sections();
-    for (const Override& o : overrides) {
-        if (!root.is_map()) return;
-        // Walk to the parent of the last key, noting whether the key exists.
-        Value* parent = &root;
-        bool parent_known = true;
-        for (size_t i = 0; i + 1 < o.path.size(); ++i) {
-            Value* next = parent->find(o.path[i]);
-            const bool declared = i == 0 && std::find(sections.begin(), sections.end(), o.path[i]) != sections.end();
-            if (!next || next->is_null()) {
-                if (!declared && o.kind != Override::Kind::ForceAdd) {
-                    std::string prefix;
-                    for (size_t j = 0; j <= i; ++j) prefix += (j ? "." : "") + o.path[j];
-                    errors.push_back(
-                        input_error(InputError::UnknownKey, o.key_range,
-                                    fmt::format("cannot override {}: the config has no key \"{}\"{}", o.dotted(),
-                                                prefix, i == 0 ? did_you_mean_suffix(o.path[0], sections) : "")));
-                    parent = nullptr;
-                    break;
-                }
-                Provenance p = o.value ? o.value->prov() : Provenance::at(Origin::Override, o.range);
-                parent = &parent->set(o.path[i], Value::map(p), o.key_range);
-                continue;
+namespace {
+
+// The map an override's last key goes into, made where the key's section is declared or the override forces it;
+// null (with an error unless an unknown value stands in the way) when there is none.
+Value* override_parent(Value& root, const Override& o, std::vector<Diagnostic>& errors) {
+    const auto& sections = Schema::instance().config_sections();
+    Value* parent = &root;
+    for (size_t i = 0; i + 1 < o.path.size(); ++i) {
+        Value* next = parent->find(o.path[i]);
+        const bool declared = i == 0 && std::find(sections.begin(), sections.end(), o.path[i]) != sections.end();
+        if (!next || next->is_null()) {
+            if (!declared && o.kind != Override::Kind::ForceAdd) {
+                std::string prefix;
+                for (size_t j = 0; j <= i; ++j) prefix += (j ? "." : "") + o.path[j];
+                errors.push_back(
+                    input_error(InputError::UnknownKey, o.key_range,
+                                fmt::format("cannot override {}: the config has no key \"{}\"{}", o.dotted(), prefix,
+                                            i == 0 ? did_you_mean_suffix(o.path[0], sections) : "")));
+                return nullptr;
             }
-            if (next->is_unknown()) {
-                parent_known = false;
-                parent = nullptr;
-                break;
-            }
-            if (!next->is_map()) {
-                errors.push_back(input_error(InputError::BadOverride, o.key_range,
-                                             fmt::format("cannot override {}: {} is {}, not a mapping", o.dotted(),
-                                                         o.path[i], next->display())));
-                parent = nullptr;
-                break;
-            }
-            parent = next;
-        }
-        if (!parent) {
-            (void)parent_known;
+            Provenance p = o.value ? o.value->prov() : Provenance::at(Origin::Override, o.range);
+            parent = &parent->set(o.path[i], Value::map(p), o.key_range);
             continue;
         }
-        const std::string& key = o.path.back();
-        const bool top = o.path.size() == 1;
-        const bool in_model = o.path.size() == 2 && o.path[0] == "model";
-        Value* current = parent->find(key);
-        const FieldSpec* field = in_model ? schema.field(key) : nullptr;
-        // A model key that is no field the linter knows and close to none may be a field of the provider class the
-        // job builds (its own, such as Llama 3.1's scale_factor), which Hydra accepts: only a near miss of a known
-        // field is taken for a typo.
-        const bool provider_field = in_model && !field && close_matches(key, schema.field_names(), 1).empty();
-        const bool declared = current || (top && std::find(sections.begin(), sections.end(), key) != sections.end()) ||
-                              (field && schema.field_exists_at(*field, revision)) || provider_field ||
-                              (!top && !in_model);  // fields of other sections are not known to the linter
-        switch (o.kind) {
-            case Override::Kind::Set:
-                if (!declared) {
-                    std::string hint =
-                        top ? did_you_mean_suffix(key, sections) : did_you_mean_suffix(key, schema.field_names());
-                    Diagnostic d = input_error(
-                        InputError::UnknownKey, o.key_range,
-                        fmt::format("cannot override {}: the config has no key \"{}\"{}", o.dotted(), key, hint));
-                    d.notes.push_back(Note{SourceRange{}, fmt::format("to add a new key write +{}", o.text)});
-                    errors.push_back(std::move(d));
-                    continue;
-                }
-                parent->set(key, *o.value, o.key_range);
-                break;
-            case Override::Kind::Add:
-                if (current || (in_model && field) || (top && declared)) {
-                    Diagnostic d = input_error(InputError::BadOverride, o.key_range,
-                                               fmt::format("cannot add {}: the config already has it", o.dotted()));
-                    d.notes.push_back(Note{SourceRange{}, fmt::format("to replace it write {} or ++{}",
-                                                                      o.text.substr(1), o.text.substr(1))});
-                    errors.push_back(std::move(d));
-                    continue;
-                }
-                parent->set(key, *o.value, o.key_range);
-                break;
-            case Override::Kind::ForceAdd: parent->set(key, *o.value, o.key_range); break;
-            case Override::Kind::Delete: {
-                const Value* effective = current;
-                if (!effective && in_model) effective = model_default(revision, key);
-                if (!declared || (!current && !(in_model && field))) {
-                    errors.push_back(
-                        input_error(InputError::UnknownKey, o.key_range,
-                                    fmt::format("cannot delete {}: the config has no such key", o.dotted())));
-                    continue;
-                }
-                if (effective && effective->is_null()) {
-                    errors.push_back(input_error(InputError::BadOverride, o.key_range,
-                                                 fmt::format("cannot delete {}: its value is None", o.dotted())));
-                    continue;
-                }
-                if (o.value && effective && !effective->is_unknown() && !effective->same_as(*o.value)) {
-                    errors.push_back(input_error(InputError::BadOverride, o.range,
-                                                 fmt::format("cannot delete {}: its value is {}, not {}", o.dotted(),
-                                                             effective->display(), o.value->display())));
-                    continue;
-                }
-                parent->erase(key);
-                break;
-            }
+        if (next->is_unknown()) return nullptr;
+        if (!next->is_map()) {
+            errors.push_back(input_error(
+                InputError::BadOverride, o.key_range,
+                fmt::format("cannot override {}: {} is {}, not a mapping", o.dotted(), o.path[i], next->display())));
+            return nullptr;
         }
+        parent = next;
+    }
+    return parent;
+}
+
+// What an override's last key is in the config and the schema.
+struct OverrideKey {
+    Value* current;          // the value there, or null
+    const FieldSpec* field;  // a model field the linter knows, or null
+    bool top, in_model;      // a section of the config; a key of `model`
+    bool declared;           // the config or the schema has the key
+};
+
+OverrideKey override_key(Value& parent, const Override& o, const Revision& revision) {
+    const Schema& schema = Schema::instance();
+    const auto& sections = schema.config_sections();
+    const std::string& key = o.path.back();
+    OverrideKey k;
+    k.top = o.path.size() == 1;
+    k.in_model = o.path.size() == 2 && o.path[0] == "model";
+    k.current = parent.find(key);
+    k.field = k.in_model ? schema.field(key) : nullptr;
+    // A model key that is no field the linter knows and close to none may be a field of the provider class the job
+    // builds (its own, such as Llama 3.1's scale_factor), which Hydra accepts: only a near miss of a known field is
+    // taken for a typo.
+    const bool provider_field = k.in_model && !k.field && close_matches(key, schema.field_names(), 1).empty();
+    k.declared = k.current || (k.top && std::find(sections.begin(), sections.end(), key) != sections.end()) ||
+                 (k.field && schema.field_exists_at(*k.field, revision)) || provider_field ||
+                 (!k.top && !k.in_model);  // fields of other sections are not known to the linter
+    return k;
+}
+
+// `~key` or `~key=value`: Hydra deletes a key the config has (with that value, when one is given).
+void delete_key(Value& parent, const Override& o, const OverrideKey& k, const Revision& revision,
+                std::vector<Diagnostic>& errors) {
+    const Value* effective = k.current;
+    if (!effective && k.in_model) effective = model_default(revision, o.path.back());
+    if (!k.declared || (!k.current && !(k.in_model && k.field))) {
+        errors.push_back(input_error(InputError::UnknownKey, o.key_range,
+                                     fmt::format("cannot delete {}: the config has no such key", o.dotted())));
+        return;
+    }
+    if (effective && effective->is_null()) {
+        errors.push_back(input_error(InputError::BadOverride, o.key_range,
+                                     fmt::format("cannot delete {}: its value is None", o.dotted())));
+        return;
+    }
+    if (o.value && effective && !effective->is_unknown() && !effective->same_as(*o.value)) {
+        errors.push_back(input_error(InputError::BadOverride, o.range,
+                                     fmt::format("cannot delete {}: its value is {}, not {}", o.dotted(),
+                                                 effective->display(), o.value->display())));
+        return;
+    }
+    parent.erase(o.path.back());
+}
+
+void apply_override(Value& parent, const Override& o, const Revision& revision, std::vector<Diagnostic>& errors) {
+    const Schema& schema = Schema::instance();
+    const std::string& key = o.path.back();
+    const OverrideKey k = override_key(parent, o, revision);
+    switch (o.kind) {
+        case Override::Kind::Set:
+            if (!k.declared) {
+                std::string hint = k.top ? did_you_mean_suffix(key, schema.config_sections())
+                                         : did_you_mean_suffix(key, schema.field_names());
+                Diagnostic d = input_error(
+                    InputError::UnknownKey, o.key_range,
+                    fmt::format("cannot override {}: the config has no key \"{}\"{}", o.dotted(), key, hint));
+                d.notes.push_back(Note{SourceRange{}, fmt::format("to add a new key write +{}", o.text)});
+                errors.push_back(std::move(d));
+                return;
+            }
+            parent.set(key, *o.value, o.key_range);
+            return;
+        case Override::Kind::Add:
+            if (k.current || (k.in_model && k.field) || (k.top && k.declared)) {
+                Diagnostic d = input_error(InputError::BadOverride, o.key_range,
+                                           fmt::format("cannot add {}: the config already has it", o.dotted()));
+                d.notes.push_back(Note{
+                    SourceRange{}, fmt::format("to replace it write {} or ++{}", o.text.substr(1), o.text.substr(1))});
+                errors.push_back(std::move(d));
+                return;
+            }
+            parent.set(key, *o.value, o.key_range);
+            return;
+        case Override::Kind::ForceAdd: parent.set(key, *o.value, o.key_range); return;
+        case Override::Kind::Delete: delete_key(parent, o, k, revision, errors); return;
+    }
+}
+
+}  // namespace
+
+void apply_overrides(Value& root, const std::vector<Override>& overrides, const Revision& revision,
+                     std::vector<Diagnostic>& errors) {
+    for (const Override& o : overrides) {
+        if (!root.is_map()) return;
+        if (Value* parent = override_parent(root, o, errors)) apply_override(*parent, o, revision, errors);
     }
 }
 

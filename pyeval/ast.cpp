@@ -335,6 +335,140 @@ std::vector<NodeId> Ast::named_kids(NodeId id) const {
     return out;
 }
 
+namespace {
+
+// A file that cannot be parsed still has a tree: one empty module.
+ParseOutcome unparsed(ParseOutcome out, Diagnostic why) {
+    out.syntax_error = std::move(why);
+    out.ast.nodes.push_back(Node{Kind::Module});
+    out.ast.root = 0;
+    return out;
+}
+
+// The line and column (1-based) of a byte offset.
+SourceRange point_at(const std::string& file, const std::string& text, std::size_t pos) {
+    std::size_t line = 1, col = 1;
+    for (std::size_t i = 0; i < pos; ++i) {
+        if (text[i] == '\n') {
+            ++line;
+            col = 1;
+        } else {
+            ++col;
+        }
+    }
+    return SourceRange::point(file, static_cast<int>(line), static_cast<int>(col));
+}
+
+// The first error tree-sitter recovered from, as Python would report it; nullopt when it found none.
+std::optional<Diagnostic> syntax_error_of(const std::string& file, const std::string& text, TSNode root) {
+    if (!ts_node_has_error(root)) return std::nullopt;
+    auto err = first_error(root);
+    if (!err) return std::nullopt;
+    const TSPoint p = ts_node_start_point(*err), e = ts_node_end_point(*err);
+    std::string message = ts_node_is_missing(*err)
+                              ? fmt::format("invalid Python syntax: expected \"{}\" here", ts_node_type(*err))
+                              : "invalid Python syntax";
+    SourceRange r{file, static_cast<int>(p.row) + 1, static_cast<int>(p.column) + 1, static_cast<int>(e.row) + 1,
+                  static_cast<int>(e.column) + 1};
+    if (r.end_line == r.line && r.end_column <= r.column) r.end_column = r.column + 1;
+    // An unbalanced bracket is the most common cause, and tree-sitter's recovery hides where it is.
+    if (!ts_node_is_missing(*err))
+        if (auto b = bracket_problem(text)) {
+            r = point_at(file, text, b->pos);
+            message = b->unclosed ? fmt::format("invalid Python syntax: this \"{}\" is never closed", b->c)
+                                  : fmt::format("invalid Python syntax: unmatched \"{}\"", b->c);
+        }
+    Diagnostic d = input_error(InputError::Syntax, r, message);
+    d.notes.push_back(Note{SourceRange{}, "Python cannot import this file, so the linter does not evaluate it"});
+    return d;
+}
+
+// Copies tree-sitter's tree into the Ast, depth first without recursion: the kids of the open nodes wait on one
+// stack (each open node knows where its own start) and are written out contiguously when their node closes.
+class TreeCopy {
+public:
+    explicit TreeCopy(Ast& ast) : ast_(ast), tables_(grammar_tables()) {}
+
+    void copy(TSNode root) {
+        TSTreeCursor cursor = ts_tree_cursor_new(root);
+        ast_.root = make(root, Field::None, Kind::Module);
+        stack_.push_back({ast_.root, 0});
+        if (ts_tree_cursor_goto_first_child(&cursor))
+            while (visit(cursor) || next(cursor)) {
+            }
+        while (!stack_.empty()) close();
+        ts_tree_cursor_delete(&cursor);
+    }
+
+private:
+    struct Open {
+        NodeId id;
+        std::size_t first_pending;
+    };
+
+    // Keeps the cursor's node (named nodes but comments, and operators); true when it went down into its kids.
+    bool visit(TSTreeCursor& cursor) {
+        TSNode n = ts_tree_cursor_current_node(&cursor);
+        const TSFieldId field_id = ts_tree_cursor_current_field_id(&cursor);
+        const Field field = field_id < tables_.field_of_id.size() ? tables_.field_of_id[field_id] : Field::None;
+        Kind kind = Kind::Other;
+        bool keep = false;
+        if (ts_node_is_named(n)) {
+            const TSSymbol sym = ts_node_symbol(n);
+            kind = sym < tables_.kind_of_symbol.size() ? tables_.kind_of_symbol[sym] : Kind::Other;
+            keep = kind != Kind::Comment;
+        } else if (field == Field::Operator || field == Field::Operators) {
+            kind = Kind::Operator;
+            keep = true;
+        }
+        if (!keep) return false;
+        NodeId id = make(n, field, kind);
+        pending_.push_back(id);
+        if (!ts_tree_cursor_goto_first_child(&cursor)) return false;
+        stack_.push_back({id, pending_.size()});
+        return true;
+    }
+
+    // Moves to the next sibling, closing finished nodes on the way up; false at the end of the tree.
+    bool next(TSTreeCursor& cursor) {
+        while (!ts_tree_cursor_goto_next_sibling(&cursor)) {
+            if (!ts_tree_cursor_goto_parent(&cursor)) return false;
+            if (stack_.size() > 1) close();
+        }
+        return true;
+    }
+
+    NodeId make(TSNode n, Field field, Kind kind) {
+        Node node;
+        node.kind = kind;
+        node.field = field;
+        node.start = ts_node_start_byte(n);
+        node.end = ts_node_end_byte(n);
+        TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
+        node.line = s.row + 1;
+        node.end_line = e.row + 1;
+        ast_.nodes.push_back(node);
+        return static_cast<NodeId>(ast_.nodes.size() - 1);
+    }
+
+    void close() {
+        const Open top = stack_.back();
+        stack_.pop_back();
+        ast_.nodes[top.id].first_kid = static_cast<std::uint32_t>(ast_.kids.size());
+        ast_.nodes[top.id].kid_count = static_cast<std::uint32_t>(pending_.size() - top.first_pending);
+        ast_.kids.insert(ast_.kids.end(), pending_.begin() + static_cast<std::ptrdiff_t>(top.first_pending),
+                         pending_.end());
+        pending_.resize(top.first_pending);
+    }
+
+    Ast& ast_;
+    const GrammarTables& tables_;
+    std::vector<Open> stack_;
+    std::vector<NodeId> pending_;
+};
+
+}  // namespace
+
 ParseOutcome parse_python(const std::string& file, std::string text) {
     ParseOutcome out;
     Ast& ast = out.ast;
@@ -345,140 +479,24 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
         if (ast.text[i] == '\r' && (i + 1 == ast.text.size() || ast.text[i + 1] != '\n')) ast.text[i] = '\n';
     std::string blanked;  // ast.text with its comments blanked, what tree-sitter reads (python_scan.hpp)
     const PythonScan scan = scan_python(ast.text, limit(Limit::PythonTokens), &blanked);
-    if (scan.problem != PythonScan::Problem::None) {
-        out.syntax_error = scan_problem(file, ast.text, scan);
-        ast.nodes.push_back(Node{Kind::Module});
-        ast.root = 0;
-        return out;
-    }
+    if (scan.problem != PythonScan::Problem::None) return unparsed(std::move(out), scan_problem(file, ast.text, scan));
     const std::string& parsed = scan.has_comments ? blanked : ast.text;
     std::unique_ptr<TSParser, ParserDeleter> parser(ts_parser_new());
     ts_parser_set_language(parser.get(), tree_sitter_python());
     std::unique_ptr<TSTree, TreeDeleter> tree(
         ts_parser_parse_string(parser.get(), nullptr, parsed.data(), static_cast<std::uint32_t>(parsed.size())));
-    if (!tree) {
-        out.syntax_error = input_error(InputError::Syntax, SourceRange::point(file, 1, 1),
-                                       "the Python parser could not read this file");
-        ast.nodes.push_back(Node{Kind::Module});
-        ast.root = 0;
-        return out;
-    }
+    if (!tree)
+        return unparsed(std::move(out), input_error(InputError::Syntax, SourceRange::point(file, 1, 1),
+                                                    "the Python parser could not read this file"));
     TSNode root = ts_tree_root_node(tree.get());
-    if (ts_node_has_error(root)) {
-        if (auto err = first_error(root)) {
-            TSPoint p = ts_node_start_point(*err);
-            std::string message;
-            if (ts_node_is_missing(*err)) {
-                message = fmt::format("invalid Python syntax: expected \"{}\" here", ts_node_type(*err));
-            } else {
-                message = "invalid Python syntax";
-            }
-            TSPoint e = ts_node_end_point(*err);
-            SourceRange r{file, static_cast<int>(p.row) + 1, static_cast<int>(p.column) + 1,
-                          static_cast<int>(e.row) + 1, static_cast<int>(e.column) + 1};
-            if (r.end_line == r.line && r.end_column <= r.column) r.end_column = r.column + 1;
-            // An unbalanced bracket is the most common cause, and tree-sitter's recovery hides where it is.
-            if (!ts_node_is_missing(*err)) {
-                if (auto b = bracket_problem(ast.text)) {
-                    size_t line = 1, col = 1;
-                    for (size_t i = 0; i < b->pos; ++i) {
-                        if (ast.text[i] == '\n') {
-                            ++line;
-                            col = 1;
-                        } else {
-                            ++col;
-                        }
-                    }
-                    r = SourceRange::point(file, static_cast<int>(line), static_cast<int>(col));
-                    message = b->unclosed ? fmt::format("invalid Python syntax: this \"{}\" is never closed", b->c)
-                                          : fmt::format("invalid Python syntax: unmatched \"{}\"", b->c);
-                }
-            }
-            out.syntax_error = input_error(InputError::Syntax, r, message);
-            out.syntax_error->notes.push_back(
-                Note{SourceRange{}, "Python cannot import this file, so the linter does not evaluate it"});
-        }
-    }
+    out.syntax_error = syntax_error_of(file, ast.text, root);
 
     ast.line_starts.push_back(0);
     for (std::uint32_t i = 0; i < ast.text.size(); ++i)
         if (ast.text[i] == '\n') ast.line_starts.push_back(i + 1);
     ast.line_starts.shrink_to_fit();
-    const GrammarTables& tables = grammar_tables();
     ast.nodes.reserve(ast.text.size() / 6 + 16);
-    // Iterative depth-first conversion: the kids of the open nodes wait on one stack (each open node knows where its
-    // own start) and are written out contiguously when their node closes.
-    struct Open {
-        NodeId id;
-        std::size_t first_pending;
-    };
-    std::vector<Open> stack;
-    std::vector<NodeId> pending;
-    auto make = [&](TSNode n, Field field, Kind kind) {
-        Node node;
-        node.kind = kind;
-        node.field = field;
-        node.start = ts_node_start_byte(n);
-        node.end = ts_node_end_byte(n);
-        TSPoint s = ts_node_start_point(n), e = ts_node_end_point(n);
-        node.line = s.row + 1;
-        node.end_line = e.row + 1;
-        ast.nodes.push_back(node);
-        return static_cast<NodeId>(ast.nodes.size() - 1);
-    };
-    auto close = [&]() {
-        const Open top = stack.back();
-        stack.pop_back();
-        ast.nodes[top.id].first_kid = static_cast<std::uint32_t>(ast.kids.size());
-        ast.nodes[top.id].kid_count = static_cast<std::uint32_t>(pending.size() - top.first_pending);
-        ast.kids.insert(ast.kids.end(), pending.begin() + static_cast<std::ptrdiff_t>(top.first_pending),
-                        pending.end());
-        pending.resize(top.first_pending);
-    };
-
-    TSTreeCursor cursor = ts_tree_cursor_new(root);
-    ast.root = make(root, Field::None, Kind::Module);
-    stack.push_back({ast.root, 0});
-    if (ts_tree_cursor_goto_first_child(&cursor)) {
-        for (;;) {
-            TSNode n = ts_tree_cursor_current_node(&cursor);
-            const TSFieldId field_id = ts_tree_cursor_current_field_id(&cursor);
-            const Field field = field_id < tables.field_of_id.size() ? tables.field_of_id[field_id] : Field::None;
-            bool keep = false;
-            Kind kind = Kind::Other;
-            if (ts_node_is_named(n)) {
-                const TSSymbol sym = ts_node_symbol(n);
-                kind = sym < tables.kind_of_symbol.size() ? tables.kind_of_symbol[sym] : Kind::Other;
-                keep = kind != Kind::Comment;
-            } else if (field == Field::Operator || field == Field::Operators) {
-                kind = Kind::Operator;
-                keep = true;
-            }
-            bool descended = false;
-            if (keep) {
-                NodeId id = make(n, field, kind);
-                pending.push_back(id);
-                if (ts_tree_cursor_goto_first_child(&cursor)) {
-                    stack.push_back({id, pending.size()});
-                    descended = true;
-                }
-            }
-            if (descended) continue;
-            // Move to the next sibling, closing finished nodes on the way up.
-            bool moved = false;
-            while (!moved) {
-                if (ts_tree_cursor_goto_next_sibling(&cursor)) {
-                    moved = true;
-                } else {
-                    if (!ts_tree_cursor_goto_parent(&cursor)) break;
-                    if (stack.size() > 1) close();
-                }
-            }
-            if (!moved) break;
-        }
-    }
-    while (!stack.empty()) close();
-    ts_tree_cursor_delete(&cursor);
+    TreeCopy(ast).copy(root);
     // The tree lives as long as the run: a whole repository's trees are most of its memory, and growth by doubling
     // leaves up to half of each vector unused.
     ast.nodes.shrink_to_fit();

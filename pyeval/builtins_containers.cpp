@@ -188,12 +188,6 @@ Val set_union(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
 
 DictObj& dict(BuiltinObj& b) { return *b.self.as<DictObj>(); }
 
-std::optional<size_t> find_key(const DictObj& d, const Val& key) {
-    for (size_t i = 0; i < d.items.size(); ++i)
-        if (py_equal(d.items[i].first, key) == true) return i;
-    return std::nullopt;
-}
-
 Val dict_get(Interp&, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     DictObj& d = dict(b);
     const Val* a0 = call_arg(args, 0);
@@ -232,10 +226,7 @@ Val dict_update(Interp& in, Frame&, BuiltinObj& b, CallArgs& args, Loc site) {
     }
     for (const auto& [k, v] : args.kw) add.emplace_back(Val::str(k, site), v);
     if (!args.unknown.empty()) d.unknown = args.unknown;
-    for (auto& [k, v] : add) {
-        if (auto i = find_key(d, k)) d.items[*i].second = v;
-        else d.items.emplace_back(k, v);
-    }
+    for (auto& [k, v] : add) set_item(d, std::move(k), std::move(v));
     return Val::none(site);
 }
 

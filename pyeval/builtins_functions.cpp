@@ -150,15 +150,7 @@ Val builtin_dict(Interp& in, Frame&, BuiltinObj&, CallArgs& args, Loc site) {
             }
         }
     }
-    for (const auto& [k, v] : args.kw) {
-        bool replaced = false;
-        for (auto& kv : d->items)
-            if (kv.first.is_str() && kv.first.s == k) {
-                kv.second = v;
-                replaced = true;
-            }
-        if (!replaced) d->items.emplace_back(Val::str(k, site), v);
-    }
+    for (const auto& [k, v] : args.kw) set_item(*d, Val::str(k, site), v);
     if (!args.unknown.empty()) d->unknown = args.unknown;
     return Val::obj(d, site);
 }

@@ -127,14 +127,7 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
             auto v = parse_int(a.source(e));
             return v ? Val::integer(*v, at) : Val::unknown("an integer literal the linter does not model", at);
         }
-        case Kind::Float: {
-            std::string text;
-            for (char c : a.source(e))
-                if (c != '_') text += c;
-            if (!text.empty() && (text.back() == 'j' || text.back() == 'J'))
-                return Val::unknown("a complex number", at);
-            return Val::floating(std::strtod(text.c_str(), nullptr), at);
-        }
+        case Kind::Float: return eval_float(a.source(e), at);
         case Kind::True: return Val::boolean(true, at);
         case Kind::False: return Val::boolean(false, at);
         case Kind::None: return Val::none(at);
@@ -151,116 +144,21 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
         case Kind::Tuple:
         case Kind::Set:
         case Kind::ExpressionList:
-        case Kind::PatternList: {
-            std::vector<Val> items;
-            std::string unknown;
-            collect_sequence(f, e, items, unknown);
-            ObjKind kind = a.kind(e) == Kind::List  ? ObjKind::List
-                           : a.kind(e) == Kind::Set ? ObjKind::Set
-                                                    : ObjKind::Tuple;
-            if (kind == ObjKind::Set) {
-                std::vector<Val> unique;
-                for (auto& item : items) {
-                    bool dup = false;
-                    for (const auto& u : unique) dup |= py_equal(u, item) == true;
-                    if (!dup) unique.push_back(std::move(item));
-                }
-                items = std::move(unique);
-            }
-            Val out = make_list(std::move(items), kind, at);
-            if (!unknown.empty()) out.as<SeqObj>()->unknown = unknown;
-            return out;
-        }
-        case Kind::Dictionary: {
-            auto d = std::make_shared<DictObj>();
-            for (NodeId k : a.named_kids(e)) {
-                if (a.kind(k) == Kind::Pair) {
-                    Val key = eval(f, a.field(k, Field::Key));
-                    Val value = eval(f, a.field(k, Field::Value));
-                    if (key.is_unknown()) {
-                        d->unknown = "a key is unknown: " + key.reason();
-                        continue;
-                    }
-                    bool replaced = false;
-                    charge_comparisons(d->items.size());
-                    for (auto& kv : d->items)
-                        if (py_equal(kv.first, key) == true) {
-                            kv.second = value;
-                            replaced = true;
-                        }
-                    if (!replaced) d->items.emplace_back(std::move(key), std::move(value));
-                } else if (a.kind(k) == Kind::DictionarySplat) {
-                    Val src = eval(f, a.first_named(k));
-                    if (!src.is_obj(ObjKind::Dict) || !src.as<DictObj>()->unknown.empty()) {
-                        d->unknown = src.is_unknown() ? src.reason() : "unpacks a value that is not a known dict";
-                        continue;
-                    }
-                    if (!charge_bytes(src.as<DictObj>()->items.size() * 2 * sizeof(Val), at, false) ||
-                        out_of_budget()) {
-                        d->unknown = "the evaluation budget of the recipe is spent";
-                        continue;
-                    }
-                    for (const auto& [key, value] : src.as<DictObj>()->items) {
-                        if (out_of_budget()) break;
-                        bool replaced = false;
-                        charge_comparisons(d->items.size());
-                        for (auto& kv : d->items)
-                            if (py_equal(kv.first, key) == true) {
-                                kv.second = value;
-                                replaced = true;
-                            }
-                        if (!replaced) d->items.emplace_back(key, value);
-                    }
-                }
-            }
-            return Val::obj(d, at);
-        }
+        case Kind::PatternList: return eval_sequence(f, e);
+        case Kind::Dictionary: return eval_dict(f, e);
         case Kind::ParenthesizedExpression: {
             auto kids = a.named_kids(e);
             return kids.empty() ? Val::none(at) : eval(f, kids[0]);
         }
         case Kind::BinaryOperator: return eval_binary(f, e);
-        case Kind::UnaryOperator: {
-            Val v = eval(f, a.field(e, Field::Argument));
-            std::string_view op = a.source(a.field(e, Field::Operator));
-            if (v.is_unknown()) return v;
-            if (op == "-") {
-                if (v.is_int() && v.as_int() != INT64_MIN) return Val::integer(-v.as_int(), at);
-                if (v.is_float()) return Val::floating(-v.d, at);
-            } else if (op == "+") {
-                if (v.is_number()) return v;
-            } else if (op == "~" && v.is_int()) {
-                return Val::integer(~v.as_int(), at);
-            }
-            return Val::unknown(fmt::format("unary {} on {}", op, type_name(v)), at);
-        }
+        case Kind::UnaryOperator: return eval_unary(f, e);
         case Kind::NotOperator: {
             auto t = truthy(eval(f, a.field(e, Field::Argument)));
             return t ? Val::boolean(!*t, at) : Val::unknown("the negated value is unknown", at);
         }
-        case Kind::BooleanOperator: {
-            Val left = eval(f, a.field(e, Field::Left));
-            std::string_view op = a.source(a.field(e, Field::Operator));
-            auto t = truthy(left);
-            if (t) {
-                if ((op == "and" && !*t) || (op == "or" && *t)) return left;
-                return eval(f, a.field(e, Field::Right));
-            }
-            Val right = eval(f, a.field(e, Field::Right));
-            if (same_val(left, right)) return left;
-            return Val::unknown(
-                left.is_unknown() ? left.reason() : "an operand of `" + std::string(op) + "` is unknown", at);
-        }
+        case Kind::BooleanOperator: return eval_boolean(f, e);
         case Kind::ComparisonOperator: return eval_compare(f, e);
-        case Kind::ConditionalExpression: {
-            auto kids = a.named_kids(e);
-            if (kids.size() < 3) return Val::unknown("incomplete conditional expression", at);
-            auto t = truthy(eval(f, kids[1]));
-            if (t) return eval(f, *t ? kids[0] : kids[2]);
-            Val x = eval(f, kids[0]), y = eval(f, kids[2]);
-            if (same_val(x, y)) return x;
-            return Val::unknown(fmt::format("depends on the condition at {}:{}", *at.file, at.line), at);
-        }
+        case Kind::ConditionalExpression: return eval_conditional(f, e);
         case Kind::Lambda: return eval_lambda(f, e);
         case Kind::ListComprehension:
         case Kind::SetComprehension:
@@ -276,6 +174,116 @@ Val Interp::eval_inner(Frame& f, NodeId e) {
             return Val::unknown(
                 fmt::format("Python syntax the linter does not evaluate ({})", a.source(e).substr(0, 40)), at);
     }
+}
+
+Val Interp::eval_float(std::string_view literal, Loc at) {
+    std::string text;
+    for (char c : literal)
+        if (c != '_') text += c;
+    if (!text.empty() && (text.back() == 'j' || text.back() == 'J')) return Val::unknown("a complex number", at);
+    return Val::floating(std::strtod(text.c_str(), nullptr), at);
+}
+
+Val Interp::eval_sequence(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    std::vector<Val> items;
+    std::string unknown;
+    collect_sequence(f, e, items, unknown);
+    ObjKind kind = a.kind(e) == Kind::List ? ObjKind::List : a.kind(e) == Kind::Set ? ObjKind::Set : ObjKind::Tuple;
+    if (kind == ObjKind::Set) {
+        std::vector<Val> unique;
+        for (auto& item : items) {
+            bool dup = false;
+            for (const auto& u : unique) dup |= py_equal(u, item) == true;
+            if (!dup) unique.push_back(std::move(item));
+        }
+        items = std::move(unique);
+    }
+    Val out = make_list(std::move(items), kind, loc(f, e));
+    if (!unknown.empty()) out.as<SeqObj>()->unknown = unknown;
+    return out;
+}
+
+Val Interp::eval_dict(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    auto d = std::make_shared<DictObj>();
+    for (NodeId k : a.named_kids(e)) {
+        if (a.kind(k) == Kind::DictionarySplat) {
+            splat_into(f, k, *d, loc(f, e));
+            continue;
+        }
+        if (a.kind(k) != Kind::Pair) continue;
+        Val key = eval(f, a.field(k, Field::Key));
+        Val value = eval(f, a.field(k, Field::Value));
+        if (key.is_unknown()) {
+            d->unknown = "a key is unknown: " + key.reason();
+            continue;
+        }
+        charge_comparisons(d->items.size());
+        set_item(*d, std::move(key), std::move(value));
+    }
+    return Val::obj(d, loc(f, e));
+}
+
+void Interp::splat_into(Frame& f, NodeId splat, DictObj& d, Loc at) {
+    Val src = eval(f, ast(f).first_named(splat));
+    if (!src.is_obj(ObjKind::Dict) || !src.as<DictObj>()->unknown.empty()) {
+        d.unknown = src.is_unknown() ? src.reason() : "unpacks a value that is not a known dict";
+        return;
+    }
+    if (!charge_bytes(src.as<DictObj>()->items.size() * 2 * sizeof(Val), at, false) || out_of_budget()) {
+        d.unknown = "the evaluation budget of the recipe is spent";
+        return;
+    }
+    for (const auto& [key, value] : src.as<DictObj>()->items) {
+        if (out_of_budget()) break;
+        charge_comparisons(d.items.size());
+        set_item(d, key, value);
+    }
+}
+
+Val Interp::eval_unary(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    const Loc at = loc(f, e);
+    Val v = eval(f, a.field(e, Field::Argument));
+    std::string_view op = a.source(a.field(e, Field::Operator));
+    if (v.is_unknown()) return v;
+    if (op == "-") {
+        if (v.is_int() && v.as_int() != INT64_MIN) return Val::integer(-v.as_int(), at);
+        if (v.is_float()) return Val::floating(-v.d, at);
+    } else if (op == "+") {
+        if (v.is_number()) return v;
+    } else if (op == "~" && v.is_int()) {
+        return Val::integer(~v.as_int(), at);
+    }
+    return Val::unknown(fmt::format("unary {} on {}", op, type_name(v)), at);
+}
+
+Val Interp::eval_boolean(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    Val left = eval(f, a.field(e, Field::Left));
+    std::string_view op = a.source(a.field(e, Field::Operator));
+    auto t = truthy(left);
+    if (t) {
+        if ((op == "and" && !*t) || (op == "or" && *t)) return left;
+        return eval(f, a.field(e, Field::Right));
+    }
+    Val right = eval(f, a.field(e, Field::Right));
+    if (same_val(left, right)) return left;
+    return Val::unknown(left.is_unknown() ? left.reason() : "an operand of `" + std::string(op) + "` is unknown",
+                        loc(f, e));
+}
+
+Val Interp::eval_conditional(Frame& f, NodeId e) {
+    const Ast& a = ast(f);
+    const Loc at = loc(f, e);
+    auto kids = a.named_kids(e);
+    if (kids.size() < 3) return Val::unknown("incomplete conditional expression", at);
+    auto t = truthy(eval(f, kids[1]));
+    if (t) return eval(f, *t ? kids[0] : kids[2]);
+    Val x = eval(f, kids[0]), y = eval(f, kids[2]);
+    if (same_val(x, y)) return x;
+    return Val::unknown(fmt::format("depends on the condition at {}:{}", *at.file, at.line), at);
 }
 
 void Interp::collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std::string& unknown) {
@@ -405,73 +413,90 @@ static std::int64_t floor_div(std::int64_t a, std::int64_t b) {
     return q;
 }
 
+constexpr const char* kIntegerOverflow = "an integer too large for the linter";
+
+static Val integer_power(std::int64_t x, std::int64_t y, Loc at) {
+    if (y < 0) return Val::floating(std::pow(double(x), double(y)), at);
+    std::int64_t result = 1;
+    for (std::int64_t i = 0; i < y; ++i) {
+        auto v = checked(result, x, '*');
+        if (!v) return Val::unknown(kIntegerOverflow, at);
+        result = *v;
+        if (result == 0 || result == 1) break;
+    }
+    return Val::integer(result, at);
+}
+
+// Python's integer arithmetic, in 64 bits: what overflows them is unknown.
+static std::optional<Val> integer_op(const std::string& op, std::int64_t x, std::int64_t y, Loc at) {
+    if (op == "+" || op == "-" || op == "*") {
+        auto v = checked(x, y, op[0]);
+        return v ? Val::integer(*v, at) : Val::unknown(kIntegerOverflow, at);
+    }
+    if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(double(x) / double(y), at);
+    if ((op == "//" || op == "%") && x == INT64_MIN && y == -1) return Val::unknown(kIntegerOverflow, at);
+    if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::integer(floor_div(x, y), at);
+    if (op == "%") return y == 0 ? Val::unknown("division by zero", at) : Val::integer(x - floor_div(x, y) * y, at);
+    if (op == "**") return integer_power(x, y, at);
+    if (op == "&") return Val::integer(x & y, at);
+    if (op == "|") return Val::integer(x | y, at);
+    if (op == "^") return Val::integer(x ^ y, at);
+    if (op == "<<") {
+        if (y < 0 || y > 62 || x > (INT64_MAX >> y) || x < -(INT64_MAX >> y)) return Val::unknown(kIntegerOverflow, at);
+        return Val::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << y), at);
+    }
+    if (op == ">>")
+        return y < 0 ? Val::unknown("negative shift", at) : Val::integer(x >> std::min<std::int64_t>(y, 63), at);
+    return std::nullopt;
+}
+
+static std::optional<Val> float_op(const std::string& op, double x, double y, Loc at) {
+    if (op == "+") return Val::floating(x + y, at);
+    if (op == "-") return Val::floating(x - y, at);
+    if (op == "*") return Val::floating(x * y, at);
+    if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x / y, at);
+    if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(std::floor(x / y), at);
+    if (op == "%") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x - std::floor(x / y) * y, at);
+    if (op == "**") return Val::floating(std::pow(x, y), at);
+    return std::nullopt;
+}
+
 Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at) {
     if (l.is_unknown()) return Val::unknown(l.reason(), l.at.valid() ? l.at : at);
     if (r.is_unknown()) return Val::unknown(r.reason(), r.at.valid() ? r.at : at);
-    const std::string overflow = "an integer too large for the linter";
-    if (l.is_int() && r.is_int()) {
-        std::int64_t x = l.as_int(), y = r.as_int();
-        if (op == "+" || op == "-" || op == "*") {
-            auto v = checked(x, y, op[0]);
-            return v ? Val::integer(*v, at) : Val::unknown(overflow, at);
-        }
-        if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(double(x) / double(y), at);
-        if ((op == "//" || op == "%") && x == INT64_MIN && y == -1) return Val::unknown(overflow, at);
-        if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::integer(floor_div(x, y), at);
-        if (op == "%") {
-            if (y == 0) return Val::unknown("division by zero", at);
-            return Val::integer(x - floor_div(x, y) * y, at);
-        }
-        if (op == "**") {
-            if (y < 0) return Val::floating(std::pow(double(x), double(y)), at);
-            std::int64_t result = 1;
-            for (std::int64_t i = 0; i < y; ++i) {
-                auto v = checked(result, x, '*');
-                if (!v) return Val::unknown(overflow, at);
-                result = *v;
-                if (result == 0 || result == 1) break;
-            }
-            return Val::integer(result, at);
-        }
-        if (op == "&") return Val::integer(x & y, at);
-        if (op == "|") return Val::integer(x | y, at);
-        if (op == "^") return Val::integer(x ^ y, at);
-        if (op == "<<") {
-            if (y < 0 || y > 62 || x > (INT64_MAX >> y) || x < -(INT64_MAX >> y)) return Val::unknown(overflow, at);
-            return Val::integer(static_cast<std::int64_t>(static_cast<std::uint64_t>(x) << y), at);
-        }
-        if (op == ">>")
-            return y < 0 ? Val::unknown("negative shift", at) : Val::integer(x >> std::min<std::int64_t>(y, 63), at);
-    }
-    if (l.is_number() && r.is_number()) {
-        double x = l.as_number(), y = r.as_number();
-        if (op == "+") return Val::floating(x + y, at);
-        if (op == "-") return Val::floating(x - y, at);
-        if (op == "*") return Val::floating(x * y, at);
-        if (op == "/") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x / y, at);
-        if (op == "//") return y == 0 ? Val::unknown("division by zero", at) : Val::floating(std::floor(x / y), at);
-        if (op == "%")
-            return y == 0 ? Val::unknown("division by zero", at) : Val::floating(x - std::floor(x / y) * y, at);
-        if (op == "**") return Val::floating(std::pow(x, y), at);
-    }
+    if (l.is_int() && r.is_int())
+        if (auto v = integer_op(op, l.as_int(), r.as_int(), at)) return *v;
+    if (l.is_number() && r.is_number())
+        if (auto v = float_op(op, l.as_number(), r.as_number(), at)) return *v;
+    if (auto v = str_op(op, l, r, at)) return *v;
+    if (auto v = sequence_op(op, l, r, at)) return *v;
+    if (auto v = container_op(op, l, r, at)) return *v;
+    return Val::unknown(fmt::format("`{}` between {} and {}", op, type_name(l), type_name(r)), at);
+}
+
+// str + str, str * int.
+std::optional<Val> Interp::str_op(const std::string& op, const Val& l, const Val& r, Loc at) {
     if (l.is_str() && r.is_str() && op == "+") {
         if (limit_items(l.s.size() + r.s.size())) return Val::unknown("the string is too long for the linter", at);
         if (!charge_bytes(l.s.size() + r.s.size(), at))
             return Val::unknown("the evaluation budget of the recipe is spent", at);
         return Val::str(l.s + r.s, at);
     }
-    if (op == "*" && ((l.is_str() && r.is_int()) || (l.is_int() && r.is_str()))) {
-        const std::string& s = l.is_str() ? l.s : r.s;
-        std::int64_t n = l.is_str() ? r.as_int() : l.as_int();
-        if (n <= 0) return Val::str("", at);
-        if (limit_items(s.size() * static_cast<std::size_t>(n)) || n > 1'000'000)
-            return Val::unknown("the string is too long for the linter", at);
-        if (!charge_bytes(s.size() * static_cast<std::size_t>(n), at))
-            return Val::unknown("the evaluation budget of the recipe is spent", at);
-        std::string out;
-        for (std::int64_t i = 0; i < n; ++i) out += s;
-        return Val::str(std::move(out), at);
-    }
+    if (op != "*" || !((l.is_str() && r.is_int()) || (l.is_int() && r.is_str()))) return std::nullopt;
+    const std::string& s = l.is_str() ? l.s : r.s;
+    std::int64_t n = l.is_str() ? r.as_int() : l.as_int();
+    if (n <= 0) return Val::str("", at);
+    if (limit_items(s.size() * static_cast<std::size_t>(n)) || n > 1'000'000)
+        return Val::unknown("the string is too long for the linter", at);
+    if (!charge_bytes(s.size() * static_cast<std::size_t>(n), at))
+        return Val::unknown("the evaluation budget of the recipe is spent", at);
+    std::string out;
+    for (std::int64_t i = 0; i < n; ++i) out += s;
+    return Val::str(std::move(out), at);
+}
+
+// list + list, tuple + tuple, list * int, tuple * int.
+std::optional<Val> Interp::sequence_op(const std::string& op, const Val& l, const Val& r, Loc at) {
     auto seq = [](const Val& v) { return v.is_obj(ObjKind::List) || v.is_obj(ObjKind::Tuple); };
     if (seq(l) && seq(r) && op == "+" && l.o->kind == r.o->kind) {
         auto* x = l.as<SeqObj>();
@@ -482,58 +507,52 @@ Val Interp::binary_op(const std::string& op, const Val& l, const Val& r, Loc at)
         items.insert(items.end(), y->items.begin(), y->items.end());
         return make_list(std::move(items), l.o->kind, at);
     }
-    if (op == "*" && ((seq(l) && r.is_int()) || (l.is_int() && seq(r)))) {
-        const Val& s = seq(l) ? l : r;
-        std::int64_t n = seq(l) ? r.as_int() : l.as_int();
-        auto* x = s.as<SeqObj>();
-        if (!x->unknown.empty()) return Val::unknown(x->unknown, at);
-        if (n <= 0) return make_list({}, s.o->kind, at);
-        if (limit_items(x->items.size() * static_cast<std::size_t>(std::min<std::int64_t>(n, 1'000'000'000))) ||
-            n > 1'000'000)
-            return Val::unknown("the list is too long for the linter", at);
-        std::vector<Val> items;
-        items.reserve(x->items.size() * static_cast<std::size_t>(n));
-        for (std::int64_t i = 0; i < n; ++i) items.insert(items.end(), x->items.begin(), x->items.end());
-        return make_list(std::move(items), s.o->kind, at);
-    }
+    if (op != "*" || !((seq(l) && r.is_int()) || (l.is_int() && seq(r)))) return std::nullopt;
+    const Val& s = seq(l) ? l : r;
+    std::int64_t n = seq(l) ? r.as_int() : l.as_int();
+    auto* x = s.as<SeqObj>();
+    if (!x->unknown.empty()) return Val::unknown(x->unknown, at);
+    if (n <= 0) return make_list({}, s.o->kind, at);
+    if (limit_items(x->items.size() * static_cast<std::size_t>(std::min<std::int64_t>(n, 1'000'000'000))) ||
+        n > 1'000'000)
+        return Val::unknown("the list is too long for the linter", at);
+    std::vector<Val> items;
+    items.reserve(x->items.size() * static_cast<std::size_t>(n));
+    for (std::int64_t i = 0; i < n; ++i) items.insert(items.end(), x->items.begin(), x->items.end());
+    return make_list(std::move(items), s.o->kind, at);
+}
+
+// dict | dict; set | set, set & set, set - set.
+std::optional<Val> Interp::container_op(const std::string& op, const Val& l, const Val& r, Loc at) {
     if (l.is_obj(ObjKind::Dict) && r.is_obj(ObjKind::Dict) && op == "|") {
         auto d = std::make_shared<DictObj>();
         auto* x = l.as<DictObj>();
         auto* y = r.as<DictObj>();
         d->unknown = !x->unknown.empty() ? x->unknown : y->unknown;
         d->items = x->items;
-        for (const auto& [k, v] : y->items) {
-            bool replaced = false;
-            for (auto& kv : d->items)
-                if (py_equal(kv.first, k) == true) {
-                    kv.second = v;
-                    replaced = true;
-                }
-            if (!replaced) d->items.emplace_back(k, v);
-        }
+        for (const auto& [k, v] : y->items) set_item(*d, k, v);
         return Val::obj(d, at);
     }
-    if (l.is_obj(ObjKind::Set) && r.is_obj(ObjKind::Set) && (op == "|" || op == "&" || op == "-")) {
-        auto* x = l.as<SeqObj>();
-        auto* y = r.as<SeqObj>();
-        if (!x->unknown.empty() || !y->unknown.empty()) return Val::unknown("a set with unknown contents", at);
-        auto in = [](const SeqObj* s, const Val& v) {
-            for (const auto& i : s->items)
-                if (py_equal(i, v) == true) return true;
-            return false;
-        };
-        std::vector<Val> items;
-        if (op == "|") {
-            items = x->items;
-            for (const auto& v : y->items)
-                if (!in(x, v)) items.push_back(v);
-        } else {
-            for (const auto& v : x->items)
-                if (in(y, v) == (op == "&")) items.push_back(v);
-        }
-        return make_list(std::move(items), ObjKind::Set, at);
+    if (!l.is_obj(ObjKind::Set) || !r.is_obj(ObjKind::Set) || (op != "|" && op != "&" && op != "-"))
+        return std::nullopt;
+    auto* x = l.as<SeqObj>();
+    auto* y = r.as<SeqObj>();
+    if (!x->unknown.empty() || !y->unknown.empty()) return Val::unknown("a set with unknown contents", at);
+    auto in = [](const SeqObj* s, const Val& v) {
+        for (const auto& i : s->items)
+            if (py_equal(i, v) == true) return true;
+        return false;
+    };
+    std::vector<Val> items;
+    if (op == "|") {
+        items = x->items;
+        for (const auto& v : y->items)
+            if (!in(x, v)) items.push_back(v);
+    } else {
+        for (const auto& v : x->items)
+            if (in(y, v) == (op == "&")) items.push_back(v);
     }
-    return Val::unknown(fmt::format("`{}` between {} and {}", op, type_name(l), type_name(r)), at);
+    return make_list(std::move(items), ObjKind::Set, at);
 }
 
 Val Interp::eval_binary(Frame& f, NodeId e) {
@@ -830,13 +849,7 @@ Val Interp::eval_comprehension(Frame& f, NodeId e) {
         for (auto& [k, v] : pairs) {
             if (out_of_budget()) return Val::unknown("the evaluation budget of the recipe is spent", at);
             charge_comparisons(d->items.size());
-            bool replaced = false;
-            for (auto& kv : d->items)
-                if (py_equal(kv.first, k) == true) {
-                    kv.second = v;
-                    replaced = true;
-                }
-            if (!replaced) d->items.emplace_back(std::move(k), std::move(v));
+            set_item(*d, std::move(k), std::move(v));
         }
         return Val::obj(d, at);
     }

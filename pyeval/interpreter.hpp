@@ -121,6 +121,10 @@ public:
     void report(Diagnostic d);
     bool limit_items(std::size_t n) const { return n > project_.limits().max_items; }
     Val binary_op(const std::string& op, const Val& l, const Val& r, Loc at);
+    // binary_op by the operands' types: nullopt when the operator does not apply to them.
+    std::optional<Val> str_op(const std::string& op, const Val& l, const Val& r, Loc at);
+    std::optional<Val> sequence_op(const std::string& op, const Val& l, const Val& r, Loc at);
+    std::optional<Val> container_op(const std::string& op, const Val& l, const Val& r, Loc at);  // dict |, sets
     // Classes (objects.cpp): the class order, an attribute found along it (bound to `self` as Python binds it),
     // and issubclass (nullopt when an outside base class may decide).
     std::vector<std::shared_ptr<ClassObj>> mro(const std::shared_ptr<ClassObj>& cls) const;
@@ -157,6 +161,13 @@ private:
 
     // expressions and calls (eval.cpp)
     Val eval_inner(Frame& f, NodeId e);
+    Val eval_float(std::string_view literal, Loc at);
+    Val eval_sequence(Frame& f, NodeId e);                        // list, tuple, set displays
+    Val eval_dict(Frame& f, NodeId e);                            // dict displays
+    void splat_into(Frame& f, NodeId splat, DictObj& d, Loc at);  // {**src} in the dict display at `at`
+    Val eval_unary(Frame& f, NodeId e);
+    Val eval_boolean(Frame& f, NodeId e);      // and, or
+    Val eval_conditional(Frame& f, NodeId e);  // x if c else y
     Val eval_call(Frame& f, NodeId e);
     Val eval_binary(Frame& f, NodeId e);
     Val eval_compare(Frame& f, NodeId e);

@@ -107,6 +107,17 @@ std::optional<bool> py_equal(const Val& a, const Val& b) {
     return false;
 }
 
+std::optional<std::size_t> find_key(const DictObj& d, const Val& key) {
+    for (std::size_t i = 0; i < d.items.size(); ++i)
+        if (py_equal(d.items[i].first, key) == true) return i;
+    return std::nullopt;
+}
+
+void set_item(DictObj& d, Val key, Val value) {
+    if (auto i = find_key(d, key)) d.items[*i].second = std::move(value);
+    else d.items.emplace_back(std::move(key), std::move(value));
+}
+
 bool same_val(const Val& a, const Val& b) {
     if (a.k != b.k) {
         if (a.is_number() && b.is_number() && !a.is_float() && !b.is_float())

@@ -463,6 +463,11 @@ ObjPtr copy_object(const ObjPtr& o, Made&& made, MapVal&& val, MapInfo&& info) {
 }
 // Python `==`; nullopt when unknown.
 std::optional<bool> py_equal(const Val& a, const Val& b);
+// The index of the entry whose key == `key`; nullopt when none is.
+std::optional<std::size_t> find_key(const DictObj& d, const Val& key);
+// d[key] = value: an equal key keeps its place and the spelling it was first given (as in Python), else the entry is
+// appended.
+void set_item(DictObj& d, Val key, Val value);
 // Structural sameness for merging branches: equal scalars, equal containers, the same object.
 bool same_val(const Val& a, const Val& b);
 // Short Python-like rendering for messages.

@@ -66,11 +66,17 @@ std::shared_ptr<const post_init::Outcome> confirmed(std::shared_ptr<const post_i
     return copy;
 }
 
+// The value of a field a guard reads, by the name in the compiled check; null when no field has that name.
+const Value* read_field(const EffectiveModel& m, std::string_view name) {
+    const auto field = FieldName::find(name);
+    return field ? m.find(*field) : nullptr;
+}
+
 // Where to point for a raise: the innermost field its guard reads (an assert's own subject comes last) that the
 // config sets on a line.
 SourceRange raise_location(const EffectiveModel& m, const post_init::Site& site) {
     for (auto it = site.reads.rbegin(); it != site.reads.rend(); ++it)
-        if (const Value* v = m.find(*it); v && v->prov().range.valid()) return v->prov().range;
+        if (const Value* v = read_field(m, *it); v && v->prov().range.valid()) return v->prov().range;
     return m.anchor;
 }
 
@@ -160,7 +166,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
         // (an overlay, a recipe whose base sets it elsewhere, what Bridge fills in at launch such as pipeline_dtype).
         bool on_defaults = false;
         for (const auto& f : e.site->reads)
-            if (const Value* v = model.find(f); !v || v->prov().origin == Origin::Default) on_defaults = true;
+            if (const Value* v = read_field(model, f); !v || v->prov().origin == Origin::Default) on_defaults = true;
         if (!named && on_defaults) continue;
         reported.insert(e.site);
         mark_read();
@@ -182,7 +188,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
                     ? fmt::format(" (Megatron-LM {})", model.revision->classes->check_program()->commit.substr(0, 12))
                     : std::string())});
         for (const auto& f : e.site->reads)
-            if (const Value* v = model.find(f);
+            if (const Value* v = read_field(model, f);
                 v && v->prov().range.valid() &&
                 !(v->prov().range.file == d.range.file && v->prov().range.line == d.range.line))
                 d.notes.push_back(Note{v->prov().range, fmt::format("{} is set here", f)});

@@ -38,11 +38,11 @@ std::string origin_text(const Value& v, const EffectiveModel& m) {
 
 void add_hover_section(HoverSection section) { sections().push_back(std::move(section)); }
 
-std::string hover_markdown(const EffectiveModel& m, std::string_view field, const Value* written) {
-    const Value& effective = m[field];
+std::string hover_markdown(const EffectiveModel& m, FieldName name, const Value* written) {
+    const Value& effective = m[name];
     std::string shown = effective.display();
     std::string rewrite;
-    if (field == "recompute_modules" && m.modules_pre.known) {
+    if (name == field::recompute_modules && m.modules_pre.known) {
         if (m.modules_pre.defaulted && m.granularity_pre == "selective") {
             shown = "[\"core_attn\"]";
             rewrite = "Megatron Core's `__post_init__` turns `None` into `[\"core_attn\"]` under selective recompute";
@@ -55,12 +55,12 @@ std::string hover_markdown(const EffectiveModel& m, std::string_view field, cons
             rewrite = "`moe_layer_recompute` appends `\"moe\"` (Megatron Core `__post_init__`)";
         }
     }
-    if (field == "recompute_granularity" && m.moe_layer_converted && m.granularity_post != m.granularity_pre) {
+    if (name == field::recompute_granularity && m.moe_layer_converted && m.granularity_post != m.granularity_pre) {
         shown = fmt::format("\"{}\"", m.granularity_post.value_or("None"));
         rewrite = "`moe_layer_recompute` turns this into selective recompute (Megatron Core `__post_init__`)";
     }
 
-    std::string md = fmt::format("**{}** = `{}`", field, shown);
+    std::string md = fmt::format("**{}** = `{}`", name, shown);
     if (m.revision) md += fmt::format(" — effective value at Megatron Core {}", m.revision->name);
     md += "\n\n" + origin_text(effective, m);
     if (written && written->display() != shown) {
@@ -70,7 +70,7 @@ std::string hover_markdown(const EffectiveModel& m, std::string_view field, cons
     }
     if (!rewrite.empty()) md += "\n\n" + rewrite;
     for (const auto& s : sections())
-        if (auto extra = s(m, field)) md += "\n\n---\n\n" + *extra;
+        if (auto extra = s(m, name)) md += "\n\n---\n\n" + *extra;
     return md;
 }
 

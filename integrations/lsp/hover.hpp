@@ -12,11 +12,11 @@
 namespace mbl::lsp {
 
 // A section added under the hover text of a field: markdown, or nullopt when it has nothing to say about it.
-using HoverSection = std::function<std::optional<std::string>(const EffectiveModel& model, std::string_view field)>;
+using HoverSection = std::function<std::optional<std::string>(const EffectiveModel& model, FieldName field)>;
 // Registers a section (at start-up, before the server runs). The memory estimator plugs its predicted saving here.
 void add_hover_section(HoverSection section);
 
 // Markdown for `field`; `written` is the value as the file wrote it (null when the file does not set it).
-std::string hover_markdown(const EffectiveModel& model, std::string_view field, const Value* written);
+std::string hover_markdown(const EffectiveModel& model, FieldName field, const Value* written);
 
 }  // namespace mbl::lsp

@@ -627,9 +627,10 @@ json Server::hover(const json& params) {
         for (const Value::Entry* e : model_entries(r.configs[i].root)) {
             if (!contains(e->key_range) && !contains(e->value.prov().range)) continue;
             auto model = session.effective_model(r, i);
-            if (!model || !model->has(e->key)) return nullptr;
+            const auto field = FieldName::find(e->key);  // a key that is no field has nothing to show
+            if (!model || !field || !model->has(*field)) return nullptr;
             const SourceRange span = contains(e->value.prov().range) ? e->value.prov().range : e->key_range;
-            return {{"contents", {{"kind", "markdown"}, {"value", hover_markdown(*model, e->key, &e->value)}}},
+            return {{"contents", {{"kind", "markdown"}, {"value", hover_markdown(*model, *field, &e->value)}}},
                     {"range", ranges(span)}};
         }
     }

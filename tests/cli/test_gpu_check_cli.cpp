@@ -129,8 +129,8 @@ TEST_CASE("gpu-check refuses what it cannot build, before looking for a GPU", "[
 // ---- --runner: the user's own launch command, twice ---------------------------------------------------------------
 #include <cmath>
 
+#include "../support/lint_text.hpp"
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
 #include "memory/estimate.hpp"
 #include "parser/yaml_loader.hpp"
 
@@ -162,12 +162,7 @@ struct Effective {
 Effective effective_of(const std::string& name, const std::string& yaml) {
     auto y = mbl::load_yaml(name, yaml);
     REQUIRE(y.ok());
-    mbl::LintOptions o;
-    o.revision = mbl::Schema::instance().revision(mbl::Schema::instance().default_revision());
-    mbl::SourceManager sources;
-    mbl::Linter linter(o, sources);
-    std::vector<mbl::Diagnostic> errors;
-    auto m = linter.effective_model(y.root, mbl::SourceRange::point(name, 1, 1), errors);
+    auto m = mbl::test::model_of_text(yaml, {}, name);
     REQUIRE(m);
     return {y.root, *m};
 }

@@ -8,11 +8,10 @@
 #include <cstdlib>
 #include <iostream>
 
+#include "../support/lint_text.hpp"
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
 #include "gpu_check/mcore.hpp"
 #include "gpu_check/report.hpp"
-#include "parser/yaml_loader.hpp"
 
 using namespace mbl;
 using namespace mbl::gpu;
@@ -56,14 +55,7 @@ CheckResult measure_with(const McorePlan& plan, const McoreOutcome& outcome, con
 }  // namespace
 
 TEST_CASE("Megatron Core's layers agree with the estimator, and a wrong estimator term fails", "[gpu][mcore]") {
-    auto y = load_yaml("dense.yaml", kDense);
-    REQUIRE(y.ok());
-    LintOptions o;
-    o.revision = Schema::instance().revision(Schema::instance().default_revision());
-    SourceManager sources;
-    Linter linter(o, sources);
-    std::vector<Diagnostic> errors;
-    auto model = linter.effective_model(y.root, SourceRange::point("dense.yaml", 1, 1), errors);
+    auto model = test::model_of_text(kDense, {}, "dense.yaml");
     REQUIRE(model);
     PlanOptions po;
     po.candidates = {"selective [core_attn]", "selective [mlp]", "full uniform 1"};

@@ -390,7 +390,7 @@ TEST_CASE("hybrid pattern: one layer kind per symbol, its segments are the pipel
                           "  seq_length: 128\n"),
                  {});
     CHECK_FALSE(bad.ok);
-    CHECK(bad.why_field == "hybrid_layer_pattern");
+    CHECK(bad.why_at.line == 2);  // hybrid_layer_pattern's line
 }
 
 TEST_CASE("Mamba layer: in_proj's norm output and output, both SSM outputs, the grouped norm's output", "[memory]") {

@@ -54,7 +54,7 @@ Run run(const std::string& fixture, const std::vector<std::string>& labels, int 
     REQUIRE(fin.errors.empty());
     memory::EstimateInputs inputs;
     inputs.gpu = "H100";
-    const auto tp = fin.model.integer("tensor_model_parallel_size").value_or(1);
+    const auto tp = fin.model.integer(field::tensor_model_parallel_size).value_or(1);
     inputs.data_parallel_size = static_cast<int>(gpus / tp);
     inputs.measured_step_seconds = step_seconds;
     Run r{memory::estimate(fin.model, inputs)};

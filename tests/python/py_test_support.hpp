@@ -9,7 +9,6 @@
 
 #include "core/schema.hpp"
 #include "engine/lint_session.hpp"
-#include "engine/linter.hpp"
 #include "parser/front_end.hpp"
 
 namespace pytest {

@@ -2,6 +2,7 @@
 // that governs the file, suppression comments, rule selection), so every fixture and rule test exercises them too.
 #pragma once
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,19 @@ inline std::vector<Diagnostic> lint_text(std::string_view text, SessionOptions o
     sources.add(path, std::string(text));
     LintSession session(std::move(options), sources);
     return session.lint(path).diagnostics;
+}
+
+// The effective model of the one config `text` defines, as `show` and `estimate` read it (the same in-memory file
+// as lint_text); nullopt when the text defines no config (or not one) or is unusable.
+inline std::optional<EffectiveModel> model_of_text(std::string_view text, SessionOptions options = {},
+                                                   const std::string& name = "config.yaml") {
+    const std::string path = (std::filesystem::temp_directory_path() / "mbridge-lint-in-memory" / name).string();
+    SourceManager sources;
+    sources.add(path, std::string(text));
+    LintSession session(std::move(options), sources);
+    const FileResult file = session.lint(path);
+    if (file.configs.size() != 1) return std::nullopt;
+    return session.effective_model(file, 0);
 }
 
 // Lints the file at `path` as `check` names it: its text from disk, the configuration discovered from its folder.

@@ -16,9 +16,9 @@ mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev = 
 
 TEST_CASE("defaults of the revision fill unset fields, with default provenance", "[finalize]") {
     auto m = effective("model:\n  num_layers: 4\n");
-    CHECK(m["attention_dropout"].as_number() == Approx(0.1));
-    CHECK(m["attention_dropout"].prov().origin == mbl::Origin::Default);
-    CHECK(m["num_layers"].prov().origin == mbl::Origin::File);
+    CHECK(m[mbl::field::attention_dropout].as_number() == Approx(0.1));
+    CHECK(m[mbl::field::attention_dropout].prov().origin == mbl::Origin::Default);
+    CHECK(m[mbl::field::num_layers].prov().origin == mbl::Origin::File);
 }
 
 TEST_CASE("recompute_modules None becomes [core_attn] under Megatron's post-init", "[finalize]") {
@@ -39,17 +39,17 @@ TEST_CASE("moe_layer_recompute turns into selective + moe after the selective ch
 TEST_CASE("a mixed_precision recipe name is copied onto the model and wins", "[finalize]") {
     auto m = effective(
         "mixed_precision: bf16_with_fp8_delayed_scaling_mixed\nmodel:\n  fp8: null\n  fp8_recipe: tensorwise\n");
-    CHECK(m["fp8"].as_string() == "hybrid");
-    CHECK(m["fp8_recipe"].as_string() == "delayed");
-    CHECK(m["fp8_recipe"].prov().range.line == 1);
-    CHECK(m["fp8_recipe"].prov().detail.find("bf16_with_fp8_delayed_scaling_mixed") != std::string::npos);
+    CHECK(m[mbl::field::fp8].as_string() == "hybrid");
+    CHECK(m[mbl::field::fp8_recipe].as_string() == "delayed");
+    CHECK(m[mbl::field::fp8_recipe].prov().range.line == 1);
+    CHECK(m[mbl::field::fp8_recipe].prov().detail.find("bf16_with_fp8_delayed_scaling_mixed") != std::string::npos);
 }
 
 TEST_CASE("a mixed_precision object is copied field by field", "[finalize]") {
     auto m = effective(
         "mixed_precision:\n  fp8: e4m3\n  fp8_recipe: mxfp8\n  grad_reduce_in_fp32: true\nmodel:\n  fp8: null\n");
-    CHECK(m["fp8"].as_string() == "e4m3");
-    CHECK(m["fp8_recipe"].as_string() == "mxfp8");
+    CHECK(m[mbl::field::fp8].as_string() == "e4m3");
+    CHECK(m[mbl::field::fp8_recipe].as_string() == "mxfp8");
 }
 
 TEST_CASE("a name the bundled catalog lacks is a warning with a suggestion, and its fields are unknown", "[finalize]") {
@@ -59,7 +59,7 @@ TEST_CASE("a name the bundled catalog lacks is a warning with a suggestion, and 
     CHECK(fin.errors[0].code == "IN011");
     CHECK(fin.errors[0].severity == mbl::Severity::Warning);  // the catalog is not the registry the job asks
     CHECK(fin.errors[0].message.find("bf16_mixed") != std::string::npos);
-    CHECK(fin.model["fp8_recipe"].is_unknown());
+    CHECK(fin.model[mbl::field::fp8_recipe].is_unknown());
 }
 
 namespace {
@@ -97,10 +97,11 @@ TEST_CASE("the tree's lookup decides a mixed_precision name, and keeps the tree'
     OneRecipeTree tree;
     auto found = finalize_with("mixed_precision: tree_fp8\n", tree);
     REQUIRE(found.errors.empty());
-    CHECK(found.model["fp8_recipe"].as_string() == "delayed");
-    CHECK(found.model["fp8_recipe"].prov().range.file == "mixed_precision.py");
-    REQUIRE_FALSE(found.model["fp8_recipe"].prov().chain.empty());
-    CHECK(found.model["fp8_recipe"].prov().chain.back().range.file == "cfg.yaml");  // where the name was chosen
+    CHECK(found.model[mbl::field::fp8_recipe].as_string() == "delayed");
+    CHECK(found.model[mbl::field::fp8_recipe].prov().range.file == "mixed_precision.py");
+    REQUIRE_FALSE(found.model[mbl::field::fp8_recipe].prov().chain.empty());
+    CHECK(found.model[mbl::field::fp8_recipe].prov().chain.back().range.file ==
+          "cfg.yaml");  // where the name was chosen
 
     // A name the tree does not register is an error (Bridge fails on it), with the tree's names to choose from.
     auto missing = finalize_with("mixed_precision: tree_fp9\n", tree);
@@ -117,14 +118,14 @@ TEST_CASE("the tree's lookup decides a mixed_precision name, and keeps the tree'
     NoLookup none;
     auto catalog = finalize_with("mixed_precision: bf16_with_fp8_delayed_scaling_mixed\n", none);
     CHECK(catalog.errors.empty());
-    CHECK(catalog.model["fp8_recipe"].as_string() == "delayed");
+    CHECK(catalog.model[mbl::field::fp8_recipe].as_string() == "delayed");
 }
 
 TEST_CASE("in a dump, the recompute_modules __post_init__ writes is read as the default", "[finalize]") {
     const std::string dump = "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n"
                              "  recompute_granularity: full\n  recompute_modules: [core_attn]\n";
     CHECK(effective(dump).modules_pre.defaulted);
-    CHECK(effective(dump)["recompute_modules"].prov().origin == mbl::Origin::Derived);
+    CHECK(effective(dump)[mbl::field::recompute_modules].prov().origin == mbl::Origin::Derived);
     // Another list, or the same list outside a dump, is what somebody wrote.
     CHECK_FALSE(effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n"
                           "  recompute_modules: [core_attn, mlp]\n")
@@ -134,14 +135,14 @@ TEST_CASE("in a dump, the recompute_modules __post_init__ writes is read as the 
 
 TEST_CASE("comm_overlap writes overlap_moe_expert_parallel_comm onto the model", "[finalize]") {
     auto on = effective("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\nmodel:\n  num_layers: 2\n");
-    CHECK(on["overlap_moe_expert_parallel_comm"].as_bool());
+    CHECK(on[mbl::field::overlap_moe_expert_parallel_comm].as_bool());
     auto off = effective("comm_overlap:\n  tp_comm_overlap: true\nmodel:\n  overlap_moe_expert_parallel_comm: true\n");
-    CHECK_FALSE(off["overlap_moe_expert_parallel_comm"].as_bool());
+    CHECK_FALSE(off[mbl::field::overlap_moe_expert_parallel_comm].as_bool());
 }
 
 TEST_CASE("builder configs nest TransformerConfig fields under model.transformer", "[finalize]") {
     auto m = effective("model:\n  transformer:\n    recompute_granularity: full\n");
-    CHECK(m.str("recompute_granularity") == "full");
+    CHECK(m.str(mbl::field::recompute_granularity) == "full");
 }
 
 TEST_CASE("MoE layer counts come from moe_layer_freq", "[finalize]") {
@@ -159,14 +160,15 @@ TEST_CASE("the model's fields: the revision's defaults in order, a set one in it
     const mbl::Revision& rev = *mbl::Schema::instance().revision("0.20.dev");
     REQUIRE(rev.defaults.size() > 3);
     const std::string first = rev.defaults[0].first, second = rev.defaults[1].first;
+    const mbl::FieldName second_field = mbl::FieldName::named(second);
     auto m = effective("model:\n  " + second + ": 7\n  zz_extra_field: 1\n  aa_extra_field: 2\n");
     std::vector<std::string> order;
     m.for_each_field([&](const mbl::Value::Entry& e) { order.push_back(e.key); });
     REQUIRE(order.size() == rev.defaults_map->entries().size() + 2);
     CHECK(order[0] == first);
     CHECK(order[1] == second);  // the set value stands where its default stood
-    CHECK(m[second].as_int() == 7);
-    CHECK(m[second].prov().origin == mbl::Origin::File);
+    CHECK(m[second_field].as_int() == 7);
+    CHECK(m[second_field].prov().origin == mbl::Origin::File);
     // Fields without a default follow, in the order the config sets them.
     CHECK(order[order.size() - 2] == "zz_extra_field");
     CHECK(order.back() == "aa_extra_field");
@@ -175,5 +177,5 @@ TEST_CASE("the model's fields: the revision's defaults in order, a set one in it
     REQUIRE(all.entries().size() == order.size());
     for (std::size_t i = 0; i < order.size(); ++i) CHECK(all.entries()[i].key == order[i]);
     CHECK(rev.defaults_map->find(second)->prov().origin == mbl::Origin::Default);
-    CHECK(effective("model:\n  num_layers: 2\n")[second].prov().origin == mbl::Origin::Default);
+    CHECK(effective("model:\n  num_layers: 2\n")[second_field].prov().origin == mbl::Origin::Default);
 }

@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "../support/lint_text.hpp"
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
 #include "gpu_check/plan.hpp"
 #include "gpu_check/report.hpp"
 #include "parser/yaml_loader.hpp"
@@ -28,12 +28,9 @@ Loaded load(const std::string& text) {
     REQUIRE(y.ok());
     Loaded l;
     l.root = y.root;
-    LintOptions o;
-    o.revision = Schema::instance().revision("0.20.dev");
-    SourceManager sources;
-    Linter linter(o, sources);
-    std::vector<Diagnostic> errors;
-    auto m = linter.effective_model(y.root, SourceRange::point("test.yaml", 1, 1), errors);
+    SessionOptions o;
+    o.mcore = "0.20.dev";
+    auto m = test::model_of_text(text, o, "test.yaml");
     REQUIRE(m);
     l.model = *m;
     return l;

@@ -4,8 +4,8 @@
 #include <set>
 
 #include "../support/lint_text.hpp"
+#include "../support/product_sources.hpp"
 #include "core/schema.hpp"
-#include "engine/linter.hpp"
 #include "parser/yaml_loader.hpp"
 #include "rules/registry.hpp"
 
@@ -80,12 +80,13 @@ TEST_CASE("rules never fire on unknown values", "[rules]") {
     model.set("recompute_method", mbl::Value::unknown("returned by a helper the linter could not follow"));
     model.set("recompute_num_layers", mbl::Value::unknown("argument"));
     root.set("model", std::move(model));
-    mbl::SourceManager sources;
-    mbl::Linter linter({mbl::Schema::instance().revision("main"), {}}, sources);
-    auto r = linter.lint_tree(root, mbl::SourceRange::point("recipe.py", 1, 1));
-    CHECK_FALSE(find(r.diagnostics, "RC004"));
-    CHECK_FALSE(find(r.diagnostics, "RC005"));
-    CHECK(find(r.diagnostics, "RC115"));  // dropout is known: the info still applies
+    // A Python recipe's tree as the evaluator leaves it: the rule runner sees the model alone.
+    auto fin =
+        mbl::finalize(root, *mbl::Schema::instance().revision("main"), mbl::SourceRange::point("recipe.py", 1, 1));
+    const auto found = mbl::rule_diagnostics(fin.model, {});
+    CHECK_FALSE(find(found, "RC004"));
+    CHECK_FALSE(find(found, "RC005"));
+    CHECK(find(found, "RC115"));  // dropout is known: the info still applies
 }
 
 TEST_CASE("wrong-typed values are reported once and then ignored by rules", "[rules]") {
@@ -184,4 +185,15 @@ TEST_CASE("a rule that yields to another is quiet where that one reports", "[rul
                 INFO(rule->info().code << " yields to " << to << ": add a case here where both would report");
                 CHECK(covered.count({std::string(rule->info().code), std::string(to)}));
             }
+}
+
+TEST_CASE("one pipeline: nothing outside engine/ includes the per-tree step, so every caller takes LintSession",
+          "[rules][pipeline]") {
+    std::vector<std::string> includers;
+    for (const auto& f : mbl::test::sources_under({"core", "pyeval", "parser", "memory", "rules", "config", "report",
+                                                   "integrations", "cli", "gpu_check", "tests", "fuzz"}))
+        if (f.path.rfind("tests/data/", 0) != 0 &&  // the layering test's data includes upwards on purpose
+            f.text.find("#include \"engine/linter.hpp\"") != std::string::npos)
+            includers.push_back(f.path);
+    CHECK(includers == std::vector<std::string>{});
 }
