@@ -25,8 +25,16 @@ status=0
 [ "$status" -eq 1 ] && grep -q "release: the tag v0.0.0-not is not v$version" "$work/release.err" ||
   fail "release.sh --tag v0.0.0-not: exit $status, $(cat "$work/release.err")"
 [ -z "$(ls -A "$work/dist")" ] || fail "release.sh wrote $(ls "$work/dist") for a wrong tag"
-grep -q '^        run: ./scripts/release.sh --tag "$GITHUB_REF_NAME" dist$' "$source_dir/.github/workflows/release.yml" ||
+workflow="$source_dir/.github/workflows/release.yml"
+grep -qF './scripts/release.sh --tag "$GITHUB_REF_NAME" \' "$workflow" ||
   fail "the release workflow does not run scripts/release.sh --tag with the pushed tag"
+grep -qF -- '--docs-url "$GITHUB_SERVER_URL/$GITHUB_REPOSITORY/blob/$GITHUB_REF_NAME/docs/rules.md" dist' "$workflow" ||
+  fail "the release workflow does not link diagnostics to docs/rules.md at the pushed tag"
+echo "== release.sh --docs-url: only an https:// address"
+status=0
+"$source_dir/scripts/release.sh" --docs-url file:///x "$work/dist" > /dev/null 2> "$work/release.err" || status=$?
+[ "$status" -eq 2 ] && grep -q "must be an https:// address" "$work/release.err" ||
+  fail "release.sh --docs-url file:///x: exit $status, $(cat "$work/release.err")"
 
 echo "== install looks for the release of the action's ref, named by the runner or by the action's folder"
 url="$(GITHUB_ACTION_REPOSITORY=acme/mbridge-lint GITHUB_ACTION_REF=v9.9.9 "$action" release-url)"
