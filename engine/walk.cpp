@@ -270,13 +270,7 @@ static std::optional<std::string> special_file(const std::string& path) {
     if (ec || fs::is_regular_file(st) || fs::is_directory(st)) return std::nullopt;
     if (path.rfind("/dev/fd/", 0) == 0 || path.rfind("/proc/self/fd/", 0) == 0 || path == "/dev/stdin")
         return std::nullopt;
-    switch (st.type()) {
-        case fs::file_type::fifo: return "a FIFO (named pipe)";
-        case fs::file_type::socket: return "a socket";
-        case fs::file_type::block:
-        case fs::file_type::character: return "a device";
-        default: return "not a regular file";
-    }
+    return special_kind(st);
 }
 
 // A named file that --force-exclude leaves out: it, or a directory above it inside the working directory, matches.
