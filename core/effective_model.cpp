@@ -221,8 +221,8 @@ static void apply_tree_precision(const Value& mp, PrecisionLookup::Answer answer
         const auto& copied = schema.precision_fields();
         if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
         Provenance& p = e.value.prov();
-        p.chain.insert(p.chain.begin(), mp.prov().chain.begin(), mp.prov().chain.end());
-        p.chain.insert(p.chain.begin() + static_cast<std::ptrdiff_t>(mp.prov().chain.size()), named);
+        p.chain.prepend(named);
+        p.chain.prepend(mp.prov().chain);
         if (p.detail.empty())
             p.detail = fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", e.key, e.value.display(),
                                    mp.as_string());

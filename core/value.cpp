@@ -7,6 +7,19 @@
 
 namespace mbl {
 
+void CallChain::prepend(const CallChain& outer) {
+    if (outer.empty()) return;
+    std::vector<ChainStep> steps(outer.begin(), outer.end());
+    steps.insert(steps.end(), begin(), end());
+    *this = CallChain(std::move(steps));
+}
+
+void CallChain::prepend(ChainStep step) {
+    std::vector<ChainStep> steps{std::move(step)};
+    steps.insert(steps.end(), begin(), end());
+    *this = CallChain(std::move(steps));
+}
+
 const char* origin_name(Origin origin) {
     switch (origin) {
         case Origin::File: return "file";

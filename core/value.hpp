@@ -29,11 +29,34 @@ struct ChainStep {
     std::string message;
 };
 
+// The steps that led to a value, outermost first. Every field one call sets carries the same chain and config values
+// are copied often, so the steps are shared and immutable; an edit makes a new list.
+class CallChain {
+public:
+    CallChain() = default;
+    explicit CallChain(std::vector<ChainStep> steps)
+        : steps_(steps.empty() ? nullptr : std::make_shared<const std::vector<ChainStep>>(std::move(steps))) {}
+
+    bool empty() const { return size() == 0; }
+    std::size_t size() const { return steps_ ? steps_->size() : 0; }
+    const ChainStep* begin() const { return steps_ ? steps_->data() : nullptr; }
+    const ChainStep* end() const { return begin() + size(); }
+    const ChainStep& operator[](std::size_t i) const { return (*steps_)[i]; }
+    const ChainStep& back() const { return steps_->back(); }
+    // `outer` then this chain's steps.
+    void prepend(const CallChain& outer);
+    void prepend(ChainStep step);
+    void clear() { steps_.reset(); }
+
+private:
+    std::shared_ptr<const std::vector<ChainStep>> steps_;
+};
+
 struct Provenance {
     Origin origin = Origin::Default;
     SourceRange range;   // the statement or entry that set the value
     std::string detail;  // human words: "default of Megatron Core 0.20.dev", "mixed_precision recipe ...", ...
-    std::vector<ChainStep> chain;
+    CallChain chain;
 
     static Provenance at(Origin origin, SourceRange range, std::string detail = {}) {
         Provenance p;

@@ -332,7 +332,7 @@ private:
     }
 
     static void add_step(Value& v, const ChainStep& step) {
-        v.prov().chain.insert(v.prov().chain.begin(), step);
+        v.prov().chain.prepend(step);
         for (auto& item : v.items()) add_step(item, step);
         for (auto& e : v.entries()) add_step(e.value, step);
     }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <map>
 #include <mutex>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/did_you_mean.hpp"
@@ -18,8 +19,19 @@
 
 namespace mbl::py {
 
+// A call chain's steps as notes, made once per call site: every field one call sets carries the same chain. Keyed by
+// address, so the chains are held too (an address is not reused while its site lives).
+class ChainSteps {
+public:
+    CallChain of(const Chain& chain);
+
+private:
+    std::unordered_map<const CallSite*, std::pair<Chain, CallChain>> made_;
+};
+
 // Provenance for a stored value, naming the line that wrote the value where it is in another file.
-Provenance provenance_of(const SetInfo& info, const Val& value);
+Provenance provenance_of(const SetInfo& info, const Val& value, ChainSteps& steps);
+Provenance provenance_of(const SetInfo& info, ChainSteps& steps);
 constexpr std::string_view kWrittenAt = "the value is written at ";
 
 namespace {
@@ -77,6 +89,7 @@ constexpr int kMaxExportDepth = 40;
 
 struct Exporter {
     std::unordered_set<const Object*> active;  // cycle guard
+    ChainSteps chains;
     std::size_t values = 0;
     SourceRange over_at;  // where the limit was passed; valid once it was
 
@@ -142,7 +155,7 @@ struct Exporter {
                 if (!inst->poisoned.empty()) return Value::unknown(inst->poisoned, p);
                 Value m = Value::map(p);
                 for (const auto& a : inst->attrs)
-                    m.set(a.name, value(a.value, provenance_of(a.info, a.value), depth + 1));
+                    m.set(a.name, value(a.value, provenance_of(a.info, a.value, chains), depth + 1));
                 return m;
             }
             case ObjKind::External: return Value::string(v.as<ExternalObj>()->path, p);
@@ -236,20 +249,35 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
 
 }  // namespace
 
-Provenance provenance_of(const SetInfo& info) {
+CallChain ChainSteps::of(const Chain& chain) {
+    if (!chain) return {};
+    auto it = made_.find(chain.get());
+    if (it != made_.end()) return it->second.second;
+    std::vector<ChainStep> steps;
+    for (const CallSite* s = chain.get(); s; s = s->parent.get())
+        steps.push_back(ChainStep{s->loc.range(), fmt::format("{}() is called here", s->callee)});
+    std::reverse(steps.begin(), steps.end());
+    CallChain made(std::move(steps));
+    made_.emplace(chain.get(), std::make_pair(chain, made));
+    return made;
+}
+
+Provenance provenance_of(const SetInfo& info, ChainSteps& steps) {
     Provenance p;
     p.origin = info.origin;
     p.range = info.loc.range();
     if (info.detail) p.detail = *info.detail;
-    std::vector<ChainStep> steps;
-    for (const CallSite* s = info.chain.get(); s; s = s->parent.get())
-        steps.push_back(ChainStep{s->loc.range(), fmt::format("{}() is called here", s->callee)});
-    p.chain.assign(steps.rbegin(), steps.rend());
+    p.chain = steps.of(info.chain);
     return p;
 }
 
-Provenance provenance_of(const SetInfo& info, const Val& value) {
-    Provenance p = provenance_of(info);
+Provenance provenance_of(const SetInfo& info) {
+    ChainSteps steps;
+    return provenance_of(info, steps);
+}
+
+Provenance provenance_of(const SetInfo& info, const Val& value, ChainSteps& steps) {
+    Provenance p = provenance_of(info, steps);
     // A value written in a file neither the statement nor its calls are in (a workload table a helper copies
     // onto the config) names the line that wrote it: that is the line to change.
     const Loc& at = value.at;
@@ -264,7 +292,7 @@ Provenance provenance_of(const SetInfo& info, const Val& value) {
 
 Value export_value(const Val& v, const SetInfo& info) {
     Exporter e;
-    return e.value(v, provenance_of(info), 0);
+    return e.value(v, provenance_of(info, e.chains), 0);
 }
 
 std::vector<std::string> function_names(const Module& m) {
@@ -353,11 +381,11 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
             // A builder config whose nested transformer config is not known: none of its fields are.
             const std::string reason =
                 attr.value.is_unknown() ? attr.value.reason() : "the transformer config is not an object";
-            m.set(attr.name, unknown_model(reason, provenance_of(attr.info), rev));
+            m.set(attr.name, unknown_model(reason, provenance_of(attr.info, e.chains), rev));
             continue;
         }
         if (attr.name == "transformer" && depth == 0 && attr.value.is_obj(ObjKind::Instance)) {
-            Value nested = Value::map(provenance_of(attr.info));
+            Value nested = Value::map(provenance_of(attr.info, e.chains));
             export_model_fields(*attr.value.as<InstanceObj>(), nested, e, diagnostics, depth + 1, rev);
             m.set(attr.name, std::move(nested));
             continue;
@@ -385,8 +413,8 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
         // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev); a recipe's
         // own assignment of it is a warning.
         if (!schema.field_exists_at(*spec, rev) && !keeps_absent_field(model, attr, *spec, rev, diagnostics)) continue;
-        m.set(attr.name,
-              model_field_value(schema.field_at(*spec, rev), attr.value, provenance_of(attr.info, attr.value), e));
+        m.set(attr.name, model_field_value(schema.field_at(*spec, rev), attr.value,
+                                           provenance_of(attr.info, attr.value, e.chains), e));
     }
 }
 
@@ -443,7 +471,7 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
     Exporter e;
     for (const auto& a : inst->attrs) {
         if (std::find(sections.begin(), sections.end(), a.name) == sections.end()) continue;  // not checked
-        Provenance p = provenance_of(a.info);
+        Provenance p = provenance_of(a.info, e.chains);
         if (a.name != "model") {
             Value section = e.value(a.value, p, 0);
             // The section's class, as Bridge's config dumps write it: a polymorphic section (peft: LoRA or DoRA) is

@@ -50,3 +50,24 @@ TEST_CASE("same_as compares structure, ignoring provenance", "[value]") {
     CHECK(a.same_as(Value::floating(2.0)));
     CHECK_FALSE(a.same_as(Value::string("2")));
 }
+
+TEST_CASE("a call chain is shared by copies and an edit leaves the copies as they were", "[value]") {
+    mbl::CallChain inner({mbl::ChainStep{mbl::SourceRange::point("r.py", 3, 1), "helper() is called here"}});
+    const mbl::CallChain copy = inner;
+    CHECK(copy.begin() == inner.begin());  // one list, not two
+    inner.prepend(mbl::ChainStep{mbl::SourceRange::point("r.py", 9, 1), "recipe() is called here"});
+    REQUIRE(inner.size() == 2);
+    CHECK(inner[0].range.line == 9);
+    CHECK(inner.back().range.line == 3);
+    REQUIRE(copy.size() == 1);
+    CHECK(copy[0].range.line == 3);
+    mbl::CallChain outer({mbl::ChainStep{mbl::SourceRange::point("a.yaml", 1, 1), "<< merges here"}});
+    inner.prepend(outer);
+    REQUIRE(inner.size() == 3);
+    CHECK(inner[0].range.file == "a.yaml");
+    inner.prepend(mbl::CallChain{});
+    CHECK(inner.size() == 3);
+    inner.clear();
+    CHECK(inner.empty());
+    CHECK(inner.begin() == inner.end());
+}
