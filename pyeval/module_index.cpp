@@ -6,6 +6,8 @@
 #include <cctype>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <unordered_map>
 
 #include <sys/stat.h>
 
@@ -304,6 +306,38 @@ bool is_shell_script(const fs::path& p) {
     return ext == ".sh" || ext == ".bash" || ext == ".sbatch" || ext == ".slurm";
 }
 
+// What a shell launcher runs, read once per version of the file: an editor's server and the import graph beside it
+// each walk the tree's launchers, and a launcher is rarely edited. Keyed by path, checked by size and change time.
+std::vector<LaunchedScript> launched_by_file(const fs::path& launcher) {
+    struct Read {
+        std::uintmax_t size = 0;
+        fs::file_time_type changed;
+        std::vector<LaunchedScript> runs;
+    };
+    static std::mutex mutex;
+    static std::unordered_map<std::string, Read> read;
+    std::error_code ec;
+    const std::uintmax_t size = fs::file_size(launcher, ec);
+    const fs::file_time_type changed = ec ? fs::file_time_type{} : fs::last_write_time(launcher, ec);
+    const bool stamped = !ec;
+    if (stamped) {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (auto it = read.find(launcher.string());
+            it != read.end() && it->second.size == size && it->second.changed == changed)
+            return it->second.runs;
+    }
+    std::vector<LaunchedScript> runs;
+    FileText text = read_file_text(launcher.string(), SourceManager::max_file_bytes());
+    if (text.failure == FileText::Failure::None && text.text &&
+        (text.text->find("python") != std::string::npos || text.text->find("torchrun") != std::string::npos))
+        runs = scripts_launched_by(launcher.string(), *text.text);
+    if (stamped) {
+        std::lock_guard<std::mutex> lock(mutex);
+        read[launcher.string()] = Read{size, changed, runs};
+    }
+    return runs;
+}
+
 }  // namespace
 
 const std::unordered_map<std::string, std::vector<std::string>>& ModuleLayout::launcher_pythonpath() const {
@@ -327,11 +361,7 @@ const std::unordered_map<std::string, std::vector<std::string>>& ModuleLayout::l
             continue;
         }
         if (!is_shell_script(it->path()) || !it->is_regular_file(ec)) continue;
-        FileText text = read_file_text(it->path().string(), SourceManager::max_file_bytes());
-        if (text.failure != FileText::Failure::None || !text.text ||
-            (text.text->find("python") == std::string::npos && text.text->find("torchrun") == std::string::npos))
-            continue;
-        for (const auto& run : scripts_launched_by(it->path().string(), *text.text)) {
+        for (const auto& run : launched_by_file(it->path())) {
             if (!inside_own_code(run.script, root)) continue;
             auto& folders = (*launcher_pythonpath_)[fs::path(run.script).parent_path().string()];
             for (const auto& folder : run.pythonpath) {

@@ -413,6 +413,14 @@ python /t/other.py
     CHECK(runs[0].pythonpath.empty());
     CHECK(runs[1].script == "/t/z.py");
     CHECK(runs[1].pythonpath == std::vector<std::string>{"/a"});
+
+    // The interpreter by any of its names, with or without a folder; a word that only starts like one is not it.
+    runs = scripts_launched_by("/t/run.sh", "/usr/bin/python3.11 /t/a.py\npythonic /t/b.py\n./venv/bin/python "
+                                            "/t/c.py\ntorchrun /t/d.py\nmytorchrun /t/e.py\npython3x /t/f.py\n");
+    REQUIRE(runs.size() == 3);
+    CHECK(runs[0].script == "/t/a.py");
+    CHECK(runs[1].script == "/t/c.py");
+    CHECK(runs[2].script == "/t/d.py");
 }
 
 TEST_CASE("PYTHONPATH set by the tree's shell launchers is searched for the scripts they run, and what it cannot name "
