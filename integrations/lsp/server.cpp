@@ -10,6 +10,8 @@
 
 #include "core/effective_model.hpp"
 #include "core/paths.hpp"
+#include "core/revision_detection.hpp"
+#include "core/schema.hpp"
 #include "engine/fixes.hpp"
 #include "engine/suppressions.hpp"
 #include "integrations/lsp/hover.hpp"
@@ -113,6 +115,25 @@ Server::~Server() {
     }
     wake_.notify_all();
     if (worker_.joinable()) worker_.join();
+    if (warm_up_.joinable()) warm_up_.join();
+}
+
+void Server::warm_up(const std::string& root_uri) {
+    if (warm_up_.joinable()) return;
+    warm_up_ = std::thread([root_uri, mcore = options_.mcore] {
+        try {
+            const std::string root = root_uri.empty() ? std::string() : uri_to_path(root_uri);
+            // The revision the root's checkout pins (or --mcore, or the default), its config classes and compiled
+            // checks: loaded once per process, whoever asks first. A failure here is the first lint's to report.
+            const Schema& schema = Schema::instance();
+            const Revision* revision = mcore.empty() ? nullptr : schema.revision(mcore);
+            if (!revision && !root.empty())
+                if (auto detected = RevisionDetector().detect(root)) revision = detected->revision;
+            if (!revision) revision = schema.revision(schema.default_revision());
+            if (revision && revision->classes) revision->classes->check_program();
+        } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to do; the lint reads the same facts and says why
+        }
+    });
 }
 
 int Server::run() {
@@ -247,6 +268,8 @@ json Server::initialize(const json& params) {
     versioned_edits_ =
         params.value("/capabilities/workspace/workspaceEdit/documentChanges"_json_pointer, false) == true;
     show_document_ = params.value("/capabilities/window/showDocument/support"_json_pointer, false) == true;
+    const json root_uri = params.value("rootUri", json());
+    warm_up(root_uri.is_string() ? root_uri.get<std::string>() : std::string());
     return {{"capabilities",
              {{"positionEncoding", encoding_name(encoding_)},
               {"textDocumentSync", {{"openClose", true}, {"change", 2}, {"save", {{"includeText", false}}}}},
