@@ -165,6 +165,7 @@ struct LspArgs {
     std::string mcore;
     std::string mcore_path;  // --mcore-path: a Megatron Core tree to read the config classes from
     std::string config;
+    bool no_cache = false;  // --no-cache: parse every module afresh, keep nothing on disk
 };
 CLI::App* add_lsp_command(CLI::App& app, LspArgs& args);
 

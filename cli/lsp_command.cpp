@@ -6,7 +6,9 @@
 #include <csignal>
 
 #include "cli/commands.hpp"
+#include "core/paths.hpp"
 #include "integrations/lsp/server.hpp"
+#include "pyeval/ast_cache.hpp"
 
 namespace mbl::cli {
 
@@ -20,6 +22,10 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
         ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
     add_mcore_option(*cmd, args.mcore, "Megatron Core revision, overriding the configuration files", &args.mcore_path);
     cmd->add_option("--config", args.config, "Use this configuration file instead of discovering one per file");
+    cmd->add_flag("--no-cache", args.no_cache,
+                  "Keep no parsed modules on disk. By default the server keeps them in $MBRIDGE_LINT_CACHE_DIR, else "
+                  "$XDG_CACHE_HOME/mbridge-lint or ~/.cache/mbridge-lint, so that the next start reads the tree's "
+                  "modules instead of parsing them (MBRIDGE_LINT_CACHE_DIR=off turns it off too)");
     // Hidden: lets the tests exercise the oversized-message path without sending hundreds of megabytes.
     cmd->add_option("--max-message-bytes", args.max_message_bytes, "Largest message accepted")->group("");
     return cmd;
@@ -28,6 +34,9 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
 int run_lsp(const LspArgs& args) {
     if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
     std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not kill the server mid-write
+    // An editor waits for its first diagnostics, most of which is parsing the modules a recipe imports: the server
+    // keeps their trees for its next start. The other commands keep none unless MBRIDGE_LINT_CACHE_DIR names a folder.
+    py::set_ast_cache_dir(args.no_cache ? std::string() : user_cache_dir(true));
     lsp::ServerOptions options;
     options.debounce = std::chrono::milliseconds(args.debounce_ms);
     options.mcore = args.mcore;

@@ -11,8 +11,10 @@
 #include "cli/commands.hpp"
 #include "cli/completion.hpp"
 #include "cli/usage_errors.hpp"
+#include "core/paths.hpp"
 #include "core/schema.hpp"
 #include "git_commit.hpp"
+#include "pyeval/ast_cache.hpp"
 #include "version.hpp"
 
 namespace {
@@ -106,6 +108,9 @@ int main(int argc, char** argv) {
         return kUnusable;
     }
     if (!apply_limit_options(limits)) return kUnusable;
+    // Parsed modules are kept on disk only where the user asks (the editor server keeps them by default): a lint in
+    // CI writes nothing but its output.
+    mbl::py::set_ast_cache_dir(mbl::user_cache_dir(false));
     try {
         if (app.got_subcommand("check")) return checked_exit(run_check(check));
         if (show_cmd->parsed()) return checked_exit(run_show(show));

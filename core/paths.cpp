@@ -7,6 +7,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
 #include <optional>
@@ -160,6 +161,19 @@ std::string uri_encode_path(std::string_view path) {
         else out += fmt::format("%{:02X}", c);
     }
     return out;
+}
+
+std::string user_cache_dir(bool by_default) {
+    if (const char* set = std::getenv("MBRIDGE_LINT_CACHE_DIR")) {
+        const std::string dir = set;
+        return dir == "off" ? std::string() : dir;
+    }
+    if (!by_default) return {};
+    if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg)
+        return (std::filesystem::path(xdg) / "mbridge-lint").string();
+    if (const char* home = std::getenv("HOME"); home && *home)
+        return (std::filesystem::path(home) / ".cache" / "mbridge-lint").string();
+    return {};
 }
 
 }  // namespace mbl

@@ -26,6 +26,10 @@ std::optional<std::string> relative_to(const std::string& path, const std::strin
 // How a path is shown in diagnostics: relative to the working directory when inside it, else absolute.
 std::string display_path(const std::string& path);
 
+// The folder for what the linter keeps between runs (parsed modules): $MBRIDGE_LINT_CACHE_DIR when set ("" or "off":
+// none); else, when `by_default`, $XDG_CACHE_HOME/mbridge-lint or ~/.cache/mbridge-lint; else none ("").
+std::string user_cache_dir(bool by_default);
+
 // A path as the path part of a URI: letters, digits, '-', '.', '_', '~' and '/' kept, every other byte as %XX.
 std::string uri_encode_path(std::string_view path);
 

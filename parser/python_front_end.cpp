@@ -9,7 +9,6 @@
 #include <functional>
 #include <map>
 #include <mutex>
-#include <optional>
 #include <set>
 #include <thread>
 
@@ -432,39 +431,6 @@ void register_sources(py::Project& project, SourceManager& sources) {
             sources.add_new(m->path, std::shared_ptr<const std::string>(m->ast, &m->ast->text));  // shared, not copied
 }
 
-// Parses the modules a document imports, at any depth, on a thread of its own while the document's recipes are
-// evaluated: the evaluator meets them one import at a time, and parsing them is most of an editor's first lint.
-// Only modules the evaluator would find by the same name are parsed (a module is parsed once, whoever asks first);
-// the walk stops when the lint is done.
-class ImportPrefetch {
-public:
-    ImportPrefetch(py::ModuleIndex& index, py::ImportGraph& graph, const std::string& doc)
-        : thread_([this, &index, &graph, doc] { walk(index, graph, doc); }) {}
-    ImportPrefetch(const ImportPrefetch&) = delete;
-    ImportPrefetch& operator=(const ImportPrefetch&) = delete;
-    ~ImportPrefetch() {
-        done_.store(true, std::memory_order_relaxed);
-        thread_.join();
-    }
-
-private:
-    std::atomic<bool> done_{false};
-    std::thread thread_;
-
-    void walk(py::ModuleIndex& index, py::ImportGraph& graph, const std::string& doc) {
-        std::vector<std::string> queue{doc};
-        std::set<std::string> seen{doc};
-        for (std::size_t i = 0; i < queue.size() && !done_.load(std::memory_order_relaxed); ++i) {
-            for (auto& file : graph.imports(queue[i]))
-                if (seen.insert(file).second) queue.push_back(std::move(file));
-            if (i == 0) continue;  // the document itself is parsed already
-            const auto dotted = index.layout().dotted_name_of(queue[i]);
-            py::Module* m = dotted ? index.find(*dotted) : nullptr;
-            if (m && m->fs_path == queue[i]) index.ensure_parsed(m);
-        }
-    }
-};
-
 class PythonFrontEnd final : public FrontEnd {
 public:
     std::string_view language() const override { return "python"; }
@@ -507,13 +473,10 @@ public:
             return result;
         }
         const std::vector<py::RecipeInfo> recipes = recipes_to_lint(*m, ctx.function, result.errors);
-        std::optional<ImportPrefetch> prefetch;  // the editor's server: its user waits for this one document
-        if (ctx.revalidate_state && ctx.jobs != 1 && !recipes.empty()) prefetch.emplace(project.index(), graph, doc);
         std::vector<py::RecipeOutcome> outcomes =
             ctx.revalidate_state
                 ? evaluate_changed(project, revision, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
                 : evaluate_all(project, revision, recipes, ctx.jobs);
-        prefetch.reset();
         for (std::size_t i = 0; i < recipes.size(); ++i) {
             if (!outcomes[i].is_recipe) continue;  // a *_config helper that returns no config
             ParsedConfig config;

@@ -11,6 +11,7 @@
 
 #include "core/input_errors.hpp"
 #include "core/limits.hpp"
+#include "pyeval/ast_cache.hpp"
 #include "pyeval/python_scan.hpp"
 
 extern "C" const TSLanguage* tree_sitter_python(void);
@@ -469,7 +470,7 @@ private:
 
 }  // namespace
 
-ParseOutcome parse_python(const std::string& file, std::string text) {
+ParseOutcome parse_python(const std::string& file, std::string text, bool cacheable) {
     ParseOutcome out;
     Ast& ast = out.ast;
     ast.text = std::move(text);
@@ -481,6 +482,20 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
     const PythonScan scan = scan_python(ast.text, limit(Limit::PythonTokens), &blanked);
     if (scan.problem != PythonScan::Problem::None) return unparsed(std::move(out), scan_problem(file, ast.text, scan));
     const std::string& parsed = scan.has_comments ? blanked : ast.text;
+    auto line_starts = [&ast] {
+        ast.line_starts.push_back(0);
+        for (std::uint32_t i = 0; i < ast.text.size(); ++i)
+            if (ast.text[i] == '\n') ast.line_starts.push_back(i + 1);
+        ast.line_starts.shrink_to_fit();
+    };
+    if (std::optional<Ast> kept = cacheable ? load_cached_ast(parsed) : std::nullopt) {
+        // Only trees without a syntax error are kept.
+        ast.nodes = std::move(kept->nodes);
+        ast.kids = std::move(kept->kids);
+        ast.root = kept->root;
+        line_starts();
+        return out;
+    }
     std::unique_ptr<TSParser, ParserDeleter> parser(ts_parser_new());
     ts_parser_set_language(parser.get(), tree_sitter_python());
     std::unique_ptr<TSTree, TreeDeleter> tree(
@@ -491,16 +506,14 @@ ParseOutcome parse_python(const std::string& file, std::string text) {
     TSNode root = ts_tree_root_node(tree.get());
     out.syntax_error = syntax_error_of(file, ast.text, root);
 
-    ast.line_starts.push_back(0);
-    for (std::uint32_t i = 0; i < ast.text.size(); ++i)
-        if (ast.text[i] == '\n') ast.line_starts.push_back(i + 1);
-    ast.line_starts.shrink_to_fit();
+    line_starts();
     ast.nodes.reserve(ast.text.size() / 6 + 16);
     TreeCopy(ast).copy(root);
     // The tree lives as long as the run: a whole repository's trees are most of its memory, and growth by doubling
     // leaves up to half of each vector unused.
     ast.nodes.shrink_to_fit();
     ast.kids.shrink_to_fit();
+    if (cacheable && !out.syntax_error) store_cached_ast(parsed, ast);
     return out;
 }
 

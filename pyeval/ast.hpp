@@ -221,6 +221,8 @@ struct ParseOutcome {
 };
 
 // Parses `text` (the contents of `file`, used in diagnostics). Never throws; deep nesting is fine (iterative).
-ParseOutcome parse_python(const std::string& file, std::string text);
+// `cacheable`: a file read from disk, whose tree is kept between runs (pyeval/ast_cache.hpp); not an editor's buffer,
+// which changes with every keystroke.
+ParseOutcome parse_python(const std::string& file, std::string text, bool cacheable = false);
 
 }  // namespace mbl::py

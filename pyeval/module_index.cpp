@@ -490,7 +490,8 @@ void ModuleIndex::ensure_parsed(Module* m, const std::string* given) {
         if (!given) m->stamp = stamp_of(m->fs_path);  // before reading: a change while reading shows next time
         auto text = given ? std::optional<std::string>(*given) : read_source_file(m->fs_path, error);
         ++read_counters().files_parsed;
-        ParseOutcome parsed = parse_python(m->path, text ? std::move(*text) : std::string());
+        const bool from_disk = !given && text.has_value();  // an editor's buffer changes with every keystroke
+        ParseOutcome parsed = parse_python(m->path, text ? std::move(*text) : std::string(), from_disk);
         if (!text) parsed.syntax_error = unreadable_file(m->path, error);
         m->syntax_error = std::move(parsed.syntax_error);
         m->ast = std::make_shared<const Ast>(std::move(parsed.ast));
