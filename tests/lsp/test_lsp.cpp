@@ -756,3 +756,46 @@ TEST_CASE("an edit is linted at once when the last lint took less than the typin
     CHECK(!c.diagnostics(uri, 4, 2s));
     c.notify("exit", nullptr);
 }
+
+TEST_CASE("the server keeps the trees of the modules a recipe imports for its next start, and --no-cache none",
+          "[lsp]") {
+    TempDir dir;
+    std::string helper = "def set_recompute(cfg):\n    cfg.recompute_granularity = 'full'\n";
+    for (int i = 0; i < 80; ++i) helper += "def unused_" + std::to_string(i) + "(x):\n    return x\n";  // > 1 KiB
+    dir.write("pkg/__init__.py", "");
+    dir.write("pkg/helpers.py", helper);
+    const std::string recipe = "from pkg.helpers import set_recompute\n"
+                               "from megatron.bridge.training.config import ConfigContainer\n"
+                               "from megatron.bridge.models import GPTModelProvider\n\n"
+                               "def pretrain_config() -> ConfigContainer:\n"
+                               "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))\n"
+                               "    set_recompute(cfg.model)\n"
+                               "    return cfg\n";
+    const std::string uri = uri_of(dir.write("recipe.py", recipe));
+    auto trees = [](const std::string& cache) {
+        int n = 0;
+        if (std::filesystem::exists(cache))
+            for (const auto& e : std::filesystem::recursive_directory_iterator(cache))
+                n += e.path().extension() == ".tree";
+        return n;
+    };
+    auto first_lint = [&](const std::string& cache, std::vector<std::string> args) {
+        setenv("MBRIDGE_LINT_CACHE_DIR", cache.c_str(), 1);
+        args.insert(args.begin(), {"--mcore", "0.20.dev"});
+        auto c = LspClient::spawn(kBinary, args);
+        initialize(c);
+        open(c, uri, recipe, 1, "python");
+        auto published = c.diagnostics(uri, 1);
+        REQUIRE(published);
+        c.notify("exit", nullptr);
+        unsetenv("MBRIDGE_LINT_CACHE_DIR");
+        return (*published)["params"]["diagnostics"];
+    };
+    const std::string cache = (std::filesystem::path(dir.path()) / "cache").string();
+    const json cold = first_lint(cache, {});
+    CHECK(trees(cache) == 1);              // pkg/helpers.py; the recipe is the editor's buffer, __init__.py too small
+    CHECK(first_lint(cache, {}) == cold);  // read back: the same diagnostics
+    const std::string other = (std::filesystem::path(dir.path()) / "other").string();
+    CHECK(first_lint(other, {"--no-cache"}) == cold);
+    CHECK(trees(other) == 0);
+}
