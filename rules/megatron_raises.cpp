@@ -99,8 +99,9 @@ std::vector<Raised> raised_events(const EffectiveModel& model, const post_init::
     std::vector<Raised> out;
     if (bridge && model.bridge_program) {
         const std::string& commit = model.bridge_program->commit;
-        const std::string who =
-            commit.empty() ? "Megatron Bridge" : fmt::format("Megatron Bridge {}", commit.substr(0, 7));
+        // A program without a commit is the linted checkout's own (engine/mcore_trees.hpp bridge_checks_for_file).
+        const std::string who = commit.empty() ? "Megatron Bridge (this checkout's source)"
+                                               : fmt::format("Megatron Bridge {}", commit.substr(0, 7));
         const std::string source = commit.empty() ? "" : fmt::format(" (Megatron Bridge {})", commit.substr(0, 12));
         for (const auto& e : bridge->events) out.push_back({&e, who, source});
     }

@@ -78,6 +78,8 @@ public:
         dataclass_values_ = true;
     }
 
+    bool defines(const ConfigClass& cls, std::string_view method) { return method_node(cls, method).first != nullptr; }
+
     // Compiles `cls.method` as one step of the start-up, its parameters bound to `args` (Step::args).
     bool add_step(const ConfigClass& cls, const std::string& method, const std::vector<std::string>& args,
                   std::string file, int line) {
@@ -1537,16 +1539,27 @@ std::shared_ptr<const Program> compile_post_init(TreeReader& tree, const ClassFa
 
 std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, const std::string& section,
                                                             std::string commit, std::string& why) {
-    const std::string config_module = "megatron.bridge.training.config";
-    const SourceModule* config = tree.module(config_module);
-    if (!config || !config->functions.count("runtime_config_update")) {
-        why = "no megatron/bridge/training/config.py defining runtime_config_update";
-        return nullptr;
+    // Where Bridge's start-up configures the sections: training/config.py's runtime_config_update since 2025's
+    // autumn, training/setup.py's setup before.
+    const std::pair<const char*, const char*> startups[] = {
+        {"megatron.bridge.training.config", "runtime_config_update"}, {"megatron.bridge.training.setup", "setup"}};
+    const SourceModule* where = nullptr;
+    std::vector<SectionCall> calls;
+    for (const auto& [module, function] : startups) {
+        const SourceModule* m = tree.module(module);
+        if (!m || !m->functions.count(function)) continue;
+        calls = section_calls(*m, m->functions.at(function), section);
+        if (!calls.empty()) {
+            where = m;
+            break;
+        }
     }
-    auto calls = section_calls(*config, config->functions.at("runtime_config_update"), section);
-    auto [m, cls] = section_class(tree, *config, section);
-    if (calls.empty() || !m) {
-        why = fmt::format("runtime_config_update makes no call on cfg.{} the linter follows", section);
+    const SourceModule* config = tree.module("megatron.bridge.training.config");
+    auto [m, cls] = config ? section_class(tree, *config, section) : std::pair<const SourceModule*, NodeId>{};
+    if (!where || !m) {
+        why = fmt::format("no start-up the linter follows calls cfg.{} (training/config.py runtime_config_update, "
+                          "training/setup.py setup), or ConfigContainer declares no class for it",
+                          section);
         return nullptr;
     }
     ClassFacts facts;
@@ -1557,11 +1570,15 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
     c.line = static_cast<int>(m->ast[cls].line);
     facts.classes.push_back(std::move(c));
     facts.index();
+    const ConfigClass& section_cls = facts.classes[0];
     Compiler compiler(tree, facts);
-    compiler.section_class(facts.classes[0].name, section);
+    compiler.section_class(section_cls.name, section);
+    // Constructing the section (a dataclass) ran its __post_init__ before the start-up calls anything on it.
+    if (compiler.defines(section_cls, "__post_init__"))
+        compiler.add_step(section_cls, "__post_init__", {section}, section_cls.file, section_cls.line);
     for (const auto& call : calls)
-        if (!compiler.add_step(facts.classes[0], call.method, call.args, config->path, call.line)) {
-            why = fmt::format("{}.{} is not defined where the linter looks", facts.classes[0].name, call.method);
+        if (!compiler.add_step(section_cls, call.method, call.args, where->path, call.line)) {
+            why = fmt::format("{}.{} is not defined where the linter looks", section_cls.name, call.method);
             return nullptr;
         }
     return compiler.take(std::move(commit), "src/");
