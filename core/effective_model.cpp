@@ -383,7 +383,16 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
     // where it gives none (the dataclass defaults Bridge's setup reads are None), unknown where the section is.
     auto lookup = [&](std::string_view name) -> const Value* {
         const auto dot = name.find('.');
-        if (dot == std::string_view::npos) return model_field(m, classes, cls, name, computed);
+        if (dot == std::string_view::npos) {
+            if (const Value* v = model_field(m, classes, cls, name, computed)) return v;
+            // No field of Megatron Core's classes here: the model provider Bridge builds may still declare it.
+            return &computed
+                        .emplace(std::string(name),
+                                 Value::unknown(fmt::format("{} is no field of Megatron Core {}'s config classes; the "
+                                                            "model provider may declare it",
+                                                            name, m.revision->name)))
+                        .first->second;
+        }
         const Value* part = root.find(std::string(name.substr(0, dot)));
         if (!part || part->is_null()) return nullptr;
         if (part->is_unknown()) return part;

@@ -983,6 +983,9 @@ private:
                 for (const auto& k : e.kids) {
                     const Value v = eval(k);
                     if (v.is_unknown()) out += "<unknown>";
+                    else if (auto object = object_prefix(v))  // a config object: Python shows its repr
+                        out += object->empty() ? "<the config>"
+                                               : fmt::format("<the {} config>", object->substr(0, object->size() - 1));
                     else out += k.name == "r" && k.op != Op::Const ? py_repr(v) : py_str(v);
                 }
                 return Value::string(std::move(out));
@@ -1131,6 +1134,25 @@ private:
         return Value::list(std::move(out));
     }
 
+    // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
+    std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
+            const std::string name = *object_prefix(a[0]) + a[1].as_string();
+            const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
+            if (f == "hasattr") return Value::boolean(v != nullptr);
+            if (v) return *v;
+            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+        }
+        if (f == kWithBuiltin && a.size() == 3) {
+            if (!a[0].is_map() || !a[1].is_string())
+                return unknown(fmt::format("sets {} on {}", py_str(a[1]), why_of(a[0])));
+            Value out = a[0];
+            out.set(a[1].as_string(), a[2]);
+            return out;
+        }
+        return std::nullopt;
+    }
+
     Value builtin(const Expr& e) {
         const std::string& f = e.name;
         std::vector<Value> a;
@@ -1229,20 +1251,7 @@ private:
             if (a[0].is_int()) return Value::integer(std::abs(a[0].as_int()));
             if (a[0].is_float()) return Value::floating(std::abs(a[0].as_number()));
         }
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
-            const std::string name = *object_prefix(a[0]) + a[1].as_string();
-            const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
-            if (f == "hasattr") return Value::boolean(v != nullptr);
-            if (v) return *v;
-            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
-        }
-        if (f == kWithBuiltin && a.size() == 3) {  // obj.<a[1]> = a[2] on an object held in a field
-            if (!a[0].is_map() || !a[1].is_string())
-                return unknown(fmt::format("sets {} on {}", py_str(a[1]), why_of(a[0])));
-            Value out = a[0];
-            out.set(a[1].as_string(), a[2]);
-            return out;
-        }
+        if (auto v = object_builtin(f, a)) return *v;
         if (f == "range" && !a.empty() && a.size() <= 2) {
             auto lo = a.size() == 2 ? as_num(a[0]) : std::optional<double>(0.0);
             auto hi = as_num(a.back());

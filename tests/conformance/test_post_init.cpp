@@ -199,8 +199,8 @@ TEST_CASE("every named rejection is tied to Megatron Core's raise sites, and eve
         ++bridge_sites;
         bool named = false;
         for (const auto& rule : mbl::all_rules())
-            named |= rule->info().is_rejection() && !rule->info().raise_text.empty() &&
-                     mbl::explains(rule->info(), site);
+            named |=
+                rule->info().is_rejection() && !rule->info().raise_text.empty() && mbl::explains(rule->info(), site);
         INFO("Megatron Bridge " << site.file << ":" << site.line << " (" << site.text
                                 << ") reads a recompute, offloading, CUDA-graph or hyper-connection field");
         CHECK(named);

@@ -115,6 +115,14 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
                            "  recompute_granularity: full\n");
         CHECK(m.bridge_setup == nullptr);
     }
+    SECTION("at a revision without the model field Bridge asserts on, the provider may declare it: no raise") {
+        // Bridge 067f987 asserts hasattr(model_cfg, "overlap_moe_expert_parallel_comm") (comm_overlap.py:466);
+        // Megatron Core declares the field from 0.14 on, but a provider of an older Bridge is no class the linter
+        // knows field by field.
+        auto m = effective("comm_overlap:\n  tp_comm_overlap: false\nmodel:\n  num_layers: 4\n", "0.13");
+        REQUIRE(m.bridge_setup != nullptr);
+        for (const auto& e : m.bridge_setup->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
+    }
     SECTION("a Transformer Engine or PyTorch version guard is unknown, unless the version is stated") {
         auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
                                        "  delay_wgrad_compute: true\n") +
