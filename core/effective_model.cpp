@@ -421,14 +421,22 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         bridge =
             std::shared_ptr<const post_init::Program>(std::shared_ptr<void>(), &Schema::instance().bridge_checks());
     if (auto outcome = run_bridge_setup(m, root, *bridge, job)) {
+        // A rerun with the Transformer Engine stated (--te-version) can decide only what depends on it: kept (with a
+        // copy of the model as the setup saw it) only where something does.
+        const bool te_dependent = std::any_of(outcome->events.begin(), outcome->events.end(), [](const auto& e) {
+            return !e.certain && e.why_uncertain.find("Transformer Engine") != std::string::npos;
+        });
+        if (te_dependent) {
+            Value sections = Value::map();  // the sections the setup is given
+            for (const auto& step : bridge->steps)
+                for (const auto& name : step.args)
+                    if (const Value* v = root.find(name); v && !name.empty()) sections.set(name, *v);
+            m.rerun_bridge_setup = [seen = m, sections = std::move(sections),
+                                    bridge](const post_init::JobFacts& facts) {
+                return run_bridge_setup(seen, sections, *bridge, facts);
+            };
+        }
         m.bridge_setup = std::make_shared<const post_init::Outcome>(std::move(*outcome));
-        Value sections = Value::map();  // the sections the setup is given
-        for (const auto& step : bridge->steps)
-            for (const auto& name : step.args)
-                if (const Value* v = root.find(name); v && !name.empty()) sections.set(name, *v);
-        m.rerun_bridge_setup = [seen = m, sections = std::move(sections), bridge](const post_init::JobFacts& facts) {
-            return run_bridge_setup(seen, sections, *bridge, facts);
-        };
         m.bridge_program = std::move(bridge);
     }
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);

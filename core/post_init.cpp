@@ -741,8 +741,23 @@ private:
                 if (ia == a.end()) a[k] = *vb;
                 continue;
             }
-            a[k] = unknown(fmt::format("depends on {}", why));
+            a[k] = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
         }
+    }
+
+    // Two paths' values of one slot: a mapping (a dataclass the checks built) entry by entry, so that one attribute
+    // set on one path leaves the others known; anything else unknown where they differ.
+    static Value merged(const Value& a, const Value& b, const std::string& why) {
+        if (a.same_as(b)) return a;
+        if (!a.is_map() || !b.is_map()) return unknown(fmt::format("depends on {}", why));
+        Value out = Value::map();
+        for (const auto& e : a.entries()) {
+            const Value* other = b.find(e.key);
+            out.set(e.key, other ? merged(e.value, *other, why) : unknown(fmt::format("depends on {}", why)));
+        }
+        for (const auto& e : b.entries())
+            if (!a.find(e.key)) out.set(e.key, unknown(fmt::format("depends on {}", why)));
+        return out;
     }
 
     // Runs each alternative from the same state, as a possibility, and merges their outcomes.

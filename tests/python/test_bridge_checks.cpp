@@ -97,6 +97,18 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
         CHECK(r[0]->message == "disable full recomputation when enabling overlap_moe_expert_parallel_comm");
         CHECK(raised_at(*m.bridge_setup, 502).empty());
     }
+    SECTION("TP overlap switched off on one path only (HAVE_TE unknown) leaves the EP switch known") {
+        // comm_overlap.py:449 turns user_comm_overlap_cfg.tp_comm_overlap off where Transformer Engine is missing: the
+        // two paths differ in that attribute alone, so the EP overlap's asserts stay certain.
+        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
+                                       "  tp_comm_overlap: true\n") +
+                           kMoe + "  tensor_model_parallel_size: 2\n  sequence_parallel: true\n" +
+                           "  recompute_granularity: full\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto r = raised_at(*m.bridge_setup, 499);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0]->certain);
+    }
     SECTION("Bridge reads recompute_modules as written, before Megatron Core fills it in") {
         auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
                            "  recompute_granularity: selective\n  recompute_modules: [moe]\n");
