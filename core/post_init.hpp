@@ -8,8 +8,9 @@
 //
 // The executor is three-valued: a value it cannot work out (a field the linter could not resolve, the Transformer
 // Engine version, an environment variable, a call it cannot follow) is unknown; a branch on an unknown condition
-// runs both ways and merges; a raise reached only through unknowns is reported as possible, never as certain. Unlike
-// Python, a raise does not stop the run: later checks still run, so that every rejection is reported at once.
+// runs both ways and merges (a mapping entry by entry); a raise reached only through unknowns is reported as possible,
+// never as certain. Unlike Python, a raise does not stop the run: later checks still run, so that every rejection is
+// reported at once.
 #include <cstdint>
 #include <functional>
 #include <map>
