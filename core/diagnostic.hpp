@@ -56,6 +56,9 @@ struct Diagnostic {
     std::string message;
     std::vector<Note> notes;
     std::optional<Fix> fix;
+    // An error rule's diagnostic decided by fewer raise sites than the rule names (fragments of their messages, '|'
+    // between them; rules/megatron_raises.cpp); empty: the rule's own RuleInfo::raise_text.
+    std::string_view raise_text;
 
     bool is_input_error() const { return code.rfind("IN", 0) == 0; }
 };

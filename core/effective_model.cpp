@@ -293,7 +293,6 @@ static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
         Value copy = *v;
         copy.prov().detail = "comm_overlap sets overlap_moe_expert_parallel_comm on the model";
         m.set(field::overlap_moe_expert_parallel_comm, std::move(copy));
-        m.overlap_from_comm_overlap = true;
     } else {
         Provenance p = co.prov();
         p.origin = Origin::Derived;
@@ -328,38 +327,83 @@ static bool mark_post_init_modules(EffectiveModel& m, const Revision& revision) 
     return true;
 }
 
+namespace {
+
+// The model's fields as a compiled check reads them: what the config sets, else the class's default (one the source
+// computes, `torch.float32` or a function, is unknown unless it is a dtype; `computed` keeps those made).
+const Value* model_field(const EffectiveModel& m, const ClassFacts& classes, const std::string& cls,
+                         std::string_view name, std::map<std::string, Value, std::less<>>& computed) {
+    if (const auto f = FieldName::find(name))
+        if (const Value* v = m.find(*f)) return v;
+    if (auto it = computed.find(name); it != computed.end()) return &it->second;
+    const ResolvedField r = classes.lookup(cls, name);
+    if (!r.field) return nullptr;
+    Value v = Value::null();
+    if (!r.field->expr.empty()) {
+        const std::string& e = r.field->expr;
+        v = e.rfind("torch.", 0) == 0 && e.find('(') == std::string::npos && e.find(".nn.") == std::string::npos
+                ? Value::string(e)
+                : Value::unknown(fmt::format("{}'s default is computed ({})", name, e));
+    } else if (r.field->required) {
+        v = Value::unknown(fmt::format("{} is required and not set", name));
+    }
+    return &computed.emplace(std::string(name), std::move(v)).first->second;
+}
+
+// The config class whose __post_init__ runs: MLATransformerConfig's when multi_latent_attention is set; "" when that
+// is itself unknown.
+std::string model_class(const EffectiveModel& m) {
+    const Value& mla = m[field::multi_latent_attention];
+    if (mla.is_unknown()) return {};
+    return mla.truthy() ? "MLATransformerConfig" : "TransformerConfig";
+}
+
+}  // namespace
+
 std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts) {
     if (!m.revision || !m.revision->classes || !m.revision->classes->check_program()) return std::nullopt;
     const ClassFacts& classes = *m.revision->classes;
-    const Value& mla = m[field::multi_latent_attention];
-    std::string cls = "TransformerConfig";
-    if (mla.is_unknown()) cls.clear();
-    else if (mla.truthy()) cls = "MLATransformerConfig";
+    const std::string cls = model_class(m);
     if (cls.empty()) return std::nullopt;  // which class runs is itself unknown
-    // A field whose default the source computes (`torch.float32`, a function) is unknown unless it is a dtype.
     std::map<std::string, Value, std::less<>> computed;
-    auto lookup = [&](std::string_view name) -> const Value* {
-        if (const auto f = FieldName::find(name))
-            if (const Value* v = m.find(*f)) return v;
-        if (auto it = computed.find(name); it != computed.end()) return &it->second;
-        const ResolvedField r = classes.lookup(cls, name);
-        if (!r.field) return nullptr;
-        Value v = Value::null();
-        if (!r.field->expr.empty()) {
-            const std::string& e = r.field->expr;
-            v = e.rfind("torch.", 0) == 0 && e.find('(') == std::string::npos && e.find(".nn.") == std::string::npos
-                    ? Value::string(e)
-                    : Value::unknown(fmt::format("{}'s default is computed ({})", name, e));
-        } else if (r.field->required) {
-            v = Value::unknown(fmt::format("{} is required and not set", name));
-        }
-        return &computed.emplace(std::string(name), std::move(v)).first->second;
-    };
+    auto lookup = [&](std::string_view name) { return model_field(m, classes, cls, name, computed); };
     return post_init::run(*classes.check_program(), cls, lookup, facts);
 }
 
+std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, const Value& root,
+                                                   const post_init::Program& program,
+                                                   const post_init::JobFacts& facts) {
+    const Value* section = root.find("comm_overlap");
+    if (!section || section->is_null() || !m.revision || !m.revision->classes) return std::nullopt;
+    const ClassFacts& classes = *m.revision->classes;
+    std::string cls = model_class(m);
+    if (cls.empty()) cls = "TransformerConfig";
+    std::map<std::string, Value, std::less<>> computed;
+    // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it, None
+    // where it gives none (the dataclass defaults Bridge's setup reads are None), unknown where the section is.
+    auto lookup = [&](std::string_view name) -> const Value* {
+        const auto dot = name.find('.');
+        if (dot == std::string_view::npos) {
+            if (const Value* v = model_field(m, classes, cls, name, computed)) return v;
+            // No field of Megatron Core's classes here: the model provider Bridge builds may still declare it.
+            return &computed
+                        .emplace(std::string(name),
+                                 Value::unknown(fmt::format("{} is no field of Megatron Core {}'s config classes; the "
+                                                            "model provider may declare it",
+                                                            name, m.revision->name)))
+                        .first->second;
+        }
+        const Value* part = root.find(std::string(name.substr(0, dot)));
+        if (!part || part->is_null()) return nullptr;
+        if (part->is_unknown()) return part;
+        return part->is_map() ? part->find(std::string(name.substr(dot + 1))) : nullptr;
+    };
+    return post_init::run_steps(program, lookup, facts);
+}
+
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
-                        const PrecisionLookup* precision, std::string_view recipe, const post_init::JobFacts& job) {
+                        const PrecisionLookup* precision, std::string_view recipe, const post_init::JobFacts& job,
+                        std::shared_ptr<const post_init::Program> bridge) {
     FinalizeResult result;
     EffectiveModel& m = result.model;
     m.anchor = anchor;
@@ -372,6 +416,29 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         m.set_key(e->key, e->value, e->key_range);
     }
     if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
+    // Bridge's comm-overlap setup checks the model as mixed_precision left it, then copies the overlap onto it.
+    if (!bridge)  // the bundled program lives as long as the schema
+        bridge =
+            std::shared_ptr<const post_init::Program>(std::shared_ptr<void>(), &Schema::instance().bridge_checks());
+    if (auto outcome = run_bridge_setup(m, root, *bridge, job)) {
+        // A rerun with the Transformer Engine stated (--te-version) can decide only what depends on it: kept (with a
+        // copy of the model as the setup saw it) only where something does.
+        const bool te_dependent = std::any_of(outcome->events.begin(), outcome->events.end(), [](const auto& e) {
+            return !e.certain && e.why_uncertain.find("Transformer Engine") != std::string::npos;
+        });
+        if (te_dependent) {
+            Value sections = Value::map();  // the sections the setup is given
+            for (const auto& step : bridge->steps)
+                for (const auto& name : step.args)
+                    if (const Value* v = root.find(name); v && !name.empty()) sections.set(name, *v);
+            m.rerun_bridge_setup = [seen = m, sections = std::move(sections),
+                                    bridge](const post_init::JobFacts& facts) {
+                return run_bridge_setup(seen, sections, *bridge, facts);
+            };
+        }
+        m.bridge_setup = std::make_shared<const post_init::Outcome>(std::move(*outcome));
+        m.bridge_program = std::move(bridge);
+    }
     if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
 
     // Megatron Core's own __post_init__, compiled from its source, over the fields as the config writes them.

@@ -69,10 +69,16 @@ public:
     std::optional<std::string> granularity_post;
     ModuleList modules_post;
     bool moe_layer_converted = false;
-    bool overlap_from_comm_overlap = false;  // Bridge's comm_overlap section set overlap_moe_expert_parallel_comm
     // What Megatron Core's compiled __post_init__ does with the config as written (core/post_init.hpp): its raises,
     // warnings and rewrites. Null when the revision has no compiled checks or the config class is unknown.
     std::shared_ptr<const post_init::Outcome> post_init;
+    // What Megatron Bridge's comm-overlap setup (compiled from Bridge's source, post_init::run_steps) does with the
+    // config before Megatron Core sees it: Bridge runs it only when the config has a comm_overlap section. Null
+    // without one. `bridge_program` is the program run (its commit, its sites).
+    std::shared_ptr<const post_init::Outcome> bridge_setup;
+    std::shared_ptr<const post_init::Program> bridge_program;
+    // The same run with other facts of the job (--te-version): over the model and sections as the setup saw them.
+    std::function<std::optional<post_init::Outcome>(const post_init::JobFacts&)> rerun_bridge_setup;
     // The config is a whole ConfigContainer Bridge wrote out (run_config.yaml): its values are the ones Megatron Core's
     // __post_init__ saw, after Bridge's own start-up (TransformerConfig.finalize) had run.
     bool full_dump = false;
@@ -112,12 +118,19 @@ struct FinalizeResult {
 // multi_latent_attention is set, else TransformerConfig's. nullopt when the revision has no compiled checks.
 std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts);
 
+// Runs Megatron Bridge's comm-overlap setup (`program`) over the model as written and the config's sections;
+// nullopt when the config has no comm_overlap section (Bridge then runs no setup).
+std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, const Value& root,
+                                                   const post_init::Program& program, const post_init::JobFacts& facts);
+
 // `root` is the whole config tree (sections model, mixed_precision, comm_overlap, ...). `precision`: the linted
 // tree's lookup of mixed_precision names, or null (the bundled catalog). `recipe`: the recipe function's name ("" for
-// YAML), which may state the job's GPU count.
+// YAML), which may state the job's GPU count. `bridge`: the linted tree's own Bridge start-up checks, or null (the
+// bundled ones, Schema::bridge_checks).
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
                         const PrecisionLookup* precision = nullptr, std::string_view recipe = {},
-                        const post_init::JobFacts& job = {});
+                        const post_init::JobFacts& job = {},
+                        std::shared_ptr<const post_init::Program> bridge = nullptr);
 
 // The model section of a config tree, flattened: builder configs nest TransformerConfig fields under
 // model.transformer; those are merged in. Returns the entries with their key ranges.

@@ -142,6 +142,15 @@ Program Program::from_json(const json& j) {
             p.functions.emplace(name, std::move(fn));
         }
         p.entries = j.at("entries").get<std::map<std::string, std::string, std::less<>>>();
+        if (j.contains("steps"))
+            for (const auto& st : j.at("steps")) {
+                Step step;
+                step.function = st.at("function").get<std::string>();
+                step.args = st.at("args").get<std::vector<std::string>>();
+                step.file = st.value("file", "");
+                step.line = st.value("line", 0);
+                p.steps.push_back(std::move(step));
+            }
         if (j.contains("enums"))
             for (const auto& [name, e] : j.at("enums").items()) {
                 EnumClass ec;
@@ -171,6 +180,12 @@ json Program::to_json() const {
     json j = json::object();
     j["commit"] = commit;
     j["entries"] = entries;
+    if (!steps.empty()) {
+        json sj = json::array();
+        for (const auto& st : steps)
+            sj.push_back({{"function", st.function}, {"args", st.args}, {"file", st.file}, {"line", st.line}});
+        j["steps"] = std::move(sj);
+    }
     if (!enums.empty()) {
         json es = json::object();
         for (const auto& [name, e] : enums) {
@@ -236,6 +251,16 @@ const char* const kEnumPrefix = "\x01"
 bool is_enum_member(const Value& v) { return v.is_string() && v.as_string().rfind(kEnumPrefix, 0) == 0; }
 std::string enum_member_text(const Value& v) { return v.as_string().substr(6); }  // "Class.member"
 const char* const kTypePrefix = "\x01type:";
+// The config objects a program reads: "\x01self" the model (or the class whose __post_init__ runs), "\x01self:NAME" a
+// config section, whose attributes are the fields "NAME.<attribute>".
+const char* const kSelf = "\x01self";
+std::optional<std::string> object_prefix(const Value& v) {
+    if (!v.is_string() || v.as_string().rfind(kSelf, 0) != 0) return std::nullopt;
+    const std::string& s = v.as_string();
+    if (s.size() == 5) return std::string();
+    if (s[5] != ':') return std::nullopt;
+    return s.substr(6) + ".";
+}
 bool is_type(const Value& v) { return v.is_string() && v.as_string().rfind(kTypePrefix, 0) == 0; }
 
 std::string canonical_dtype(std::string s) {
@@ -522,8 +547,25 @@ public:
         : program_(p), field_(field), facts_(facts) {}
 
     Outcome run(const Function& entry) {
-        Value self = Value::string("\x01self");
+        Value self = Value::string(kSelf);
         call(entry, {self}, 0);
+        return finish();
+    }
+
+    Outcome run_steps() {
+        for (const auto& step : program_.steps) {
+            auto fn = program_.functions.find(step.function);
+            if (fn == program_.functions.end()) continue;
+            std::vector<Value> args;
+            for (const auto& object : step.args)
+                args.push_back(Value::string(object.empty() ? std::string(kSelf) : std::string(kSelf) + ":" + object));
+            call(fn->second, std::move(args), step.line);
+        }
+        return finish();
+    }
+
+private:
+    Outcome finish() {
         for (const auto& name : rewrite_order_) {
             Rewrite r = rewrites_.at(name);
             r.after = read_field(name);
@@ -532,7 +574,6 @@ public:
         return std::move(outcome_);
     }
 
-private:
     const Program& program_;
     const std::function<const Value*(std::string_view)>& field_;
     const JobFacts& facts_;
@@ -700,8 +741,23 @@ private:
                 if (ia == a.end()) a[k] = *vb;
                 continue;
             }
-            a[k] = unknown(fmt::format("depends on {}", why));
+            a[k] = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
         }
+    }
+
+    // Two paths' values of one slot: a mapping (a dataclass the checks built) entry by entry, so that one attribute
+    // set on one path leaves the others known; anything else unknown where they differ.
+    static Value merged(const Value& a, const Value& b, const std::string& why) {
+        if (a.same_as(b)) return a;
+        if (!a.is_map() || !b.is_map()) return unknown(fmt::format("depends on {}", why));
+        Value out = Value::map();
+        for (const auto& e : a.entries()) {
+            const Value* other = b.find(e.key);
+            out.set(e.key, other ? merged(e.value, *other, why) : unknown(fmt::format("depends on {}", why)));
+        }
+        for (const auto& e : b.entries())
+            if (!a.find(e.key)) out.set(e.key, unknown(fmt::format("depends on {}", why)));
+        return out;
     }
 
     // Runs each alternative from the same state, as a possibility, and merges their outcomes.
@@ -878,7 +934,7 @@ private:
             case Op::Attr: {
                 const Value o = eval(e.kids[0]);
                 if (o.is_unknown()) return o;
-                if (o.is_string() && o.as_string() == "\x01self") return read_field(e.name);
+                if (auto prefix = object_prefix(o)) return read_field(*prefix + e.name);
                 if (is_enum_member(o)) {
                     const std::string text = enum_member_text(o);
                     const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
@@ -942,6 +998,9 @@ private:
                 for (const auto& k : e.kids) {
                     const Value v = eval(k);
                     if (v.is_unknown()) out += "<unknown>";
+                    else if (auto object = object_prefix(v))  // a config object: Python shows its repr
+                        out += object->empty() ? "<the config>"
+                                               : fmt::format("<the {} config>", object->substr(0, object->size() - 1));
                     else out += k.name == "r" && k.op != Op::Const ? py_repr(v) : py_str(v);
                 }
                 return Value::string(std::move(out));
@@ -1090,6 +1149,25 @@ private:
         return Value::list(std::move(out));
     }
 
+    // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
+    std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
+            const std::string name = *object_prefix(a[0]) + a[1].as_string();
+            const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
+            if (f == "hasattr") return Value::boolean(v != nullptr);
+            if (v) return *v;
+            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+        }
+        if (f == kWithBuiltin && a.size() == 3) {
+            if (!a[0].is_map() || !a[1].is_string())
+                return unknown(fmt::format("sets {} on {}", py_str(a[1]), why_of(a[0])));
+            Value out = a[0];
+            out.set(a[1].as_string(), a[2]);
+            return out;
+        }
+        return std::nullopt;
+    }
+
     Value builtin(const Expr& e) {
         const std::string& f = e.name;
         std::vector<Value> a;
@@ -1188,14 +1266,7 @@ private:
             if (a[0].is_int()) return Value::integer(std::abs(a[0].as_int()));
             if (a[0].is_float()) return Value::floating(std::abs(a[0].as_number()));
         }
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && a[0].is_string() && a[0].as_string() == "\x01self" &&
-            a[1].is_string()) {
-            const Value* v =
-                written_.count(a[1].as_string()) ? &written_.at(a[1].as_string()) : field_(a[1].as_string());
-            if (f == "hasattr") return Value::boolean(v != nullptr);
-            if (v) return *v;
-            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
-        }
+        if (auto v = object_builtin(f, a)) return *v;
         if (f == "range" && !a.empty() && a.size() <= 2) {
             auto lo = a.size() == 2 ? as_num(a[0]) : std::optional<double>(0.0);
             auto hi = as_num(a.back());
@@ -1378,6 +1449,13 @@ private:
 };
 
 }  // namespace
+
+std::optional<Outcome> run_steps(const Program& program, const std::function<const Value*(std::string_view)>& field,
+                                 const JobFacts& facts) {
+    if (program.steps.empty()) return std::nullopt;
+    Executor ex(program, field, facts);
+    return ex.run_steps();
+}
 
 std::optional<Outcome> run(const Program& program, std::string_view class_name,
                            const std::function<const Value*(std::string_view)>& field, const JobFacts& facts) {

@@ -8,8 +8,9 @@
 //
 // The executor is three-valued: a value it cannot work out (a field the linter could not resolve, the Transformer
 // Engine version, an environment variable, a call it cannot follow) is unknown; a branch on an unknown condition
-// runs both ways and merges; a raise reached only through unknowns is reported as possible, never as certain. Unlike
-// Python, a raise does not stop the run: later checks still run, so that every rejection is reported at once.
+// runs both ways and merges (a mapping entry by entry); a raise reached only through unknowns is reported as possible,
+// never as certain. Unlike Python, a raise does not stop the run: later checks still run, so that every rejection is
+// reported at once.
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -54,6 +55,9 @@ enum class Op : std::uint8_t {
     Type,     // a class used as a value (isinstance's second argument): <name>
     Unknown,  // what the compiler does not follow; <name> says why, <kind> what kind of fact it needs
 };
+
+// Builtin `"\x01with"(obj, name, value)`: obj with its attribute `name` set to value (`self.cfg.name = value`).
+inline constexpr std::string_view kWithBuiltin = "\x01with";
 
 struct Expr {
     Op op = Op::Unknown;
@@ -104,8 +108,20 @@ struct EnumClass {
     std::vector<std::pair<std::string, Value>> members;
 };
 
+// One call of a start-up that runs several functions in turn over several config objects (Megatron Bridge's
+// comm-overlap setup: `cfg.comm_overlap.finalize()`, then `cfg.comm_overlap.setup(cfg.model, cfg.optimizer,
+// cfg.ddp)`). Each argument names the object passed: "" the model (its fields by their plain names), any other name a
+// config section, whose attributes the field lookup sees as "<name>.<attribute>".
+struct Step {
+    std::string function;
+    std::vector<std::string> args;
+    std::string file;  // where the start-up makes the call
+    int line = 0;
+};
+
 struct Program {
     std::string commit;
+    std::vector<Step> steps;  // a start-up's calls, in order (run_steps); empty for __post_init__ programs
     std::map<std::string, EnumClass, std::less<>> enums;
     std::map<std::string, Function, std::less<>> functions;
     std::map<std::string, std::string, std::less<>> entries;  // class -> its __post_init__ (along the MRO)
@@ -145,5 +161,10 @@ struct Outcome {
 // None). nullopt when the program has no entry for the class.
 std::optional<Outcome> run(const Program& program, std::string_view class_name,
                            const std::function<const Value*(std::string_view)>& field, const JobFacts& facts);
+
+// Runs the program's steps in order over the objects they name (`field` looks up "name" for the model and
+// "section.name" for a section's attribute). nullopt when the program has no steps.
+std::optional<Outcome> run_steps(const Program& program, const std::function<const Value*(std::string_view)>& field,
+                                 const JobFacts& facts);
 
 }  // namespace mbl::post_init

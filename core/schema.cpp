@@ -155,6 +155,17 @@ void load_class_facts(Revision& rev) {
 
 }  // namespace
 
+const post_init::Program& Schema::bridge_checks() const {
+    static const post_init::Program program = [] {
+        try {
+            return post_init::Program::from_json(parse_schema_file("bridge/checks.json"));
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error(fmt::format("schemas/bridge/checks.json: {}", e.what()));
+        }
+    }();
+    return program;
+}
+
 const Revision* Schema::ready(const Revision* r) const {
     if (!r) return nullptr;
     const auto i = static_cast<std::size_t>(r - revisions_.data());

@@ -159,6 +159,10 @@ public:
     // The bundled Hugging Face architecture catalog (schemas/models/hf-architectures.json), parsed on demand.
     const nlohmann::json& model_catalog() const;
 
+    // Megatron Bridge's comm-overlap start-up checks at the Bridge commit the linter bundles (schemas/bridge/checks.json,
+    // generated from its source), compiled on first use.
+    const post_init::Program& bridge_checks() const;
+
 private:
     Schema();
     void read_field_specs();

@@ -11,6 +11,7 @@
 #include "config/rule_selection.hpp"
 #include "core/input_errors.hpp"
 #include "core/paths.hpp"
+#include "engine/mcore_trees.hpp"
 #include "engine/validate.hpp"
 #include "engine/walk.hpp"
 #include "parser/front_end.hpp"
@@ -25,7 +26,8 @@ EffectiveModel model_of_tree(Value root, const Revision& revision, const SourceR
                              std::vector<Diagnostic>& errors, const PrecisionLookup* precision,
                              std::string_view recipe) {
     for (auto& d : validate_config(root, revision)) errors.push_back(std::move(d));
-    FinalizeResult fin = finalize(root, revision, anchor, precision, recipe);
+    // The linted tree's own Bridge decides what its start-up checks, where the tree is a Bridge checkout.
+    FinalizeResult fin = finalize(root, revision, anchor, precision, recipe, {}, bridge_checks_for_file(anchor.file));
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }

@@ -7,7 +7,9 @@
 #include <mutex>
 
 #include "core/paths.hpp"
+#include "core/post_init.hpp"
 #include "parser/bridge/mcore_source.hpp"
+#include "parser/bridge/mcore_tree.hpp"
 
 namespace mbl {
 
@@ -111,6 +113,36 @@ RevisionChoice with_facts(RevisionChoice choice) {
                         choice.revision->name, choice.commit.empty() ? "?" : choice.commit.substr(0, 12)),
             choice.confirm);
     return choice;
+}
+
+std::shared_ptr<const post_init::Program> bridge_checks_for_file(const std::string& file) {
+    if (file.empty() || file[0] == '<') return nullptr;
+    std::error_code ec;
+    const fs::path dir = fs::absolute(file, ec).parent_path();
+    static std::mutex mutex;
+    static std::map<std::string, std::shared_ptr<const post_init::Program>> by_dir, by_checkout;
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = by_dir.find(dir.string()); it != by_dir.end()) return it->second;
+    std::shared_ptr<const post_init::Program> found;
+    fs::path at = dir;
+    for (int depth = 0; !at.empty() && depth < 64; ++depth, at = at.parent_path()) {
+        if (fs::is_regular_file(at / "src" / "megatron" / "bridge" / "training" / "comm_overlap.py", ec)) {
+            auto [it, added] = by_checkout.try_emplace(at.string());
+            if (added) {
+                py::TreeReader tree(at / "src");
+                std::string why;
+                it->second = py::compile_bridge_section_setup(tree, "comm_overlap", "", why);
+                // A start-up the compiler cannot follow: this checkout's Bridge checks what the linter cannot say,
+                // and another Bridge's checks are no promise about it. None run.
+                if (!it->second) it->second = std::make_shared<const post_init::Program>();
+            }
+            found = it->second;
+            break;
+        }
+        if (at == at.parent_path()) break;
+    }
+    by_dir.emplace(dir.string(), found);
+    return found;
 }
 
 RevisionChoice choice_for_mcore_path(const std::string& dir, const Revision* named, std::string named_why) {

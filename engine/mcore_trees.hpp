@@ -4,6 +4,7 @@
 // commit no revision records, whose nearest known revision stands in for it without proving what it lacks. Each is
 // made once per process and lives until it ends, like the bundled revisions.
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -29,5 +30,11 @@ RevisionChoice with_facts(RevisionChoice choice);
 // --mcore-path DIR: the revision `named` (--mcore or the configuration file's mcore, nullptr when neither) over the
 // tree's classes, else the known revision nearest to the tree's version, else the default.
 RevisionChoice choice_for_mcore_path(const std::string& dir, const Revision* named, std::string named_why);
+
+// Megatron Bridge's comm-overlap start-up checks as the Bridge checkout holding `file` states them (a parent with
+// src/megatron/bridge/training/comm_overlap.py): compiled from its source once per checkout, by the route that made
+// the bundled ones (schemas/bridge/checks.json). Null outside a checkout (the bundled checks then stand); a program
+// without steps where the checkout's start-up cannot be followed (its checks are then unknown, and none run).
+std::shared_ptr<const post_init::Program> bridge_checks_for_file(const std::string& file);
 
 }  // namespace mbl

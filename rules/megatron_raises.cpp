@@ -12,8 +12,8 @@
 
 namespace mbl {
 
-bool explains(const RuleInfo& rule, const post_init::Site& site) {
-    std::string_view text = rule.raise_text;
+bool explains(std::string_view raise_text, const post_init::Site& site) {
+    std::string_view text = raise_text;
     while (!text.empty()) {
         const auto bar = text.find('|');
         const std::string_view fragment = text.substr(0, bar);
@@ -23,6 +23,8 @@ bool explains(const RuleInfo& rule, const post_init::Site& site) {
     }
     return false;
 }
+
+bool explains(const RuleInfo& rule, const post_init::Site& site) { return explains(rule.raise_text, site); }
 
 bool enforced_at(const RuleInfo& rule, const Revision& rev) {
     const post_init::Program* program = rev.classes ? rev.classes->check_program() : nullptr;
@@ -82,16 +84,68 @@ SourceRange raise_location(const EffectiveModel& m, const post_init::Site& site)
 
 }  // namespace
 
+namespace {
+
+// One event of the start-up, with who raised it: Megatron Bridge's comm-overlap setup runs before Megatron Core's
+// __post_init__, so its events come first.
+struct Raised {
+    const post_init::Event* event;
+    std::string who;     // "Megatron Core 0.20.dev", "Megatron Bridge 067f987"
+    std::string source;  // " (Megatron-LM 2a75ac12c54b)", " (Megatron Bridge 067f987df03b)"
+};
+
+std::vector<Raised> raised_events(const EffectiveModel& model, const post_init::Outcome* bridge,
+                                  const post_init::Outcome* core) {
+    std::vector<Raised> out;
+    if (bridge && model.bridge_program) {
+        const std::string& commit = model.bridge_program->commit;
+        // A program without a commit is the linted checkout's own (engine/mcore_trees.hpp bridge_checks_for_file).
+        const std::string who = commit.empty() ? "Megatron Bridge (this checkout's source)"
+                                               : fmt::format("Megatron Bridge {}", commit.substr(0, 7));
+        const std::string source = commit.empty() ? "" : fmt::format(" (Megatron Bridge {})", commit.substr(0, 12));
+        for (const auto& e : bridge->events) out.push_back({&e, who, source});
+    }
+    if (core) {
+        const std::string rev = model.revision ? model.revision->name : "";
+        const post_init::Program* program = model.revision ? model.revision->classes->check_program() : nullptr;
+        const std::string source = program && !program->commit.empty()
+                                       ? fmt::format(" (Megatron-LM {})", program->commit.substr(0, 12))
+                                       : std::string();
+        for (const auto& e : core->events) out.push_back({&e, fmt::format("Megatron Core {}", rev), source});
+    }
+    return out;
+}
+
+// Whether the site's guard reads a field the config sets on the line `at` points at.
+bool reads_at(const EffectiveModel& m, const post_init::Site& site, const SourceRange& at) {
+    return std::any_of(site.reads.begin(), site.reads.end(), [&](const std::string& f) {
+        const Value* v = read_field(m, f);
+        return v && v->prov().range.valid() && v->prov().range.file == at.file && v->prov().range.line == at.line;
+    });
+}
+
+// The value of a section's attribute a Bridge guard reads ("comm_overlap.user_comm_overlap_cfg.flag"): not a field of
+// the model, and the section's own (set by the config, or its class's default when absent).
+bool section_read(const std::string& name) { return name.find('.') != std::string::npos; }
+
+}  // namespace
+
 void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& options, std::vector<Diagnostic>& diags) {
     std::shared_ptr<const post_init::Outcome> outcome = model.post_init;
-    if (!outcome) return;
+    std::shared_ptr<const post_init::Outcome> bridge = model.bridge_setup;
+    if (!outcome && !bridge) return;
     if (options.te_version) {  // the user stated the Transformer Engine: the checks on it are decided
         post_init::JobFacts facts;
         facts.te_version = fmt::format("{}", fmt::join(options.te_version->parts, "."));
-        if (auto o = run_post_init(model, facts)) outcome = std::make_shared<const post_init::Outcome>(std::move(*o));
+        if (outcome)
+            if (auto o = run_post_init(model, facts))
+                outcome = std::make_shared<const post_init::Outcome>(std::move(*o));
+        if (bridge && model.rerun_bridge_setup)
+            if (auto o = model.rerun_bridge_setup(facts))
+                bridge = std::make_shared<const post_init::Outcome>(std::move(*o));
     }
-    if (model.revision) outcome = confirmed(outcome, *model.revision);
-    const std::string rev = model.revision ? model.revision->name : "";
+    if (outcome && model.revision) outcome = confirmed(outcome, *model.revision);
+    const std::vector<Raised> events = raised_events(model, bridge.get(), outcome.get());
     std::set<const post_init::Site*> explained;
     std::vector<Diagnostic> kept;
     for (auto& d : diags) {
@@ -100,53 +154,64 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
             kept.push_back(std::move(d));
             continue;
         }
-        const post_init::Event* certain = nullptr;
-        const post_init::Event* possible = nullptr;
-        for (const auto& e : outcome->events) {
-            if (e.site->kind != post_init::Site::Kind::Raise || !explains(rule->info(), *e.site)) continue;
-            if (e.certain && !certain) certain = &e;
-            if (!e.certain && !possible) possible = &e;
+        const std::string_view tie = d.raise_text.empty() ? rule->info().raise_text : d.raise_text;
+        // The first raise the rule explains, one whose guard reads the field the diagnostic points at before others.
+        const Raised* certain = nullptr;
+        const Raised* possible = nullptr;
+        bool certain_points = false;
+        for (const auto& r : events) {
+            if (r.event->site->kind != post_init::Site::Kind::Raise || !explains(tie, *r.event->site)) continue;
+            const bool points = reads_at(model, *r.event->site, d.range);
+            if (r.event->certain && (!certain || (points && !certain_points))) {
+                certain = &r;
+                certain_points = points;
+            }
+            if (!r.event->certain && !possible) possible = &r;
         }
         const std::string generic = rules::rejection_note(model, "");
         auto generic_note = std::find_if(d.notes.begin(), d.notes.end(), [&](const Note& n) {
             return n.message.rfind(generic.substr(0, generic.find('(')), 0) == 0;
         });
         if (generic_note == d.notes.end()) {
-            // Not a Megatron Core rejection (RuleContext::raises with no exception: Bridge's own start-up checks).
+            // Not a start-up rejection (RuleContext::raises with no exception: the rule's own hint says who rejects it).
             kept.push_back(std::move(d));
             continue;
         }
         if (certain) {
-            for (const auto& e : outcome->events)
-                if (e.certain && e.site->kind == post_init::Site::Kind::Raise && explains(rule->info(), *e.site))
-                    explained.insert(e.site);
-            const std::string note = fmt::format("Megatron Core {} rejects this config at start-up ({} at {})", rev,
-                                                 certain->site->exception, site_place(*certain->site));
-            if (generic_note != d.notes.end()) generic_note->message = note;
-            else d.notes.push_back(Note{SourceRange{}, note});
+            for (const auto& r : events)
+                if (r.event->certain && r.event->site->kind == post_init::Site::Kind::Raise &&
+                    explains(tie, *r.event->site))
+                    explained.insert(r.event->site);
+            generic_note->message = fmt::format("{} rejects this config at start-up ({} at {})", certain->who,
+                                                certain->event->site->exception, site_place(*certain->event->site));
             kept.push_back(std::move(d));
         } else if (possible) {
-            // Megatron Core's check depends on what the linter does not know: no promise of a failure.
+            // The check depends on what the linter does not know: no promise of a failure.
             d.severity = Severity::Warning;
-            const std::string note =
-                fmt::format("Megatron Core {} rejects this config at start-up ({} at {}) only if {}", rev,
-                            possible->site->exception, site_place(*possible->site), possible->why_uncertain);
-            if (generic_note != d.notes.end()) generic_note->message = note;
-            else d.notes.push_back(Note{SourceRange{}, note});
+            generic_note->message = fmt::format("{} rejects this config at start-up ({} at {}) only if {}",
+                                                possible->who, possible->event->site->exception,
+                                                site_place(*possible->event->site), possible->event->why_uncertain);
             kept.push_back(std::move(d));
+        } else if (!outcome && d.raise_text.empty()) {
+            kept.push_back(std::move(d));  // Megatron Core's checks did not run (which class runs is unknown)
         }
-        // No site of the rule raises here: Megatron Core's source at this revision says the config passes that check.
+        // No site of the rule raises here: the source says the config passes that check.
     }
     const Rule* rc000 = find_rule("RC000");
     std::set<const post_init::Site*> reported;
     std::set<std::string, std::less<>> read_by_earlier;  // the fields the guards of earlier certain raises read
-    for (const auto& e : outcome->events) {
+    for (const auto& r : events) {
+        const post_init::Event& e = *r.event;
         if (!rc000 || !e.certain || e.site->kind != post_init::Site::Kind::Raise) continue;
-        // Megatron Core stops at its first raise; the executor goes on to report every rejection at once. A later
+        // The start-up stops at its first raise; the executor goes on to report every rejection at once. A later
         // raise whose guard reads a field an earlier reported raise's guard read may only follow from that one (an
-        // invalid recompute_granularity fails the recompute_method check too): it is not reported on its own. A raise
-        // left unreported (on defaults, below) hides nothing after it.
-        auto mark_read = [&] { read_by_earlier.insert(e.site->reads.begin(), e.site->reads.end()); };
+        // invalid recompute_granularity fails the recompute_method check too; Megatron Core restates Bridge's
+        // overlap checks): it is not reported on its own. A raise left unreported (on defaults, below) hides nothing
+        // after it.
+        auto mark_read = [&] {
+            for (const auto& f : e.site->reads)
+                if (!section_read(f)) read_by_earlier.insert(f);
+        };
         if (explained.count(e.site) || reported.count(e.site)) {
             mark_read();
             continue;
@@ -155,18 +220,19 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
                         [&](const std::string& f) { return read_by_earlier.count(f) > 0; }))
             continue;
         // A raise a named rule is tied to, which the rule's own reading of the config missed: reported under that
-        // rule's code, with Megatron Core's message (the named rules read unset fields as Megatron Core's defaults).
+        // rule's code, with the raiser's message (the named rules read unset fields as Megatron Core's defaults).
         const Rule* named = nullptr;
-        for (const auto& r : all_rules())
-            if (r->info().is_rejection() && !r->info().raise_text.empty() && explains(r->info(), *e.site)) {
-                named = r.get();
+        for (const auto& rule : all_rules())
+            if (rule->info().is_rejection() && !rule->info().raise_text.empty() && explains(rule->info(), *e.site)) {
+                named = rule.get();
                 break;
             }
         // A guard that reads a field the config leaves at Megatron Core's default is no promise for a partial config
         // (an overlay, a recipe whose base sets it elsewhere, what Bridge fills in at launch such as pipeline_dtype).
         bool on_defaults = false;
         for (const auto& f : e.site->reads)
-            if (const Value* v = read_field(model, f); !v || v->prov().origin == Origin::Default) on_defaults = true;
+            if (const Value* v = read_field(model, f); !section_read(f) && (!v || v->prov().origin == Origin::Default))
+                on_defaults = true;
         if (!named && on_defaults) continue;
         reported.insert(e.site);
         mark_read();
@@ -178,15 +244,9 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
         // before these checks and may change what they read: no promise of a failure for a check no rule names.
         d.severity = named || model.full_dump ? Severity::Error : Severity::Warning;
         d.range = raise_location(model, *e.site);
-        d.message =
-            fmt::format("Megatron Core {} rejects this config: {}", rev, e.message.empty() ? e.site->text : e.message);
-        d.notes.push_back(Note{
-            SourceRange{},
-            fmt::format(
-                "raised as {} at {} in {}{}", e.site->exception, site_place(*e.site), e.site->function,
-                model.revision && !model.revision->classes->check_program()->commit.empty()
-                    ? fmt::format(" (Megatron-LM {})", model.revision->classes->check_program()->commit.substr(0, 12))
-                    : std::string())});
+        d.message = fmt::format("{} rejects this config: {}", r.who, e.message.empty() ? e.site->text : e.message);
+        d.notes.push_back(Note{SourceRange{}, fmt::format("raised as {} at {} in {}{}", e.site->exception,
+                                                          site_place(*e.site), e.site->function, r.source)});
         for (const auto& f : e.site->reads)
             if (const Value* v = read_field(model, f);
                 v && v->prov().range.valid() &&

@@ -12,8 +12,9 @@
 
 namespace mbl {
 
-// Whether the site's message matches one of the rule's fragments.
+// Whether the site's message matches one of the rule's fragments ('|' between them).
 bool explains(const RuleInfo& rule, const post_init::Site& site);
+bool explains(std::string_view raise_text, const post_init::Site& site);
 
 // Whether Megatron Core enforces an error rule at `rev`: its compiled checks have a raise site the rule names (RC000,
 // which names none: any raise site). A revision without compiled checks enforces none: no error without the source.

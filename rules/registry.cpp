@@ -73,7 +73,7 @@ std::vector<Diagnostic> rule_diagnostics(const EffectiveModel& model, const Rule
         rule->check(ctx);
         for (auto& d : ctx.take(info)) out.push_back(std::move(d));
     }
-    if (model.post_init) apply_megatron_verdict(model, options, out);
+    if (model.post_init || model.bridge_setup) apply_megatron_verdict(model, options, out);
     drop_yielding(out);
     return out;
 }

@@ -21,6 +21,10 @@ Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] 
   --check         write nothing; exit 1 when a generated file differs from what is committed
   --checks DUMPER write schemas/mcore/checks/<revision>.json: the __post_init__ checks, compiled from each
                   revision's whole tree by the linter's own compiler (DUMPER: build/tests/dump_mcore_checks)
+  --bridge-checks DUMPER
+                  write schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks (what
+                  runtime_config_update calls on cfg.comm_overlap), compiled from Bridge's src/ at 067f987 by the
+                  linter's own compiler (DUMPER: build/tests/dump_bridge_checks)
   --check-reader  write nothing; extract each revision's whole megatron/ tree and compare what the linter's own
                   reader (build/tests/dump_mcore_classes) reads from it with the committed facts, field by field
 
@@ -44,6 +48,7 @@ SCHEMAS = os.path.join(ROOT, "schemas", "mcore")
 OUT = os.path.join(SCHEMAS, "classes")
 CHECKS_OUT = os.path.join(SCHEMAS, "checks")
 BRIDGE_OUT = os.path.join(ROOT, "schemas", "bridge", "model_fields.json")
+BRIDGE_CHECKS_OUT = os.path.join(ROOT, "schemas", "bridge", "checks.json")
 
 # (module, class): the classes Bridge providers build on; bases are found from the source.
 ROOT_CLASSES = [
@@ -686,6 +691,41 @@ def write_checks(git_dir, dumper, check_only):
     return 0
 
 
+def write_bridge_checks(git_dir, dumper, check_only):
+    """schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks at BRIDGE_PIN, compiled by the
+    linter's own compiler (parser/bridge/mcore_checks.cpp, through DUMPER = build/tests/dump_bridge_checks) from
+    Bridge's src/ tree: the route a Bridge checkout takes at lint time."""
+    import tarfile
+    import tempfile
+    commit = subprocess.run(["git", "-C", git_dir, "rev-parse", BRIDGE_PIN + "^{commit}"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        archive = subprocess.run(["git", "-C", git_dir, "archive", commit, BRIDGE_TREE], capture_output=True,
+                                 check=True).stdout
+        tar_path = os.path.join(tmp, "tree.tar")
+        with open(tar_path, "wb") as f:
+            f.write(archive)
+        with tarfile.open(tar_path) as t:
+            t.extractall(tmp)
+        text = subprocess.run([dumper, os.path.join(tmp, "src"), commit], capture_output=True, text=True,
+                              check=True).stdout
+    old = open(BRIDGE_CHECKS_OUT).read() if os.path.exists(BRIDGE_CHECKS_OUT) else None
+    program = json.loads(text)
+    kinds = {}
+    for site in program["sites"]:
+        kinds[site["kind"]] = kinds.get(site["kind"], 0) + 1
+    print(f"Megatron Bridge {commit[:12]}: steps {[s['function'] for s in program['steps']]}, "
+          f"{len(program['functions'])} functions, sites {kinds}")
+    if old == text:
+        return 0
+    if check_only:
+        print(f"out of date: {os.path.relpath(BRIDGE_CHECKS_OUT, ROOT)}", file=sys.stderr)
+        return 1
+    with open(BRIDGE_CHECKS_OUT, "w") as f:
+        f.write(text)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--megatron", default="/work/.mirror/NVIDIA+Megatron-LM/repo")
@@ -693,7 +733,10 @@ def main():
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--check-reader", metavar="DUMPER")
     parser.add_argument("--checks", metavar="DUMPER")
+    parser.add_argument("--bridge-checks", metavar="DUMPER")
     args = parser.parse_args()
+    if args.bridge_checks:
+        return write_bridge_checks(args.bridge, args.bridge_checks, args.check)
     if args.checks:
         return write_checks(args.megatron, args.checks, args.check)
     if args.check_reader:

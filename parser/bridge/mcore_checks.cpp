@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
+#include <utility>
 
 #include "core/post_init.hpp"
 #include "parser/bridge/mcore_tree.hpp"
@@ -68,6 +70,36 @@ class Compiler {
 public:
     Compiler(TreeReader& tree, const ClassFacts& facts) : tree_(tree), facts_(facts) {}
 
+    // A start-up over several config objects (Megatron Bridge's): the methods of `cls` see `self` as the config
+    // section `object` (its attributes are the fields "object.<name>"), and the tree's dataclasses it constructs are
+    // values (the bundled __post_init__ programs were compiled with them unknown, and stay so).
+    void section_class(const std::string& cls, const std::string& object) {
+        class_objects_[cls] = object + ".";
+        dataclass_values_ = true;
+    }
+
+    bool defines(const ConfigClass& cls, std::string_view method) { return method_node(cls, method).first != nullptr; }
+
+    // Compiles `cls.method` as one step of the start-up, its parameters bound to `args` (Step::args).
+    bool add_step(const ConfigClass& cls, const std::string& method, const std::vector<std::string>& args,
+                  std::string file, int line) {
+        for (std::size_t i = 0; i < args.size(); ++i) pending_objects_[i] = args[i].empty() ? "" : args[i] + ".";
+        const std::string fn = ensure_method(cls, method);
+        pending_objects_.clear();
+        if (fn.empty()) return false;
+        program_->steps.push_back({fn, args, std::move(file), line});
+        return true;
+    }
+
+    // The program, its files named from `root` (Bridge's repository root: "src/megatron/bridge/...").
+    std::shared_ptr<const Program> take(std::string commit, const std::string& root) {
+        program_->commit = std::move(commit);
+        for (auto& site : program_->sites) site.file = root + site.file;
+        for (auto& [name, fn] : program_->functions) fn.file = root + fn.file;
+        for (auto& step : program_->steps) step.file = root + step.file;
+        return program_;
+    }
+
     std::shared_ptr<const Program> compile() {
         for (const auto& c : facts_.classes) {
             for (const ConfigClass* k : facts_.mro(c.name)) {
@@ -86,6 +118,10 @@ private:
     const ClassFacts& facts_;
     std::shared_ptr<Program> program_ = std::make_shared<Program>();
     int depth_ = 0;
+    std::map<std::string, std::string, std::less<>> class_objects_;  // class -> "section." its `self` stands for
+    bool dataclass_values_ = false;
+    // The config objects the next function compiled is given: parameter position -> "" (the model) or "section.".
+    std::map<std::size_t, std::string> pending_objects_;
 
     // The function being compiled.
     struct Context {
@@ -98,6 +134,8 @@ private:
         std::vector<std::vector<std::string>> guards;       // the fields each enclosing condition reads
         std::map<std::string, std::vector<std::string>, std::less<>> local_reads;  // variable -> fields its value read
         std::map<std::string, std::string, std::less<>> nested;  // a function defined in the body -> its compiled name
+        std::string self_prefix;  // "section." where `self` is a config section; "" where it is the config
+        std::map<std::string, std::string, std::less<>> objects;  // parameter -> the config object it is given
     };
     Context* ctx_ = nullptr;
 
@@ -155,6 +193,7 @@ private:
 
     bool compile_function(const SourceModule& m, NodeId def, const std::string& qualified, const ConfigClass* cls) {
         if (depth_ >= kMaxFunctionDepth || program_->functions.size() >= kMaxFunctions) return false;
+        const auto objects = std::exchange(pending_objects_, {});
         Function placeholder;  // a recursive call finds it while the body is compiled
         placeholder.name = qualified;
         program_->functions[qualified] = placeholder;
@@ -190,6 +229,11 @@ private:
             c.locals.insert(pname);
         }
         if (cls && !fn.params.empty()) c.self = fn.params[0];
+        if (cls)
+            if (auto it = class_objects_.find(cls->name); it != class_objects_.end()) c.self_prefix = it->second;
+        for (const auto& [position, object] : objects)
+            if (position < fn.params.size() && !(cls && position == 0 && !c.self_prefix.empty()))
+                c.objects[fn.params[position]] = object;
         collect_locals(a.field(def, Field::Body));
         fn.body = block(a.field(def, Field::Body));
         --depth_;
@@ -358,9 +402,8 @@ private:
         while (!todo.empty()) {
             NodeId x = todo.back();
             todo.pop_back();
-            if (a.kind(x) == Kind::Attribute && !ctx_->self.empty() &&
-                a.source(a.field(x, Field::Object)) == ctx_->self) {
-                add(std::string(a.source(a.field(x, Field::AttributeName))));
+            if (auto field = object_field(x)) {
+                add(*field);
                 continue;
             }
             if (a.kind(x) == Kind::Identifier)
@@ -368,6 +411,23 @@ private:
                     for (const auto& f : it->second) add(f);
             for (std::uint32_t i = a.count(x); i-- > 0;) todo.push_back(a.kid(x, i));  // source order
         }
+    }
+
+    // The config field an attribute chain reads: `self.x` ("x", or "section.x" where self is a section), and on a
+    // section or another config object it is given, the whole chain (`self.user_cfg.flag`: "section.user_cfg.flag").
+    std::optional<std::string> object_field(NodeId x) {
+        const Ast& a = ast();
+        if (a.kind(x) != Kind::Attribute) return std::nullopt;
+        NodeId obj = a.field(x, Field::Object);
+        const std::string attr(a.source(a.field(x, Field::AttributeName)));
+        if (a.kind(obj) == Kind::Identifier) {
+            if (!ctx_->self.empty() && a.source(obj) == ctx_->self) return ctx_->self_prefix + attr;
+            if (auto it = ctx_->objects.find(a.source(obj)); it != ctx_->objects.end()) return it->second + attr;
+            return std::nullopt;
+        }
+        auto base = object_field(obj);
+        if (!base || base->find('.') == std::string::npos) return std::nullopt;  // a field's attribute: the field
+        return *base + "." + attr;
     }
 
     int add_site(Site::Kind kind, int line, std::string exception, NodeId message, NodeId extra_guard = kNoNode) {
@@ -450,7 +510,8 @@ private:
                 while (a.kind(t) == Kind::Attribute || a.kind(t) == Kind::Subscript) {
                     NodeId obj = a.kind(t) == Kind::Attribute ? a.field(t, Field::Object) : a.field(t, Field::Value);
                     if (a.kind(t) == Kind::Attribute && a.source(obj) == ctx_->self) {
-                        const std::string f(a.source(a.field(t, Field::AttributeName)));
+                        const std::string f =
+                            ctx_->self_prefix + std::string(a.source(a.field(t, Field::AttributeName)));
                         if (std::find(out.begin(), out.end(), f) == out.end()) out.push_back(f);
                         break;
                     }
@@ -642,7 +703,8 @@ private:
                 if (!level.empty()) return;
                 auto args = a.named_kids(a.field(x, Field::Arguments));
                 if (compact(a.source(a.field(x, Field::Function))) == "setattr" && args.size() == 3 &&
-                    !ctx_->self.empty() && a.source(args[0]) == ctx_->self && !ctx_->locals.count("setattr")) {
+                    !ctx_->self.empty() && a.source(args[0]) == ctx_->self && !ctx_->locals.count("setattr") &&
+                    ctx_->self_prefix.empty()) {
                     Stmt s = stmt(St::Set, x);
                     s.e = make(Op::Tuple, {}, {expr(args[1]), expr(args[2])});
                     s.site = add_site(Site::Kind::Unknown, s.line, "", kNoNode);
@@ -674,10 +736,24 @@ private:
         if (a.kind(target) == Kind::Attribute && !ctx_->self.empty() &&
             a.source(a.field(target, Field::Object)) == ctx_->self) {
             Stmt s = stmt(St::Set, at);
-            s.name = std::string(a.source(a.field(target, Field::AttributeName)));
+            s.name = ctx_->self_prefix + std::string(a.source(a.field(target, Field::AttributeName)));
             s.e = std::move(value);
             out.push_back(std::move(s));
             return;
+        }
+        // `self.cfg.name = value` on a section: its field `cfg` becomes a copy with `name` set.
+        if (a.kind(target) == Kind::Attribute && !ctx_->self_prefix.empty()) {
+            NodeId holder = a.field(target, Field::Object);
+            if (a.kind(holder) == Kind::Attribute && a.source(a.field(holder, Field::Object)) == ctx_->self) {
+                Stmt s = stmt(St::Set, at);
+                s.name = ctx_->self_prefix + std::string(a.source(a.field(holder, Field::AttributeName)));
+                s.e = make(Op::Builtin, std::string(post_init::kWithBuiltin),
+                           {make(Op::Self, s.name),
+                            constant(Value::string(std::string(a.source(a.field(target, Field::AttributeName))))),
+                            std::move(value)});
+                out.push_back(std::move(s));
+                return;
+            }
         }
         if (a.kind(target) == Kind::Identifier) {
             Stmt s = stmt(St::Let, at);
@@ -699,6 +775,22 @@ private:
             s.e = std::move(value);
             out.push_back(std::move(s));
             return;
+        }
+        // `cfg.name = value` on a local dataclass value (a section's start-up builds its own): a copy with `name` set.
+        if (a.kind(target) == Kind::Attribute && dataclass_values_) {
+            NodeId holder = a.field(target, Field::Object);
+            const std::string local(a.source(holder));
+            if (a.kind(holder) == Kind::Identifier && ctx_->locals.count(local) && !ctx_->objects.count(local) &&
+                local != ctx_->self) {
+                Stmt s = stmt(St::Let, at);
+                s.name = local;
+                s.e = make(Op::Builtin, std::string(post_init::kWithBuiltin),
+                           {make(Op::Var, local),
+                            constant(Value::string(std::string(a.source(a.field(target, Field::AttributeName))))),
+                            std::move(value)});
+                out.push_back(std::move(s));
+                return;
+            }
         }
         opaque(at, fmt::format("an assignment to {} the linter does not follow", compact(a.source(target))), out);
     }
@@ -964,7 +1056,9 @@ private:
             // self.method(...)
             if (!ctx_->self.empty() && a.source(obj) == ctx_->self && ctx_->cls) {
                 if (const ConfigClass* owner = defining_class(*ctx_->cls, attr, nullptr)) {
+                    pass_objects(arglist, 1);
                     const std::string q = ensure_method(*owner, attr);
+                    pending_objects_.clear();
                     if (q.empty()) return unknown_expr(fmt::format("calls self.{}", attr));
                     bool ok = true;
                     auto args = args_of(arglist, &program_->functions[q], ok, 1);
@@ -1015,7 +1109,9 @@ private:
         if (!chain.empty() && chain.find('.') == std::string::npos && !ctx_->locals.count(chain)) {
             Binding b = resolve(chain);
             if (b.kind == Binding::Function && b.module) {
+                pass_objects(arglist, 0);
                 const std::string q = ensure_function(*b.module, b.node);
+                pending_objects_.clear();
                 if (!q.empty()) {
                     bool ok = true;
                     auto args = args_of(arglist, &program_->functions[q], ok);
@@ -1030,6 +1126,8 @@ private:
                                 "enum",
                                 {make(Op::Type, last_part(b.path)), expr(args[0])});
             }
+            if (b.kind == Binding::Class && dataclass_values_)
+                if (auto value = dataclass_value(b, arglist)) return *value;
             if (b.kind == Binding::Class) return unknown_expr(fmt::format("constructs {}", last_part(b.path)), "pure");
         }
         // A method of a value: kids[0] the object.
@@ -1053,6 +1151,88 @@ private:
         return unknown_expr(fmt::format("calls {}", chain.empty() ? compact(a.source(fn)) : path));
     }
 
+    // The config objects a call passes on (`has_cuda_graph_module(model_cfg, "attn")`), by the callee's parameter
+    // positions (`skip`: a method's self), for the callee to be compiled with.
+    void pass_objects(NodeId arglist, std::size_t skip) {
+        const Ast& a = ast();
+        std::size_t position = skip;
+        for (NodeId x : a.named_kids(arglist)) {
+            if (a.kind(x) == Kind::Comment) continue;
+            if (a.kind(x) == Kind::KeywordArgument || a.kind(x) == Kind::ListSplat ||
+                a.kind(x) == Kind::DictionarySplat)
+                break;
+            if (a.kind(x) == Kind::Identifier) {
+                if (auto it = ctx_->objects.find(a.source(x)); it != ctx_->objects.end())
+                    pending_objects_[position] = it->second;
+                else if (!ctx_->self_prefix.empty() && a.source(x) == ctx_->self)
+                    pending_objects_[position] = ctx_->self_prefix;
+            }
+            ++position;
+        }
+    }
+
+    // `Cls(name=value, ...)` of a dataclass of the tree with no bases: its fields as a mapping, each the argument
+    // given or the default the class declares; nullopt for anything else.
+    std::optional<Expr> dataclass_value(const Binding& b, NodeId arglist) {
+        if (!b.module || b.node == kNoNode) return std::nullopt;
+        const Ast& m = b.module->ast;
+        if (NodeId bases = m.field(b.node, Field::Superclasses); bases != kNoNode && !m.named_kids(bases).empty())
+            return std::nullopt;
+        bool dataclass = false;
+        for (NodeId id = 0; id < m.nodes.size(); ++id)
+            if (m.kind(id) == Kind::DecoratedDefinition && m.field(id, Field::Definition) == b.node)
+                for (NodeId d : m.named_kids(id))
+                    dataclass |=
+                        m.kind(d) == Kind::Decorator && compact(m.source(d)).find("dataclass") != std::string::npos;
+        if (!dataclass) return std::nullopt;
+        const Ast& a = ast();
+        std::map<std::string, Expr, std::less<>> given;
+        for (NodeId x : a.named_kids(arglist)) {
+            if (a.kind(x) == Kind::Comment) continue;
+            if (a.kind(x) != Kind::KeywordArgument) return std::nullopt;
+            given[std::string(a.source(a.field(x, Field::Name)))] = expr(a.field(x, Field::Value));
+        }
+        Expr out = make(Op::Dict);
+        for (NodeId stmt : m.named_kids(m.field(b.node, Field::Body))) {
+            if (m.kind(stmt) != Kind::ExpressionStatement) continue;
+            NodeId as = m.first_named(stmt);
+            if (m.kind(as) != Kind::Assignment || m.field(as, Field::Type) == kNoNode ||
+                m.kind(m.field(as, Field::Left)) != Kind::Identifier)
+                continue;
+            const std::string name(m.source(m.field(as, Field::Left)));
+            Expr value;
+            if (auto it = given.find(name); it != given.end()) {
+                value = std::move(it->second);
+                given.erase(it);
+            } else if (NodeId dflt = m.field(as, Field::Right); dflt != kNoNode) {
+                value = in_module(*b.module, b.path, [&] { return expr(dflt); });
+            } else {
+                value = unknown_expr(fmt::format("{} is constructed without {}", last_part(b.path), name), "pure");
+            }
+            out.kids.push_back(constant(Value::string(name)));
+            out.kids.push_back(std::move(value));
+        }
+        if (!given.empty()) return std::nullopt;  // an argument no field takes
+        return out;
+    }
+
+    // An expression of another module (a default, a constant), compiled in that module's names.
+    template <typename F>
+    Expr in_module(const SourceModule& module, const std::string& where, F compile) {
+        if (depth_ >= kMaxFunctionDepth) return unknown_expr(where, "pure");
+        Context c;
+        c.module = &module;
+        c.file = module.path;
+        c.function = where;
+        Context* saved = ctx_;
+        ctx_ = &c;
+        ++depth_;
+        Expr e = compile();
+        --depth_;
+        ctx_ = saved;
+        return e;
+    }
+
     Expr attribute_expr(NodeId n) {
         const Ast& a = ast();
         NodeId obj = a.field(n, Field::Object);
@@ -1068,7 +1248,7 @@ private:
                     }
                     return unknown_expr(fmt::format("method {} used as a value", attr), "pure");
                 }
-            return make(Op::Self, attr);
+            return make(Op::Self, ctx_->self_prefix + attr);
         }
         const std::string chain = dotted(n);
         if (!chain.empty()) {
@@ -1203,18 +1383,8 @@ private:
                         return unknown_expr(fmt::format("the name {}", name), "pure");
                     case Binding::Constant: {
                         // A module constant: compiled in its own module's context.
-                        if (!b.module || depth_ >= kMaxFunctionDepth) return unknown_expr(b.path, "pure");
-                        Context c;
-                        c.module = b.module;
-                        c.file = b.module->path;
-                        c.function = b.path;
-                        Context* saved = ctx_;
-                        ctx_ = &c;
-                        ++depth_;
-                        Expr e = expr(b.node);
-                        --depth_;
-                        ctx_ = saved;
-                        return e;
+                        if (!b.module) return unknown_expr(b.path, "pure");
+                        return in_module(*b.module, b.path, [&] { return expr(b.node); });
                     }
                     case Binding::Class: register_enum(b); return make(Op::Type, last_part(b.path));
                     default: return unknown_expr(b.path, "pure");
@@ -1296,11 +1466,122 @@ private:
     }
 };
 
+// The calls Megatron Bridge's start-up makes on one config section, as its source states them: in
+// `runtime_config_update`, under `if cfg.<section> is not None:`, each `cfg.<section>.<method>(cfg.<a>, ...)`.
+struct SectionCall {
+    std::string method;
+    std::vector<std::string> args;  // "" the model, else the section passed
+    int line = 0;
+};
+
+std::vector<SectionCall> section_calls(const SourceModule& m, NodeId fn, const std::string& section) {
+    const Ast& a = m.ast;
+    std::vector<SectionCall> out;
+    NodeId first = a.first_named(a.field(fn, Field::Parameters));
+    if (first != kNoNode && a.kind(first) != Kind::Identifier) first = a.first_named(first);  // `cfg: ConfigContainer`
+    if (first == kNoNode) return out;
+    const std::string cfg(a.source(first));
+    const std::string guard = cfg + "." + section + "isnotNone";
+    std::function<void(NodeId, bool)> walk = [&](NodeId n, bool guarded) {
+        if (a.kind(n) == Kind::IfStatement) guarded |= compact(a.source(a.field(n, Field::Condition))) == guard;
+        if (a.kind(n) == Kind::Call && guarded) {
+            const std::string callee = compact(a.source(a.field(n, Field::Function)));
+            const std::string prefix = cfg + "." + section + ".";
+            if (callee.rfind(prefix, 0) == 0 && callee.find('.', prefix.size()) == std::string::npos) {
+                SectionCall call{callee.substr(prefix.size()), {section}, static_cast<int>(a[n].line)};
+                for (NodeId x : a.named_kids(a.field(n, Field::Arguments))) {
+                    const std::string arg = compact(a.source(x));
+                    if (a.kind(x) != Kind::Attribute || arg.rfind(cfg + ".", 0) != 0 ||
+                        arg.find('.', cfg.size() + 1) != std::string::npos)
+                        return;  // an argument that is no section of the container: not followed
+                    const std::string name = arg.substr(cfg.size() + 1);
+                    call.args.push_back(name == "model" ? std::string() : name);
+                }
+                out.push_back(std::move(call));
+                return;
+            }
+        }
+        for (NodeId k : a.named_kids(n)) walk(k, guarded);
+    };
+    walk(a.field(fn, Field::Body), false);
+    return out;
+}
+
+// The class ConfigContainer declares for a section (`comm_overlap: Optional[CommOverlapConfig] = None`).
+std::pair<const SourceModule*, NodeId> section_class(TreeReader& tree, const SourceModule& config,
+                                                     const std::string& section) {
+    auto [m, container] = tree.find_class(config.name, "ConfigContainer");
+    if (!m) return {nullptr, kNoNode};
+    const Ast& a = m->ast;
+    for (NodeId stmt : a.named_kids(a.field(container, Field::Body))) {
+        NodeId as = a.kind(stmt) == Kind::ExpressionStatement ? a.first_named(stmt) : kNoNode;
+        if (as == kNoNode || a.kind(as) != Kind::Assignment || a.field(as, Field::Type) == kNoNode ||
+            a.source(a.field(as, Field::Left)) != section)
+            continue;
+        std::vector<NodeId> todo{a.field(as, Field::Type)};
+        while (!todo.empty()) {
+            NodeId n = todo.back();
+            todo.pop_back();
+            if (a.kind(n) == Kind::Identifier)
+                if (auto found = tree.find_class(m->name, std::string(a.source(n))); found.first) return found;
+            for (NodeId k : a.named_kids(n)) todo.push_back(k);
+        }
+    }
+    return {nullptr, kNoNode};
+}
+
 }  // namespace
 
 std::shared_ptr<const Program> compile_post_init(TreeReader& tree, const ClassFacts& facts) {
     Compiler c(tree, facts);
     return c.compile();
+}
+
+std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, const std::string& section,
+                                                            std::string commit, std::string& why) {
+    // Where Bridge's start-up configures the sections: training/config.py's runtime_config_update since 2025's
+    // autumn, training/setup.py's setup before.
+    const std::pair<const char*, const char*> startups[] = {
+        {"megatron.bridge.training.config", "runtime_config_update"}, {"megatron.bridge.training.setup", "setup"}};
+    const SourceModule* where = nullptr;
+    std::vector<SectionCall> calls;
+    for (const auto& [module, function] : startups) {
+        const SourceModule* m = tree.module(module);
+        if (!m || !m->functions.count(function)) continue;
+        calls = section_calls(*m, m->functions.at(function), section);
+        if (!calls.empty()) {
+            where = m;
+            break;
+        }
+    }
+    const SourceModule* config = tree.module("megatron.bridge.training.config");
+    auto [m, cls] = config ? section_class(tree, *config, section) : std::pair<const SourceModule*, NodeId>{};
+    if (!where || !m) {
+        why = fmt::format("no start-up the linter follows calls cfg.{} (training/config.py runtime_config_update, "
+                          "training/setup.py setup), or ConfigContainer declares no class for it",
+                          section);
+        return nullptr;
+    }
+    ClassFacts facts;
+    ConfigClass c;
+    c.name = std::string(m->ast.source(m->ast.field(cls, Field::Name)));
+    c.module = m->name;
+    c.file = m->path;
+    c.line = static_cast<int>(m->ast[cls].line);
+    facts.classes.push_back(std::move(c));
+    facts.index();
+    const ConfigClass& section_cls = facts.classes[0];
+    Compiler compiler(tree, facts);
+    compiler.section_class(section_cls.name, section);
+    // Constructing the section (a dataclass) ran its __post_init__ before the start-up calls anything on it.
+    if (compiler.defines(section_cls, "__post_init__"))
+        compiler.add_step(section_cls, "__post_init__", {section}, section_cls.file, section_cls.line);
+    for (const auto& call : calls)
+        if (!compiler.add_step(section_cls, call.method, call.args, where->path, call.line)) {
+            why = fmt::format("{}.{} is not defined where the linter looks", section_cls.name, call.method);
+            return nullptr;
+        }
+    return compiler.take(std::move(commit), "src/");
 }
 
 }  // namespace mbl::py

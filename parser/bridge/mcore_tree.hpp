@@ -58,4 +58,12 @@ private:
 // (core/post_init.hpp). Nothing is run.
 std::shared_ptr<const post_init::Program> compile_post_init(TreeReader& tree, const ClassFacts& facts);
 
+// Compiles what Megatron Bridge's start-up (training/config.py `runtime_config_update`) does with one config section
+// of a Bridge tree (`tree` rooted at its src/): each call it makes on the section when the section is set
+// (`cfg.comm_overlap.finalize()`, `cfg.comm_overlap.setup(cfg.model, cfg.optimizer, cfg.ddp)`) becomes a step of the
+// program (post_init::Program::steps), the methods and what they call compiled like __post_init__. Null, with `why`,
+// when the tree has no such start-up.
+std::shared_ptr<const post_init::Program> compile_bridge_section_setup(TreeReader& tree, const std::string& section,
+                                                                       std::string commit, std::string& why);
+
 }  // namespace mbl::py

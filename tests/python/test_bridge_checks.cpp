@@ -1,0 +1,261 @@
+// Megatron Bridge's comm-overlap start-up checks, compiled from Bridge's source (parser/bridge/mcore_checks.cpp,
+// compile_bridge_section_setup): the bundled program (schemas/bridge/checks.json, Bridge 067f987) and a small Bridge
+// tree written here, run by the executor (core/post_init.hpp run_steps) over configs.
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/effective_model.hpp"
+#include "core/post_init.hpp"
+#include "core/schema.hpp"
+#include "parser/bridge/mcore_tree.hpp"
+#include "parser/yaml_loader.hpp"
+#include "tests/support/temp_dir.hpp"
+
+namespace {
+
+using mbl::post_init::Event;
+using mbl::post_init::Outcome;
+using mbl::post_init::Program;
+using mbl::post_init::Site;
+
+const Site* site_at(const Program& p, int line) {
+    for (const auto& s : p.sites)
+        if (s.line == line && s.file == "src/megatron/bridge/training/comm_overlap.py") return &s;
+    return nullptr;
+}
+
+// The raise events of an outcome at a line of comm_overlap.py.
+std::vector<const Event*> raised_at(const Outcome& o, int line) {
+    std::vector<const Event*> out;
+    for (const auto& e : o.events)
+        if (e.site->kind == Site::Kind::Raise && e.site->line == line) out.push_back(&e);
+    return out;
+}
+
+mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev = "0.20.dev") {
+    auto loaded = mbl::load_yaml("cfg.yaml", yaml);
+    REQUIRE(loaded.ok());
+    auto fin =
+        mbl::finalize(loaded.root, *mbl::Schema::instance().revision(rev), mbl::SourceRange::point("cfg.yaml", 1, 1));
+    return std::move(fin.model);
+}
+
+constexpr const char* kMoe = R"(model:
+  num_moe_experts: 8
+  expert_model_parallel_size: 4
+  moe_token_dispatcher_type: alltoall
+  bf16: true
+)";
+
+}  // namespace
+
+TEST_CASE("the bundled Bridge program: CommOverlapConfig's checks with their file, line and the fields they read",
+          "[bridge-checks]") {
+    const Program& p = mbl::Schema::instance().bridge_checks();
+    CHECK(p.commit == "067f987df03b8355b03192d88d70f1709fedf51a");
+    // runtime_config_update's calls under `if cfg.comm_overlap is not None:`, in order, with what each is given.
+    REQUIRE(p.steps.size() == 2);
+    CHECK(p.steps[0].function == "CommOverlapConfig.finalize");
+    CHECK(p.steps[0].args == std::vector<std::string>{"comm_overlap"});
+    CHECK(p.steps[1].function == "CommOverlapConfig.setup");
+    CHECK(p.steps[1].args == std::vector<std::string>{"comm_overlap", "", "optimizer", "ddp"});
+    CHECK(p.steps[1].file == "src/megatron/bridge/training/config.py");
+    CHECK(p.steps[1].line == 2029);
+
+    const Site* full = site_at(p, 499);
+    REQUIRE(full != nullptr);
+    CHECK(full->exception == "AssertionError");
+    CHECK(full->text == "disable full recomputation when enabling overlap_moe_expert_parallel_comm");
+    CHECK(full->function == "CommOverlapConfig._get_model_comm_overlap_cfgs");
+    // The guard reads the section's own switch (as finalize copied it) and the model's field.
+    CHECK(full->reads == std::vector<std::string>{"comm_overlap.user_comm_overlap_cfg.overlap_moe_expert_parallel_comm",
+                                                  "recompute_granularity"});
+    const Site* modules = site_at(p, 510);
+    REQUIRE(modules != nullptr);
+    CHECK(modules->text == "disable moe in recompute_modules when enabling overlap_moe_expert_parallel_comm");
+    CHECK(modules->reads.back() == "recompute_modules");
+    REQUIRE(site_at(p, 502) != nullptr);
+    REQUIRE(site_at(p, 505) != nullptr);
+    // A guard in another module Bridge calls with the model (utils/cuda_graph.py has_cuda_graph_module) is followed.
+    CHECK(p.functions.count("megatron.bridge.utils.cuda_graph.has_cuda_graph_module") == 1);
+
+    SECTION("the program survives its own JSON form") {
+        CHECK(Program::from_json(p.to_json()).to_json() == p.to_json());
+    }
+}
+
+TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the section switches on",
+          "[bridge-checks]") {
+    SECTION("the overlap switched on in comm_overlap and full recompute: Bridge's assert certainly fires") {
+        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
+                           "  recompute_granularity: full\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto r = raised_at(*m.bridge_setup, 499);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0]->certain);
+        CHECK(r[0]->message == "disable full recomputation when enabling overlap_moe_expert_parallel_comm");
+        CHECK(raised_at(*m.bridge_setup, 502).empty());
+    }
+    SECTION("TP overlap switched off on one path only (HAVE_TE unknown) leaves the EP switch known") {
+        // comm_overlap.py:449 turns user_comm_overlap_cfg.tp_comm_overlap off where Transformer Engine is missing: the
+        // two paths differ in that attribute alone, so the EP overlap's asserts stay certain.
+        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
+                                       "  tp_comm_overlap: true\n") +
+                           kMoe + "  tensor_model_parallel_size: 2\n  sequence_parallel: true\n" +
+                           "  recompute_granularity: full\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto r = raised_at(*m.bridge_setup, 499);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0]->certain);
+    }
+    SECTION("Bridge reads recompute_modules as written, before Megatron Core fills it in") {
+        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
+                           "  recompute_granularity: selective\n  recompute_modules: [moe]\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        CHECK(raised_at(*m.bridge_setup, 510).size() == 1);
+        CHECK(raised_at(*m.bridge_setup, 499).empty());
+    }
+    SECTION("a comm_overlap section that leaves the overlap off: no assert") {
+        auto m = effective(std::string("comm_overlap:\n  tp_comm_overlap: false\n") + kMoe +
+                           "  recompute_granularity: full\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        for (const auto& e : m.bridge_setup->events) CHECK(e.site->kind != Site::Kind::Raise);
+    }
+    SECTION("no comm_overlap section: Bridge runs no setup, even with the overlap set on the model") {
+        auto m = effective(std::string(kMoe) + "  overlap_moe_expert_parallel_comm: true\n" +
+                           "  recompute_granularity: full\n");
+        CHECK(m.bridge_setup == nullptr);
+    }
+    SECTION("at a revision without the model field Bridge asserts on, the provider may declare it: no raise") {
+        // Bridge 067f987 asserts hasattr(model_cfg, "overlap_moe_expert_parallel_comm") (comm_overlap.py:466);
+        // Megatron Core declares the field from 0.14 on, but a provider of an older Bridge is no class the linter
+        // knows field by field.
+        auto m = effective("comm_overlap:\n  tp_comm_overlap: false\nmodel:\n  num_layers: 4\n", "0.13");
+        REQUIRE(m.bridge_setup != nullptr);
+        for (const auto& e : m.bridge_setup->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
+    }
+    SECTION("a Transformer Engine or PyTorch version guard is unknown, unless the version is stated") {
+        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
+                                       "  delay_wgrad_compute: true\n") +
+                           kMoe + "  gradient_accumulation_fusion: true\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto te = raised_at(*m.bridge_setup, 527);  // assert is_te_min_version("2.7.0")
+        REQUIRE(te.size() == 1);
+        CHECK_FALSE(te[0]->certain);
+        CHECK(te[0]->why_uncertain.find("Transformer Engine") != std::string::npos);
+        auto torch = raised_at(*m.bridge_setup, 493);  // assert is_torch_min_version("2.6.0")
+        REQUIRE(torch.size() == 1);
+        CHECK_FALSE(torch[0]->certain);
+        REQUIRE(m.rerun_bridge_setup);
+        mbl::post_init::JobFacts old_te;
+        old_te.te_version = "2.6.0";
+        auto with_old = m.rerun_bridge_setup(old_te);
+        REQUIRE(with_old.has_value());
+        REQUIRE(raised_at(*with_old, 527).size() == 1);
+        CHECK(raised_at(*with_old, 527)[0]->certain);
+        mbl::post_init::JobFacts new_te;
+        new_te.te_version = "2.8.0";
+        CHECK(raised_at(*m.rerun_bridge_setup(new_te), 527).empty());
+    }
+}
+
+TEST_CASE("a Bridge tree's own comm-overlap setup is compiled from the calls its start-up makes", "[bridge-checks]") {
+    mbl::test::TempDir dir;
+    dir.write("src/megatron/__init__.py", "");
+    dir.write("src/megatron/bridge/__init__.py", "");
+    dir.write("src/megatron/bridge/training/__init__.py", "");
+    dir.write("src/megatron/bridge/training/config.py", R"py(from dataclasses import dataclass
+from typing import Optional
+
+from megatron.bridge.training.comm_overlap import OverlapSetup
+
+
+@dataclass
+class ConfigContainer:
+    comm_overlap: Optional[OverlapSetup] = None
+
+
+def runtime_config_update(cfg: ConfigContainer) -> None:
+    if cfg.comm_overlap is not None:
+        cfg.comm_overlap.finalize()
+        cfg.comm_overlap.setup(cfg.model, cfg.ddp)
+)py");
+    dir.write("src/megatron/bridge/training/comm_overlap.py", R"py(from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class _Resolved:
+    overlap: bool = None
+    limit: int = 2
+
+
+@dataclass
+class OverlapSetup:
+    overlap: Optional[bool] = None
+
+    def finalize(self):
+        self.resolved = _Resolved(overlap=self.overlap)
+
+    def setup(self, model_config, ddp_config):
+        self._check(model_config)
+
+    def _check(self, model_cfg):
+        if self.resolved.overlap is True:
+            assert model_cfg.recompute_granularity != "full", "no full recompute with the overlap"
+            assert model_cfg.num_layers <= self.resolved.limit * 4, "too many layers for the overlap"
+)py");
+    mbl::py::TreeReader tree(dir.path() / "src");
+    std::string why;
+    auto program = mbl::py::compile_bridge_section_setup(tree, "comm_overlap", "", why);
+    REQUIRE(program != nullptr);
+    REQUIRE(program->steps.size() == 2);
+    CHECK(program->steps[1].args == std::vector<std::string>{"comm_overlap", "", "ddp"});
+    const Site* full = nullptr;
+    for (const auto& s : program->sites)
+        if (s.text == "no full recompute with the overlap") full = &s;
+    REQUIRE(full != nullptr);
+    CHECK(full->file == "src/megatron/bridge/training/comm_overlap.py");
+    CHECK(full->line == 23);
+    CHECK(full->reads == std::vector<std::string>{"comm_overlap.resolved.overlap", "recompute_granularity"});
+
+    auto run = [&](mbl::Value root) {
+        auto lookup = [&](std::string_view name) -> const mbl::Value* {
+            const auto dot = name.find('.');
+            if (dot == std::string_view::npos) return root.find("model")->find(std::string(name));
+            const mbl::Value* section = root.find(std::string(name.substr(0, dot)));
+            return section ? section->find(std::string(name.substr(dot + 1))) : nullptr;
+        };
+        auto o = mbl::post_init::run_steps(*program, lookup, {});
+        REQUIRE(o.has_value());
+        std::vector<std::string> certain;
+        for (const auto& e : o->events)
+            if (e.certain && e.site->kind == Site::Kind::Raise) certain.push_back(e.message);
+        return certain;
+    };
+    auto config = [](bool overlap, const char* granularity, int layers) {
+        mbl::Value model = mbl::Value::map();
+        model.set("recompute_granularity", mbl::Value::string(granularity));
+        model.set("num_layers", mbl::Value::integer(layers));
+        mbl::Value section = mbl::Value::map();
+        section.set("overlap", mbl::Value::boolean(overlap));
+        mbl::Value root = mbl::Value::map();
+        root.set("model", std::move(model));
+        root.set("comm_overlap", std::move(section));
+        return root;
+    };
+    // The section's switch reaches the check through finalize's dataclass; its declared default (limit) too.
+    CHECK(run(config(true, "full", 4)) == std::vector<std::string>{"no full recompute with the overlap"});
+    CHECK(run(config(true, "selective", 9)) == std::vector<std::string>{"too many layers for the overlap"});
+    CHECK(run(config(false, "full", 9)).empty());
+
+    SECTION("a start-up that calls nothing on the section under its guard compiles to nothing") {
+        dir.write("src/megatron/bridge/training/config.py", R"py(def runtime_config_update(cfg) -> None:
+    cfg.comm_overlap.setup(cfg.model)
+)py");
+        mbl::py::TreeReader other(dir.path() / "src");
+        CHECK(mbl::py::compile_bridge_section_setup(other, "comm_overlap", "", why) == nullptr);
+        CHECK(why.find("runtime_config_update") != std::string::npos);
+    }
+}
