@@ -725,8 +725,9 @@ private:
 
     // Each slot of `b` into `a`: kept where both agree, unknown where they differ (`base` answers for a slot one side
     // never touched).
-    static void merge_slots(Slots& a, const Slots& b,
-                            const std::function<std::optional<Value>(const std::string&)>& base,
+    // (`base` answers with a value that outlives the merge, or null for none; values are not copied to be compared:
+    // a merge runs at every uncertain branch.)
+    static void merge_slots(Slots& a, const Slots& b, const std::function<const Value*(const std::string&)>& base,
                             const std::string& why) {
         std::vector<std::string> keys;
         for (const auto& [k, v] : a) keys.push_back(k);
@@ -735,13 +736,14 @@ private:
         for (const auto& k : keys) {
             auto ia = a.find(k);
             auto ib = b.find(k);
-            std::optional<Value> va = ia != a.end() ? std::optional<Value>(ia->second) : base(k);
-            std::optional<Value> vb = ib != b.end() ? std::optional<Value>(ib->second) : base(k);
+            const Value* va = ia != a.end() ? &ia->second : base(k);
+            const Value* vb = ib != b.end() ? &ib->second : base(k);
             if (va && vb && va->same_as(*vb)) {
                 if (ia == a.end()) a[k] = *vb;
                 continue;
             }
-            a[k] = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
+            Value m = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
+            a[k] = std::move(m);  // after the merge reads *va, which may be a[k] itself
         }
     }
 
@@ -769,21 +771,22 @@ private:
         std::vector<State> ends;
         std::vector<Flow> flows;
         for (const auto& alt : alternatives) {
-            restore(start);
+            if (!ends.empty()) restore(start);  // the first starts from the state `start` copies
             certain_ = false;
             if (saved_certain) why_ = why;
             flows.push_back(alt());
             ends.push_back(take());  // the next alternative starts from `start` again
         }
         State merged = std::move(ends.front());
-        auto field_base = [&](const std::string& k) -> std::optional<Value> {
-            if (auto it = start.written.find(k); it != start.written.end()) return it->second;
-            if (const Value* f = field_(k)) return *f;
-            return Value::null();
+        static const Value kNone = Value::null();
+        auto field_base = [&](const std::string& k) -> const Value* {
+            if (auto it = start.written.find(k); it != start.written.end()) return &it->second;
+            if (const Value* f = field_(k)) return f;
+            return &kNone;
         };
-        auto local_base = [&](const std::string& k) -> std::optional<Value> {
-            if (auto it = start.locals.find(k); it != start.locals.end()) return it->second;
-            return std::nullopt;
+        auto local_base = [&](const std::string& k) -> const Value* {
+            if (auto it = start.locals.find(k); it != start.locals.end()) return &it->second;
+            return nullptr;
         };
         for (std::size_t i = 1; i < ends.size(); ++i) {
             merge_slots(merged.written, ends[i].written, field_base, why);
