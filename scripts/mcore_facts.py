@@ -612,19 +612,12 @@ def render_bridge(refs, classes, fields):
 
 def check_reader(git_dir, dumper):
     """The run-time reader (C++, tree-sitter) against the generator, on whole trees: every difference is printed."""
-    import tarfile
     import tempfile
     differences = 0
     for name, commit, ref in revision_commits():
         expected = json.load(open(os.path.join(OUT, f"{name}.json")))
         with tempfile.TemporaryDirectory() as tmp:
-            archive = subprocess.run(["git", "-C", git_dir, "archive", commit, "megatron"], capture_output=True,
-                                     check=True).stdout
-            tar_path = os.path.join(tmp, "tree.tar")
-            with open(tar_path, "wb") as f:
-                f.write(archive)
-            with tarfile.open(tar_path) as t:
-                t.extractall(tmp)
+            extract_tree(git_dir, commit, tmp)
             got = json.loads(subprocess.run([dumper, tmp, name], capture_output=True, text=True, check=True).stdout)
         for key in ("default_modules", "default_modules_line", "labels", "labels_line"):
             if got["recompute"].get(key) != (expected["recompute"] or {}).get(key):
@@ -650,10 +643,10 @@ def check_reader(git_dir, dumper):
     return 1 if differences else 0
 
 
-def extract_tree(git_dir, commit, tmp):
-    """Megatron-LM's megatron/ folder at `commit`, written under `tmp`."""
+def extract_tree(git_dir, commit, tmp, folder="megatron"):
+    """The repository's `folder` (Megatron-LM's megatron/ by default) at `commit`, written under `tmp`."""
     import tarfile
-    archive = subprocess.run(["git", "-C", git_dir, "archive", commit, "megatron"], capture_output=True,
+    archive = subprocess.run(["git", "-C", git_dir, "archive", commit, folder], capture_output=True,
                              check=True).stdout
     tar_path = os.path.join(tmp, "tree.tar")
     with open(tar_path, "wb") as f:
@@ -695,18 +688,11 @@ def write_bridge_checks(git_dir, dumper, check_only):
     """schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks at BRIDGE_PIN, compiled by the
     linter's own compiler (parser/bridge/mcore_checks.cpp, through DUMPER = build/tests/dump_bridge_checks) from
     Bridge's src/ tree: the route a Bridge checkout takes at lint time."""
-    import tarfile
     import tempfile
     commit = subprocess.run(["git", "-C", git_dir, "rev-parse", BRIDGE_PIN + "^{commit}"], capture_output=True,
                             text=True, check=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
-        archive = subprocess.run(["git", "-C", git_dir, "archive", commit, BRIDGE_TREE], capture_output=True,
-                                 check=True).stdout
-        tar_path = os.path.join(tmp, "tree.tar")
-        with open(tar_path, "wb") as f:
-            f.write(archive)
-        with tarfile.open(tar_path) as t:
-            t.extractall(tmp)
+        extract_tree(git_dir, commit, tmp, BRIDGE_TREE)
         text = subprocess.run([dumper, os.path.join(tmp, "src"), commit], capture_output=True, text=True,
                               check=True).stdout
     old = open(BRIDGE_CHECKS_OUT).read() if os.path.exists(BRIDGE_CHECKS_OUT) else None
