@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <stdexcept>
@@ -13,6 +14,7 @@
 #include "core/revision_detection.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
+#include "engine/mcore_trees.hpp"
 #include "engine/suppressions.hpp"
 #include "integrations/lsp/hover.hpp"
 #include "parser/front_end.hpp"
@@ -131,6 +133,8 @@ void Server::warm_up(const std::string& root_uri) {
                 if (auto detected = RevisionDetector().detect(root)) revision = detected->revision;
             if (!revision) revision = schema.revision(schema.default_revision());
             if (revision && revision->classes) revision->classes->check_program();
+            // The root's own Bridge start-up checks, compiled once per checkout (engine/mcore_trees.hpp).
+            if (!root.empty()) bridge_checks_for_file((std::filesystem::path(root) / "__init__.py").string());
         } catch (...) {  // NOLINT(bugprone-empty-catch): nothing to do; the lint reads the same facts and says why
         }
     });

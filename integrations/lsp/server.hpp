@@ -144,7 +144,8 @@ private:
     std::map<std::string, std::map<std::string, json>> published_;
     bool stopping_ = false;
     std::thread worker_;
-    // Reads the Megatron Core facts the first lint will need while the client opens its first document.
+    // Reads the Megatron Core facts and the root's Bridge start-up checks the first lint will need while the client
+    // opens its first document.
     std::thread warm_up_;
     void warm_up(const std::string& root_uri);
 };
