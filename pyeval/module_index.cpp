@@ -306,24 +306,19 @@ bool is_shell_script(const fs::path& p) {
     return ext == ".sh" || ext == ".bash" || ext == ".sbatch" || ext == ".slurm";
 }
 
-// What a shell launcher runs, read once per version of the file: an editor's server and the import graph beside it
-// each walk the tree's launchers, and a launcher is rarely edited. Keyed by path, checked by size and change time.
+// What a shell launcher runs, read once per version of the file (stamp_of, as modules are): an editor's server and
+// the import graph beside it each walk the tree's launchers, and a launcher is rarely edited.
 std::vector<LaunchedScript> launched_by_file(const fs::path& launcher) {
     struct Read {
-        std::uintmax_t size = 0;
-        fs::file_time_type changed;
+        FileStamp stamp;
         std::vector<LaunchedScript> runs;
     };
     static std::mutex mutex;
     static std::unordered_map<std::string, Read> read;
-    std::error_code ec;
-    const std::uintmax_t size = fs::file_size(launcher, ec);
-    const fs::file_time_type changed = ec ? fs::file_time_type{} : fs::last_write_time(launcher, ec);
-    const bool stamped = !ec;
-    if (stamped) {
+    const FileStamp stamp = stamp_of(launcher.string());
+    if (stamp.exists) {
         std::lock_guard<std::mutex> lock(mutex);
-        if (auto it = read.find(launcher.string());
-            it != read.end() && it->second.size == size && it->second.changed == changed)
+        if (auto it = read.find(launcher.string()); it != read.end() && it->second.stamp == stamp)
             return it->second.runs;
     }
     std::vector<LaunchedScript> runs;
@@ -331,9 +326,9 @@ std::vector<LaunchedScript> launched_by_file(const fs::path& launcher) {
     if (text.failure == FileText::Failure::None && text.text &&
         (text.text->find("python") != std::string::npos || text.text->find("torchrun") != std::string::npos))
         runs = scripts_launched_by(launcher.string(), *text.text);
-    if (stamped) {
+    if (stamp.exists) {
         std::lock_guard<std::mutex> lock(mutex);
-        read[launcher.string()] = Read{size, changed, runs};
+        read[launcher.string()] = Read{stamp, runs};
     }
     return runs;
 }
