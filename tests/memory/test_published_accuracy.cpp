@@ -1,4 +1,5 @@
-// The estimate of real Megatron Bridge jobs against the matched H100 measurements Bridge publishes in
+// The estimate of real Megatron Bridge jobs against the H100 measurements Bridge publishes (docs/memory.md, "Published
+// jobs", keeps the table with links). First Moonlight and Nemotron, from the matched study of
 // skills/nemo-mbridge-perf-activation-recompute/SKILL.md (and card.yaml beside it), as of Bridge 067f987 (the file
 // last changed in 5789a7a34). The study ran Bridge 600d069b with Megatron Core 24bad8e6 and Transformer Engine
 // 2.18.0; its "GB" are 1e9 bytes (Bridge's report_memory divides memory_stats by 1.0e9). The configs are the recipes'
@@ -19,6 +20,7 @@
 #include "core/effective_model.hpp"
 #include "core/schema.hpp"
 #include "memory/estimate.hpp"
+#include "memory/step_time.hpp"
 #include "parser/yaml_loader.hpp"
 
 namespace {
@@ -33,10 +35,16 @@ struct Run {
     double added_seconds = 0;    // its replay plus its checkpoints' host time, per step
 };
 
+// What a row changed besides the labels.
+struct RowChanges {
+    std::optional<int> micro_batch;
+    std::optional<std::string> granularity;  // recompute_granularity
+};
+
 // The fixture with `labels` as recompute_modules, estimated for `gpus` GPUs on an H100; `step_seconds` is the
 // control's measured step time when the test gives it (as a user passes --step-time).
 Run run(const std::string& fixture, const std::vector<std::string>& labels, int gpus,
-        std::optional<double> step_seconds = std::nullopt) {
+        std::optional<double> step_seconds = std::nullopt, const RowChanges& changes = {}) {
     const std::string path = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/memory/" + fixture;
     std::ifstream in(path);
     REQUIRE(in);
@@ -48,14 +56,21 @@ Run run(const std::string& fixture, const std::vector<std::string>& labels, int 
     std::vector<Value> items;
     for (const auto& l : labels) items.push_back(Value::string(l));
     root.find("model")->set("recompute_modules", Value::list(std::move(items)));
+    if (changes.micro_batch) root.find("train")->set("micro_batch_size", Value::integer(*changes.micro_batch));
+    if (changes.granularity) root.find("model")->set("recompute_granularity", Value::string(*changes.granularity));
     const Revision* bridge_pin = Schema::instance().revision("0.20.dev");  // Megatron-LM 2a75ac12, Bridge's pin
     REQUIRE(bridge_pin);
     FinalizeResult fin = finalize(root, *bridge_pin, {});
     REQUIRE(fin.errors.empty());
     memory::EstimateInputs inputs;
     inputs.gpu = "H100";
-    const auto tp = fin.model.integer(field::tensor_model_parallel_size).value_or(1);
-    inputs.data_parallel_size = static_cast<int>(gpus / tp);
+    const memory::GpuSpec* h100 = memory::find_gpu("H100");
+    REQUIRE(h100);
+    inputs.gpu_memory_bytes = h100->memory_bytes;  // as --gpu H100 sets it: the options' fit is against the card
+    const auto model_parallel = fin.model.integer(field::tensor_model_parallel_size).value_or(1) *
+                                fin.model.integer(field::pipeline_model_parallel_size).value_or(1) *
+                                fin.model.integer(field::context_parallel_size).value_or(1);
+    inputs.data_parallel_size = static_cast<int>(gpus / model_parallel);
     inputs.measured_step_seconds = step_seconds;
     Run r{memory::estimate(fin.model, inputs)};
     INFO(fixture << ": " << r.est.why_not);
@@ -230,4 +245,119 @@ TEST_CASE("Nemotron 3 Nano on 16 H100 (hybrid Mamba/attention/MoE, EP8): publish
     // operation-fuser RMSNorm, whose host time the H200 (no Transformer Engine) could not measure.
     CHECK(within_factor(added, 0.0307, 2));
     CHECK_FALSE(within_factor(added, 0.0307, 1.5));  // the gap, stated
+}
+
+// Within `share` of a measured peak.
+bool peak_close(double predicted, double measured, double share = 0.05) {
+    return std::abs(predicted - measured) <= share * measured;
+}
+
+// Qwen3 30B-A3B pretraining on 16 H100 (TP 1, EP 16, all-to-all dispatch, no CUDA graphs, no EP overlap, MBS 1):
+// the recompute table of Bridge PR #3880 (branch nora/perf-parallelism-recompute-20260518, da871ee81,
+// skills/perf-activation-recompute/SKILL.md and docs/training/activation-recomputation.md there). Peaks in GB (1e9),
+// Bridge's report_memory.
+TEST_CASE("Qwen3 30B-A3B on 16 H100 (EP16, all-to-all): published peaks and savings", "[memory][published]") {
+    const std::string f = "qwen3_30b_a3b_16gpu_h100_bf16.yaml";
+    const Run control = run(f, {}, 16);
+    const Run moe_act = run(f, {"moe_act"}, 16);
+    const Run mlp = run(f, {"mlp"}, 16);
+    const Run core_attn = run(f, {"core_attn"}, 16);
+
+    report("Qwen3 30B-A3B peak without recompute", control.peak, 61.35 * GB);
+    CHECK(peak_close(control.peak, 61.35 * GB));
+    report("Qwen3 30B-A3B saving of moe_act", control.peak - moe_act.peak, (61.35 - 58.93) * GB);
+    CHECK(saving_close(control.peak - moe_act.peak, (61.35 - 58.93) * GB, 0.10));
+    report("Qwen3 30B-A3B peak with moe_act", moe_act.peak, 58.93 * GB);
+    CHECK(peak_close(moe_act.peak, 58.93 * GB));
+    // Every layer is MoE: mlp replays nothing and leaves the peak where it was (61.35 GB both).
+    report("Qwen3 30B-A3B peak with mlp", mlp.peak, 61.35 * GB);
+    CHECK(mlp.peak == Approx(control.peak));
+    CHECK(peak_close(mlp.peak, 61.35 * GB));
+
+    // core_attn raised the measured peak by 1.79 GB (63.14 GB); the estimate has it saving nothing. The cause is in the
+    // source: without the checkpoint nothing keeps the QKV projection output past the layer's forward (Transformer
+    // Engine's RMSNorm saves contiguous copies of the query and key it normalises, ops/basic/rmsnorm.py line 182 at
+    // v2.18, and get_qkv_layout copies the strided value view because key and value strides differ), while the
+    // checkpoint saves its `value` argument, a view of that output (attention.py _checkpointed_attention_forward), so
+    // the whole output stays: 48 layers x 4096 tokens x (5120 - 512) x 2 bytes = 1.81 GB. The estimate keeps the QKV
+    // output in both cases; the test holds the gap where it is, docs/memory.md reports it.
+    report("Qwen3 30B-A3B peak with core_attn", core_attn.peak, 63.14 * GB);
+    CHECK(std::abs(control.peak - core_attn.peak) < 0.1 * GB);
+    CHECK(peak_close(core_attn.peak, 63.14 * GB));
+    CHECK_FALSE(saving_close(control.peak - core_attn.peak, (61.35 - 63.14) * GB, 0.10));  // the gap, stated
+
+    // At micro-batch 2, moe_act and mlp both ran out of memory after one iteration (about 73.4 GiB allocated by then):
+    // predicted over the H100's budget, while micro-batch 1 fits.
+    const Run moe_act_mbs2 = run(f, {"moe_act"}, 16, std::nullopt, {.micro_batch = 2, .granularity = std::nullopt});
+    const Run mlp_mbs2 = run(f, {"mlp"}, 16, std::nullopt, {.micro_batch = 2, .granularity = std::nullopt});
+    std::cout << fmt::format("Qwen3 30B-A3B peak with moe_act at MBS 2 predicted {:.1f} GiB (ran out of memory with "
+                             "73.4 GiB allocated)\n",
+                             moe_act_mbs2.peak / memory::kGiB);
+    CHECK(moe_act_mbs2.est.current_option()->fits == std::optional<bool>(false));
+    CHECK(mlp_mbs2.est.current_option()->fits == std::optional<bool>(false));
+    CHECK(moe_act.est.current_option()->fits == std::optional<bool>(true));
+    CHECK(control.est.current_option()->fits == std::optional<bool>(true));
+}
+
+// Llama 3 70B SFT on 32 H100, FP8 current scaling (TP 4 + SP, PP 4, VPP 5, DP 2, MBS 1, GBS 32, packed 4096): Bridge PR
+// #3107, its rows kept in skills/nemo-mbridge-perf-activation-recompute/SKILL.md ("Historical Measurement") and the
+// memory-tuning skill at 067f987. Peaks in GB; rank 0, the first pipeline stage.
+TEST_CASE("Llama 3 70B SFT on 32 H100 (TP4 PP4 VPP5, FP8): published peaks and verdicts", "[memory][published]") {
+    const std::string f = "llama3_70b_sft_32gpu_h100_fp8cs.yaml";
+    const Run core_attn = run(f, {"core_attn"}, 32);
+    const Run mlp = run(f, {"mlp"}, 32);
+    const Run mlp_core_attn = run(f, {"mlp", "core_attn"}, 32);
+    REQUIRE(core_attn.est.ranks.front().stage == 0);
+
+    // mlp completed at 55.6 GB, and so did mlp with core_attn (core_attn keeps nothing more under fused attention).
+    report("Llama 3 70B peak with mlp", mlp.peak, 55.6 * GB);
+    CHECK(peak_close(mlp.peak, 55.6 * GB));
+    report("Llama 3 70B peak with mlp and core_attn", mlp_core_attn.peak, 55.6 * GB);
+    CHECK(peak_close(mlp_core_attn.peak, 55.6 * GB));
+
+    // The core_attn baseline ran out of memory on rank 0 at 58.8 GB allocated, and the source says why: fragmentation,
+    // not capacity (the memory-tuning skill: with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True the same job passed
+    // at about 59 GB). The estimate agrees that it fits an H100.
+    CHECK(core_attn.est.current_option()->fits == std::optional<bool>(true));
+    CHECK(mlp.est.current_option()->fits == std::optional<bool>(true));
+    // Its peak is predicted 19 % above the published 58.8 GB, and the saving of mlp 13.3 GB against 3.2, while the mlp
+    // row itself matches: the MLP's activations, in the estimate about 150 MiB per layer and micro-batch in flight (the
+    // fc1 output alone is 4096 x 14336 x 2 bytes), are 92 layer-micro-batches' worth on rank 0, which the published
+    // figures do not show. Not traced to a cause here (docs/memory.md: the job's TE CUDA graphs of the MLP scope, and
+    // peaks read from runs that ran out of memory, are the candidates). Not tuned in: the tests hold the gap.
+    report("Llama 3 70B peak with core_attn (OOM, fragmentation)", core_attn.peak, 58.8 * GB);
+    report("Llama 3 70B saving of mlp against core_attn", core_attn.peak - mlp.peak, (58.8 - 55.6) * GB);
+    CHECK_FALSE(peak_close(core_attn.peak, 58.8 * GB));                              // the gap, stated
+    CHECK_FALSE(saving_close(core_attn.peak - mlp.peak, (58.8 - 55.6) * GB, 0.10));  // the gap, stated
+    CHECK(core_attn.peak > mlp.peak);
+}
+
+// Gemma 4 VL 26B-A4B SFT on 8 H100 (TP 4 + SP, EP 8, MBS 1, GBS 32, seq 4096, real CORD-v2 data): Bridge PR #5506 and
+// the model verification card (examples/model_verification_cards/gemma-4-26b-a4b-it/card.yaml, items.sft.H100). Full
+// uniform recompute completed at a 65.223 GiB peak allocated, the ranks holding 62.134-62.145 GiB between iterations;
+// the selective recipe it replaced, [core_attn, moe_act], ran out of memory at iteration 7.
+TEST_CASE("Gemma 4 VL 26B-A4B SFT on 8 H100 (TP4 EP8): published peak and verdicts", "[memory][published]") {
+    const std::string f = "gemma4_vl_26b_sft_8gpu_h100_bf16.yaml";
+    const Run full = run(f, {}, 8);
+    const Run selective =
+        run(f, {"core_attn", "moe_act"}, 8, std::nullopt, {.micro_batch = std::nullopt, .granularity = "selective"});
+    REQUIRE(full.est.current_option()->recompute.granularity == Recompute::Granularity::Full);
+    const memory::RankEstimate& r = full.est.ranks.front();
+
+    // What holds: full recompute fits an H100, as the job found.
+    CHECK(full.est.current_option()->fits == std::optional<bool>(true));
+
+    // The gaps, stated (docs/memory.md). Between iterations the ranks held 62.1 GiB; the estimate's parameters,
+    // gradients, optimizer states and leftover are 54.7 GiB. The fixture leaves out the frozen vision tower and the
+    // global-attention layers' wider heads, which this shape cannot say; those do not make 7.4 GiB, whose cause is not
+    // traced here. The rest of the peak, 3.1 GiB measured above that, is predicted 1.3 GiB.
+    report("Gemma 4 VL state between iterations", r.states() + r.leftover, 62.14 * memory::kGiB);
+    report("Gemma 4 VL peak, full recompute", full.peak, 65.223 * memory::kGiB);
+    CHECK(r.states() + r.leftover < 62.134 * memory::kGiB);
+    CHECK_FALSE(peak_close(full.peak, 65.223 * memory::kGiB));  // the gap, stated
+    // The selective option is predicted to fit too, 5.7 GiB of activations below the 60 GiB it took: the run that
+    // ran out of memory at iteration 7 is not reproduced (real data: the batches' lengths vary, the estimate takes
+    // every one at --seq_length).
+    CHECK(selective.est.current_option()->fits == std::optional<bool>(true));
+    CHECK(selective.peak > full.peak);
 }
