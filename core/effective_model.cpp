@@ -370,6 +370,61 @@ std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const p
     return post_init::run(*classes.check_program(), cls, lookup, facts);
 }
 
+// Megatron Core's rewrite of a field in its __post_init__ (compiled from its source), if it makes one.
+static const post_init::Rewrite* rewrite_of(const EffectiveModel& m, FieldName name) {
+    if (!m.post_init) return nullptr;
+    for (const auto& r : m.post_init->rewrites)
+        if (r.field == name.str()) return &r;
+    return nullptr;
+}
+
+// The config Megatron Core runs with: every rewrite its __post_init__ makes for certain (deprecated spellings
+// normalised, deprecated switches migrated, computed defaults filled), each value keeping the line that wrote the
+// field and saying which line of Megatron Core rewrote it. A rewrite that depends on an unknown leaves the field as
+// written (the executor's verdicts already say what depends on it); an enum member stays Megatron Core's own.
+static void apply_post_init_rewrites(EffectiveModel& m) {
+    if (!m.post_init) return;
+    const std::string rev = m.revision ? m.revision->name : "";
+    for (const auto& r : m.post_init->rewrites) {
+        if (r.after_rejection || r.after.contains_unknown() || r.after.is_null()) continue;
+        if (r.after.is_string() && r.after.as_string().rfind('\x01', 0) == 0) continue;
+        const std::optional<FieldName> found = FieldName::find(r.field);
+        if (!found) continue;
+        const FieldName name = *found;
+        const Value& written = m[name];
+        if (written.same_as(r.after)) continue;
+        Value after = r.after;
+        after.prov() = written.prov();
+        // A list item the config wrote keeps its own line; one Megatron Core added points at the field.
+        if (after.is_list())
+            for (Value& item : after.items()) {
+                const Value* same = nullptr;
+                if (written.is_list())
+                    for (const Value& w : written.items())
+                        if (w.same_as(item)) same = &w;
+                item.prov() = same ? same->prov() : written.prov();
+            }
+        after.prov().detail =
+            fmt::format("Megatron Core {} rewrites {} to this ({}:{})", rev, written.display(), r.file, r.line);
+        m.set(name, std::move(after));
+    }
+}
+
+// Before 0.15 Megatron Core has no cuda_graph_impl: its legacy switches are the only ones, and the rules read them
+// through the field later revisions migrate them into (from 0.15 on, __post_init__'s own rewrite does that).
+static void read_legacy_cuda_graph_switches(EffectiveModel& m, const Revision& revision) {
+    if (revision.has_field("cuda_graph_impl") || m.str(field::cuda_graph_impl).value_or("none") != "none" ||
+        !m.known({field::enable_cuda_graph, field::external_cuda_graph}))
+        return;
+    const bool local = m.flag(field::enable_cuda_graph);
+    if (!local && !m.flag(field::external_cuda_graph)) return;
+    const FieldName legacy = local ? field::enable_cuda_graph : field::external_cuda_graph;
+    Value v = Value::string(local ? "local" : "transformer_engine", m[legacy].prov());
+    v.prov().detail =
+        fmt::format("Megatron Core {} has no cuda_graph_impl: {}=True is its graph switch", revision.name, legacy);
+    m.set(field::cuda_graph_impl, std::move(v));
+}
+
 std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, const Value& root,
                                                    const post_init::Program& program,
                                                    const post_init::JobFacts& facts) {
@@ -445,47 +500,25 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     if (auto outcome = run_post_init(m, job))
         m.post_init = std::make_shared<const post_init::Outcome>(std::move(*outcome));
 
-    // Deprecated spellings Megatron Core normalizes before it checks anything.
-    for (const auto& [name, aliases] : revision.value_aliases)
-        if (const FieldName field = FieldName::named(name); auto v = m.str(field))
-            if (auto it = aliases.find(*v); it != aliases.end()) {
-                Value canonical = Value::string(it->second, m[field].prov());
-                canonical.prov().detail = fmt::format("Megatron Core {} reads {} \"{}\" as \"{}\"", revision.name,
-                                                      field, it->first, it->second);
-                m.set(field, std::move(canonical));
-            }
-
-    // Legacy CUDA-graph switches are rewritten into cuda_graph_impl before the recompute checks run.
-    // A revision without cuda_graph_impl (before 0.15) reads the legacy switches in its place.
-    if (m.known({field::cuda_graph_impl, field::enable_cuda_graph, field::external_cuda_graph}) &&
-        m.str(field::cuda_graph_impl).value_or("none") == "none") {
-        if (m.flag(field::enable_cuda_graph)) {
-            Value v = Value::string("local", m[field::enable_cuda_graph].prov());
-            v.prov().detail = "enable_cuda_graph=True means cuda_graph_impl=\"local\"";
-            m.set(field::cuda_graph_impl, std::move(v));
-        } else if (m.flag(field::external_cuda_graph)) {
-            Value v = Value::string("transformer_engine", m[field::external_cuda_graph].prov());
-            v.prov().detail = "external_cuda_graph=True means cuda_graph_impl=\"transformer_engine\"";
-            m.set(field::cuda_graph_impl, std::move(v));
-        }
-    }
-
     m.run = read_run_facts(root, m[field::seq_length], m[field::fp8_recipe], recipe, anchor);
     const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
     m.modules_pre = read_modules(m[field::recompute_modules], revision);
     if (post_init_list) m.modules_pre.defaulted = true;
     m.granularity_pre = m.str(field::recompute_granularity);
-    m.granularity_post = m.granularity_pre;
+    apply_post_init_rewrites(m);
+    read_legacy_cuda_graph_switches(m, revision);
+    m.granularity_post = m.str(field::recompute_granularity);
     m.modules_post = m.modules_pre;
-    const Value& moe_layer = m[field::moe_layer_recompute];
-    if (moe_layer.is_unknown()) {
-        m.modules_post.known = false;
-    } else if (moe_layer.truthy() && m.known({field::recompute_granularity}) && m.granularity_pre != "full") {
-        // With full granularity Megatron Core raises before converting (RC015), so the run never sees the conversion.
-        m.moe_layer_converted = true;
-        m.granularity_post = "selective";
-        if (!m.modules_post.contains("moe")) m.modules_post.labels.push_back("moe");
+    if (const post_init::Rewrite* r = rewrite_of(m, field::recompute_modules); r && !r->after_rejection) {
+        const ModuleList after = read_modules(m[field::recompute_modules], revision);
+        m.modules_post.known = !r->after.is_unknown() && after.known;
+        m.modules_post.labels = after.labels;
     }
+    if (const post_init::Rewrite* r = rewrite_of(m, field::recompute_granularity);
+        r && !r->after_rejection && r->after.is_unknown())
+        m.granularity_post.reset();
+    m.moe_layer_converted = m.flag(field::moe_layer_recompute) &&
+                            (m.granularity_post != m.granularity_pre || m.modules_post.labels != m.modules_pre.labels);
     return result;
 }
 

@@ -591,7 +591,8 @@ private:
     const Function* function_ = nullptr;
     std::optional<Value> result_;
     bool certain_ = true;
-    std::string why_;  // the unknown the current path depends on
+    bool rejected_ = false;  // a raise was reached for certain: the job stops there
+    std::string why_;        // the unknown the current path depends on
     std::int64_t steps_ = 0;
     int depth_ = 0;
     int line_ = 0;  // the statement being run
@@ -647,6 +648,7 @@ private:
             rewrite_order_.push_back(name);
         }
         rewrites_[name].line = line;
+        rewrites_[name].after_rejection |= rejected_;
         if (function_) rewrites_[name].file = function_->file;
         written_[name] = std::move(v);
     }
@@ -664,6 +666,7 @@ private:
         e.certain = certain_;
         e.message = std::move(message);
         if (!certain_) e.why_uncertain = why_;
+        rejected_ |= certain_ && e.site->kind == Site::Kind::Raise;
         outcome_.events.push_back(std::move(e));
     }
 

@@ -149,6 +149,9 @@ struct Rewrite {
     Value before, after;  // `after` is unknown where the rewrite depends on an unknown
     std::string file;
     int line = 0;
+    // Written after a raise the config reaches for certain: the job never gets there (the executor goes on to report
+    // every rejection at once).
+    bool after_rejection = false;
 };
 
 struct Outcome {

@@ -262,10 +262,6 @@ Schema::Schema() {
         if (j.contains("enums"))
             for (auto it = j.at("enums").begin(); it != j.at("enums").end(); ++it)
                 rev.enums[it.key()] = it.value().get<std::vector<std::string>>();
-        if (j.contains("value_aliases")) rev.value_aliases.clear();  // replaced, not merged
-        if (j.contains("value_aliases"))
-            for (auto it = j.at("value_aliases").begin(); it != j.at("value_aliases").end(); ++it)
-                rev.value_aliases[it.key()] = it.value().get<std::map<std::string, std::string>>();
         if (j.contains("known_crashes")) {
             auto v = string_list(j, "known_crashes");
             rev.known_crashes = {v.begin(), v.end()};

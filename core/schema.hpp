@@ -63,8 +63,6 @@ struct Revision {
     std::vector<std::pair<std::string, Value>> defaults;
     std::shared_ptr<const Value> defaults_map;  // the same as one map, shared by the effective models of the revision
     std::map<std::string, std::vector<std::string>, std::less<>> enums;  // accepted values of enum-like fields
-    // Deprecated spellings __post_init__ rewrites before its checks: field -> (alias -> canonical value).
-    std::map<std::string, std::map<std::string, std::string>> value_aliases;
 
     // A key's values; empty where this revision's file (and those it extends) does not state the key.
     const std::vector<std::string>& enum_values(RevisionEnum key) const;

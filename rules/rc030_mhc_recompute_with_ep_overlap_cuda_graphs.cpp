@@ -54,16 +54,22 @@ public:
         if (!m.known({field::overlap_moe_expert_parallel_comm, field::cuda_graph_impl, field::enable_cuda_graph,
                       field::external_cuda_graph}))
             return;
-        // The effective model already turned the legacy switches into cuda_graph_impl.
+        // The check runs before __post_init__ migrates the legacy switches into cuda_graph_impl: it reads all three.
         const auto impl = m.str(field::cuda_graph_impl);
-        if (!m.flag(field::overlap_moe_expert_parallel_comm) || !impl || *impl == "none") return;
+        if (!m.flag(field::overlap_moe_expert_parallel_comm) || !impl) return;
+        const FieldName graphs = *impl != "none"                      ? field::cuda_graph_impl
+                                 : m.flag(field::enable_cuda_graph)   ? field::enable_cuda_graph
+                                 : m.flag(field::external_cuda_graph) ? field::external_cuda_graph
+                                                                      : field::cuda_graph_impl;
+        if (graphs == field::cuda_graph_impl && *impl == "none") return;
+        const std::string set_as = graphs == field::cuda_graph_impl ? fmt::format("cuda_graph_impl is \"{}\"", *impl)
+                                                                    : fmt::format("{} is True", graphs);
         Diagnostic& d = rules::report_label(
             ctx, kRule, "mhc",
-            fmt::format("\"mhc\" recompute under overlap_moe_expert_parallel_comm needs CUDA graphs off, but "
-                        "cuda_graph_impl is \"{}\"",
-                        *impl));
+            fmt::format("\"mhc\" recompute under overlap_moe_expert_parallel_comm needs CUDA graphs off, but {}",
+                        set_as));
         ctx.note_field(d, field::overlap_moe_expert_parallel_comm, "overlap_moe_expert_parallel_comm is enabled here");
-        ctx.note_field(d, field::cuda_graph_impl, "CUDA graphs are configured here");
+        ctx.note_field(d, graphs, "CUDA graphs are configured here");
         RuleContext::hint(d, "set cuda_graph_impl to \"none\", turn the overlap off, or drop \"mhc\"");
     }
 };

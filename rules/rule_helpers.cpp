@@ -19,19 +19,20 @@ const Value* module_item(const EffectiveModel& m, std::string_view label) {
     const Value& list = m[field::recompute_modules];
     if (!list.is_list()) return nullptr;
     for (const auto& item : list.items())
-        if (item.is_string() && item.as_string() == label) return &item;
+        if (item.is_string() && item.as_string() == label && item.prov().range.valid()) return &item;
     return nullptr;
 }
 
 Diagnostic& report_label(RuleContext& ctx, const RuleInfo& rule, std::string_view label, std::string message) {
-    if (const Value* item = module_item(ctx.model, label)) return ctx.report_at(rule, *item, std::move(message));
     const Value& modules = ctx.model[field::recompute_modules];
-    if (!modules.is_null() && modules.prov().range.valid())
-        return ctx.report(rule, field::recompute_modules, std::move(message));
-    Diagnostic& d = ctx.report(
-        rule,
-        ctx.model.moe_layer_converted && label == "moe" ? field::moe_layer_recompute : field::recompute_granularity,
-        std::move(message));
+    const Value* item = module_item(ctx.model, label);
+    Diagnostic& d = item ? ctx.report_at(rule, *item, std::move(message))
+                    : !modules.is_null() && modules.prov().range.valid() && !ctx.model.modules_pre.defaulted
+                        ? ctx.report(rule, field::recompute_modules, std::move(message))
+                        : ctx.report(rule,
+                                     ctx.model.moe_layer_converted && label == "moe" ? field::moe_layer_recompute
+                                                                                     : field::recompute_granularity,
+                                     std::move(message));
     const auto& defaults = ctx.revision().default_modules;
     if (ctx.model.modules_pre.defaulted && std::find(defaults.begin(), defaults.end(), label) != defaults.end()) {
         std::vector<std::string> quoted;

@@ -41,24 +41,10 @@ void add_hover_section(HoverSection section) { sections().push_back(std::move(se
 std::string hover_markdown(const EffectiveModel& m, FieldName name, const Value* written) {
     const Value& effective = m[name];
     std::string shown = effective.display();
-    std::string rewrite;
-    if (name == field::recompute_modules && m.modules_pre.known) {
-        if (m.modules_pre.defaulted && m.granularity_pre == "selective") {
-            shown = "[\"core_attn\"]";
-            rewrite = "Megatron Core's `__post_init__` turns `None` into `[\"core_attn\"]` under selective recompute";
-        }
-        if (m.moe_layer_converted && m.modules_post.labels != m.modules_pre.labels) {
-            std::string post = "[";
-            for (size_t i = 0; i < m.modules_post.labels.size(); ++i)
-                post += fmt::format("{}\"{}\"", i ? ", " : "", m.modules_post.labels[i]);
-            shown = post + "]";
-            rewrite = "`moe_layer_recompute` appends `\"moe\"` (Megatron Core `__post_init__`)";
-        }
-    }
-    if (name == field::recompute_granularity && m.moe_layer_converted && m.granularity_post != m.granularity_pre) {
-        shown = fmt::format("\"{}\"", m.granularity_post.value_or("None"));
-        rewrite = "`moe_layer_recompute` turns this into selective recompute (Megatron Core `__post_init__`)";
-    }
+    // What Megatron Core's __post_init__ made of the value (the effective model holds the rewritten value, its
+    // provenance names the line that rewrote it); other derivations say so in the origin itself.
+    const Provenance& p = effective.prov();
+    const std::string rewrite = p.origin == Origin::Default || p.origin == Origin::Derived ? std::string() : p.detail;
 
     std::string md = fmt::format("**{}** = `{}`", name, shown);
     if (m.revision) md += fmt::format(" — effective value at Megatron Core {}", m.revision->name);
