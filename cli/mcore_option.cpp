@@ -26,8 +26,10 @@ std::string revisions_help() {
         aliases.push_back(fmt::format("{} (= {})", alias, target));
     out += fmt::format("  also accepted: {}, a release tag (core_v0.19.0, 0.15.2) or a commit above (7+ hex digits)\n",
                        fmt::join(aliases, ", "));
-    out += fmt::format("  any other Megatron-LM commit of main or dev to {}, a core_v tag or a commit Megatron Bridge "
-                       "pinned (7+ hex digits) is checked with the facts of the nearest revision above\n",
+    out += "  every core_v tag, every commit a Megatron Bridge branch or tag pins, and the first commit of each month "
+           "on main and dev since 0.12 have facts of their own and are checked exactly (7+ hex digits, or the tag)\n";
+    out += fmt::format("  any other Megatron-LM commit of main or dev to {} or that Megatron Bridge pinned (7+ hex "
+                       "digits) is checked with the facts of the nearest commit having them\n",
                        schema.newest_main_commit().date);
     for (const auto& [name, why] : schema.ambiguous_revision_names())
         out += fmt::format("  refused: {} is ambiguous ({})\n", name, why);

@@ -11,6 +11,7 @@
 
 #include "core/did_you_mean.hpp"
 #include "core/embedded_data.hpp"
+#include "core/fact_store.hpp"
 #include "core/post_init.hpp"
 
 namespace mbl {
@@ -270,6 +271,7 @@ Schema::Schema() {
     }
     // The config classes of a revision are read when it is first looked up (ready()): a run reads one or two.
     loaded_ = std::make_unique<std::once_flag[]>(revisions_.size());
+    hand_written_ = revisions_;
     for (const auto& [alias, target] : aliases_) {
         const std::string& named = target;  // a lambda may not capture a structured binding before clang 16
         if (std::none_of(revisions_.begin(), revisions_.end(), [&](const Revision& r) { return r.name == named; }) ||
@@ -317,12 +319,11 @@ static bool same_commit(const std::string& recorded, const std::string& wanted) 
 std::string Revision::what() const {
     if (!release.empty()) {
         std::string out = fmt::format("release {}", release);
-        if (tags.size() > 1) {
-            std::vector<std::string> patches;
-            for (const auto& [tag, sha] : tags)
-                if (tag != release) patches.push_back(tag.substr(tag.rfind('.') + 1));
-            out += fmt::format(" (patch releases .{} too)", fmt::join(patches, ", ."));
-        }
+        // Patch releases it stands for: those without facts of their own in the store.
+        std::vector<std::string> patches;
+        for (const auto& [tag, sha] : tags)
+            if (tag != release && !fact_store::find(tag)) patches.push_back(tag.substr(tag.rfind('.') + 1));
+        if (!patches.empty()) out += fmt::format(" (patch releases .{} too)", fmt::join(patches, ", ."));
         return out;
     }
     std::string out = fmt::format("commit {} ({}{})", commit.substr(0, 12), date,
@@ -347,12 +348,63 @@ RevisionLookup Schema::lookup_revision(std::string_view name) const {
     const std::string bare = key.rfind("core_v", 0) == 0 ? key.substr(6) : key;  // "core_v0.19" -> "0.19"
     for (const auto& r : revisions_)
         if (r.name == key || (!r.release.empty() && r.name == bare)) return {ready(&r), {}};
-    // A release tag, with or without the "core_v" prefix: "core_v0.19.0", "0.15.2".
+    // A release tag, with or without the "core_v" prefix: "core_v0.19.0", "0.15.2". A patch release with facts of its
+    // own in the store is that commit; the named revision stands for it only where the store lacks it.
+    const std::string tag_name =
+        bare == key && !key.empty() && std::isdigit(static_cast<unsigned char>(key[0])) ? "core_v" + key : key;
+    for (const auto& r : revisions_)
+        if (r.release == tag_name) return {ready(&r), {}};
+    if (const Revision* r = stored_revision(tag_name)) return {r, {}};
     for (const auto& r : revisions_)
         for (const auto& [tag, sha] : r.tags)
-            if (key == tag || (tag.rfind("core_v", 0) == 0 && key == tag.substr(6))) return {ready(&r), {}};
+            if (tag_name == tag) return {ready(&r), {}};
     if (const Revision* r = revision_for_commit(key)) return {r, {}};
     return {};
+}
+
+const Revision* Schema::stored_revision(std::string_view name) const {
+    const fact_store::Row* row = fact_store::find(name);
+    if (!row) return nullptr;
+    // A named revision's own commit is that revision.
+    if (const Revision* named = named_revision_for_commit(row->commit)) return named;
+    // The base's hand-written facts only (as the constructor left them, its config classes unread): the commit's own
+    // classes and checks replace the rest.
+    const auto found = std::find_if(hand_written_.begin(), hand_written_.end(),
+                                    [&](const Revision& r) { return r.name == row->base; });
+    if (found == hand_written_.end())
+        throw std::runtime_error(
+            fmt::format("schemas/mcore/facts: {} takes unknown revision {}", row->name, row->base));
+    const Revision* base = &revisions_[static_cast<std::size_t>(found - hand_written_.begin())];
+    std::lock_guard<std::mutex> lock(stored_mutex_);
+    auto [it, added] = stored_.try_emplace(row->commit);
+    if (!added) return it->second.get();
+    auto rev = std::make_unique<Revision>(*found);
+    rev->name = row->name;
+    rev->description = fmt::format("Megatron-LM {} ({}, {})", row->commit.substr(0, 12), row->date, row->where);
+    const bool tag = row->where.starts_with("core_v");
+    rev->release = tag ? row->where : "";
+    rev->tags.clear();
+    if (tag) rev->tags.emplace_back(row->where, row->commit);
+    rev->commit = row->commit;
+    rev->date = row->date;
+    rev->branch = row->where == "main" || row->where == "dev" ? row->where : "";
+    rev->pinned_by = row->where.starts_with("pinned") ? "pinned by a Megatron Bridge branch or tag" : "";
+    const fact_store::Row* stored = row;
+    try {
+        auto facts = std::make_shared<ClassFacts>(ClassFacts::from_json(fact_store::classes(*stored)));
+        facts->checks = std::make_shared<const LazyProgram>([stored] {
+            return std::make_shared<const post_init::Program>(
+                post_init::Program::from_json(fact_store::checks(*stored)));
+        });
+        apply_class_facts(*rev, std::move(facts));
+    } catch (const json::exception& e) {
+        throw std::runtime_error(fmt::format("schemas/mcore/facts: {}: {}", row->name, e.what()));
+    }
+    // A commit whose __post_init__ states no recompute labels (before 0.12) takes its base's, as the nearest did.
+    if (rev->labels.empty()) rev->labels = ready(base)->labels;
+    if (rev->default_modules.empty()) rev->default_modules = ready(base)->default_modules;
+    it->second = std::move(rev);
+    return it->second.get();
 }
 
 const Revision* Schema::revision(std::string_view name) const { return lookup_revision(name).revision; }
@@ -363,7 +415,21 @@ std::string Schema::revision_what(std::string_view name) const {
     return {};
 }
 
+const Revision* Schema::named_revision_for_commit(std::string_view sha) const {
+    if (!is_commit_prefix(sha)) return nullptr;
+    const std::string wanted = lower(sha);
+    for (const auto& r : revisions_) {
+        if (!r.commit.empty() && same_commit(r.commit, wanted)) return ready(&r);
+        for (const auto& [tag, recorded] : r.tags)
+            if (tag == r.release && same_commit(recorded, wanted)) return ready(&r);
+    }
+    return nullptr;
+}
+
 const Revision* Schema::revision_for_commit(std::string_view sha) const {
+    if (const Revision* r = named_revision_for_commit(sha)) return r;
+    if (is_commit_prefix(sha))
+        if (const Revision* r = stored_revision(sha)) return r;
     for (const auto& r : revisions_)
         if (r.matches_commit(sha)) return ready(&r);
     return nullptr;

@@ -110,7 +110,8 @@ public:
     static const Schema& instance();
 
     // A revision by name, alias ("bridge-dev"), release tag ("core_v0.19.0", "0.15.2") or commit (7 hex digits or
-    // more); nullptr when unknown or ambiguous.
+    // more): a named one (schemas/mcore/index.json), else a commit of the fact store; nullptr when unknown or
+    // ambiguous.
     const Revision* revision(std::string_view name) const;
     // What a revision of revision_names() stands for (Revision::what()), without reading its config classes: the help
     // text lists every revision, and reading all their classes is most of a start-up.
@@ -122,7 +123,8 @@ public:
     std::vector<std::string> revision_names() const;
     const std::map<std::string, std::string>& revision_aliases() const { return aliases_; }
     const std::map<std::string, std::string>& ambiguous_revision_names() const { return ambiguous_; }  // name -> why
-    // The revision whose recorded commit `sha` matches (see Revision::matches_commit), or nullptr.
+    // The revision with facts of `sha`'s own: a named revision's commit or release tag, else a commit of the fact
+    // store, else a patch release a named revision stands for (see Revision::matches_commit); nullptr when none.
     const Revision* revision_for_commit(std::string_view sha) const;
     // Where `sha` (7 hex digits or more) lies in the bundled table of Megatron-LM commits; nullopt when the table does
     // not list it (a commit after the table's newest, or one no public branch has).
@@ -166,6 +168,13 @@ private:
     void read_field_specs();
     // `r` with its config classes read (once, on first use); every lookup hands revisions out through it.
     const Revision* ready(const Revision* r) const;
+    // The revision of a commit of the fact store (schemas/mcore/facts/), made on first use and kept.
+    const Revision* stored_revision(std::string_view name) const;
+    // The named revision whose own commit (its `commit`, or its release tag's) `sha` matches, or nullptr.
+    const Revision* named_revision_for_commit(std::string_view sha) const;
+    std::vector<Revision> hand_written_;  // revisions_ as the constructor read them, before ready() completes them
+    mutable std::mutex stored_mutex_;
+    mutable std::map<std::string, std::unique_ptr<Revision>, std::less<>> stored_;  // by commit
     mutable std::vector<Revision> revisions_;  // filled by the constructor; ready() completes each in place
     struct CommitRow {
         std::string hash, date, where, nearest, other;

@@ -14,7 +14,7 @@ on and every base class they inherit, and writes one file per revision:
                                           (index order) that have it, the revisions in between that lack it, and its
                                           type as the newest revision having it declares it
 
-Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] [--check-reader DUMPER]
+Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] [--check-reader DUMPER] [--store DUMPER]
   --megatron      a Megatron-LM git directory holding every tag and pinned commit
                   (default /work/.mirror/NVIDIA+Megatron-LM/repo)
   --bridge        a Megatron Bridge git directory (default /work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo)
@@ -25,6 +25,10 @@ Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] 
                   write schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks (what
                   runtime_config_update calls on cfg.comm_overlap), compiled from Bridge's src/ at 067f987 by the
                   linter's own compiler (DUMPER: build/tests/dump_bridge_checks)
+  --store DUMPER  write schemas/mcore/facts/: the classes and checks of every commit scripts/mcore_commits.py's
+                  fact_commits chooses (every core_v tag, every commit a Megatron Bridge branch or tag head pins, the
+                  first commit of each month on main and dev since core_v0.12.0) and of the named revisions, in the
+                  deduplicated layout of scripts/mcore_store.py; run scripts/mcore_commits.py after it
   --check-reader  write nothing; extract each revision's whole megatron/ tree and compare what the linter's own
                   reader (build/tests/dump_mcore_classes) reads from it with the committed facts, field by field
 
@@ -430,11 +434,13 @@ def generate(git_dir, name, commit, ref):
             recompute = recompute_facts(m, cls)
             if recompute:
                 recompute["file"] = m.path
+    version = package_version(reader.source)
+    reader.source.close()
     return {
         "revision": name,
         "ref": ref,
         "commit": commit,
-        "package_version": package_version(reader.source),
+        "package_version": version,
         "generated_by": "scripts/mcore_facts.py from the Megatron-LM source at this commit; do not edit",
         "recompute": recompute,
         "classes": dict(sorted(classes.items())),
@@ -684,6 +690,82 @@ def write_checks(git_dir, dumper, check_only):
     return 0
 
 
+STORE_OUT = os.path.join(SCHEMAS, "facts")
+CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mbridge-lint", "mcore-checks")
+
+
+def compiled_checks(git_dir, dumper, base, commit):
+    """DUMPER's checks of the tree at `commit` (the class list of the named revision `base`), kept in a cache keyed
+    by the dumper's bytes: the store's ~400 commits take minutes to compile, a rerun seconds."""
+    import hashlib
+    import tempfile
+    with open(dumper, "rb") as f:
+        key = hashlib.sha256(f.read()).hexdigest()[:16]
+    path = os.path.join(CACHE, key, f"{commit}-{base}.json")
+    if os.path.exists(path):
+        return open(path).read()
+    with tempfile.TemporaryDirectory() as tmp:
+        extract_tree(git_dir, commit, tmp)
+        r = subprocess.run([dumper, tmp, base, commit], capture_output=True, text=True)
+    text = r.stdout if r.returncode == 0 else ""  # a tree the compiler cannot read: no checks, said below
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+    return text
+
+
+def write_store(git_dir, bridge_dir, dumper, check_only):
+    """schemas/mcore/facts/: the classes and checks of every commit mcore_commits.fact_commits chooses, in the
+    deduplicated layout of scripts/mcore_store.py."""
+    import time
+    import mcore_commits
+    import mcore_store
+    named = mcore_commits.revision_commits()
+    chosen = mcore_commits.fact_commits(git_dir, bridge_dir)
+    for commit in named.values():
+        chosen.setdefault(commit, "named revision")
+    ancestry = mcore_commits.Ancestry(git_dir, list(chosen) + list(named.values()))
+    store, rows, skipped = mcore_store.Store(), [], []
+    dates = {h: subprocess.run(["git", "-C", git_dir, "log", "-1", "--format=%cs", h], capture_output=True,
+                               text=True, check=True).stdout.strip() for h in chosen}
+    started = time.time()
+    for commit in sorted(chosen, key=lambda h: (dates[h], h)):
+        where = chosen[commit]
+        base = mcore_commits.nearest(ancestry, commit, named)[0]
+        name = next((n for n, c in named.items() if c == commit), None)
+        name = name or (where if where.startswith("core_v") else commit[:12])
+        classes = generate(git_dir, name, commit, where)
+        text = compiled_checks(git_dir, dumper, base, commit)
+        if not classes["classes"] or not text:
+            skipped.append(f"{where} {commit[:12]}")
+            continue
+        program = json.loads(text)
+        recipe = {"checks": store.encode_checks(program), "classes": store.encode_classes(classes)}
+        # The store must give back exactly what was put in.
+        if mcore_store.canonical(store.decode_checks(recipe["checks"], commit)) != mcore_store.canonical(program):
+            sys.exit(f"{commit}: the stored checks do not decode to the compiled ones")
+        if not mcore_store.same_classes(store.decode_classes(recipe["classes"]), classes):
+            sys.exit(f"{commit}: the stored classes do not decode to the generated ones")
+        rows.append([commit, dates[commit], where, base, name, store.put(recipe)])
+    pieces, index = mcore_store.render(store, rows)
+    print(f"{len(rows)} commits ({time.time() - started:.0f} s), {len(store.pieces)} pieces, "
+          f"{len(pieces) + len(index)} bytes; no facts for {len(skipped)}: {', '.join(skipped)}")
+    stale = []
+    for file, text in (("pieces.jsonl", pieces), ("index.jsonl", index)):
+        path = os.path.join(STORE_OUT, file)
+        old = open(path).read() if os.path.exists(path) else None
+        if old != text:
+            stale.append(os.path.relpath(path, ROOT))
+            if not check_only:
+                os.makedirs(STORE_OUT, exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+    if check_only and stale:
+        print("out of date: " + ", ".join(stale), file=sys.stderr)
+        return 1
+    return 0
+
+
 def write_bridge_checks(git_dir, dumper, check_only):
     """schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks at BRIDGE_PIN, compiled by the
     linter's own compiler (parser/bridge/mcore_checks.cpp, through DUMPER = build/tests/dump_bridge_checks) from
@@ -720,7 +802,10 @@ def main():
     parser.add_argument("--check-reader", metavar="DUMPER")
     parser.add_argument("--checks", metavar="DUMPER")
     parser.add_argument("--bridge-checks", metavar="DUMPER")
+    parser.add_argument("--store", metavar="DUMPER")
     args = parser.parse_args()
+    if args.store:
+        return write_store(args.megatron, args.bridge, args.store, args.check)
     if args.bridge_checks:
         return write_bridge_checks(args.bridge, args.bridge_checks, args.check)
     if args.checks:

@@ -74,7 +74,8 @@ TEST_CASE("the --help of every command that takes --mcore lists each revision na
         INFO(command << "\n" << r.out);
         CHECK(r.code == 0);
         for (int minor = 12; minor <= 19; ++minor) CHECK(has(r.out, "  0." + std::to_string(minor) + " "));
-        CHECK(has(r.out, "release core_v0.12.0 (patch releases .1, .2, .3 too)"));
+        CHECK(has(r.out, "  0.12      release core_v0.12.0\n"));  // its patch releases have facts of their own
+        CHECK(has(r.out, "have facts of their own and are checked exactly"));
         CHECK(has(r.out, "release core_v0.19.0; the default outside a Bridge checkout"));
         CHECK(has(r.out, "0.20.dev  commit 2a75ac12c54b (2026-08-13, main branch), Megatron Bridge's main pin"));
         CHECK(has(r.out, "dev       commit b3b1e2d793c5 (2026-08-13, dev branch), Megatron Bridge's dev pin"));
@@ -289,9 +290,10 @@ TEST_CASE("check with --mcore-path reads the config classes of the Megatron Core
 }
 
 // Megatron-LM's offload/recompute check (RC021) arrived in commit 69c486825c (2026-07-02) and is in core_v0.19.0;
-// commit 002255075c (2026-06-13, main) is a 0.19-numbered commit without it. The table of commits
-// (schemas/mcore/commits.json) places a commit with no facts of its own, so the label is not what decides.
-TEST_CASE("a pinned commit is checked with the facts of the revision nearest it, not by its version label",
+// commit 002255075c (2026-06-13, main) is a 0.19-numbered commit without it. Both have facts of their own (the store,
+// schemas/mcore/facts/), so the label is not what decides. 2b551c6875 (main, just before 69c486825c) has none: the
+// table of commits (schemas/mcore/commits.json) places it, and 69c486825c's facts stand in.
+TEST_CASE("a pinned commit is checked with its own facts, else with those of the commit nearest it, not by its label",
           "[cli][revisions]") {
     const char* kOffloadedMoe =
         "model:\n  num_moe_experts: 8\n  moe_grouped_gemm: true\n  fine_grained_activation_offloading: true\n"
@@ -309,12 +311,24 @@ TEST_CASE("a pinned commit is checked with the facts of the revision nearest it,
         auto at_commit = run("check --color never " + (before.path() / "configs/offload.yaml").string());
         INFO(at_commit.out);
         CHECK_FALSE(has(at_commit.out, "RC021"));
-        const std::string note =
-            "its 3rdparty/Megatron-LM gitlink pins 002255075c37; the submodule is not checked out; that is a commit of "
-            "2026-06-13 on main, which mbridge-lint has no facts for; those of 0.18, the nearest revision, stand in, "
-            "and a check 0.19's source does not state too is only a warning";
+        const std::string note = "its 3rdparty/Megatron-LM gitlink pins 002255075c37; the submodule is not checked out";
         CHECK(has(at_commit.out, note));
         CHECK(at_commit.out.find(note) == at_commit.out.rfind(note));
+        CHECK_FALSE(has(at_commit.out, "stand in"));
+    }
+    SECTION("a commit with no facts of its own: the nearest commit's checks, a check the other side lacks a warning") {
+        TempDir dir;
+        make_checkout(dir, "2b551c6875dc0fc78aa421435283da6938a22387");
+        dir.write("configs/offload.yaml", kOffloadedMoe);
+        auto r = run("check --color never " + (dir.path() / "configs/offload.yaml").string());
+        INFO(r.out);
+        CHECK(has(r.out, "warning[RC021]"));
+        CHECK_FALSE(has(r.out, "error[RC021]"));
+        const std::string note =
+            "that is a commit of 2026-07-02 on main, which mbridge-lint has no facts for; those of 69c486825c89, the "
+            "nearest revision, stand in, and a check 8b3d8a5d9719's source does not state too is only a warning";
+        CHECK(has(r.out, note));
+        CHECK(r.out.find(note) == r.out.rfind(note));
     }
     SECTION("named with --mcore") {
         TempDir dir;
@@ -323,8 +337,12 @@ TEST_CASE("a pinned commit is checked with the facts of the revision nearest it,
         CHECK(has(tag.out, "error[RC021]"));
         auto commit = run("check --color never --mcore 002255075c37 " + cfg);
         INFO(commit.out);
+        CHECK(commit.code == 0);
         CHECK_FALSE(has(commit.out, "RC021"));
-        CHECK(has(commit.out, "--mcore 002255075c37: that is a commit of 2026-06-13 on main"));
+        CHECK_FALSE(has(commit.out, "stand in"));
+        auto placed = run("check --color never --mcore 2b551c6875dc " + cfg);
+        INFO(placed.out);
+        CHECK(has(placed.out, "--mcore 2b551c6875dc: that is a commit of 2026-07-02 on main"));
         auto unknown = run("check --mcore 0123456789abcdef " + cfg);
         CHECK(unknown.code == 2);  // a hash the table does not list is no revision name
     }

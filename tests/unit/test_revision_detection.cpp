@@ -119,10 +119,15 @@ TEST_CASE("an unknown pinned commit is said plainly, and the next known pin or t
     }
 }
 
-TEST_CASE("release tags map to their release, patch releases included", "[detection]") {
+TEST_CASE("release tags map to their release, a patch release to its own facts", "[detection]") {
     TempDir dir;
     make_checkout(dir, "512da5deb1fdc6ad8135bd07c6277628c4009261");  // core_v0.15.1
-    CHECK(detect(dir).revision->name == "0.15");
+    const RevisionChoice c = detect(dir);
+    CHECK(c.revision->name == "core_v0.15.1");
+    CHECK_FALSE(c.approximate);
+    TempDir release;
+    make_checkout(release, "0d7e02bd26d3eb347ad8d1bef625002babfa6df7");  // core_v0.15.0
+    CHECK(detect(release).revision->name == "0.15");
 }
 
 TEST_CASE("files outside a Bridge checkout are not detected, and each checkout is read once", "[detection]") {

@@ -24,8 +24,9 @@ TEST_CASE("every revision from 0.12 to main is known, with aliases", "[schema]")
     CHECK(s.revision("core_v0.19.0")->name == "0.19");
     CHECK(s.revision("0.19.0")->name == "0.19");
     CHECK(s.revision("core_v0.19")->name == "0.19");
-    CHECK(s.revision("core_v0.12.3")->name == "0.12");
-    CHECK(s.revision("0.18.2")->name == "0.18");
+    // Patch releases have facts of their own (schemas/mcore/facts/).
+    CHECK(s.revision("core_v0.12.3")->name == "core_v0.12.3");
+    CHECK(s.revision("0.18.2")->name == "core_v0.18.2");
     CHECK(s.revision("bridge-main")->name == "0.20.dev");
     CHECK(s.revision("bridge-dev")->name == "dev");
     CHECK(s.revision("0.11") == nullptr);
@@ -55,10 +56,13 @@ TEST_CASE("revision names are unambiguous: each maps to one revision, the doubtf
         for (const auto& sha : shas) {
             CHECK(sha.size() == 40);
             CHECK(owner.emplace(sha, name).second);
-            CHECK(s.revision_for_commit(sha) == r);
-            CHECK(s.revision_for_commit(sha.substr(0, 7)) == r);
-            CHECK(s.revision(sha.substr(0, 12)) == r);
+            CHECK(s.revision_for_commit(sha.substr(0, 7)) == s.revision_for_commit(sha));
+            CHECK(s.revision(sha.substr(0, 12)) == s.revision_for_commit(sha));
         }
+        // The revision's own commit is it; a patch release's tag is that release, with facts of its own.
+        CHECK(s.revision_for_commit(shas.front()) == r);
+        for (const auto& [tag, sha] : r->tags)
+            if (tag != r->release) CHECK(s.revision_for_commit(sha)->name == tag);
     }
     CHECK(s.revision_for_commit("2a75ac1") == s.revision("0.20.dev"));
     CHECK(s.revision_for_commit("2a75ac") == nullptr);  // too short to name a commit
@@ -68,7 +72,10 @@ TEST_CASE("revision names are unambiguous: each maps to one revision, the doubtf
 TEST_CASE("what each name stands for: release tags and pinned commits", "[schema]") {
     const Schema& s = Schema::instance();
     CHECK(s.revision("0.19")->what() == "release core_v0.19.0");
-    CHECK(s.revision("0.15")->what() == "release core_v0.15.0 (patch releases .1, .2, .3 too)");
+    CHECK(s.revision("0.15")->what() == "release core_v0.15.0");  // its patch releases have facts of their own
+    CHECK(s.revision("core_v0.15.2")->what() == "release core_v0.15.2");
+    CHECK(s.revision("002255075c37")->what() ==
+          "commit 002255075c37 (2026-06-13), pinned by a Megatron Bridge branch or tag");
     CHECK(s.revision("0.20.dev")->commit == "2a75ac12c54ba6a42b34024756820bf819a2e25f");
     CHECK(s.revision("dev")->commit == "b3b1e2d793c596c2fa61076d001ab93f294e4e87");
     CHECK(s.revision("dev")->branch == "dev");
