@@ -9,6 +9,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 
 #include "gpu_check/report.hpp"
 #include "gpu_check/runner.hpp"
@@ -44,7 +45,7 @@ json to_json(const Value& v) {
     return nullptr;
 }
 
-// Fields the reference sets itself: the recompute fields differ per run, and the stack is one rank of one stage.
+// Fields the reference sets itself: the recompute fields differ per run, and the stack is one stage's chunk.
 constexpr FieldName kPerRunFields[] = {field::recompute_granularity, field::recompute_method,
                                        field::recompute_num_layers, field::recompute_modules};
 constexpr FieldName kStageFields[] = {
@@ -188,8 +189,8 @@ std::string plan_stage(const PlanOptions& o, McorePlan& p) {
             fmt::format("each model chunk of stage {} has {} layers; building {}", stage, chunk_layers, n));
     p.kinds.assign(p.job.kinds.begin() + offset, p.job.kinds.begin() + offset + n);
     p.notes.push_back(fmt::format(
-        "pipeline stage {} of {}{} as the schedule runs it: {} micro-batches, {} model chunks in flight at the first "
-        "backward, no communication (each forward takes a fresh input as if received)",
+        "pipeline stage {} of {}{} under Megatron Core's own schedule: {} micro-batches, {} model chunks in flight at "
+        "the first backward; point-to-point moves no data (received tensors are allocated, not filled)",
         stage, job.pp, job.interleaved() ? fmt::format(", {} model chunks", job.vpp) : "", *run.schedule.micro_batches,
         run.in_flight));
     p.stage = run;
@@ -230,21 +231,32 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
                             memory::kind_name(k)));
     const int n = static_cast<int>(p.kinds.size());
     memory::LayerShape s = p.job.shape;
-    const int ep = s.ep;
-    if (auto why = one_rank(s, p.notes); !why.empty()) return fail(why);
-    if (s.experts > 0 && ep > 1)
-        p.notes.push_back(fmt::format("expert parallelism {}: this rank's {} experts are built as the whole MoE layer "
-                                      "(top-{} routing among them, no all-to-all)",
-                                      ep, s.experts, s.topk));
-    if (s.experts > 0 && s.topk > s.experts)
-        return fail(fmt::format("top-{} routing needs more than this rank's {} experts (expert parallelism {}): pass a "
-                                "config with a smaller expert_model_parallel_size",
-                                s.topk, s.experts, ep));
+    if (s.fp8) p.notes.push_back("fp8 is not measured: the layers run in bf16");
+    s.fp8 = false;
+    s.fp8_scale_bytes = 0;
     p.shape = s;
+    // One rank of the job's world, over a fake process group: the pipeline sizes only when a stage is run.
+    const int pp = p.stage ? p.job.schedule.pp : 1;
+    const int vpp = p.stage ? p.job.schedule.vpp : 1;
+    p.parallel = {{"tp", s.tp},
+                  {"sp", s.sequence_parallel},
+                  {"cp", s.cp},
+                  {"ep", s.ep},
+                  {"etp", s.etp},
+                  {"pp", pp},
+                  {"vpp", vpp > 1 ? json(vpp) : json(nullptr)},
+                  {"stage", p.stage ? p.stage->stage : 0}};
+    if (s.tp * s.cp * s.ep * pp > 1)
+        p.notes.push_back(fmt::format(
+            "one rank of a {}-rank job (tensor {}{}, context {}{}, pipeline {}) run on one GPU over a fake process "
+            "group: collectives move no data and allocate no communication buffers{}",
+            std::lcm(s.tp * s.cp, s.ep * s.etp) * pp, s.tp, s.sequence_parallel ? " with sequence parallelism" : "",
+            s.cp, s.experts > 0 ? fmt::format(", expert {} with expert-tensor {}", s.ep, s.etp) : std::string(), pp,
+            s.experts > 0 ? "; routing balanced, every peer routing as this rank" : ""));
     p.transformer_impl = m.str(field::transformer_impl).value_or("transformer_engine");
     p.notes.insert(p.notes.end(), p.runs.notes.begin(), p.runs.notes.end());
 
-    // The config's own values (Megatron Core's defaults stand for the rest), with one rank's shapes.
+    // The config's own values (Megatron Core's defaults stand for the rest), with the layers built and the rank run.
     json c = json::object();
     m.for_each_field([&](const Value::Entry& e) {
         if (e.value.prov().origin == Origin::Default) return;
@@ -258,7 +270,7 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
     for (const FieldName f : kPerRunFields) c.erase(std::string(f.str()));
     for (const FieldName f : kStageFields) c.erase(std::string(f.str()));
     auto set = [&](FieldName f) -> json& { return c[std::string(f.str())]; };
-    set(field::num_layers) = n;
+    set(field::num_layers) = n * pp * vpp;  // n per model chunk
     set(field::hidden_size) = s.hidden;
     set(field::num_attention_heads) = s.heads;
     set(field::num_query_groups) = s.query_groups;
@@ -269,16 +281,17 @@ McorePlan make_mcore_plan(const EffectiveModel& m, const PlanOptions& o) {
         set(field::moe_ffn_hidden_size) = s.expert_ffn;
         if (s.shared_expert_ffn > 0) set(field::moe_shared_expert_intermediate_size) = s.shared_expert_ffn;
         json pattern = json::array();
-        for (auto k : p.kinds) pattern.push_back(memory::has_moe(k) ? 1 : 0);
+        for (int chunk = 0; chunk < pp * vpp; ++chunk)
+            for (auto k : p.kinds) pattern.push_back(memory::has_moe(k) ? 1 : 0);
         set(field::moe_layer_freq) = pattern;
     }
-    set(field::tensor_model_parallel_size) = 1;
-    set(field::pipeline_model_parallel_size) = 1;
-    set(field::virtual_pipeline_model_parallel_size) = nullptr;
-    set(field::context_parallel_size) = 1;
-    set(field::expert_model_parallel_size) = 1;
-    set(field::expert_tensor_parallel_size) = 1;
-    set(field::sequence_parallel) = false;
+    set(field::tensor_model_parallel_size) = s.tp;
+    set(field::pipeline_model_parallel_size) = pp;
+    set(field::virtual_pipeline_model_parallel_size) = p.parallel["vpp"];
+    set(field::context_parallel_size) = s.cp;
+    set(field::expert_model_parallel_size) = s.ep;
+    set(field::expert_tensor_parallel_size) = s.etp;
+    set(field::sequence_parallel) = s.sequence_parallel;
     p.transformer_config = std::move(c);
     p.summary = shape_summary(s, p.kinds, p.stage ? "per model chunk" : "of the first pipeline stage");
     if (p.stage)
@@ -294,11 +307,12 @@ json mcore_request(const McorePlan& p, int warmup, int steps, std::uint64_t seed
     };
     add("control", p.runs.control);
     for (const auto& c : p.runs.candidates) add("candidate", c);
-    json request = {{"protocol", 1},
+    json request = {{"protocol", 2},
                     {"transformer_config", p.transformer_config},
                     {"transformer_impl", p.transformer_impl},
                     {"seq_length", p.shape.seq_length},
                     {"micro_batch", p.shape.micro_batch},
+                    {"parallel", p.parallel},
                     {"runs", runs},
                     {"warmup", warmup},
                     {"steps", steps},

@@ -25,10 +25,12 @@ struct StageRun {
 
 // What the helper is asked to build, and the estimator's view of the same layers.
 struct McorePlan {
-    std::string error;                     // non-empty: nothing to build (exit 2)
-    nlohmann::json transformer_config;     // TransformerConfig arguments of one rank's shapes, no recompute fields
-    std::string transformer_impl;          // what the config selects: transformer_engine or local
-    memory::LayerShape shape;              // one rank's shapes as the estimator sees them (parallel sizes 1)
+    std::string error;  // non-empty: nothing to build (exit 2)
+    nlohmann::json
+        transformer_config;        // TransformerConfig arguments with the job's parallel sizes, no recompute fields
+    std::string transformer_impl;  // what the config selects: transformer_engine or local
+    memory::LayerShape shape;      // the config's shapes, parallel sizes included, as the estimator sees them
+    nlohmann::json parallel;       // the rank run: tp, sp, cp, ep, etp, pp, vpp, stage
     std::vector<memory::LayerKind> kinds;  // the layers built (per model chunk with a stage)
     memory::Job job;                       // the estimate's translation of the config
     std::optional<StageRun> stage;

@@ -1,30 +1,13 @@
 #!/usr/bin/env python3
 """One rank of an N-rank Megatron Core job on one GPU: the memory of every job shape (issue 37).
 
-Megatron Core's parallel state is initialised over PyTorch's ``fake`` process-group backend
-(``torch.distributed.init_process_group("fake", store=FakeStore(), rank=r, world_size=N)``, then
-``initialize_model_parallel(..., create_gloo_process_groups=False)``): every collective is a no-op that leaves its
-output as allocated, so Megatron Core's own tensor-, sequence- and expert-parallel layers allocate exactly the shapes
-rank r of N allocates, on one GPU. The layers are the local spec's (the GPU machine has no Transformer Engine) and are
-measured as ``mcore_reference.py`` measures a block (its ``prepare_config``, ``build_block``'s conversion to bf16, the
-shared ``measure_step``; a pipeline stage through its ``schedule_order``).
-
-What the fake group cannot give, and what this script supplies instead (each shape's ``environment`` line says so):
-
-* Values. A fake collective returns no data. Where a received value decides a shape -- the MoE token dispatchers
-  exchange per-expert token counts before their all-to-all -- the peers' values are needed. Every all-gather's output
-  is filled with copies of this rank's input ("every peer sends what this rank sends"), so the counts the all-to-all
-  dispatcher gathers are this rank's, repeated. Routing is made exactly balanced: Megatron Core's own
-  ``moe_router_force_load_balancing`` path (router.py ``apply_random_logits`` -> ``moe_utils.RandomSTE``), with the
-  random logits it draws (``logits.clone().normal_()``) replaced by a round-robin pattern of the same tensor: token i
-  prefers experts i*k, ..., i*k+k-1 (mod E). Each expert then receives T*k/E tokens from every rank, whatever the
-  expert-parallel size. ``RandomSTE``'s backward is unchanged (the gradient passes through).
-* The norm under sequence parallelism. The local spec's ``WrappedTorchNorm`` asserts that sequence parallelism is off
-  (``transformer/torch_norm.py`` line 52 at d98e8a64). Under SP a norm normalises this rank's sequence shard, exactly
-  as without SP; only its weight's gradient is all-reduced by the optimizer. The stand-in builds the same torch norm
-  (``torch.nn.RMSNorm`` / ``LayerNorm``, which save their input and fp32 statistics) with the assertion's field read
-  as false.
-* Communication buffers (NCCL's, per peer and channel) are not allocated by a fake group: not measured here.
+Each shape runs in a process of its own as one rank of the shape's world over PyTorch's ``fake`` process-group backend
+(fake_group.py says how, and what it supplies that a fake group cannot give: the peers' values, balanced routing,
+the norm under sequence parallelism), so Megatron Core's own tensor-, sequence- and expert-parallel layers allocate
+exactly the shapes rank r of N allocates, on one GPU. The layers are the local spec's (the GPU machine has no
+Transformer Engine) and are measured as ``mcore_reference.py`` measures a block (its ``prepare_config``,
+``build_block``'s conversion to bf16, the shared ``measure_step``); a pipeline stage is one step of Megatron Core's own
+schedule (``mcore_reference.run_schedule``). Communication buffers (NCCL's) are not allocated by a fake group.
 
 Not measurable here: context parallelism (the local spec's ``DotProductAttention`` refuses it; CP needs Transformer
 Engine's attention, ``attention.py`` line 382 at d98e8a64), ``layernorm`` recompute at d98e8a64 (its
@@ -47,7 +30,6 @@ from __future__ import annotations
 import argparse
 import gc
 import json
-import math
 import os
 import subprocess
 import sys
@@ -57,6 +39,7 @@ import warnings
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import fake_group  # noqa: E402
 import mcore_reference as ref  # noqa: E402
 
 SEED = 1234
@@ -122,107 +105,22 @@ def emit(event, **fields):
     ref.emit(event, **fields)
 
 
-# ---- what the fake group cannot give ----------------------------------------------------------------------------
-
-
-def fill_gathers_with_peer_copies(torch):
-    """A fake all-gather leaves its output as allocated; fill it with this rank's input once per peer. Installed before
-    Megatron Core is imported (tensor_parallel/mappings.py binds ``all_gather_into_tensor`` at import)."""
-    dist = torch.distributed
-    original = dist.all_gather_into_tensor
-
-    def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
-        work = original(output_tensor, input_tensor, group=group, async_op=async_op)
-        n = output_tensor.numel() // max(1, input_tensor.numel())
-        if n * input_tensor.numel() == output_tensor.numel() and n > 0:
-            with torch.no_grad():
-                shape = tuple(input_tensor.shape)
-                output_tensor.view(n, *shape).copy_(input_tensor.unsqueeze(0).expand(n, *shape))
-        return work
-
-    dist.all_gather_into_tensor = all_gather_into_tensor
-    if hasattr(dist, "_all_gather_base"):
-        dist._all_gather_base = all_gather_into_tensor
-
-
-def balance_routing(torch, topk):
-    """moe_router_force_load_balancing's random logits (moe_utils.RandomSTE.forward: ``logits.clone().normal_()``)
-    replaced by a round-robin pattern in the same clone: token i prefers experts i*k .. i*k+k-1 (mod E)."""
-    from megatron.core.transformer.moe import moe_utils
-
-    patterns = {}
-
-    def forward(ctx, logits):
-        experts = logits.shape[-1]
-        rows = logits.numel() // experts
-        key = (rows, experts, logits.dtype, logits.device)
-        if key not in patterns:  # made once, in the unmeasured first step: part of every later base
-            with torch.no_grad():
-                token = torch.arange(rows, device=logits.device).unsqueeze(1) * topk
-                expert = torch.arange(experts, device=logits.device).unsqueeze(0)
-                patterns[key] = (-((expert - token) % experts)).to(logits.dtype)
-        out = logits.clone()
-        with torch.no_grad():
-            out.view(rows, experts).copy_(patterns[key])
-        return out
-
-    moe_utils.RandomSTE.forward = staticmethod(forward)
-
-
-def norm_without_sp_assertion():
-    """WrappedTorchNorm with its sequence-parallel assertion (torch_norm.py line 52 at d98e8a64) read as false: the
-    same torch norm on this rank's shard."""
-    from megatron.core.transformer import torch_norm
-
-    original = torch_norm.WrappedTorchNorm.__new__
-
-    class ConfigWithoutSP:
-        def __init__(self, config):
-            self._config = config
-
-        def __getattr__(self, name):
-            return False if name == "sequence_parallel" else getattr(self._config, name)
-
-    def new(cls, config, *args, **kwargs):
-        return original(cls, ConfigWithoutSP(config), *args, **kwargs)
-
-    torch_norm.WrappedTorchNorm.__new__ = staticmethod(new)
-
-
 # ---- one shape --------------------------------------------------------------------------------------------------
-
-
-def world_and_rank(sh):
-    """The smallest world that holds the shape (tp*cp*dp == etp*ep*edp per pipeline stage), and the global rank of
-    tensor-, expert- and data-parallel rank 0 on the shape's pipeline stage (order tp-cp-ep-dp-pp: pp outermost)."""
-    per_stage = math.lcm(sh["tp"] * sh["cp"], sh["ep"] * sh["etp"])
-    return per_stage * sh["pp"], per_stage * sh["stage"]
 
 
 def run_shape(name):
     sh = SHAPES[name]
     warnings.filterwarnings("ignore")
     import torch
-    from torch.testing._internal.distributed.fake_pg import FakeStore
 
-    torch.cuda.set_device(0)
-    fill_gathers_with_peer_copies(torch)
-    world, rank = world_and_rank(sh)
-    torch.distributed.init_process_group("fake", store=FakeStore(), rank=rank, world_size=world)
+    fake_group.fill_gathers_with_peer_copies(torch)
     import megatron.core as megatron
-    from megatron.core import parallel_state, tensor_parallel
 
-    parallel_state.initialize_model_parallel(
-        tensor_model_parallel_size=sh["tp"], pipeline_model_parallel_size=sh["pp"],
-        virtual_pipeline_model_parallel_size=sh["vpp"], context_parallel_size=sh["cp"],
-        expert_model_parallel_size=sh["ep"],
-        expert_tensor_parallel_size=sh["etp"], create_gloo_process_groups=False)
-    tensor_parallel.model_parallel_cuda_manual_seed(SEED)
-    norm_without_sp_assertion()
+    placed = fake_group.init(torch, sh, SEED)
     arch = dict(sh["arch"])
     moe = "num_moe_experts" in arch
     if moe:
-        balance_routing(torch, arch["moe_router_topk"])
+        fake_group.balance_routing(torch, arch["moe_router_topk"])
     activation = arch.pop("activation")
     config = dict(arch, activation_func="torch.nn.functional." + activation,
                   tensor_model_parallel_size=sh["tp"], sequence_parallel=sh["sp"],
@@ -234,20 +132,13 @@ def run_shape(name):
     if sh["vpp"]:
         config["virtual_pipeline_model_parallel_size"] = sh["vpp"]
     request = {"transformer_config": config, "transformer_impl": "local", "seq_length": sh["s"],
-               "micro_batch": sh["b"], "warmup": 1, "steps": 2, "seed": SEED}
+               "micro_batch": sh["b"], "warmup": 1, "steps": 2, "seed": SEED, "parallel": sh}
     cls, kwargs, changes, dropped = ref.prepare_config(torch, request, te_present=False)
     free, total = torch.cuda.mem_get_info()
     emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0), total_bytes=total,
          megatron_core=ref.megatron_version(megatron),
          megatron_core_path=os.path.dirname(os.path.abspath(megatron.__file__)),
-         world_size=world, rank=rank, tp_rank=parallel_state.get_tensor_model_parallel_rank(),
-         pp_rank=parallel_state.get_pipeline_model_parallel_rank(),
-         ep_rank=parallel_state.get_expert_model_parallel_rank(), parallel=sh, changes=changes, dropped=dropped,
-         collectives="simulated: fake process group; all-gathers filled with this rank's input per peer; "
-                     "communication buffers not allocated",
-         routing=("balanced: moe_router_force_load_balancing with round-robin logits (token i -> experts "
-                  "i*k..i*k+k-1 mod E), every peer routing as this rank" if moe else None),
-         norm="torch norm built without the sequence-parallel assertion" if sh["sp"] else "torch norm")
+         parallel=sh, changes=changes, dropped=dropped, **placed, **fake_group.describe(moe, sh["sp"]))
     if sh["pp"] > 1:
         measure = lambda run: measure_stage(torch, cls, kwargs, sh, run)  # noqa: E731
     else:
@@ -312,27 +203,17 @@ def measure_block(torch, cls, kwargs, sh, run):
 
 
 def measure_stage(torch, cls, kwargs, sh, run):
-    """One pipeline stage's model chunks (blocks without a final norm, as mcore_reference.measure_schedule) through
-    the schedule's passes on inputs of this rank's shape."""
-    vpp = sh["vpp"] or 1
-    chunks = [build(torch, cls, kwargs, sh, run, post_process=False, vp_stage=(c if sh["vpp"] else None))
-              for c in range(vpp)]
-    s, b, h = sh["s"], sh["b"], chunks[0].config.hidden_size
-    local_s = s // sh["cp"] // (sh["tp"] if sh["sp"] else 1)
-    sched = {"pipeline": sh["pp"], "stage": sh["stage"], "virtual": vpp, "micro_batches": sh["micro_batches"]}
-    request = {"schedule": sched, "seq_length": local_s, "micro_batch": b}
-    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(1, 1, s, s)
-    ref.run_schedule(torch, chunks, request, mask)
-    torch.cuda.synchronize()
-    base = torch.cuda.memory_allocated()
-    torch.cuda.reset_peak_memory_stats()
-    retained, in_flight, order = ref.run_schedule(torch, chunks, request, mask)
-    torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
-    out = {"retained_bytes": retained, "backward_peak_bytes": peak, "in_flight": in_flight, "order": order,
-           "layers": [len(c.layers) for c in chunks], "input_bytes": local_s * b * h * 2,
-           "leaked_bytes": torch.cuda.memory_allocated() - base,
-           "peak_reserved_total_bytes": int(torch.cuda.max_memory_reserved())}
+    """One step of the pipeline stage under Megatron Core's own schedule (mcore_reference.measure_schedule): its
+    model chunks are blocks without a final norm, inputs of this rank's shape."""
+    sched = {"pipeline": sh["pp"], "stage": sh["stage"], "virtual": sh["vpp"] or 1,
+             "micro_batches": sh["micro_batches"]}
+    chunks = ref.build_stage(torch, cls, ref.with_recompute(kwargs, run), False, SEED, sched)
+    chunks = [block for _, block in chunks]
+    request = {"schedule": sched, "seq_length": sh["s"], "micro_batch": sh["b"],
+               "input_rows": fake_group.local_rows(sh, sh["s"])}
+    out = ref.measure_schedule(torch, chunks, request, None, "")
+    out.update(layers=[len(c.layers) for c in chunks], input_bytes=request["input_rows"] * sh["b"] *
+               chunks[0].config.hidden_size * 2)
     del chunks
     gc.collect()
     torch.cuda.empty_cache()

@@ -1,27 +1,31 @@
 #!/usr/bin/env python3
 """Megatron Core reference for `mbridge-lint gpu-check --reference mcore`.
 
-Builds the requested layers with the installed Megatron Core (a bare ``TransformerBlock`` on one GPU, world size 1),
-runs the control and every candidate recompute setting, and measures device memory the way the memory estimator
-predicts it (see gpu_check/README.md): after warm-up steps, per step a fresh input, then
+Builds the requested layers with the installed Megatron Core on one GPU, runs the control and every candidate
+recompute setting, and measures device memory the way the memory estimator predicts it (see gpu_check/README.md):
+after warm-up steps, per step a fresh input, then
 
     base = memory_allocated()                    # parameters, their gradients, the input, the previous step's leftovers
     out = block(x, attention_mask)               # retained = allocated - base; forward peak
     out.backward(randn_like(out))                # backward peak (peak statistics reset after forward)
 
+With ``parallel`` in the request (``tp``, ``sp``, ``cp``, ``ep``, ``etp``, ``pp``, ``vpp``, ``stage``), the process is
+one rank of the job's world over PyTorch's ``fake`` process group (fake_group.py): Megatron Core's own parallel layers
+allocate what that rank allocates, collectives move no data, and what the fake group cannot give is supplied and named
+in the ``environment`` event (``collectives``, ``routing``, ``norm``). The input is this rank's shard of the sequence.
+
 With a ``schedule`` in the request (``pipeline``, ``stage``, ``virtual``, ``micro_batches``, ``group``,
-``deallocate_outputs``, ``chunk_layers``), each run is one pipeline stage as Megatron Core's schedule runs it
-(pipeline_parallel/schedules.py): ``virtual`` model chunks of ``chunk_layers`` layers, the schedule's forward passes
-held (each a fresh received input, its output kept until its backward) and the backward passes in the schedule's
-order, without communication. Its ``run`` event then has ``retained_bytes`` (allocated above the base just before the
-first backward, when the most micro-batches are in flight), ``backward_peak_bytes`` (the peak over the whole
-schedule), ``in_flight`` (forwards held at that point) and ``order`` (the schedule, ``F`` or ``B`` with chunk and
-micro-batch).
+``deallocate_outputs``, ``chunk_layers``), each run is one step of the pipeline stage under Megatron Core's own
+schedule (pipeline_parallel/schedules.py ``get_forward_backward_func``: 1F1B, or interleaved over ``virtual`` model
+chunks of ``chunk_layers`` layers), point-to-point made no-ops by the fake group; the last stage's loss hands the
+block output a gradient of its shape. Its ``run`` event then has ``retained_bytes`` (allocated above the base at the
+first backward, when the most micro-batches are in flight), ``backward_peak_bytes`` (the peak over the whole step),
+``in_flight`` (forwards held at that point) and ``order`` (the passes, ``F`` with the chunk, or ``B``).
 
 Usage: ``python3 mcore_reference.py REQUEST.json`` (``-`` reads standard input). The request is written by
-mbridge-lint (cli/gpu_check_command.cpp): ``transformer_config`` (TransformerConfig keyword arguments of one rank's
-shapes, without recompute fields), ``transformer_impl``, ``seq_length``, ``micro_batch``, ``runs`` (each a role and
-its recompute fields), ``warmup``, ``steps``, ``seed``.
+mbridge-lint (cli/gpu_check_command.cpp): ``protocol`` 2, ``transformer_config`` (TransformerConfig keyword arguments
+with the job's parallel sizes, without recompute fields), ``transformer_impl``, ``seq_length``, ``micro_batch``,
+``parallel``, ``runs`` (each a role and its recompute fields), ``warmup``, ``steps``, ``seed``.
 
 Standard output carries one JSON object per line, each with an ``event``:
 
@@ -53,7 +57,10 @@ import tempfile
 import traceback
 import warnings
 
-PROTOCOL = 1
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import fake_group  # noqa: E402
+
+PROTOCOL = 2
 # The measurement core is shared with the Bridge helper (integrations/bridge/mbridge_lint_memory).
 _BRIDGE_HELPER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "integrations", "bridge")
 
@@ -221,7 +228,19 @@ def prepare_config(torch, request, te_present):
         if kwargs.get(name):
             force(name, None, "low-precision training is not measured")
     force("gradient_accumulation_fusion", False, "no distributed-optimizer gradient buffers on a bare block")
-    force("distribute_saved_activations", False, "needs tensor parallelism; one GPU runs without it")
+    parallel = request.get("parallel") or {}
+    if parallel.get("tp", 1) == 1:
+        force("distribute_saved_activations", False, "needs tensor parallelism")
+    if "parallel" in request and kwargs.get("num_moe_experts"):
+        # The peers of a fake group route as this rank does, balanced (fake_group.balance_routing).
+        force("moe_router_force_load_balancing", True, "routing is balanced: every simulated peer routes as this rank")
+    # The stage's own schedule settings (the request carries them with the schedule, not among the fields).
+    sched = request.get("schedule")
+    if sched:
+        settings = {"pipeline_dtype": torch.bfloat16, "deallocate_pipeline_outputs": bool(sched.get("deallocate_outputs"))}
+        if int(sched.get("virtual", 1)) > 1:
+            settings["microbatch_group_size_per_vp_stage"] = int(sched.get("group") or sched["pipeline"])
+        kwargs.update({k: v for k, v in settings.items() if k in fields})
     force("moe_layer_recompute", False, "the recompute fields of each run say what to recompute")
     if kwargs.get("masked_softmax_fusion", fields.get("masked_softmax_fusion") and fields["masked_softmax_fusion"].default):
         if not fused_softmax_kernels_present():
@@ -274,7 +293,7 @@ def init_single_process(torch, seed):
     tensor_parallel.model_parallel_cuda_manual_seed(seed)
 
 
-def build_block(torch, cls, kwargs, use_te, seed, post_process=True):
+def build_block(torch, cls, kwargs, use_te, seed, post_process=True, pre_process=True, vp_stage=None):
     from megatron.core import tensor_parallel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec
     from megatron.core.transformer.transformer_block import TransformerBlock
@@ -284,13 +303,27 @@ def build_block(torch, cls, kwargs, use_te, seed, post_process=True):
     torch.manual_seed(seed)
     tensor_parallel.model_parallel_cuda_manual_seed(seed)
     config = cls(**kwargs)
-    spec = get_gpt_decoder_block_spec(config, use_transformer_engine=use_te, normalization=config.normalization)
-    block = TransformerBlock(config, spec, pre_process=True, post_process=post_process)
+    chunk = {} if vp_stage is None else {"vp_stage": vp_stage}
+    spec = get_gpt_decoder_block_spec(config, use_transformer_engine=use_te, normalization=config.normalization,
+                                      **chunk)
+    block = TransformerBlock(config, spec, pre_process=pre_process, post_process=post_process, **chunk)
     # In bf16 as a training job's model is (Megatron's Float16Module converts the whole model): PyTorch norms create
     # fp32 weights, which would otherwise promote and keep fp32 copies of their inputs.
     block.cuda().bfloat16()
     block.train()
     return config, block
+
+
+def build_stage(torch, cls, kwargs, use_te, seed, sched):
+    """This rank's model chunks of its pipeline stage: blocks without a final norm (a stage that is not the last), the
+    first stage's first chunk taking its input from the forward step (pre_process), the others from the schedule."""
+    from megatron.core import parallel_state
+
+    first_stage = parallel_state.get_pipeline_model_parallel_rank() == 0
+    virtual = int(sched.get("virtual", 1))
+    return [build_block(torch, cls, kwargs, use_te, seed + c, post_process=False, pre_process=first_stage and c == 0,
+                        vp_stage=c if virtual > 1 else None)
+            for c in range(virtual)]
 
 
 def build_facts(block, config, request):
@@ -329,7 +362,7 @@ def measure_run(torch, block, request, index, role):
     for step in range(total):
         torch.cuda.synchronize()
         before_input = torch.cuda.memory_allocated()
-        x = torch.randn(s, b, hidden, dtype=torch.bfloat16, device=device, requires_grad=True)
+        x = torch.randn(request["input_rows"], b, hidden, dtype=torch.bfloat16, device=device, requires_grad=True)
         fig = measure_step(lambda: block(x, attention_mask=mask))
         del x
         torch.cuda.synchronize()
@@ -349,72 +382,105 @@ def measure_run(torch, block, request, index, role):
         "steps_ms": [f["step_ms"] for f in figures],
         "param_bytes": sum(p.numel() * p.element_size() for p in params),
         "grad_bytes": sum(p.grad.numel() * p.grad.element_size() for p in params if p.grad is not None),
-        "input_bytes": s * b * hidden * 2,
+        "input_bytes": request["input_rows"] * b * hidden * 2,
         "leaked_bytes": leaked,
         "stable": all(all(f[k] == first[k] for k in keys) for f in figures),
         "steps": [{k: f[k] for k in keys} for f in figures],
     }
 
 
-def schedule_order(sched):
-    """The stage's passes in Megatron Core's order: [("F" or "B", model chunk, micro-batch)], and the number of
-    warm-up forwards (schedules.py get_pp_rank_microbatches, get_schedule_table, get_model_chunk_id)."""
-    p, r, v = int(sched["pipeline"]), int(sched["stage"]), int(sched.get("virtual", 1))
-    m, group = int(sched["micro_batches"]), int(sched.get("group") or p)
-    total = m * v
-    if v == 1:
-        warmup = min(p - r - 1, m)
-        table = [(0, i) for i in range(m)]
-    else:
-        warmup = (p - r - 1) * 2 + (v - 1) * group + (1 if sched.get("extra_warmup") else 0)
-        table = []
-        for first in range(0, m, group):
-            last = m if first + group >= m else first + group
-            table += [(chunk, mb) for chunk in range(v) for mb in range(first, last)]
-    warmup = min(warmup, total)
-    order = [("F",) + table[k] for k in range(warmup)]
-    for k in range(total - warmup):
-        order.append(("F",) + table[warmup + k])
-        order.append(("B", v - 1 - table[k][0], None))
-    for k in range(total - warmup, total):
-        order.append(("B", v - 1 - table[k][0], None))
-    return order, warmup
+def stage_model(torch, block):
+    """The stage's model chunk as Megatron Core's schedule drives a model: ``config``, ``set_input_tensor`` taking the
+    received list (GPTModel.set_input_tensor passes its one tensor on to the decoder), and the block's forward."""
+
+    class StageModel(torch.nn.Module):
+        def __init__(self, block):
+            super().__init__()
+            self.block = block
+            self.config = block.config
+            self.pre_process = block.pre_process
+            # What GPTModel states (the interleaved schedule asks every chunk for it).
+            from megatron.core.enums import ModelType
+
+            self.model_type = ModelType.encoder_or_decoder
+
+        def set_input_tensor(self, input_tensor):
+            self.block.set_input_tensor(input_tensor[0] if isinstance(input_tensor, list) else input_tensor)
+
+        def forward(self, hidden_states, attention_mask):
+            return self.block(hidden_states, attention_mask=attention_mask)
+
+    return StageModel(block)
+
+
+def output_gradient_loss(torch):
+    """The last stage's loss as the schedule needs one (a scalar per micro-batch), without the output layer: its
+    backward hands the block output a gradient of the output's shape, as the logits' backward would."""
+
+    class OutputGradient(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, out):
+            ctx.shape, ctx.dtype = out.shape, out.dtype
+            return out.new_zeros((), dtype=torch.float32)
+
+        @staticmethod
+        def backward(ctx, grad):
+            return torch.randn(ctx.shape, dtype=ctx.dtype, device=grad.device)
+
+    def loss_func(output_tensor):
+        return OutputGradient.apply(output_tensor), {}
+
+    return loss_func
 
 
 def run_schedule(torch, chunks, request, mask):
-    """One pass of the schedule over the stage's chunks; returns (retained at the first backward, in flight then)."""
-    from megatron.core.pipeline_parallel.schedules import custom_backward
+    """One step of Megatron Core's own pipeline schedule (pipeline_parallel/schedules.py get_forward_backward_func:
+    1F1B, interleaved with model chunks) over this stage's chunks; point-to-point over the fake group moves no data,
+    so a received tensor is allocated and holds whatever the allocator gave it. Returns (allocated above the start
+    at the first backward, forwards in flight then, the passes in order)."""
+    from megatron.core.pipeline_parallel import schedules
 
     sched = request["schedule"]
-    s, b = request["seq_length"], request["micro_batch"]
+    rows, b = request["input_rows"], request["micro_batch"]
     hidden = chunks[0].config.hidden_size
-    deallocate = bool(sched.get("deallocate_outputs"))
-    order, _ = schedule_order(sched)
-    held = [[] for _ in chunks]  # per chunk, FIFO of (input, output) as Megatron keeps input_tensors / output_tensors
-    base = torch.cuda.memory_allocated()
-    retained, in_flight = None, 0
-    for kind, chunk, _ in order:
-        if kind == "F":
-            x = torch.randn(s, b, hidden, dtype=torch.bfloat16, device="cuda", requires_grad=True)
-            out = chunks[chunk](x, attention_mask=mask)
-            grad_shape = out.shape
-            if deallocate:  # schedules.py deallocate_output_tensor: keep the graph, free the data
-                out.data = torch.empty((1,), device=out.device, dtype=out.dtype)
-            held[chunk].append((x, out, grad_shape))
-            continue
-        if retained is None:
+    models = [stage_model(torch, c) for c in chunks]
+    loss_func = output_gradient_loss(torch)
+    state = {"retained": None, "in_flight": 0, "live": 0, "order": []}
+    forward_step, backward_step = schedules.forward_step, schedules.backward_step
+
+    def counted_forward(*args, **kwargs):
+        model = args[2] if len(args) > 2 else kwargs["model"]
+        state["order"].append("F{}".format(next(i for i, m in enumerate(models) if m is model)))
+        state["live"] += 1
+        return forward_step(*args, **kwargs)
+
+    def counted_backward(*args, **kwargs):
+        if state["retained"] is None:
             torch.cuda.synchronize()
-            retained = torch.cuda.memory_allocated() - base
-            in_flight = sum(len(h) for h in held)
-        x, out, grad_shape = held[chunk].pop(0)
-        grad = torch.randn(grad_shape, dtype=torch.bfloat16, device="cuda")
-        # schedules.py backward_step: the C++ engine for a deallocated output, torch.autograd.backward otherwise.
-        if deallocate:
-            custom_backward(out, grad)
-        else:
-            torch.autograd.backward(out, grad_tensors=grad)
-        del x, out, grad
-    return retained, in_flight, ["{}{}".format(kind, chunk) for kind, chunk, _ in order]
+            state["retained"] = torch.cuda.memory_allocated() - base
+            state["in_flight"] = state["live"]
+        state["order"].append("B")
+        state["live"] -= 1
+        return backward_step(*args, **kwargs)
+
+    def forward_step_func(data_iterator, model):
+        x = None
+        if model.pre_process:  # the first stage's first chunk: a fresh input, as the embedding's output
+            x = torch.randn(rows, b, hidden, dtype=torch.bfloat16, device="cuda", requires_grad=True)
+        return model(x, attention_mask=mask), loss_func
+
+    forward_backward = schedules.get_forward_backward_func()
+    base = torch.cuda.memory_allocated()
+    schedules.forward_step, schedules.backward_step = counted_forward, counted_backward
+    try:
+        forward_backward(forward_step_func=forward_step_func,
+                         data_iterator=[None] * len(models) if len(models) > 1 else None,
+                         model=models if len(models) > 1 else models[0],
+                         num_microbatches=int(sched["micro_batches"]), seq_length=int(request["seq_length"]),
+                         micro_batch_size=b, forward_only=False)
+    finally:
+        schedules.forward_step, schedules.backward_step = forward_step, backward_step
+    return state["retained"], state["in_flight"], state["order"]
 
 
 def measure_schedule(torch, chunks, request, index, role):
@@ -472,11 +538,21 @@ def read_request(argv):
 def main(argv):
     warnings.filterwarnings("ignore")
     request = read_request(argv)
+    parallel = request.get("parallel")
+    if parallel is not None:  # before Megatron Core binds the gather at import
+        try:
+            import torch
+
+            fake_group.fill_gathers_with_peer_copies(torch)
+        except Exception:  # missing or broken: import_stack names what is missing
+            pass
+    request["input_rows"] = fake_group.local_rows(parallel or {}, int(request["seq_length"]))
     torch, megatron = import_stack()
     te_version = optional_version("transformer_engine")
     wants_te = request.get("transformer_impl", "transformer_engine") == "transformer_engine"
     use_te = wants_te and te_version is not None
     cls, kwargs, changes, dropped = prepare_config(torch, request, te_version is not None)
+    moe = bool(kwargs.get("num_moe_experts"))
     free, total = torch.cuda.mem_get_info()
     environment = {
         "protocol": PROTOCOL,
@@ -493,13 +569,24 @@ def main(argv):
         "changes": changes,
         "dropped": dropped,
     }
-    seed = int(request.get("seed", 1234))
-    init_single_process(torch, seed)
     try:
         cls(**with_recompute(kwargs, request["runs"][0]["recompute"]))
     except Exception as e:
         raise CannotRun("cannot_build", "Megatron Core {} rejects the config: {}: {}".format(
             environment["megatron_core"], type(e).__name__, e))
+    seed = int(request.get("seed", 1234))
+    if parallel is not None:
+        try:
+            environment["parallel"] = dict(parallel, **fake_group.init(torch, parallel, seed))
+        except Exception as e:
+            raise CannotRun("cannot_build", "this PyTorch cannot run one rank of {} ranks over a fake process group "
+                            "(torch.distributed 'fake' backend): {}: {}".format(
+                                fake_group.world_and_rank(parallel)[0], type(e).__name__, e))
+        environment.update(fake_group.describe(moe, bool(parallel.get("sp"))))
+        if moe:
+            fake_group.balance_routing(torch, int(kwargs.get("moe_router_topk", 2)))
+    else:
+        init_single_process(torch, seed)
     # One unmeasured step of the control first: Megatron Core's global buffers and the allocator's segments then
     # exist before every measured run alike (the first run of a process otherwise keeps tens of MiB more in MoE
     # layers, where the experts' tensor sizes follow the routing).
@@ -508,8 +595,8 @@ def main(argv):
         try:
             if "schedule" in request:
                 # The stage's model chunks: blocks without a final norm, as a pipeline stage that is not the last.
-                chunks = [build_block(torch, cls, with_recompute(kwargs, run["recompute"]), use_te, seed + c, False)
-                          for c in range(int(request["schedule"].get("virtual", 1)))]
+                chunks = build_stage(torch, cls, with_recompute(kwargs, run["recompute"]), use_te, seed,
+                                     request["schedule"])
                 config, block = chunks[0]
                 chunks = [c[1] for c in chunks]
             else:

@@ -570,47 +570,88 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
           std::string::npos);
 }
 
-// The pipeline-stage runs of 2026-12-02 on an H200 (gpu_check/DEVICE_RUNS.md; raw output in
-// tests/data/gpu/device-runs/2026-12-02/<run>/, made by scripts/device-memory-runs.sh): the request gpu-check writes
-// today is the one that ran, and every run's retained memory is predicted within 3 % and its peak within 5 %.
+// gpu-check --reference mcore over a fake process group on an H100 (2026-12-07, gpu_check/DEVICE_RUNS.md; raw output
+// and the command in tests/data/gpu/device-runs/2026-12-07-fake-group/): one rank of TP 2 + SP, TP 4 + SP on a middle
+// stage of PP 4, EP 8 and TP 2 + SP + EP 4 built by Megatron Core's own parallel layers, stages run by Megatron Core's own
+// schedule. The request gpu-check writes today is the one that ran.
+struct RecordedRun {
+    std::string name, config, options;
+};
+
+nlohmann::json replay_recorded(const RecordedRun& c, int expected_exit) {
+    const std::string runs = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-07-fake-group/";
+    const std::string sent = write_temp(c.name + "-request.json", "");
+    const std::string python =
+        standin("replay-" + c.name + ".sh", "cp \"$2\" '" + sent + "'; cat '" + runs + c.name + "/helper.jsonl'");
+    auto r = run("gpu-check " + example(c.config) + " --reference mcore --mcore main --python " + python +
+                     " --format json" + c.options,
+                 false);
+    INFO(r.out);
+    CHECK(r.code == expected_exit);
+    const auto request = nlohmann::json::parse(slurp(sent));
+    const auto recorded_request = nlohmann::json::parse(slurp(runs + c.name + "/request.json"));
+    for (const char* key : {"transformer_config", "parallel", "schedule", "runs", "seq_length", "micro_batch"})
+        CHECK(request.value(key, nlohmann::json()) == recorded_request.value(key, nlohmann::json()));
+    CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
+    return nlohmann::json::parse(r.out);
+}
+
 TEST_CASE(
-    "H200 pipeline-stage runs (1F1B, interleaved, MoE with deallocated outputs), replayed: totals within 3 % / 5 %",
+    "H100 runs of one rank of TP, SP, EP and PP jobs over a fake process group, replayed: totals within 3 % / 5 %",
     "[cli][gpu_check][mcore]") {
-    struct StageRun {
-        std::string name, config, options;
-    };
-    const std::string runs = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-02/";
-    for (const StageRun& c : std::vector<StageRun>{
+    for (const RecordedRun& c : std::vector<RecordedRun>{
+             {"tp2-sp", "dense_gqa_swiglu.yaml",
+              " --stage -1 --recompute none --recompute 'selective [core_attn]' --recompute 'selective [mlp]' "
+              "--recompute 'full uniform 1' -- model.tensor_model_parallel_size=2 model.sequence_parallel=true"},
+             {"tp4-sp-pp4-stage1", "dense_gqa_swiglu.yaml",
+              " --stage 1 --recompute none --recompute 'selective [core_attn]' -- "
+              "model.tensor_model_parallel_size=4 model.sequence_parallel=true"},
+             {"moe-ep8", "moe_shared_expert.yaml",
+              " --stage -1 --recompute none --recompute 'selective [moe]' --recompute 'selective [core_attn, moe]' "
+              "--recompute 'full uniform 1'"},
+             {"moe-tp2-sp-ep4", "moe_shared_expert.yaml",
+              " --stage -1 --recompute none --recompute 'selective [moe]' -- model.tensor_model_parallel_size=2 "
+              "model.sequence_parallel=true model.expert_model_parallel_size=4"}}) {
+        INFO(c.name);
+        const auto doc = replay_recorded(c, 0);
+        CHECK(doc["result"] == "pass");
+        for (const auto& run : doc["runs"]) {
+            INFO(run["recompute"]);
+            CHECK(run["retained_error"].get<double>() <= 0.03);
+            CHECK(run["peak_error"].get<double>() <= 0.05);
+        }
+    }
+}
+
+// The stages under Megatron Core's own schedule differ from the estimate's stage by whole activation tensors (s x b x h
+// in bf16, 16 MiB for these examples): +1 on a first stage (the received output gradient it holds at its first
+// backward, schedules.py send_forward_recv_backward), -1 on an interleaved stage, -3 retained and -2 at the peak on a
+// last stage built without its output layer. Held here at those tensors, the gap stated in DEVICE_RUNS.md, until the
+// stage model follows the schedule's buffers.
+TEST_CASE("H100 pipeline stages under Megatron Core's own schedule, replayed: within three activation tensors or 1 %",
+          "[cli][gpu_check][mcore]") {
+    const double activation = 4096.0 * 1 * 2048 * 2;
+    for (const RecordedRun& c : std::vector<RecordedRun>{
              {"stage-1f1b", "pipeline_1f1b.yaml",
               " --recompute none --recompute 'selective [core_attn]' --recompute 'full uniform 1'"},
+             {"stage-1f1b-last", "pipeline_1f1b.yaml",
+              " --stage 3 --recompute none --recompute 'selective [core_attn]'"},
              {"stage-vpp2", "pipeline_interleaved.yaml", " --recompute none --recompute 'selective [mlp]'"},
              {"stage-moe-dealloc", "moe_shared_expert.yaml",
               " --recompute none --recompute 'selective [moe]' --recompute 'full uniform 1' -- "
               "model.deallocate_pipeline_outputs=true"}}) {
         INFO(c.name);
-        const std::string sent = write_temp(c.name + "-request.json", "");
-        const std::string python =
-            standin("replay-" + c.name + ".sh", "cp \"$2\" '" + sent + "'; cat '" + runs + c.name + "/helper.jsonl'");
-        auto r = run(
-            "gpu-check " + example(c.config) + " --reference mcore --python " + python + " --format json" + c.options,
-            false);
-        INFO(r.out);
-        REQUIRE(r.code == 0);
-        // What ran on the GPU is what gpu-check asks for now: the same layers, shapes, schedule and runs.
-        const auto request = nlohmann::json::parse(slurp(sent));
-        const auto recorded_request = nlohmann::json::parse(slurp(runs + c.name + "/request.json"));
-        for (const char* key : {"transformer_config", "schedule", "runs", "seq_length", "micro_batch"})
-            CHECK(request[key] == recorded_request[key]);
-        const auto doc = nlohmann::json::parse(r.out);
-        CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
-        CHECK(doc["result"] == "pass");
-        REQUIRE(doc.contains("totals_tolerance"));
-        CHECK(doc["totals_tolerance"]["retained"] == Approx(0.03));
-        CHECK(doc["totals_tolerance"]["peak"] == Approx(0.05));
+        const auto doc = replay_recorded(c, c.name == "stage-vpp2" ? 0 : 1);
         for (const auto& run : doc["runs"]) {
             INFO(run["recompute"]);
-            CHECK(run["retained_error"].get<double>() <= 0.03);
-            CHECK(run["peak_error"].get<double>() <= 0.05);
+            const auto& m = run["measured"];
+            const auto& p = run["predicted"];
+            // MoE rows: the routed tensors' allocator rounding moves them by up to 1 % (the sweep's MoE rows).
+            const double retained = m["retained_bytes"].get<double>(), peak = m["backward_peak_bytes"].get<double>();
+            CHECK(std::abs(retained - p["retained_bytes"].get<double>()) <=
+                  std::max(3 * activation + 2.0 * 1024 * 1024, 0.01 * retained));
+            CHECK(std::abs(peak - p["backward_peak_bytes"].get<double>()) <=
+                  std::max(2 * activation + 2.0 * 1024 * 1024, 0.01 * peak));
         }
     }
 }

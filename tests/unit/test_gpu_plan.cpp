@@ -304,27 +304,29 @@ McorePlan mcore_plan_of(const std::string& text, PlanOptions o = {}) {
 
 }  // namespace
 
-TEST_CASE("the reference asks Megatron Core for one rank's first-stage layers, parallel sizes 1", "[gpu_plan][mcore]") {
+TEST_CASE("the reference asks Megatron Core for rank 0's first-stage layers with the job's parallel sizes",
+          "[gpu_plan][mcore]") {
     const McorePlan p = mcore_plan_of(kLlama);
     REQUIRE(p.error.empty());
     const auto& c = p.transformer_config;
-    CHECK(c["num_layers"] == 4);
-    CHECK(c["num_attention_heads"] == 16);
-    CHECK(c["num_query_groups"] == 4);
-    CHECK(c["kv_channels"] == 128);  // written out: hidden / heads no longer gives it
-    CHECK(c["ffn_hidden_size"] == 7168);
+    CHECK(c["num_layers"] == 16);  // the 4 layers built per stage, on each of the 4 stages
+    CHECK(c["num_attention_heads"] == 32);
+    CHECK(c["num_query_groups"] == 8);
+    CHECK(c["kv_channels"] == 128);
+    CHECK(c["ffn_hidden_size"] == 14336);
     CHECK(c["hidden_size"] == 4096);
-    CHECK(c["tensor_model_parallel_size"] == 1);
-    CHECK(c["pipeline_model_parallel_size"] == 1);
-    CHECK(c["sequence_parallel"] == false);
+    CHECK(c["tensor_model_parallel_size"] == 2);
+    CHECK(c["pipeline_model_parallel_size"] == 4);
+    CHECK(c["virtual_pipeline_model_parallel_size"].is_null());
+    CHECK(c["sequence_parallel"] == true);
     CHECK(c["normalization"] == "RMSNorm");
     CHECK(c["activation_func"] == "torch.nn.functional.silu");  // the helper imports it
     for (const char* f : {"recompute_granularity", "recompute_modules", "recompute_method", "recompute_num_layers"})
         CHECK_FALSE(c.contains(f));  // each run sets its own
     CHECK(p.transformer_impl == "transformer_engine");
-    CHECK(p.shape.heads == 16);
-    CHECK(p.shape.tp == 1);
-    CHECK_FALSE(p.shape.sequence_parallel);
+    CHECK(p.shape.heads == 32);
+    CHECK(p.shape.tp == 2);
+    CHECK(p.shape.sequence_parallel);
     CHECK(p.shape.seq_length == 8192);
     CHECK(p.shape.micro_batch == 2);
     CHECK(p.kinds.size() == 4);
@@ -332,11 +334,16 @@ TEST_CASE("the reference asks Megatron Core for one rank's first-stage layers, p
     REQUIRE(p.runs.candidates.size() == 1);
     CHECK(p.runs.candidates[0].describe() == "selective [core_attn, mlp, gdn_norm_out]");
     CHECK(p.runs.control.describe() == "selective []");
-    CHECK(std::any_of(p.notes.begin(), p.notes.end(),
-                      [](const std::string& n) { return n.find("tensor parallelism 2") == 0; }));
+    CHECK(std::any_of(p.notes.begin(), p.notes.end(), [](const std::string& n) {
+        return n.find("one rank of a 8-rank job (tensor 2 with sequence") == 0;
+    }));
 
     const nlohmann::json request = mcore_request(p, 1, 3, 9);
-    CHECK(request["protocol"] == 1);
+    CHECK(request["protocol"] == 2);
+    CHECK(request["parallel"] ==
+          nlohmann::json{
+              {"tp", 2}, {"sp", true}, {"cp", 1}, {"ep", 1}, {"etp", 2}, {"pp", 4}, {"vpp", nullptr}, {"stage", 0}});
+    CHECK(request["schedule"]["pipeline"] == 4);
     CHECK(request["seq_length"] == 8192);
     CHECK(request["runs"][0]["role"] == "control");
     CHECK(request["runs"][0]["recompute"]["recompute_granularity"] == "selective");
@@ -345,16 +352,16 @@ TEST_CASE("the reference asks Megatron Core for one rank's first-stage layers, p
     CHECK(request["seed"] == 9);
 }
 
-TEST_CASE("the reference builds this rank's experts as the MoE layer, whose top-k must fit in them",
-          "[gpu_plan][mcore]") {
+TEST_CASE("the reference builds the MoE layer of one expert-parallel rank", "[gpu_plan][mcore]") {
     const McorePlan p = mcore_plan_of(kMoe);
     REQUIRE(p.error.empty());
     const auto& c = p.transformer_config;
-    CHECK(c["num_moe_experts"] == 4);
+    CHECK(c["num_moe_experts"] == 16);  // Megatron Core builds this rank's 4
     CHECK(c["moe_layer_freq"] == nlohmann::json::array({0, 1, 1, 1}));
     CHECK(c["moe_shared_expert_intermediate_size"] == 1024);
-    CHECK(c["expert_model_parallel_size"] == 1);
-    CHECK(p.shape.experts == 4);
+    CHECK(c["expert_model_parallel_size"] == 4);
+    CHECK(p.shape.experts == 16);
+    CHECK(p.shape.ep == 4);
     CHECK(p.kinds[0] == memory::LayerKind::Dense);
     CHECK(p.kinds[1] == memory::LayerKind::Moe);
     REQUIRE(p.runs.candidates.size() == 1);
@@ -365,10 +372,16 @@ TEST_CASE("the reference builds this rank's experts as the MoE layer, whose top-
     CHECK(request["runs"][1]["recompute"]["recompute_method"] == "block");
     CHECK(request["runs"][1]["recompute"]["recompute_num_layers"] == 4);
 
+    CHECK(request["parallel"]["ep"] == 4);
+    CHECK(std::any_of(p.notes.begin(), p.notes.end(),
+                      [](const std::string& n) { return n.find("routing balanced") != std::string::npos; }));
+
+    // Two experts on each of 8 ranks: top-4 routing reaches the other ranks' experts, as in the job.
     std::string wide = kMoe;
     wide.replace(wide.find("expert_model_parallel_size: 4"), 29, "expert_model_parallel_size: 8");
-    const McorePlan too_few = mcore_plan_of(wide);
-    CHECK(too_few.error.find("top-4 routing needs more than this rank's 2 experts") != std::string::npos);
+    const McorePlan eight = mcore_plan_of(wide);
+    REQUIRE(eight.error.empty());
+    CHECK(eight.transformer_config["expert_model_parallel_size"] == 8);
 }
 
 TEST_CASE("the reference refuses what it cannot build as GPT layers", "[gpu_plan][mcore]") {
