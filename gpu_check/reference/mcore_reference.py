@@ -445,14 +445,21 @@ def run_schedule(torch, chunks, request, mask):
     hidden = chunks[0].config.hidden_size
     models = [stage_model(torch, c) for c in chunks]
     loss_func = output_gradient_loss(torch)
-    state = {"retained": None, "in_flight": 0, "live": 0, "order": []}
+    state = {"retained": None, "in_flight": 0, "live": 0, "order": [], "trace": []}
+
+    def mark(what):  # allocated above the start at each pass's start and end (MiB), to tell what the schedule holds
+        torch.cuda.synchronize()
+        state["trace"].append([what, round((torch.cuda.memory_allocated() - base) / 2**20, 1)])
     forward_step, backward_step = schedules.forward_step, schedules.backward_step
 
     def counted_forward(*args, **kwargs):
         model = args[2] if len(args) > 2 else kwargs["model"]
         state["order"].append("F{}".format(next(i for i, m in enumerate(models) if m is model)))
         state["live"] += 1
-        return forward_step(*args, **kwargs)
+        mark("F>")
+        out = forward_step(*args, **kwargs)
+        mark("F<")
+        return out
 
     def counted_backward(*args, **kwargs):
         if state["retained"] is None:
@@ -461,7 +468,10 @@ def run_schedule(torch, chunks, request, mask):
             state["in_flight"] = state["live"]
         state["order"].append("B")
         state["live"] -= 1
-        return backward_step(*args, **kwargs)
+        mark("B>")
+        out = backward_step(*args, **kwargs)
+        mark("B<")
+        return out
 
     def forward_step_func(data_iterator, model):
         x = None
@@ -480,6 +490,7 @@ def run_schedule(torch, chunks, request, mask):
                          micro_batch_size=b, forward_only=False)
     finally:
         schedules.forward_step, schedules.backward_step = forward_step, backward_step
+    run_schedule.trace = state["trace"]
     return state["retained"], state["in_flight"], state["order"]
 
 
@@ -490,6 +501,15 @@ def measure_schedule(torch, chunks, request, index, role):
     run_schedule(torch, chunks, request, mask)
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
+    # What the blocks still reference from the previous step (the last received input, set by set_input_tensor, and
+    # the gradient backward_step retained on it): part of the base, replaced during the step.
+    held = 0
+    for c in chunks:
+        t = getattr(c, "input_tensor", None)
+        if torch.is_tensor(t):
+            held += t.numel() * t.element_size()
+            if t.grad is not None:
+                held += t.grad.numel() * t.grad.element_size()
     torch.cuda.reset_peak_memory_stats()
     retained, in_flight, order = run_schedule(torch, chunks, request, mask)
     torch.cuda.synchronize()
@@ -510,6 +530,8 @@ def measure_schedule(torch, chunks, request, index, role):
         "stable": True,
         "in_flight": in_flight,
         "order": order,
+        "trace": run_schedule.trace,
+        "held_from_previous_step_bytes": held,
         "peak_allocated_total_bytes": int(torch.cuda.max_memory_allocated()),
         "peak_reserved_total_bytes": int(torch.cuda.max_memory_reserved()),
     }
