@@ -144,6 +144,7 @@ private:
         const ConfigClass* cls = nullptr;  // for methods: the class defining it
         std::string function, file;
         std::string self;                                   // the first parameter's name, for methods
+        std::set<std::string, std::less<>> params;          // the parameters' names
         std::set<std::string, std::less<>> locals;          // parameters and assigned names
         std::map<std::string, Binding, std::less<>> bound;  // names the body imports
         std::vector<std::vector<std::string>> guards;       // the fields each enclosing condition reads
@@ -242,6 +243,7 @@ private:
             fn.params.push_back(pname);
             fn.defaults.push_back(std::move(dflt));
             c.locals.insert(pname);
+            c.params.insert(pname);
         }
         if (cls && !fn.params.empty()) c.self = fn.params[0];
         if (cls)
@@ -463,6 +465,12 @@ private:
         const std::string name = literal_text(args[1]);
         if (!section || name.empty() || name.find_first_of("{.") != std::string::npos) return std::nullopt;
         return *section == "model" ? name : *section + "." + name;
+    }
+
+    // A method called on a variable the function itself assigned (`out.extend(...)`): it changes no config object.
+    bool on_own_local(const Expr& method) const {
+        const Expr& target = method.kids[0];
+        return target.op == Op::Var && !ctx_->params.count(target.name);
     }
 
     bool in_container() const {
@@ -766,7 +774,8 @@ private:
                 }
                 Expr e = expr(x);
                 // On the whole config, a method the linter does not follow may change the object it is called on.
-                if ((e.op == Op::Unknown && e.kind != "pure") || (writes_all_ && e.op == Op::Method)) {
+                if ((e.op == Op::Unknown && e.kind != "pure") ||
+                    (writes_all_ && e.op == Op::Method && !on_own_local(e))) {
                     // A call the linter cannot follow may check or change anything it is given.
                     return opaque(x, fmt::format("{} (line {})", e.name, a[x].line), out);
                 }
