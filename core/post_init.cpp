@@ -604,7 +604,8 @@ private:
     std::optional<Value> result_;
     bool certain_ = true;
     bool rejected_ = false;  // a raise was reached for certain: the job stops there
-    // Set once a statement the linter does not follow may have changed any config object: every read is unknown.
+    // Set once a statement the linter does not follow may have changed any config object: every read is unknown, and
+    // the run stops there.
     std::optional<Value> tainted_;
     std::string why_;  // the unknown the current path depends on
     std::int64_t steps_ = 0;
@@ -828,6 +829,9 @@ private:
 
     Flow exec(const Stmt& s) {
         if (out_of_budget()) return Flow::Return;
+        // Past a statement that may have changed any config object nothing read is known, so no raise could be
+        // certain: the rest is not run (a start-up's whole-config validation would branch on every condition).
+        if (tainted_) return Flow::Return;
         line_ = s.line;
         switch (s.kind) {
             case St::If: {
