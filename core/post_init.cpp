@@ -517,6 +517,8 @@ Value binary(const std::string& op, const Value& a, const Value& b) {
 
 std::optional<bool> isinstance_of(const Value& v, const std::string& type) {
     if (v.is_unknown()) return std::nullopt;
+    // A config object (a section, the model, the whole config) is an instance of a class the linter does not know.
+    if (v.is_string() && (object_prefix(v) || v.as_string() == kContainer)) return std::nullopt;
     if (type == "bool") return v.is_bool();
     if (type == "int") return v.is_bool() || v.is_int();
     if (type == "float") return v.is_float();
@@ -1190,6 +1192,7 @@ private:
         const Value* section = field_(std::string(kSectionLookup) + name);
         if (!section) return unknown(fmt::format("the config does not say whether it has a {} section", name));
         if (section->is_null()) return Value::null();
+        if (!section->is_map()) return bare(*section);  // `mixed_precision: bf16_mixed`: the value itself
         return Value::string(std::string(kSelf) + ":" + name);
     }
 
@@ -1199,6 +1202,8 @@ private:
             const std::string name = *object_prefix(a[0]) + a[1].as_string();
             if (tainted_) return *tainted_;
             const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
+            // A section attribute the config does not set: whether its class declares it is unknown too.
+            if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
             if (f == "hasattr") return Value::boolean(v != nullptr);
             if (v) return *v;
             return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));

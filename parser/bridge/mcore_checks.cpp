@@ -857,8 +857,9 @@ private:
         if (a.kind(target) == Kind::Attribute && dataclass_values_) {
             NodeId holder = a.field(target, Field::Object);
             const std::string local(a.source(holder));
+            // (Under the whole config a parameter may be a section it is given: not a local copy.)
             if (a.kind(holder) == Kind::Identifier && ctx_->locals.count(local) && !ctx_->objects.count(local) &&
-                local != ctx_->self) {
+                local != ctx_->self && !(writes_all_ && ctx_->params.count(local))) {
                 Stmt s = stmt(St::Let, at);
                 s.name = local;
                 s.e = make(Op::Builtin, std::string(post_init::kWithBuiltin),
