@@ -314,6 +314,18 @@ TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certa
         CHECK(raised_at(*m.bridge_setup, 1279, kConfigPy).empty());
         CHECK(raised_at(*m.bridge_setup, 1281, kConfigPy).empty());
     }
+    SECTION("epochs on a dataset whose class the linter does not know (config.py:1262): not certain") {
+        // isinstance(self.dataset, GPTSFTDatasetConfig): the section's _target_ is no class the executor knows.
+        auto m = effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+                           "train:\n  num_epochs: 1\n"
+                           "dataset:\n  _target_: megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig\n"
+                           "  dataloader_type: batch\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto r = raised_at(*m.bridge_setup, 1262, kConfigPy);
+        REQUIRE(r.size() == 1);
+        CHECK_FALSE(r[0]->certain);
+        CHECK(raised_at(*m.bridge_setup, 1267, kConfigPy).empty());  // dataloader_type "batch" as written
+    }
     SECTION("a dataset attribute the config does not set is unknown, not None") {
         // num_epochs with a dataloader_type the config leaves to the dataset class's default (config.py:1267).
         auto m = effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
