@@ -428,15 +428,17 @@ static void read_legacy_cuda_graph_switches(EffectiveModel& m, const Revision& r
 std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, const Value& root,
                                                    const post_init::Program& program,
                                                    const post_init::JobFacts& facts) {
-    const Value* section = root.find("comm_overlap");
-    if (!section || section->is_null() || !m.revision || !m.revision->classes) return std::nullopt;
+    if (program.steps.empty() || !m.revision || !m.revision->classes) return std::nullopt;
     const ClassFacts& classes = *m.revision->classes;
     std::string cls = model_class(m);
     if (cls.empty()) cls = "TransformerConfig";
     std::map<std::string, Value, std::less<>> computed;
-    // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it, None
-    // where it gives none (the dataclass defaults Bridge's setup reads are None), unknown where the section is.
+    // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it; where it
+    // gives none, None for comm_overlap's (the dataclass defaults Bridge's setup reads are None) and unknown for the
+    // other sections' (their class defaults, which the linter does not read); unknown where the section is.
     auto lookup = [&](std::string_view name) -> const Value* {
+        if (name.rfind(post_init::kSectionLookup, 0) == 0)
+            return root.find(std::string(name.substr(post_init::kSectionLookup.size())));
         const auto dot = name.find('.');
         if (dot == std::string_view::npos) {
             if (const Value* v = model_field(m, classes, cls, name, computed)) return v;
@@ -448,10 +450,13 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
                                                             name, m.revision->name)))
                         .first->second;
         }
-        const Value* part = root.find(std::string(name.substr(0, dot)));
-        if (!part || part->is_null()) return nullptr;
-        if (part->is_unknown()) return part;
-        return part->is_map() ? part->find(std::string(name.substr(dot + 1))) : nullptr;
+        const std::string section(name.substr(0, dot));
+        const Value* part = root.find(section);
+        if (part && part->is_unknown()) return part;
+        const Value* given = part && part->is_map() ? part->find(std::string(name.substr(dot + 1))) : nullptr;
+        if (given || section == "comm_overlap") return given;
+        return &computed.emplace(std::string(name), Value::unknown(fmt::format("the config does not set {}", name)))
+                    .first->second;
     };
     return post_init::run_steps(program, lookup, facts);
 }
@@ -482,15 +487,12 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
             return !e.certain && e.why_uncertain.find("Transformer Engine") != std::string::npos;
         });
         if (te_dependent) {
-            Value sections = Value::map();  // the sections the setup is given
-            for (const auto& step : bridge->steps)
-                for (const auto& name : step.args)
-                    if (const Value* v = root.find(name); v && !name.empty()) sections.set(name, *v);
-            m.rerun_bridge_setup = [seen = m, sections = std::move(sections),
-                                    bridge](const post_init::JobFacts& facts) {
+            m.rerun_bridge_setup = [seen = m, sections = root, bridge](const post_init::JobFacts& facts) {
                 return run_bridge_setup(seen, sections, *bridge, facts);
             };
         }
+        if (std::any_of(outcome->events.begin(), outcome->events.end(), [](const auto& e) { return e.certain; }))
+            m.bridge_sections = std::make_shared<const Value>(root);
         m.bridge_setup = std::make_shared<const post_init::Outcome>(std::move(*outcome));
         m.bridge_program = std::move(bridge);
     }

@@ -77,6 +77,9 @@ public:
     // without one. `bridge_program` is the program run (its commit, its sites).
     std::shared_ptr<const post_init::Outcome> bridge_setup;
     std::shared_ptr<const post_init::Program> bridge_program;
+    // The config's sections as Bridge's start-up read them, kept where it raised for certain: the raise points at the
+    // section attribute its guard reads ("dataset.enable_offline_packing").
+    std::shared_ptr<const Value> bridge_sections;
     // The same run with other facts of the job (--te-version): over the model and sections as the setup saw them.
     std::function<std::optional<post_init::Outcome>(const post_init::JobFacts&)> rerun_bridge_setup;
     // The config is a whole ConfigContainer Bridge wrote out (run_config.yaml): its values are the ones Megatron Core's

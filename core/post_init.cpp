@@ -149,8 +149,10 @@ Program Program::from_json(const json& j) {
                 step.args = st.at("args").get<std::vector<std::string>>();
                 step.file = st.value("file", "");
                 step.line = st.value("line", 0);
+                step.when = st.value("when", "");
                 p.steps.push_back(std::move(step));
             }
+        if (j.contains("sections")) p.sections = j.at("sections").get<std::vector<std::string>>();
         if (j.contains("enums"))
             for (const auto& [name, e] : j.at("enums").items()) {
                 EnumClass ec;
@@ -182,10 +184,14 @@ json Program::to_json() const {
     j["entries"] = entries;
     if (!steps.empty()) {
         json sj = json::array();
-        for (const auto& st : steps)
-            sj.push_back({{"function", st.function}, {"args", st.args}, {"file", st.file}, {"line", st.line}});
+        for (const auto& st : steps) {
+            json o = {{"function", st.function}, {"args", st.args}, {"file", st.file}, {"line", st.line}};
+            if (!st.when.empty()) o["when"] = st.when;
+            sj.push_back(std::move(o));
+        }
         j["steps"] = std::move(sj);
     }
+    if (!sections.empty()) j["sections"] = sections;
     if (!enums.empty()) {
         json es = json::object();
         for (const auto& [name, e] : enums) {
@@ -511,6 +517,8 @@ Value binary(const std::string& op, const Value& a, const Value& b) {
 
 std::optional<bool> isinstance_of(const Value& v, const std::string& type) {
     if (v.is_unknown()) return std::nullopt;
+    // A config object (a section, the model, the whole config) is an instance of a class the linter does not know.
+    if (v.is_string() && (object_prefix(v) || v.as_string() == kContainer)) return std::nullopt;
     if (type == "bool") return v.is_bool();
     if (type == "int") return v.is_bool() || v.is_int();
     if (type == "float") return v.is_float();
@@ -556,9 +564,15 @@ public:
         for (const auto& step : program_.steps) {
             auto fn = program_.functions.find(step.function);
             if (fn == program_.functions.end()) continue;
+            if (!step.when.empty()) {  // the start-up calls it only where the config has the section
+                const Value* section = field_(std::string(kSectionLookup) + step.when);
+                if (!section || section->is_null()) continue;
+            }
             std::vector<Value> args;
             for (const auto& object : step.args)
-                args.push_back(Value::string(object.empty() ? std::string(kSelf) : std::string(kSelf) + ":" + object));
+                args.push_back(Value::string(object == kContainer ? std::string(kContainer)
+                                             : object.empty()     ? std::string(kSelf)
+                                                                  : std::string(kSelf) + ":" + object));
             call(fn->second, std::move(args), step.line);
         }
         return finish();
@@ -592,7 +606,10 @@ private:
     std::optional<Value> result_;
     bool certain_ = true;
     bool rejected_ = false;  // a raise was reached for certain: the job stops there
-    std::string why_;        // the unknown the current path depends on
+    // Set once a statement the linter does not follow may have changed any config object: every read is unknown, and
+    // the run stops there.
+    std::optional<Value> tainted_;
+    std::string why_;  // the unknown the current path depends on
     std::int64_t steps_ = 0;
     int depth_ = 0;
     int line_ = 0;  // the statement being run
@@ -629,6 +646,7 @@ private:
     Value read_field(std::string_view name) const { return read_field_ref(name); }
     // The checks read the same fields many times per run: each field's bare value is made once.
     const Value& read_field_ref(std::string_view name) const {
+        if (tainted_) return *tainted_;
         if (auto it = written_.find(name); it != written_.end()) return it->second;
         auto it = bare_fields_.find(name);
         if (it == bare_fields_.end()) {
@@ -813,6 +831,9 @@ private:
 
     Flow exec(const Stmt& s) {
         if (out_of_budget()) return Flow::Return;
+        // Past a statement that may have changed any config object nothing read is known, so no raise could be
+        // certain: the rest is not run (a start-up's whole-config validation would branch on every condition).
+        if (tainted_) return Flow::Return;
         line_ = s.line;
         switch (s.kind) {
             case St::If: {
@@ -836,7 +857,13 @@ private:
                 return Flow::Normal;
             case St::Unknown: {
                 event(s, "");
-                for (const auto& f : s.names) write_field(f, unknown(s.name), s.line);
+                for (const auto& f : s.names) {
+                    if (f == kWritesAll) {
+                        if (!tainted_) tainted_ = unknown(fmt::format("after line {}: {}", s.line, s.name));
+                        continue;
+                    }
+                    write_field(f, unknown(s.name), s.line);
+                }
                 return Flow::Normal;
             }
             case St::Set: {
@@ -941,6 +968,7 @@ private:
                 const Value o = eval(e.kids[0]);
                 if (o.is_unknown()) return o;
                 if (auto prefix = object_prefix(o)) return read_field(*prefix + e.name);
+                if (o.is_string() && o.as_string() == kContainer) return container_attribute(e.name);
                 if (is_enum_member(o)) {
                     const std::string text = enum_member_text(o);
                     const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
@@ -1155,11 +1183,27 @@ private:
         return Value::list(std::move(out));
     }
 
+    // An attribute of the whole config: a section's object, None where the config sets the section so, unknown where
+    // it does not say (a section's default may be None or an instance) or the attribute is no section.
+    Value container_attribute(const std::string& name) {
+        if (std::find(program_.sections.begin(), program_.sections.end(), name) == program_.sections.end())
+            return unknown(fmt::format("the config's {} is worked out at start-up", name));
+        if (name == "model") return Value::string(kSelf);
+        const Value* section = field_(std::string(kSectionLookup) + name);
+        if (!section) return unknown(fmt::format("the config does not say whether it has a {} section", name));
+        if (section->is_null()) return Value::null();
+        if (!section->is_map()) return bare(*section);  // `mixed_precision: bf16_mixed`: the value itself
+        return Value::string(std::string(kSelf) + ":" + name);
+    }
+
     // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
     std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
         if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
             const std::string name = *object_prefix(a[0]) + a[1].as_string();
+            if (tainted_) return *tainted_;
             const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
+            // A section attribute the config does not set: whether its class declares it is unknown too.
+            if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
             if (f == "hasattr") return Value::boolean(v != nullptr);
             if (v) return *v;
             return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));

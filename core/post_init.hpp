@@ -56,6 +56,16 @@ enum class Op : std::uint8_t {
     Unknown,  // what the compiler does not follow; <name> says why, <kind> what kind of fact it needs
 };
 
+// The whole config a start-up step is given (Megatron Bridge's ConfigContainer): its attribute named in
+// Program::sections is that section's object (`model` the model), any other attribute unknown (computed at start-up).
+inline constexpr std::string_view kContainer = "\x01container";
+// A field lookup of "\x01section:NAME" asks for the section itself: nullptr where the config does not say (its class
+// default applies, unknown here), null where the config sets it to None, any other value where the config gives it.
+inline constexpr std::string_view kSectionLookup = "\x01section:";
+// An unknown statement naming this among its writes may change any config object (a call the linter does not follow
+// on the container's sections): every field read after it is unknown.
+inline constexpr std::string_view kWritesAll = "\x01all";
+
 // Builtin `"\x01with"(obj, name, value)`: obj with its attribute `name` set to value (`self.cfg.name = value`).
 inline constexpr std::string_view kWithBuiltin = "\x01with";
 
@@ -114,14 +124,16 @@ struct EnumClass {
 // config section, whose attributes the field lookup sees as "<name>.<attribute>".
 struct Step {
     std::string function;
-    std::vector<std::string> args;
-    std::string file;  // where the start-up makes the call
+    std::vector<std::string> args;  // kContainer: the whole config
+    std::string file;               // where the start-up makes the call
     int line = 0;
+    std::string when;  // a section the step runs only with (`if cfg.comm_overlap is not None:`)
 };
 
 struct Program {
     std::string commit;
-    std::vector<Step> steps;  // a start-up's calls, in order (run_steps); empty for __post_init__ programs
+    std::vector<Step> steps;            // a start-up's calls, in order (run_steps); empty for __post_init__ programs
+    std::vector<std::string> sections;  // the container's sections (ConfigContainer's fields), for kContainer
     std::map<std::string, EnumClass, std::less<>> enums;
     std::map<std::string, Function, std::less<>> functions;
     std::map<std::string, std::string, std::less<>> entries;  // class -> its __post_init__ (along the MRO)

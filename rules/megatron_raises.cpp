@@ -70,6 +70,11 @@ std::shared_ptr<const post_init::Outcome> confirmed(std::shared_ptr<const post_i
 
 // The value of a field a guard reads, by the name in the compiled check; null when no field has that name.
 const Value* read_field(const EffectiveModel& m, std::string_view name) {
+    // A section's attribute Bridge's start-up read ("dataset.enable_offline_packing"), where it raised for certain.
+    if (const auto dot = name.find('.'); dot != std::string_view::npos && m.bridge_sections) {
+        const Value* v = m.bridge_sections->find(std::string(name.substr(0, dot)));
+        return v && v->is_map() ? v->find(std::string(name.substr(dot + 1))) : nullptr;
+    }
     const auto field = FieldName::find(name);
     return field ? m.find(*field) : nullptr;
 }
@@ -209,8 +214,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
         // overlap checks): it is not reported on its own. A raise left unreported (on defaults, below) hides nothing
         // after it.
         auto mark_read = [&] {
-            for (const auto& f : e.site->reads)
-                if (!section_read(f)) read_by_earlier.insert(f);
+            for (const auto& f : e.site->reads) read_by_earlier.insert(f);
         };
         if (explained.count(e.site) || reported.count(e.site)) {
             mark_read();

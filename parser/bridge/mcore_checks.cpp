@@ -78,16 +78,28 @@ public:
         dataclass_values_ = true;
     }
 
+    // Megatron Bridge's ConfigContainer: its methods see `self` as the whole config (post_init::kContainer), whose
+    // `sections` are config objects. From here on, a statement the linter does not follow may change any of them.
+    void container_class(const std::string& cls, std::set<std::string, std::less<>> sections) {
+        container_class_ = cls;
+        container_sections_ = std::move(sections);
+        dataclass_values_ = true;
+        writes_all_ = true;
+    }
+
+    void sections(std::vector<std::string> names) { program_->sections = std::move(names); }
+
     bool defines(const ConfigClass& cls, std::string_view method) { return method_node(cls, method).first != nullptr; }
 
     // Compiles `cls.method` as one step of the start-up, its parameters bound to `args` (Step::args).
     bool add_step(const ConfigClass& cls, const std::string& method, const std::vector<std::string>& args,
-                  std::string file, int line) {
-        for (std::size_t i = 0; i < args.size(); ++i) pending_objects_[i] = args[i].empty() ? "" : args[i] + ".";
+                  std::string file, int line, std::string when = {}) {
+        for (std::size_t i = 0; i < args.size(); ++i)
+            if (args[i] != post_init::kContainer) pending_objects_[i] = args[i].empty() ? "" : args[i] + ".";
         const std::string fn = ensure_method(cls, method);
         pending_objects_.clear();
         if (fn.empty()) return false;
-        program_->steps.push_back({fn, args, std::move(file), line});
+        program_->steps.push_back({fn, args, std::move(file), line, std::move(when)});
         return true;
     }
 
@@ -120,6 +132,9 @@ private:
     int depth_ = 0;
     std::map<std::string, std::string, std::less<>> class_objects_;  // class -> "section." its `self` stands for
     bool dataclass_values_ = false;
+    std::string container_class_;  // ConfigContainer, where its methods are compiled
+    std::set<std::string, std::less<>> container_sections_;
+    bool writes_all_ = false;  // an unknown statement may change any config object (post_init::kWritesAll)
     // The config objects the next function compiled is given: parameter position -> "" (the model) or "section.".
     std::map<std::size_t, std::string> pending_objects_;
 
@@ -129,6 +144,7 @@ private:
         const ConfigClass* cls = nullptr;  // for methods: the class defining it
         std::string function, file;
         std::string self;                                   // the first parameter's name, for methods
+        std::set<std::string, std::less<>> params;          // the parameters' names
         std::set<std::string, std::less<>> locals;          // parameters and assigned names
         std::map<std::string, Binding, std::less<>> bound;  // names the body imports
         std::vector<std::vector<std::string>> guards;       // the fields each enclosing condition reads
@@ -227,6 +243,7 @@ private:
             fn.params.push_back(pname);
             fn.defaults.push_back(std::move(dflt));
             c.locals.insert(pname);
+            c.params.insert(pname);
         }
         if (cls && !fn.params.empty()) c.self = fn.params[0];
         if (cls)
@@ -406,6 +423,10 @@ private:
                 add(*field);
                 continue;
             }
+            if (auto field = getattr_field(x)) {
+                add(*field);
+                continue;
+            }
             if (a.kind(x) == Kind::Identifier)
                 if (auto it = ctx_->local_reads.find(a.source(x)); it != ctx_->local_reads.end())
                     for (const auto& f : it->second) add(f);
@@ -420,7 +441,9 @@ private:
         if (a.kind(x) != Kind::Attribute) return std::nullopt;
         NodeId obj = a.field(x, Field::Object);
         const std::string attr(a.source(a.field(x, Field::AttributeName)));
+        if (auto section = container_section(obj)) return *section == "model" ? attr : *section + "." + attr;
         if (a.kind(obj) == Kind::Identifier) {
+            if (in_container() && a.source(obj) == ctx_->self) return std::nullopt;  // a section, not a field
             if (!ctx_->self.empty() && a.source(obj) == ctx_->self) return ctx_->self_prefix + attr;
             if (auto it = ctx_->objects.find(a.source(obj)); it != ctx_->objects.end()) return it->second + attr;
             return std::nullopt;
@@ -428,6 +451,41 @@ private:
         auto base = object_field(obj);
         if (!base || base->find('.') == std::string::npos) return std::nullopt;  // a field's attribute: the field
         return *base + "." + attr;
+    }
+
+    // `getattr(self.dataset, "enable_offline_packing", False)` on a ConfigContainer's section: the field it reads.
+    std::optional<std::string> getattr_field(NodeId x) {
+        const Ast& a = ast();
+        if (!in_container() || a.kind(x) != Kind::Call) return std::nullopt;
+        const std::string callee = compact(a.source(a.field(x, Field::Function)));
+        if ((callee != "getattr" && callee != "hasattr") || ctx_->locals.count(callee)) return std::nullopt;
+        auto args = a.named_kids(a.field(x, Field::Arguments));
+        if (args.size() < 2 || a.kind(args[1]) != Kind::String) return std::nullopt;
+        auto section = container_section(args[0]);
+        const std::string name = literal_text(args[1]);
+        if (!section || name.empty() || name.find_first_of("{.") != std::string::npos) return std::nullopt;
+        return *section == "model" ? name : *section + "." + name;
+    }
+
+    // A method called on a variable the function itself assigned (`out.extend(...)`): it changes no config object.
+    bool on_own_local(const Expr& method) const {
+        const Expr& target = method.kids[0];
+        return target.op == Op::Var && !ctx_->params.count(target.name);
+    }
+
+    bool in_container() const {
+        return ctx_ && ctx_->cls && !container_class_.empty() && ctx_->cls->name == container_class_;
+    }
+
+    // `self.<section>` in a ConfigContainer method: the section's name.
+    std::optional<std::string> container_section(NodeId x) {
+        const Ast& a = ast();
+        if (!in_container() || a.kind(x) != Kind::Attribute) return std::nullopt;
+        NodeId obj = a.field(x, Field::Object);
+        if (a.kind(obj) != Kind::Identifier || a.source(obj) != ctx_->self) return std::nullopt;
+        std::string name(a.source(a.field(x, Field::AttributeName)));
+        if (!container_sections_.count(name)) return std::nullopt;
+        return name;
     }
 
     int add_site(Site::Kind kind, int line, std::string exception, NodeId message, NodeId extra_guard = kNoNode) {
@@ -527,6 +585,7 @@ private:
         Stmt s = stmt(St::Unknown, n);
         s.name = std::move(why);
         s.names = writes_of(n);
+        if (writes_all_) s.names.push_back(std::string(post_init::kWritesAll));
         s.site = add_site(Site::Kind::Unknown, s.line, "", kNoNode);
         program_->sites[static_cast<std::size_t>(s.site)].text = s.name;
         out.push_back(std::move(s));
@@ -714,7 +773,9 @@ private:
                     return;
                 }
                 Expr e = expr(x);
-                if (e.op == Op::Unknown && e.kind != "pure") {
+                // On the whole config, a method the linter does not follow may change the object it is called on.
+                if ((e.op == Op::Unknown && e.kind != "pure") ||
+                    (writes_all_ && e.op == Op::Method && !on_own_local(e))) {
                     // A call the linter cannot follow may check or change anything it is given.
                     return opaque(x, fmt::format("{} (line {})", e.name, a[x].line), out);
                 }
@@ -733,6 +794,22 @@ private:
 
     void assign_to(NodeId target, Expr value, NodeId at, std::vector<Stmt>& out, NodeId value_node) {
         const Ast& a = ast();
+        if (in_container() && a.kind(target) == Kind::Attribute) {
+            NodeId holder = a.field(target, Field::Object);
+            const std::string attr(a.source(a.field(target, Field::AttributeName)));
+            if (auto section = container_section(holder)) {  // self.train.x = value
+                Stmt s = stmt(St::Set, at);
+                s.name = *section == "model" ? attr : *section + "." + attr;
+                s.e = std::move(value);
+                out.push_back(std::move(s));
+                return;
+            }
+            if (a.kind(holder) == Kind::Identifier && a.source(holder) == ctx_->self) {
+                if (container_sections_.count(attr))
+                    return opaque(at, fmt::format("replaces the config's {} section", attr), out);
+                return;  // an attribute of the container worked out at start-up: reading it is unknown anyway
+            }
+        }
         if (a.kind(target) == Kind::Attribute && !ctx_->self.empty() &&
             a.source(a.field(target, Field::Object)) == ctx_->self) {
             Stmt s = stmt(St::Set, at);
@@ -780,8 +857,9 @@ private:
         if (a.kind(target) == Kind::Attribute && dataclass_values_) {
             NodeId holder = a.field(target, Field::Object);
             const std::string local(a.source(holder));
+            // (Under the whole config a parameter may be a section it is given: not a local copy.)
             if (a.kind(holder) == Kind::Identifier && ctx_->locals.count(local) && !ctx_->objects.count(local) &&
-                local != ctx_->self) {
+                local != ctx_->self && !(writes_all_ && ctx_->params.count(local))) {
                 Stmt s = stmt(St::Let, at);
                 s.name = local;
                 s.e = make(Op::Builtin, std::string(post_init::kWithBuiltin),
@@ -1248,6 +1326,7 @@ private:
                     }
                     return unknown_expr(fmt::format("method {} used as a value", attr), "pure");
                 }
+            if (in_container()) return make(Op::Attr, attr, {make(Op::Var, ctx_->self)});  // post_init::kContainer
             return make(Op::Self, ctx_->self_prefix + attr);
         }
         const std::string chain = dotted(n);
@@ -1530,6 +1609,48 @@ std::pair<const SourceModule*, NodeId> section_class(TreeReader& tree, const Sou
     return {nullptr, kNoNode};
 }
 
+// Where the start-up validates the whole config (`cfg.validate()` in runtime_config_update): its line, 0 for none.
+int validate_call_line(const SourceModule& m, NodeId fn) {
+    const Ast& a = m.ast;
+    NodeId first = a.first_named(a.field(fn, Field::Parameters));
+    if (first != kNoNode && a.kind(first) != Kind::Identifier) first = a.first_named(first);
+    if (first == kNoNode) return 0;
+    const std::string callee = std::string(a.source(first)) + ".validate";
+    std::vector<NodeId> todo{a.field(fn, Field::Body)};
+    while (!todo.empty()) {
+        NodeId n = todo.back();
+        todo.pop_back();
+        if (a.kind(n) == Kind::Call && compact(a.source(a.field(n, Field::Function))) == callee &&
+            a.named_kids(a.field(n, Field::Arguments)).empty())
+            return static_cast<int>(a[n].line);
+        for (NodeId k : a.named_kids(n)) todo.push_back(k);
+    }
+    return 0;
+}
+
+// ConfigContainer's fields (`train: TrainingConfig`, `comm_overlap: Optional[CommOverlapConfig] = None`): the
+// sections a ConfigContainer method reads as config objects.
+std::set<std::string, std::less<>> container_sections(const SourceModule& m, NodeId container) {
+    const Ast& a = m.ast;
+    std::set<std::string, std::less<>> out;
+    for (NodeId stmt : a.named_kids(a.field(container, Field::Body))) {
+        NodeId as = a.kind(stmt) == Kind::ExpressionStatement ? a.first_named(stmt) : kNoNode;
+        if (as != kNoNode && a.kind(as) == Kind::Assignment && a.field(as, Field::Type) != kNoNode &&
+            a.kind(a.field(as, Field::Left)) == Kind::Identifier)
+            out.insert(std::string(a.source(a.field(as, Field::Left))));
+    }
+    return out;
+}
+
+ConfigClass class_at(const SourceModule& m, NodeId cls) {
+    ConfigClass c;
+    c.name = std::string(m.ast.source(m.ast.field(cls, Field::Name)));
+    c.module = m.name;
+    c.file = m.path;
+    c.line = static_cast<int>(m.ast[cls].line);
+    return c;
+}
+
 }  // namespace
 
 std::shared_ptr<const Program> compile_post_init(TreeReader& tree, const ClassFacts& facts) {
@@ -1563,24 +1684,36 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
         return nullptr;
     }
     ClassFacts facts;
-    ConfigClass c;
-    c.name = std::string(m->ast.source(m->ast.field(cls, Field::Name)));
-    c.module = m->name;
-    c.file = m->path;
-    c.line = static_cast<int>(m->ast[cls].line);
-    facts.classes.push_back(std::move(c));
+    facts.classes.push_back(class_at(*m, cls));
+    // The whole config's validation, where the start-up makes it (runtime_config_update ends with cfg.validate()).
+    auto [container_module, container] = tree.find_class(config->name, "ConfigContainer");
+    const int validate_line = container_module && where->functions.count("runtime_config_update")
+                                  ? validate_call_line(*where, where->functions.at("runtime_config_update"))
+                                  : 0;
+    if (validate_line) facts.classes.push_back(class_at(*container_module, container));
     facts.index();
     const ConfigClass& section_cls = facts.classes[0];
     Compiler compiler(tree, facts);
     compiler.section_class(section_cls.name, section);
     // Constructing the section (a dataclass) ran its __post_init__ before the start-up calls anything on it.
     if (compiler.defines(section_cls, "__post_init__"))
-        compiler.add_step(section_cls, "__post_init__", {section}, section_cls.file, section_cls.line);
+        compiler.add_step(section_cls, "__post_init__", {section}, section_cls.file, section_cls.line, section);
     for (const auto& call : calls)
-        if (!compiler.add_step(section_cls, call.method, call.args, where->path, call.line)) {
+        if (!compiler.add_step(section_cls, call.method, call.args, where->path, call.line, section)) {
             why = fmt::format("{}.{} is not defined where the linter looks", section_cls.name, call.method);
             return nullptr;
         }
+    if (validate_line) {
+        const ConfigClass& container_cls = facts.classes[1];
+        auto sections = container_sections(*container_module, container);
+        compiler.container_class(container_cls.name, sections);
+        compiler.sections(std::vector<std::string>(sections.begin(), sections.end()));
+        if (!compiler.add_step(container_cls, "validate", {std::string(post_init::kContainer)}, where->path,
+                               validate_line)) {
+            why = fmt::format("{}.validate is not defined where the linter looks", container_cls.name);
+            return nullptr;
+        }
+    }
     return compiler.take(std::move(commit), "src/");
 }
 

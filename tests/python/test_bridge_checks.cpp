@@ -1,6 +1,7 @@
 // Megatron Bridge's comm-overlap start-up checks, compiled from Bridge's source (parser/bridge/mcore_checks.cpp,
 // compile_bridge_section_setup): the bundled program (schemas/bridge/checks.json, Bridge 067f987) and a small Bridge
 // tree written here, run by the executor (core/post_init.hpp run_steps) over configs.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -25,12 +26,20 @@ const Site* site_at(const Program& p, int line) {
     return nullptr;
 }
 
-// The raise events of an outcome at a line of comm_overlap.py.
-std::vector<const Event*> raised_at(const Outcome& o, int line) {
+constexpr const char* kCommOverlapPy = "src/megatron/bridge/training/comm_overlap.py";
+constexpr const char* kConfigPy = "src/megatron/bridge/training/config.py";
+
+// The raise events of an outcome at a line of comm_overlap.py (or another file).
+std::vector<const Event*> raised_at(const Outcome& o, int line, const std::string& file = kCommOverlapPy) {
     std::vector<const Event*> out;
     for (const auto& e : o.events)
-        if (e.site->kind == Site::Kind::Raise && e.site->line == line) out.push_back(&e);
+        if (e.site->kind == Site::Kind::Raise && e.site->line == line && e.site->file == file) out.push_back(&e);
     return out;
+}
+
+// Whether any event comes from comm_overlap.py (CommOverlapConfig's setup ran).
+bool comm_overlap_ran(const Outcome& o) {
+    return std::any_of(o.events.begin(), o.events.end(), [](const Event& e) { return e.site->file == kCommOverlapPy; });
 }
 
 mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev = "0.20.dev") {
@@ -55,13 +64,30 @@ TEST_CASE("the bundled Bridge program: CommOverlapConfig's checks with their fil
     const Program& p = mbl::Schema::instance().bridge_checks();
     CHECK(p.commit == "067f987df03b8355b03192d88d70f1709fedf51a");
     // runtime_config_update's calls under `if cfg.comm_overlap is not None:`, in order, with what each is given.
-    REQUIRE(p.steps.size() == 2);
+    REQUIRE(p.steps.size() == 3);
     CHECK(p.steps[0].function == "CommOverlapConfig.finalize");
+    CHECK(p.steps[0].when == "comm_overlap");
+    CHECK(p.steps[1].when == "comm_overlap");
     CHECK(p.steps[0].args == std::vector<std::string>{"comm_overlap"});
     CHECK(p.steps[1].function == "CommOverlapConfig.setup");
     CHECK(p.steps[1].args == std::vector<std::string>{"comm_overlap", "", "optimizer", "ddp"});
     CHECK(p.steps[1].file == "src/megatron/bridge/training/config.py");
     CHECK(p.steps[1].line == 2029);
+    // Then `cfg.validate()` (config.py:2032), over the whole config: ConfigContainer's fields are its sections.
+    CHECK(p.steps[2].function == "ConfigContainer.validate");
+    CHECK(p.steps[2].args == std::vector<std::string>{std::string(mbl::post_init::kContainer)});
+    CHECK(p.steps[2].when.empty());
+    CHECK(p.steps[2].line == 2032);
+    for (const char* section : {"model", "train", "dataset", "ddp", "checkpoint", "comm_overlap"})
+        CHECK(std::find(p.sections.begin(), p.sections.end(), section) != p.sections.end());
+    const Site* specs = nullptr;
+    for (const auto& s : p.sites)
+        if (s.file == kConfigPy && s.line == 1279) specs = &s;
+    REQUIRE(specs != nullptr);
+    CHECK(specs->function == "ConfigContainer.validate");
+    CHECK(specs->text == "offline_packing_specs must be set when enable_offline_packing=True.");
+    // Read through getattr(self.dataset, "...") into locals, and still named as the section's attributes.
+    CHECK(specs->reads == std::vector<std::string>{"dataset.enable_offline_packing", "dataset.offline_packing_specs"});
 
     const Site* full = site_at(p, 499);
     REQUIRE(full != nullptr);
@@ -120,12 +146,14 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
         auto m = effective(std::string("comm_overlap:\n  tp_comm_overlap: false\n") + kMoe +
                            "  recompute_granularity: full\n");
         REQUIRE(m.bridge_setup != nullptr);
-        for (const auto& e : m.bridge_setup->events) CHECK(e.site->kind != Site::Kind::Raise);
+        for (const auto& e : m.bridge_setup->events)
+            CHECK((e.site->kind != Site::Kind::Raise || e.site->file != kCommOverlapPy));
     }
-    SECTION("no comm_overlap section: Bridge runs no setup, even with the overlap set on the model") {
+    SECTION("no comm_overlap section: Bridge runs no comm-overlap setup, even with the overlap set on the model") {
         auto m = effective(std::string(kMoe) + "  overlap_moe_expert_parallel_comm: true\n" +
                            "  recompute_granularity: full\n");
-        CHECK(m.bridge_setup == nullptr);
+        REQUIRE(m.bridge_setup != nullptr);  // ConfigContainer.validate runs all the same
+        CHECK_FALSE(comm_overlap_ran(*m.bridge_setup));
     }
     SECTION("at a revision without the model field Bridge asserts on, the provider may declare it: no raise") {
         // Bridge 067f987 asserts hasattr(model_cfg, "overlap_moe_expert_parallel_comm") (comm_overlap.py:466);
@@ -223,6 +251,8 @@ class OverlapSetup:
     auto run = [&](mbl::Value root) {
         auto lookup = [&](std::string_view name) -> const mbl::Value* {
             const auto dot = name.find('.');
+            if (name.rfind(mbl::post_init::kSectionLookup, 0) == 0)
+                return root.find(std::string(name.substr(mbl::post_init::kSectionLookup.size())));
             if (dot == std::string_view::npos) return root.find("model")->find(std::string(name));
             const mbl::Value* section = root.find(std::string(name.substr(0, dot)));
             return section ? section->find(std::string(name.substr(dot + 1))) : nullptr;
@@ -257,5 +287,61 @@ class OverlapSetup:
         mbl::py::TreeReader other(dir.path() / "src");
         CHECK(mbl::py::compile_bridge_section_setup(other, "comm_overlap", "", why) == nullptr);
         CHECK(why.find("runtime_config_update") != std::string::npos);
+    }
+}
+
+TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certain after a call it does not follow",
+          "[bridge-checks]") {
+    const std::string dump = "_target_: megatron.bridge.training.config.ConfigContainer\n"
+                             "model:\n  num_layers: 4\n"
+                             "train:\n  micro_batch_size: 1\n  global_batch_size: 8\n"
+                             "checkpoint:\n  async_save: true\n  ckpt_format: torch\n";
+    const std::string sft = "dataset:\n  _target_: megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig\n"
+                            "  enable_offline_packing: true\n";
+    SECTION("offline packing without its specs: validate's ValueError (config.py:1279) certainly fires") {
+        auto m = effective(dump + sft + "  offline_packing_specs: null\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto r = raised_at(*m.bridge_setup, 1279, kConfigPy);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0]->certain);
+        CHECK(r[0]->message == "offline_packing_specs must be set when enable_offline_packing=True.");
+        for (const auto* e : raised_at(*m.bridge_setup, 1277, kConfigPy))
+            CHECK_FALSE(e->certain);  // in-batch packing unset
+    }
+    SECTION("with the specs: that check passes") {
+        auto m = effective(dump + sft + "  offline_packing_specs:\n    packed_sequence_size: 4096\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        CHECK(raised_at(*m.bridge_setup, 1279, kConfigPy).empty());
+        CHECK(raised_at(*m.bridge_setup, 1281, kConfigPy).empty());
+    }
+    SECTION("epochs on a dataset whose class the linter does not know (config.py:1262): not certain") {
+        // isinstance(self.dataset, GPTSFTDatasetConfig): the section's _target_ is no class the executor knows.
+        auto m = effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+                           "train:\n  num_epochs: 1\n"
+                           "dataset:\n  _target_: megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig\n"
+                           "  dataloader_type: batch\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        auto r = raised_at(*m.bridge_setup, 1262, kConfigPy);
+        REQUIRE(r.size() == 1);
+        CHECK_FALSE(r[0]->certain);
+        CHECK(raised_at(*m.bridge_setup, 1267, kConfigPy).empty());  // dataloader_type "batch" as written
+    }
+    SECTION("a dataset attribute the config does not set is unknown, not None") {
+        // num_epochs with a dataloader_type the config leaves to the dataset class's default (config.py:1267).
+        auto m = effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+                           "train:\n  num_epochs: 1\ndataset:\n  seq_length: 4096\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        for (const auto* e : raised_at(*m.bridge_setup, 1267, kConfigPy)) CHECK_FALSE(e->certain);
+    }
+    SECTION("async_save with a legacy format (config.py:1537) comes after calls not followed") {
+        auto m = effective(dump);
+        REQUIRE(m.bridge_setup != nullptr);
+        // Where the linter stops knowing: self.dataset.validate() (config.py:1317), on a dataset whose class it does
+        // not know; the validation is not run past it.
+        const auto& events = m.bridge_setup->events;
+        CHECK(std::any_of(events.begin(), events.end(), [](const Event& e) {
+            return e.site->kind == Site::Kind::Unknown && e.site->file == kConfigPy && e.site->line == 1317;
+        }));
+        CHECK(raised_at(*m.bridge_setup, 1537, kConfigPy).empty());
     }
 }
