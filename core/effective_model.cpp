@@ -387,7 +387,7 @@ static void apply_post_init_rewrites(EffectiveModel& m) {
     const std::string rev = m.revision ? m.revision->name : "";
     for (const auto& r : m.post_init->rewrites) {
         if (r.after_rejection || r.after.contains_unknown() || r.after.is_null()) continue;
-        if (r.after.is_string() && r.after.as_string().rfind('\x01', 0) == 0) continue;
+        if (post_init::is_executor_spelling(r.after)) continue;
         const std::optional<FieldName> found = FieldName::find(r.field);
         if (!found) continue;
         const FieldName name = *found;

@@ -163,7 +163,7 @@ static void show_rewrites(const EffectiveModel& model, Value& fields) {
         if (written && written->same_as(r.after)) continue;
         Value after = r.after;
         // The executor's own spelling of an enum member or dtype ("\x01" "enum:Class.member") reads as Python's.
-        if (after.is_string() && after.as_string().rfind('\x01', 0) == 0)
+        if (post_init::is_executor_spelling(after))
             after = Value::string(after.as_string().substr(after.as_string().find(':') + 1));
         after.prov() = written ? written->prov() : Provenance{};
         after.prov().origin = Origin::Derived;
