@@ -8,8 +8,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <thread>
 
 #include "core/did_you_mean.hpp"
 #include "core/file_text.hpp"
@@ -523,6 +526,101 @@ std::string literal_text(std::string_view quoted) {
     return std::string(body.substr(q, body.size() - 2 * q));
 }
 
+// A string literal with no prefix, escape or interpolation: its text is its value.
+bool plain_string(const Ast& a, NodeId n) {
+    if (a.kind(n) != Kind::String) return false;
+    const std::string_view text = a.source(n);
+    if (text.empty() || (text.front() != '"' && text.front() != '\'')) return false;
+    const auto kids = a.named_kids(n);
+    return std::none_of(kids.begin(), kids.end(), [&](NodeId k) {
+        return a.kind(k) == Kind::EscapeSequence || a.kind(k) == Kind::Interpolation;
+    });
+}
+
+// The name `from M import X as alias` (or `from M import X`) binds when it binds `name`: X; else empty.
+std::string imported_as(const Ast& a, NodeId k, std::string_view name) {
+    std::string_view imported, alias;
+    if (a.kind(k) == Kind::DottedName) {
+        imported = alias = a.source(k);
+    } else if (a.kind(k) == Kind::AliasedImport) {
+        imported = a.source(a.field(k, Field::Name));
+        alias = a.source(a.field(k, Field::Alias));
+    }
+    return alias == name ? std::string(imported) : std::string();
+}
+
+// What the module-level `name` of `m` is, when the module's one binding of it says so by itself: an import from a
+// module outside the tree (`from transformers import X as NAME`: the interpreter binds an external object named X)
+// or a plain string (`NAME = "X"`). That is the value the module's initialization would give it, read without
+// initializing the module and every module its top level imports (what a registration's `source=NAME` stands for is
+// asked of every bridge file of the tree). Any other binding, or more than one, or one the text cannot rule out
+// (a compound statement, `global`, a star import): nullopt, and the caller evaluates the module.
+std::optional<std::string> plainly_bound(ModuleIndex& index, Module& m, const std::string& name) {
+    index.ensure_parsed(&m);
+    const Ast* a = m.ast.get();
+    if (!a || m.syntax_error || a->text.find("global") != std::string::npos) return std::nullopt;
+    std::optional<std::string> value;
+    int bindings = 0;
+    for (NodeId st : a->named_kids(a->root)) {
+        const Kind kind = a->kind(st);
+        if (kind == Kind::ImportFromStatement) {
+            const NodeId from = a->field(st, Field::ModuleName);
+            for (NodeId k : a->named_kids(st)) {
+                if (k == from) continue;
+                if (a->kind(k) == Kind::WildcardImport) return std::nullopt;
+                std::string imported = imported_as(*a, k, name);
+                if (imported.empty()) continue;
+                ++bindings;
+                // Inside the tree the interpreter imports it (lazily): its value is that module's to say.
+                if (from == kNoNode || a->kind(from) != Kind::DottedName) return std::nullopt;
+                std::string dotted(a->source(from));
+                if (dotted.find_first_of(" \t\\") != std::string::npos || dotted == "typing" ||
+                    index.find_from(dotted, &m))
+                    return std::nullopt;
+                value = std::move(imported);
+            }
+            continue;
+        }
+        if (kind == Kind::ExpressionStatement) {
+            const NodeId e = a->first_named(st);
+            if (a->kind(e) != Kind::Assignment) continue;  // an expression binds nothing (a walrus is in a bracket)
+            const NodeId left = a->field(e, Field::Left);
+            if (a->kind(left) == Kind::Identifier && a->source(left) == name) {
+                ++bindings;
+                const NodeId right = a->field(e, Field::Right);
+                if (right == kNoNode || !plain_string(*a, right)) return std::nullopt;
+                value = literal_text(a->source(right));
+                continue;
+            }
+        }
+        if (kind == Kind::Comment) continue;
+        if (kind == Kind::ClassDefinition || kind == Kind::FunctionDefinition || kind == Kind::DecoratedDefinition) {
+            // Binds its own name; what its body assigns is its own (`global` was ruled out above).
+            const NodeId def = kind == Kind::DecoratedDefinition ? a->field(st, Field::Definition) : st;
+            if (a->source(a->field(def, Field::Name)) == name) return std::nullopt;
+            continue;
+        }
+        // Everything else (an import, a compound statement, another assignment) may bind the name if its text
+        // holds it.
+        if (a->source(st).find(name) != std::string_view::npos) return std::nullopt;
+    }
+    return bindings == 1 ? value : std::nullopt;
+}
+
+// Parses the modules on every core: the bridge files of a tree are asked for together, and each is parsed once.
+void parse_in_parallel(ModuleIndex& index, const std::vector<Module*>& modules) {
+    std::atomic<std::size_t> next{0};
+    auto work = [&] {
+        for (std::size_t i; (i = next.fetch_add(1)) < modules.size();) index.ensure_parsed(modules[i]);
+    };
+    const std::size_t threads =
+        std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), modules.size());
+    std::vector<std::thread> pool;
+    for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(work);
+    work();
+    for (auto& t : pool) t.join();
+}
+
 }  // namespace
 
 std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleIndex& index, std::string_view text) {
@@ -563,6 +661,14 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
         std::lock_guard<std::mutex> lock(bridges_mutex_);
         if (auto it = bridges_by_text_.find(text); it != bridges_by_text_.end()) return it->second;
     }
+    std::vector<Module*> unparsed;
+    for (const auto& [file, content] : bridge_files_) {
+        if (!text.empty() && content.find(text) == std::string::npos) continue;
+        std::vector<Diagnostic> ignored;
+        Module* m = index.module_for_file(file, ignored);
+        if (m && !m->parse_started.load(std::memory_order_acquire)) unparsed.push_back(m);
+    }
+    parse_in_parallel(index, unparsed);
     std::vector<BridgeRegistration> out;
     for (const auto& [file, content] : bridge_files_) {
         if (!text.empty() && content.find(text) == std::string::npos) continue;
@@ -631,11 +737,16 @@ std::optional<Val> BridgeHost::tree_model_bridge(Interp& in, Frame& f, const Val
             if (r.source_is_literal || r.source.find('.') != std::string::npos) continue;
             Module* m = index.find(r.module);
             if (!m) continue;
-            Val v = in.module_global(m, r.source);
-            std::string name = v.is_str()                    ? v.s
-                               : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
-                               : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
-                                                             : std::string();
+            std::string name;
+            if (std::optional<std::string> plain = plainly_bound(index, *m, r.source)) {
+                name = std::move(*plain);
+            } else {
+                Val v = in.module_global(m, r.source);
+                name = v.is_str()                    ? v.s
+                       : v.is_obj(ObjKind::External) ? last_component(v.as<ExternalObj>()->path)
+                       : v.is_obj(ObjKind::Class)    ? v.as<ClassObj>()->name
+                                                     : std::string();
+            }
             if (name == architecture) {
                 found = r;
                 break;
