@@ -420,8 +420,12 @@ void Server::schedule_dependents(const std::string& path) {
     {
         std::lock_guard lock(mutex_);
         const std::string changed = normalized_path(path);
+        // A document whose imports are not scanned yet for its version (they are, right after its diagnostics are
+        // published) may import the file: linted again, to be sure.
         for (const auto& [uri, doc] : documents_)
-            if (doc.dependencies.count(changed)) uris.push_back(uri);
+            if (doc.dependencies.count(changed) ||
+                (doc.dependencies_version != doc.version && normalized_path(doc.path) != changed))
+                uris.push_back(uri);
     }
     for (const auto& uri : uris) schedule(uri, options_.debounce);
 }
@@ -438,25 +442,41 @@ void Server::schedule_all() {
 void Server::worker() {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
-        if (due_.empty()) {
-            wake_.wait(lock);
-            continue;
-        }
+        const Clock::time_point now = Clock::now();
         auto next = std::min_element(due_.begin(), due_.end(),
                                      [](const auto& a, const auto& b) { return a.second < b.second; });
-        if (next->second > Clock::now()) {
-            wake_.wait_until(lock, next->second);
+        if (next != due_.end() && next->second <= now) {
+            const std::string uri = next->first;
+            due_.erase(next);
+            lock.unlock();
+            try {
+                if (auto snap = snapshot(uri)) lint_and_publish(*snap);
+            } catch (const std::exception& e) {
+                std::cerr << "mbridge-lint lsp: linting " << uri << " failed: " << e.what() << '\n';
+            }
+            lock.lock();
+            last_lint_end_ = Clock::now();
             continue;
         }
-        const std::string uri = next->first;
-        due_.erase(next);
-        lock.unlock();
-        try {
-            if (auto snap = snapshot(uri)) lint_and_publish(*snap);
-        } catch (const std::exception& e) {
-            std::cerr << "mbridge-lint lsp: linting " << uri << " failed: " << e.what() << '\n';
+        const Clock::time_point scan_at = last_lint_end_ + kTypingPause;
+        if (!unscanned_.empty() && scan_at <= now) {
+            const std::string uri = *unscanned_.begin();
+            unscanned_.erase(unscanned_.begin());
+            lock.unlock();
+            try {
+                scan_dependencies(uri);
+            } catch (const std::exception& e) {
+                std::cerr << "mbridge-lint lsp: reading the imports of " << uri << " failed: " << e.what() << '\n';
+            }
+            ++publish_counters().work_finished;
+            lock.lock();
+            continue;
         }
-        lock.lock();
+        Clock::time_point wake = Clock::time_point::max();
+        if (next != due_.end()) wake = next->second;
+        if (!unscanned_.empty()) wake = std::min(wake, scan_at);
+        if (wake == Clock::time_point::max()) wake_.wait(lock);
+        else wake_.wait_until(lock, wake);
     }
 }
 
@@ -493,11 +513,15 @@ FileResult Server::lint_now(const Snapshot& doc, SourceManager& sources) {
 
 void Server::lint_and_publish(const Snapshot& doc) {
     const Clock::time_point started = Clock::now();
+    ++publish_counters().work_started;
+    struct Finished {
+        ~Finished() { ++publish_counters().work_finished; }
+    } finished;
     SourceManager sources;
     std::vector<Diagnostic> diags;
-    std::set<std::string> dependencies;
     FileResult r;  // freed after publishing: the config trees of a large recipe file take a while to free
-    if (is_config_file_name(doc.path)) {
+    const bool config_file = is_config_file_name(doc.path);
+    if (config_file) {
         sources.add(doc.path, doc.text);
         diags = load_config_file(doc.path, &doc.text).errors;
     } else if (front_end_for(doc.path)) {
@@ -505,14 +529,6 @@ void Server::lint_and_publish(const Snapshot& doc) {
         r = lint_now(doc, sources);
         if (r.cancelled) return;  // a newer version is scheduled
         diags = std::move(r.diagnostics);
-        // A document the linter refused to read (above the size limit) has no imports to watch.
-        if (doc.text.size() <= SourceManager::max_file_bytes()) {
-            // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
-            // which are not buffers (a module read from disk is checked with a stat, not read again).
-            SourceManager buffers;
-            add_open_documents(buffers, doc);
-            dependencies = session(buffers).dependencies(doc.path);
-        }
     } else {
         return;  // not a file this server lints
     }
@@ -539,10 +555,32 @@ void Server::lint_and_publish(const Snapshot& doc) {
         auto it = documents_.find(doc.uri);
         // Edited (or closed) while this lint ran: a newer lint is scheduled; these results are stale.
         if (it == documents_.end() || it->second.version != doc.version) return;
-        it->second.dependencies = std::move(dependencies);
         it->second.lint_time = Clock::now() - started;
     }
     publish(doc.uri, by_uri);
+    if (config_file || doc.text.size() > SourceManager::max_file_bytes()) return;  // no imports to watch
+    std::lock_guard lock(mutex_);
+    if (unscanned_.insert(doc.uri).second) ++publish_counters().work_started;  // the scan, queued
+}
+
+void Server::scan_dependencies(const std::string& uri) {
+    const std::optional<Snapshot> doc = snapshot(uri);
+    if (!doc) return;
+    std::set<std::string> dependencies;
+    {
+        std::lock_guard lock(lint_mutex_);
+        // Asked with the editor's buffers alone: the lint's sources also hold the text of every module it read,
+        // which are not buffers (a module read from disk is checked with a stat, not read again).
+        SourceManager buffers;
+        add_open_documents(buffers, *doc);
+        dependencies = session(buffers).dependencies(doc->path);
+    }
+    std::lock_guard lock(mutex_);
+    // Edited meanwhile: the new version's lint queues its own scan.
+    if (auto it = documents_.find(uri); it != documents_.end() && it->second.version == doc->version) {
+        it->second.dependencies = std::move(dependencies);
+        it->second.dependencies_version = doc->version;
+    }
 }
 
 void Server::publish(const std::string& source_uri, const std::map<std::string, json>& by_uri) {

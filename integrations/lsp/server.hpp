@@ -29,6 +29,10 @@ struct PublishCounters {
     std::atomic<std::uint64_t> diagnostics_converted{0};
     std::atomic<std::uint64_t> duplicate_checks{
         0};  // lookups that keep a diagnostic two documents found from repeating
+    // Lints and import scans begun and ended: equal when the server is idle, which the tests that count its reads
+    // wait for (a document's imports are scanned a moment after its lint, when no other lint is due).
+    std::atomic<std::uint64_t> work_started{0};
+    std::atomic<std::uint64_t> work_finished{0};
 };
 PublishCounters& publish_counters();
 
@@ -65,6 +69,7 @@ private:
         std::string uri, path, language, text;
         int version = 0;
         std::set<std::string> dependencies;                // files it was built from (imports), from its last lint
+        int dependencies_version = -1;                     // the version they were scanned for
         std::chrono::steady_clock::time_point changed_at;  // opened or last edited
         std::optional<std::chrono::steady_clock::duration> lint_time;  // how long its last lint took
     };
@@ -100,6 +105,8 @@ private:
     FileResult lint_now(const Snapshot& doc, SourceManager& sources);
     void add_open_documents(SourceManager& sources, const Snapshot& doc);
     void lint_and_publish(const Snapshot& doc);
+    // Scans the imports of the document's current version (the files whose edits re-lint it).
+    void scan_dependencies(const std::string& uri);
     void publish(const std::string& source_uri, const std::map<std::string, json>& by_uri);
     // LSP positions of the files diagnostics point into; each text is indexed once per use, however many
     // diagnostics it holds.
@@ -140,6 +147,10 @@ private:
     std::condition_variable wake_;
     std::map<std::string, Document> documents_;                         // by URI
     std::map<std::string, std::chrono::steady_clock::time_point> due_;  // pending lints
+    // Documents linted whose imports are not scanned yet: scanned when no lint has been due for a typing pause, so
+    // that neither the diagnostics nor the next edit's lint waits for them.
+    std::set<std::string> unscanned_;
+    std::chrono::steady_clock::time_point last_lint_end_;
     // What each document's last lint published, by target URI (a recipe's problem may sit in a helper module).
     std::map<std::string, std::map<std::string, json>> published_;
     bool stopping_ = false;

@@ -722,16 +722,22 @@ std::optional<Val> BridgeHost::tree_model_bridge(Interp& in, Frame& f, const Val
     if (!first.is_str()) return std::nullopt;
     const std::string& architecture = first.s;
 
-    // The registered class for this architecture: a literal or a same-named import in a file that names it first,
-    // then the names other files register under, evaluated in their module (a constant, a class imported under
-    // another name).
+    // The registered class for this architecture: a literal, a same-named import or a name bound to the literal in a
+    // file that names it first, then the names other files register under, evaluated in their module (a constant
+    // built or imported from elsewhere, a class imported under another name).
     ModuleIndex& index = in.project().index();
     std::optional<BridgeRegistration> found;
-    for (const auto& r : model_bridges(index, architecture))
-        if ((r.source_is_literal ? r.source : last_component(r.source)) == architecture) {
+    for (const auto& r : model_bridges(index, architecture)) {
+        // A name bound plainly to the architecture's string in its own file (`NAME = "Arch"`) counts here too: the
+        // files naming the architecture are few, every bridge file of the tree is many.
+        std::optional<std::string> plain;
+        if (!r.source_is_literal && r.source.find('.') == std::string::npos)
+            if (Module* m = index.find(r.module)) plain = plainly_bound(index, *m, r.source);
+        if ((r.source_is_literal ? r.source : last_component(r.source)) == architecture || plain == architecture) {
             found = r;
             break;
         }
+    }
     if (!found)
         for (const auto& r : model_bridges(index, {})) {
             if (r.source_is_literal || r.source.find('.') != std::string::npos) continue;

@@ -59,10 +59,15 @@ public:
                         {{"textDocument", {{"uri", mbl::lsp::path_to_uri(path)}, {"version", version}}},
                          {"contentChanges", json::array({{{"text", text}}})}});
     }
-    // The diagnostics published for `path` at `version` (any version when -1).
+    // The diagnostics published for `path` at `version` (any version when -1), once the server has done the rest of
+    // that lint's work (the imports it watches are scanned a moment after publishing), so that the read counters are
+    // still.
     json diagnostics(const std::string& path, int version = -1) {
         auto m = client_->diagnostics(mbl::lsp::path_to_uri(path), version);
         REQUIRE(m);
+        const auto& c = mbl::lsp::publish_counters();
+        for (auto waited = 0ms; c.work_finished.load() != c.work_started.load() && waited < 20s; waited += 1ms)
+            std::this_thread::sleep_for(1ms);
         return (*m)["params"]["diagnostics"];
     }
 
