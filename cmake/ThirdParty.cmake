@@ -3,9 +3,10 @@
 # libraries. With MBRIDGE_LINT_STATIC (the `static` preset: the release's binary, wheel and .deb) they are Debian's
 # static archives, and the C++ runtime is linked in, so that the binary needs nothing but glibc: it runs on any x86-64
 # Linux whose glibc is as new as the build machine's (Debian 12: 2.36).
-# fmt and toml++ are compiled in (header-only: Debian ships no static fmt) in the static build and in the default one
-# alike, so that both compile each source with the same flags and only their links differ: the package test's static
-# build (tests/package/test_release.sh) then takes every object from ccache instead of compiling the product again.
+# fmt and toml++ are compiled in (Debian ships no static fmt: fmt's implementation is compiled once, in
+# cmake/fmt_compiled.cpp, and toml++ is header-only) in the static build and in the default one alike, so that
+# both compile each source with the same flags and only their links differ: the package test's static build
+# (tests/package/test_release.sh) then takes every object from ccache instead of compiling the product again.
 # The sanitizer builds share objects with no other and link Debian's shared fmt and toml++, which compiles faster.
 # Included after the find_package calls of the root CMakeLists.txt.
 add_library(mbridge_lint_fmt INTERFACE)
@@ -20,8 +21,12 @@ if((MBRIDGE_LINT_SANITIZE OR MBRIDGE_LINT_FUZZ) AND NOT MBRIDGE_LINT_STATIC)
   target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt)
   target_link_libraries(mbridge_lint_toml INTERFACE tomlplusplus::tomlplusplus)
 else()
-  # fmt's definitions compile into the layers that use it.
-  target_link_libraries(mbridge_lint_fmt INTERFACE fmt::fmt-header-only)
+  # fmt's headers, and its implementation compiled once (not FMT_HEADER_ONLY, which compiles it into every source).
+  get_target_property(fmt_includes fmt::fmt INTERFACE_INCLUDE_DIRECTORIES)
+  add_library(mbridge_lint_fmt_compiled STATIC ${CMAKE_CURRENT_SOURCE_DIR}/cmake/fmt_compiled.cpp)
+  target_include_directories(mbridge_lint_fmt_compiled SYSTEM PUBLIC ${fmt_includes})
+  set_target_properties(mbridge_lint_fmt_compiled PROPERTIES POSITION_INDEPENDENT_CODE ON UNITY_BUILD OFF)
+  target_link_libraries(mbridge_lint_fmt INTERFACE mbridge_lint_fmt_compiled)
   # toml++: its header-only mode (Debian's CMake package points at the shared library).
   get_target_property(toml_includes tomlplusplus::tomlplusplus INTERFACE_INCLUDE_DIRECTORIES)
   target_include_directories(mbridge_lint_toml INTERFACE ${toml_includes})
