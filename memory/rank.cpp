@@ -296,11 +296,11 @@ StageFigures stage_figures(const Schedule& s, int stage, const UnitPrediction& u
                             (e.tensors + (e.received ? 1 : 0)) * u.tensor;
         if (i == 0) f.retained = held;
         // The unit's working set counts the output gradient it is handed; a received one is in `held` already, and
-        // the working set's count of it stands for the copy autograd then makes: the schedule keeps referencing the
-        // received gradient through its backward (output_tensor_grad), so the first residual branch's gradient
-        // cannot be added into it in place (torch/csrc/autograd/input_buffer.cpp, can_accumulate_inplace) and the
-        // sum is a new tensor. A gradient the loss makes, or one handed to a full-recompute checkpoint's own backward
-        // (as in the blocks the working set was measured on), takes the sum in place.
+        // the working set's count of it stands for one more tensor measured at every such backward (the 2026-12-07
+        // stage trace), except where a full-recompute checkpoint takes the gradient, or the loss makes it. The likely
+        // cause, not yet isolated: the schedule keeps referencing the received gradient through its backward
+        // (output_tensor_grad), and autograd adds a gradient into a buffer in place only when it holds the last
+        // reference (torch/csrc/autograd/input_buffer.cpp, can_accumulate_inplace).
         const double peak = held + u.transient - (e.received && u.checkpointed_top ? u.tensor : 0);
         f.peak = i == 0 ? peak : std::max(f.peak, peak);
     }
