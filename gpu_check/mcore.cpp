@@ -480,10 +480,10 @@ std::optional<Prediction> predict_stage(const McorePlan& plan, const memory::Lay
     job.schedule = plan.stage->schedule;
     job.peft = {};
     const memory::UnitPrediction unit = memory::predict_unit(job, plan.stage->stage, plan.kinds, rc);
-    // The measurement's base holds the MoE dispatchers' leftovers of every chunk, which their first forwards free:
-    // the rank model's own figure (RankEstimate::activations).
-    const double retained = memory::stage_activations(unit, plan.stage->in_flight, job.schedule.vpp);
-    return Prediction{retained, retained + unit.transient};
+    // The measurement's base holds the leftovers of every chunk (the MoE dispatchers', the last received input),
+    // which their first forwards free: the rank model's own figures (RankEstimate::activations).
+    const memory::StageFigures f = memory::stage_figures(job.schedule, plan.stage->stage, unit);
+    return Prediction{f.retained, f.peak};
 }
 
 std::string describe_environment(const McoreEnvironment& env) {

@@ -38,9 +38,11 @@ struct RankEstimate {
     // Retained by the in-flight micro-batches, as a measurement above the state before the step sees it: their
     // forwards free the leftover below, so it counts once, in `leftover` (stage_activations in memory/rank.hpp).
     double activations = 0;
-    // The MoE dispatchers' router probabilities kept from the previous iteration's backward with their autograd
-    // leaves (memory/README.md, "Left over from the previous iteration"), alive until each chunk's first forward.
+    // Kept from the previous iteration's backward until each chunk's first forward (memory/README.md, "Left over from
+    // the previous iteration"): the MoE dispatchers' router probabilities with their autograd leaves, and each model
+    // chunk's last received input with its gradient (`leftover_received`, part of `leftover`).
     double leftover = 0;
+    double leftover_received = 0;
     double transient = 0;         // on top at the peak: a layer's backward working set, or the logits and loss
     double unit_activations = 0;  // one in-flight unit (a micro-batch through the stage, or a model chunk): retained
                                   // activations with its input
@@ -48,8 +50,9 @@ struct RankEstimate {
     double optimizer_step = 0;    // on top of the states while the optimizer steps (fp32 copies of the gradients)
     double states() const { return params + grads + optimizer; }
     double activation_peak() const { return states() + leftover + activations + transient; }
-    // The activations are gone by the optimizer step (the next step's zero_grad frees what it made).
-    double step_peak() const { return states() + optimizer_step; }
+    // The activations are gone by the optimizer step (the next step's zero_grad frees what it made); the leftover is
+    // not.
+    double step_peak() const { return states() + leftover + optimizer_step; }
     bool peaks_at_optimizer_step() const { return step_peak() > activation_peak(); }
     double peak() const { return std::max(activation_peak(), step_peak()); }
     // Forward and backward of the first iteration run before the optimizer has created its moments; its step has them.

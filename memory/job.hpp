@@ -54,6 +54,8 @@ struct Schedule {
     // Model chunks (micro-batches with 1F1B) whose activations are alive when stage `stage` runs its first backward:
     // the warm-up forwards and the first steady-state one, at most every chunk of the step.
     int in_flight(int stage) const;
+    // Forwards before the first steady-state iteration (one forward, one backward) on stage `stage`.
+    std::int64_t warmup(int stage) const;
 };
 
 // LoRA / DoRA adapters (Bridge megatron.bridge.peft): the base model is frozen.

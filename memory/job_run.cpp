@@ -204,16 +204,19 @@ void read_schedule(const EffectiveModel& m, Job& job) {
         s.micro_batches = std::max<std::int64_t>(1, gbs.as_int() / (job.micro_batch * job.data_parallel));
 }
 
+std::int64_t Schedule::warmup(int stage) const {
+    if (pp <= 1) return 0;  // forward_backward_no_pipelining: one micro-batch at a time
+    if (!interleaved()) return pp - stage - 1;
+    return static_cast<std::int64_t>(pp - stage - 1) * 2 + static_cast<std::int64_t>(vpp - 1) * group +
+           (extra_warmup ? 1 : 0);
+}
+
 int Schedule::in_flight(int stage) const {
-    if (pp <= 1) return 1;  // forward_backward_no_pipelining: one micro-batch at a time
+    if (pp <= 1) return 1;
     const std::int64_t total = micro_batches.value_or(1 << 20) * vpp;
-    std::int64_t warmup = pp - stage - 1;
-    if (interleaved())
-        warmup = static_cast<std::int64_t>(pp - stage - 1) * 2 + static_cast<std::int64_t>(vpp - 1) * group +
-                 (extra_warmup ? 1 : 0);
     // The warm-up forwards, then the first steady-state forward before the first backward; all of them when the
     // warm-up covers the step.
-    return static_cast<int>(std::max<std::int64_t>(1, std::min(total, warmup + 1)));
+    return static_cast<int>(std::max<std::int64_t>(1, std::min(total, warmup(stage) + 1)));
 }
 
 // Bridge's LoRA and DoRA (megatron.bridge.peft.lora.LoRA: dim 32, all four linears by default).

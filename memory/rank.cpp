@@ -154,7 +154,7 @@ void add_loss(const Job& job, double residual, RankEstimate& r) {
     const double logits = tokens * static_cast<double>(job.vocab) / tp;
     const double loss_kept = residual + logits * kLossKeptBytes;
     r.activations += loss_kept;
-    r.transient = std::max(logits * kLossTransientBytes, r.unit_transient - loss_kept);
+    r.transient = std::max(logits * kLossTransientBytes, r.transient - loss_kept);
 }
 
 }  // namespace
@@ -176,11 +176,135 @@ UnitPrediction predict_unit(const Job& job, int stage, const std::vector<LayerKi
     u.activations = sp.retained_bytes + sp.stale_bytes + residual + adapters - (output_freed ? residual : 0);
     u.stale = sp.stale_bytes;
     u.transient = sp.backward_peak_bytes - sp.retained_bytes;
+    u.tensor = residual;
+    u.checkpointed_top = rc.granularity == Recompute::Granularity::Full &&
+                         (rc.method == Recompute::Method::Uniform || rc.num_layers >= static_cast<int>(unit.size()));
     return u;
 }
 
 double stage_activations(const UnitPrediction& unit, int in_flight, int chunks) {
     return in_flight * unit.activations - std::min(chunks, in_flight) * unit.stale;
+}
+
+namespace {
+
+// The model chunk of each forward, in order (schedules.py get_schedule_table, line 989: micro-batch groups of
+// `group`, every chunk of a group in turn, the last group taking the remainder); backward k runs chunk
+// vpp - 1 - forward_chunk[k] (get_model_chunk_id, line 1244).
+std::vector<int> forward_chunks(const Schedule& s, std::int64_t micro_batches) {
+    std::vector<int> chunks;
+    const std::int64_t group = s.vpp > 1 ? std::max(1, s.group) : micro_batches;
+    for (std::int64_t first = 0; first < micro_batches; first += group) {
+        const std::int64_t end = first + group >= micro_batches ? micro_batches : first + group;
+        for (int c = 0; c < s.vpp; ++c)
+            for (std::int64_t m = first; m < end; ++m) chunks.push_back(c);
+        if (end == micro_batches) break;
+    }
+    return chunks;
+}
+
+// What one backward finds beside its in-flight units, in activation tensors, and its in-flight count.
+struct BackwardEntry {
+    int in_flight = 0;
+    int tensors = 0;
+    bool received = false;  // its output gradient came from the next stage
+};
+
+// Walks the passes of one step on stage `stage` (warm-up forwards, then one forward and one backward per
+// steady-state iteration, then the cooldown backwards: forward_backward_pipelining_without_interleaving and
+// _with_interleaving) and, at each backward, counts what Megatron Core holds beside the in-flight units. p2p's
+// _communicate allocates every received tensor (p2p_communication.py lines 335-349) whatever moves its data, so a real
+// rank and a fake group's hold the same.
+std::vector<BackwardEntry> walk_schedule(const Schedule& s, int stage) {
+    // Enough micro-batches for the warm-up and two full groups of the steady state; the pattern repeats after them.
+    const std::int64_t m = s.micro_batches.value_or(1 << 20);
+    const std::int64_t group = std::max(1, s.vpp > 1 ? s.group : 1);
+    const std::int64_t enough = ((2 * s.pp + 3 * group + group - 1) / group) * group;
+    const std::vector<int> fwd = forward_chunks(s, std::min(m, enough));
+    const std::int64_t total = static_cast<std::int64_t>(fwd.size());
+    const std::int64_t warmup = std::min(total, s.warmup(stage));
+    const bool first = stage == 0, last = stage == s.pp - 1;
+    // A chunk receives its input unless it is the first stage's first, its output gradient unless it is the last
+    // stage's last.
+    auto receives_input = [&](int c) { return !(first && c == 0); };
+    std::vector<int> forwards(static_cast<size_t>(s.vpp), 0), backwards(static_cast<size_t>(s.vpp), 0);
+    int in_flight = 0, previous = -1;
+    std::vector<BackwardEntry> entries;
+    auto forward = [&](std::int64_t k) {
+        ++forwards[static_cast<size_t>(fwd[static_cast<size_t>(k)])];
+        ++in_flight;
+    };
+    auto backward = [&](std::int64_t k) {
+        const int c = s.vpp - 1 - fwd[static_cast<size_t>(k)];
+        BackwardEntry e;
+        e.in_flight = in_flight;
+        // A chunk keeps the input of its latest forward (TransformerBlock.set_input_tensor, transformer_block.py line
+        // 463, through GPTModel.set_input_tensor, line 323) with the gradient backward_step retained on it (schedules.py
+        // line 561); once that micro-batch's backward is done, both are beside the in-flight units.
+        for (int o = 0; o < s.vpp; ++o)
+            if (receives_input(o) && forwards[static_cast<size_t>(o)] > 0 &&
+                backwards[static_cast<size_t>(o)] == forwards[static_cast<size_t>(o)])
+                e.tensors += 2;
+        // The previous backward's input gradient stays bound (input_tensor_grad, lines 2436 and 1902) until this one
+        // returns, unless its chunk's block holds it already (counted above).
+        if (previous >= 0 && receives_input(previous) &&
+            backwards[static_cast<size_t>(previous)] != forwards[static_cast<size_t>(previous)])
+            e.tensors += 1;
+        // The output gradient, received before the backward (1F1B: send_forward_recv_backward, line 2416;
+        // interleaved: send_forward_backward_recv_forward_backward, lines 1645 and 1935); the last stage's last
+        // chunk's comes from its loss.
+        e.received = !(last && c == s.vpp - 1);
+        entries.push_back(e);
+        ++backwards[static_cast<size_t>(c)];
+        --in_flight;
+        previous = c;
+    };
+    for (std::int64_t k = 0; k < warmup; ++k) forward(k);
+    for (std::int64_t k = 0; k + warmup < total; ++k) {
+        forward(k + warmup);
+        backward(k);
+    }
+    for (std::int64_t k = std::max<std::int64_t>(0, total - warmup); k < total; ++k) backward(k);
+    return entries;
+}
+
+}  // namespace
+
+StageFigures stage_figures(const Schedule& s, int stage, const UnitPrediction& u) {
+    StageFigures f;
+    const int chunks = s.vpp;
+    f.leftover = chunks * u.stale;
+    if (s.pp <= 1) {
+        f.retained = stage_activations(u, 1, chunks);
+        f.peak = f.retained + u.transient;
+        return f;
+    }
+    // The previous step's last input and its gradient in every chunk that receives one; each chunk's first forward,
+    // before the first backward, frees them.
+    const int receiving = s.vpp - (stage == 0 ? 1 : 0);
+    f.leftover_received = 2.0 * receiving * u.tensor;
+    f.leftover += f.leftover_received;
+    const int most = s.in_flight(stage);
+    const std::vector<BackwardEntry> entries = walk_schedule(s, stage);
+    // Every chunk has run a forward by the first backward: the dispatchers' leftovers of all of them are gone.
+    const double stale_freed = most * u.activations - stage_activations(u, most, chunks);
+    f.retained = stage_activations(u, most, chunks) - f.leftover_received;
+    f.peak = f.retained + u.transient;
+    for (size_t i = 0; i < entries.size(); ++i) {
+        const BackwardEntry& e = entries[i];
+        const double held = e.in_flight * u.activations - stale_freed - f.leftover_received +
+                            (e.tensors + (e.received ? 1 : 0)) * u.tensor;
+        if (i == 0) f.retained = held;
+        // The unit's working set counts the output gradient it is handed; a received one is in `held` already, and
+        // the working set's count of it stands for one more tensor measured at every such backward (the 2026-12-07
+        // stage trace), except where a full-recompute checkpoint takes the gradient, or the loss makes it. The likely
+        // cause, not yet isolated: the schedule keeps referencing the received gradient through its backward
+        // (output_tensor_grad), and autograd adds a gradient into a buffer in place only when it holds the last
+        // reference (torch/csrc/autograd/input_buffer.cpp, can_accumulate_inplace).
+        const double peak = held + u.transient - (e.received && u.checkpointed_top ? u.tensor : 0);
+        f.peak = i == 0 ? peak : std::max(f.peak, peak);
+    }
+    return f;
 }
 
 RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
@@ -203,11 +327,13 @@ RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     r.unit_activations = u.activations;
     r.unit_transient = u.transient;
     r.in_flight = job.schedule.in_flight(stage);
-    r.activations = stage_activations(u, r.in_flight, vpp);
-    r.leftover = vpp * u.stale;
+    const StageFigures figures = stage_figures(job.schedule, stage, u);
+    r.activations = figures.retained;
+    r.leftover = figures.leftover;
+    r.leftover_received = figures.leftover_received;
+    r.transient = figures.peak - figures.retained;
     if (stage == 0 && s.hidden_dropout > 0)
         r.activations += r.in_flight * residual / s.activation_bytes;  // embedding dropout mask
-    r.transient = r.unit_transient;
     if (stage == pp - 1 && job.vocab > 0) add_loss(job, residual, r);
     return r;
 }

@@ -12,6 +12,8 @@ namespace mbl::memory {
 // dispatchers' leftovers its forward frees, and its backward working set above what it retains.
 struct UnitPrediction {
     double activations = 0, stale = 0, transient = 0;
+    double tensor = 0;  // the activation a stage sends and receives (and its gradient): s/cp x b x h, SP-sharded
+    bool checkpointed_top = false;  // the unit's last layer runs inside a full-recompute checkpoint
 };
 UnitPrediction predict_unit(const Job& job, int stage, const std::vector<LayerKind>& unit, const Recompute& rc);
 
@@ -19,6 +21,15 @@ UnitPrediction predict_unit(const Job& job, int stage, const std::vector<LayerKi
 // `gpu-check`'s stage prediction: each unit's activations, less the dispatchers' leftovers the first forward of
 // each model chunk frees (they were alive before, in RankEstimate::leftover).
 double stage_activations(const UnitPrediction& unit, int in_flight, int chunks);
+
+// The stage's figures above the state before the step, from a walk over Megatron Core's own pass order
+// (pipeline_parallel/schedules.py at d98e8a64; memory/README.md, "Per rank"): at its first backward (retained), at
+// the hottest backward (peak), and what the previous step left that the first forwards free (leftover: the MoE
+// dispatchers', and each receiving chunk's last input with its gradient).
+struct StageFigures {
+    double retained = 0, peak = 0, leftover = 0, leftover_received = 0;
+};
+StageFigures stage_figures(const Schedule& schedule, int stage, const UnitPrediction& unit);
 
 RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc);
 // Every rank, hottest first.

@@ -90,13 +90,16 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         out << row.erase(row.find_last_not_of(' ') + 1) << '\n';
     }
 
-    for (const auto& r : est.ranks)
-        if (r.leftover > 0)
-            out << fmt::format(
-                "rank {} also holds {} left over from the previous iteration's backward (the MoE dispatchers' router "
-                "probabilities and their autograd leaves), freed by its forward passes: in its peak, not in its "
-                "activations\n",
-                r.stage, format_gib(r.leftover));
+    for (const auto& r : est.ranks) {
+        if (format_gib(r.leftover) == format_gib(0)) continue;  // a few received tensors: below the table's unit
+        const bool received = r.leftover_received > 0, moe = r.leftover > r.leftover_received;
+        out << fmt::format(
+            "rank {} also holds {} left over from the previous iteration's backward ({}{}{}), freed by its forward "
+            "passes: in its peak, not in its activations\n",
+            r.stage, format_gib(r.leftover),
+            received ? "the last input each model chunk received, with its gradient" : "", received && moe ? "; " : "",
+            moe ? "the MoE dispatchers' router probabilities and their autograd leaves" : "");
+    }
     const auto first = std::max_element(est.ranks.begin(), est.ranks.end(), [](const auto& a, const auto& b) {
         return a.first_iteration_peak() < b.first_iteration_peak();
     });

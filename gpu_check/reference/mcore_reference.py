@@ -315,14 +315,17 @@ def build_block(torch, cls, kwargs, use_te, seed, post_process=True, pre_process
 
 
 def build_stage(torch, cls, kwargs, use_te, seed, sched):
-    """This rank's model chunks of its pipeline stage: blocks without a final norm (a stage that is not the last), the
-    first stage's first chunk taking its input from the forward step (pre_process), the others from the schedule."""
+    """This rank's model chunks of its pipeline stage: blocks as Megatron Core builds them, the first stage's first
+    chunk taking its input from the forward step (pre_process), the others from the schedule; the last stage's last
+    chunk ends in the final norm (post_process), which keeps the block output until its backward as it does in a real
+    last stage, where the output layer and the loss follow (the loss stand-in keeps nothing)."""
     from megatron.core import parallel_state
 
-    first_stage = parallel_state.get_pipeline_model_parallel_rank() == 0
+    rank = parallel_state.get_pipeline_model_parallel_rank()
+    first_stage, last_stage = rank == 0, rank == int(sched["pipeline"]) - 1
     virtual = int(sched.get("virtual", 1))
-    return [build_block(torch, cls, kwargs, use_te, seed + c, post_process=False, pre_process=first_stage and c == 0,
-                        vp_stage=c if virtual > 1 else None)
+    return [build_block(torch, cls, kwargs, use_te, seed + c, post_process=last_stage and c == virtual - 1,
+                        pre_process=first_stage and c == 0, vp_stage=c if virtual > 1 else None)
             for c in range(virtual)]
 
 
@@ -445,11 +448,21 @@ def run_schedule(torch, chunks, request, mask):
     hidden = chunks[0].config.hidden_size
     models = [stage_model(torch, c) for c in chunks]
     loss_func = output_gradient_loss(torch)
-    state = {"retained": None, "in_flight": 0, "live": 0, "order": [], "trace": []}
+    state = {"retained": None, "in_flight": 0, "live": 0, "order": [], "trace": [], "peak": 0, "handed": []}
 
-    def mark(what):  # allocated above the start at each pass's start and end (MiB), to tell what the schedule holds
+    def mark(what):
+        """Allocated above the start at each pass's start and end, and the peak since the previous mark (MiB), to
+        tell what the schedule holds and where the step peaks; the peak statistics restart at every mark."""
         torch.cuda.synchronize()
-        state["trace"].append([what, round((torch.cuda.memory_allocated() - base) / 2**20, 1)])
+        peak = torch.cuda.max_memory_allocated()
+        state["peak"] = max(state["peak"], peak)
+        state["trace"].append([what, round((torch.cuda.memory_allocated() - base) / 2**20, 1),
+                               round((peak - base) / 2**20, 1)])
+        torch.cuda.reset_peak_memory_stats()
+
+    def mib(t):  # a tensor handed to a pass, in MiB (None when absent)
+        t = t[0] if isinstance(t, list) and len(t) == 1 else t
+        return round(t.numel() * t.element_size() / 2**20, 1) if torch.is_tensor(t) else None
     forward_step, backward_step = schedules.forward_step, schedules.backward_step
 
     def counted_forward(*args, **kwargs):
@@ -468,6 +481,10 @@ def run_schedule(torch, chunks, request, mask):
             state["in_flight"] = state["live"]
         state["order"].append("B")
         state["live"] -= 1
+        # What this backward was handed: its input (a received activation, or None), the output's data (pseudo-freed
+        # to one element with deallocate_pipeline_outputs) and the received output gradient.
+        input_tensor, output_tensor, output_grad = (list(args) + [None] * 3)[:3]
+        state["handed"].append([mib(input_tensor), mib(output_tensor), mib(output_grad)])
         mark("B>")
         out = backward_step(*args, **kwargs)
         mark("B<")
@@ -490,8 +507,24 @@ def run_schedule(torch, chunks, request, mask):
                          micro_batch_size=b, forward_only=False)
     finally:
         schedules.forward_step, schedules.backward_step = forward_step, backward_step
+    mark("end")
     run_schedule.trace = state["trace"]
+    run_schedule.handed = state["handed"]
+    run_schedule.peak = state["peak"]
     return state["retained"], state["in_flight"], state["order"]
+
+
+def held_from_previous_step(torch, chunks):
+    """What the blocks still reference from the previous step: the last received input (TransformerBlock keeps what
+    set_input_tensor gave it) and the gradient backward_step retained on it. Part of the base; each chunk's first
+    forward replaces it. A function of its own so that no local name keeps those tensors alive through the step."""
+    held = 0
+    for c in chunks:
+        t = getattr(c, "input_tensor", None)
+        for x in (t, t.grad if torch.is_tensor(t) else None):
+            if torch.is_tensor(x):
+                held += x.numel() * x.element_size()
+    return held
 
 
 def measure_schedule(torch, chunks, request, index, role):
@@ -501,19 +534,11 @@ def measure_schedule(torch, chunks, request, index, role):
     run_schedule(torch, chunks, request, mask)
     torch.cuda.synchronize()
     base = torch.cuda.memory_allocated()
-    # What the blocks still reference from the previous step (the last received input, set by set_input_tensor, and
-    # the gradient backward_step retained on it): part of the base, replaced during the step.
-    held = 0
-    for c in chunks:
-        t = getattr(c, "input_tensor", None)
-        if torch.is_tensor(t):
-            held += t.numel() * t.element_size()
-            if t.grad is not None:
-                held += t.grad.numel() * t.grad.element_size()
+    held = held_from_previous_step(torch, chunks)
     torch.cuda.reset_peak_memory_stats()
     retained, in_flight, order = run_schedule(torch, chunks, request, mask)
     torch.cuda.synchronize()
-    peak = torch.cuda.max_memory_allocated() - base
+    peak = max(run_schedule.peak, torch.cuda.max_memory_allocated()) - base  # the marks restart the statistics
     params = [p for c in chunks for p in c.parameters()]
     if index is not None:
         emit("step", index=index, role=role, done=1, total=1)
@@ -531,8 +556,9 @@ def measure_schedule(torch, chunks, request, index, role):
         "in_flight": in_flight,
         "order": order,
         "trace": run_schedule.trace,
+        "handed": run_schedule.handed,
         "held_from_previous_step_bytes": held,
-        "peak_allocated_total_bytes": int(torch.cuda.max_memory_allocated()),
+        "peak_allocated_total_bytes": int(max(run_schedule.peak, torch.cuda.max_memory_allocated())),
         "peak_reserved_total_bytes": int(torch.cuda.max_memory_reserved()),
     }
 
@@ -616,7 +642,7 @@ def main(argv):
     for index, run in schedule:
         try:
             if "schedule" in request:
-                # The stage's model chunks: blocks without a final norm, as a pipeline stage that is not the last.
+                # The stage's model chunks, the last stage's ending in the final norm (build_stage).
                 chunks = build_stage(torch, cls, with_recompute(kwargs, run["recompute"]), use_te, seed,
                                      request["schedule"])
                 config, block = chunks[0]

@@ -576,10 +576,11 @@ TEST_CASE("H200 runs of Megatron Core's layers, replayed: totals, savings and th
 // schedule. The request gpu-check writes today is the one that ran.
 struct RecordedRun {
     std::string name, config, options;
+    std::string folder = "2026-12-07-fake-group";
 };
 
 nlohmann::json replay_recorded(const RecordedRun& c, int expected_exit) {
-    const std::string runs = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-07-fake-group/";
+    const std::string runs = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/" + c.folder + "/";
     const std::string sent = write_temp(c.name + "-request.json", "");
     const std::string python =
         standin("replay-" + c.name + ".sh", "cp \"$2\" '" + sent + "'; cat '" + runs + c.name + "/helper.jsonl'");
@@ -623,36 +624,88 @@ TEST_CASE(
     }
 }
 
-// The stages under Megatron Core's own schedule differ from the estimate's stage by whole activation tensors (s x b x h
-// in bf16, 16 MiB for these examples): +1 on a first stage (the received output gradient it holds at its first
-// backward, schedules.py send_forward_recv_backward), -1 on an interleaved stage, -3 retained and -2 at the peak on a
-// last stage built without its output layer. Held here at those tensors, the gap stated in DEVICE_RUNS.md, until the
-// stage model follows the schedule's buffers.
-TEST_CASE("H100 pipeline stages under Megatron Core's own schedule, replayed: within three activation tensors or 1 %",
+// The stages under Megatron Core's own schedule, beside the in-flight micro-batches: the output gradient received
+// before the first backward, each receiving chunk's last input and its gradient kept from the previous step, the
+// previous backward's input gradient and autograd's copy of a received gradient at the peak (memory::stage_buffers,
+// from the 2026-12-07 stage trace). Dense rows to the MiB; MoE rows within 1 % (the routed tensors' allocator
+// rounding, as in the sweep). These runs built the last stage without its final norm, so its blocks kept nothing of
+// their output: exactly one activation tensor (s x b x h in bf16, 16 MiB here) below the estimate, a harness gap
+// gpu_check/reference/mcore_reference.py build_stage closes (the stage-trace runs below).
+constexpr double kActivation = 4096.0 * 1 * 2048 * 2;
+
+void check_stage_rows(const nlohmann::json& doc, bool moe, double below, double above_peak = -1) {
+    if (above_peak < 0) above_peak = -below;
+    for (const auto& run : doc["runs"]) {
+        INFO(run["recompute"]);
+        const auto& m = run["measured"];
+        const auto& p = run["predicted"];
+        const double retained = m["retained_bytes"].get<double>(), peak = m["backward_peak_bytes"].get<double>();
+        const double off_retained = retained - p["retained_bytes"].get<double>() + below;
+        const double off_peak = peak - p["backward_peak_bytes"].get<double>() - above_peak;
+        CHECK(std::abs(off_retained) <= (moe ? 0.01 * retained : 1024.0 * 1024));
+        CHECK(std::abs(off_peak) <= (moe ? 0.01 * peak : 1024.0 * 1024));
+    }
+}
+
+TEST_CASE("H100 pipeline stages under Megatron Core's own schedule, replayed: dense to the MiB, MoE within 1 %",
           "[cli][gpu_check][mcore]") {
-    const double activation = 4096.0 * 1 * 2048 * 2;
     for (const RecordedRun& c : std::vector<RecordedRun>{
              {"stage-1f1b", "pipeline_1f1b.yaml",
               " --recompute none --recompute 'selective [core_attn]' --recompute 'full uniform 1'"},
              {"stage-1f1b-last", "pipeline_1f1b.yaml",
               " --stage 3 --recompute none --recompute 'selective [core_attn]'"},
              {"stage-vpp2", "pipeline_interleaved.yaml", " --recompute none --recompute 'selective [mlp]'"},
+             {"tp4-sp-pp4-stage1", "dense_gqa_swiglu.yaml",
+              " --stage 1 --recompute none --recompute 'selective [core_attn]' -- "
+              "model.tensor_model_parallel_size=4 model.sequence_parallel=true"},
              {"stage-moe-dealloc", "moe_shared_expert.yaml",
               " --recompute none --recompute 'selective [moe]' --recompute 'full uniform 1' -- "
               "model.deallocate_pipeline_outputs=true"}}) {
         INFO(c.name);
-        const auto doc = replay_recorded(c, c.name == "stage-vpp2" ? 0 : 1);
-        for (const auto& run : doc["runs"]) {
-            INFO(run["recompute"]);
-            const auto& m = run["measured"];
-            const auto& p = run["predicted"];
-            // MoE rows: the routed tensors' allocator rounding moves them by up to 1 % (the sweep's MoE rows).
-            const double retained = m["retained_bytes"].get<double>(), peak = m["backward_peak_bytes"].get<double>();
-            CHECK(std::abs(retained - p["retained_bytes"].get<double>()) <=
-                  std::max(3 * activation + 2.0 * 1024 * 1024, 0.01 * retained));
-            CHECK(std::abs(peak - p["backward_peak_bytes"].get<double>()) <=
-                  std::max(2 * activation + 2.0 * 1024 * 1024, 0.01 * peak));
-        }
+        const auto doc = replay_recorded(c, 0);
+        check_stage_rows(doc, c.name == "stage-moe-dealloc", c.name == "stage-1f1b-last" ? kActivation : 0);
+    }
+}
+
+// The stage trace's first call (tests/data/gpu/device-runs/2026-12-07-stage-trace/first-call): first, middle and
+// last stages of 1F1B, both stages of an interleaved job, deallocated outputs, every pass traced. Two harness gaps
+// that call had, both closed since in mcore_reference.py, are taken out here by whole tensors: the helper's own count
+// of what the previous step left kept it alive through the measured step (its last chunk's last input and gradient,
+// two tensors above the estimate on every receiving stage), and the last stage's last chunk had no final norm, so its
+// in-flight units kept nothing of their output (one tensor below for each at the first backward).
+TEST_CASE("H100 stage trace, first call, replayed: dense to the MiB after the two harness gaps",
+          "[cli][gpu_check][mcore]") {
+    struct Row {
+        RecordedRun run;
+        double retained_above, peak_above;  // activation tensors the harness added
+    };
+    const std::string p = " --recompute none --recompute 'selective [core_attn]' --recompute 'full uniform 1'";
+    const std::string v = " --recompute none --recompute 'selective [mlp]'";
+    const std::string folder = "2026-12-07-stage-trace/first-call";
+    for (const Row& r : std::vector<Row>{
+             {{"stage-1f1b", "pipeline_1f1b.yaml", p, folder}, 0, 0},
+             {{"stage-1f1b-middle", "pipeline_1f1b.yaml", " --stage 1" + p, folder}, 2, 2},
+             {{"stage-1f1b-last", "pipeline_1f1b.yaml", " --stage 3" + p, folder}, 1, 1},
+             {{"stage-vpp2", "pipeline_interleaved.yaml", v, folder}, 2, 2},
+             // One in-flight unit of the last chunk at the first backward; none at the peak (chunk 0's backwards).
+             {{"stage-vpp2-last", "pipeline_interleaved.yaml", " --stage 1" + v, folder}, 1, 2},
+             {{"stage-1f1b-middle-dealloc", "pipeline_1f1b.yaml",
+               " --stage 1 --recompute none --recompute 'full uniform 1' -- model.deallocate_pipeline_outputs=true",
+               folder},
+              2,
+              2},
+             {{"stage-moe-dealloc", "moe_shared_expert.yaml",
+               " --recompute none --recompute 'selective [moe]' --recompute 'full uniform 1' -- "
+               "model.deallocate_pipeline_outputs=true",
+               folder},
+              0,
+              0}}) {
+        INFO(r.run.name);
+        // gpu-check's own verdict fails where those tensors are over 3 % of a full-recompute stage's figure.
+        const bool full = r.run.options.find("full uniform 1") != std::string::npos;
+        const auto doc = replay_recorded(r.run, full && r.retained_above > 0 ? 1 : 0);
+        check_stage_rows(doc, r.run.name == "stage-moe-dealloc", -r.retained_above * kActivation,
+                         r.peak_above * kActivation);
     }
 }
 

@@ -379,3 +379,42 @@ TEST_CASE("MoE `moe` label: estimate's activations are gpu-check's figure, the l
     REQUIRE(o);
     CHECK(o->activations == Approx(r.leftover + r.activations + r.transient));
 }
+
+// What Megatron Core's schedule holds beside a stage's in-flight units, in whole activation tensors A (memory/README.md,
+// "Per rank"): the figures of the 2026-12-07 H100 stage trace (gpu_check/DEVICE_RUNS.md) on a unit of 10 A with a
+// working set of 5 A.
+TEST_CASE("a stage's figures walk Megatron Core's pass order", "[memory][job]") {
+    memory::UnitPrediction u;
+    u.activations = 10, u.transient = 5, u.tensor = 1;
+    memory::Schedule one_f_one_b;
+    one_f_one_b.pp = 4, one_f_one_b.group = 4, one_f_one_b.micro_batches = 8;
+    struct Row {
+        int stage;
+        double retained, peak, leftover;
+    };
+    // First: 4 units and the received gradient; the peak adds the working set (the gradient it counts stands for the
+    // extra tensor of a backward handed a received gradient). Middle: 3 units, the received gradient, less the
+    // previous step's input and gradient; later backwards have the previous input gradient too. Last: no received
+    // gradient (the loss makes it).
+    for (const Row& r : {Row{0, 41, 46, 0}, Row{1, 29, 35, 2}, Row{2, 19, 25, 2}, Row{3, 8, 14, 2}}) {
+        INFO(r.stage);
+        const memory::StageFigures f = memory::stage_figures(one_f_one_b, r.stage, u);
+        CHECK(f.retained == Approx(r.retained));
+        CHECK(f.peak == Approx(r.peak));
+        CHECK(f.leftover == Approx(r.leftover));
+    }
+    // A full-recompute checkpoint at the top takes its gradient as in the measured blocks: no extra tensor.
+    memory::UnitPrediction full = u;
+    full.checkpointed_top = true;
+    CHECK(memory::stage_figures(one_f_one_b, 0, full).peak == Approx(45));
+    // Interleaved, 2 stages x 2 chunks, 4 micro-batches: stage 0 holds 5 chunks and its chunk 1's leftover; stage 1
+    // peaks at a chunk-0 backward while chunk 1 holds its finished micro-batch's input and gradient.
+    memory::Schedule vpp = one_f_one_b;
+    vpp.pp = 2, vpp.vpp = 2, vpp.group = 2, vpp.micro_batches = 4;
+    const memory::StageFigures first = memory::stage_figures(vpp, 0, u), last = memory::stage_figures(vpp, 1, u);
+    CHECK(first.retained == Approx(49));
+    CHECK(first.peak == Approx(55));
+    CHECK(last.retained == Approx(26));
+    CHECK(last.peak == Approx(35));
+    CHECK(last.leftover == Approx(4));
+}
