@@ -568,6 +568,7 @@ public:
                 const Value* section = field_(std::string(kSectionLookup) + step.when);
                 if (!section || section->is_null()) continue;
             }
+            step_ = &step;
             std::vector<Value> args;
             for (const auto& object : step.args)
                 args.push_back(Value::string(object == kContainer ? std::string(kContainer)
@@ -603,6 +604,7 @@ private:
     std::vector<std::string> rewrite_order_;
     std::vector<std::map<std::string, Value, std::less<>>> frames_;
     const Function* function_ = nullptr;
+    const Step* step_ = nullptr;  // run_steps: the step running
     std::optional<Value> result_;
     bool certain_ = true;
     bool rejected_ = false;  // a raise was reached for certain: the job stops there
@@ -684,6 +686,7 @@ private:
         e.certain = certain_;
         e.message = std::move(message);
         if (!certain_) e.why_uncertain = why_;
+        e.step = step_;
         rejected_ |= certain_ && e.site->kind == Site::Kind::Raise;
         outcome_.events.push_back(std::move(e));
     }
@@ -1388,6 +1391,7 @@ private:
         if (o.is_unknown()) return o;
         for (const auto& v : a)
             if (v.is_unknown()) return v;
+        if (target.op == Op::Type && target.name == "dict" && m == "fromkeys") return dict_from_keys(a);
         if (o.is_string()) {
             const std::string& s = o.as_string();
             if ((m == "startswith" || m == "endswith") && a.size() == 1 && a[0].is_string()) {
@@ -1408,17 +1412,11 @@ private:
                 if (b == std::string::npos) return Value::string("");
                 return Value::string(s.substr(b, s.find_last_not_of(" \t\n\r") - b + 1));
             }
-            if (m == "split" && a.size() == 1 && a[0].is_string() && !a[0].as_string().empty()) {
-                std::vector<Value> parts;
-                std::size_t from = 0;
-                const std::string& sep = a[0].as_string();
-                for (auto at = s.find(sep); at != std::string::npos; at = s.find(sep, from)) {
-                    parts.push_back(Value::string(s.substr(from, at - from)));
-                    from = at + sep.size();
-                }
-                parts.push_back(Value::string(s.substr(from)));
-                return Value::list(std::move(parts));
-            }
+            if ((m == "split" || m == "rsplit") && a.size() == 1 && a[0].is_string() && !a[0].as_string().empty())
+                return split(s, a[0].as_string(), -1, m == "rsplit");
+            if ((m == "split" || m == "rsplit") && a.size() == 2 && a[0].is_string() && !a[0].as_string().empty() &&
+                a[1].is_int())
+                return split(s, a[0].as_string(), a[1].as_int(), m == "rsplit");
             if (m == "join" && a.size() == 1) {
                 auto items = items_of(a[0]);
                 if (!items) return unknown("join of a value the linter does not model");
@@ -1462,6 +1460,39 @@ private:
             }
         }
         return unknown(fmt::format("method {} of {}", m, py_repr(o)));
+    }
+
+    // str.split / str.rsplit by a separator, at most `max` times (negative: every time) from the left or the right.
+    static Value split(const std::string& s, const std::string& sep, std::int64_t max, bool from_right) {
+        std::vector<std::string> parts;
+        std::size_t from = 0;
+        for (auto at = s.find(sep); at != std::string::npos; at = s.find(sep, from)) {
+            parts.push_back(s.substr(from, at - from));
+            from = at + sep.size();
+        }
+        parts.push_back(s.substr(from));
+        // Joining back the pieces beyond `max` splits: the first ones from the left, the last ones from the right.
+        while (max >= 0 && static_cast<std::int64_t>(parts.size()) > max + 1) {
+            const std::size_t at = from_right ? 0 : parts.size() - 2;
+            parts[at] += sep + parts[at + 1];
+            parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+        }
+        std::vector<Value> out;
+        for (auto& p : parts) out.push_back(Value::string(std::move(p)));
+        return Value::list(std::move(out));
+    }
+
+    // `dict.fromkeys(keys[, value])`, the idiom for a list without repeats in first-seen order: string keys only (the
+    // maps here have string keys).
+    static Value dict_from_keys(const std::vector<Value>& a) {
+        auto keys = a.empty() || a.size() > 2 ? std::nullopt : items_of(a[0]);
+        if (!keys) return unknown("dict.fromkeys of a value the linter does not model");
+        Value out = Value::map();
+        for (const auto& k : *keys) {
+            if (!k.is_string()) return unknown("dict.fromkeys with keys that are not strings");
+            if (!out.find(k.as_string())) out.set(k.as_string(), a.size() == 2 ? a[1] : Value::null());
+        }
+        return out;
     }
 
     static Value mutate(const Value& o, const std::string& m, const std::vector<Value>& a) {

@@ -154,9 +154,10 @@ struct JobFacts {
 
 struct Event {
     const Site* site = nullptr;
-    bool certain = false;       // reached on a path whose every condition is known
-    std::string message;        // the message as Megatron Core builds it ("" when it could not be built)
-    std::string why_uncertain;  // for a possible one: the unknown it depends on
+    bool certain = false;        // reached on a path whose every condition is known
+    std::string message;         // the message as Megatron Core builds it ("" when it could not be built)
+    std::string why_uncertain;   // for a possible one: the unknown it depends on
+    const Step* step = nullptr;  // run_steps: the start-up step that reached it
 };
 
 struct Rewrite {
