@@ -153,6 +153,15 @@ Program Program::from_json(const json& j) {
                 p.steps.push_back(std::move(step));
             }
         if (j.contains("sections")) p.sections = j.at("sections").get<std::vector<std::string>>();
+        if (j.contains("classes"))
+            for (const auto& [name, c] : j.at("classes").items()) {
+                SectionClass sc;
+                sc.section = c.at("section").get<std::string>();
+                sc.mro = c.at("mro").get<std::vector<std::string>>();
+                sc.attributes = c.at("attributes").get<std::vector<std::string>>();
+                sc.methods = c.at("methods").get<std::map<std::string, std::string, std::less<>>>();
+                p.classes.emplace(name, std::move(sc));
+            }
         if (j.contains("enums"))
             for (const auto& [name, e] : j.at("enums").items()) {
                 EnumClass ec;
@@ -192,6 +201,12 @@ json Program::to_json() const {
         j["steps"] = std::move(sj);
     }
     if (!sections.empty()) j["sections"] = sections;
+    if (!classes.empty()) {
+        json cs = json::object();
+        for (const auto& [name, c] : classes)
+            cs[name] = {{"section", c.section}, {"mro", c.mro}, {"attributes", c.attributes}, {"methods", c.methods}};
+        j["classes"] = std::move(cs);
+    }
     if (!enums.empty()) {
         json es = json::object();
         for (const auto& [name, e] : enums) {
@@ -859,6 +874,7 @@ private:
                 event(s, "");  // where a warning is reached; its text is the site's (nothing shows it yet)
                 return Flow::Normal;
             case St::Unknown: {
+                if (follow_section_method(s)) return Flow::Normal;
                 event(s, "");
                 for (const auto& f : s.names) {
                     if (f == kWritesAll) {
@@ -1199,11 +1215,58 @@ private:
         return Value::string(std::string(kSelf) + ":" + name);
     }
 
+    // The class of a config section the config names (a dump's `_target_`), where the program describes it; null for
+    // the model, the whole config, or a section of a class the program does not describe.
+    const SectionClass* class_of(const Value& v) const {
+        auto prefix = object_prefix(v);
+        if (!prefix || prefix->empty()) return nullptr;
+        const Value* section = field_(std::string(kSectionLookup) + prefix->substr(0, prefix->size() - 1));
+        if (!section || !section->is_map() || section->target().empty()) return nullptr;
+        auto it = program_.classes.find(section->target());
+        if (it == program_.classes.end() || it->second.section + "." != *prefix) return nullptr;
+        return &it->second;
+    }
+
+    // isinstance of a section whose class is known against the tree's classes the program describes: decided; against
+    // any other type (one outside the tree could be a base of the section's), unknown.
+    std::optional<bool> section_isinstance(const SectionClass& c, const std::vector<std::string>& types) const {
+        std::optional<bool> out = false;
+        for (const auto& ty : types) {
+            if (std::find(c.mro.begin(), c.mro.end(), ty) != c.mro.end()) return true;
+            const bool described = std::any_of(program_.classes.begin(), program_.classes.end(), [&](const auto& k) {
+                return !k.second.mro.empty() && k.second.mro.front() == ty;
+            });
+            if (!described) out = std::nullopt;
+        }
+        return out;
+    }
+
+    // A method called on a section of a known class, where the program compiled it for that class: run, with the
+    // section as `self`. False where it is not followed (the caller then treats the call as one it does not know).
+    bool follow_section_method(const Stmt& s) {
+        if (tainted_ || s.e.op != Op::Method || s.e.kids.empty()) return false;
+        const Value object = eval(s.e.kids[0]);
+        const SectionClass* c = class_of(object);
+        if (!c) return false;
+        auto m = c->methods.find(s.e.name);
+        if (m == c->methods.end()) return false;
+        auto fn = program_.functions.find(m->second);
+        if (fn == program_.functions.end()) return false;
+        std::vector<Value> args{object};
+        for (std::size_t i = 1; i < s.e.kids.size(); ++i) args.push_back(eval(s.e.kids[i]));
+        call(fn->second, std::move(args), s.line);
+        return true;
+    }
+
     // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
     std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
         if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
             const std::string name = *object_prefix(a[0]) + a[1].as_string();
             if (tainted_) return *tainted_;
+            if (const SectionClass* c = class_of(a[0]); c && f == "hasattr") {
+                const auto& at = c->attributes;
+                if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);
+            }
             const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
             // A section attribute the config does not set: whether its class declares it is unknown too.
             if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
@@ -1239,6 +1302,9 @@ private:
             else if (t.op == Op::Tuple)
                 for (const auto& k : t.kids) types.push_back(k.op == Op::Type ? k.name : "?");
             std::optional<bool> any = false;
+            if (const SectionClass* c = class_of(v))
+                return bool_value(section_isinstance(*c, types), "the section's class may derive from one outside "
+                                                                 "the tree");
             for (const auto& ty : types) {
                 auto en = program_.enums.find(ty);
                 if (en == program_.enums.end() || v.is_unknown()) continue;
