@@ -172,7 +172,8 @@ private:
         }
     }
 
-    // The names a class body declares: its fields (`x: int = 1`, `x = 1`) and methods.
+    // The names a class body declares with a value: its fields (`x: int = 1`, `x = 1`) and methods. A bare annotation
+    // (`x: int`) is left out: an instance has it only where the class is a dataclass.
     static void declared_names(const SourceModule& m, NodeId cls, std::vector<std::string>& out) {
         const Ast& a = m.ast;
         for (NodeId st : a.named_kids(a.field(cls, Field::Body))) {
@@ -181,7 +182,8 @@ private:
             if (a.kind(def) == Kind::FunctionDefinition) name = std::string(a.source(a.field(def, Field::Name)));
             if (a.kind(st) == Kind::ExpressionStatement) {
                 NodeId x = a.first_named(st);
-                if (a.kind(x) == Kind::Assignment && a.kind(a.field(x, Field::Left)) == Kind::Identifier)
+                if (a.kind(x) == Kind::Assignment && a.kind(a.field(x, Field::Left)) == Kind::Identifier &&
+                    a.field(x, Field::Right) != kNoNode)
                     name = std::string(a.source(a.field(x, Field::Left)));
             }
             if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
