@@ -1227,6 +1227,14 @@ private:
         return &it->second;
     }
 
+    // The class of an object a section's attribute holds (`self.task_encoder`: the field "dataset.task_encoder"), where
+    // the config names it and the program describes it for that attribute.
+    const SectionClass* held_class(const std::string& field, const Value& v) const {
+        if (!v.is_map() || v.target().empty()) return nullptr;
+        auto it = program_.classes.find(v.target());
+        return it != program_.classes.end() && it->second.section == field ? &it->second : nullptr;
+    }
+
     // isinstance of a section whose class is known against the tree's classes the program describes: decided; against
     // any other type (one outside the tree could be a base of the section's), unknown.
     std::optional<bool> section_isinstance(const SectionClass& c, const std::vector<std::string>& types) const {
@@ -1247,6 +1255,7 @@ private:
         if (tainted_ || s.e.op != Op::Method || s.e.kids.empty()) return false;
         const Value object = eval(s.e.kids[0]);
         const SectionClass* c = class_of(object);
+        if (!c && s.e.kids[0].op == Op::Self) c = held_class(s.e.kids[0].name, object);
         if (!c) return false;
         auto m = c->methods.find(s.e.name);
         if (m == c->methods.end()) return false;
@@ -1302,7 +1311,9 @@ private:
             else if (t.op == Op::Tuple)
                 for (const auto& k : t.kids) types.push_back(k.op == Op::Type ? k.name : "?");
             std::optional<bool> any = false;
-            if (const SectionClass* c = class_of(v))
+            const SectionClass* c = class_of(v);
+            if (!c && e.kids[0].op == Op::Self) c = held_class(e.kids[0].name, v);
+            if (c)
                 return bool_value(section_isinstance(*c, types), "the section's class may derive from one outside "
                                                                  "the tree");
             for (const auto& ty : types) {

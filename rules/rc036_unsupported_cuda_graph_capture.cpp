@@ -21,8 +21,9 @@ source): packed sequences whose shapes a graph cannot keep fixed (offline packin
 `pad_to_max_length`, packed attention captured without `offline_packing_specs.pad_cu_seqlens`, Energon's native
 packing with any CUDA graph), and graphs under Megatron-FSDP v2, which supports neither model nor optimizer CUDA
 graphs. Bridge's checks are certain only for a whole `ConfigContainer` dump; on a partial config they are warnings,
-since start-up steps the linter does not follow yet run before them. The Energon and Megatron-FSDP v2 checks come
-after calls the linter does not follow yet, so they are named here but not decided yet.
+since start-up steps the linter does not follow yet run before them. Energon's check is decided where the config
+names the dataset's and its task encoder's classes (a whole dump); the Megatron-FSDP v2 checks come after calls the
+linter does not follow yet, so they are named here but not decided yet.
 
 ## Why is this bad?
 A graph replays a fixed kernel sequence on fixed shapes: a module the model lacks cannot be captured, and token

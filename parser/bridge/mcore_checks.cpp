@@ -97,13 +97,33 @@ public:
         std::map<std::string, std::set<std::string, std::less<>>, std::less<>> tested;  // section -> type names
         for (const auto& [name, fn] : program_->functions)
             if (name.rfind(container_class_ + ".", 0) == 0) collect_isinstance(fn.body, tested);
+        describe_tested(tested, {container_module.name});
+        // Then the objects those classes' methods test an attribute of theirs against (EnergonDatasetConfig.validate:
+        // `isinstance(self.task_encoder, (...))`), with the names their modules see.
+        std::map<std::string, std::set<std::string, std::less<>>, std::less<>> nested;
+        std::vector<std::string> modules;
+        for (const auto& [key, c] : program_->classes) {
+            modules.push_back(key.substr(0, key.rfind('.')));
+            for (const auto& [method, fn] : c.methods)
+                if (auto f = program_->functions.find(fn); f != program_->functions.end())
+                    collect_isinstance(f->second.body, nested);
+        }
+        std::erase_if(nested, [&](const auto& n) { return tested.count(n.first) > 0; });
+        describe_tested(nested, modules);
+    }
+
+    void describe_tested(const std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& tested,
+                         const std::vector<std::string>& seen_from) {
         for (const auto& [section, types] : tested) {
             std::set<const SourceModule*> modules;
             std::set<std::string, std::less<>> family;  // the tested classes and their bases in the tree
             for (const auto& type : types)
-                if (auto [m, cls] = tree_.find_class(container_module.name, type); m) {
+                for (const auto& from : seen_from) {
+                    auto [m, cls] = tree_.find_class(from, type);
+                    if (!m) continue;
                     modules.insert(m);
                     for (const auto& [owner, base] : tree_mro(*m, cls)) family.insert(class_at(*owner, base).name);
+                    break;
                 }
             for (const SourceModule* m : modules)
                 for (const auto& [name, node] : m->classes) {
@@ -154,8 +174,12 @@ public:
 private:
     static void collect_isinstance(const Expr& e,
                                    std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& out) {
-        if (e.op == Op::Builtin && e.name == "isinstance" && e.kids.size() == 2 && e.kids[0].op == Op::Attr &&
-            e.kids[0].kids.size() == 1 && e.kids[0].kids[0].op == Op::Var) {
+        // `self.dataset` in the container's methods; `self.task_encoder` ("dataset.task_encoder") in a section's.
+        const bool on_section =
+            e.op == Op::Builtin && e.name == "isinstance" && e.kids.size() == 2 &&
+            ((e.kids[0].op == Op::Attr && e.kids[0].kids.size() == 1 && e.kids[0].kids[0].op == Op::Var) ||
+             (e.kids[0].op == Op::Self && e.kids[0].name.find('.') != std::string::npos));
+        if (on_section) {
             const Expr& t = e.kids[1];
             if (t.op == Op::Type) out[e.kids[0].name].insert(t.name);
             for (const auto& k : t.kids)
@@ -594,6 +618,17 @@ private:
     }
 
     // `self.<section>` in a ConfigContainer method: the section's name.
+    // A config object a method may be called on: a container section (`self.dataset` in ConfigContainer), or an
+    // attribute of the section a method's `self` is (`self.task_encoder` in EnergonDatasetConfig: "dataset.task_encoder").
+    std::optional<std::string> section_object(NodeId x) {
+        if (auto section = container_section(x)) return section;
+        const Ast& a = ast();
+        if (!ctx_ || ctx_->self_prefix.empty() || a.kind(x) != Kind::Attribute) return std::nullopt;
+        NodeId obj = a.field(x, Field::Object);
+        if (a.kind(obj) != Kind::Identifier || a.source(obj) != ctx_->self) return std::nullopt;
+        return ctx_->self_prefix + std::string(a.source(a.field(x, Field::AttributeName)));
+    }
+
     std::optional<std::string> container_section(NodeId x) {
         const Ast& a = ast();
         if (!in_container() || a.kind(x) != Kind::Attribute) return std::nullopt;
@@ -898,7 +933,7 @@ private:
                     // where the config names the section's class and the program compiled the method for it.
                     const NodeId callee = a.field(x, Field::Function);
                     if (e.op == Op::Method && a.kind(callee) == Kind::Attribute)
-                        if (auto section = container_section(a.field(callee, Field::Object))) {
+                        if (auto section = section_object(a.field(callee, Field::Object))) {
                             section_methods_[*section].insert(e.name);
                             out.back().e = std::move(e);
                         }

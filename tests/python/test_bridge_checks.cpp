@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/effective_model.hpp"
@@ -337,6 +338,26 @@ TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certa
         r = raised_at(*own.bridge_setup, 1262, kConfigPy);
         REQUIRE(r.size() == 1);
         CHECK_FALSE(r[0]->certain);
+    }
+    SECTION("Energon's task encoder: its class decides isinstance, and its own validate runs") {
+        const std::string energon =
+            "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+            "train:\n  num_epochs: null\n"
+            "dataset:\n  _target_: megatron.bridge.data.builders.energon.EnergonDatasetConfig\n"
+            "  path: /data\n  seq_length: 4096\n  micro_batch_size: 1\n  packing_buffer_size: 8\n"
+            "  task_encoder:\n    _target_: megatron.bridge.data.builders.energon.";
+        auto only_qwen = [&](const std::string& encoder) {
+            auto m = effective(energon + encoder + "\n    hf_processor_path: org/name\n");
+            REQUIRE(m.bridge_setup != nullptr);
+            for (const auto& e : m.bridge_setup->events)
+                if (e.site->kind == Site::Kind::Raise &&
+                    e.site->text.find("supports only QwenVLEnergonTaskEncoderConfig") != std::string::npos)
+                    return std::optional<bool>(e.certain);
+            return std::optional<bool>();
+        };
+        CHECK(only_qwen("HFEnergonTaskEncoderConfig") == std::optional<bool>(true));
+        CHECK(only_qwen("QwenVLEnergonTaskEncoderConfig") == std::nullopt);
+        CHECK(only_qwen("SomeOtherEncoder") == std::optional<bool>(false));  // a class Bridge does not define
     }
     SECTION("the dataset's own validate (config.py:1317) runs where its class is known") {
         auto m =
