@@ -115,6 +115,9 @@ public:
     void describe_tested(const std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& tested,
                          const std::vector<std::string>& seen_from) {
         for (const auto& [section, types] : tested) {
+            // The model is Megatron Core's config class under a provider the executor reads by its fields: its class
+            // is not looked up (post_init's class_of).
+            if (section == "model") continue;
             std::set<const SourceModule*> modules;
             std::set<std::string, std::less<>> family;  // the tested classes and their bases in the tree
             for (const auto& type : types)
