@@ -153,6 +153,15 @@ Program Program::from_json(const json& j) {
                 p.steps.push_back(std::move(step));
             }
         if (j.contains("sections")) p.sections = j.at("sections").get<std::vector<std::string>>();
+        if (j.contains("classes"))
+            for (const auto& [name, c] : j.at("classes").items()) {
+                SectionClass sc;
+                sc.section = c.at("section").get<std::string>();
+                sc.mro = c.at("mro").get<std::vector<std::string>>();
+                sc.attributes = c.at("attributes").get<std::vector<std::string>>();
+                sc.methods = c.at("methods").get<std::map<std::string, std::string, std::less<>>>();
+                p.classes.emplace(name, std::move(sc));
+            }
         if (j.contains("enums"))
             for (const auto& [name, e] : j.at("enums").items()) {
                 EnumClass ec;
@@ -192,6 +201,12 @@ json Program::to_json() const {
         j["steps"] = std::move(sj);
     }
     if (!sections.empty()) j["sections"] = sections;
+    if (!classes.empty()) {
+        json cs = json::object();
+        for (const auto& [name, c] : classes)
+            cs[name] = {{"section", c.section}, {"mro", c.mro}, {"attributes", c.attributes}, {"methods", c.methods}};
+        j["classes"] = std::move(cs);
+    }
     if (!enums.empty()) {
         json es = json::object();
         for (const auto& [name, e] : enums) {
@@ -568,6 +583,7 @@ public:
                 const Value* section = field_(std::string(kSectionLookup) + step.when);
                 if (!section || section->is_null()) continue;
             }
+            step_ = &step;
             std::vector<Value> args;
             for (const auto& object : step.args)
                 args.push_back(Value::string(object == kContainer ? std::string(kContainer)
@@ -603,6 +619,7 @@ private:
     std::vector<std::string> rewrite_order_;
     std::vector<std::map<std::string, Value, std::less<>>> frames_;
     const Function* function_ = nullptr;
+    const Step* step_ = nullptr;  // run_steps: the step running
     std::optional<Value> result_;
     bool certain_ = true;
     bool rejected_ = false;  // a raise was reached for certain: the job stops there
@@ -684,6 +701,7 @@ private:
         e.certain = certain_;
         e.message = std::move(message);
         if (!certain_) e.why_uncertain = why_;
+        e.step = step_;
         rejected_ |= certain_ && e.site->kind == Site::Kind::Raise;
         outcome_.events.push_back(std::move(e));
     }
@@ -856,6 +874,7 @@ private:
                 event(s, "");  // where a warning is reached; its text is the site's (nothing shows it yet)
                 return Flow::Normal;
             case St::Unknown: {
+                if (follow_section_method(s)) return Flow::Normal;
                 event(s, "");
                 for (const auto& f : s.names) {
                     if (f == kWritesAll) {
@@ -1196,11 +1215,67 @@ private:
         return Value::string(std::string(kSelf) + ":" + name);
     }
 
+    // The class of a config section the config names (a dump's `_target_`), where the program describes it; null for
+    // the model, the whole config, or a section of a class the program does not describe.
+    const SectionClass* class_of(const Value& v) const {
+        auto prefix = object_prefix(v);
+        if (!prefix || prefix->empty()) return nullptr;
+        const Value* section = field_(std::string(kSectionLookup) + prefix->substr(0, prefix->size() - 1));
+        if (!section || !section->is_map() || section->target().empty()) return nullptr;
+        auto it = program_.classes.find(section->target());
+        if (it == program_.classes.end() || it->second.section + "." != *prefix) return nullptr;
+        return &it->second;
+    }
+
+    // The class of an object a section's attribute holds (`self.task_encoder`: the field "dataset.task_encoder"), where
+    // the config names it and the program describes it for that attribute.
+    const SectionClass* held_class(const std::string& field, const Value& v) const {
+        if (!v.is_map() || v.target().empty()) return nullptr;
+        auto it = program_.classes.find(v.target());
+        return it != program_.classes.end() && it->second.section == field ? &it->second : nullptr;
+    }
+
+    // isinstance of a section whose class is known against the tree's classes the program describes: decided; against
+    // any other type (one outside the tree could be a base of the section's), unknown.
+    std::optional<bool> section_isinstance(const SectionClass& c, const std::vector<std::string>& types) const {
+        std::optional<bool> out = false;
+        for (const auto& ty : types) {
+            if (std::find(c.mro.begin(), c.mro.end(), ty) != c.mro.end()) return true;
+            const bool described = std::any_of(program_.classes.begin(), program_.classes.end(), [&](const auto& k) {
+                return !k.second.mro.empty() && k.second.mro.front() == ty;
+            });
+            if (!described) out = std::nullopt;
+        }
+        return out;
+    }
+
+    // A method called on a section of a known class, where the program compiled it for that class: run, with the
+    // section as `self`. False where it is not followed (the caller then treats the call as one it does not know).
+    bool follow_section_method(const Stmt& s) {
+        if (tainted_ || s.e.op != Op::Method || s.e.kids.empty()) return false;
+        const Value object = eval(s.e.kids[0]);
+        const SectionClass* c = class_of(object);
+        if (!c && s.e.kids[0].op == Op::Self) c = held_class(s.e.kids[0].name, object);
+        if (!c) return false;
+        auto m = c->methods.find(s.e.name);
+        if (m == c->methods.end()) return false;
+        auto fn = program_.functions.find(m->second);
+        if (fn == program_.functions.end()) return false;
+        std::vector<Value> args{object};
+        for (std::size_t i = 1; i < s.e.kids.size(); ++i) args.push_back(eval(s.e.kids[i]));
+        call(fn->second, std::move(args), s.line);
+        return true;
+    }
+
     // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
     std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
         if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
             const std::string name = *object_prefix(a[0]) + a[1].as_string();
             if (tainted_) return *tainted_;
+            if (const SectionClass* c = class_of(a[0]); c && f == "hasattr") {
+                const auto& at = c->attributes;
+                if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);
+            }
             const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
             // A section attribute the config does not set: whether its class declares it is unknown too.
             if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
@@ -1236,6 +1311,11 @@ private:
             else if (t.op == Op::Tuple)
                 for (const auto& k : t.kids) types.push_back(k.op == Op::Type ? k.name : "?");
             std::optional<bool> any = false;
+            const SectionClass* c = class_of(v);
+            if (!c && e.kids[0].op == Op::Self) c = held_class(e.kids[0].name, v);
+            if (c)
+                return bool_value(section_isinstance(*c, types), "the section's class may derive from one outside "
+                                                                 "the tree");
             for (const auto& ty : types) {
                 auto en = program_.enums.find(ty);
                 if (en == program_.enums.end() || v.is_unknown()) continue;
@@ -1388,6 +1468,7 @@ private:
         if (o.is_unknown()) return o;
         for (const auto& v : a)
             if (v.is_unknown()) return v;
+        if (target.op == Op::Type && target.name == "dict" && m == "fromkeys") return dict_from_keys(a);
         if (o.is_string()) {
             const std::string& s = o.as_string();
             if ((m == "startswith" || m == "endswith") && a.size() == 1 && a[0].is_string()) {
@@ -1408,17 +1489,11 @@ private:
                 if (b == std::string::npos) return Value::string("");
                 return Value::string(s.substr(b, s.find_last_not_of(" \t\n\r") - b + 1));
             }
-            if (m == "split" && a.size() == 1 && a[0].is_string() && !a[0].as_string().empty()) {
-                std::vector<Value> parts;
-                std::size_t from = 0;
-                const std::string& sep = a[0].as_string();
-                for (auto at = s.find(sep); at != std::string::npos; at = s.find(sep, from)) {
-                    parts.push_back(Value::string(s.substr(from, at - from)));
-                    from = at + sep.size();
-                }
-                parts.push_back(Value::string(s.substr(from)));
-                return Value::list(std::move(parts));
-            }
+            if ((m == "split" || m == "rsplit") && a.size() == 1 && a[0].is_string() && !a[0].as_string().empty())
+                return split(s, a[0].as_string(), -1, m == "rsplit");
+            if ((m == "split" || m == "rsplit") && a.size() == 2 && a[0].is_string() && !a[0].as_string().empty() &&
+                a[1].is_int())
+                return split(s, a[0].as_string(), a[1].as_int(), m == "rsplit");
             if (m == "join" && a.size() == 1) {
                 auto items = items_of(a[0]);
                 if (!items) return unknown("join of a value the linter does not model");
@@ -1462,6 +1537,39 @@ private:
             }
         }
         return unknown(fmt::format("method {} of {}", m, py_repr(o)));
+    }
+
+    // str.split / str.rsplit by a separator, at most `max` times (negative: every time) from the left or the right.
+    static Value split(const std::string& s, const std::string& sep, std::int64_t max, bool from_right) {
+        std::vector<std::string> parts;
+        std::size_t from = 0;
+        for (auto at = s.find(sep); at != std::string::npos; at = s.find(sep, from)) {
+            parts.push_back(s.substr(from, at - from));
+            from = at + sep.size();
+        }
+        parts.push_back(s.substr(from));
+        // Joining back the pieces beyond `max` splits: the first ones from the left, the last ones from the right.
+        while (max >= 0 && static_cast<std::int64_t>(parts.size()) > max + 1) {
+            const std::size_t at = from_right ? 0 : parts.size() - 2;
+            parts[at] += sep + parts[at + 1];
+            parts.erase(parts.begin() + static_cast<std::ptrdiff_t>(at) + 1);
+        }
+        std::vector<Value> out;
+        for (auto& p : parts) out.push_back(Value::string(std::move(p)));
+        return Value::list(std::move(out));
+    }
+
+    // `dict.fromkeys(keys[, value])`, the idiom for a list without repeats in first-seen order: string keys only (the
+    // maps here have string keys).
+    static Value dict_from_keys(const std::vector<Value>& a) {
+        auto keys = a.empty() || a.size() > 2 ? std::nullopt : items_of(a[0]);
+        if (!keys) return unknown("dict.fromkeys of a value the linter does not model");
+        Value out = Value::map();
+        for (const auto& k : *keys) {
+            if (!k.is_string()) return unknown("dict.fromkeys with keys that are not strings");
+            if (!out.find(k.as_string())) out.set(k.as_string(), a.size() == 2 ? a[1] : Value::null());
+        }
+        return out;
     }
 
     static Value mutate(const Value& o, const std::string& m, const std::vector<Value>& a) {

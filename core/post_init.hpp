@@ -133,10 +133,20 @@ struct Step {
     std::string when;  // a section the step runs only with (`if cfg.comm_overlap is not None:`)
 };
 
+// A class a config section may be an instance of (Megatron Bridge's dataset configs), for the config that names it (a
+// dump's `_target_`, the class a recipe constructs): what isinstance, hasattr and a method call on the section need.
+struct SectionClass {
+    std::string section;                  // the section it is described for (its methods' `self`)
+    std::vector<std::string> mro;         // the class and its bases in the tree, by their names (isinstance)
+    std::vector<std::string> attributes;  // fields and methods its class body and bases' declare (hasattr)
+    std::map<std::string, std::string, std::less<>> methods;  // a method the start-up calls -> its compiled function
+};
+
 struct Program {
     std::string commit;
     std::vector<Step> steps;            // a start-up's calls, in order (run_steps); empty for __post_init__ programs
     std::vector<std::string> sections;  // the container's sections (ConfigContainer's fields), for kContainer
+    std::map<std::string, SectionClass, std::less<>> classes;  // "module.Class" -> what a section of that class is
     std::map<std::string, EnumClass, std::less<>> enums;
     std::map<std::string, Function, std::less<>> functions;
     std::map<std::string, std::string, std::less<>> entries;  // class -> its __post_init__ (along the MRO)
@@ -154,9 +164,10 @@ struct JobFacts {
 
 struct Event {
     const Site* site = nullptr;
-    bool certain = false;       // reached on a path whose every condition is known
-    std::string message;        // the message as Megatron Core builds it ("" when it could not be built)
-    std::string why_uncertain;  // for a possible one: the unknown it depends on
+    bool certain = false;        // reached on a path whose every condition is known
+    std::string message;         // the message as Megatron Core builds it ("" when it could not be built)
+    std::string why_uncertain;   // for a possible one: the unknown it depends on
+    const Step* step = nullptr;  // run_steps: the start-up step that reached it
 };
 
 struct Rewrite {

@@ -97,7 +97,14 @@ struct Raised {
     const post_init::Event* event;
     std::string who;     // "Megatron Core 0.20.dev", "Megatron Bridge 067f987"
     std::string source;  // " (Megatron-LM 2a75ac12c54b)", " (Megatron Bridge 067f987df03b)"
+    // Reached by Bridge's validation of the whole config (ConfigContainer.validate), which runs after start-up steps
+    // the linter does not compile yet (the model's finalize): outside a whole dump they may change what it reads.
+    bool whole_config = false;
 };
+
+bool whole_config_step(const post_init::Event& e) {
+    return e.step && std::find(e.step->args.begin(), e.step->args.end(), post_init::kContainer) != e.step->args.end();
+}
 
 std::vector<Raised> raised_events(const EffectiveModel& model, const post_init::Outcome* bridge,
                                   const post_init::Outcome* core) {
@@ -108,7 +115,7 @@ std::vector<Raised> raised_events(const EffectiveModel& model, const post_init::
         const std::string who = commit.empty() ? "Megatron Bridge (this checkout's source)"
                                                : fmt::format("Megatron Bridge {}", commit.substr(0, 7));
         const std::string source = commit.empty() ? "" : fmt::format(" (Megatron Bridge {})", commit.substr(0, 12));
-        for (const auto& e : bridge->events) out.push_back({&e, who, source});
+        for (const auto& e : bridge->events) out.push_back({&e, who, source, whole_config_step(e)});
     }
     if (core) {
         const std::string rev = model.revision ? model.revision->name : "";
@@ -116,7 +123,7 @@ std::vector<Raised> raised_events(const EffectiveModel& model, const post_init::
         const std::string source = program && !program->commit.empty()
                                        ? fmt::format(" (Megatron-LM {})", program->commit.substr(0, 12))
                                        : std::string();
-        for (const auto& e : core->events) out.push_back({&e, fmt::format("Megatron Core {}", rev), source});
+        for (const auto& e : core->events) out.push_back({&e, fmt::format("Megatron Core {}", rev), source, false});
     }
     return out;
 }
@@ -245,8 +252,9 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
         d.code = std::string(info.code);
         d.name = std::string(info.name);
         // Outside a whole dump, Bridge's own start-up (its TransformerConfig.finalize, which is not compiled yet) runs
-        // before these checks and may change what they read: no promise of a failure for a check no rule names.
-        d.severity = named || model.full_dump ? Severity::Error : Severity::Warning;
+        // before these checks and may change what they read: no promise of a failure for a check no rule names, nor
+        // for Bridge's whole-config validation, which runs after more of that start-up, named or not.
+        d.severity = model.full_dump || (named && !r.whole_config) ? Severity::Error : Severity::Warning;
         d.range = raise_location(model, *e.site);
         d.message = fmt::format("{} rejects this config: {}", r.who, e.message.empty() ? e.site->text : e.message);
         d.notes.push_back(Note{SourceRange{}, fmt::format("raised as {} at {} in {}{}", e.site->exception,

@@ -89,6 +89,55 @@ public:
 
     void sections(std::vector<std::string> names) { program_->sections = std::move(names); }
 
+    // The classes the container's functions test a section against (`isinstance(self.dataset, (A, B))`), with the
+    // other classes of the modules defining them (their subclasses there: FinetuningDatasetConfig beside
+    // GPTSFTDatasetConfig), described for the config that names a section's class (post_init::SectionClass); the
+    // methods the container calls on that section compiled for each, with the section as `self`.
+    void describe_section_classes(const SourceModule& container_module) {
+        std::map<std::string, std::set<std::string, std::less<>>, std::less<>> tested;  // section -> type names
+        for (const auto& [name, fn] : program_->functions)
+            if (name.rfind(container_class_ + ".", 0) == 0) collect_isinstance(fn.body, tested);
+        describe_tested(tested, {container_module.name});
+        // Then the objects those classes' methods test an attribute of theirs against (EnergonDatasetConfig.validate:
+        // `isinstance(self.task_encoder, (...))`), with the names their modules see.
+        std::map<std::string, std::set<std::string, std::less<>>, std::less<>> nested;
+        std::vector<std::string> modules;
+        for (const auto& [key, c] : program_->classes) {
+            modules.push_back(key.substr(0, key.rfind('.')));
+            for (const auto& [method, fn] : c.methods)
+                if (auto f = program_->functions.find(fn); f != program_->functions.end())
+                    collect_isinstance(f->second.body, nested);
+        }
+        std::erase_if(nested, [&](const auto& n) { return tested.count(n.first) > 0; });
+        describe_tested(nested, modules);
+    }
+
+    void describe_tested(const std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& tested,
+                         const std::vector<std::string>& seen_from) {
+        for (const auto& [section, types] : tested) {
+            // The model is Megatron Core's config class under a provider the executor reads by its fields: its class
+            // is not looked up (post_init's class_of).
+            if (section == "model") continue;
+            std::set<const SourceModule*> modules;
+            std::set<std::string, std::less<>> family;  // the tested classes and their bases in the tree
+            for (const auto& type : types)
+                for (const auto& from : seen_from) {
+                    auto [m, cls] = tree_.find_class(from, type);
+                    if (!m) continue;
+                    modules.insert(m);
+                    for (const auto& [owner, base] : tree_mro(*m, cls)) family.insert(class_at(*owner, base).name);
+                    break;
+                }
+            for (const SourceModule* m : modules)
+                for (const auto& [name, node] : m->classes) {
+                    const auto line = tree_mro(*m, node);
+                    if (std::any_of(line.begin(), line.end(),
+                                    [&](const auto& k) { return family.count(class_at(*k.first, k.second).name) > 0; }))
+                        describe_class(*m, name, section);
+                }
+        }
+    }
+
     bool defines(const ConfigClass& cls, std::string_view method) { return method_node(cls, method).first != nullptr; }
 
     // Compiles `cls.method` as one step of the start-up, its parameters bound to `args` (Step::args).
@@ -126,6 +175,98 @@ public:
     }
 
 private:
+    static void collect_isinstance(const Expr& e,
+                                   std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& out) {
+        // `self.dataset` in the container's methods; `self.task_encoder` ("dataset.task_encoder") in a section's.
+        const bool on_section =
+            e.op == Op::Builtin && e.name == "isinstance" && e.kids.size() == 2 &&
+            ((e.kids[0].op == Op::Attr && e.kids[0].kids.size() == 1 && e.kids[0].kids[0].op == Op::Var) ||
+             (e.kids[0].op == Op::Self && e.kids[0].name.find('.') != std::string::npos));
+        if (on_section) {
+            const Expr& t = e.kids[1];
+            if (t.op == Op::Type) out[e.kids[0].name].insert(t.name);
+            for (const auto& k : t.kids)
+                if (k.op == Op::Type) out[e.kids[0].name].insert(k.name);
+        }
+        for (const auto& k : e.kids) collect_isinstance(k, out);
+    }
+    static void collect_isinstance(const std::vector<Stmt>& block,
+                                   std::map<std::string, std::set<std::string, std::less<>>, std::less<>>& out) {
+        for (const auto& st : block) {
+            collect_isinstance(st.e, out);
+            collect_isinstance(st.body, out);
+            collect_isinstance(st.orelse, out);
+        }
+    }
+
+    // The names a class body declares with a value: its fields (`x: int = 1`, `x = 1`) and methods. A bare annotation
+    // (`x: int`) is left out: an instance has it only where the class is a dataclass.
+    static void declared_names(const SourceModule& m, NodeId cls, std::vector<std::string>& out) {
+        const Ast& a = m.ast;
+        for (NodeId st : a.named_kids(a.field(cls, Field::Body))) {
+            NodeId def = a.kind(st) == Kind::DecoratedDefinition ? a.field(st, Field::Definition) : st;
+            std::string name;
+            if (a.kind(def) == Kind::FunctionDefinition) name = std::string(a.source(a.field(def, Field::Name)));
+            if (a.kind(st) == Kind::ExpressionStatement) {
+                NodeId x = a.first_named(st);
+                if (a.kind(x) == Kind::Assignment && a.kind(a.field(x, Field::Left)) == Kind::Identifier &&
+                    a.field(x, Field::Right) != kNoNode)
+                    name = std::string(a.source(a.field(x, Field::Left)));
+            }
+            if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+        }
+    }
+
+    // `name` of module `m` as a post_init::SectionClass: its bases in the tree, depth first (the single-inheritance
+    // chains of Bridge's config classes; a base outside the tree, such as Megatron Core's, is left out: it cannot
+    // derive from a class of the tree), what they declare, and the section's methods compiled where defined.
+    std::vector<std::pair<const SourceModule*, NodeId>> tree_mro(const SourceModule& m, NodeId cls) {
+        std::vector<std::pair<const SourceModule*, NodeId>> out, todo{{&m, cls}};
+        while (!todo.empty() && out.size() < 16) {
+            const auto next = todo.front();
+            todo.erase(todo.begin());
+            if (std::find(out.begin(), out.end(), next) != out.end()) continue;
+            out.push_back(next);
+            const Ast& a = next.first->ast;
+            for (NodeId b : a.named_kids(a.field(next.second, Field::Superclasses))) {
+                if (a.kind(b) != Kind::Identifier && a.kind(b) != Kind::Attribute) continue;
+                auto base = tree_.find_class(next.first->name, last_part(compact(a.source(b))));
+                if (base.first) todo.push_back(base);
+            }
+        }
+        return out;
+    }
+
+    void describe_class(const SourceModule& m, const std::string& name, const std::string& section) {
+        const std::string key = m.name + "." + name;
+        if (program_->classes.count(key)) return;
+        post_init::SectionClass described;
+        described.section = section;
+        std::vector<ConfigClass> line;  // the classes of the tree along the MRO
+        for (const auto& [owner, cls] : tree_mro(m, m.classes.at(name))) {
+            line.push_back(class_at(*owner, cls));
+            described.mro.push_back(line.back().name);
+            declared_names(*owner, cls, described.attributes);
+        }
+        for (const auto& method : section_methods_[section])
+            for (const ConfigClass& c : line) {
+                if (!defines(c, method)) continue;
+                class_objects_[c.name] = section + ".";
+                if (const std::string fn = ensure_method(c, method); !fn.empty()) described.methods[method] = fn;
+                break;
+            }
+        program_->classes[key] = std::move(described);
+    }
+
+    static ConfigClass class_at(const SourceModule& m, NodeId cls) {
+        ConfigClass c;
+        c.name = std::string(m.ast.source(m.ast.field(cls, Field::Name)));
+        c.module = m.name;
+        c.file = m.path;
+        c.line = static_cast<int>(m.ast[cls].line);
+        return c;
+    }
+
     TreeReader& tree_;
     const ClassFacts& facts_;
     std::shared_ptr<Program> program_ = std::make_shared<Program>();
@@ -135,6 +276,8 @@ private:
     std::string container_class_;  // ConfigContainer, where its methods are compiled
     std::set<std::string, std::less<>> container_sections_;
     bool writes_all_ = false;  // an unknown statement may change any config object (post_init::kWritesAll)
+    // The methods the container's functions call on each of its sections (`self.dataset.validate()`).
+    std::map<std::string, std::set<std::string, std::less<>>, std::less<>> section_methods_;
     // The config objects the next function compiled is given: parameter position -> "" (the model) or "section.".
     std::map<std::size_t, std::string> pending_objects_;
 
@@ -478,6 +621,17 @@ private:
     }
 
     // `self.<section>` in a ConfigContainer method: the section's name.
+    // A config object a method may be called on: a container section (`self.dataset` in ConfigContainer), or an
+    // attribute of the section a method's `self` is (`self.task_encoder` in EnergonDatasetConfig: "dataset.task_encoder").
+    std::optional<std::string> section_object(NodeId x) {
+        if (auto section = container_section(x)) return section;
+        const Ast& a = ast();
+        if (!ctx_ || ctx_->self_prefix.empty() || a.kind(x) != Kind::Attribute) return std::nullopt;
+        NodeId obj = a.field(x, Field::Object);
+        if (a.kind(obj) != Kind::Identifier || a.source(obj) != ctx_->self) return std::nullopt;
+        return ctx_->self_prefix + std::string(a.source(a.field(x, Field::AttributeName)));
+    }
+
     std::optional<std::string> container_section(NodeId x) {
         const Ast& a = ast();
         if (!in_container() || a.kind(x) != Kind::Attribute) return std::nullopt;
@@ -777,7 +931,16 @@ private:
                 if ((e.op == Op::Unknown && e.kind != "pure") ||
                     (writes_all_ && e.op == Op::Method && !on_own_local(e))) {
                     // A call the linter cannot follow may check or change anything it is given.
-                    return opaque(x, fmt::format("{} (line {})", e.name, a[x].line), out);
+                    opaque(x, fmt::format("{} (line {})", e.name, a[x].line), out);
+                    // A method of a container section (`self.dataset.validate()`): kept, so that the executor runs it
+                    // where the config names the section's class and the program compiled the method for it.
+                    const NodeId callee = a.field(x, Field::Function);
+                    if (e.op == Op::Method && a.kind(callee) == Kind::Attribute)
+                        if (auto section = section_object(a.field(callee, Field::Object))) {
+                            section_methods_[*section].insert(e.name);
+                            out.back().e = std::move(e);
+                        }
+                    return;
                 }
                 Stmt s = stmt(St::Eval, x);
                 s.e = std::move(e);
@@ -1713,6 +1876,7 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
             why = fmt::format("{}.validate is not defined where the linter looks", container_cls.name);
             return nullptr;
         }
+        compiler.describe_section_classes(*container_module);
     }
     return compiler.take(std::move(commit), "src/");
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/effective_model.hpp"
@@ -314,17 +315,66 @@ TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certa
         CHECK(raised_at(*m.bridge_setup, 1279, kConfigPy).empty());
         CHECK(raised_at(*m.bridge_setup, 1281, kConfigPy).empty());
     }
-    SECTION("epochs on a dataset whose class the linter does not know (config.py:1262): not certain") {
-        // isinstance(self.dataset, GPTSFTDatasetConfig): the section's _target_ is no class the executor knows.
-        auto m = effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
-                           "train:\n  num_epochs: 1\n"
-                           "dataset:\n  _target_: megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig\n"
-                           "  dataloader_type: batch\n");
-        REQUIRE(m.bridge_setup != nullptr);
-        auto r = raised_at(*m.bridge_setup, 1262, kConfigPy);
+    SECTION("epochs (config.py:1262): decided by the dataset's class where Bridge's source describes it") {
+        // isinstance(self.dataset, GPTSFTDatasetConfig) over the class the section's _target_ names (Program::classes).
+        auto epochs = [&](const std::string& target) {
+            return effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+                             "train:\n  num_epochs: 1\n"
+                             "dataset:\n  _target_: " +
+                             target + "\n  dataloader_type: batch\n");
+        };
+        auto sft = epochs("megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig");
+        REQUIRE(sft.bridge_setup != nullptr);
+        CHECK(raised_at(*sft.bridge_setup, 1262, kConfigPy).empty());
+        CHECK(raised_at(*sft.bridge_setup, 1267, kConfigPy).empty());  // dataloader_type "batch" as written
+        auto subclass = epochs("megatron.bridge.data.builders.gpt_sft.FinetuningDatasetConfig");  // derives from it
+        CHECK(raised_at(*subclass.bridge_setup, 1262, kConfigPy).empty());
+        auto pretraining = epochs("megatron.bridge.training.config.GPTDatasetConfig");
+        auto r = raised_at(*pretraining.bridge_setup, 1262, kConfigPy);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0]->certain);
+        // A class Bridge's source does not describe (the user's own) may derive from it: unknown.
+        auto own = epochs("my_project.data.MyDatasetConfig");
+        r = raised_at(*own.bridge_setup, 1262, kConfigPy);
         REQUIRE(r.size() == 1);
         CHECK_FALSE(r[0]->certain);
-        CHECK(raised_at(*m.bridge_setup, 1267, kConfigPy).empty());  // dataloader_type "batch" as written
+    }
+    SECTION("Energon's task encoder: its class decides isinstance, and its own validate runs") {
+        const std::string energon =
+            "_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+            "train:\n  num_epochs: null\n"
+            "dataset:\n  _target_: megatron.bridge.data.builders.energon.EnergonDatasetConfig\n"
+            "  path: /data\n  seq_length: 4096\n  micro_batch_size: 1\n  packing_buffer_size: 8\n"
+            "  task_encoder:\n    _target_: megatron.bridge.data.builders.energon.";
+        auto only_qwen = [&](const std::string& encoder) {
+            auto m = effective(energon + encoder + "\n    hf_processor_path: org/name\n");
+            REQUIRE(m.bridge_setup != nullptr);
+            for (const auto& e : m.bridge_setup->events)
+                if (e.site->kind == Site::Kind::Raise &&
+                    e.site->text.find("supports only QwenVLEnergonTaskEncoderConfig") != std::string::npos)
+                    return std::optional<bool>(e.certain);
+            return std::optional<bool>();
+        };
+        CHECK(only_qwen("HFEnergonTaskEncoderConfig") == std::optional<bool>(true));
+        CHECK(only_qwen("QwenVLEnergonTaskEncoderConfig") == std::nullopt);
+        CHECK(only_qwen("SomeOtherEncoder") == std::optional<bool>(false));  // a class Bridge does not define
+    }
+    SECTION("the dataset's own validate (config.py:1317) runs where its class is known") {
+        auto m =
+            effective("_target_: megatron.bridge.training.config.ConfigContainer\nmodel:\n  num_layers: 4\n"
+                      "train:\n  num_epochs: null\n"
+                      "dataset:\n  _target_: megatron.bridge.data.builders.direct_hf_sft.DirectHFSFTDatasetConfig\n"
+                      "  seq_length: 0\n");
+        REQUIRE(m.bridge_setup != nullptr);
+        const auto& events = m.bridge_setup->events;
+        auto raised = std::find_if(events.begin(), events.end(), [](const Event& e) {
+            return e.site->kind == Site::Kind::Raise && e.site->function == "DirectHFSFTDatasetConfig.validate";
+        });
+        REQUIRE(raised != events.end());
+        CHECK(raised->certain);
+        CHECK(raised->message == "seq_length must be greater than 0.");
+        CHECK(std::none_of(events.begin(), events.end(),
+                           [](const Event& e) { return e.site->kind == Site::Kind::Unknown && e.site->line == 1317; }));
     }
     SECTION("a dataset attribute the config does not set is unknown, not None") {
         // num_epochs with a dataloader_type the config leaves to the dataset class's default (config.py:1267).

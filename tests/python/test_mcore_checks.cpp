@@ -62,6 +62,7 @@ class TransformerConfig(ModelParallelConfig):
     recompute_modules: Optional[List[str]] = None
     legacy_recompute: bool = False
     fp8: Optional[str] = None
+    tags: Optional[List[str]] = None
 
     def __post_init__(self):
         super().__post_init__()
@@ -83,6 +84,10 @@ class TransformerConfig(ModelParallelConfig):
             raise ValueError("fp8 needs a newer Transformer Engine")
         if os.getenv("SOMETHING"):
             raise ValueError("an environment switch refuses it")
+        if self.tags is not None:
+            names = [t.rsplit(".", 1)[-1] for t in dict.fromkeys(self.tags)]
+            if len(names) > 2:
+                raise ValueError("too many distinct tags: " + ", ".join(names))
 )py");
 }
 
@@ -125,6 +130,7 @@ TEST_CASE("a tree's __post_init__ is compiled and decides, three-valued", "[mcor
         m.set("recompute_modules", mbl::Value::null());
         m.set("legacy_recompute", mbl::Value::boolean(false));
         m.set("fp8", mbl::Value::null());
+        m.set("tags", mbl::Value::null());
         for (const auto& [k, v] : kv) m.set(k, v);
         return m;
     };
@@ -181,6 +187,20 @@ TEST_CASE("a tree's __post_init__ is compiled and decides, three-valued", "[mcor
                              {"recompute_granularity", mbl::Value::string("full")}}));
         CHECK(raises(o, true).empty());
         CHECK(!raises(o, false).empty());
+    }
+    SECTION("dict.fromkeys keeps the first of repeated items in order; rsplit splits from the right") {
+        auto tags = [](std::initializer_list<const char*> items) {
+            std::vector<mbl::Value> v;
+            for (const char* t : items) v.push_back(mbl::Value::string(t));
+            return mbl::Value::list(std::move(v));
+        };
+        auto repeated = run(fields({{"tags", tags({"a.b.x", "y", "a.b.x", "c.z"})}}));
+        auto r = raises(repeated, true);
+        REQUIRE(r.size() == 1);
+        CHECK(r[0]->message == "too many distinct tags: x, y, z");
+        auto o = run(fields({{"tags", tags({"a.x", "q.y", "a.x"})}}));
+        CHECK(raises(o, true).empty());
+        CHECK(raises(o, false).size() == 1);  // the environment variable's, as in every run
     }
     SECTION("the program survives its own JSON form") {
         auto again = mbl::post_init::Program::from_json(program.to_json());
