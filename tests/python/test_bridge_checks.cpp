@@ -323,10 +323,10 @@ TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certa
                              "dataset:\n  _target_: " +
                              target + "\n  dataloader_type: batch\n");
         };
-        auto sft = epochs("megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig");
-        REQUIRE(sft.bridge_setup != nullptr);
-        CHECK(raised_at(*sft.bridge_setup, 1262, kConfigPy).empty());
-        CHECK(raised_at(*sft.bridge_setup, 1267, kConfigPy).empty());  // dataloader_type "batch" as written
+        auto finetuning = epochs("megatron.bridge.data.builders.gpt_sft.GPTSFTDatasetConfig");
+        REQUIRE(finetuning.bridge_setup != nullptr);
+        CHECK(raised_at(*finetuning.bridge_setup, 1262, kConfigPy).empty());
+        CHECK(raised_at(*finetuning.bridge_setup, 1267, kConfigPy).empty());  // dataloader_type "batch" as written
         auto subclass = epochs("megatron.bridge.data.builders.gpt_sft.FinetuningDatasetConfig");  // derives from it
         CHECK(raised_at(*subclass.bridge_setup, 1262, kConfigPy).empty());
         auto pretraining = epochs("megatron.bridge.training.config.GPTDatasetConfig");
