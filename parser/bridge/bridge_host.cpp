@@ -583,9 +583,10 @@ std::optional<std::string> plainly_bound(ModuleIndex& index, Module& m, const st
         }
         if (kind == Kind::ExpressionStatement) {
             const NodeId e = a->first_named(st);
-            if (a->kind(e) != Kind::Assignment) continue;  // an expression binds nothing (a walrus is in a bracket)
-            const NodeId left = a->field(e, Field::Left);
-            if (a->kind(left) == Kind::Identifier && a->source(left) == name) {
+            if (a->kind(e) == Kind::String || a->kind(e) == Kind::ConcatenatedString) continue;  // a docstring
+            const NodeId left = a->kind(e) == Kind::Assignment ? a->field(e, Field::Left) : kNoNode;
+            // Any other expression (a call, a walrus in brackets) falls to the text test below.
+            if (left != kNoNode && a->kind(left) == Kind::Identifier && a->source(left) == name) {
                 ++bindings;
                 const NodeId right = a->field(e, Field::Right);
                 if (right == kNoNode || !plain_string(*a, right)) return std::nullopt;
