@@ -35,6 +35,16 @@ const std::set<std::string, std::less<>> kTypes = {"int", "float",     "str",  "
 const std::set<std::string, std::less<>> kDtypes = {"float32", "float", "float16", "half",  "bfloat16", "float64",
                                                     "double",  "int8",  "uint8",   "int32", "int64"};
 
+// A class of the tree as the facts name it: where it is defined.
+ConfigClass class_at(const SourceModule& m, NodeId cls) {
+    ConfigClass c;
+    c.name = std::string(m.ast.source(m.ast.field(cls, Field::Name)));
+    c.module = m.name;
+    c.file = m.path;
+    c.line = static_cast<int>(m.ast[cls].line);
+    return c;
+}
+
 Expr unknown_expr(std::string why, std::string kind = "call") {
     Expr e;
     e.op = Op::Unknown;
@@ -256,15 +266,6 @@ private:
                 break;
             }
         program_->classes[key] = std::move(described);
-    }
-
-    static ConfigClass class_at(const SourceModule& m, NodeId cls) {
-        ConfigClass c;
-        c.name = std::string(m.ast.source(m.ast.field(cls, Field::Name)));
-        c.module = m.name;
-        c.file = m.path;
-        c.line = static_cast<int>(m.ast[cls].line);
-        return c;
     }
 
     TreeReader& tree_;
@@ -1803,15 +1804,6 @@ std::set<std::string, std::less<>> container_sections(const SourceModule& m, Nod
             out.insert(std::string(a.source(a.field(as, Field::Left))));
     }
     return out;
-}
-
-ConfigClass class_at(const SourceModule& m, NodeId cls) {
-    ConfigClass c;
-    c.name = std::string(m.ast.source(m.ast.field(cls, Field::Name)));
-    c.module = m.name;
-    c.file = m.path;
-    c.line = static_cast<int>(m.ast[cls].line);
-    return c;
 }
 
 }  // namespace
