@@ -662,27 +662,38 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
         std::lock_guard<std::mutex> lock(bridges_mutex_);
         if (auto it = bridges_by_text_.find(text); it != bridges_by_text_.end()) return it->second;
     }
+    // The files naming `text`, in order, each with its registrations read before or its module; the modules not
+    // parsed yet are parsed on every core first.
+    struct Named {
+        const std::string* file;
+        const std::vector<BridgeRegistration>* read;  // null: not read yet
+        Module* module;
+    };
+    std::vector<Named> named;
     std::vector<Module*> unparsed;
-    for (const auto& [file, content] : bridge_files_) {
-        if (!text.empty() && content.find(text) == std::string::npos) continue;
-        std::vector<Diagnostic> ignored;
-        Module* m = index.module_for_file(file, ignored);
-        if (m && !m->parse_started.load(std::memory_order_acquire)) unparsed.push_back(m);
-    }
-    parse_in_parallel(index, unparsed);
-    std::vector<BridgeRegistration> out;
     for (const auto& [file, content] : bridge_files_) {
         if (!text.empty() && content.find(text) == std::string::npos) continue;
         {
             std::lock_guard<std::mutex> lock(bridges_mutex_);
             if (auto it = bridges_by_file_.find(file); it != bridges_by_file_.end()) {
-                out.insert(out.end(), it->second.begin(), it->second.end());
+                named.push_back({&file, &it->second, nullptr});  // a map's elements stay where they are
                 continue;
             }
         }
-        std::vector<BridgeRegistration> found;
         std::vector<Diagnostic> ignored;
-        if (Module* m = index.module_for_file(file, ignored)) {
+        Module* m = index.module_for_file(file, ignored);
+        if (m && !m->parse_started.load(std::memory_order_acquire)) unparsed.push_back(m);
+        named.push_back({&file, nullptr, m});
+    }
+    parse_in_parallel(index, unparsed);
+    std::vector<BridgeRegistration> out;
+    for (const auto& [file, read, m] : named) {
+        if (read) {
+            out.insert(out.end(), read->begin(), read->end());
+            continue;
+        }
+        std::vector<BridgeRegistration> found;
+        if (m) {
             index.ensure_parsed(m);
             const Ast* a = m->ast.get();
             for (NodeId st : a ? a->named_kids(a->root) : std::vector<NodeId>{}) {
@@ -707,7 +718,7 @@ std::vector<BridgeHost::BridgeRegistration> BridgeHost::model_bridges(ModuleInde
         }
         out.insert(out.end(), found.begin(), found.end());
         std::lock_guard<std::mutex> lock(bridges_mutex_);
-        bridges_by_file_.emplace(file, std::move(found));
+        bridges_by_file_.emplace(*file, std::move(found));
     }
     std::lock_guard<std::mutex> lock(bridges_mutex_);
     bridges_by_text_.emplace(std::string(text), out);
