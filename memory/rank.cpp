@@ -295,13 +295,14 @@ StageFigures stage_figures(const Schedule& s, int stage, const UnitPrediction& u
         const double held = e.in_flight * u.activations - stale_freed - f.leftover_received +
                             (e.tensors + (e.received ? 1 : 0)) * u.tensor;
         if (i == 0) f.retained = held;
-        // The unit's working set counts the output gradient it is handed; a received one is in `held` already, and
-        // the working set's count of it stands for one more tensor measured at every such backward (the 2026-12-07
-        // stage trace), except where a full-recompute checkpoint takes the gradient, or the loss makes it. The likely
-        // cause, not yet isolated: the schedule keeps referencing the received gradient through its backward
-        // (output_tensor_grad), and autograd adds a gradient into a buffer in place only when it holds the last
-        // reference (torch/csrc/autograd/input_buffer.cpp, can_accumulate_inplace).
-        const double peak = held + u.transient - (e.received && u.checkpointed_top ? u.tensor : 0);
+        // The unit's working set counts the output gradient it is handed, and one more tensor wherever the caller
+        // still holds that gradient through the backward: a received one is referenced by the schedule
+        // (output_tensor_grad), so autograd cannot add into it in place (torch/csrc/autograd/input_buffer.cpp,
+        // can_accumulate_inplace) and allocates the sum. The 2026-12-07 probe (output_gradient_probe.py, stage-trace
+        // rerun) measured exactly one tensor between a held gradient and one an autograd node makes. None where the
+        // loss makes the gradient (the last stage's last chunk) or a full-recompute checkpoint takes it as an argument.
+        const bool caller_holds_gradient = e.received && !u.checkpointed_top;
+        const double peak = held + u.transient - (caller_holds_gradient ? 0 : u.tensor);
         f.peak = i == 0 ? peak : std::max(f.peak, peak);
     }
     return f;

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Issue 37 probe: a block's backward working set (backward peak - retained) by where its output gradient comes from,
 to isolate the tensor a pipeline stage's backward holds beyond the block model when its gradient was received
-(gpu_check/DEVICE_RUNS.md, 2026-12-07 stage trace; memory::stage_figures). Not yet run on a GPU.
+(gpu_check/DEVICE_RUNS.md, 2026-12-07 stage trace; memory::stage_figures). Its H100 output is in
+tests/data/gpu/device-runs/2026-12-07-stage-trace/second-call/probe.jsonl.
 
 One process, one GPU, Megatron Core's local-spec block built by mcore_reference.build_block from a gpu-check stage
 request's TransformerConfig (4 layers, pipeline 1). Modes:
