@@ -280,24 +280,31 @@ static void apply_precision_config(const Value& mp, EffectiveModel& m) {
     }
 }
 
-static void apply_comm_overlap(const Value& co, EffectiveModel& m) {
-    if (co.is_null()) return;
-    if (co.is_unknown()) {
-        m.set(field::overlap_moe_expert_parallel_comm,
-              Value::unknown(fmt::format("comm_overlap is unknown: {}", co.unknown_reason()), co.prov()));
-        return;
-    }
-    if (!co.is_map()) return;
-    const Value* v = co.find(field::overlap_moe_expert_parallel_comm.str());
-    if (v && !v->is_null()) {
-        Value copy = *v;
-        copy.prov().detail = "comm_overlap sets overlap_moe_expert_parallel_comm on the model";
-        m.set(field::overlap_moe_expert_parallel_comm, std::move(copy));
-    } else {
-        Provenance p = co.prov();
-        p.origin = Origin::Derived;
-        p.detail = "comm_overlap is configured without overlap_moe_expert_parallel_comm, so Bridge sets it to False";
-        m.set(field::overlap_moe_expert_parallel_comm, Value::boolean(false, std::move(p)));
+// What Megatron Bridge's start-up writes on the model (its comm-overlap setup copies the overlap settings it works
+// out onto the model config: `_apply_cfgs`), compiled from Bridge's source like Megatron Core's checks: the model as
+// Megatron Core's __post_init__ then sees it. Made after a rejection of the setup's own too: what the user asked the
+// setup for is what the rules and Megatron Core's checks judge, so that every mistake shows at once (the rejection is
+// reported by itself). A field the linter's model does not have (one only a provider may declare) is left out.
+static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
+    if (!m.bridge_setup) return;
+    const Value* section = root.find("comm_overlap");
+    for (const auto& r : m.bridge_setup->rewrites) {
+        if (r.field.find('.') != std::string::npos) continue;
+        if (post_init::is_executor_spelling(r.after)) continue;
+        const std::optional<FieldName> found = FieldName::find(r.field);
+        if (!found) continue;
+        const Value& written = m[*found];
+        if (written.same_as(r.after) && !r.after.is_unknown()) continue;
+        Value after = r.after;
+        // A value the config gave (comm_overlap's own field) keeps its line; one Bridge works out points at the
+        // comm_overlap section that made Bridge work it out.
+        if (!after.prov().range.valid()) {
+            after.prov() = section ? section->prov() : written.prov();
+            after.prov().origin = Origin::Derived;
+        }
+        after.prov().detail =
+            fmt::format("Megatron Bridge's start-up sets {} on the model ({}:{})", r.field, r.file, r.line);
+        m.set(*found, std::move(after));
     }
 }
 
@@ -496,7 +503,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         m.bridge_setup = std::make_shared<const post_init::Outcome>(std::move(*outcome));
         m.bridge_program = std::move(bridge);
     }
-    if (const Value* co = root.find("comm_overlap")) apply_comm_overlap(*co, m);
+    apply_bridge_setup_rewrites(m, root);
 
     // Megatron Core's own __post_init__, compiled from its source, over the fields as the config writes them.
     if (auto outcome = run_post_init(m, job))

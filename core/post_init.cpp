@@ -890,11 +890,20 @@ private:
                     write_field(s.name, eval(s.e), s.line);
                     return Flow::Normal;
                 }
-                // setattr(self, name, value)
-                const Value name = eval(s.e.kids[0]);
-                Value v = eval(s.e.kids[1]);
-                if (name.is_string()) write_field(name.as_string(), std::move(v), s.line);
-                else event(s, "");
+                // setattr(self, name, value), or setattr(object, name, value) with the object first
+                const bool on_self = s.e.kids.size() == 2;
+                const Value object = on_self ? Value::string(kSelf) : eval(s.e.kids[0]);
+                const Value name = eval(s.e.kids[on_self ? 0 : 1]);
+                Value v = eval(s.e.kids[on_self ? 1 : 2]);
+                const auto prefix = object_prefix(object);
+                if (name.is_string() && prefix) {
+                    write_field(*prefix + name.as_string(), std::move(v), s.line);
+                } else if (name.is_string() && object.is_map() && s.e.kids[0].op == Op::Var &&
+                           local(s.e.kids[0].name)) {
+                    local(s.e.kids[0].name)->set(name.as_string(), std::move(v));  // a dataclass the checks built
+                } else {
+                    event(s, "");
+                }
                 return Flow::Normal;
             }
             case St::Let: {
@@ -1282,6 +1291,25 @@ private:
             if (f == "hasattr") return Value::boolean(v != nullptr);
             if (v) return *v;
             return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+        }
+        // On a dataclass the checks build themselves (a mapping of its fields): its attribute, as Python reads it.
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && a[0].is_map() && a[0].target().empty() &&
+            a[1].is_string()) {
+            const Value* v = a[0].find(a[1].as_string());
+            if (f == "hasattr") return Value::boolean(v != nullptr);
+            if (v) return *v;
+            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+        }
+        // dataclasses.fields() of such a dataclass: its fields in order, each with its `name`.
+        if (f == kFieldsBuiltin && a.size() == 1) {
+            if (!a[0].is_map() || !a[0].target().empty()) return unknown(fmt::format("the fields of {}", why_of(a[0])));
+            std::vector<Value> out;
+            for (const auto& entry : a[0].entries()) {
+                Value field = Value::map();
+                field.set("name", Value::string(entry.key));
+                out.push_back(std::move(field));
+            }
+            return Value::list(std::move(out));
         }
         if (f == kWithBuiltin && a.size() == 3) {
             if (!a[0].is_map() || !a[1].is_string())

@@ -68,6 +68,8 @@ inline constexpr std::string_view kWritesAll = "\x01all";
 
 // Builtin `"\x01with"(obj, name, value)`: obj with its attribute `name` set to value (`self.cfg.name = value`).
 inline constexpr std::string_view kWithBuiltin = "\x01with";
+// Builtin `"\x01fields"(obj)`: `dataclasses.fields(obj)`, each field an object with its `name`.
+inline constexpr std::string_view kFieldsBuiltin = "\x01fields";
 // A value the executor spells itself, an enum member or a type ("\x01enum:Class.member", "\x01type:Name"): not a
 // value a config can hold as written.
 inline bool is_executor_spelling(const Value& v) { return v.is_string() && v.as_string().rfind('\x01', 0) == 0; }

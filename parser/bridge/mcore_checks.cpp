@@ -927,6 +927,19 @@ private:
                     out.push_back(std::move(s));
                     return;
                 }
+                // setattr(param, name, value) on an object the function is given or built (Bridge's _apply_cfgs
+                // copies a dataclass's fields onto a config this way).
+                if (compact(a.source(a.field(x, Field::Function))) == "setattr" && args.size() == 3 &&
+                    a.kind(args[0]) == Kind::Identifier && a.source(args[0]) != ctx_->self &&
+                    ctx_->locals.count(std::string(a.source(args[0]))) && !ctx_->locals.count("setattr")) {
+                    Stmt s = stmt(St::Set, x);
+                    s.e = make(Op::Tuple, {}, {expr(args[0]), expr(args[1]), expr(args[2])});
+                    s.site = add_site(Site::Kind::Unknown, s.line, "", kNoNode);
+                    program_->sites[static_cast<std::size_t>(s.site)].text =
+                        "setattr on an object or with a name the linter does not know";
+                    out.push_back(std::move(s));
+                    return;
+                }
                 Expr e = expr(x);
                 // On the whole config, a method the linter does not follow may change the object it is called on.
                 if ((e.op == Op::Unknown && e.kind != "pure") ||
@@ -1343,6 +1356,11 @@ private:
             auto args = a.named_kids(arglist);
             if (args.empty()) return unknown_expr("is_torch_min_version", "torch");
             return make(Op::Ext, "is_torch_min_version", {expr(args[0])});
+        }
+        if (path == "dataclasses.fields") {
+            auto args = a.named_kids(arglist);
+            if (args.size() == 1 && a.kind(args[0]) != Kind::KeywordArgument)
+                return make(Op::Builtin, std::string(post_init::kFieldsBuiltin), {expr(args[0])});
         }
         if (path.rfind("os.", 0) == 0) return unknown_expr(fmt::format("{}: an environment variable", chain), "env");
         if (path.rfind("torch.cuda", 0) == 0 || path.rfind("torch.distributed", 0) == 0)
