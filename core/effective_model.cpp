@@ -280,15 +280,18 @@ static void apply_precision_config(const Value& mp, EffectiveModel& m) {
     }
 }
 
-// What Megatron Bridge's start-up writes on the model (its comm-overlap setup copies the overlap settings it works
-// out onto the model config: `_apply_cfgs`), compiled from Bridge's source like Megatron Core's checks: the model as
-// Megatron Core's __post_init__ then sees it. Made after a rejection of the setup's own too: what the user asked the
-// setup for is what the rules and Megatron Core's checks judge, so that every mistake shows at once (the rejection is
-// reported by itself). A field the linter's model does not have (one only a provider may declare) is left out.
+// What Megatron Bridge's start-up writes on the model before its whole-config validation (its comm-overlap setup
+// copies the overlap settings it works out onto the model config: `_apply_cfgs`), compiled from Bridge's source like
+// Megatron Core's checks: the model as Megatron Core's __post_init__ then sees it. What ConfigContainer.validate writes
+// on the model before the model's finalize is not applied yet. Made after a rejection of the setup's own too: what the
+// user asked the setup for is what the rules and Megatron Core's checks judge, so that every mistake shows at once
+// (the rejection is reported by itself). A field the linter's model does not have (one only a provider may declare) is
+// left out.
 static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
     if (!m.bridge_setup) return;
     const Value* section = root.find("comm_overlap");
-    for (const auto& r : m.bridge_setup->rewrites) {
+    const auto& setup = m.bridge_setup->rewrites_before_validation;
+    for (const auto& r : setup ? *setup : m.bridge_setup->rewrites) {
         if (r.field.find('.') != std::string::npos) continue;
         if (post_init::is_executor_spelling(r.after)) continue;
         const std::optional<FieldName> found = FieldName::find(r.field);
@@ -296,9 +299,12 @@ static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
         const Value& written = m[*found];
         if (written.same_as(r.after) && !r.after.is_unknown()) continue;
         Value after = r.after;
-        // A value the config gave (comm_overlap's own field) keeps its line; one Bridge works out points at the
-        // comm_overlap section that made Bridge work it out.
-        if (!after.prov().range.valid()) {
+        // The checks carry values without their lines: a value comm_overlap's own field of that name gives (what
+        // `_apply_cfgs` copies) points at that field's line; one Bridge works out, at the comm_overlap section.
+        const Value* given = section && section->is_map() ? section->find(r.field) : nullptr;
+        if (given && given->same_as(after)) {
+            after.prov() = given->prov();
+        } else if (!after.prov().range.valid()) {
             after.prov() = section ? section->prov() : written.prov();
             after.prov().origin = Origin::Derived;
         }

@@ -265,6 +265,13 @@ Value set_of(std::vector<Value> items) {
     return v;
 }
 bool is_set(const Value& v) { return v.is_list() && v.prov().detail == kSetMark; }
+// A dataclass the checks construct themselves (a class of no base, its fields a mapping): "\x01dataclass:Name".
+const std::string kDataclassMark = "\x01"
+                                   "dataclass:";
+std::optional<std::string> dataclass_of(const Value& v) {
+    if (!v.is_map() || v.prov().detail.rfind(kDataclassMark, 0) != 0) return std::nullopt;
+    return v.prov().detail.substr(kDataclassMark.size());
+}
 
 // Members of enums whose values are not strings: "\x01enum:Class.member".
 const char* const kEnumPrefix = "\x01"
@@ -543,6 +550,8 @@ std::optional<bool> isinstance_of(const Value& v, const std::string& type) {
     if (type == "list" || type == "List" || type == "Sequence") return v.is_list() && !is_set(v);
     if (type == "set" || type == "frozenset") return is_set(v);
     if (type == "tuple" || type == "Tuple") return v.is_list() ? std::nullopt : std::optional<bool>(false);
+    // Such a dataclass derives from nothing but object.
+    if (auto cls = dataclass_of(v)) return type == *cls || type == "object";
     if (type == "dict" || type == "Mapping") return v.is_map() && v.target().empty();
     return std::nullopt;
 }
@@ -584,6 +593,8 @@ public:
                 if (!section || section->is_null()) continue;
             }
             step_ = &step;
+            if (!step.args.empty() && step.args.front() == kContainer && !outcome_.rewrites_before_validation)
+                outcome_.rewrites_before_validation = rewrites_now();
             std::vector<Value> args;
             for (const auto& object : step.args)
                 args.push_back(Value::string(object == kContainer ? std::string(kContainer)
@@ -596,12 +607,19 @@ public:
 
 private:
     Outcome finish() {
+        outcome_.rewrites = rewrites_now();
+        return std::move(outcome_);
+    }
+
+    // Each field written so far with its value now.
+    std::vector<Rewrite> rewrites_now() const {
+        std::vector<Rewrite> out;
         for (const auto& name : rewrite_order_) {
             Rewrite r = rewrites_.at(name);
             r.after = read_field(name);
-            outcome_.rewrites.push_back(std::move(r));
+            out.push_back(std::move(r));
         }
-        return std::move(outcome_);
+        return out;
     }
 
     const Program& program_;
@@ -626,7 +644,12 @@ private:
     // Set once a statement the linter does not follow may have changed any config object: every read is unknown, and
     // the run stops there.
     std::optional<Value> tainted_;
-    std::string why_;  // the unknown the current path depends on
+    // A section's method the linter does not follow, called with nothing but constants, may change that section's
+    // object only (ConfigContainer's sections are separate dataclasses, and the method is given no other): reads of
+    // that section's attributes are unknown after it ("dataset." -> why), and the run goes on.
+    std::map<std::string, Value, std::less<>> tainted_sections_;
+    std::vector<std::string> section_scope_;  // the sections whose own methods are running ("dataset.")
+    std::string why_;                         // the unknown the current path depends on
     std::int64_t steps_ = 0;
     int depth_ = 0;
     int line_ = 0;  // the statement being run
@@ -664,6 +687,7 @@ private:
     // The checks read the same fields many times per run: each field's bare value is made once.
     const Value& read_field_ref(std::string_view name) const {
         if (tainted_) return *tainted_;
+        if (const Value* t = section_taint(name)) return *t;
         if (auto it = written_.find(name); it != written_.end()) return it->second;
         auto it = bare_fields_.find(name);
         if (it == bare_fields_.end()) {
@@ -671,6 +695,51 @@ private:
             it = bare_fields_.emplace(std::string(name), v ? bare(*v) : Value::null()).first;
         }
         return it->second;
+    }
+
+    const Value* section_taint(std::string_view name) const {
+        if (tainted_sections_.empty()) return nullptr;
+        const auto dot = name.find('.');
+        if (dot == std::string_view::npos) return nullptr;
+        auto it = tainted_sections_.find(name.substr(0, dot + 1));
+        return it == tainted_sections_.end() ? nullptr : &it->second;
+    }
+
+    // The section an expression names ("dataset." for `self.dataset` in a container's method), whether or not the
+    // config says what the section holds; nullopt for the model, the container or anything else.
+    std::optional<std::string> section_of(const Expr& e) {
+        if (e.op == Op::Attr && e.name != "model" && !e.kids.empty()) {
+            const Value o = eval(e.kids[0]);
+            const auto& sections = program_.sections;
+            if (o.is_string() && o.as_string() == kContainer &&
+                std::find(sections.begin(), sections.end(), e.name) != sections.end())
+                return e.name + ".";
+        }
+        auto prefix = object_prefix(eval(e));
+        if (prefix && !prefix->empty()) return prefix;
+        return std::nullopt;
+    }
+
+    // After a statement the linter does not follow that may change config objects (s.names holds kWritesAll).
+    void taint(const Stmt& s) {
+        const bool constant_args =
+            s.e.op == Op::Method && !s.e.kids.empty() &&
+            std::all_of(s.e.kids.begin() + 1, s.e.kids.end(), [](const Expr& k) { return k.op == Op::Const; });
+        taint_through(constant_args ? s.e.kids[0] : Expr{}, s.line, s.name);
+    }
+
+    // The statement at `line` may have changed the object `object` names: that section where it names one, else any
+    // config object.
+    void taint_through(const Expr& object, int line, const std::string& what) {
+        if (tainted_) return;
+        Value why = unknown(fmt::format("after line {}: {}", line, what));
+        auto prefix = object.op == Op::Unknown ? std::nullopt : section_of(object);
+        if (!prefix && !section_scope_.empty()) prefix = section_scope_.back();
+        if (prefix) {
+            tainted_sections_.emplace(prefix->substr(0, prefix->find('.') + 1), std::move(why));
+            return;
+        }
+        tainted_ = std::move(why);
     }
 
     void write_field(const std::string& name, Value v, int line) {
@@ -878,7 +947,7 @@ private:
                 event(s, "");
                 for (const auto& f : s.names) {
                     if (f == kWritesAll) {
-                        if (!tainted_) tainted_ = unknown(fmt::format("after line {}: {}", s.line, s.name));
+                        taint(s);
                         continue;
                     }
                     write_field(f, unknown(s.name), s.line);
@@ -902,7 +971,9 @@ private:
                            local(s.e.kids[0].name)) {
                     local(s.e.kids[0].name)->set(name.as_string(), std::move(v));  // a dataclass the checks built
                 } else {
+                    // On another object, any config object may be the one changed, unless it names a section.
                     event(s, "");
+                    if (!on_self) taint_through(s.e.kids[0], s.line, "setattr");
                 }
                 return Flow::Normal;
             }
@@ -985,6 +1056,7 @@ private:
                     if (!k.is_string()) return unknown("a dict with keys the linter does not model");
                     m.set(k.as_string(), eval(e.kids[i + 1]));
                 }
+                if (!e.name.empty()) m.prov().detail = kDataclassMark + e.name;
                 return m;
             }
             case Op::Self: return read_field(e.name);
@@ -1272,7 +1344,16 @@ private:
         if (fn == program_.functions.end()) return false;
         std::vector<Value> args{object};
         for (std::size_t i = 1; i < s.e.kids.size(); ++i) args.push_back(eval(s.e.kids[i]));
+        // Given no other config object, the method reaches only its own section: what it does that the linter does
+        // not follow (a base class's __post_init__) changes that section at most.
+        const bool own_section_only = std::none_of(args.begin() + 1, args.end(), [](const Value& v) {
+            return object_prefix(v) || (v.is_string() && v.as_string() == kContainer);
+        });
+        const auto prefix = object_prefix(object);
+        const bool scoped = own_section_only && prefix && !prefix->empty();
+        if (scoped) section_scope_.push_back(prefix->substr(0, prefix->find('.') + 1));
         call(fn->second, std::move(args), s.line);
+        if (scoped) section_scope_.pop_back();
         return true;
     }
 
@@ -1281,6 +1362,7 @@ private:
         if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
             const std::string name = *object_prefix(a[0]) + a[1].as_string();
             if (tainted_) return *tainted_;
+            if (const Value* t = section_taint(name)) return *t;
             if (const SectionClass* c = class_of(a[0]); c && f == "hasattr") {
                 const auto& at = c->attributes;
                 if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);

@@ -185,6 +185,8 @@ struct Rewrite {
 struct Outcome {
     std::vector<Event> events;      // in the order reached
     std::vector<Rewrite> rewrites;  // each field's last write, in the order first written
+    // run_steps: the same, as they stood when the start-up's whole-config step (ConfigContainer.validate) began.
+    std::optional<std::vector<Rewrite>> rewrites_before_validation;
     bool out_of_budget = false;
 };
 

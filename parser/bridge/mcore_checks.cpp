@@ -736,6 +736,17 @@ private:
         return out;
     }
 
+    // setattr(object, name, value) on an object a function is given or built: the executor sets the field where the
+    // object is a config object or a local dataclass, and treats the config as changed anywhere else.
+    void set_on_object(NodeId n, Expr object, Expr name, Expr value, std::vector<Stmt>& out) {
+        Stmt s = stmt(St::Set, n);
+        s.e = make(Op::Tuple, {}, {std::move(object), std::move(name), std::move(value)});
+        s.site = add_site(Site::Kind::Unknown, s.line, "", kNoNode);
+        program_->sites[static_cast<std::size_t>(s.site)].text =
+            "setattr on an object or with a name the linter does not know";
+        out.push_back(std::move(s));
+    }
+
     void opaque(NodeId n, std::string why, std::vector<Stmt>& out) {
         Stmt s = stmt(St::Unknown, n);
         s.name = std::move(why);
@@ -931,15 +942,8 @@ private:
                 // copies a dataclass's fields onto a config this way).
                 if (compact(a.source(a.field(x, Field::Function))) == "setattr" && args.size() == 3 &&
                     a.kind(args[0]) == Kind::Identifier && a.source(args[0]) != ctx_->self &&
-                    ctx_->locals.count(std::string(a.source(args[0]))) && !ctx_->locals.count("setattr")) {
-                    Stmt s = stmt(St::Set, x);
-                    s.e = make(Op::Tuple, {}, {expr(args[0]), expr(args[1]), expr(args[2])});
-                    s.site = add_site(Site::Kind::Unknown, s.line, "", kNoNode);
-                    program_->sites[static_cast<std::size_t>(s.site)].text =
-                        "setattr on an object or with a name the linter does not know";
-                    out.push_back(std::move(s));
-                    return;
-                }
+                    ctx_->locals.count(std::string(a.source(args[0]))) && !ctx_->locals.count("setattr"))
+                    return set_on_object(x, expr(args[0]), expr(args[1]), expr(args[2]), out);
                 Expr e = expr(x);
                 // On the whole config, a method the linter does not follow may change the object it is called on.
                 if ((e.op == Op::Unknown && e.kind != "pure") ||
@@ -1046,6 +1050,17 @@ private:
                 out.push_back(std::move(s));
                 return;
             }
+        }
+        // `config.name = value` on an object the function is given (Bridge's helpers set fields of the model they are
+        // handed): as setattr(config, "name", value), on whatever the parameter holds.
+        if (a.kind(target) == Kind::Attribute) {
+            NodeId holder = a.field(target, Field::Object);
+            const std::string local(a.source(holder));
+            if (a.kind(holder) == Kind::Identifier && local != ctx_->self && ctx_->locals.count(local))
+                return set_on_object(
+                    at, make(Op::Var, local),
+                    constant(Value::string(std::string(a.source(a.field(target, Field::AttributeName))))),
+                    std::move(value), out);
         }
         opaque(at, fmt::format("an assignment to {} the linter does not follow", compact(a.source(target))), out);
     }
@@ -1452,7 +1467,7 @@ private:
             if (a.kind(x) != Kind::KeywordArgument) return std::nullopt;
             given[std::string(a.source(a.field(x, Field::Name)))] = expr(a.field(x, Field::Value));
         }
-        Expr out = make(Op::Dict);
+        Expr out = make(Op::Dict, last_part(b.path));  // named by its class, which isinstance decides on
         for (NodeId stmt : m.named_kids(m.field(b.node, Field::Body))) {
             if (m.kind(stmt) != Kind::ExpressionStatement) continue;
             NodeId as = m.first_named(stmt);

@@ -395,3 +395,121 @@ TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certa
         CHECK(raised_at(*m.bridge_setup, 1537, kConfigPy).empty());
     }
 }
+
+// What the start-up writes on objects it is given, and how far its whole-config validation gets past what the linter
+// does not follow: a section's method changes that section only; the model's own finalize (where Bridge's providers
+// run Megatron Core's __post_init__) ends what the validation can claim.
+TEST_CASE("Bridge's setup writes on the model it is given, and validate goes on past a section's own method",
+          "[bridge-checks]") {
+    mbl::test::TempDir dir;
+    dir.write("src/megatron/__init__.py", "");
+    dir.write("src/megatron/bridge/__init__.py", "");
+    dir.write("src/megatron/bridge/training/__init__.py", "");
+    dir.write("src/megatron/bridge/training/config.py", R"py(from dataclasses import dataclass
+from typing import Optional
+
+from megatron.bridge.training.comm_overlap import OverlapSetup
+
+
+@dataclass
+class ConfigContainer:
+    model: object = None
+    train: object = None
+    dataset: object = None
+    ddp: object = None
+    comm_overlap: Optional[OverlapSetup] = None
+
+    def validate(self) -> None:
+        self.dataset.prepare()
+        if self.train.micro_batch_size != 1:
+            raise ValueError("micro-batch must be 1")
+        if self.dataset.packed:
+            raise ValueError("no packing")
+        self.model.tp_comm_overlap = False
+        self.model.finalize()
+        if self.train.global_batch_size != 8:
+            raise ValueError("after the model's finalize")
+
+
+def runtime_config_update(cfg: ConfigContainer) -> None:
+    if cfg.comm_overlap is not None:
+        cfg.comm_overlap.finalize()
+        cfg.comm_overlap.setup(cfg.model, cfg.ddp)
+    cfg.validate()
+)py");
+    dir.write("src/megatron/bridge/training/comm_overlap.py", R"py(from dataclasses import dataclass, fields
+from typing import Optional
+
+
+@dataclass
+class _Resolved:
+    tp_comm_overlap: bool = True
+    batch_p2p_comm: bool = False
+
+
+@dataclass
+class OverlapSetup:
+    overlap: Optional[bool] = None
+
+    def finalize(self):
+        self.done = True
+
+    def setup(self, model_config, ddp_config):
+        cfg = _Resolved()
+        if isinstance(cfg, _Resolved):
+            cfg.batch_p2p_comm = model_config.pipeline_model_parallel_size > 1
+        for field in fields(cfg):
+            if hasattr(model_config, field.name):
+                setattr(model_config, field.name, getattr(cfg, field.name))
+        model_config.overlap_p2p_comm = not cfg.batch_p2p_comm
+)py");
+    mbl::py::TreeReader tree(dir.path() / "src");
+    std::string why;
+    auto program = mbl::py::compile_bridge_section_setup(tree, "comm_overlap", "", why);
+    REQUIRE(program != nullptr);
+    REQUIRE(program->steps.size() == 3);
+
+    mbl::Value root = mbl::Value::map();
+    mbl::Value model = mbl::Value::map();
+    model.set("pipeline_model_parallel_size", mbl::Value::integer(2));
+    for (const char* f : {"tp_comm_overlap", "batch_p2p_comm", "overlap_p2p_comm"})
+        model.set(f, mbl::Value::boolean(false));
+    mbl::Value train = mbl::Value::map();
+    train.set("micro_batch_size", mbl::Value::integer(2));
+    train.set("global_batch_size", mbl::Value::integer(4));
+    mbl::Value dataset = mbl::Value::map();
+    dataset.set("packed", mbl::Value::boolean(false));
+    root.set("model", std::move(model));
+    root.set("train", std::move(train));
+    root.set("dataset", std::move(dataset));
+    root.set("comm_overlap", mbl::Value::map());
+    auto lookup = [&](std::string_view name) -> const mbl::Value* {
+        const auto dot = name.find('.');
+        if (name.rfind(mbl::post_init::kSectionLookup, 0) == 0)
+            return root.find(std::string(name.substr(mbl::post_init::kSectionLookup.size())));
+        if (dot == std::string_view::npos) return root.find("model")->find(std::string(name));
+        const mbl::Value* section = root.find(std::string(name.substr(0, dot)));
+        return section ? section->find(std::string(name.substr(dot + 1))) : nullptr;
+    };
+    auto o = mbl::post_init::run_steps(*program, lookup, {});
+    REQUIRE(o.has_value());
+    std::map<std::string, std::optional<bool>> raised;  // message -> certain
+    for (const auto& e : o->events)
+        if (e.site->kind == Site::Kind::Raise) raised[e.site->text] = e.certain;
+    // Not the dataset's: certain past dataset.prepare(); the dataset's own attribute: unknown after it.
+    CHECK(raised["micro-batch must be 1"] == std::optional<bool>(true));
+    CHECK(raised["no packing"] == std::optional<bool>(false));
+    CHECK(raised.count("after the model's finalize") == 0);
+    // The setup's writes, through setattr over a dataclass it built (isinstance decided on it) and an attribute set
+    // on the model it was given, as they stood when the validation began.
+    REQUIRE(o->rewrites_before_validation.has_value());
+    std::map<std::string, mbl::Value> setup;
+    for (const auto& r : *o->rewrites_before_validation) setup[r.field] = r.after;
+    CHECK(setup["tp_comm_overlap"].as_bool());
+    CHECK(setup["batch_p2p_comm"].as_bool());
+    REQUIRE(setup["overlap_p2p_comm"].is_bool());
+    CHECK_FALSE(setup["overlap_p2p_comm"].as_bool());
+    // After the model's finalize nothing is known: validate's own write is not claimed.
+    for (const auto& r : o->rewrites)
+        if (r.field == "tp_comm_overlap") CHECK(r.after.is_unknown());
+}
