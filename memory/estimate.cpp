@@ -204,7 +204,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
              ? fmt::format("{} kept free beside the peak (--reserve)", format_gib(est.reserve))
              : fmt::format("{} kept free beside the peak for the CUDA context, NCCL's buffers and the allocator's "
                            "slack (measured on an H200 with PyTorch and a one-rank NCCL communicator: "
-                           "gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not counted",
+                           "gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not in it",
                            format_gib(est.reserve))});
     const StepModel time = step_model(est, *gpu);
     est.roofline_step_seconds =

@@ -48,11 +48,14 @@ struct RankEstimate {
                                   // activations with its input
     double unit_transient = 0;    // one unit's backward working set above its retained activations
     double optimizer_step = 0;    // on top of the states while the optimizer steps (fp32 copies of the gradients)
+    // Local CUDA graphs: their private pool, which holds the layers' activations and backward working set and stays
+    // reserved through the optimizer step (Job::local_cuda_graphs).
+    double graph_pool = 0;
     double states() const { return params + grads + optimizer; }
     double activation_peak() const { return states() + leftover + activations + transient; }
     // The activations are gone by the optimizer step (the next step's zero_grad frees what it made); the leftover is
     // not.
-    double step_peak() const { return states() + leftover + optimizer_step; }
+    double step_peak() const { return states() + leftover + optimizer_step + graph_pool; }
     bool peaks_at_optimizer_step() const { return step_peak() > activation_peak(); }
     double peak() const { return std::max(activation_peak(), step_peak()); }
     // Forward and backward of the first iteration run before the optimizer has created its moments; its step has them.

@@ -84,6 +84,10 @@ struct Job {
     std::int64_t vocab = 0;  // padded; 0 when unknown
     bool tied_output = false;
     Recompute current;
+    // Megatron Core's own CUDA graphs (cuda_graph_impl local) over whole layers: the layers' activations live in the
+    // graphs' private pool, reserved through the optimizer step, and checkpoints inside a graphed layer do not
+    // recompute (memory/README.md, "CUDA graphs").
+    bool local_cuda_graphs = false;
     std::vector<Assumption> assumptions;
 };
 

@@ -323,7 +323,10 @@ RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     const int unit_layers = std::max(1, r.layers / vpp);
     std::vector<LayerKind> unit(mine.begin(), mine.begin() + std::min<size_t>(mine.size(), size_t(unit_layers)));
     if (unit.empty()) unit.push_back(LayerKind::Dense);
-    const UnitPrediction u = predict_unit(job, stage, unit, rc);
+    // Inside a graphed layer Megatron Core's checkpoint runs the function plainly while the graph is captured
+    // (tensor_parallel/random.py checkpoint, line 685 at d98e8a64), so the graphs keep what no recompute keeps.
+    const bool graphed = job.local_cuda_graphs && rc.granularity == Recompute::Granularity::Selective;
+    const UnitPrediction u = predict_unit(job, stage, unit, graphed ? Recompute{} : rc);
     const double residual = layer_activations(s, unit.front(), {}).output_bytes;
     r.unit_activations = u.activations;
     r.unit_transient = u.transient;
@@ -335,6 +338,9 @@ RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     r.transient = figures.peak - figures.retained;
     if (stage == 0 && s.hidden_dropout > 0)
         r.activations += r.in_flight * residual / s.activation_bytes;  // embedding dropout mask
+    // One pool for every graph, captured in the order the first step ran them (cuda_graphs.py create_cudagraphs,
+    // line 732; CudaGraphManager.global_mempool, line 1928): it holds what the layers hold at their peak.
+    if (job.local_cuda_graphs) r.graph_pool = r.activations + r.transient;
     if (stage == pp - 1 && job.vocab > 0) add_loss(job, residual, r);
     return r;
 }

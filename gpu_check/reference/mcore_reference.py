@@ -251,11 +251,30 @@ def prepare_config(torch, request, te_present):
                      "memory_efficient_layer_norm"):
             if kwargs.get(name):
                 force(name, False, "needs Transformer Engine, which is not installed")
-    if kwargs.get("cuda_graph_impl", "none") not in ("none", None):
-        force("cuda_graph_impl", "none", "CUDA graphs are not measured")
-    if kwargs.get("enable_cuda_graph"):
-        force("enable_cuda_graph", False, "CUDA graphs are not measured")
+    if kwargs.pop("enable_cuda_graph", False):  # deprecated spelling of cuda_graph_impl local (transformer_config.py)
+        force("cuda_graph_impl", "local", "enable_cuda_graph is the deprecated spelling of cuda_graph_impl local")
+    impl = kwargs.get("cuda_graph_impl", "none")
+    if impl == "transformer_engine" and not te_present:
+        force("cuda_graph_impl", "none", "Transformer Engine's graphs need Transformer Engine, which is not installed")
+    elif impl not in ("none", "local", None, "transformer_engine"):
+        force("cuda_graph_impl", "none", "only per-layer graphs (cuda_graph_impl local) are measured")
     return cls, kwargs, changes, dropped
+
+
+def local_graphs(kwargs):
+    """Whether the layers run Megatron Core's own CUDA graphs (transformer/cuda_graphs.py CudaGraphManager)."""
+    return kwargs.get("cuda_graph_impl") == "local"
+
+
+def seed_model_parallel(torch, seed, graphs):
+    """Megatron Core's RNG tracker; CudaGraphManager asserts a graph-safe one (cuda_graphs.py line 1913: Transformer
+    Engine's, or CudaRNGStatesTracker with use_cudagraphable_rng), so graphed runs reset it to that."""
+    from megatron.core import tensor_parallel
+
+    if graphs:
+        tensor_parallel.model_parallel_cuda_manual_seed(seed, use_cudagraphable_rng=True, force_reset_rng=True)
+    else:
+        tensor_parallel.model_parallel_cuda_manual_seed(seed)
 
 
 def describe(value):
@@ -294,14 +313,13 @@ def init_single_process(torch, seed):
 
 
 def build_block(torch, cls, kwargs, use_te, seed, post_process=True, pre_process=True, vp_stage=None):
-    from megatron.core import tensor_parallel
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec
     from megatron.core.transformer.transformer_block import TransformerBlock
 
     # Every run starts from the same seed: the same weights and inputs, so MoE layers route the same tokens in the
     # control and the candidates (routing decides the experts' tensor sizes, and the allocator's rounding of them).
     torch.manual_seed(seed)
-    tensor_parallel.model_parallel_cuda_manual_seed(seed)
+    seed_model_parallel(torch, seed, local_graphs(kwargs))
     config = cls(**kwargs)
     chunk = {} if vp_stage is None else {"vp_stage": vp_stage}
     spec = get_gpt_decoder_block_spec(config, use_transformer_engine=use_te, normalization=config.normalization,
@@ -390,6 +408,152 @@ def measure_run(torch, block, request, index, role):
         "stable": all(all(f[k] == first[k] for k in keys) for f in figures),
         "steps": [{k: f[k] for k in keys} for f in figures],
     }
+
+
+def pool_ids(torch):
+    """The allocator's private pools (CUDA-graph pools) that have segments now."""
+    return {tuple(seg.get("segment_pool_id", (0, 0))) for seg in torch.cuda.memory_snapshot()} - {(0, 0)}
+
+
+def graph_pool_bytes(torch, earlier=frozenset()):
+    """Reserved and allocated bytes of the private pools other than the default (0, 0) and the `earlier` ones (an
+    earlier run's pool keeps its segments in this process), from the allocator's snapshot."""
+    reserved = allocated = 0
+    for seg in torch.cuda.memory_snapshot():
+        pool = tuple(seg.get("segment_pool_id", (0, 0)))
+        if pool != (0, 0) and pool not in earlier:
+            reserved += seg["total_size"]
+            allocated += seg["allocated_size"]
+    return reserved, allocated
+
+
+def traced_captures(torch, cuda_graphs, earlier, trace):
+    """Wraps each runner's graph creation to log, per graph, the pool's reserved and allocated bytes after it and the
+    device's allocated peak during it (MiB): where the pool grows."""
+    runner = cuda_graphs._CudaGraphRunner
+    originals = runner.create_fwd_graph, runner.create_bwd_graph
+
+    def wrap(kind, fn):
+        def traced(self, *args, **kwargs):
+            torch.cuda.synchronize()
+            torch.cuda.reset_peak_memory_stats()
+            before = torch.cuda.memory_allocated()
+            out = fn(self, *args, **kwargs)
+            torch.cuda.synchronize()
+            reserved, allocated = graph_pool_bytes(torch, earlier)
+            trace.append([kind, getattr(self.base_module, "layer_number", None), round(reserved / 2**20, 2),
+                          round(allocated / 2**20, 2), round((torch.cuda.memory_allocated() - before) / 2**20, 2),
+                          round((torch.cuda.max_memory_allocated() - before) / 2**20, 2)])
+            return out
+        return traced
+
+    runner.create_fwd_graph, runner.create_bwd_graph = wrap("F", originals[0]), wrap("B", originals[1])
+    return lambda: (setattr(runner, "create_fwd_graph", originals[0]),
+                    setattr(runner, "create_bwd_graph", originals[1]))
+
+
+def give_main_grads(torch, block):
+    """The fp32 gradient buffer DDP gives every parameter: the local graphs' backward accumulates weight gradients
+    into ``param.main_grad`` inside the graph (cuda_graphs.py create_bwd_graph, ``param.main_grad.add_``)."""
+    for p in block.parameters():
+        if p.requires_grad and getattr(p, "main_grad", None) is None:
+            p.main_grad = torch.zeros(p.shape, dtype=torch.float32, device=p.device)
+
+
+def measure_graphed(torch, block, request, index, role):
+    """A run with Megatron Core's local CUDA graphs, as its training loop drives them: one eager step records each
+    layer's forward and backward (_CudagraphGlobalRecord), create_cudagraphs() then warms up and captures every graph
+    in that order into one private pool (schedules.py calls it at the end of each step), and the following steps
+    replay. Figures: the capture's (allocated and reserved above the state before, the peak), what the pool holds
+    after it, and each replayed step's as an eager run's (its ``steps``), with the pool's reserved bytes."""
+    if os.path.abspath(_BRIDGE_HELPER) not in sys.path:
+        sys.path.insert(0, os.path.abspath(_BRIDGE_HELPER))
+    from mbridge_lint_memory import measure_step
+    from megatron.core.transformer import cuda_graphs
+
+    s, b = request["seq_length"], request["micro_batch"]
+    hidden = block.config.hidden_size
+    device = torch.device("cuda", torch.cuda.current_device())
+    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device=device), diagonal=1).view(1, 1, s, s)
+    give_main_grads(torch, block)
+
+    def step():
+        x = torch.randn(request["input_rows"], b, hidden, dtype=torch.bfloat16, device=device, requires_grad=True)
+        return measure_step(lambda: block(x, attention_mask=mask))
+
+    earlier = frozenset(pool_ids(torch))
+    recorded = step()  # eager: the runners record (cuda_graphs.py record_graph_capture, _CudagraphRecordNode)
+    torch.cuda.synchronize()
+    before_alloc, before_reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+    trace = []
+    restore = traced_captures(torch, cuda_graphs, earlier, trace)
+    try:
+        stats = cuda_graphs.create_cudagraphs() or {}
+    finally:
+        restore()
+    torch.cuda.synchronize()
+    pool_reserved, pool_allocated = graph_pool_bytes(torch, earlier)
+    capture = {
+        "graphs": sum(1 for m in block.modules() for r in getattr(getattr(m, "cudagraph_manager", None),
+                                                                    "cudagraph_runners", []) for g in
+                      (r.fwd_graph, getattr(r, "bwd_graph", None)) if g is not None),
+        "allocated_bytes": torch.cuda.memory_allocated() - before_alloc,
+        "reserved_bytes": torch.cuda.memory_reserved() - before_reserved,
+        "peak_allocated_bytes": max([t[5] for t in trace] or [0]),  # MiB above the state before each graph
+        "trace": trace,  # per graph: F/B, layer, pool reserved, pool allocated, allocated added, peak during (MiB)
+        "megatron_allocated_bytes": int(stats.get("allocated_bytes", 0)),
+        "megatron_reserved_bytes": int(stats.get("reserved_bytes", 0)),
+        "pool_reserved_bytes": pool_reserved,
+        "pool_allocated_bytes": pool_allocated,
+    }
+    warmup, steps = int(request.get("warmup", 1)), int(request.get("steps", 3))
+    figures, pools = [], []
+    for i in range(warmup + steps):
+        torch.cuda.synchronize()
+        before_input = torch.cuda.memory_allocated()
+        fig = step()
+        torch.cuda.synchronize()
+        if i >= warmup:
+            figures.append(fig)
+            pools.append(graph_pool_bytes(torch, earlier))
+            leaked = torch.cuda.memory_allocated() - before_input
+        if index is not None:
+            emit("step", index=index, role=role, done=i + 1, total=warmup + steps)
+    first = figures[0]
+    keys = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes")
+    params = list(block.parameters())
+    return {
+        "retained_bytes": first["retained_bytes"],
+        "forward_peak_bytes": first["forward_peak_bytes"],
+        "backward_peak_bytes": first["backward_peak_bytes"],
+        "step_ms": statistics.median(f["step_ms"] for f in figures),
+        "steps_ms": [f["step_ms"] for f in figures],
+        "param_bytes": sum(p.numel() * p.element_size() for p in params),
+        "grad_bytes": sum(p.main_grad.numel() * p.main_grad.element_size() for p in params
+                          if getattr(p, "main_grad", None) is not None),
+        "input_bytes": request["input_rows"] * b * hidden * 2,
+        "leaked_bytes": leaked,
+        "stable": all(all(f[k] == first[k] for k in keys) for f in figures) and len(set(pools)) == 1,
+        "steps": [{k: f[k] for k in keys} for f in figures],
+        "cuda_graphs": {
+            "impl": "local",
+            "recorded_step": {k: recorded[k] for k in keys + ("peak_allocated_total_bytes", "peak_reserved_total_bytes")},
+            "capture": capture,
+            "replayed_pool_reserved_bytes": [p[0] for p in pools],
+            "replayed_pool_allocated_bytes": [p[1] for p in pools],
+            "replayed_peak_allocated_total_bytes": first["peak_allocated_total_bytes"],
+            "replayed_peak_reserved_total_bytes": first["peak_reserved_total_bytes"],
+        },
+    }
+
+
+def drop_cuda_graphs(torch):
+    """Megatron Core's global graph state back to none (delete_cuda_graphs), so that the next run records its own."""
+    try:
+        from megatron.core.transformer import cuda_graphs
+    except Exception:
+        return
+    cuda_graphs.delete_cuda_graphs()
 
 
 def stage_model(torch, block):
@@ -660,6 +824,11 @@ def main(argv):
                 figures = measure_schedule(torch, chunks, request, index, run.get("role", ""))
                 if index is not None:
                     emit("run", index=index, role=run.get("role", ""), recompute=run["recompute"], **figures)
+            elif local_graphs(kwargs):
+                figures = measure_graphed(torch, block, request if index is not None else dict(
+                    request, warmup=0, steps=1), index, run.get("role", ""))
+                if index is not None:
+                    emit("run", index=index, role=run.get("role", ""), recompute=run["recompute"], **figures)
             elif index is None:
                 measure_run(torch, block, dict(request, warmup=0, steps=1), None, "warm-up")
             else:
@@ -671,6 +840,8 @@ def main(argv):
                                                                    str(e).splitlines()[0]))
         chunks = None
         del block, config  # the next run builds its own block; free this one's parameters and leftovers first
+        if local_graphs(kwargs):
+            drop_cuda_graphs(torch)
         gc.collect()
         torch.cuda.empty_cache()
     emit("done")

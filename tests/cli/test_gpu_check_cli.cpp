@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "../support/output_schema.hpp"
 #include "../support/temp_dir.hpp"
@@ -840,4 +841,84 @@ class TransformerConfig:
     CHECK(out.find("the Megatron Core reference failed: Megatron Core 0.20.0-stand-in rejects the config: ValueError: "
                    "num_attention_heads (4) must be a multiple of num_query_groups (2)") != std::string::npos);
     fs::remove_all(root);
+}
+
+// Megatron Core's local CUDA graphs on an H100 (tests/data/gpu/device-runs/2026-12-07-cuda-graphs): two layers of
+// dense_gqa_swiglu.yaml at s 1024 and 4096, captured after one eager step, beside the same runs without graphs.
+namespace cuda_graphs_run {
+
+nlohmann::json graphed_runs(const std::string& name) {
+    const std::string path =
+        std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-07-cuda-graphs/" + name + "/helper.jsonl";
+    nlohmann::json runs = nlohmann::json::array();
+    std::istringstream lines(slurp(path));
+    for (std::string line; std::getline(lines, line);) {
+        auto e = nlohmann::json::parse(line);
+        if (e["event"] == "run") runs.push_back(e);
+    }
+    return runs;
+}
+
+double estimate_activation_peak(const std::string& overrides, const std::string& recompute) {
+    auto r = run("estimate " + example("dense_gqa_swiglu.yaml") + " --mcore main --format json -- " + overrides + " " +
+                     recompute,
+                 false);
+    INFO(r.out);
+    REQUIRE(r.code == 0);
+    const auto doc = nlohmann::json::parse(r.out);
+    for (const auto& o : doc["options"])
+        if (o.value("current", false)) return o["activations"]["bytes"].get<double>();
+    FAIL("no current option");
+    return 0;
+}
+
+}  // namespace cuda_graphs_run
+
+TEST_CASE("H100 local CUDA graphs, replayed: recompute skipped in capture, static buffers exact, pool above the peak",
+          "[cli][gpu_check][mcore]") {
+    using namespace cuda_graphs_run;
+    constexpr double MiB = 1024.0 * 1024;
+    struct Case {
+        std::string name;
+        std::int64_t seq;
+        double eager_peak_mib;  // measured without graphs, no recompute: memory::predict_stack gives it to the MiB
+    };
+    for (const Case& c : std::vector<Case>{{"graphs-small", 1024, 964.01}, {"graphs-l2", 4096, 12304.05}}) {
+        INFO(c.name);
+        const auto runs = graphed_runs(c.name);
+        REQUIRE(runs.size() == 3);  // control none, candidates none and selective [core_attn]
+        const auto& none = runs[1]["cuda_graphs"]["capture"];
+        const auto& core_attn = runs[2]["cuda_graphs"]["capture"];
+        // tensor_parallel/random.py checkpoint (line 685): no checkpoint while capturing, so the graphed layers keep
+        // exactly what no recompute keeps, graph by graph.
+        CHECK(core_attn["pool_reserved_bytes"] == none["pool_reserved_bytes"]);
+        CHECK(core_attn["trace"] == none["trace"]);
+        // Without Transformer Engine make_weakref keeps every static buffer (cuda_graphs.py line 464): the first
+        // input, each layer's output, the last output's gradient and each layer's input gradient (s x b x h in
+        // bf16 each, 2 (L + 1) of them), and the causal mask the layers share (s x s bytes).
+        const double hidden = static_cast<double>(c.seq) * 4096 * 2, layers = 2;
+        const double statics = 2 * (layers + 1) * hidden + static_cast<double>(c.seq) * c.seq;
+        CHECK(none["pool_allocated_bytes"].get<double>() == statics);
+        // Device-wide the capture adds them and a small allocation of its own (4 KiB here).
+        CHECK(std::abs(none["megatron_allocated_bytes"].get<double>() - statics) <= MiB);
+        // The pool holds the same allocations as the eager step in the same order, so the eager peak is its floor;
+        // the rest is the pool's fragmentation (forward transients in segments later graphs do not fit), not modelled.
+        const double pool = none["pool_reserved_bytes"].get<double>() / MiB;
+        CHECK(pool >= c.eager_peak_mib);
+        CHECK(runs[1]["stable"] == true);
+        for (const auto& r : runs)
+            CHECK(r["cuda_graphs"]["replayed_pool_reserved_bytes"][0] == none["pool_reserved_bytes"]);
+    }
+    // The estimate with cuda_graph_impl local: selective [core_attn] keeps what none keeps (it did save 2976 MiB of
+    // the peak without graphs in the same runs).
+    const std::string shape = "model.pipeline_model_parallel_size=1 model.num_layers=2";
+    const double graphs_none =
+        estimate_activation_peak(shape + " model.cuda_graph_impl=local", "model.recompute_granularity=null");
+    const double graphs_core_attn =
+        estimate_activation_peak(shape + " model.cuda_graph_impl=local",
+                                 "model.recompute_granularity=selective model.recompute_modules=[core_attn]");
+    const double eager_core_attn =
+        estimate_activation_peak(shape, "model.recompute_granularity=selective model.recompute_modules=[core_attn]");
+    CHECK(graphs_core_attn == graphs_none);
+    CHECK(eager_core_attn < graphs_none);
 }
