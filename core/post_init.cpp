@@ -593,7 +593,9 @@ public:
                 if (!section || section->is_null()) continue;
             }
             step_ = &step;
-            if (!step.args.empty() && step.args.front() == kContainer && !outcome_.rewrites_before_validation)
+            const std::string_view name = step.function;
+            if (name.size() > 9 && name.substr(name.size() - 9) == ".validate" && !step.args.empty() &&
+                step.args.front() == kContainer && !outcome_.rewrites_before_validation)
                 outcome_.rewrites_before_validation = rewrites_now();
             std::vector<Value> args;
             for (const auto& object : step.args)
@@ -648,6 +650,8 @@ private:
     // object only (ConfigContainer's sections are separate dataclasses, and the method is given no other): reads of
     // that section's attributes are unknown after it ("dataset." -> why), and the run goes on.
     std::map<std::string, Value, std::less<>> tainted_sections_;
+    // Attributes set on an object the linter could not tell: that attribute of any config object is unknown after.
+    std::map<std::string, Value, std::less<>> tainted_names_;
     std::vector<std::string> section_scope_;  // the sections whose own methods are running ("dataset.")
     std::string why_;                         // the unknown the current path depends on
     std::int64_t steps_ = 0;
@@ -698,6 +702,11 @@ private:
     }
 
     const Value* section_taint(std::string_view name) const {
+        if (!tainted_names_.empty()) {
+            const auto dot = name.rfind('.');
+            auto it = tainted_names_.find(dot == std::string_view::npos ? name : name.substr(dot + 1));
+            if (it != tainted_names_.end()) return &it->second;
+        }
         if (tainted_sections_.empty()) return nullptr;
         const auto dot = name.find('.');
         if (dot == std::string_view::npos) return nullptr;
@@ -971,9 +980,14 @@ private:
                            local(s.e.kids[0].name)) {
                     local(s.e.kids[0].name)->set(name.as_string(), std::move(v));  // a dataclass the checks built
                 } else {
-                    // On another object, any config object may be the one changed, unless it names a section.
+                    // On an object the linter does not know, any config object may be the one changed: where the
+                    // name is known, that attribute of every object; else all of the section it names, or anything.
                     event(s, "");
-                    if (!on_self) taint_through(s.e.kids[0], s.line, "setattr");
+                    if (!on_self && name.is_string() && !object_prefix(object))
+                        tainted_names_.emplace(
+                            name.as_string(), unknown(fmt::format("after line {}: setattr on {}", s.line,
+                                                                  object.is_unknown() ? why_of(object) : "an object")));
+                    else if (!on_self) taint_through(s.e.kids[0], s.line, "setattr");
                 }
                 return Flow::Normal;
             }

@@ -28,6 +28,8 @@ comm-overlap setup). Bridge's `comm_overlap` section can switch the overlap on f
 
 ## Example
 ```yaml
+dataset:  # not Energon's native packing, which makes Bridge turn the overlap off
+  _target_: megatron.bridge.training.config.GPTDatasetConfig
 comm_overlap:
   overlap_moe_expert_parallel_comm: true
 model:
@@ -37,6 +39,8 @@ model:
 
 ## Use instead
 ```yaml
+dataset:
+  _target_: megatron.bridge.training.config.GPTDatasetConfig
 comm_overlap:
   overlap_moe_expert_parallel_comm: true
 model:

@@ -22,6 +22,8 @@ disabled because explicit group replay is eager-only.` Bridge's `comm_overlap` s
 
 ## Example
 ```yaml
+dataset:  # not Energon's native packing, which makes Bridge turn the overlap off
+  _target_: megatron.bridge.training.config.GPTDatasetConfig
 comm_overlap:
   overlap_moe_expert_parallel_comm: true
 model:
@@ -33,6 +35,8 @@ model:
 
 ## Use instead
 ```yaml
+dataset:
+  _target_: megatron.bridge.training.config.GPTDatasetConfig
 comm_overlap:
   overlap_moe_expert_parallel_comm: true
 model:

@@ -1806,23 +1806,30 @@ std::pair<const SourceModule*, NodeId> section_class(TreeReader& tree, const Sou
     return {nullptr, kNoNode};
 }
 
-// Where the start-up validates the whole config (`cfg.validate()` in runtime_config_update): its line, 0 for none.
-int validate_call_line(const SourceModule& m, NodeId fn) {
+// The whole config's own methods the start-up calls with no argument, in source order (`cfg.validate()` at the end of
+// runtime_config_update; `cfg._disable_native_energon_packing_moe_overlap()` before the comm-overlap setup).
+std::vector<SectionCall> container_calls(const SourceModule& m, NodeId fn) {
     const Ast& a = m.ast;
     NodeId first = a.first_named(a.field(fn, Field::Parameters));
     if (first != kNoNode && a.kind(first) != Kind::Identifier) first = a.first_named(first);
-    if (first == kNoNode) return 0;
-    const std::string callee = std::string(a.source(first)) + ".validate";
+    if (first == kNoNode) return {};
+    const std::string object(a.source(first));
+    std::vector<SectionCall> out;
     std::vector<NodeId> todo{a.field(fn, Field::Body)};
     while (!todo.empty()) {
         NodeId n = todo.back();
         todo.pop_back();
-        if (a.kind(n) == Kind::Call && compact(a.source(a.field(n, Field::Function))) == callee &&
+        NodeId callee = a.kind(n) == Kind::Call ? a.field(n, Field::Function) : kNoNode;
+        if (callee != kNoNode && a.kind(callee) == Kind::Attribute &&
+            compact(a.source(a.field(callee, Field::Object))) == object &&
             a.named_kids(a.field(n, Field::Arguments)).empty())
-            return static_cast<int>(a[n].line);
+            out.push_back({std::string(a.source(a.field(callee, Field::AttributeName))),
+                           {std::string(post_init::kContainer)},
+                           static_cast<int>(a[n].line)});
         for (NodeId k : a.named_kids(n)) todo.push_back(k);
     }
-    return 0;
+    std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.line < y.line; });
+    return out;
 }
 
 // ConfigContainer's fields (`train: TrainingConfig`, `comm_overlap: Optional[CommOverlapConfig] = None`): the
@@ -1873,12 +1880,14 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
     }
     ClassFacts facts;
     facts.classes.push_back(class_at(*m, cls));
-    // The whole config's validation, where the start-up makes it (runtime_config_update ends with cfg.validate()).
+    // The whole config's own methods the start-up calls, where it validates the whole config (runtime_config_update
+    // ends with cfg.validate()): each a step given the whole config, in order with the section's.
     auto [container_module, container] = tree.find_class(config->name, "ConfigContainer");
-    const int validate_line = container_module && where->functions.count("runtime_config_update")
-                                  ? validate_call_line(*where, where->functions.at("runtime_config_update"))
-                                  : 0;
-    if (validate_line) facts.classes.push_back(class_at(*container_module, container));
+    std::vector<SectionCall> own = container_module && where->functions.count("runtime_config_update")
+                                       ? container_calls(*where, where->functions.at("runtime_config_update"))
+                                       : std::vector<SectionCall>{};
+    if (std::none_of(own.begin(), own.end(), [](const SectionCall& c) { return c.method == "validate"; })) own.clear();
+    if (!own.empty()) facts.classes.push_back(class_at(*container_module, container));
     facts.index();
     const ConfigClass& section_cls = facts.classes[0];
     Compiler compiler(tree, facts);
@@ -1886,23 +1895,25 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
     // Constructing the section (a dataclass) ran its __post_init__ before the start-up calls anything on it.
     if (compiler.defines(section_cls, "__post_init__"))
         compiler.add_step(section_cls, "__post_init__", {section}, section_cls.file, section_cls.line, section);
-    for (const auto& call : calls)
-        if (!compiler.add_step(section_cls, call.method, call.args, where->path, call.line, section)) {
-            why = fmt::format("{}.{} is not defined where the linter looks", section_cls.name, call.method);
-            return nullptr;
-        }
-    if (validate_line) {
-        const ConfigClass& container_cls = facts.classes[1];
+    if (!own.empty()) {
         auto sections = container_sections(*container_module, container);
-        compiler.container_class(container_cls.name, sections);
+        compiler.container_class(facts.classes[1].name, sections);
         compiler.sections(std::vector<std::string>(sections.begin(), sections.end()));
-        if (!compiler.add_step(container_cls, "validate", {std::string(post_init::kContainer)}, where->path,
-                               validate_line)) {
-            why = fmt::format("{}.validate is not defined where the linter looks", container_cls.name);
+    }
+    // Both kinds of call in the order the start-up makes them.
+    std::vector<std::pair<const SectionCall*, bool>> order;  // (call, on the whole config)
+    for (const auto& call : calls) order.emplace_back(&call, false);
+    for (const auto& call : own) order.emplace_back(&call, true);
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& x, const auto& y) { return x.first->line < y.first->line; });
+    for (const auto& [call, whole] : order) {
+        const ConfigClass& owner = whole ? facts.classes[1] : section_cls;
+        if (!compiler.add_step(owner, call->method, call->args, where->path, call->line, whole ? "" : section)) {
+            why = fmt::format("{}.{} is not defined where the linter looks", owner.name, call->method);
             return nullptr;
         }
-        compiler.describe_section_classes(*container_module);
     }
+    if (!own.empty()) compiler.describe_section_classes(*container_module);
     return compiler.take(std::move(commit), "src/");
 }
 

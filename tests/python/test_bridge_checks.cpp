@@ -51,6 +51,10 @@ mbl::EffectiveModel effective(const std::string& yaml, const std::string& rev = 
     return std::move(fin.model);
 }
 
+// A dataset section naming a class that is not Energon's: Bridge's start-up turns the expert-parallel overlap off
+// before its setup for Energon's native packing (config.py:2024, _disable_native_energon_packing_moe_overlap).
+constexpr const char* kGptDataset = "dataset:\n  _target_: megatron.bridge.training.config.GPTDatasetConfig\n";
+
 constexpr const char* kMoe = R"(model:
   num_moe_experts: 8
   expert_model_parallel_size: 4
@@ -64,21 +68,29 @@ TEST_CASE("the bundled Bridge program: CommOverlapConfig's checks with their fil
           "[bridge-checks]") {
     const Program& p = mbl::Schema::instance().bridge_checks();
     CHECK(p.commit == "067f987df03b8355b03192d88d70f1709fedf51a");
-    // runtime_config_update's calls under `if cfg.comm_overlap is not None:`, in order, with what each is given.
-    REQUIRE(p.steps.size() == 3);
-    CHECK(p.steps[0].function == "CommOverlapConfig.finalize");
-    CHECK(p.steps[0].when == "comm_overlap");
-    CHECK(p.steps[1].when == "comm_overlap");
-    CHECK(p.steps[0].args == std::vector<std::string>{"comm_overlap"});
-    CHECK(p.steps[1].function == "CommOverlapConfig.setup");
-    CHECK(p.steps[1].args == std::vector<std::string>{"comm_overlap", "", "optimizer", "ddp"});
-    CHECK(p.steps[1].file == "src/megatron/bridge/training/config.py");
-    CHECK(p.steps[1].line == 2029);
-    // Then `cfg.validate()` (config.py:2032), over the whole config: ConfigContainer's fields are its sections.
-    CHECK(p.steps[2].function == "ConfigContainer.validate");
-    CHECK(p.steps[2].args == std::vector<std::string>{std::string(mbl::post_init::kContainer)});
-    CHECK(p.steps[2].when.empty());
-    CHECK(p.steps[2].line == 2032);
+    // runtime_config_update's calls, in order: the whole config's own methods given no argument (config.py 2019,
+    // 2024), the section's under `if cfg.comm_overlap is not None:` with what each is given, then `cfg.validate()`.
+    REQUIRE(p.steps.size() == 5);
+    CHECK(p.steps[0].function == "ConfigContainer.set_data_parallel_size");
+    CHECK(p.steps[1].function == "ConfigContainer._disable_native_energon_packing_moe_overlap");
+    CHECK(p.steps[1].line == 2024);
+    CHECK(p.steps[1].when.empty());
+    const auto& finalize = p.steps[2];
+    const auto& setup = p.steps[3];
+    const auto& validate = p.steps[4];
+    CHECK(finalize.function == "CommOverlapConfig.finalize");
+    CHECK(finalize.when == "comm_overlap");
+    CHECK(setup.when == "comm_overlap");
+    CHECK(finalize.args == std::vector<std::string>{"comm_overlap"});
+    CHECK(setup.function == "CommOverlapConfig.setup");
+    CHECK(setup.args == std::vector<std::string>{"comm_overlap", "", "optimizer", "ddp"});
+    CHECK(setup.file == "src/megatron/bridge/training/config.py");
+    CHECK(setup.line == 2029);
+    // Over the whole config: ConfigContainer's fields are its sections.
+    CHECK(validate.function == "ConfigContainer.validate");
+    CHECK(validate.args == std::vector<std::string>{std::string(mbl::post_init::kContainer)});
+    CHECK(validate.when.empty());
+    CHECK(validate.line == 2032);
     for (const char* section : {"model", "train", "dataset", "ddp", "checkpoint", "comm_overlap"})
         CHECK(std::find(p.sections.begin(), p.sections.end(), section) != p.sections.end());
     const Site* specs = nullptr;
@@ -115,7 +127,8 @@ TEST_CASE("the bundled Bridge program: CommOverlapConfig's checks with their fil
 TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the section switches on",
           "[bridge-checks]") {
     SECTION("the overlap switched on in comm_overlap and full recompute: Bridge's assert certainly fires") {
-        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
+        auto m = effective(std::string(kGptDataset) +
+                           std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
                            "  recompute_granularity: full\n");
         REQUIRE(m.bridge_setup != nullptr);
         auto r = raised_at(*m.bridge_setup, 499);
@@ -127,7 +140,8 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
     SECTION("TP overlap switched off on one path only (HAVE_TE unknown) leaves the EP switch known") {
         // comm_overlap.py:449 turns user_comm_overlap_cfg.tp_comm_overlap off where Transformer Engine is missing: the
         // two paths differ in that attribute alone, so the EP overlap's asserts stay certain.
-        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
+        auto m = effective(std::string(kGptDataset) +
+                           std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
                                        "  tp_comm_overlap: true\n") +
                            kMoe + "  tensor_model_parallel_size: 2\n  sequence_parallel: true\n" +
                            "  recompute_granularity: full\n");
@@ -137,14 +151,28 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
         CHECK(r[0]->certain);
     }
     SECTION("Bridge reads recompute_modules as written, before Megatron Core fills it in") {
-        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
+        auto m = effective(std::string(kGptDataset) +
+                           std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
                            "  recompute_granularity: selective\n  recompute_modules: [moe]\n");
         REQUIRE(m.bridge_setup != nullptr);
         CHECK(raised_at(*m.bridge_setup, 510).size() == 1);
         CHECK(raised_at(*m.bridge_setup, 499).empty());
     }
+    SECTION("Energon's native packing, or a dataset the config does not state: the overlap may be off, no certainty") {
+        // config.py:2024 turns the overlap off before the setup for Energon's native packing (VLM schedule plans).
+        const std::string overlap = std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n") + kMoe +
+                                    "  recompute_granularity: full\n";
+        auto energon = effective("dataset:\n  _target_: megatron.bridge.data.builders.energon.EnergonDatasetConfig\n"
+                                 "  packing_buffer_size: 8\n" +
+                                 overlap);
+        REQUIRE(energon.bridge_setup != nullptr);
+        CHECK(raised_at(*energon.bridge_setup, 499).empty());
+        auto unstated = effective(overlap);
+        REQUIRE(unstated.bridge_setup != nullptr);
+        for (const auto* e : raised_at(*unstated.bridge_setup, 499)) CHECK_FALSE(e->certain);
+    }
     SECTION("a comm_overlap section that leaves the overlap off: no assert") {
-        auto m = effective(std::string("comm_overlap:\n  tp_comm_overlap: false\n") + kMoe +
+        auto m = effective(std::string(kGptDataset) + std::string("comm_overlap:\n  tp_comm_overlap: false\n") + kMoe +
                            "  recompute_granularity: full\n");
         REQUIRE(m.bridge_setup != nullptr);
         for (const auto& e : m.bridge_setup->events)
@@ -165,7 +193,8 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
         for (const auto& e : m.bridge_setup->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
     }
     SECTION("a Transformer Engine or PyTorch version guard is unknown, unless the version is stated") {
-        auto m = effective(std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
+        auto m = effective(std::string(kGptDataset) +
+                           std::string("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\n"
                                        "  delay_wgrad_compute: true\n") +
                            kMoe + "  gradient_accumulation_fusion: true\n");
         REQUIRE(m.bridge_setup != nullptr);

@@ -134,7 +134,8 @@ TEST_CASE("in a dump, the recompute_modules __post_init__ writes is read as the 
 }
 
 TEST_CASE("comm_overlap writes overlap_moe_expert_parallel_comm onto the model", "[finalize]") {
-    auto on = effective("comm_overlap:\n  overlap_moe_expert_parallel_comm: true\nmodel:\n  num_layers: 2\n");
+    auto on = effective("dataset:\n  _target_: megatron.bridge.training.config.GPTDatasetConfig\n"
+                        "comm_overlap:\n  overlap_moe_expert_parallel_comm: true\nmodel:\n  num_layers: 2\n");
     CHECK(on[mbl::field::overlap_moe_expert_parallel_comm].as_bool());
     auto off = effective("comm_overlap:\n  tp_comm_overlap: true\nmodel:\n  overlap_moe_expert_parallel_comm: true\n");
     CHECK_FALSE(off[mbl::field::overlap_moe_expert_parallel_comm].as_bool());
