@@ -308,8 +308,15 @@ static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
             after.prov() = section ? section->prov() : written.prov();
             after.prov().origin = Origin::Derived;
         }
+        // What the config wrote there, when it wrote something, is shown beside what Bridge runs with.
+        const Provenance& was = written.prov();
+        const bool config_wrote = was.range.valid() && (was.origin == Origin::File || was.origin == Origin::Recipe ||
+                                                        was.origin == Origin::Override);
         after.prov().detail =
-            fmt::format("Megatron Bridge's start-up sets {} on the model ({}:{})", r.field, r.file, r.line);
+            config_wrote
+                ? fmt::format("Megatron Bridge's start-up rewrites {} ({}:{}) to this ({}:{})", written.display(),
+                              was.range.file, was.range.line, r.file, r.line)
+                : fmt::format("Megatron Bridge's start-up sets {} on the model ({}:{})", r.field, r.file, r.line);
         m.set(*found, std::move(after));
     }
 }

@@ -141,6 +141,24 @@ TEST_CASE("comm_overlap writes overlap_moe_expert_parallel_comm onto the model",
     CHECK_FALSE(off[mbl::field::overlap_moe_expert_parallel_comm].as_bool());
 }
 
+// Bridge 067f987's comm-overlap setup (comm_overlap.py 448-455, copied onto the model by _apply_cfgs, line 592): one
+// pipeline stage per chunk sends with batched p2p, not overlapped, whatever the model said.
+TEST_CASE("Bridge's setup writes on the model from its source, with what the config wrote", "[finalize]") {
+    const std::string base = "dataset:\n  _target_: megatron.bridge.training.config.GPTDatasetConfig\n"
+                             "comm_overlap:\n  tp_comm_overlap: false\nmodel:\n  num_layers: 4\n";
+    auto m = effective(base + "  pipeline_model_parallel_size: 2\n  batch_p2p_comm: false\n");
+    REQUIRE(m[mbl::field::batch_p2p_comm].is_bool());
+    CHECK(m[mbl::field::batch_p2p_comm].as_bool());
+    CHECK_FALSE(m[mbl::field::overlap_p2p_comm].as_bool());
+    const std::string& detail = m[mbl::field::batch_p2p_comm].prov().detail;
+    CHECK(detail.find("Megatron Bridge's start-up rewrites False (cfg.yaml:8) to this "
+                      "(src/megatron/bridge/training/comm_overlap.py:592)") != std::string::npos);
+    // With virtual pipeline stages the setup overlaps p2p instead.
+    auto vpp = effective(base + "  pipeline_model_parallel_size: 2\n  virtual_pipeline_model_parallel_size: 2\n");
+    CHECK(vpp[mbl::field::overlap_p2p_comm].as_bool());
+    CHECK_FALSE(vpp[mbl::field::batch_p2p_comm].as_bool());
+}
+
 TEST_CASE("builder configs nest TransformerConfig fields under model.transformer", "[finalize]") {
     auto m = effective("model:\n  transformer:\n    recompute_granularity: full\n");
     CHECK(m.str(mbl::field::recompute_granularity) == "full");
