@@ -21,6 +21,10 @@ unset, `attention_dropout` and `hidden_dropout` must be 0, and CUDA graphs (`cud
 and fp8 delayed scaling are not supported with it. Megatron Bridge's comm-overlap setup still refuses full
 recompute when the overlap is switched on in its `comm_overlap` section, so that case is flagged at dev too.
 
+Bridge's start-up turns the overlap off itself for Energon's native sequence packing
+(`_disable_native_energon_packing_moe_overlap`), before its comm-overlap setup: with such a dataset nothing is
+flagged, and a partial config that does not state its `dataset` leaves this check unknown (`--show-unknowns`).
+
 ## Why is this bad?
 The overlap schedule interleaves the forward and backward of different micro-batches and cannot re-run layers or
 whole MoE blocks. Megatron Core asserts against each of these (and Megatron Bridge re-checks it in its
