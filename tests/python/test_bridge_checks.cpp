@@ -62,6 +62,26 @@ constexpr const char* kMoe = R"(model:
   bf16: true
 )";
 
+// The package files of a Bridge tree written in a test (src/megatron/bridge/training/).
+void write_bridge_packages(const mbl::test::TempDir& dir) {
+    for (const char* package : {"src/megatron", "src/megatron/bridge", "src/megatron/bridge/training"})
+        dir.write(std::string(package) + "/__init__.py", "");
+}
+
+// The start-up steps over a config given as {model: {...}, <section>: {...}}: the model's fields by name, a section's
+// as "section.name", a section itself through post_init::kSectionLookup.
+std::optional<Outcome> run_over(const Program& program, const mbl::Value& root) {
+    auto lookup = [&](std::string_view name) -> const mbl::Value* {
+        const auto dot = name.find('.');
+        if (name.rfind(mbl::post_init::kSectionLookup, 0) == 0)
+            return root.find(std::string(name.substr(mbl::post_init::kSectionLookup.size())));
+        if (dot == std::string_view::npos) return root.find("model")->find(std::string(name));
+        const mbl::Value* section = root.find(std::string(name.substr(0, dot)));
+        return section ? section->find(std::string(name.substr(dot + 1))) : nullptr;
+    };
+    return mbl::post_init::run_steps(program, lookup, {});
+}
+
 }  // namespace
 
 TEST_CASE("the bundled Bridge program: CommOverlapConfig's checks with their file, line and the fields they read",
@@ -220,9 +240,7 @@ TEST_CASE("Bridge's checks run only with a comm_overlap section, over what the s
 
 TEST_CASE("a Bridge tree's own comm-overlap setup is compiled from the calls its start-up makes", "[bridge-checks]") {
     mbl::test::TempDir dir;
-    dir.write("src/megatron/__init__.py", "");
-    dir.write("src/megatron/bridge/__init__.py", "");
-    dir.write("src/megatron/bridge/training/__init__.py", "");
+    write_bridge_packages(dir);
     dir.write("src/megatron/bridge/training/config.py", R"py(from dataclasses import dataclass
 from typing import Optional
 
@@ -279,15 +297,7 @@ class OverlapSetup:
     CHECK(full->reads == std::vector<std::string>{"comm_overlap.resolved.overlap", "recompute_granularity"});
 
     auto run = [&](mbl::Value root) {
-        auto lookup = [&](std::string_view name) -> const mbl::Value* {
-            const auto dot = name.find('.');
-            if (name.rfind(mbl::post_init::kSectionLookup, 0) == 0)
-                return root.find(std::string(name.substr(mbl::post_init::kSectionLookup.size())));
-            if (dot == std::string_view::npos) return root.find("model")->find(std::string(name));
-            const mbl::Value* section = root.find(std::string(name.substr(0, dot)));
-            return section ? section->find(std::string(name.substr(dot + 1))) : nullptr;
-        };
-        auto o = mbl::post_init::run_steps(*program, lookup, {});
+        auto o = run_over(*program, root);
         REQUIRE(o.has_value());
         std::vector<std::string> certain;
         for (const auto& e : o->events)
@@ -431,9 +441,7 @@ TEST_CASE("ConfigContainer.validate runs over the whole config: nothing is certa
 TEST_CASE("Bridge's setup writes on the model it is given, and validate goes on past a section's own method",
           "[bridge-checks]") {
     mbl::test::TempDir dir;
-    dir.write("src/megatron/__init__.py", "");
-    dir.write("src/megatron/bridge/__init__.py", "");
-    dir.write("src/megatron/bridge/training/__init__.py", "");
+    write_bridge_packages(dir);
     dir.write("src/megatron/bridge/training/config.py", R"py(from dataclasses import dataclass
 from typing import Optional
 
@@ -512,15 +520,7 @@ class OverlapSetup:
     root.set("train", std::move(train));
     root.set("dataset", std::move(dataset));
     root.set("comm_overlap", mbl::Value::map());
-    auto lookup = [&](std::string_view name) -> const mbl::Value* {
-        const auto dot = name.find('.');
-        if (name.rfind(mbl::post_init::kSectionLookup, 0) == 0)
-            return root.find(std::string(name.substr(mbl::post_init::kSectionLookup.size())));
-        if (dot == std::string_view::npos) return root.find("model")->find(std::string(name));
-        const mbl::Value* section = root.find(std::string(name.substr(0, dot)));
-        return section ? section->find(std::string(name.substr(dot + 1))) : nullptr;
-    };
-    auto o = mbl::post_init::run_steps(*program, lookup, {});
+    auto o = run_over(*program, root);
     REQUIRE(o.has_value());
     std::map<std::string, std::optional<bool>> raised;  // message -> certain
     for (const auto& e : o->events)
