@@ -586,6 +586,9 @@ public:
 
     Outcome run_steps() {
         for (const auto& step : program_.steps) {
+            if (step.function.rfind(kUnfollowedStep, 0) == 0 && !tainted_)
+                tainted_ = unknown(fmt::format("after {} ({}:{}), a call the linter does not follow",
+                                               step.function.substr(kUnfollowedStep.size()), step.file, step.line));
             auto fn = program_.functions.find(step.function);
             if (fn == program_.functions.end()) continue;
             if (!step.when.empty()) {  // the start-up calls it only where the config has the section

@@ -68,8 +68,12 @@ inline constexpr std::string_view kWritesAll = "\x01all";
 
 // Builtin `"\x01with"(obj, name, value)`: obj with its attribute `name` set to value (`self.cfg.name = value`).
 inline constexpr std::string_view kWithBuiltin = "\x01with";
+// A start-up step whose call the linter could not compile ("\x01unfollowed:ConfigContainer.name"): the whole config
+// may change there.
+inline constexpr std::string_view kUnfollowedStep = "\x01unfollowed:";
 // Builtin `"\x01fields"(obj)`: `dataclasses.fields(obj)`, each field an object with its `name`.
-inline constexpr std::string_view kFieldsBuiltin = "\x01fields";
+inline constexpr std::string_view kFieldsBuiltin = "\x01"
+                                                   "fields";
 // A value the executor spells itself, an enum member or a type ("\x01enum:Class.member", "\x01type:Name"): not a
 // value a config can hold as written.
 inline bool is_executor_spelling(const Value& v) { return v.is_string() && v.as_string().rfind('\x01', 0) == 0; }

@@ -162,6 +162,11 @@ public:
         return true;
     }
 
+    // A call of the start-up the linter cannot compile: the executor treats the whole config as changed there.
+    void add_unfollowed_step(const std::string& call, std::string file, int line) {
+        program_->steps.push_back({std::string(post_init::kUnfollowedStep) + call, {}, std::move(file), line, {}});
+    }
+
     // The program, its files named from `root` (Bridge's repository root: "src/megatron/bridge/...").
     std::shared_ptr<const Program> take(std::string commit, const std::string& root) {
         program_->commit = std::move(commit);
@@ -1908,10 +1913,14 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
                      [](const auto& x, const auto& y) { return x.first->line < y.first->line; });
     for (const auto& [call, whole] : order) {
         const ConfigClass& owner = whole ? facts.classes[1] : section_cls;
-        if (!compiler.add_step(owner, call->method, call->args, where->path, call->line, whole ? "" : section)) {
-            why = fmt::format("{}.{} is not defined where the linter looks", owner.name, call->method);
-            return nullptr;
+        if (compiler.add_step(owner, call->method, call->args, where->path, call->line, whole ? "" : section)) continue;
+        // Another method of the whole config the linter cannot find (a fork's mixin): nothing after it is certain.
+        if (whole && call->method != "validate") {
+            compiler.add_unfollowed_step(owner.name + "." + call->method, where->path, call->line);
+            continue;
         }
+        why = fmt::format("{}.{} is not defined where the linter looks", owner.name, call->method);
+        return nullptr;
     }
     if (!own.empty()) compiler.describe_section_classes(*container_module);
     return compiler.take(std::move(commit), "src/");

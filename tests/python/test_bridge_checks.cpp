@@ -3,6 +3,8 @@
 // tree written here, run by the executor (core/post_init.hpp run_steps) over configs.
 #include <algorithm>
 #include <catch2/catch.hpp>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -541,4 +543,20 @@ class OverlapSetup:
     // After the model's finalize nothing is known: validate's own write is not claimed.
     for (const auto& r : o->rewrites)
         if (r.field == "tp_comm_overlap") CHECK(r.after.is_unknown());
+
+    SECTION("a method of the whole config the linter cannot find: nothing after it is claimed") {
+        const std::string startup = dir.path().string() + "/src/megatron/bridge/training/config.py";
+        std::ifstream in(startup);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        text.replace(text.find("    cfg.validate()"), 0, "    cfg.apply_fork_defaults()\n");
+        dir.write("src/megatron/bridge/training/config.py", text);
+        mbl::py::TreeReader fork(dir.path() / "src");
+        auto forked = mbl::py::compile_bridge_section_setup(fork, "comm_overlap", "", why);
+        REQUIRE(forked != nullptr);
+        REQUIRE(forked->steps.size() == 4);
+        CHECK(forked->steps[2].function.find("ConfigContainer.apply_fork_defaults") != std::string::npos);
+        auto after = run_over(*forked, root);
+        REQUIRE(after.has_value());
+        for (const auto& e : after->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
+    }
 }
