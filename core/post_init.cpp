@@ -694,7 +694,7 @@ private:
     // The checks read the same fields many times per run: each field's bare value is made once.
     const Value& read_field_ref(std::string_view name) const {
         if (tainted_) return *tainted_;
-        if (const Value* t = section_taint(name)) return *t;
+        if (const Value* t = taint_of(name)) return *t;
         if (auto it = written_.find(name); it != written_.end()) return it->second;
         auto it = bare_fields_.find(name);
         if (it == bare_fields_.end()) {
@@ -704,7 +704,9 @@ private:
         return it->second;
     }
 
-    const Value* section_taint(std::string_view name) const {
+    // Why a field is unknown after a statement the linter does not follow (its name set on an unknown object, or its
+    // section changed), or null.
+    const Value* taint_of(std::string_view name) const {
         if (!tainted_names_.empty()) {
             const auto dot = name.rfind('.');
             auto it = tainted_names_.find(dot == std::string_view::npos ? name : name.substr(dot + 1));
@@ -879,6 +881,8 @@ private:
         }
         for (const auto& e : b.entries())
             if (!a.find(e.key)) out.set(e.key, unknown(fmt::format("depends on {}", why)));
+        // Both paths' instances of one dataclass: still an instance of it.
+        if (dataclass_of(a) && dataclass_of(a) == dataclass_of(b)) out.prov().detail = a.prov().detail;
         return out;
     }
 
@@ -979,7 +983,7 @@ private:
                 const auto prefix = object_prefix(object);
                 if (name.is_string() && prefix) {
                     write_field(*prefix + name.as_string(), std::move(v), s.line);
-                } else if (name.is_string() && object.is_map() && s.e.kids[0].op == Op::Var &&
+                } else if (name.is_string() && dataclass_of(object) && s.e.kids[0].op == Op::Var &&
                            local(s.e.kids[0].name)) {
                     local(s.e.kids[0].name)->set(name.as_string(), std::move(v));  // a dataclass the checks built
                 } else {
@@ -1379,7 +1383,7 @@ private:
         if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
             const std::string name = *object_prefix(a[0]) + a[1].as_string();
             if (tainted_) return *tainted_;
-            if (const Value* t = section_taint(name)) return *t;
+            if (const Value* t = taint_of(name)) return *t;
             if (const SectionClass* c = class_of(a[0]); c && f == "hasattr") {
                 const auto& at = c->attributes;
                 if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);
@@ -1392,8 +1396,7 @@ private:
             return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
         }
         // On a dataclass the checks build themselves (a mapping of its fields): its attribute, as Python reads it.
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && a[0].is_map() && a[0].target().empty() &&
-            a[1].is_string()) {
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && dataclass_of(a[0]) && a[1].is_string()) {
             const Value* v = a[0].find(a[1].as_string());
             if (f == "hasattr") return Value::boolean(v != nullptr);
             if (v) return *v;
@@ -1401,7 +1404,7 @@ private:
         }
         // dataclasses.fields() of such a dataclass: its fields in order, each with its `name`.
         if (f == kFieldsBuiltin && a.size() == 1) {
-            if (!a[0].is_map() || !a[0].target().empty()) return unknown(fmt::format("the fields of {}", why_of(a[0])));
+            if (!dataclass_of(a[0])) return unknown(fmt::format("the fields of {}", why_of(a[0])));
             std::vector<Value> out;
             for (const auto& entry : a[0].entries()) {
                 Value field = Value::map();
