@@ -8,6 +8,8 @@
 #include <cctype>
 #include <cmath>
 
+#include "core/effective_model.hpp"
+#include "core/post_init.hpp"
 #include "memory/job_parts.hpp"
 #include "memory/labels/registry.hpp"
 #include "memory/option_time.hpp"
@@ -59,6 +61,41 @@ std::vector<Recompute> candidates(const Estimate& est, bool crashing_layernorm) 
     if (!recomputes_nothing(est.current)) out.push_back(est.current);
     out.push_back(Recompute::full(Recompute::Method::Uniform, 1));
     return out;
+}
+
+// The model as it would be with `option`: the recompute fields it sets, the ones it does not use unset.
+EffectiveModel with_option(const EffectiveModel& m, const Recompute& option) {
+    EffectiveModel out = m;
+    const bool full = option.granularity == Recompute::Granularity::Full;
+    const bool selective = option.granularity == Recompute::Granularity::Selective;
+    out.set(field::recompute_granularity, full        ? Value::string("full")
+                                          : selective ? Value::string("selective")
+                                                      : Value::null());
+    out.set(field::recompute_method,
+            full ? Value::string(option.method == Recompute::Method::Block ? "block" : "uniform") : Value::null());
+    out.set(field::recompute_num_layers, full ? Value::integer(option.num_layers) : Value::null());
+    if (selective) {
+        std::vector<Value> labels;
+        for (const auto& label : option.modules) labels.push_back(Value::string(label));
+        out.set(field::recompute_modules, Value::list(std::move(labels)));
+    }
+    return out;
+}
+
+// Where Megatron Core's own __post_init__ (compiled from its source) certainly rejects the job with `option` and not
+// as configured: the message and line of its first such raise, or "".
+std::string rejection_of(const EffectiveModel& m, const Recompute& option) {
+    if (!m.post_init) return {};
+    std::vector<const post_init::Site*> already;
+    for (const auto& e : m.post_init->events)
+        if (e.certain && e.site->kind == post_init::Site::Kind::Raise) already.push_back(e.site);
+    const auto outcome = run_post_init(with_option(m, option), {});
+    if (!outcome) return {};
+    for (const auto& e : outcome->events)
+        if (e.certain && e.site->kind == post_init::Site::Kind::Raise &&
+            std::find(already.begin(), already.end(), e.site) == already.end())
+            return fmt::format("{} ({}:{})", e.message.empty() ? e.site->text : e.message, e.site->file, e.site->line);
+    return {};
 }
 
 // An option's time: its replay as a share of the step (the roofline's ratio; its FLOPs' share beside it) and its
@@ -217,6 +254,12 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     double none_activations = 0;
     for (const auto& option : candidates(est, crashing_layernorm)) {
         if (est.option(option)) continue;
+        // An option Megatron Core refuses for this job is no option: say so instead of offering it.
+        if (std::string why = rejection_of(m, option); !why.empty() && !(option.describe() == est.current.describe())) {
+            est.assumptions.push_back(
+                {fmt::format("{} is not offered: Megatron Core rejects it for this job: {}", option.describe(), why)});
+            continue;
+        }
         est.options.push_back(evaluate(est, time, option, none_activations));
         if (is_none(option)) none_activations = est.options.back().activations;
     }

@@ -418,3 +418,38 @@ TEST_CASE("a stage's figures walk Megatron Core's pass order", "[memory][job]") 
     CHECK(last.peak == Approx(35));
     CHECK(last.leftover == Approx(4));
 }
+
+// An option Megatron Core's own __post_init__ (compiled from its source at the revision) refuses for this job is not
+// offered: local CUDA graphs over attention layers take no full recompute (RC022's raise) and, with attention dropout
+// left at its default, no attention recompute inside the graph (RC024's).
+TEST_CASE("estimate offers no option Megatron Core rejects for the job, and says why", "[memory][job]") {
+    const std::string base =
+        "model:\n  num_layers: 4\n  hidden_size: 1024\n  num_attention_heads: 16\n  seq_length: 2048\n"
+        "  bf16: true\n";
+    memory::EstimateInputs in;
+    in.gpu = "H100";
+    auto offered = [](const memory::Estimate& est, const std::string& option) {
+        return std::any_of(est.options.begin(), est.options.end(),
+                           [&](const memory::OptionEstimate& o) { return o.name == option; });
+    };
+    auto said = [](const memory::Estimate& est, const std::string& text) {
+        return std::any_of(est.assumptions.begin(), est.assumptions.end(),
+                           [&](const memory::Assumption& a) { return a.text.find(text) != std::string::npos; });
+    };
+    const memory::Estimate graphed =
+        memory::estimate(job_model_of(base + "  cuda_graph_impl: local\n  cuda_graph_modules: [attn]\n"), in);
+    REQUIRE(graphed.ok);
+    CHECK(offered(graphed, "none"));
+    CHECK(offered(graphed, "selective [mlp]"));
+    CHECK_FALSE(offered(graphed, "full uniform 1"));
+    CHECK_FALSE(offered(graphed, "selective [core_attn]"));
+    CHECK(said(graphed, "full uniform 1 is not offered: Megatron Core rejects it for this job: full recompute is only "
+                        "supported with full iteration CUDA graph"));
+    CHECK(said(graphed, "transformer_config.py:"));
+    // Without graphs every one of them is offered.
+    const memory::Estimate plain = memory::estimate(job_model_of(base), in);
+    REQUIRE(plain.ok);
+    CHECK(offered(plain, "full uniform 1"));
+    CHECK(offered(plain, "selective [core_attn]"));
+    CHECK_FALSE(said(plain, "is not offered"));
+}
