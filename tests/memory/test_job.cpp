@@ -361,7 +361,7 @@ optimizer: {optimizer: adam, use_distributed_optimizer: true}
 // the peak, not among what the forward keeps: the rank holds them as `leftover`, and its peak is unchanged.
 TEST_CASE("MoE `moe` label: estimate's activations are gpu-check's figure, the leftover a term of its own",
           "[memory][job]") {
-    constexpr double MiB = 1024.0 * 1024;
+    constexpr double kMiB = 1024.0 * 1024;
     std::string yaml = read(fs::path(MBRIDGE_LINT_TEST_DATA) / "data/gpu/reference/moe16_top4.yaml");
     yaml.replace(yaml.find("num_layers: 16"), 14, "num_layers: 4");
     yaml.replace(yaml.find("recompute_modules: [moe]"), 24, "recompute_modules: [core_attn, moe]");
@@ -371,7 +371,7 @@ TEST_CASE("MoE `moe` label: estimate's activations are gpu-check's figure, the l
     const memory::RankEstimate& r = est.ranks.front();
     // Measured: 368 MiB above the base with the block's final norm output and without its input; the rank has no
     // final norm (no output layer without a vocabulary) and keeps its input, the same 16 MiB tensor.
-    CHECK(std::abs(r.activations / MiB - 368) <= 1.0);
+    CHECK(std::abs(r.activations / kMiB - 368) <= 1.0);
     CHECK(r.leftover == Approx(4 * 2 * 4096 * 2048 * 2.0));
     CHECK(r.activation_peak() == Approx(r.states() + r.leftover + r.activations + r.transient));
     // The option's figure on the hottest rank is what the peak holds above the states, as before.
