@@ -29,6 +29,16 @@ const char* kind_name(LayerKind kind) {
     return "layer";
 }
 
+const char* cp_comm_name(CpComm c) {
+    switch (c) {
+        case CpComm::P2P: return "p2p";
+        case CpComm::AllGather: return "all_gather";
+        case CpComm::AllToAll: return "a2a";
+        case CpComm::AllToAllP2P: return "a2a+p2p";
+    }
+    return "p2p";
+}
+
 double LayerActivations::internal_bytes() const { return sum_bytes(saved); }
 
 const std::vector<std::string>& modeled_labels() {
@@ -78,6 +88,39 @@ double fused_attention_phase(const std::vector<SavedTensor>& whole) {
            2 * module_bytes(whole, {"attention", "core_attn", "mla_up_proj"});
 }
 
+// Transformer Engine's context-parallel attention backward (attention/dot_product_attention/context_parallel.py at
+// TE 2.18.0, e7c550c5) on the rank that holds the most, the first: under a causal mask every rank but the last runs
+// an upper-triangle step. Beside the input norm's tensors, the saved ones and the output's gradient it holds:
+//   p2p:        dq_buffer (line 2396); two double buffers [2, k+v] for the ring's keys and values and their
+//               gradients (lines 2397-2401); the statistics' second half made contiguous (line 2290); in the
+//               upper-triangle step the second halves of q, out and dout made contiguous (line 1178) and the kernel's
+//               dq (half the rows), dk and dv (all of them) (line 1226);
+//   a2a+p2p:    the same after dout's all-to-all (line 2409);
+//   all_gather: dq (line 3764), dk and dv over the whole sequence (lines 3766-3775), k and v gathered again (lines
+//               3786-3805);
+//   a2a:        dout after the all-to-all (line 4674), the kernel's dq, dk, dv (line 4746) and the reverse
+//               all-to-all's (line 4834).
+// The all-to-all variants save their own copy of the output (layer_tensors.cpp): the one the output projection kept
+// was freed by its backward. Kernel workspaces (cuDNN's) are not counted.
+double cp_attention_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTensor>& whole) {
+    const double qk_dim = s.mla ? static_cast<double>(s.qk_head_dim + s.qk_pos_dim) : d.head_dim;
+    const double v_dim = s.mla ? static_cast<double>(s.v_head_dim) : d.head_dim;
+    const double kv_heads = s.mla ? d.heads : d.groups;
+    const double query = d.tokens * d.heads * qk_dim * d.e, out = d.tokens * d.heads * v_dim * d.e;
+    const double kv = d.tokens * kv_heads * (qk_dim + v_dim) * d.e;
+    const double stats = static_cast<double>(s.micro_batch) * d.heads * d.s_query * 4;
+    const bool a2a = s.cp_comm == CpComm::AllToAll || s.cp_comm == CpComm::AllToAllP2P;
+    double phase = module_bytes(whole, {"input_layernorm", "input_norm_stats"}) +
+                   module_bytes(whole, {"attention", "core_attn", "mla_up_proj"}) - (a2a ? out : 0) + out;
+    switch (s.cp_comm) {
+        case CpComm::AllToAllP2P: phase += out; [[fallthrough]];
+        case CpComm::P2P: phase += query + 4 * kv + 0.5 * stats + 0.5 * (query + 2 * out) + 0.5 * query + kv; break;
+        case CpComm::AllGather: phase += query + 2 * s.cp * kv; break;
+        case CpComm::AllToAll: phase += out + 2 * (query + kv); break;
+    }
+    return phase;
+}
+
 // The SSD backward re-computes the chunk states (fp32 [chunks, heads, head dim, state]) and their gradient, and
 // returns the gradient of the in_proj output; the gated output's gradient is alive alongside.
 double mamba_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTensor>& whole) {
@@ -113,6 +156,7 @@ double backward_alive(const labels::LayerContext& l, const LayerActivations& a,
     double peak = 0;
     if (has_attention(l.kind)) {
         const double phase = s.attention == AttentionKernel::Unfused ? unfused_attention_phase(s, l.dims, whole)
+                             : s.cp > 1                              ? cp_attention_phase(s, l.dims, whole)
                                                                      : fused_attention_phase(whole);
         peak = std::max(peak, phase + extra(labels::Phase::Attention));
     }
