@@ -23,6 +23,7 @@ std::string activation_name(const EffectiveModel& m) {
 }
 
 void fill_dense(const EffectiveModel& m, LayerShape& s) {
+    s.weight_grad_transient = !flag_of(m, field::gradient_accumulation_fusion);
     s.query_groups = int_or(m, field::num_query_groups, s.heads);
     if (s.query_groups <= 0) s.query_groups = s.heads;
     s.head_dim = int_or(m, field::kv_channels, s.hidden / s.heads);

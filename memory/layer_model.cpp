@@ -130,12 +130,22 @@ double mamba_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTe
     return sum_bytes(whole) + d.tokens * (d.mamba_in + 2 * d.mamba_inner) * d.e + 2 * states;
 }
 
-// The whole layer (MLP internals re-materialised if checkpointed) plus the gradients of the fc1 output and of the
-// activation.
+// The whole layer (MLP internals re-materialised if checkpointed) plus, for a dense MLP, the larger of two moments:
+// the activation's backward (the gradients of the fc1 output and of the activation), and fc2's backward (its input
+// gradient; its weight gradient, allocated before it is accumulated when gradient_accumulation_fusion is off,
+// tensor_parallel/layers.py line 782 at d98e8a64; under sequence parallelism the output gradient all-gathered by the
+// backward of fc2's reduce-scatter, tensor_parallel/mappings.py lines 377 and 145). Traced on the fake-group CP rows:
+// their peak is fc2's weight-gradient GEMM (gpu_check/DEVICE_RUNS.md, "context parallelism").
 double mlp_phase(const LayerShape& s, LayerKind kind, const Dims& d, const LayerActivations& a,
                  const std::vector<SavedTensor>& whole) {
-    const double transient = has_dense_mlp(kind) ? d.tokens * d.ffn * d.e * (s.gated ? 3 : 2)
-                                                 : d.assignments * (d.expert_ffn * (s.gated ? 3 : 2) + s.hidden) * d.e;
+    double transient = d.assignments * (d.expert_ffn * (s.gated ? 3 : 2) + s.hidden) * d.e;
+    if (has_dense_mlp(kind)) {
+        const double h = static_cast<double>(s.hidden);
+        const double activation = d.tokens * d.ffn * d.e * (s.gated ? 3 : 2);
+        const double fc2 = d.tokens * d.ffn * d.e + (s.weight_grad_transient ? h * d.ffn * d.e : 0) +
+                           (s.sequence_parallel && s.tp > 1 ? d.tokens * h * d.e : 0);
+        transient = std::max(activation, fc2);
+    }
     const double mlp_full = module_bytes(whole, {"mlp", "moe", "moe_act", "shared_experts"});
     return a.internal_bytes() - module_bytes(a.saved, {"mlp", "moe", "moe_act", "shared_experts"}) + mlp_full +
            transient;
@@ -145,7 +155,7 @@ double mlp_phase(const LayerShape& s, LayerKind kind, const Dims& d, const Layer
 // re-materialised by then, so each phase starts from the layer as if nothing were recomputed, plus what the labels'
 // checkpoints add while they re-run.
 double backward_alive(const labels::LayerContext& l, const LayerActivations& a,
-                      const std::vector<const labels::LabelModel*>& acting) {
+                      const std::vector<const labels::LabelModel*>& acting, bool& mlp_binds) {
     const LayerShape& s = l.shape;
     const std::vector<SavedTensor> whole = all_tensors(s, l.kind, l.dims);
     auto extra = [&](labels::Phase phase) {
@@ -153,7 +163,7 @@ double backward_alive(const labels::LayerContext& l, const LayerActivations& a,
         for (const auto* label : acting) bytes += label->backward_extra(l, phase);
         return bytes;
     };
-    double peak = 0;
+    double peak = 0, mlp = 0;
     if (has_attention(l.kind)) {
         const double phase = s.attention == AttentionKernel::Unfused ? unfused_attention_phase(s, l.dims, whole)
                              : s.cp > 1                              ? cp_attention_phase(s, l.dims, whole)
@@ -162,8 +172,9 @@ double backward_alive(const labels::LayerContext& l, const LayerActivations& a,
     }
     if (l.kind == LayerKind::Mamba) peak = std::max(peak, mamba_phase(s, l.dims, whole));
     if (has_dense_mlp(l.kind) || has_moe(l.kind))
-        peak = std::max(peak, mlp_phase(s, l.kind, l.dims, a, whole) + extra(labels::Phase::Mlp));
-    return peak;
+        mlp = mlp_phase(s, l.kind, l.dims, a, whole) + extra(labels::Phase::Mlp);
+    mlp_binds = mlp > peak;
+    return std::max(peak, mlp);
 }
 
 }  // namespace
@@ -182,7 +193,7 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
         if (label->apply(layer, a.saved)) acting.push_back(label);
         else a.ignored_labels.push_back(name);
     }
-    a.backward_alive_bytes = backward_alive(layer, a, acting);
+    a.backward_alive_bytes = backward_alive(layer, a, acting, a.mlp_phase_binds);
     return a;
 }
 
@@ -261,7 +272,10 @@ double backward_peak(const Chunks& c, const std::vector<LayerActivations>& acts,
             const size_t first = c.first[static_cast<size_t>(c.of[j])];
             alive = std::accumulate(retained.begin(), retained.begin() + static_cast<std::ptrdiff_t>(first), 0.0);
             for (size_t i = first; i < j; ++i) alive += plain[i].internal_bytes() + out;
-            alive += plain[j].backward_alive_bytes + 2 * out;
+            // The re-computed chunk output; at its MLP phase the gradient the checkpoint was handed is the stack's
+            // output gradient, already counted (traced on the fake-group CP rows, gpu_check/DEVICE_RUNS.md); at the
+            // attention phase a second residual-sized tensor, as the block rows measure it.
+            alive += plain[j].backward_alive_bytes + (plain[j].mlp_phase_binds ? out : 2 * out);
         }
         peak = std::max(peak, alive + left);
         before += retained[j];

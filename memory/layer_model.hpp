@@ -119,6 +119,9 @@ struct LayerShape {
     double activation_bytes = 2.0;  // bf16
     bool fp8 = false;               // GEMM inputs kept quantized (one byte each)
     double fp8_scale_bytes = 0.0;   // per quantized element: MXFP8 keeps one 1-byte scale per 32 values
+    // gradient_accumulation_fusion off: a linear's backward allocates its weight gradient before it is added to the
+    // accumulated one (Megatron Core tensor_parallel/layers.py line 782 at d98e8a64).
+    bool weight_grad_transient = true;
 };
 
 // One tensor a layer keeps for backward.
@@ -138,6 +141,7 @@ struct LayerActivations {
     // Bytes of this layer alive at the peak of its own backward pass (re-materialised checkpoints and the
     // gradient temporaries included; the layer output and the in-flight residual gradients excluded).
     double backward_alive_bytes = 0;
+    bool mlp_phase_binds = false;             // the MLP (or MoE) phase is the largest of the layer's backward phases
     std::vector<std::string> ignored_labels;  // labels that act on nothing in this layer
     double internal_bytes() const;
 };
