@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "core/schema.hpp"
 #include "memory/job_parts.hpp"
@@ -20,6 +23,7 @@ std::string activation_name(const EffectiveModel& m) {
 }
 
 void fill_dense(const EffectiveModel& m, LayerShape& s) {
+    s.weight_grad_transient = !flag_of(m, field::gradient_accumulation_fusion);
     s.query_groups = int_or(m, field::num_query_groups, s.heads);
     if (s.query_groups <= 0) s.query_groups = s.heads;
     s.head_dim = int_or(m, field::kv_channels, s.hidden / s.heads);
@@ -123,6 +127,43 @@ void fill_mamba_and_parallel(const EffectiveModel& m, LayerShape& s) {
     s.sequence_parallel = flag_of(m, field::sequence_parallel);
 }
 
+// Transformer Engine's context-parallel attention by cp_comm_type: "p2p", "all_gather", "a2a", "a2a+p2p"
+// (attn_forward_func_with_cp, transformer_engine/pytorch/attention/dot_product_attention/context_parallel.py lines
+// 5096-5139 at TE 2.18.0 e7c550c5, any other string raises there). Megatron Core passes "p2p" when it is unset
+// (extensions/transformer_engine.py lines 2141-2142 at d98e8a64); a per-layer list is read by its costliest entry.
+std::optional<CpComm> cp_comm_of(const std::string& name) {
+    if (name == "p2p") return CpComm::P2P;
+    if (name == "all_gather") return CpComm::AllGather;
+    if (name == "a2a") return CpComm::AllToAll;
+    if (name == "a2a+p2p") return CpComm::AllToAllP2P;
+    return std::nullopt;
+}
+
+// Retained bytes rank the variants: the all-to-all ones keep the attention output twice, p2p and all_gather once.
+int cp_comm_cost(CpComm c) { return c == CpComm::AllToAll || c == CpComm::AllToAllP2P ? 1 : 0; }
+
+void fill_cp(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>& notes) {
+    if (s.cp <= 1 || s.attention != AttentionKernel::Fused) return;
+    const Value& v = m[field::cp_comm_type];
+    std::vector<std::string> names;
+    if (v.is_string()) names.push_back(v.as_string());
+    if (v.is_list())
+        for (const Value& item : v.items())
+            if (item.is_string()) names.push_back(item.as_string());
+    bool unknown = !v.is_null() && !v.is_string() && !v.is_list();
+    std::optional<CpComm> pick;
+    for (const auto& name : names) {
+        const auto c = cp_comm_of(name);
+        if (!c) unknown = true;
+        else if (!pick || cp_comm_cost(*c) > cp_comm_cost(*pick)) pick = c;
+    }
+    s.cp_comm = pick.value_or(CpComm::P2P);
+    if (unknown)
+        notes.push_back({fmt::format("cp_comm_type not known here: Transformer Engine's context-parallel attention "
+                                     "assumed to exchange keys and values as {}",
+                                     cp_comm_name(s.cp_comm))});
+}
+
 // Transformer Engine keeps the GEMM inputs it saves quantized, one usage each (module/linear.py,
 // layernorm_linear.py, grouped_linear.py): one byte per element plus the recipe's block scales.
 void fill_fp8(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>& notes) {
@@ -146,6 +187,7 @@ void fill_shape(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>&
     if (flag_of(m, field::multi_latent_attention)) fill_mla(m, s);
     fill_mamba_and_parallel(m, s);
     fill_fp8(m, s, notes);
+    fill_cp(m, s, notes);
 }
 
 }  // namespace mbl::memory

@@ -29,6 +29,16 @@ const char* kind_name(LayerKind kind) {
     return "layer";
 }
 
+const char* cp_comm_name(CpComm c) {
+    switch (c) {
+        case CpComm::P2P: return "p2p";
+        case CpComm::AllGather: return "all_gather";
+        case CpComm::AllToAll: return "a2a";
+        case CpComm::AllToAllP2P: return "a2a+p2p";
+    }
+    return "p2p";
+}
+
 double LayerActivations::internal_bytes() const { return sum_bytes(saved); }
 
 const std::vector<std::string>& modeled_labels() {
@@ -78,6 +88,39 @@ double fused_attention_phase(const std::vector<SavedTensor>& whole) {
            2 * module_bytes(whole, {"attention", "core_attn", "mla_up_proj"});
 }
 
+// Transformer Engine's context-parallel attention backward (attention/dot_product_attention/context_parallel.py at
+// TE 2.18.0, e7c550c5) on the rank that holds the most, the first: under a causal mask every rank but the last runs
+// an upper-triangle step. Beside the input norm's tensors, the saved ones and the output's gradient it holds:
+//   p2p:        dq_buffer (line 2396); two double buffers [2, k+v] for the ring's keys and values and their
+//               gradients (lines 2397-2401); the statistics' second half made contiguous (line 2290); in the
+//               upper-triangle step the second halves of q, out and dout made contiguous (line 1178) and the kernel's
+//               dq (half the rows), dk and dv (all of them) (line 1226);
+//   a2a+p2p:    the same after dout's all-to-all (line 2409);
+//   all_gather: dq (line 3764), dk and dv over the whole sequence (lines 3766-3775), k and v gathered again (lines
+//               3786-3805);
+//   a2a:        dout after the all-to-all (line 4674), the kernel's dq, dk, dv (line 4746) and the reverse
+//               all-to-all's (line 4834).
+// The all-to-all variants save their own copy of the output (layer_tensors.cpp): the one the output projection kept
+// was freed by its backward. Kernel workspaces (cuDNN's) are not counted.
+double cp_attention_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTensor>& whole) {
+    const double qk_dim = s.mla ? static_cast<double>(s.qk_head_dim + s.qk_pos_dim) : d.head_dim;
+    const double v_dim = s.mla ? static_cast<double>(s.v_head_dim) : d.head_dim;
+    const double kv_heads = s.mla ? d.heads : d.groups;
+    const double query = d.tokens * d.heads * qk_dim * d.e, out = d.tokens * d.heads * v_dim * d.e;
+    const double kv = d.tokens * kv_heads * (qk_dim + v_dim) * d.e;
+    const double stats = static_cast<double>(s.micro_batch) * d.heads * d.s_query * 4;
+    const bool a2a = s.cp_comm == CpComm::AllToAll || s.cp_comm == CpComm::AllToAllP2P;
+    double phase = module_bytes(whole, {"input_layernorm", "input_norm_stats"}) +
+                   module_bytes(whole, {"attention", "core_attn", "mla_up_proj"}) - (a2a ? out : 0) + out;
+    switch (s.cp_comm) {
+        case CpComm::AllToAllP2P: phase += out; [[fallthrough]];
+        case CpComm::P2P: phase += query + 4 * kv + 0.5 * stats + 0.5 * (query + 2 * out) + 0.5 * query + kv; break;
+        case CpComm::AllGather: phase += query + 2 * s.cp * kv; break;
+        case CpComm::AllToAll: phase += out + 2 * (query + kv); break;
+    }
+    return phase;
+}
+
 // The SSD backward re-computes the chunk states (fp32 [chunks, heads, head dim, state]) and their gradient, and
 // returns the gradient of the in_proj output; the gated output's gradient is alive alongside.
 double mamba_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTensor>& whole) {
@@ -87,12 +130,22 @@ double mamba_phase(const LayerShape& s, const Dims& d, const std::vector<SavedTe
     return sum_bytes(whole) + d.tokens * (d.mamba_in + 2 * d.mamba_inner) * d.e + 2 * states;
 }
 
-// The whole layer (MLP internals re-materialised if checkpointed) plus the gradients of the fc1 output and of the
-// activation.
+// The whole layer (MLP internals re-materialised if checkpointed) plus, for a dense MLP, the larger of two moments:
+// the activation's backward (the gradients of the fc1 output and of the activation), and fc2's backward (its input
+// gradient; its weight gradient, allocated before it is accumulated when gradient_accumulation_fusion is off,
+// tensor_parallel/layers.py line 782 at d98e8a64; under sequence parallelism the output gradient all-gathered by the
+// backward of fc2's reduce-scatter, tensor_parallel/mappings.py lines 377 and 145). Traced on the fake-group CP rows:
+// their peak is fc2's weight-gradient GEMM (gpu_check/DEVICE_RUNS.md, "context parallelism").
 double mlp_phase(const LayerShape& s, LayerKind kind, const Dims& d, const LayerActivations& a,
                  const std::vector<SavedTensor>& whole) {
-    const double transient = has_dense_mlp(kind) ? d.tokens * d.ffn * d.e * (s.gated ? 3 : 2)
-                                                 : d.assignments * (d.expert_ffn * (s.gated ? 3 : 2) + s.hidden) * d.e;
+    double transient = d.assignments * (d.expert_ffn * (s.gated ? 3 : 2) + s.hidden) * d.e;
+    if (has_dense_mlp(kind)) {
+        const double h = static_cast<double>(s.hidden);
+        const double activation = d.tokens * d.ffn * d.e * (s.gated ? 3 : 2);
+        const double fc2 = d.tokens * d.ffn * d.e + (s.weight_grad_transient ? h * d.ffn * d.e : 0) +
+                           (s.sequence_parallel && s.tp > 1 ? d.tokens * h * d.e : 0);
+        transient = std::max(activation, fc2);
+    }
     const double mlp_full = module_bytes(whole, {"mlp", "moe", "moe_act", "shared_experts"});
     return a.internal_bytes() - module_bytes(a.saved, {"mlp", "moe", "moe_act", "shared_experts"}) + mlp_full +
            transient;
@@ -102,7 +155,7 @@ double mlp_phase(const LayerShape& s, LayerKind kind, const Dims& d, const Layer
 // re-materialised by then, so each phase starts from the layer as if nothing were recomputed, plus what the labels'
 // checkpoints add while they re-run.
 double backward_alive(const labels::LayerContext& l, const LayerActivations& a,
-                      const std::vector<const labels::LabelModel*>& acting) {
+                      const std::vector<const labels::LabelModel*>& acting, bool& mlp_binds) {
     const LayerShape& s = l.shape;
     const std::vector<SavedTensor> whole = all_tensors(s, l.kind, l.dims);
     auto extra = [&](labels::Phase phase) {
@@ -110,16 +163,18 @@ double backward_alive(const labels::LayerContext& l, const LayerActivations& a,
         for (const auto* label : acting) bytes += label->backward_extra(l, phase);
         return bytes;
     };
-    double peak = 0;
+    double peak = 0, mlp = 0;
     if (has_attention(l.kind)) {
         const double phase = s.attention == AttentionKernel::Unfused ? unfused_attention_phase(s, l.dims, whole)
+                             : s.cp > 1                              ? cp_attention_phase(s, l.dims, whole)
                                                                      : fused_attention_phase(whole);
         peak = std::max(peak, phase + extra(labels::Phase::Attention));
     }
     if (l.kind == LayerKind::Mamba) peak = std::max(peak, mamba_phase(s, l.dims, whole));
     if (has_dense_mlp(l.kind) || has_moe(l.kind))
-        peak = std::max(peak, mlp_phase(s, l.kind, l.dims, a, whole) + extra(labels::Phase::Mlp));
-    return peak;
+        mlp = mlp_phase(s, l.kind, l.dims, a, whole) + extra(labels::Phase::Mlp);
+    mlp_binds = mlp > peak;
+    return std::max(peak, mlp);
 }
 
 }  // namespace
@@ -138,7 +193,7 @@ LayerActivations layer_activations(const LayerShape& s, LayerKind kind, const st
         if (label->apply(layer, a.saved)) acting.push_back(label);
         else a.ignored_labels.push_back(name);
     }
-    a.backward_alive_bytes = backward_alive(layer, a, acting);
+    a.backward_alive_bytes = backward_alive(layer, a, acting, a.mlp_phase_binds);
     return a;
 }
 
@@ -217,7 +272,10 @@ double backward_peak(const Chunks& c, const std::vector<LayerActivations>& acts,
             const size_t first = c.first[static_cast<size_t>(c.of[j])];
             alive = std::accumulate(retained.begin(), retained.begin() + static_cast<std::ptrdiff_t>(first), 0.0);
             for (size_t i = first; i < j; ++i) alive += plain[i].internal_bytes() + out;
-            alive += plain[j].backward_alive_bytes + 2 * out;
+            // The re-computed chunk output; at its MLP phase the gradient the checkpoint was handed is the stack's
+            // output gradient, already counted (traced on the fake-group CP rows, gpu_check/DEVICE_RUNS.md); at the
+            // attention phase a second residual-sized tensor, as the block rows measure it.
+            alive += plain[j].backward_alive_bytes + (plain[j].mlp_phase_binds ? out : 2 * out);
         }
         peak = std::max(peak, alive + left);
         before += retained[j];

@@ -31,6 +31,16 @@ enum class AttentionKernel {
     Fused,    // Transformer Engine fused / flash attention: only softmax statistics per query row kept
 };
 
+// How Transformer Engine's attention exchanges keys and values under context parallelism (cp_comm_type; Megatron
+// Core passes "p2p" when it is unset, extensions/transformer_engine.py lines 2141-2142 at d98e8a64).
+enum class CpComm {
+    P2P,          // AttnFuncWithCPAndKVP2P: a ring of key/value chunks
+    AllGather,    // AttnFuncWithCPAndKVAllGather: the whole sequence's keys and values gathered
+    AllToAll,     // AttnFuncWithCPAndQKVOA2A: heads scattered, the sequence gathered (all-to-all of q, k, v, out)
+    AllToAllP2P,  // hierarchical: all-to-all inside the low-level group, then the ring (AttnFuncWithCPAndKVP2P)
+};
+const char* cp_comm_name(CpComm c);
+
 // What one layer of the stack is. GPT layers are Dense or Moe; hybrid models (hybrid_layer_pattern) build one
 // module per layer: M Mamba, * attention, - MLP, E MoE.
 enum class LayerKind {
@@ -103,11 +113,15 @@ struct LayerShape {
 
     // Parallelism.
     int tp = 1, cp = 1, ep = 1, etp = 1;
+    CpComm cp_comm = CpComm::P2P;  // Transformer Engine's context-parallel attention (fused attention, cp > 1)
     bool sequence_parallel = false;
 
     double activation_bytes = 2.0;  // bf16
     bool fp8 = false;               // GEMM inputs kept quantized (one byte each)
     double fp8_scale_bytes = 0.0;   // per quantized element: MXFP8 keeps one 1-byte scale per 32 values
+    // gradient_accumulation_fusion off: a linear's backward allocates its weight gradient before it is added to the
+    // accumulated one (Megatron Core tensor_parallel/layers.py line 782 at d98e8a64).
+    bool weight_grad_transient = true;
 };
 
 // One tensor a layer keeps for backward.
@@ -127,6 +141,7 @@ struct LayerActivations {
     // Bytes of this layer alive at the peak of its own backward pass (re-materialised checkpoints and the
     // gradient temporaries included; the layer output and the in-flight residual gradients excluded).
     double backward_alive_bytes = 0;
+    bool mlp_phase_binds = false;             // the MLP (or MoE) phase is the largest of the layer's backward phases
     std::vector<std::string> ignored_labels;  // labels that act on nothing in this layer
     double internal_bytes() const;
 };

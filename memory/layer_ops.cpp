@@ -90,8 +90,11 @@ Op core_attention_op(const LayerShape& s, const Dims& d, double qk_dim, double v
         core.bytes = per_score * p + T * d.heads * (2 * qk_dim + 2 * v_dim) * e;
     }
     if (s.cp > 1) {
-        // Ring attention receives every other chunk's keys and values.
-        core.comm_bytes = T * (s.mla ? d.heads * (qk_dim + v_dim) : 2 * d.groups * d.head_dim) * e * (s.cp - 1);
+        // p2p and all_gather receive every other chunk's keys and values; a2a exchanges (cp - 1) / cp of q, k, v and
+        // of the output instead.
+        const double kv = T * (s.mla ? d.heads * (qk_dim + v_dim) : 2 * d.groups * d.head_dim) * e;
+        core.comm_bytes = s.cp_comm == CpComm::AllToAll ? (kv + T * d.heads * (qk_dim + v_dim) * e) * (s.cp - 1) / s.cp
+                                                        : kv * (s.cp - 1);
         core.link = Link::ContextParallel;
     }
     return core;

@@ -105,6 +105,27 @@ void expert_tensors(std::vector<SavedTensor>& out, const LayerShape& s, const Di
     out.push_back({"expert output scaled by the router probability (fc2 input)", "moe_act", n * d.gemm_bytes});
 }
 
+// Transformer Engine's context-parallel attention (TE 2.18.0, e7c550c5) makes query, key and value contiguous
+// before it starts (attention/dot_product_attention/backends.py lines 2147-2149), so it saves tensors of its own and
+// neither the QKV output nor the reshaped query outlives the forward. What it saves of them
+// (attention/dot_product_attention/context_parallel.py), by cp_comm_type:
+//   p2p, a2a+p2p: q (line 2127) and the last key/value buffer of the ring, p2p_comm_buffers[-1] (lines 1690, 1706,
+//                 2087): k and v of a peer's chunk, concatenated;
+//   all_gather:   q, k and v of this rank's chunk (line 3611; the gathered ones are re-gathered in backward);
+//   a2a:          q, k and v after the all-to-all, the sequence gathered and the heads scattered (line 4563).
+// Every variant: the same bytes as this rank's q, k and v.
+void cp_query_key_value(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
+    const double T = d.tokens, e = d.e;
+    t.push_back({"query (made contiguous and saved by Transformer Engine's context-parallel attention)", "core_attn",
+                 T * d.heads * d.head_dim * e});
+    const char* kv = s.cp_comm == CpComm::AllGather
+                         ? "key and value of this rank's chunk (saved by the all-gather attention)"
+                     : s.cp_comm == CpComm::AllToAll
+                         ? "key and value after the all-to-all (sequence gathered, heads scattered)"
+                         : "key and value received at the ring's last step (p2p_comm_buffers[-1], saved)";
+    t.push_back({kv, "core_attn", 2 * T * d.groups * d.head_dim * e});
+}
+
 void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
     const double T = d.tokens, e = d.e, Tl = d.local_tokens;
     const bool unfused = s.attention == AttentionKernel::Unfused;
@@ -133,7 +154,9 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
     } else {
         const double qkv = T * d.qkv_width * e;
         const double q = T * d.heads * d.head_dim * e;
-        if (unfused && grouped(s, d)) {
+        if (!unfused && s.cp > 1) {
+            cp_query_key_value(t, s, d);
+        } else if (unfused && grouped(s, d)) {
             if (query_copied(s, d)) {
                 t.push_back({"query (reshaped copy of the grouped QKV output)", "attention", q});
             } else if (s.micro_batch > 1) {
@@ -171,7 +194,13 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
         t.push_back(
             {"core attention output (output projection input)", "attention", T * d.heads * v_dim * d.gemm_bytes});
     } else {
+        // Under context parallelism p2p and all_gather save the output they return (context_parallel.py lines 2030
+        // and 2073 give one tensor when no all-to-all follows; line 3611); a2a and a2a+p2p save the output before the
+        // reverse all-to-all (lines 4563 and 2030) and return the one after it: two tensors.
         t.push_back({"attention output (output projection input)", "attention", T * d.heads * v_dim * e});
+        if (s.cp > 1 && (s.cp_comm == CpComm::AllToAll || s.cp_comm == CpComm::AllToAllP2P))
+            t.push_back({"attention output before the reverse all-to-all (saved by Transformer Engine)", "core_attn",
+                         T * d.heads * v_dim * e});
         if (s.fp8)
             t.push_back({"attention output quantized by the output projection", "attention",
                          T * d.heads * v_dim * d.gemm_bytes});

@@ -122,7 +122,8 @@ def init(torch, parallel, seed):
     norm_without_sp_assertion()
     return {"world_size": world, "rank": rank, "tp_rank": parallel_state.get_tensor_model_parallel_rank(),
             "pp_rank": parallel_state.get_pipeline_model_parallel_rank(),
-            "ep_rank": parallel_state.get_expert_model_parallel_rank()}
+            "ep_rank": parallel_state.get_expert_model_parallel_rank(),
+            "cp_rank": parallel_state.get_context_parallel_rank()}
 
 
 def describe(moe, sp):

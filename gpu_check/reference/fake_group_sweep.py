@@ -9,8 +9,12 @@ Transformer Engine) and are measured as ``mcore_reference.py`` measures a block 
 ``build_block``'s conversion to bf16, the shared ``measure_step``); a pipeline stage is one step of Megatron Core's own
 schedule (``mcore_reference.run_schedule``). Communication buffers (NCCL's) are not allocated by a fake group.
 
-Not measurable here: context parallelism (the local spec's ``DotProductAttention`` refuses it; CP needs Transformer
-Engine's attention, ``attention.py`` line 382 at d98e8a64), ``layernorm`` recompute at d98e8a64 (its
+Context parallelism: the local spec's ``DotProductAttention`` refuses it (CP needs Transformer Engine's attention,
+``attention.py`` line 382 at d98e8a64), so the CP shapes run Megatron Core's own layers around a stand-in for
+Transformer Engine's context-parallel attention (``te_cp_attention.py``: ``cp_comm_type`` p2p, its allocations and
+saved tensors modelled from Transformer Engine's source, its kernels not TE's); their ``environment`` line says so.
+
+Not measurable here: ``layernorm`` recompute at d98e8a64 (its
 ``CheckpointWithoutOutput`` reaches Transformer Engine's ``FP8GlobalStateManager``, ``tensor_parallel/random.py``
 lines 767-768 with ``self.fp8 = fp8 is not None`` at line 883: RC107), ``moe_act`` (the local spec's
 ``SequentialMLP`` has no such checkpoint).
@@ -41,6 +45,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fake_group  # noqa: E402
 import mcore_reference as ref  # noqa: E402
+import te_cp_attention  # noqa: E402
 
 SEED = 1234
 
@@ -65,6 +70,7 @@ FULL_B2 = {"recompute_granularity": "full", "recompute_method": "block", "recomp
 DENSE_RUNS = [NONE, SEL("core_attn"), SEL("mlp"), SEL("core_attn", "mlp"), FULL_U1, FULL_B2]
 MOE_RUNS = [NONE, SEL("moe"), SEL("core_attn"), SEL("core_attn", "moe"), FULL_U1]
 STAGE_RUNS = [NONE, SEL("core_attn"), FULL_U1]
+CP_RUNS = [NONE, SEL("core_attn"), SEL("mlp"), FULL_U1]
 
 
 def shape(arch, tp=1, sp=False, cp=1, ep=1, etp=1, pp=1, vpp=None, stage=0, layers=None, runs=None, s=4096, b=1,
@@ -84,8 +90,9 @@ SHAPES = {
     "dense-tp2-sp": shape(LLAMA, tp=2, sp=True),
     "dense-tp4-sp": shape(LLAMA, tp=4, sp=True),
     "dense-tp8-sp": shape(LLAMA, tp=8, sp=True),
-    # Context parallelism: expected to stop at the local spec's attention (recorded as the shape's error).
-    "dense-tp2-sp-cp2": shape(LLAMA, tp=2, sp=True, cp=2, runs=[NONE]),
+    # Context parallelism 2: Megatron Core's layers around a stand-in for Transformer Engine's p2p ring attention.
+    "dense-tp1-cp2": shape(LLAMA, cp=2, runs=CP_RUNS),
+    "dense-tp2-sp-cp2": shape(LLAMA, tp=2, sp=True, cp=2, runs=CP_RUNS),
     # MoE: expert parallelism with ETP 1 (16 experts: 8 per rank at EP 2, 2 at EP 8), with TP 2 + SP beside it.
     "moe-ep1": shape(MOE16),
     "moe-ep2": shape(MOE16, ep=2),
@@ -138,7 +145,8 @@ def run_shape(name):
     emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0), total_bytes=total,
          megatron_core=ref.megatron_version(megatron),
          megatron_core_path=os.path.dirname(os.path.abspath(megatron.__file__)),
-         parallel=sh, changes=changes, dropped=dropped, **placed, **fake_group.describe(moe, sh["sp"]))
+         parallel=sh, changes=changes, dropped=dropped, **placed, **fake_group.describe(moe, sh["sp"]),
+         **({"attention": te_cp_attention.STANDIN} if sh["cp"] > 1 else {}))
     if sh["pp"] > 1:
         measure = lambda run: measure_stage(torch, cls, kwargs, sh, run)  # noqa: E731
     else:
@@ -167,6 +175,8 @@ def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None):
     config = cls(**ref.with_recompute(kwargs, run))
     spec = get_gpt_decoder_block_spec(config, use_transformer_engine=False, normalization=config.normalization,
                                       vp_stage=vp_stage)
+    if sh["cp"] > 1:
+        te_cp_attention.install(torch, spec)
     block = TransformerBlock(config, spec, pre_process=True, post_process=post_process, vp_stage=vp_stage)
     block.cuda().bfloat16()  # as Float16Module converts a training job's model
     block.train()

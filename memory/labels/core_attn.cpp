@@ -17,12 +17,28 @@ bool apply(const LayerContext& l, std::vector<SavedTensor>& saved) {
     if (acted && l.shape.attention == AttentionKernel::Unfused && grouped(l.shape, l.dims) && !qkv_kept)
         saved.push_back({"QKV projection output (checkpoint input: query, key, value)", "attention",
                          l.dims.tokens * l.dims.qkv_width * l.dims.e});
+    // Transformer Engine's context-parallel attention saves contiguous copies of its own (dropped above); the
+    // checkpoint keeps what it was given: key and value, views of the QKV output, and the query, a view of it or its
+    // reshaped copy (several groups per rank).
+    if (acted && l.shape.attention == AttentionKernel::Fused && l.shape.cp > 1 && !l.shape.mla) {
+        saved.push_back({"QKV projection output (checkpoint input: query, key, value)", "attention",
+                         l.dims.tokens * l.dims.qkv_width * l.dims.e});
+        if (query_copied(l.shape, l.dims))
+            saved.push_back({"query (reshaped copy of the grouped QKV output; checkpoint input)", "attention",
+                             l.dims.tokens * l.dims.heads * l.dims.head_dim * l.dims.e});
+    }
     return acted;
 }
 
 double backward_extra(const LayerContext& l, Phase phase) {
     if (phase != Phase::Attention || !has_attention(l.kind)) return 0;
     const Dims& d = l.dims;
+    if (l.shape.attention == AttentionKernel::Fused && l.shape.cp > 1 && !l.shape.mla) {
+        // The context-parallel phase (layer_model.cpp) holds the re-computed saved tensors, the output and its
+        // gradient; the checkpoint adds its inputs, alive until it returns.
+        const double query = d.tokens * d.heads * d.head_dim * d.e;
+        return d.tokens * d.qkv_width * d.e + (query_copied(l.shape, d) ? query : 0);
+    }
     if (l.shape.attention == AttentionKernel::Fused) {
         const double v = l.shape.mla ? static_cast<double>(l.shape.v_head_dim) : d.head_dim;
         return 2 * d.tokens * d.heads * v * d.e;  // the re-computed output and its gradient

@@ -9,10 +9,12 @@ bool apply(const LayerContext& l, std::vector<SavedTensor>& saved) {
     return has_dense_mlp(l.kind) && drop(saved, {"mlp"});
 }
 
-// The re-computed MLP output and its gradient.
+// The re-computed MLP output. Its gradient, handed to the checkpoint, is the layer output's gradient, which the stack
+// already counts (traced on the fake-group CP rows: the allocator's history at the peak holds the re-computed fc2
+// output and no second gradient; gpu_check/DEVICE_RUNS.md, "context parallelism").
 double backward_extra(const LayerContext& l, Phase phase) {
     if (phase != Phase::Mlp || !has_dense_mlp(l.kind)) return 0;
-    return 2 * l.dims.tokens * l.dims.residual * l.dims.e;
+    return l.dims.tokens * l.dims.residual * l.dims.e;
 }
 
 void replays(const LayerContext& l, Replay& out) {

@@ -4,13 +4,16 @@
 // in tests/data/gpu/device-runs/2026-12-06-fake-group/). Each row's shape goes through the real config path
 // (effective model -> estimate), then the figure the row measured: a whole block (final norm included, input
 // excluded) through predict_stack, a pipeline stage through the rank model's unit (predict_unit) times the in-flight
-// units of Megatron Core's schedule.
+// units of Megatron Core's schedule. The context-parallel shapes (2026-12-07-cp/) ran Megatron Core's local layers around
+// a stand-in for Transformer Engine's p2p ring attention (gpu_check/reference/te_cp_attention.py): their rows are
+// predicted with the estimate's model of that attention (Fused, cp_comm_type p2p) in the local layer.
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <initializer_list>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -82,6 +85,10 @@ Figures predict(const json& shape, const json& recompute, bool& moe) {
     INFO(est.why_not);
     REQUIRE(est.ok);
     REQUIRE(est.shape.attention == memory::AttentionKernel::Unfused);
+    if (shape["cp"].get<int>() > 1) {  // the stand-in for Transformer Engine's context-parallel attention
+        est.shape.attention = memory::AttentionKernel::Fused;
+        est.shape.cp_comm = memory::CpComm::P2P;
+    }
     moe = fin.model.is_moe();
 
     Figures f;
@@ -120,13 +127,11 @@ struct Sweep {
     std::vector<json> runs, errors;
 };
 
-Sweep read_sweep() {
-    const std::string path =
-        std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-06-fake-group/sweep.jsonl";
+void read_into(Sweep& s, const char* file) {
+    const std::string path = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/" + file;
     std::ifstream in(path);
     INFO(path);
     REQUIRE(in);
-    Sweep s;
     for (std::string line; std::getline(in, line);) {
         if (line.empty()) continue;
         json j = json::parse(line);
@@ -135,6 +140,14 @@ Sweep read_sweep() {
         if (event == "run") s.runs.push_back(j);
         if (event == "error") s.errors.push_back(j);
     }
+}
+
+constexpr const char* kSweep = "2026-12-06-fake-group/sweep.jsonl";
+constexpr const char* kCpSweep = "2026-12-07-cp/sweep-cp.jsonl";
+
+Sweep read_sweep(std::initializer_list<const char*> files = {kSweep, kCpSweep}) {
+    Sweep s;
+    for (const char* file : files) read_into(s, file);
     return s;
 }
 
@@ -175,9 +188,9 @@ TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memor
         }
     }
     // The shapes the issue asks for, each measured: TP 1/2/4/8 with SP, EP 2 and 8 with ETP 1, pipeline stages.
-    for (const char* name :
-         {"dense-tp1", "dense-tp2", "dense-tp2-sp", "dense-tp4-sp", "dense-tp8-sp", "moe-ep1", "moe-ep2", "moe-ep8",
-          "moe-tp2-sp-ep2", "pp2-stage0-tp2-sp", "pp2-stage1-tp2-sp", "pp4-stage1-tp4-sp", "pp2-vpp2-stage0-tp2-sp"}) {
+    for (const char* name : {"dense-tp1", "dense-tp2", "dense-tp2-sp", "dense-tp4-sp", "dense-tp8-sp", "moe-ep1",
+                             "moe-ep2", "moe-ep8", "moe-tp2-sp-ep2", "pp2-stage0-tp2-sp", "pp2-stage1-tp2-sp",
+                             "pp4-stage1-tp4-sp", "pp2-vpp2-stage0-tp2-sp", "dense-tp1-cp2", "dense-tp2-sp-cp2"}) {
         INFO(name);
         CHECK(measured_shapes.count(name) == 1);
     }
@@ -195,12 +208,29 @@ TEST_CASE("fake-group sweep: what ran is what the shape says, and what could not
             CHECK(env["routing"].get<std::string>().rfind("balanced", 0) == 0);
         CHECK(env["collectives"].get<std::string>().find("simulated") != std::string::npos);
     }
-    // Context parallelism needs Transformer Engine's attention: the one shape that stops, and it says why.
+}
+
+TEST_CASE("fake-group sweep: context parallelism ran around a stand-in that says what it is", "[memory][accuracy]") {
+    // The first sweep's local attention refused CP (the one shape that stopped there, and it said why) ...
+    const Sweep first = read_sweep({kSweep});
     bool cp_refused = false;
-    for (const auto& e : sweep.errors) {
+    for (const auto& e : first.errors) {
         INFO(e.dump());
         CHECK(e["shape"].get<std::string>() == "dense-tp2-sp-cp2");
         cp_refused = cp_refused || e["shape"] == "dense-tp2-sp-cp2";
     }
     CHECK(cp_refused);
+    // ... the CP sweep ran rank 0 of the context-parallel group around the stand-in, and its output says so.
+    const Sweep cp = read_sweep({kCpSweep});
+    CHECK(cp.errors.empty());
+    REQUIRE(cp.shapes.size() == 2);
+    for (const auto& [name, env] : cp.shapes) {
+        INFO(name);
+        CHECK(env["parallel"]["cp"].get<int>() == 2);
+        CHECK(env["cp_rank"].get<int>() == 0);
+        const std::string attention = env["attention"].get<std::string>();
+        CHECK(attention.find("stand-in modelled from its source") != std::string::npos);
+        CHECK(attention.find("Transformer Engine") != std::string::npos);
+    }
+    CHECK(cp.runs.size() == 8);
 }
