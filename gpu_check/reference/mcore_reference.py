@@ -366,16 +366,22 @@ def build_facts(block, config, request):
     return facts
 
 
-def measure_run(torch, block, request, index, role):
+def _step_inputs(torch, block, request):
+    """What a measured run feeds its block: mbridge_lint_memory.measure_step, the sequence and micro-batch sizes, the
+    hidden size, the device and the causal mask ([1, 1, s, s], True where masked), allocated before every base like
+    the parameters."""
     if os.path.abspath(_BRIDGE_HELPER) not in sys.path:
         sys.path.insert(0, os.path.abspath(_BRIDGE_HELPER))
     from mbridge_lint_memory import measure_step
 
     s, b = request["seq_length"], request["micro_batch"]
-    hidden = block.config.hidden_size
     device = torch.device("cuda", torch.cuda.current_device())
-    # The causal mask ([1, 1, s, s], True where masked), allocated before every base like the parameters.
     mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device=device), diagonal=1).view(1, 1, s, s)
+    return measure_step, s, b, block.config.hidden_size, device, mask
+
+
+def measure_run(torch, block, request, index, role):
+    measure_step, s, b, hidden, device, mask = _step_inputs(torch, block, request)
     warmup, steps = int(request.get("warmup", 1)), int(request.get("steps", 3))
     total = warmup + steps
     figures = []
@@ -466,15 +472,9 @@ def measure_graphed(torch, block, request, index, role):
     in that order into one private pool (schedules.py calls it at the end of each step), and the following steps
     replay. Figures: the capture's (allocated and reserved above the state before, the peak), what the pool holds
     after it, and each replayed step's as an eager run's (its ``steps``), with the pool's reserved bytes."""
-    if os.path.abspath(_BRIDGE_HELPER) not in sys.path:
-        sys.path.insert(0, os.path.abspath(_BRIDGE_HELPER))
-    from mbridge_lint_memory import measure_step
     from megatron.core.transformer import cuda_graphs
 
-    s, b = request["seq_length"], request["micro_batch"]
-    hidden = block.config.hidden_size
-    device = torch.device("cuda", torch.cuda.current_device())
-    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device=device), diagonal=1).view(1, 1, s, s)
+    measure_step, s, b, hidden, device, mask = _step_inputs(torch, block, request)
     give_main_grads(torch, block)
 
     def step():
