@@ -1753,6 +1753,7 @@ struct SectionCall {
     std::string method;
     std::vector<std::string> args;  // "" the model, else the section passed
     int line = 0;
+    bool conditional = false;  // container_calls: made inside a compound statement (a branch, a loop, a try)
 };
 
 std::vector<SectionCall> section_calls(const SourceModule& m, NodeId fn, const std::string& section) {
@@ -1820,18 +1821,24 @@ std::vector<SectionCall> container_calls(const SourceModule& m, NodeId fn) {
     if (first == kNoNode) return {};
     const std::string object(a.source(first));
     std::vector<SectionCall> out;
-    std::vector<NodeId> todo{a.field(fn, Field::Body)};
-    while (!todo.empty()) {
-        NodeId n = todo.back();
-        todo.pop_back();
-        NodeId callee = a.kind(n) == Kind::Call ? a.field(n, Field::Function) : kNoNode;
-        if (callee != kNoNode && a.kind(callee) == Kind::Attribute &&
-            compact(a.source(a.field(callee, Field::Object))) == object &&
-            a.named_kids(a.field(n, Field::Arguments)).empty())
-            out.push_back({std::string(a.source(a.field(callee, Field::AttributeName))),
-                           {std::string(post_init::kContainer)},
-                           static_cast<int>(a[n].line)});
-        for (NodeId k : a.named_kids(n)) todo.push_back(k);
+    for (NodeId statement : a.named_kids(a.field(fn, Field::Body))) {
+        // A call that is the statement itself runs whenever the start-up does; one inside a compound statement only
+        // on some paths.
+        const bool plain = a.kind(statement) == Kind::ExpressionStatement;
+        std::vector<NodeId> todo{statement};
+        while (!todo.empty()) {
+            NodeId n = todo.back();
+            todo.pop_back();
+            NodeId callee = a.kind(n) == Kind::Call ? a.field(n, Field::Function) : kNoNode;
+            if (callee != kNoNode && a.kind(callee) == Kind::Attribute &&
+                compact(a.source(a.field(callee, Field::Object))) == object &&
+                a.named_kids(a.field(n, Field::Arguments)).empty())
+                out.push_back({std::string(a.source(a.field(callee, Field::AttributeName))),
+                               {std::string(post_init::kContainer)},
+                               static_cast<int>(a[n].line),
+                               !plain || a.first_named(statement) != n});
+            for (NodeId k : a.named_kids(n)) todo.push_back(k);
+        }
     }
     std::sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.line < y.line; });
     return out;
@@ -1913,6 +1920,11 @@ std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, co
                      [](const auto& x, const auto& y) { return x.first->line < y.first->line; });
     for (const auto& [call, whole] : order) {
         const ConfigClass& owner = whole ? facts.classes[1] : section_cls;
+        // A method of the whole config the start-up calls on some paths only: nothing after it is claimed.
+        if (whole && call->conditional) {
+            compiler.add_unfollowed_step(owner.name + "." + call->method, where->path, call->line);
+            continue;
+        }
         if (compiler.add_step(owner, call->method, call->args, where->path, call->line, whole ? "" : section)) continue;
         // Another method of the whole config the linter cannot find (a fork's mixin): nothing after it is certain.
         if (whole && call->method != "validate") {

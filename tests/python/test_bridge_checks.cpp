@@ -554,6 +554,21 @@ class OverlapSetup:
     for (const auto& r : o->rewrites)
         if (r.field == "tp_comm_overlap") CHECK(r.after.is_unknown());
 
+    SECTION("a method of the whole config called on some paths only: nothing after it is claimed") {
+        const std::string startup = dir.path().string() + "/src/megatron/bridge/training/config.py";
+        std::ifstream in(startup);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        text.replace(text.find("    cfg.validate()"), 0, "    if cfg.comm_overlap is None:\n        cfg.validate()\n");
+        dir.write("src/megatron/bridge/training/config.py", text);
+        mbl::py::TreeReader fork(dir.path() / "src");
+        auto forked = mbl::py::compile_bridge_section_setup(fork, "comm_overlap", "", why);
+        REQUIRE(forked != nullptr);
+        REQUIRE(forked->steps.size() == 4);
+        CHECK(forked->steps[2].function.rfind(mbl::post_init::kUnfollowedStep, 0) == 0);
+        auto after = run_over(*forked, root);
+        REQUIRE(after.has_value());
+        for (const auto& e : after->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
+    }
     SECTION("a method of the whole config the linter cannot find: nothing after it is claimed") {
         const std::string startup = dir.path().string() + "/src/megatron/bridge/training/config.py";
         std::ifstream in(startup);
