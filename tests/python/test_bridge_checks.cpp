@@ -554,34 +554,28 @@ class OverlapSetup:
     for (const auto& r : o->rewrites)
         if (r.field == "tp_comm_overlap") CHECK(r.after.is_unknown());
 
-    SECTION("a method of the whole config called on some paths only: nothing after it is claimed") {
+    // The start-up with `lines` before its cfg.validate(), compiled; the call at its third step stops what is claimed.
+    auto forked_with = [&](const std::string& lines) {
         const std::string startup = dir.path().string() + "/src/megatron/bridge/training/config.py";
         std::ifstream in(startup);
         std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        text.replace(text.find("    cfg.validate()"), 0, "    if cfg.comm_overlap is None:\n        cfg.validate()\n");
+        text.replace(text.find("    cfg.validate()"), 0, lines);
         dir.write("src/megatron/bridge/training/config.py", text);
         mbl::py::TreeReader fork(dir.path() / "src");
         auto forked = mbl::py::compile_bridge_section_setup(fork, "comm_overlap", "", why);
         REQUIRE(forked != nullptr);
         REQUIRE(forked->steps.size() == 4);
-        CHECK(forked->steps[2].function.rfind(mbl::post_init::kUnfollowedStep, 0) == 0);
         auto after = run_over(*forked, root);
         REQUIRE(after.has_value());
         for (const auto& e : after->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
+        return forked->steps[2].function;
+    };
+    SECTION("a method of the whole config called on some paths only: nothing after it is claimed") {
+        const std::string step = forked_with("    if cfg.comm_overlap is None:\n        cfg.validate()\n");
+        CHECK(step.rfind(mbl::post_init::kUnfollowedStep, 0) == 0);
     }
     SECTION("a method of the whole config the linter cannot find: nothing after it is claimed") {
-        const std::string startup = dir.path().string() + "/src/megatron/bridge/training/config.py";
-        std::ifstream in(startup);
-        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-        text.replace(text.find("    cfg.validate()"), 0, "    cfg.apply_fork_defaults()\n");
-        dir.write("src/megatron/bridge/training/config.py", text);
-        mbl::py::TreeReader fork(dir.path() / "src");
-        auto forked = mbl::py::compile_bridge_section_setup(fork, "comm_overlap", "", why);
-        REQUIRE(forked != nullptr);
-        REQUIRE(forked->steps.size() == 4);
-        CHECK(forked->steps[2].function.find("ConfigContainer.apply_fork_defaults") != std::string::npos);
-        auto after = run_over(*forked, root);
-        REQUIRE(after.has_value());
-        for (const auto& e : after->events) CHECK_FALSE((e.site->kind == Site::Kind::Raise && e.certain));
+        CHECK(forked_with("    cfg.apply_fork_defaults()\n").find("ConfigContainer.apply_fork_defaults") !=
+              std::string::npos);
     }
 }
