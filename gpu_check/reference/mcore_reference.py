@@ -398,9 +398,17 @@ def measure_run(torch, block, request, index, role):
             leaked = torch.cuda.memory_allocated() - before_input
         if index is not None:
             emit("step", index=index, role=role, done=step + 1, total=total)
+    return _run_figures(figures, list(block.parameters()), lambda p: p.grad, request, b, hidden, leaked)
+
+
+_STEP_KEYS = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes")
+
+
+def _run_figures(figures, params, grad_of, request, b, hidden, leaked):
+    """A measured run's figures: its first measured step's, the steps' times, the parameters and the gradients
+    (``grad_of(p)``, None where a parameter has none), whether every step allocated alike."""
     first = figures[0]
-    keys = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes")
-    params = [p for p in block.parameters()]
+    grads = [g for g in (grad_of(p) for p in params) if g is not None]
     return {
         "retained_bytes": first["retained_bytes"],
         "forward_peak_bytes": first["forward_peak_bytes"],
@@ -408,11 +416,11 @@ def measure_run(torch, block, request, index, role):
         "step_ms": statistics.median(f["step_ms"] for f in figures),
         "steps_ms": [f["step_ms"] for f in figures],
         "param_bytes": sum(p.numel() * p.element_size() for p in params),
-        "grad_bytes": sum(p.grad.numel() * p.grad.element_size() for p in params if p.grad is not None),
+        "grad_bytes": sum(g.numel() * g.element_size() for g in grads),
         "input_bytes": request["input_rows"] * b * hidden * 2,
         "leaked_bytes": leaked,
-        "stable": all(all(f[k] == first[k] for k in keys) for f in figures),
-        "steps": [{k: f[k] for k in keys} for f in figures],
+        "stable": all(all(f[k] == first[k] for k in _STEP_KEYS) for f in figures),
+        "steps": [{k: f[k] for k in _STEP_KEYS} for f in figures],
     }
 
 
@@ -520,21 +528,12 @@ def measure_graphed(torch, block, request, index, role):
         if index is not None:
             emit("step", index=index, role=role, done=i + 1, total=warmup + steps)
     first = figures[0]
-    keys = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes")
-    params = list(block.parameters())
+    keys = _STEP_KEYS
+    result = _run_figures(figures, list(block.parameters()), lambda p: getattr(p, "main_grad", None), request, b,
+                          hidden, leaked)
+    result["stable"] = result["stable"] and len(set(pools)) == 1
     return {
-        "retained_bytes": first["retained_bytes"],
-        "forward_peak_bytes": first["forward_peak_bytes"],
-        "backward_peak_bytes": first["backward_peak_bytes"],
-        "step_ms": statistics.median(f["step_ms"] for f in figures),
-        "steps_ms": [f["step_ms"] for f in figures],
-        "param_bytes": sum(p.numel() * p.element_size() for p in params),
-        "grad_bytes": sum(p.main_grad.numel() * p.main_grad.element_size() for p in params
-                          if getattr(p, "main_grad", None) is not None),
-        "input_bytes": request["input_rows"] * b * hidden * 2,
-        "leaked_bytes": leaked,
-        "stable": all(all(f[k] == first[k] for k in keys) for f in figures) and len(set(pools)) == 1,
-        "steps": [{k: f[k] for k in keys} for f in figures],
+        **result,
         "cuda_graphs": {
             "impl": "local",
             "recorded_step": {k: recorded[k] for k in keys + ("peak_allocated_total_bytes", "peak_reserved_total_bytes")},
