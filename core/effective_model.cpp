@@ -200,88 +200,72 @@ static void precision_unknown(const std::string& reason, const Provenance& at, E
         m.set(f, Value::unknown(fmt::format("mixed_precision is unknown: {}", reason), at));
 }
 
-static void apply_precision_config(const Value& mp, EffectiveModel& m);
-
-// A name the tree's own lookup answers: its config's fields keep the tree's lines, with a note for where the name
-// was written.
-static void apply_tree_precision(const Value& mp, PrecisionLookup::Answer answer, EffectiveModel& m,
-                                 std::vector<Diagnostic>& errors) {
+// The MixedPrecisionConfig a `mixed_precision` value names, as Bridge's start-up resolves it before it calls the
+// config's finalize() and setup() (`get_mixed_precision_config`, training/config.py runtime_config_update): the
+// tree's own lookup where the linted file is in a Bridge tree, else the bundled catalog of Bridge's recipes; a mapping
+// (a config object, a YAML section) is the config itself. What the setup then copies onto the model is Bridge's
+// compiled start-up's doing (run_bridge_setup). Null for None; unknown where the name cannot be resolved.
+static Value resolve_precision(const Value& mp, const PrecisionLookup* tree, std::vector<Diagnostic>& errors) {
+    if (mp.is_null() || mp.is_unknown() || mp.is_map()) return mp;
+    const auto unknown = [&](const std::string& why) {
+        return Value::unknown(fmt::format("mixed_precision is unknown: {}", why), mp.prov());
+    };
+    if (!mp.is_string()) return unknown(fmt::format("{} is no recipe name or config", mp.display()));
+    if (tree)
+        if (PrecisionLookup::Answer answer = tree->find(mp.as_string()); answer.applies) {
+            if (!answer.config) {
+                Diagnostic d = input_error(InputError::UnknownValue, mp.prov().range,
+                                           fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
+                                                       did_you_mean_suffix(mp.as_string(), answer.names)));
+                for (auto& n : answer.notes) d.notes.push_back(std::move(n));
+                errors.push_back(std::move(d));
+                return unknown(fmt::format("the recipe \"{}\" is not registered", mp.as_string()));
+            }
+            Value config = std::move(*answer.config);
+            if (config.is_unknown()) return config;
+            // Each field keeps the tree's line, with a note for where the name was written.
+            ChainStep named{mp.prov().range, fmt::format("mixed_precision \"{}\" is chosen here", mp.as_string())};
+            for (auto& e : config.entries()) {
+                Provenance& p = e.value.prov();
+                p.chain.prepend(named);
+                p.chain.prepend(mp.prov().chain);
+                if (p.detail.empty())
+                    p.detail = fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", e.key, e.value.display(),
+                                           mp.as_string());
+            }
+            return config;
+        }
     const Schema& schema = Schema::instance();
-    if (!answer.config) {
-        Diagnostic d = input_error(InputError::UnknownValue, mp.prov().range,
-                                   fmt::format("unknown mixed_precision recipe \"{}\"{}", mp.as_string(),
-                                               did_you_mean_suffix(mp.as_string(), answer.names)));
-        for (auto& n : answer.notes) d.notes.push_back(std::move(n));
-        errors.push_back(std::move(d));
-        return;
-    }
-    if (answer.config->is_unknown()) return precision_unknown(answer.config->unknown_reason(), mp.prov(), m);
-    ChainStep named{mp.prov().range, fmt::format("mixed_precision \"{}\" is chosen here", mp.as_string())};
-    for (auto& e : answer.config->entries()) {
-        const auto& copied = schema.precision_fields();
-        if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
-        Provenance& p = e.value.prov();
-        p.chain.prepend(named);
-        p.chain.prepend(mp.prov().chain);
-        if (p.detail.empty())
-            p.detail = fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", e.key, e.value.display(),
-                                   mp.as_string());
-    }
-    apply_precision_config(*answer.config, m);
-}
-
-static void apply_precision(const Value& mp, EffectiveModel& m, const PrecisionLookup* tree,
-                            std::vector<Diagnostic>& errors) {
-    const Schema& schema = Schema::instance();
-    if (mp.is_null()) return;
-    if (mp.is_unknown()) return precision_unknown(mp.unknown_reason(), mp.prov(), m);
-    if (mp.is_string() && tree)
-        if (PrecisionLookup::Answer answer = tree->find(mp.as_string()); answer.applies)
-            return apply_tree_precision(mp, std::move(answer), m, errors);
-    if (mp.is_string()) {
-        const PrecisionRecipe* recipe = schema.precision_recipe(mp.as_string());
-        if (!recipe) {
-            // The catalog is the linter's knowledge of one Bridge revision, not the registry the job runs with:
-            // a name it lacks may well be registered there (Bridge adds recipes), so this is no error.
-            Diagnostic d =
-                input_error(InputError::UnknownValue, mp.prov().range,
-                            fmt::format("mixed_precision recipe \"{}\" is not in the bundled catalog{}", mp.as_string(),
-                                        did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names())));
-            d.severity = Severity::Warning;
-            d.notes.push_back(Note{
-                SourceRange{}, "the file is in no Megatron Bridge tree, so the registry the job looks names up in "
+    const PrecisionRecipe* recipe = schema.precision_recipe(mp.as_string());
+    if (!recipe) {
+        // The catalog is the linter's knowledge of one Bridge revision, not the registry the job runs with: a name it
+        // lacks may well be registered there (Bridge adds recipes), so this is no error.
+        Diagnostic d =
+            input_error(InputError::UnknownValue, mp.prov().range,
+                        fmt::format("mixed_precision recipe \"{}\" is not in the bundled catalog{}", mp.as_string(),
+                                    did_you_mean_suffix(mp.as_string(), schema.precision_recipe_names())));
+        d.severity = Severity::Warning;
+        d.notes.push_back(Note{SourceRange{},
+                               "the file is in no Megatron Bridge tree, so the registry the job looks names up in "
                                "is not here to ask; lint it inside the checkout (or pass --root) to check the name"});
-            errors.push_back(std::move(d));
-            return precision_unknown(fmt::format("the recipe \"{}\" is not known here", mp.as_string()), mp.prov(), m);
-        }
-        for (const auto& [field, value] : recipe->fields) {
-            Value v = value;
-            Provenance p = mp.prov();
-            p.detail =
-                fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
-            v.set_prov(std::move(p));
-            m.set_key(field, std::move(v));
-        }
-        return;
+        errors.push_back(std::move(d));
+        return unknown(fmt::format("the recipe \"{}\" is not known here", mp.as_string()));
     }
-    if (mp.is_map()) apply_precision_config(mp, m);
+    Value config = Value::map(mp.prov());
+    for (const auto& [field, value] : recipe->fields) {
+        Value v = value;
+        Provenance p = mp.prov();
+        p.detail =
+            fmt::format("{} = {} comes from mixed_precision recipe \"{}\"", field, value.display(), recipe->name);
+        v.set_prov(std::move(p));
+        config.set(field, std::move(v));
+    }
+    return config;
 }
 
-// A MixedPrecisionConfig object: Bridge copies its fields onto the model, over model-level values.
-static void apply_precision_config(const Value& mp, EffectiveModel& m) {
-    const auto& copied = Schema::instance().precision_fields();
-    for (const auto& e : mp.entries()) {
-        if (e.key.empty() || e.key[0] == '_') continue;
-        if (std::find(copied.begin(), copied.end(), e.key) == copied.end()) continue;
-        Value v = e.value;
-        if (v.prov().detail.empty())
-            v.prov().detail = fmt::format("{} = {} comes from the mixed_precision config", e.key, e.value.display());
-        m.set_key(e.key, std::move(v));
-    }
-}
-
-// What Megatron Bridge's start-up writes on the model before its whole-config validation (its comm-overlap setup
-// copies the overlap settings it works out onto the model config: `_apply_cfgs`), compiled from Bridge's source like
+// What Megatron Bridge's start-up writes on the model before its whole-config validation (its mixed-precision setup
+// copies every field of the MixedPrecisionConfig the model has, `update_config_with_precision_overrides`; its
+// comm-overlap setup copies the overlap settings it works out, `_apply_cfgs`), compiled from Bridge's source like
 // Megatron Core's checks: the model as Megatron Core's __post_init__ then sees it. What ConfigContainer.validate writes
 // on the model before the model's finalize is not applied yet. Made after a rejection of the setup's own too: what the
 // user asked the setup for is what the rules and Megatron Core's checks judge, so that every mistake shows at once
@@ -289,7 +273,6 @@ static void apply_precision_config(const Value& mp, EffectiveModel& m) {
 // left out.
 static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
     if (!m.bridge_setup) return;
-    const Value* section = root.find("comm_overlap");
     const auto& setup = m.bridge_setup->rewrites_before_validation;
     for (const auto& r : setup ? *setup : m.bridge_setup->rewrites) {
         if (r.field.find('.') != std::string::npos) continue;
@@ -299,11 +282,19 @@ static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
         const Value& written = m[*found];
         if (written.same_as(r.after) && !r.after.is_unknown()) continue;
         Value after = r.after;
-        // The checks carry values without their lines: a value comm_overlap's own field of that name gives (what
-        // `_apply_cfgs` copies) points at that field's line; one Bridge works out, at the comm_overlap section.
+        // The checks carry values without their lines: a value the writing step's section gives a field of that name
+        // (what `update_config_with_precision_overrides` and `_apply_cfgs` copy) points at that field's line; one
+        // Bridge works out, or a section's default, at the section.
+        const Value* section = r.step_section == "mixed_precision" && m.mixed_precision
+                                   ? m.mixed_precision.get()
+                                   : (r.step_section.empty() ? nullptr : root.find(r.step_section));
         const Value* given = section && section->is_map() ? section->find(r.field) : nullptr;
+        std::string given_detail;
         if (given && given->same_as(after)) {
             after.prov() = given->prov();
+            given_detail = given->prov().detail;
+        } else if (after.is_unknown() && section && section->is_unknown()) {
+            after.prov() = section->prov();
         } else if (!after.prov().range.valid()) {
             after.prov() = section ? section->prov() : written.prov();
             after.prov().origin = Origin::Derived;
@@ -312,11 +303,15 @@ static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
         const Provenance& was = written.prov();
         const bool config_wrote = was.range.valid() && (was.origin == Origin::File || was.origin == Origin::Recipe ||
                                                         was.origin == Origin::Override);
-        after.prov().detail =
-            config_wrote
-                ? fmt::format("Megatron Bridge's start-up rewrites {} ({}:{}) to this ({}:{})", written.display(),
-                              was.range.file, was.range.line, r.file, r.line)
-                : fmt::format("Megatron Bridge's start-up sets {} on the model ({}:{})", r.field, r.file, r.line);
+        if (config_wrote)
+            after.prov().detail = fmt::format("Megatron Bridge's start-up rewrites {} ({}:{}) to this ({}:{}){}{}",
+                                              written.display(), was.range.file, was.range.line, r.file, r.line,
+                                              given_detail.empty() ? "" : ": ", given_detail);
+        else
+            after.prov().detail =
+                !given_detail.empty()
+                    ? given_detail
+                    : fmt::format("Megatron Bridge's start-up sets {} on the model ({}:{})", r.field, r.file, r.line);
         m.set(*found, std::move(after));
     }
 }
@@ -456,9 +451,19 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
     // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it; where it
     // gives none, None for comm_overlap's (the dataclass defaults Bridge's setup reads are None) and unknown for the
     // other sections' (their class defaults, which the linter does not read); unknown where the section is.
+    // A section as the start-up sees it: `mixed_precision` resolved from its name.
+    auto section_value = [&](std::string_view section) -> const Value* {
+        if (section == "mixed_precision" && m.mixed_precision) return m.mixed_precision.get();
+        return root.find(std::string(section));
+    };
+    // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it; where it
+    // gives none, the default its class declares (Program::section_fields, a literal; unknown where computed), or
+    // unknown for a section whose class the program does not describe; unknown where the section is.
     auto lookup = [&](std::string_view name) -> const Value* {
         if (name.rfind(post_init::kSectionLookup, 0) == 0)
-            return root.find(std::string(name.substr(post_init::kSectionLookup.size())));
+            return section_value(name.substr(post_init::kSectionLookup.size()));
+        // What an earlier read worked out (the checks read the same names many times).
+        if (auto it = computed.find(name); it != computed.end()) return &it->second;
         const auto dot = name.find('.');
         if (dot == std::string_view::npos) {
             if (const Value* v = model_field(m, classes, cls, name, computed)) return v;
@@ -471,14 +476,70 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
                         .first->second;
         }
         const std::string section(name.substr(0, dot));
-        const Value* part = root.find(section);
+        const std::string attribute(name.substr(dot + 1));
+        const Value* part = section_value(section);
         if (part && part->is_unknown()) return part;
-        const Value* given = part && part->is_map() ? part->find(std::string(name.substr(dot + 1))) : nullptr;
-        if (given || section == "comm_overlap") return given;
+        if (const Value* given = part && part->is_map() ? part->find(attribute) : nullptr) return given;
+        if (auto it = program.section_fields.find(section); it != program.section_fields.end()) {
+            const auto& f = it->second;
+            const auto at = std::find(f.names.begin(), f.names.end(), attribute);
+            if (at == f.names.end() && f.complete) return nullptr;  // no such attribute: hasattr is False
+            if (at == f.names.end())
+                return &computed
+                            .emplace(std::string(name),
+                                     Value::unknown(
+                                         fmt::format("whether {} has {} (its bases were not read)", f.cls, attribute)))
+                            .first->second;
+            const post_init::Expr& d = f.defaults[static_cast<std::size_t>(at - f.names.begin())];
+            Value dflt = d.op == post_init::Op::Const && d.value
+                             ? *d.value
+                             : Value::unknown(fmt::format("{}'s default of {} is computed", f.cls, attribute));
+            return &computed.emplace(std::string(name), std::move(dflt)).first->second;
+        }
         return &computed.emplace(std::string(name), Value::unknown(fmt::format("the config does not set {}", name)))
                     .first->second;
     };
     return post_init::run_steps(program, lookup, facts);
+}
+
+// A field of the optimizer or ddp section as Bridge's mixed-precision setup leaves it: the setup copies each field of
+// the MixedPrecisionConfig that the section's class has onto it as well (mixed_precision.py 129-135 at 067f987;
+// Megatron Core's OptimizerConfig declares fp8_recipe, optimizer_config.py 171, and DistributedDataParallelConfig
+// grad_reduce_in_fp32, distributed_data_parallel_config.py 15, at d98e8a64). The compiled setup decides where the
+// config states the section's field (its write is then known); where it does not, whether the class has it is outside
+// the program, and the value is the MixedPrecisionConfig's: given, or its class's compiled default.
+static Value copied_by_precision_setup(const EffectiveModel& m, const Value& root, const std::string& name,
+                                       const std::string& section, const Value& own) {
+    const Value* mp = m.mixed_precision ? m.mixed_precision.get() : root.find("mixed_precision");
+    if (!mp || mp->is_null()) return own;
+    if (m.bridge_setup) {
+        const auto& setup = m.bridge_setup->rewrites_before_validation;
+        for (const auto& r : setup ? *setup : m.bridge_setup->rewrites)
+            if (r.field == section + "." + name && !r.after.is_unknown()) {
+                Value v = r.after;
+                const Value* given = mp->is_map() ? mp->find(name) : nullptr;
+                v.prov() = given && given->same_as(v) ? given->prov() : mp->prov();
+                return v;
+            }
+    }
+    if (mp->is_unknown()) return *mp;
+    if (const Value* given = mp->is_map() ? mp->find(name) : nullptr) return *given;
+    const post_init::SectionFields* fields = nullptr;
+    if (m.bridge_program)
+        if (auto it = m.bridge_program->section_fields.find("mixed_precision");
+            it != m.bridge_program->section_fields.end())
+            fields = &it->second;
+    const auto at = fields ? std::find(fields->names.begin(), fields->names.end(), name)
+                           : std::vector<std::string>::const_iterator{};
+    if (!fields || at == fields->names.end()) return own;
+    const post_init::Expr& d = fields->defaults[static_cast<std::size_t>(at - fields->names.begin())];
+    if (d.op != post_init::Op::Const || !d.value) return own;
+    Value v = *d.value;
+    v.prov() = mp->prov();
+    v.prov().origin = Origin::Derived;
+    v.prov().detail = fmt::format("{}'s default {}, which Bridge's mixed-precision setup copies onto the {} config",
+                                  fields->cls.substr(fields->cls.rfind('.') + 1), name, section);
+    return v;
 }
 
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
@@ -495,7 +556,9 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         if (e->key == "_target_") continue;
         m.set_key(e->key, e->value, e->key_range);
     }
-    if (const Value* mp = root.find("mixed_precision")) apply_precision(*mp, m, precision, result.errors);
+    const Value* mp = root.find("mixed_precision");
+    if (mp && !mp->is_map())
+        m.mixed_precision = std::make_shared<const Value>(resolve_precision(*mp, precision, result.errors));
     // Bridge's comm-overlap setup checks the model as mixed_precision left it, then copies the overlap onto it.
     if (!bridge)  // the bundled program lives as long as the schema
         bridge =
@@ -517,12 +580,36 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         m.bridge_program = std::move(bridge);
     }
     apply_bridge_setup_rewrites(m, root);
+    // A start-up the linter does not follow for mixed_precision (none found in the tree, or one it could not compile):
+    // what the section sets on the model is unknown.
+    const bool precision_followed =
+        m.bridge_setup && std::any_of(m.bridge_program->steps.begin(), m.bridge_program->steps.end(),
+                                      [](const post_init::Step& st) { return st.when == "mixed_precision"; });
+    // A field the MixedPrecisionConfig states with the value the model already has by default: the setup leaves it
+    // (it writes only what differs, mixed_precision.py 154-155 at 067f987), and the config's line explains the value
+    // better than the default does (None, which Megatron Core may fill in, stays the default's).
+    if (const Value* config = m.mixed_precision ? m.mixed_precision.get() : mp;
+        precision_followed && config && config->is_map())
+        for (const auto& e : config->entries())
+            if (const auto f = FieldName::find(e.key))
+                if (const Value* now = m.find(*f); now && now->prov().origin == Origin::Default && !e.value.is_null() &&
+                                                   now->same_as(e.value) && e.value.prov().range.valid())
+                    m.set(*f, e.value);
+    if (mp && !mp->is_null() && !precision_followed)
+        precision_unknown(m.mixed_precision && m.mixed_precision->is_unknown()
+                              ? m.mixed_precision->unknown_reason()
+                              : "this Megatron Bridge's start-up, which applies it, is not followed",
+                          mp->prov(), m);
 
     // Megatron Core's own __post_init__, compiled from its source, over the fields as the config writes them.
     if (auto outcome = run_post_init(m, job))
         m.post_init = std::make_shared<const post_init::Outcome>(std::move(*outcome));
 
-    m.run = read_run_facts(root, m[field::seq_length], m[field::fp8_recipe], recipe, anchor);
+    m.run = read_run_facts(root, m[field::seq_length], recipe, anchor);
+    m.run.optimizer.fp8_recipe =
+        copied_by_precision_setup(m, root, "fp8_recipe", "optimizer", m.run.optimizer.fp8_recipe);
+    m.run.ddp.grad_reduce_in_fp32 =
+        copied_by_precision_setup(m, root, "grad_reduce_in_fp32", "ddp", m.run.ddp.grad_reduce_in_fp32);
     const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
     m.modules_pre = read_modules(m[field::recompute_modules], revision);
     if (post_init_list) m.modules_pre.defaulted = true;

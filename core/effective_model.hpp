@@ -77,6 +77,9 @@ public:
     // without one. `bridge_program` is the program run (its commit, its sites).
     std::shared_ptr<const post_init::Outcome> bridge_setup;
     std::shared_ptr<const post_init::Program> bridge_program;
+    // The MixedPrecisionConfig the start-up resolves a `mixed_precision` name to (a mapping of its fields, with the
+    // recipe's lines), or unknown; null where the config gives no name (its section is then read as written).
+    std::shared_ptr<const Value> mixed_precision;
     // The config's sections as Bridge's start-up read them, kept where it raised for certain: the raise points at the
     // section attribute its guard reads ("dataset.enable_offline_packing").
     std::shared_ptr<const Value> bridge_sections;

@@ -162,6 +162,18 @@ Program Program::from_json(const json& j) {
                 sc.methods = c.at("methods").get<std::map<std::string, std::string, std::less<>>>();
                 p.classes.emplace(name, std::move(sc));
             }
+        if (j.contains("section_fields"))
+            for (const auto& [name, f] : j.at("section_fields").items()) {
+                SectionFields sf;
+                sf.cls = f.at("class").get<std::string>();
+                sf.names = f.at("names").get<std::vector<std::string>>();
+                for (const auto& d : f.at("defaults")) sf.defaults.push_back(expr_from_json(d));
+                sf.complete = f.value("complete", true);
+                sf.bases_from = f.value("bases_from", "");
+                if (sf.defaults.size() != sf.names.size())
+                    throw std::runtime_error(fmt::format("malformed checks file: section_fields {}", name));
+                p.section_fields.emplace(name, std::move(sf));
+            }
         if (j.contains("enums"))
             for (const auto& [name, e] : j.at("enums").items()) {
                 EnumClass ec;
@@ -206,6 +218,17 @@ json Program::to_json() const {
         for (const auto& [name, c] : classes)
             cs[name] = {{"section", c.section}, {"mro", c.mro}, {"attributes", c.attributes}, {"methods", c.methods}};
         j["classes"] = std::move(cs);
+    }
+    if (!section_fields.empty()) {
+        json fs = json::object();
+        for (const auto& [name, f] : section_fields) {
+            json ds = json::array();
+            for (const auto& d : f.defaults) ds.push_back(expr_to_json(d));
+            fs[name] = {{"class", f.cls}, {"names", f.names}, {"defaults", std::move(ds)}};
+            if (!f.complete) fs[name]["complete"] = false;
+            if (!f.bases_from.empty()) fs[name]["bases_from"] = f.bases_from;
+        }
+        j["section_fields"] = std::move(fs);
     }
     if (!enums.empty()) {
         json es = json::object();
@@ -568,9 +591,42 @@ std::optional<bool> te_at_least(const JobFacts& facts, const Value& wanted) {
 
 enum class Flow { Normal, Return, Break, Continue };
 
+using Slots = std::map<std::string, Value, std::less<>>;
+
+// The fields written so far: a frozen base shared by the states an uncertain branch saves and restores, and the
+// writes since. A start-up's validation branches hundreds of times over a config whose setup already wrote a hundred
+// fields; sharing the base makes saving a state and merging two paths cost what the paths wrote, not all of it.
+struct Written {
+    std::shared_ptr<const Slots> base = std::make_shared<const Slots>();
+    Slots delta;
+
+    const Value* find(std::string_view name) const {
+        if (auto it = delta.find(name); it != delta.end()) return &it->second;
+        if (auto it = base->find(name); it != base->end()) return &it->second;
+        return nullptr;
+    }
+    void set(const std::string& name, Value v) { delta[name] = std::move(v); }
+    // Moves the writes into a new base once they are many: saved states then share them.
+    void fold(std::size_t above) {
+        if (delta.size() <= above) return;
+        auto next = std::make_shared<Slots>(*base);
+        for (auto& [k, v] : delta) (*next)[k] = std::move(v);
+        delta.clear();
+        base = std::move(next);
+    }
+};
+
+// A local bound to a config attribute read with getattr(object, name): the attribute it holds, while nothing has been
+// written since (the executor's count of writes) in the same function.
+struct ReadSlot {
+    std::string slot;
+    std::uint64_t writes = 0;
+    const Function* function = nullptr;
+};
+
 struct State {
-    std::map<std::string, Value, std::less<>> written;
-    std::map<std::string, Value, std::less<>> locals;
+    Written written;
+    Slots locals;
 };
 
 class Executor {
@@ -631,7 +687,7 @@ private:
     const std::function<const Value*(std::string_view)>& field_;
     const JobFacts& facts_;
     Outcome outcome_;
-    std::map<std::string, Value, std::less<>> written_;
+    Written written_;
     // The config's fields as read, never written: hashed, since the checks' field names share long prefixes.
     struct NameHash {
         using is_transparent = void;
@@ -655,11 +711,15 @@ private:
     std::map<std::string, Value, std::less<>> tainted_sections_;
     // Attributes set on an object the linter could not tell: that attribute of any config object is unknown after.
     std::map<std::string, Value, std::less<>> tainted_names_;
+    std::map<std::string, Value, std::less<>> section_field_lists_;  // dataclasses.fields() of a section, made once
+    std::map<std::string, ReadSlot, std::less<>> read_slots_;        // note_read_slot
+    std::uint64_t write_count_ = 0;
     std::vector<std::string> section_scope_;  // the sections whose own methods are running ("dataset.")
     std::string why_;                         // the unknown the current path depends on
     std::int64_t steps_ = 0;
     int depth_ = 0;
-    int line_ = 0;  // the statement being run
+    int branch_depth_ = 0;  // uncertain branches being run, one inside another
+    int line_ = 0;          // the statement being run
 
     bool out_of_budget() {
         if (++steps_ <= kMaxSteps) return false;
@@ -695,7 +755,7 @@ private:
     const Value& read_field_ref(std::string_view name) const {
         if (tainted_) return *tainted_;
         if (const Value* t = taint_of(name)) return *t;
-        if (auto it = written_.find(name); it != written_.end()) return it->second;
+        if (const Value* w = written_.find(name)) return *w;
         auto it = bare_fields_.find(name);
         if (it == bare_fields_.end()) {
             const Value* v = field_(name);
@@ -768,7 +828,9 @@ private:
         rewrites_[name].line = line;
         rewrites_[name].after_rejection |= rejected_;
         if (function_) rewrites_[name].file = function_->file;
-        written_[name] = std::move(v);
+        rewrites_[name].step_section = step_ ? step_->when : std::string();
+        written_.set(name, std::move(v));
+        ++write_count_;
     }
 
     Value* local(const std::string& name) {
@@ -831,10 +893,14 @@ private:
         return Flow::Normal;
     }
 
-    State save() const { return {written_, frames_.empty() ? decltype(State::locals){} : frames_.back()}; }
+    State save() {
+        // Only outside any branch: a path that folded would no longer share its base with the path beside it.
+        if (branch_depth_ == 0) written_.fold(16);
+        return {written_, frames_.empty() ? decltype(State::locals){} : frames_.back()};
+    }
     State take() {
         State s{std::move(written_), frames_.empty() ? decltype(State::locals){} : std::move(frames_.back())};
-        written_.clear();
+        written_ = Written{};
         if (!frames_.empty()) frames_.back().clear();
         return s;
     }
@@ -842,8 +908,6 @@ private:
         written_ = std::move(s.written);
         if (!frames_.empty()) frames_.back() = std::move(s.locals);
     }
-
-    using Slots = std::map<std::string, Value, std::less<>>;
 
     // Each slot of `b` into `a`: kept where both agree, unknown where they differ (`base` answers for a slot one side
     // never touched).
@@ -867,6 +931,27 @@ private:
             Value m = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
             a[k] = std::move(m);  // after the merge reads *va, which may be a[k] itself
         }
+    }
+
+    // Two paths' writes: where both still share the base they started from, only what each wrote since is compared.
+    static void merge_written(Written& a, Written& b, const std::function<const Value*(const std::string&)>& base,
+                              const std::string& why) {
+        if (a.base != b.base) {  // a path that folded its own writes: compared whole
+            a.fold(0);
+            b.fold(0);
+            Slots whole = *a.base;
+            merge_slots(whole, *b.base, base, why);
+            a.base = std::make_shared<const Slots>(std::move(whole));
+            return;
+        }
+        const auto shared = a.base;
+        merge_slots(
+            a.delta, b.delta,
+            [&](const std::string& k) -> const Value* {
+                if (auto it = shared->find(k); it != shared->end()) return &it->second;
+                return base(k);
+            },
+            why);
     }
 
     // Two paths' values of one slot: a mapping (a dataclass the checks built) entry by entry, so that one attribute
@@ -894,6 +979,7 @@ private:
         const auto saved_result = result_;
         std::vector<State> ends;
         std::vector<Flow> flows;
+        ++branch_depth_;
         for (const auto& alt : alternatives) {
             if (!ends.empty()) restore(start);  // the first starts from the state `start` copies
             certain_ = false;
@@ -901,10 +987,11 @@ private:
             flows.push_back(alt());
             ends.push_back(take());  // the next alternative starts from `start` again
         }
+        --branch_depth_;
         State merged = std::move(ends.front());
         static const Value kNone = Value::null();
         auto field_base = [&](const std::string& k) -> const Value* {
-            if (auto it = start.written.find(k); it != start.written.end()) return &it->second;
+            if (const Value* w = start.written.find(k)) return w;
             if (const Value* f = field_(k)) return f;
             return &kNone;
         };
@@ -913,7 +1000,7 @@ private:
             return nullptr;
         };
         for (std::size_t i = 1; i < ends.size(); ++i) {
-            merge_slots(merged.written, ends[i].written, field_base, why);
+            merge_written(merged.written, ends[i].written, field_base, why);
             merge_slots(merged.locals, ends[i].locals, local_base, why);
         }
         restore(std::move(merged));
@@ -943,7 +1030,19 @@ private:
                 const Value c = eval(s.e);
                 if (auto t = truth(c)) return exec_block(*t ? s.body : s.orelse);
                 const std::string why = fmt::format("{} (line {})", why_of(c), s.line);
-                return branch({[&] { return exec_block(s.body); }, [&] { return exec_block(s.orelse); }}, why);
+                // `if old != new:` where `old` was just read from a config attribute: on the path where they are
+                // equal, that attribute holds `new` (Bridge's setups copy a value over only where it differs).
+                const auto equal = equal_path(s.e);
+                auto run = [&](const std::vector<Stmt>& block, bool equal_here) {
+                    if (equal && equal_here) {
+                        write_field(equal->slot, equal->value, s.line);
+                        assign({equal->local}, equal->value);
+                    }
+                    return exec_block(block);
+                };
+                return branch({[&] { return run(s.body, equal && !equal->on_else); },
+                               [&] { return run(s.orelse, equal && equal->on_else); }},
+                              why);
             }
             case St::Raise: {
                 // Only a certain raise is shown with its message; building the others' would cost every config.
@@ -1000,6 +1099,7 @@ private:
             }
             case St::Let: {
                 Value v = eval(s.e);
+                if (s.names.empty()) note_read_slot(s.name, s.e);
                 assign(s.names.empty() ? std::vector<std::string>{s.name} : s.names, std::move(v));
                 return Flow::Normal;
             }
@@ -1018,6 +1118,37 @@ private:
             }
         }
         return Flow::Normal;
+    }
+
+    void note_read_slot(const std::string& local, const Expr& e) {
+        read_slots_.erase(local);
+        if (e.op != Op::Builtin || e.name != "getattr" || e.kids.size() != 2) return;
+        const auto prefix = object_prefix(eval(e.kids[0]));
+        const Value name = eval(e.kids[1]);
+        if (prefix && name.is_string())
+            read_slots_[local] = ReadSlot{*prefix + name.as_string(), write_count_, function_};
+    }
+    struct EqualPath {
+        std::string local, slot;
+        Value value;
+        bool on_else = false;  // `!=`: the equal path is the else branch
+    };
+    // For `local != other` / `local == other` (one comparison) where `local` holds a config attribute still as read and
+    // `other` is known: what the path on which they are equal knows.
+    std::optional<EqualPath> equal_path(const Expr& e) {
+        if (e.op != Op::Cmp || e.ops.size() != 1 || e.kids.size() != 2 || (e.ops[0] != "!=" && e.ops[0] != "=="))
+            return std::nullopt;
+        for (int side = 0; side < 2; ++side) {
+            const Expr& var = e.kids[static_cast<std::size_t>(side)];
+            if (var.op != Op::Var) continue;
+            auto it = read_slots_.find(var.name);
+            if (it == read_slots_.end() || it->second.writes != write_count_ || it->second.function != function_)
+                continue;
+            Value other = eval(e.kids[static_cast<std::size_t>(1 - side)]);
+            if (other.contains_unknown()) continue;
+            return EqualPath{var.name, it->second.slot, std::move(other), e.ops[0] == "!="};
+        }
+        return std::nullopt;
     }
 
     void assign(const std::vector<std::string>& names, Value v) {
@@ -1388,7 +1519,16 @@ private:
                 const auto& at = c->attributes;
                 if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);
             }
-            const Value* v = written_.count(name) ? &written_.at(name) : field_(name);
+            // A field the section's class declares (Program::section_fields), whatever its value.
+            if (auto prefix = object_prefix(a[0]); f == "hasattr" && prefix && !prefix->empty())
+                if (auto it = program_.section_fields.find(prefix->substr(0, prefix->size() - 1));
+                    it != program_.section_fields.end()) {
+                    const auto& names = it->second.names;
+                    if (std::find(names.begin(), names.end(), a[1].as_string()) != names.end())
+                        return Value::boolean(true);
+                }
+            const Value* v = written_.find(name);
+            if (!v) v = field_(name);
             // A section attribute the config does not set: whether its class declares it is unknown too.
             if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
             if (f == "hasattr") return Value::boolean(v != nullptr);
@@ -1402,8 +1542,23 @@ private:
             if (v) return *v;
             return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
         }
-        // dataclasses.fields() of such a dataclass: its fields in order, each with its `name`.
+        // dataclasses.fields() of such a dataclass, or of a config section whose class the program describes: its
+        // fields in order, each with its `name` (a section's whatever values the config gives them).
         if (f == kFieldsBuiltin && a.size() == 1) {
+            if (auto prefix = object_prefix(a[0]); prefix && !prefix->empty()) {
+                const std::string section = prefix->substr(0, prefix->size() - 1);
+                if (auto made = section_field_lists_.find(section); made != section_field_lists_.end())
+                    return made->second;
+                auto it = program_.section_fields.find(section);
+                if (it == program_.section_fields.end()) return unknown(fmt::format("the fields of {}", why_of(a[0])));
+                std::vector<Value> out;
+                for (const auto& name : it->second.names) {
+                    Value field = Value::map();
+                    field.set("name", Value::string(name));
+                    out.push_back(std::move(field));
+                }
+                return section_field_lists_.emplace(section, Value::list(std::move(out))).first->second;
+            }
             if (!dataclass_of(a[0])) return unknown(fmt::format("the fields of {}", why_of(a[0])));
             std::vector<Value> out;
             for (const auto& entry : a[0].entries()) {

@@ -148,11 +148,26 @@ struct SectionClass {
     std::map<std::string, std::string, std::less<>> methods;  // a method the start-up calls -> its compiled function
 };
 
+// The fields a config section's class declares (a dataclass: its fields in declaration order, its bases' first), with
+// the default each is constructed with: what `dataclasses.fields(section)` lists and what an attribute the config
+// does not set holds. A default the source does not state as a literal (`field(default_factory=...)`, a required
+// field) is an Op::Unknown expression.
+struct SectionFields {
+    std::string cls;  // "module.Class"
+    std::vector<std::string> names;
+    std::vector<Expr> defaults;  // aligned with names
+    // False where a base class could not be read (one outside the tree without its sources): a name not listed may
+    // still be a field.
+    bool complete = true;
+    std::string bases_from;  // where the bases' fields were read when not from the tree's own sources
+};
+
 struct Program {
     std::string commit;
     std::vector<Step> steps;            // a start-up's calls, in order (run_steps); empty for __post_init__ programs
     std::vector<std::string> sections;  // the container's sections (ConfigContainer's fields), for kContainer
     std::map<std::string, SectionClass, std::less<>> classes;  // "module.Class" -> what a section of that class is
+    std::map<std::string, SectionFields, std::less<>> section_fields;  // a section the steps run on -> its fields
     std::map<std::string, EnumClass, std::less<>> enums;
     std::map<std::string, Function, std::less<>> functions;
     std::map<std::string, std::string, std::less<>> entries;  // class -> its __post_init__ (along the MRO)
@@ -184,6 +199,7 @@ struct Rewrite {
     // Written after a raise the config reaches for certain: the job never gets there (the executor goes on to report
     // every rejection at once).
     bool after_rejection = false;
+    std::string step_section;  // run_steps: the section whose start-up step wrote it ("" for the whole config's)
 };
 
 struct Outcome {

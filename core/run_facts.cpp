@@ -24,29 +24,7 @@ Value field_or_null(const Value& root, std::string_view section, std::string_vie
     return v ? *v : Value();
 }
 
-// The optimizer's fp8_recipe as Bridge sets it (training/config.py copies mixed_precision.fp8_recipe onto the optimizer
-// config; MixedPrecisionConfig.fp8_recipe defaults to "tensorwise").
-Value optimizer_fp8_recipe(const Value& root, const Value& model_fp8_recipe) {
-    const Value* mp = root.find("mixed_precision");
-    const auto defaulted = [](const Value& where) {
-        Provenance p = where.prov();
-        p.origin = Origin::Derived;
-        p.detail = "MixedPrecisionConfig's default fp8_recipe, which Bridge copies onto the optimizer";
-        return Value::string("tensorwise", std::move(p));
-    };
-    if (mp && mp->is_map()) {
-        const Value* r = mp->find(field::fp8_recipe.str());
-        return r && r->is_string() ? *r : defaulted(*mp);
-    }
-    if (mp && mp->is_string()) {
-        // A named recipe: its fp8_recipe when it sets one (the model field then comes from it).
-        const bool from_recipe = model_fp8_recipe.is_string() && model_fp8_recipe.prov().origin == Origin::Derived;
-        return from_recipe ? model_fp8_recipe : defaulted(*mp);
-    }
-    return field_or_null(root, "optimizer", "fp8_recipe");
-}
-
-OptimizerFacts read_optimizer(const Value& root, const Value& model_fp8_recipe) {
+OptimizerFacts read_optimizer(const Value& root) {
     OptimizerFacts o;
     o.optimizer = field_or_null(root, "optimizer", "optimizer");
     o.use_distributed_optimizer = field_or_null(root, "optimizer", "use_distributed_optimizer");
@@ -56,7 +34,7 @@ OptimizerFacts read_optimizer(const Value& root, const Value& model_fp8_recipe) 
     o.main_params_dtype = field_or_null(root, "optimizer", "main_params_dtype");
     o.exp_avg_dtype = field_or_null(root, "optimizer", "exp_avg_dtype");
     o.exp_avg_sq_dtype = field_or_null(root, "optimizer", "exp_avg_sq_dtype");
-    o.fp8_recipe = optimizer_fp8_recipe(root, model_fp8_recipe);
+    o.fp8_recipe = field_or_null(root, "optimizer", "fp8_recipe");
     o.cpu_offload = field_or_null(root, "optimizer", "optimizer_cpu_offload");
     o.store_param_remainders = field_or_null(root, "optimizer", "store_param_remainders");
     return o;
@@ -110,14 +88,14 @@ std::optional<int> gpus_in_recipe_name(std::string_view recipe) {
     return std::stoi(digits);
 }
 
-RunFacts read_run_facts(const Value& root, const Value& model_seq_length, const Value& model_fp8_recipe,
-                        std::string_view recipe, const SourceRange& recipe_at) {
+RunFacts read_run_facts(const Value& root, const Value& model_seq_length, std::string_view recipe,
+                        const SourceRange& recipe_at) {
     RunFacts run;
     run.micro_batch_size = field_or_null(root, "train", "micro_batch_size");
     run.global_batch_size = field_or_null(root, "train", "global_batch_size");
     const Value* dataset_seq = section_field(root, "dataset", "seq_length");
     run.seq_length = model_seq_length.prov().origin == Origin::Default && dataset_seq ? *dataset_seq : model_seq_length;
-    run.optimizer = read_optimizer(root, model_fp8_recipe);
+    run.optimizer = read_optimizer(root);
     run.ddp.grad_reduce_in_fp32 = field_or_null(root, "ddp", "grad_reduce_in_fp32");
     run.ddp.num_distributed_optimizer_instances = field_or_null(root, "ddp", "num_distributed_optimizer_instances");
     run.ddp.use_megatron_fsdp = field_or_null(root, "ddp", "use_megatron_fsdp");

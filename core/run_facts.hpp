@@ -63,8 +63,8 @@ struct RunFacts {
 
 // `model_seq_length` is the effective model's seq_length (its provenance says whether the config wrote it);
 // `recipe` is the recipe function's name ("" for YAML configs), `recipe_at` where it is defined.
-RunFacts read_run_facts(const Value& root, const Value& model_seq_length, const Value& model_fp8_recipe,
-                        std::string_view recipe, const SourceRange& recipe_at);
+RunFacts read_run_facts(const Value& root, const Value& model_seq_length, std::string_view recipe,
+                        const SourceRange& recipe_at);
 
 // The GPU count a recipe name states under Bridge's benchmark naming (scripts/training/recipe_metadata.py), if any.
 std::optional<int> gpus_in_recipe_name(std::string_view recipe);

@@ -282,12 +282,12 @@ Schema::Schema() {
     read_field_specs();
 
     const json precision = parse_schema_file("precision.json");
-    precision_fields_ = string_list(precision, "copied_fields");
     const Provenance none;
     for (auto it = precision.at("recipes").begin(); it != precision.at("recipes").end(); ++it) {
         PrecisionRecipe r;
         r.name = it.key();
-        for (auto f = it.value().begin(); f != it.value().end(); ++f)
+        const json& fields = it.value().at("fields");
+        for (auto f = fields.begin(); f != fields.end(); ++f)
             r.fields.emplace_back(f.key(), value_from_json(f.value(), none));
         precision_.push_back(std::move(r));
     }

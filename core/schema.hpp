@@ -152,7 +152,6 @@ public:
 
     const PrecisionRecipe* precision_recipe(std::string_view name) const;
     std::vector<std::string> precision_recipe_names() const;
-    const std::vector<std::string>& precision_fields() const { return precision_fields_; }
 
     const std::vector<std::string>& config_sections() const { return sections_; }
 
@@ -189,7 +188,6 @@ private:
     std::vector<std::string> field_names_;
     std::map<std::string, std::vector<std::string>, std::less<>> bridge_classes_;  // class -> modules defining it
     std::vector<PrecisionRecipe> precision_;
-    std::vector<std::string> precision_fields_;
     std::vector<std::string> sections_;
 };
 

@@ -5,6 +5,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include "core/paths.hpp"
 #include "core/post_init.hpp"
@@ -115,6 +116,31 @@ RevisionChoice with_facts(RevisionChoice choice) {
     return choice;
 }
 
+// A checkout without its Megatron Core sources: the fields of a section class's Megatron Core bases are taken from
+// the bundled program's description of the same class (read with the Megatron Core Bridge 067f987 pins), named so in
+// `bases_from`. The fields the class declares in the checkout stay its own.
+static void complete_section_fields(post_init::Program& live, const post_init::Program& bundled) {
+    for (auto& [section, fields] : live.section_fields) {
+        auto known = bundled.section_fields.find(section);
+        if (fields.complete || known == bundled.section_fields.end() || !known->second.complete ||
+            known->second.cls != fields.cls)
+            continue;
+        post_init::SectionFields merged = known->second;
+        for (std::size_t i = 0; i < fields.names.size(); ++i) {
+            auto same = std::find(merged.names.begin(), merged.names.end(), fields.names[i]);
+            if (same != merged.names.end()) {
+                merged.defaults[static_cast<std::size_t>(same - merged.names.begin())] = fields.defaults[i];
+            } else {
+                merged.names.push_back(fields.names[i]);
+                merged.defaults.push_back(fields.defaults[i]);
+            }
+        }
+        merged.bases_from =
+            fmt::format("Megatron-LM as Megatron Bridge {} pins it (bundled)", bundled.commit.substr(0, 12));
+        fields = std::move(merged);
+    }
+}
+
 std::shared_ptr<const post_init::Program> bridge_checks_for_file(const std::string& file) {
     if (file.empty() || file[0] == '<') return nullptr;
     std::error_code ec;
@@ -130,11 +156,19 @@ std::shared_ptr<const post_init::Program> bridge_checks_for_file(const std::stri
             auto [it, added] = by_checkout.try_emplace(at.string());
             if (added) {
                 py::TreeReader tree(at / "src");
+                // The Megatron Core the checkout pins, where its submodule is checked out: the classes Bridge's
+                // configs derive from are read there.
+                std::optional<py::TreeReader> mcore;
+                if (fs::is_directory(at / "3rdparty" / "Megatron-LM" / "megatron" / "core", ec))
+                    mcore.emplace(at / "3rdparty" / "Megatron-LM");
                 std::string why;
-                it->second = py::compile_bridge_section_setup(tree, "comm_overlap", "", why);
+                auto compiled = py::compile_bridge_startup(tree, "", why, mcore ? &*mcore : nullptr);
                 // A start-up the compiler cannot follow: this checkout's Bridge checks what the linter cannot say,
                 // and another Bridge's checks are no promise about it. None run.
-                if (!it->second) it->second = std::make_shared<const post_init::Program>();
+                auto program =
+                    compiled ? std::make_shared<post_init::Program>(*compiled) : std::make_shared<post_init::Program>();
+                complete_section_fields(*program, Schema::instance().bridge_checks());
+                it->second = std::move(program);
             }
             found = it->second;
             break;

@@ -95,9 +95,9 @@ void read_precision(const EffectiveModel& m, Precision& p, std::vector<Assumptio
         flag_of(m, field::bf16) || flag_of(m, field::fp16) || dtype_bytes(m[field::params_dtype]).value_or(4) == 2;
     p.param_bytes = half ? 2 : 4;
     if (!half) notes.push_back({"no bf16/fp16 training flag found: fp32 parameters assumed"});
-    // Gradient buffer: fp32 with grad_reduce_in_fp32 (mixed_precision sets it on ddp), else the parameter dtype.
-    const Value& model_reduce = m[field::grad_reduce_in_fp32];
-    const Value& fp32_reduce = model_reduce.is_bool() ? model_reduce : m.run.ddp.grad_reduce_in_fp32;
+    // Gradient buffer: fp32 with grad_reduce_in_fp32 (ddp's, as mixed_precision's setup leaves it), else the
+    // parameter dtype.
+    const Value& fp32_reduce = m.run.ddp.grad_reduce_in_fp32;
     if (fp32_reduce.is_bool()) {
         p.grad_bytes = fp32_reduce.as_bool() ? 4 : p.param_bytes;
     } else {

@@ -22,9 +22,15 @@ Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] 
   --checks DUMPER write schemas/mcore/checks/<revision>.json: the __post_init__ checks, compiled from each
                   revision's whole tree by the linter's own compiler (DUMPER: build/tests/dump_mcore_checks)
   --bridge-checks DUMPER
-                  write schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks (what
-                  runtime_config_update calls on cfg.comm_overlap), compiled from Bridge's src/ at 067f987 by the
-                  linter's own compiler (DUMPER: build/tests/dump_bridge_checks)
+                  write schemas/bridge/checks.json: Megatron Bridge's start-up (what runtime_config_update calls on
+                  the config's sections and on the whole config), compiled from Bridge's src/ at 067f987 by the
+                  linter's own compiler (DUMPER: build/tests/dump_bridge_checks), with the megatron/core its
+                  3rdparty/Megatron-LM gitlink pins for the classes Bridge derives from Megatron Core's
+  --bridge-precision DUMPER
+                  write schemas/precision.json: Megatron Bridge's mixed-precision recipes at 067f987, each name its
+                  registry holds with the fields of the MixedPrecisionConfig it returns, as the linter's own Python
+                  front end resolves them in the tree (DUMPER: build/tests/dump_bridge_precision); the catalog for
+                  files in no Bridge tree
   --store DUMPER  write schemas/mcore/facts/: the classes and checks of every commit scripts/mcore_commits.py's
                   fact_commits chooses (every core_v tag, every commit a Megatron Bridge branch or tag head pins, the
                   first commit of each month on main and dev since core_v0.12.0) and of the named revisions, in the
@@ -53,6 +59,7 @@ OUT = os.path.join(SCHEMAS, "classes")
 CHECKS_OUT = os.path.join(SCHEMAS, "checks")
 BRIDGE_OUT = os.path.join(ROOT, "schemas", "bridge", "model_fields.json")
 BRIDGE_CHECKS_OUT = os.path.join(ROOT, "schemas", "bridge", "checks.json")
+PRECISION_OUT = os.path.join(ROOT, "schemas", "precision.json")
 
 # (module, class): the classes Bridge providers build on; bases are found from the source.
 ROOT_CLASSES = [
@@ -766,16 +773,23 @@ def write_store(git_dir, bridge_dir, dumper, check_only):
     return 0
 
 
-def write_bridge_checks(git_dir, dumper, check_only):
-    """schemas/bridge/checks.json: Megatron Bridge's comm-overlap start-up checks at BRIDGE_PIN, compiled by the
-    linter's own compiler (parser/bridge/mcore_checks.cpp, through DUMPER = build/tests/dump_bridge_checks) from
-    Bridge's src/ tree: the route a Bridge checkout takes at lint time."""
+def write_bridge_checks(git_dir, dumper, check_only, megatron_dir):
+    """schemas/bridge/checks.json: Megatron Bridge's start-up at BRIDGE_PIN (its section setups and whole-config
+    validation), compiled by the linter's own compiler (parser/bridge/mcore_checks.cpp, through DUMPER =
+    build/tests/dump_bridge_checks) from Bridge's src/ tree, the route a Bridge checkout takes at lint time; the
+    config classes Bridge derives from Megatron Core's read with the megatron/core its 3rdparty/Megatron-LM gitlink
+    pins."""
     import tempfile
     commit = subprocess.run(["git", "-C", git_dir, "rev-parse", BRIDGE_PIN + "^{commit}"], capture_output=True,
                             text=True, check=True).stdout.strip()
+    pinned = subprocess.run(["git", "-C", git_dir, "rev-parse", commit + ":3rdparty/Megatron-LM"],
+                            capture_output=True, text=True, check=True).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         extract_tree(git_dir, commit, tmp, BRIDGE_TREE)
-        text = subprocess.run([dumper, os.path.join(tmp, "src"), commit], capture_output=True, text=True,
+        mcore = os.path.join(tmp, "mcore")
+        os.makedirs(mcore)
+        extract_tree(megatron_dir, pinned, mcore, "megatron/core")
+        text = subprocess.run([dumper, os.path.join(tmp, "src"), commit, mcore], capture_output=True, text=True,
                               check=True).stdout
     old = open(BRIDGE_CHECKS_OUT).read() if os.path.exists(BRIDGE_CHECKS_OUT) else None
     program = json.loads(text)
@@ -794,6 +808,45 @@ def write_bridge_checks(git_dir, dumper, check_only):
     return 0
 
 
+def write_bridge_precision(git_dir, dumper, check_only):
+    """schemas/precision.json: every mixed-precision recipe name Megatron Bridge registers at BRIDGE_PIN with the
+    fields its MixedPrecisionConfig has, resolved by the linter's own Python front end (DUMPER =
+    build/tests/dump_bridge_precision) in Bridge's src/ tree, as a file inside a checkout is resolved at lint time."""
+    import tempfile
+    commit = subprocess.run(["git", "-C", git_dir, "rev-parse", BRIDGE_PIN + "^{commit}"], capture_output=True,
+                            text=True, check=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        extract_tree(git_dir, commit, tmp, BRIDGE_TREE)
+        dumped = json.loads(subprocess.run([dumper, os.path.join(tmp, "src"), commit], capture_output=True,
+                                           text=True, check=True).stdout)
+    recipes = {name: {"fields": r["fields"]} for name, r in sorted(dumped["recipes"].items())}
+    doc = {"generated_by": "scripts/mcore_facts.py --bridge-precision build/tests/dump_bridge_precision",
+           "source": f"Megatron Bridge {commit} src/megatron/bridge/training/mixed_precision.py: the names its "
+                     "registry (MIXED_PRECISION_RECIPES) holds and the MixedPrecisionConfig each returns",
+           "commit": commit, "recipes": recipes}
+    lines = ["{"]
+    head = [k for k in doc if k != "recipes"]
+    for k in head:
+        lines.append(f"  {json.dumps(k)}: {json.dumps(doc[k])},")
+    lines.append('  "recipes": {')
+    for i, (name, r) in enumerate(recipes.items()):
+        comma = "," if i + 1 < len(recipes) else ""
+        lines.append(f"    {json.dumps(name)}: {json.dumps(r, sort_keys=True)}{comma}")
+    lines.append("  }")
+    lines.append("}")
+    text = "\n".join(lines) + "\n"
+    print(f"Megatron Bridge {commit[:12]}: {len(recipes)} mixed-precision recipe names")
+    old = open(PRECISION_OUT).read() if os.path.exists(PRECISION_OUT) else None
+    if old == text:
+        return 0
+    if check_only:
+        print(f"out of date: {os.path.relpath(PRECISION_OUT, ROOT)}", file=sys.stderr)
+        return 1
+    with open(PRECISION_OUT, "w") as f:
+        f.write(text)
+    return 0
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--megatron", default="/work/.mirror/NVIDIA+Megatron-LM/repo")
@@ -802,12 +855,15 @@ def main():
     parser.add_argument("--check-reader", metavar="DUMPER")
     parser.add_argument("--checks", metavar="DUMPER")
     parser.add_argument("--bridge-checks", metavar="DUMPER")
+    parser.add_argument("--bridge-precision", metavar="DUMPER")
     parser.add_argument("--store", metavar="DUMPER")
     args = parser.parse_args()
     if args.store:
         return write_store(args.megatron, args.bridge, args.store, args.check)
+    if args.bridge_precision:
+        return write_bridge_precision(args.bridge, args.bridge_precision, args.check)
     if args.bridge_checks:
-        return write_bridge_checks(args.bridge, args.bridge_checks, args.check)
+        return write_bridge_checks(args.bridge, args.bridge_checks, args.check, args.megatron)
     if args.checks:
         return write_checks(args.megatron, args.checks, args.check)
     if args.check_reader:

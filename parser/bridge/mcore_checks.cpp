@@ -150,6 +150,64 @@ public:
 
     bool defines(const ConfigClass& cls, std::string_view method) { return method_node(cls, method).first != nullptr; }
 
+    // The fields of the class a section is: each annotated name of its class body and its bases', bases first as
+    // dataclasses order them, with its default compiled in its module's names. A base outside the tree (Bridge's
+    // OptimizerConfig derives from Megatron Core's) is read from `outside` (Megatron Core's sources the tree pins)
+    // where given; else the list is incomplete.
+    void describe_section_fields(const std::string& section, const SourceModule& m, NodeId cls, TreeReader* outside) {
+        post_init::SectionFields out;
+        out.cls = m.name + "." + class_at(m, cls).name;
+        // The classes along the MRO (single inheritance, as these configs are), most derived first.
+        std::vector<std::pair<const SourceModule*, NodeId>> line;
+        std::pair<const SourceModule*, NodeId> at{&m, cls};
+        TreeReader* reader = &tree_;
+        while (at.first && line.size() < 16) {
+            line.push_back(at);
+            const Ast& a = at.first->ast;
+            const auto bases = a.named_kids(a.field(at.second, Field::Superclasses));
+            if (bases.empty()) break;
+            const std::string base = compact(a.source(bases.front()));
+            if (base == "object" || base.find('[') != std::string::npos) break;
+            auto next = reader->find_class(at.first->name, last_part(base));
+            if (!next.first && reader == &tree_ && outside) {
+                // A base the tree imports from outside it: the same name in Megatron Core's sources.
+                auto imported = at.first->imported.find(last_part(base));
+                if (imported != at.first->imported.end() && !imported->second.second.empty()) {
+                    next = outside->find_class(imported->second.first, imported->second.second);
+                    if (next.first) reader = outside;
+                }
+            }
+            if (!next.first) {
+                out.complete = false;
+                break;
+            }
+            at = next;
+        }
+        for (auto k = line.rbegin(); k != line.rend(); ++k) {
+            const Ast& a = k->first->ast;
+            for (NodeId stmt : a.named_kids(a.field(k->second, Field::Body))) {
+                NodeId as = a.kind(stmt) == Kind::ExpressionStatement ? a.first_named(stmt) : kNoNode;
+                if (as == kNoNode || a.kind(as) != Kind::Assignment || a.field(as, Field::Type) == kNoNode ||
+                    a.kind(a.field(as, Field::Left)) != Kind::Identifier)
+                    continue;
+                const std::string name(a.source(a.field(as, Field::Left)));
+                NodeId dflt = a.field(as, Field::Right);
+                // Only a literal default is used (Program::section_fields): anything else reads as unknown.
+                Expr value = dflt == kNoNode
+                                 ? unknown_expr(fmt::format("{} is constructed without {}", out.cls, name), "pure")
+                                 : in_module(*k->first, out.cls, [&] { return expr(dflt); });
+                auto same = std::find(out.names.begin(), out.names.end(), name);
+                if (same != out.names.end()) {  // a subclass's redeclaration keeps the base's place
+                    out.defaults[static_cast<std::size_t>(same - out.names.begin())] = std::move(value);
+                    continue;
+                }
+                out.names.push_back(name);
+                out.defaults.push_back(std::move(value));
+            }
+        }
+        program_->section_fields[section] = std::move(out);
+    }
+
     // Compiles `cls.method` as one step of the start-up, its parameters bound to `args` (Step::args).
     bool add_step(const ConfigClass& cls, const std::string& method, const std::vector<std::string>& args,
                   std::string file, int line, std::string when = {}) {
@@ -752,11 +810,30 @@ private:
         out.push_back(std::move(s));
     }
 
+    // A statement whose only object is the process environment (`os.environ[k] = v`, `os.environ.pop(k)`: Bridge's
+    // comm-overlap setup sets CUDA_DEVICE_MAX_CONNECTIONS): it changes no config object.
+    bool on_environment_only(NodeId n) {
+        const Ast& a = ast();
+        NodeId x = a.kind(n) == Kind::ExpressionStatement ? a.first_named(n) : n;
+        NodeId object = kNoNode;
+        if (a.kind(x) == Kind::Assignment || a.kind(x) == Kind::AugmentedAssignment) {
+            NodeId target = a.field(x, Field::Left);
+            if (a.kind(target) == Kind::Subscript) object = a.field(target, Field::Value);
+        } else if (a.kind(x) == Kind::Call) {
+            NodeId callee = a.field(x, Field::Function);
+            if (a.kind(callee) == Kind::Attribute) object = a.field(callee, Field::Object);
+            // Its arguments: values read, never changed, by the environment's methods.
+        }
+        if (object == kNoNode) return false;
+        const std::string chain = dotted(object);
+        return !chain.empty() && external_path(chain) == "os.environ";
+    }
+
     void opaque(NodeId n, std::string why, std::vector<Stmt>& out) {
         Stmt s = stmt(St::Unknown, n);
         s.name = std::move(why);
         s.names = writes_of(n);
-        if (writes_all_) s.names.push_back(std::string(post_init::kWritesAll));
+        if (writes_all_ && !on_environment_only(n)) s.names.push_back(std::string(post_init::kWritesAll));
         s.site = add_site(Site::Kind::Unknown, s.line, "", kNoNode);
         program_->sites[static_cast<std::size_t>(s.site)].text = s.name;
         out.push_back(std::move(s));
@@ -1789,6 +1866,32 @@ std::vector<SectionCall> section_calls(const SourceModule& m, NodeId fn, const s
     return out;
 }
 
+// The sections a start-up configures, in source order: each `X` of an `if cfg.X is not None:` in its body.
+std::vector<std::string> guarded_sections(const SourceModule& m, NodeId fn) {
+    const Ast& a = m.ast;
+    NodeId first = a.first_named(a.field(fn, Field::Parameters));
+    if (first != kNoNode && a.kind(first) != Kind::Identifier) first = a.first_named(first);  // `cfg: ConfigContainer`
+    if (first == kNoNode) return {};
+    const std::string prefix = std::string(a.source(first)) + ".";
+    std::vector<std::string> out;
+    std::vector<NodeId> todo{a.field(fn, Field::Body)};
+    while (!todo.empty()) {
+        NodeId n = todo.back();
+        todo.pop_back();
+        if (a.kind(n) == Kind::IfStatement) {
+            const std::string c = compact(a.source(a.field(n, Field::Condition)));
+            if (c.rfind(prefix, 0) == 0 && c.size() > prefix.size() + 9 && c.ends_with("isnotNone")) {
+                std::string name = c.substr(prefix.size(), c.size() - prefix.size() - 9);
+                if (name.find('.') == std::string::npos && std::find(out.begin(), out.end(), name) == out.end())
+                    out.push_back(std::move(name));
+            }
+        }
+        const auto kids = a.named_kids(n);
+        for (auto k = kids.rbegin(); k != kids.rend(); ++k) todo.push_back(*k);
+    }
+    return out;
+}
+
 // The class ConfigContainer declares for a section (`comm_overlap: Optional[CommOverlapConfig] = None`).
 std::pair<const SourceModule*, NodeId> section_class(TreeReader& tree, const SourceModule& config,
                                                      const std::string& section) {
@@ -1865,69 +1968,107 @@ std::shared_ptr<const Program> compile_post_init(TreeReader& tree, const ClassFa
     return c.compile();
 }
 
-std::shared_ptr<const Program> compile_bridge_section_setup(TreeReader& tree, const std::string& section,
-                                                            std::string commit, std::string& why) {
+std::shared_ptr<const Program> compile_bridge_startup(TreeReader& tree, std::string commit, std::string& why,
+                                                      TreeReader* outside) {
     // Where Bridge's start-up configures the sections: training/config.py's runtime_config_update since 2025's
     // autumn, training/setup.py's setup before.
     const std::pair<const char*, const char*> startups[] = {
         {"megatron.bridge.training.config", "runtime_config_update"}, {"megatron.bridge.training.setup", "setup"}};
     const SourceModule* where = nullptr;
-    std::vector<SectionCall> calls;
+    std::vector<std::pair<std::string, std::vector<SectionCall>>> by_section;  // in the order first called
     for (const auto& [module, function] : startups) {
         const SourceModule* m = tree.module(module);
         if (!m || !m->functions.count(function)) continue;
-        calls = section_calls(*m, m->functions.at(function), section);
-        if (!calls.empty()) {
+        for (const auto& section : guarded_sections(*m, m->functions.at(function)))
+            if (auto calls = section_calls(*m, m->functions.at(function), section); !calls.empty())
+                by_section.emplace_back(section, std::move(calls));
+        if (!by_section.empty()) {
             where = m;
             break;
         }
     }
     const SourceModule* config = tree.module("megatron.bridge.training.config");
-    auto [m, cls] = config ? section_class(tree, *config, section) : std::pair<const SourceModule*, NodeId>{};
-    if (!where || !m) {
-        why = fmt::format("no start-up the linter follows calls cfg.{} (training/config.py runtime_config_update, "
-                          "training/setup.py setup), or ConfigContainer declares no class for it",
-                          section);
+    if (!where || !config) {
+        why = "no start-up the linter follows calls a method of a config section (training/config.py "
+              "runtime_config_update, training/setup.py setup)";
         return nullptr;
     }
     ClassFacts facts;
-    facts.classes.push_back(class_at(*m, cls));
+    struct Section {
+        std::string name;
+        const SourceModule* module = nullptr;
+        NodeId cls = kNoNode;
+        std::size_t index = 0;  // into facts.classes
+    };
+    std::vector<Section> sections;
+    for (const auto& [name, calls] : by_section) {
+        // A section of no class of the tree (its annotation names none): its calls are not followed.
+        auto [m, cls] = section_class(tree, *config, name);
+        sections.push_back({name, m, cls, m ? facts.classes.size() : 0});
+        if (m) facts.classes.push_back(class_at(*m, cls));
+    }
     // The whole config's own methods the start-up calls, where it validates the whole config (runtime_config_update
-    // ends with cfg.validate()): each a step given the whole config, in order with the section's.
+    // ends with cfg.validate()): each a step given the whole config, in order with the sections'.
     auto [container_module, container] = tree.find_class(config->name, "ConfigContainer");
     std::vector<SectionCall> own = container_module && where->functions.count("runtime_config_update")
                                        ? container_calls(*where, where->functions.at("runtime_config_update"))
                                        : std::vector<SectionCall>{};
     if (std::none_of(own.begin(), own.end(), [](const SectionCall& c) { return c.method == "validate"; })) own.clear();
+    const std::size_t container_index = facts.classes.size();
     if (!own.empty()) facts.classes.push_back(class_at(*container_module, container));
     facts.index();
-    const ConfigClass& section_cls = facts.classes[0];
     Compiler compiler(tree, facts);
-    compiler.section_class(section_cls.name, section);
-    // Constructing the section (a dataclass) ran its __post_init__ before the start-up calls anything on it.
-    if (compiler.defines(section_cls, "__post_init__"))
-        compiler.add_step(section_cls, "__post_init__", {section}, section_cls.file, section_cls.line, section);
-    if (!own.empty()) {
-        auto sections = container_sections(*container_module, container);
-        compiler.container_class(facts.classes[1].name, sections);
-        compiler.sections(std::vector<std::string>(sections.begin(), sections.end()));
+    for (const auto& sec : sections) {
+        if (!sec.module) continue;
+        compiler.section_class(facts.classes[sec.index].name, sec.name);
+        compiler.describe_section_fields(sec.name, *sec.module, sec.cls, outside);
     }
-    // Both kinds of call in the order the start-up makes them.
-    std::vector<std::pair<const SectionCall*, bool>> order;  // (call, on the whole config)
-    for (const auto& call : calls) order.emplace_back(&call, false);
-    for (const auto& call : own) order.emplace_back(&call, true);
+    // The other sections the sections' methods are given (`setup(cfg.model, cfg.optimizer, cfg.ddp)`): their fields
+    // too, for what hasattr asks of them.
+    std::set<std::string, std::less<>> described;
+    for (const auto& sec : sections) described.insert(sec.name);
+    for (const auto& [name, calls] : by_section)
+        for (const auto& call : calls)
+            for (const auto& arg : call.args)
+                if (!arg.empty() && described.insert(arg).second)
+                    if (auto [m, cls] = section_class(tree, *config, arg); m)
+                        compiler.describe_section_fields(arg, *m, cls, outside);
+    if (!own.empty()) {
+        auto names = container_sections(*container_module, container);
+        compiler.container_class(facts.classes[container_index].name, names);
+        compiler.sections(std::vector<std::string>(names.begin(), names.end()));
+    }
+    // Every call in the order the start-up makes them; constructing a section (a dataclass) ran its __post_init__
+    // before the start-up calls anything on it.
+    struct Call {
+        const SectionCall* call;
+        const Section* section;  // null: a method of the whole config
+    };
+    std::vector<Call> order;
+    for (std::size_t i = 0; i < sections.size(); ++i)
+        for (const auto& call : by_section[i].second) order.push_back({&call, &sections[i]});
+    for (const auto& call : own) order.push_back({&call, nullptr});
     std::stable_sort(order.begin(), order.end(),
-                     [](const auto& x, const auto& y) { return x.first->line < y.first->line; });
-    for (const auto& [call, whole] : order) {
-        const ConfigClass& owner = whole ? facts.classes[1] : section_cls;
+                     [](const Call& x, const Call& y) { return x.call->line < y.call->line; });
+    std::set<std::string, std::less<>> constructed;
+    for (const auto& [call, section] : order) {
+        if (section && !section->module) {
+            compiler.add_unfollowed_step(section->name + "." + call->method, where->path, call->line);
+            continue;
+        }
+        const ConfigClass& owner = section ? facts.classes[section->index] : facts.classes[container_index];
+        if (section && constructed.insert(section->name).second && compiler.defines(owner, "__post_init__"))
+            compiler.add_step(owner, "__post_init__", {section->name}, owner.file, owner.line, section->name);
         // A method of the whole config the start-up calls on some paths only: nothing after it is claimed.
-        if (whole && call->conditional) {
+        if (!section && call->conditional) {
             compiler.add_unfollowed_step(owner.name + "." + call->method, where->path, call->line);
             continue;
         }
-        if (compiler.add_step(owner, call->method, call->args, where->path, call->line, whole ? "" : section)) continue;
-        // Another method of the whole config the linter cannot find (a fork's mixin): nothing after it is certain.
-        if (whole && call->method != "validate") {
+        if (compiler.add_step(owner, call->method, call->args, where->path, call->line,
+                              section ? section->name : std::string()))
+            continue;
+        // A method the linter cannot find (a fork's mixin, a base outside the tree): nothing after it is certain.
+        if (section || call->method != "validate") {
             compiler.add_unfollowed_step(owner.name + "." + call->method, where->path, call->line);
             continue;
         }

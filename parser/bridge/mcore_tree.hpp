@@ -58,12 +58,14 @@ private:
 // (core/post_init.hpp). Nothing is run.
 std::shared_ptr<const post_init::Program> compile_post_init(TreeReader& tree, const ClassFacts& facts);
 
-// Compiles what Megatron Bridge's start-up (training/config.py `runtime_config_update`) does with one config section
-// of a Bridge tree (`tree` rooted at its src/): each call it makes on the section when the section is set
-// (`cfg.comm_overlap.finalize()`, `cfg.comm_overlap.setup(cfg.model, cfg.optimizer, cfg.ddp)`) becomes a step of the
-// program (post_init::Program::steps), the methods and what they call compiled like __post_init__. Null, with `why`,
-// when the tree has no such start-up.
-std::shared_ptr<const post_init::Program> compile_bridge_section_setup(TreeReader& tree, const std::string& section,
-                                                                       std::string commit, std::string& why);
+// Compiles what Megatron Bridge's start-up (training/config.py `runtime_config_update`) does with the config sections of
+// a Bridge tree (`tree` rooted at its src/): each call it makes on a section when the section is set
+// (`cfg.mixed_precision.setup(cfg.model, cfg.optimizer, cfg.ddp)`, `cfg.comm_overlap.finalize()`), and each method
+// of the whole config it calls (`cfg.validate()`), becomes a step of the program (post_init::Program::steps), in the
+// start-up's order, the methods and what they call compiled like __post_init__; each section's class fields with
+// their defaults (a base class outside the tree read from `outside`, Megatron Core's sources, where given). Nothing
+// is run. Null, with `why`, when the tree has no such start-up.
+std::shared_ptr<const post_init::Program> compile_bridge_startup(TreeReader& tree, std::string commit, std::string& why,
+                                                                 TreeReader* outside = nullptr);
 
 }  // namespace mbl::py

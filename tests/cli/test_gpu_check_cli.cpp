@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "../support/output_schema.hpp"
@@ -580,6 +581,54 @@ struct RecordedRun {
     std::string folder = "2026-12-07-fake-group";
 };
 
+// The model config sent is the one that ran, but for what Bridge's mixed-precision setup copies onto the model since
+// the linter runs that setup compiled from Bridge's source (every MixedPrecisionConfig field that differs from the
+// model's, training/mixed_precision.py 148-155 at 067f987): fp8_recipe and the bf16 layer counts, which Megatron Core
+// reads only in fp8 or fp4 training (fp8_utils.py 848-850 and 714-724, fp4_utils.py 250-262 at d98e8a64), and
+// fp16/fp4/fp8 stated or left at their defaults (False, None, None); and fp8_param_gather, a field of one Bridge
+// provider (exaone_moe_provider.py 218 at 067f987) and of Megatron Core's DDP config (distributed_data_parallel_config.py
+// 78 at d98e8a64), not of its TransformerConfig, whose fields alone the reference keeps (mcore_reference.prepare_config).
+// A field one side states at Megatron Core's default and the other leaves out is the same config.
+void check_same_config(const nlohmann::json& sent, const nlohmann::json& ran) {
+    const mbl::Revision& main = *mbl::Schema::instance().revision("main");
+    const auto at_default = [&](const nlohmann::json& side, const std::string& key) {
+        if (!side.contains(key)) return false;
+        for (const auto& [name, value] : main.defaults)
+            if (name == key) {
+                const nlohmann::json& v = side.at(key);
+                if (value.is_bool()) return v.is_boolean() && v.get<bool>() == value.as_bool();
+                if (value.is_int()) return v.is_number_integer() && v.get<std::int64_t>() == value.as_int();
+                if (value.is_string()) return v.is_string() && v.get<std::string>() == value.as_string();
+                if (value.is_null()) return v.is_null();
+                return false;
+            }
+        return false;
+    };
+    const std::set<std::string> precision_only{"fp8_recipe",
+                                               "num_layers_at_start_in_bf16",
+                                               "num_layers_at_end_in_bf16",
+                                               "first_last_layers_bf16",
+                                               "fp16",
+                                               "fp4",
+                                               "fp8",
+                                               "fp8_param_gather"};
+    std::set<std::string> keys;
+    for (const auto& [k, v] : sent.items()) keys.insert(k);
+    for (const auto& [k, v] : ran.items()) keys.insert(k);
+    for (const auto& k : keys) {
+        if (sent.value(k, nlohmann::json()) == ran.value(k, nlohmann::json())) continue;
+        if ((!ran.contains(k) && at_default(sent, k)) || (!sent.contains(k) && at_default(ran, k))) continue;
+        INFO(k);
+        CHECK(precision_only.count(k) == 1);
+    }
+    for (const char* off : {"fp8", "fp4"}) {
+        CHECK(sent.value(off, nlohmann::json()).is_null());
+        CHECK(ran.value(off, nlohmann::json()).is_null());
+    }
+    CHECK_FALSE(sent.value("fp16", false));
+    CHECK_FALSE(ran.value("fp16", false));
+}
+
 nlohmann::json replay_recorded(const RecordedRun& c, int expected_exit) {
     const std::string runs = std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/" + c.folder + "/";
     const std::string sent = write_temp(c.name + "-request.json", "");
@@ -592,8 +641,9 @@ nlohmann::json replay_recorded(const RecordedRun& c, int expected_exit) {
     CHECK(r.code == expected_exit);
     const auto request = nlohmann::json::parse(slurp(sent));
     const auto recorded_request = nlohmann::json::parse(slurp(runs + c.name + "/request.json"));
-    for (const char* key : {"transformer_config", "parallel", "schedule", "runs", "seq_length", "micro_batch"})
+    for (const char* key : {"parallel", "schedule", "runs", "seq_length", "micro_batch"})
         CHECK(request.value(key, nlohmann::json()) == recorded_request.value(key, nlohmann::json()));
+    check_same_config(request.at("transformer_config"), recorded_request.at("transformer_config"));
     CHECK(mbl::test::output_schema_violations("gpu-check", r.out) == "");
     return nlohmann::json::parse(r.out);
 }

@@ -274,11 +274,11 @@ model:
   recompute_method: {}
   recompute_num_layers: {}
 ddp: {{grad_reduce_in_fp32: {}}}
-mixed_precision: {{bf16: true, params_dtype: torch.bfloat16{}}}
+mixed_precision: {{bf16: true, params_dtype: torch.bfloat16, grad_reduce_in_fp32: {}{}}}
 optimizer: {{optimizer: adam, use_distributed_optimizer: true{}}}
 )",
                         recompute ? "full" : "null", recompute ? "uniform" : "null", recompute ? "1" : "null",
-                        fp32_reduce, fp8_recipe.empty() ? "" : ", fp8_recipe: " + fp8_recipe,
+                        fp32_reduce, fp32_reduce, fp8_recipe.empty() ? "" : ", fp8_recipe: " + fp8_recipe,
                         fp8_recipe.empty() ? ""
                                            : ", use_precision_aware_optimizer: true, main_params_dtype: "
                                              "torch.float32, exp_avg_dtype: torch.bfloat16, "

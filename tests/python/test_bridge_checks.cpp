@@ -90,16 +90,36 @@ TEST_CASE("the bundled Bridge program: CommOverlapConfig's checks with their fil
           "[bridge-checks]") {
     const Program& p = mbl::Schema::instance().bridge_checks();
     CHECK(p.commit == "067f987df03b8355b03192d88d70f1709fedf51a");
-    // runtime_config_update's calls, in order: the whole config's own methods given no argument (config.py 2019,
-    // 2024), the section's under `if cfg.comm_overlap is not None:` with what each is given, then `cfg.validate()`.
-    REQUIRE(p.steps.size() == 5);
-    CHECK(p.steps[0].function == "ConfigContainer.set_data_parallel_size");
-    CHECK(p.steps[1].function == "ConfigContainer._disable_native_energon_packing_moe_overlap");
-    CHECK(p.steps[1].line == 2024);
-    CHECK(p.steps[1].when.empty());
-    const auto& finalize = p.steps[2];
-    const auto& setup = p.steps[3];
-    const auto& validate = p.steps[4];
+    // runtime_config_update's calls, in order: the mixed_precision section's under `if cfg.mixed_precision is not
+    // None:` (config.py 2015-2016), the whole config's own methods given no argument (2019, 2024), the comm_overlap
+    // section's with what each is given, then `cfg.validate()`.
+    REQUIRE(p.steps.size() == 7);
+    CHECK(p.steps[0].function == "MixedPrecisionConfig.finalize");
+    CHECK(p.steps[0].when == "mixed_precision");
+    CHECK(p.steps[1].function == "MixedPrecisionConfig.setup");
+    CHECK(p.steps[1].args == std::vector<std::string>{"mixed_precision", "", "optimizer", "ddp"});
+    CHECK(p.steps[1].line == 2016);
+    CHECK(p.steps[2].function == "ConfigContainer.set_data_parallel_size");
+    CHECK(p.steps[3].function == "ConfigContainer._disable_native_energon_packing_moe_overlap");
+    CHECK(p.steps[3].line == 2024);
+    CHECK(p.steps[3].when.empty());
+    const auto& finalize = p.steps[4];
+    const auto& setup = p.steps[5];
+    const auto& validate = p.steps[6];
+    // Each section's class fields in declaration order, with the defaults the source states (mixed_precision.py
+    // 40-76 at 067f987): what dataclasses.fields() lists and what a field the config leaves out holds.
+    REQUIRE(p.section_fields.count("mixed_precision") == 1);
+    const auto& mp = p.section_fields.at("mixed_precision");
+    CHECK(mp.cls == "megatron.bridge.training.mixed_precision.MixedPrecisionConfig");
+    REQUIRE(mp.names.size() >= 3);
+    CHECK(std::vector<std::string>(mp.names.begin(), mp.names.begin() + 3) ==
+          std::vector<std::string>{"fp32", "fp16", "bf16"});
+    const auto recipe = std::find(mp.names.begin(), mp.names.end(), "fp8_recipe");
+    REQUIRE(recipe != mp.names.end());
+    const auto& dflt = mp.defaults[static_cast<std::size_t>(recipe - mp.names.begin())];
+    REQUIRE(dflt.value);
+    CHECK(dflt.value->as_string() == "tensorwise");
+    REQUIRE(p.section_fields.count("comm_overlap") == 1);
     CHECK(finalize.function == "CommOverlapConfig.finalize");
     CHECK(finalize.when == "comm_overlap");
     CHECK(setup.when == "comm_overlap");
@@ -286,7 +306,7 @@ class OverlapSetup:
 )py");
     mbl::py::TreeReader tree(dir.path() / "src");
     std::string why;
-    auto program = mbl::py::compile_bridge_section_setup(tree, "comm_overlap", "", why);
+    auto program = mbl::py::compile_bridge_startup(tree, "", why);
     REQUIRE(program != nullptr);
     REQUIRE(program->steps.size() == 2);
     CHECK(program->steps[1].args == std::vector<std::string>{"comm_overlap", "", "ddp"});
@@ -327,7 +347,7 @@ class OverlapSetup:
     cfg.comm_overlap.setup(cfg.model)
 )py");
         mbl::py::TreeReader other(dir.path() / "src");
-        CHECK(mbl::py::compile_bridge_section_setup(other, "comm_overlap", "", why) == nullptr);
+        CHECK(mbl::py::compile_bridge_startup(other, "", why) == nullptr);
         CHECK(why.find("runtime_config_update") != std::string::npos);
     }
 }
@@ -513,7 +533,7 @@ class OverlapSetup:
 )py");
     mbl::py::TreeReader tree(dir.path() / "src");
     std::string why;
-    auto program = mbl::py::compile_bridge_section_setup(tree, "comm_overlap", "", why);
+    auto program = mbl::py::compile_bridge_startup(tree, "", why);
     REQUIRE(program != nullptr);
     REQUIRE(program->steps.size() == 3);
 
@@ -562,7 +582,7 @@ class OverlapSetup:
         text.replace(text.find("    cfg.validate()"), 0, lines);
         dir.write("src/megatron/bridge/training/config.py", text);
         mbl::py::TreeReader fork(dir.path() / "src");
-        auto forked = mbl::py::compile_bridge_section_setup(fork, "comm_overlap", "", why);
+        auto forked = mbl::py::compile_bridge_startup(fork, "", why);
         REQUIRE(forked != nullptr);
         REQUIRE(forked->steps.size() == 4);
         auto after = run_over(*forked, root);
@@ -578,4 +598,122 @@ class OverlapSetup:
         CHECK(forked_with("    cfg.apply_fork_defaults()\n").find("ConfigContainer.apply_fork_defaults") !=
               std::string::npos);
     }
+}
+
+TEST_CASE("a precision section's setup copies what differs onto the model and the other sections, from the source",
+          "[bridge-checks]") {
+    mbl::test::TempDir dir;
+    write_bridge_packages(dir);
+    dir.write("src/megatron/bridge/training/config.py", R"py(import os
+from dataclasses import dataclass, field, fields
+from typing import Optional, Union
+
+
+@dataclass
+class Precision:
+    bf16: bool = False
+    grad_reduce_in_fp32: bool = True
+
+    def setup(self, model_config, ddp_config):
+        _copy(self, model_config)
+        _copy(self, ddp_config)
+
+
+def _copy(precision, config):
+    for f in fields(precision):
+        if not hasattr(config, f.name):
+            continue
+        old_val = getattr(config, f.name)
+        new_val = getattr(precision, f.name)
+        if old_val != new_val:
+            setattr(config, f.name, new_val)
+
+
+@dataclass
+class DataParallel:
+    grad_reduce_in_fp32: bool = False
+    bucket_size: Optional[int] = None
+
+
+@dataclass
+class Overlap:
+    def setup(self, model_config):
+        os.environ["CUDA_DEVICE_MAX_CONNECTIONS"] = "1"
+        if "NCCL_DEBUG" in os.environ:
+            os.environ.pop("NCCL_DEBUG")
+        if model_config.bf16:
+            raise ValueError("reached past the environment")
+
+
+@dataclass
+class ConfigContainer:
+    model: object = None
+    ddp: DataParallel = field(default_factory=DataParallel)
+    mixed_precision: Optional[Union[Precision, str]] = None
+    comm_overlap: Optional[Overlap] = None
+
+
+def runtime_config_update(cfg: ConfigContainer) -> None:
+    if cfg.mixed_precision is not None:
+        cfg.mixed_precision.setup(cfg.model, cfg.ddp)
+    if cfg.comm_overlap is not None:
+        cfg.comm_overlap.setup(cfg.model)
+)py");
+    mbl::py::TreeReader tree(dir.path() / "src");
+    std::string why;
+    auto program = mbl::py::compile_bridge_startup(tree, "", why);
+    REQUIRE(program != nullptr);
+    REQUIRE(program->steps.size() == 2);
+    CHECK(program->steps[0].when == "mixed_precision");
+    // The classes of the sections a setup is given are described too, each field with its default.
+    REQUIRE(program->section_fields.count("ddp") == 1);
+    CHECK(program->section_fields.at("ddp").names == std::vector<std::string>{"grad_reduce_in_fp32", "bucket_size"});
+    CHECK(program->section_fields.at("ddp").complete);
+
+    mbl::Value root = mbl::Value::map();
+    mbl::Value model = mbl::Value::map();
+    model.set("num_layers", mbl::Value::integer(2));
+    // What the recipe left unknown: the setup writes the precision's value wherever it differs, so it is known after.
+    model.set("bf16", mbl::Value::unknown("returned by a helper the linter could not follow"));
+    mbl::Value precision = mbl::Value::map();
+    precision.set("bf16", mbl::Value::boolean(true));
+    root.set("model", std::move(model));
+    root.set("mixed_precision", std::move(precision));
+    root.set("comm_overlap", mbl::Value::map());
+    const auto& revision = *mbl::Schema::instance().revision("0.20.dev");
+    auto found = mbl::finalize(root, revision, {}, nullptr, {}, {}, program);
+    const auto& m = found.model;
+    REQUIRE(m[mbl::field::bf16].is_bool());
+    CHECK(m[mbl::field::bf16].as_bool());
+    // The ddp section the config does not set takes the class's default (False), and the setup copies the precision
+    // config's default (True) over it.
+    REQUIRE(m.run.ddp.grad_reduce_in_fp32.is_bool());
+    CHECK(m.run.ddp.grad_reduce_in_fp32.as_bool());
+    // Setting the process environment changes no config object: the raise after it is certain.
+    REQUIRE(m.bridge_setup);
+    bool certain = false;
+    for (const auto& e : m.bridge_setup->events)
+        if (e.site->kind == Site::Kind::Raise && e.site->text == "reached past the environment") certain = e.certain;
+    CHECK(certain);
+}
+
+TEST_CASE("the bundled precision catalog is Bridge's registry as the front end resolves it", "[bridge-checks]") {
+    // Generated (scripts/mcore_facts.py --bridge-precision): the subchannel recipe sets fp8 "hybrid" at 067f987
+    // (mixed_precision.py 382); the hand-written catalog it replaces said "e4m3".
+    auto loaded = mbl::load_yaml("cfg.yaml", "mixed_precision: bf16_with_fp8_subchannel_scaling_mixed\n");
+    auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision("0.20.dev"), {});
+    REQUIRE(fin.errors.empty());
+    CHECK(fin.model[mbl::field::fp8].as_string() == "hybrid");
+    CHECK(fin.model[mbl::field::fp8_recipe].as_string() == "blockwise");
+    // The hyphenated spelling Bridge's register() adds is a name of its own in the registry.
+    auto hyphen = mbl::load_yaml("cfg.yaml", "mixed_precision: bf16-mixed\n");
+    auto fin2 = mbl::finalize(hyphen.root, *mbl::Schema::instance().revision("0.20.dev"), {});
+    CHECK(fin2.errors.empty());
+    CHECK(fin2.model[mbl::field::bf16].truthy());
+    // A field the recipe does not state is MixedPrecisionConfig's default, copied over Megatron Core's.
+    auto plain = mbl::load_yaml("cfg.yaml", "mixed_precision: {bf16: true}\n");
+    auto fin3 = mbl::finalize(plain.root, *mbl::Schema::instance().revision("0.20.dev"), {});
+    CHECK(fin3.model[mbl::field::fp8_recipe].as_string() == "tensorwise");
+    REQUIRE(fin3.model.run.ddp.grad_reduce_in_fp32.is_bool());
+    CHECK(fin3.model.run.ddp.grad_reduce_in_fp32.as_bool());
 }
