@@ -14,19 +14,45 @@ Context parallelism: the local spec's ``DotProductAttention`` refuses it (CP nee
 Transformer Engine's context-parallel attention (``te_cp_attention.py``: ``cp_comm_type`` p2p, its allocations and
 saved tensors modelled from Transformer Engine's source, its kernels not TE's); their ``environment`` line says so.
 
+Multi-latent attention: the local spec cannot build it at d98e8a64 (``MultiLatentAttention`` passes ``k_channels``
+and ``v_channels`` to a core attention whose local constructor takes neither), so the MLA shapes run Megatron Core's
+own ``DotProductAttention`` given them (``mla_local_attention.py``); each MLA ``environment`` line records the
+unpatched build's error. The local spec's MLA also needs ``q_lora_rank`` for ``qk_layernorm`` (its standalone q norm,
+``gpt_layer_specs.py`` line 428, is refused without one: ``transformer/mla_qk_norm_config.py`` lines 172-173), so the
+MoE + MLA shape without query compression has no qk norms.
+
 Not measurable here: ``layernorm`` recompute at d98e8a64 (its
 ``CheckpointWithoutOutput`` reaches Transformer Engine's ``FP8GlobalStateManager``, ``tensor_parallel/random.py``
 lines 767-768 with ``self.fp8 = fp8 is not None`` at line 883: RC107), ``moe_act`` (the local spec's
-``SequentialMLP`` has no such checkpoint).
+``SequentialMLP`` has no such checkpoint), hybrid Mamba: ``MambaMixer.__init__`` raises ImportError without
+``mamba_ssm`` (``ssm/mamba_mixer.py`` lines 204-207; its training path is ``mamba_ssm``'s
+``mamba_split_conv1d_scan_combined``, imported at lines 70-81) and the only Mamba layer spec, ``hybrid_stack_spec``
+(``models/hybrid/hybrid_layer_specs.py`` lines 107-118), projects in with ``TELayerNormColumnParallelLinear``, a
+``MagicMock`` subclass without Transformer Engine (``extensions/transformer_engine.py`` lines 82-85). The GPU machine
+has neither package; the ``hybrid-mamba`` shape makes both build attempts and records their errors (``mamba_probe``).
 
 Usage:
     fake_group_sweep.py --list
-    fake_group_sweep.py [--shapes A,B,...] [--jobs N] [-o OUT.jsonl]      # every shape, one process each
-    fake_group_sweep.py --shape NAME                                       # one shape in this process
+    fake_group_sweep.py [--shapes A,B,...] [--part K/N] [--jobs N] [--budget-gib G] [-o OUT.jsonl]
+                                           # every shape (or those named; part K of N), one process each
+    fake_group_sweep.py --shape NAME       # one shape in this process
 
-One JSON object per line: ``environment`` (per shape: versions, world size, rank, the parallel ranks Megatron Core
-reports, what was supplied), ``run`` (per recompute option: the shape, the option and the figures of
-``mcore_reference.measure_run`` or ``measure_schedule``), ``error`` (a shape that could not run, with why).
+The whole sweep is one command, ``fake_group_sweep.py --jobs 3 -o sweep.jsonl``: up to three shapes at a time while
+their booked memory (each shape's ``gib``) fits ``--budget-gib`` (70). On one H100 (PyTorch 2.11, Megatron Core
+d98e8a64, 2026-12-07) its 24 shapes ran in 147 s of wall time, 12 to 31 s each (420 s of process time): 114 rows,
+replayed through the estimate by ``tests/memory/test_fake_group_sweep.cpp``: every dense row (Llama TP 1/2/4/8 with
+and without SP, CP 2, MLA at TP 1 and TP 2 + SP, PP 2 and 4 stages with and without VPP 2) within 0.02 MiB, retained
+and at the peak, in the bytes the tensors asked for; every MoE row within 1 % (0.35 % at most). Raw output, the
+command and the time per shape: ``tests/data/gpu/device-runs/2026-12-07-sweep/``. Where the whole sweep does not fit
+one call of a machine, it runs in parts, ``--part 1/N`` to ``--part N/N`` in sequence.
+
+One JSON object per line: ``sweep`` (first: arguments, shapes, packages, nvidia-smi), ``environment`` (per shape:
+versions, world size, rank, the parallel ranks Megatron Core reports, what was supplied), ``run`` (per recompute
+option: the shape, the option, its seconds and the figures of ``mcore_reference.measure_run`` or
+``measure_schedule``; block rows also in requested bytes: ``retained_requested_bytes``,
+``backward_peak_requested_bytes``, since the caching allocator may hand a large request a whole cached block up to
+1 MiB larger), ``error`` (a shape or run that could not run, with why), ``shape`` (per shape: exit status, seconds),
+``done`` (last: total seconds, failures).
 """
 
 from __future__ import annotations
@@ -63,14 +89,14 @@ MOE16 = {  # the held-back MoE rows' block (16 experts, top-4), all-to-all dispa
     "moe_router_force_load_balancing": True,
 }
 
-MLA = {  # a small multi-latent-attention block (DeepSeek-V3's layout: q and kv latents, a rotary part, v 128), qk norms on
+MLA = {  # a small multi-latent-attention block (DeepSeek-V3's layout: q and kv latents, rotary part, v 128), qk norms
     "activation": "silu", "add_bias_linear": False, "attention_dropout": 0.0, "ffn_hidden_size": 5632,
     "gated_linear_unit": True, "hidden_dropout": 0.0, "hidden_size": 2048, "normalization": "RMSNorm",
     "num_attention_heads": 16, "num_layers": 4, "multi_latent_attention": True, "q_lora_rank": 768,
     "kv_lora_rank": 512, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128, "qk_layernorm": True,
 }
-# MOE16's experts with shared experts behind MLA without query compression (Moonlight's layout). Without qk norms: the
-# local spec gives MLA a standalone q norm whenever qk_layernorm is on (gpt_layer_specs.py line 428), which
+# MOE16's experts with shared experts behind MLA without query compression (Moonlight's layout). Without qk norms:
+# the local spec gives MLA a standalone q norm whenever qk_layernorm is on (gpt_layer_specs.py line 428), which
 # QKNormConfigResolver refuses without q_lora_rank (transformer/mla_qk_norm_config.py lines 172-173 and 250);
 # the TP + SP shape below compresses the query and norms both latents instead.
 MOE_MLA = dict(
@@ -270,7 +296,7 @@ def mamba_probe(torch, megatron, name, sh, placed):
         try:
             made = make()
             if not isinstance(made, torch.nn.Module):  # without TE, TE's classes derive from a MagicMock
-                raise TypeError("built a {} instead of a module (extensions/transformer_engine.py lines 83-85: "
+                raise TypeError("built a {} instead of a module (extensions/transformer_engine.py lines 82-85: "
                                 "te is a MagicMock without Transformer Engine)".format(type(made).__name__))
             attempts.append({"what": what, "error": None})
         except Exception as e:
