@@ -110,8 +110,20 @@ void fill_mla(const EffectiveModel& m, LayerShape& s) {
     s.qk_head_dim = int_or(m, field::qk_head_dim, 128);
     s.qk_pos_dim = int_or(m, field::qk_pos_emb_head_dim, 64);
     s.v_head_dim = int_or(m, field::v_head_dim, 128);
-    // Transformer Engine's MLA spec fuses the latent norms into the up-projections when qk_layernorm is on.
-    s.mla_latent_norm_fused = m.str(field::transformer_impl) != "local" && flag_of(m, field::qk_layernorm);
+    // Without qk_layernorm there are no latent norms (transformer/mla_qk_norm_config.py at d98e8a64,
+    // _resolve_disabled_qk_layernorm, lines 69-105: IdentityOp q_layernorm and kv_layernorm, plain up-projections).
+    // With it, Transformer Engine's MLA spec fuses them into the up-projections (LayerNormLinear); the local spec
+    // builds them as norms of their own (models/gpt/gpt_layer_specs.py lines 428-429).
+    const bool local = m.str(field::transformer_impl) == "local";
+    s.mla_latent_norms = flag_of(m, field::qk_layernorm);
+    s.mla_latent_norm_fused = !local && s.mla_latent_norms;
+    // The local spec's down-projections are column-parallel (gpt_layer_specs.py lines 422 and 424), Transformer
+    // Engine's are duplicated TELinear (lines 302 and 304): the local latents are gathered over the TP ranks first
+    // (multi_latent_attention.py lines 652-655 and 747-755).
+    s.mla_column_parallel_down = local;
+    // Without apply_rope_fusion the rotary step is Megatron Core's torch one (models/common/embeddings/rope_utils.py,
+    // _apply_rotary_pos_emb_bshd, reached from line 404).
+    s.mla_unfused_rope = !flag_of(m, field::apply_rope_fusion);
 }
 
 void fill_mamba_and_parallel(const EffectiveModel& m, LayerShape& s) {

@@ -69,10 +69,15 @@ double unfused_attention_phase(const LayerShape& s, const Dims& d, const std::ve
     double phase =
         module_bytes(whole, {"input_layernorm", "input_norm_stats"}) + 4 * score_elements(s, d) * softmax_bytes;
     if (s.mla) {
-        // Latents plus query and key.
+        // Latents plus query and key, and the value's gradient: the value is split from the kv up-projection output
+        // beside the key's no-rope part (multi_latent_attention.py lines 939 and 979 at d98e8a64), so its gradient
+        // waits for the key's, which the softmax chain's QK product returns last (measured: the fake-group sweep's
+        // MLA rows, tests/data/gpu/device-runs/2026-12-07-sweep/mla-trace).
+        // The layer's own rotary cos and sin stay until the rotary step's backward, after the core attention's.
         const double ctx = d.tokens * d.heads * static_cast<double>(s.v_head_dim) * d.gemm_bytes;
         phase += module_bytes(whole, {"attention"}) - ctx +
-                 2 * d.tokens * d.heads * static_cast<double>(s.qk_head_dim + s.qk_pos_dim) * d.e;
+                 2 * d.tokens * d.heads * static_cast<double>(s.qk_head_dim + s.qk_pos_dim) * d.e +
+                 mla_value_bytes(s, d) + mla_rope_bytes(s, d);
     } else if (grouped(s, d)) {
         // The query (a copy, or the QKV output it is a view of) and the repeated key.
         phase += (query_copied(s, d) || s.micro_batch > 1 ? query : qkv_output) + query + value_grad;

@@ -102,7 +102,10 @@ struct LayerShape {
     std::int64_t qk_head_dim = 0;
     std::int64_t qk_pos_dim = 0;
     std::int64_t v_head_dim = 0;
-    bool mla_latent_norm_fused = false;  // q/kv latent norms fused into the up-projections (TE with qk_layernorm)
+    bool mla_latent_norm_fused = false;     // q/kv latent norms fused into the up-projections (TE with qk_layernorm)
+    bool mla_latent_norms = true;           // qk_layernorm: latent norms at all (none without it)
+    bool mla_column_parallel_down = false;  // the local spec's down-projections: column-parallel, latents gathered
+    bool mla_unfused_rope = true;           // apply_rope_fusion off: the rotary step keeps its cos and sin
 
     // Mamba (layers of kind Mamba): d_inner = mamba_heads x mamba_head_dim.
     std::int64_t mamba_heads = 0;

@@ -42,6 +42,10 @@ double score_elements(const LayerShape& s, const Dims& d);
 double norm_stat_bytes(const LayerShape& s, double tokens);
 // Attention with fewer key/value heads than query heads (GQA, MQA).
 bool grouped(const LayerShape& s, const Dims& d);
+// MLA's torch rotary step keeps cos and sin for the query and the key: 4 x [s, 1, 1, rope] (0 when fused or not MLA).
+double mla_rope_bytes(const LayerShape& s, const Dims& d);
+// MLA's value, a tensor of its own (0 when not MLA).
+double mla_value_bytes(const LayerShape& s, const Dims& d);
 // SelfAttention reshapes the query out of the grouped QKV output [s, b, g, (a/g + 2) d]: a copy when a rank holds
 // more than one group (the groups cannot be merged into one strided dimension), a view with a single group.
 bool query_copied(const LayerShape& s, const Dims& d);

@@ -50,6 +50,14 @@ double score_elements(const LayerShape& s, const Dims& d) {
 double norm_stat_bytes(const LayerShape& s, double tokens) { return tokens * (s.layernorm ? 8.0 : 4.0); }
 
 bool grouped(const LayerShape& s, const Dims& d) { return !s.mla && d.heads > d.groups; }
+
+double mla_rope_bytes(const LayerShape& s, const Dims& d) {
+    return s.mla && s.mla_unfused_rope ? 4 * d.s_query * static_cast<double>(s.qk_pos_dim) * d.e : 0;
+}
+
+double mla_value_bytes(const LayerShape& s, const Dims& d) {
+    return s.mla ? d.tokens * d.heads * static_cast<double>(s.v_head_dim) * d.e : 0;
+}
 bool query_copied(const LayerShape& s, const Dims& d) { return grouped(s, d) && d.groups > 1; }
 
 namespace {
@@ -136,21 +144,43 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
         const double qk = static_cast<double>(s.qk_head_dim + s.qk_pos_dim), v = static_cast<double>(s.v_head_dim);
         // Latent norms fused into the up-projections (LayerNormLinear) run inside the mla_up_proj region.
         const std::string latent_norm = s.mla_latent_norm_fused ? "mla_up_proj" : "attention";
+        // The local spec's column-parallel down-projections under sequence parallelism (multi_latent_attention.py at
+        // d98e8a64, lines 652-655 and 747-755): each latent is all-gathered over the TP ranks ([s, b, rank]) and
+        // scattered back to the rank's rows. The scatter (tensor_parallel/mappings.py line 79) copies only what is
+        // not contiguous: the q latent's rows are a slice of the gathered tensor, which stays alive whole; the kv
+        // latent is a column slice (the rope key beside it), copied to a tensor of its own.
+        const bool gathered = s.mla_column_parallel_down && s.sequence_parallel && s.tp > 1;
         if (s.q_lora_rank > 0) {
-            t.push_back({"q down-projection output (q latent)", "attention", Tl * s.q_lora_rank * e});
-            t.push_back(
-                {"q latent norm output (q up-projection input)", latent_norm, Tl * s.q_lora_rank * d.gemm_bytes});
-            t.push_back({"q latent norm statistics (fp32)", latent_norm, Tl * 4});
+            t.push_back({gathered ? "q latent (a view of the q down-projection output gathered over the TP ranks)"
+                                  : "q down-projection output (q latent)",
+                         "attention", (gathered ? T : Tl) * s.q_lora_rank * e});
+            if (s.mla_latent_norms) {
+                t.push_back(
+                    {"q latent norm output (q up-projection input)", latent_norm, Tl * s.q_lora_rank * d.gemm_bytes});
+                t.push_back({"q latent norm statistics (fp32)", latent_norm, Tl * 4});
+            }
         }
-        t.push_back({"kv down-projection output (kv latent and rope key)", "attention",
-                     Tl * (s.kv_lora_rank + s.qk_pos_dim) * e});
-        t.push_back(
-            {"kv latent norm output (kv up-projection input)", latent_norm, Tl * s.kv_lora_rank * d.gemm_bytes});
-        t.push_back({"kv latent norm statistics (fp32)", latent_norm, Tl * 4});
+        if (gathered)
+            t.push_back({"kv latent (copied from the kv down-projection output gathered over the TP ranks)",
+                         "attention", Tl * s.kv_lora_rank * e});
+        else
+            t.push_back({"kv down-projection output (kv latent and rope key)", "attention",
+                         Tl * (s.kv_lora_rank + s.qk_pos_dim) * e});
+        if (s.mla_latent_norms) {
+            t.push_back(
+                {"kv latent norm output (kv up-projection input)", latent_norm, Tl * s.kv_lora_rank * d.gemm_bytes});
+            t.push_back({"kv latent norm statistics (fp32)", latent_norm, Tl * 4});
+        }
         // The up-projection outputs are consumed by the rotary step and freed; query, key and value are new tensors.
         t.push_back({"query with rotary part", "mla_up_proj", T * d.heads * qk * e});
         t.push_back({"key with rotary part", "mla_up_proj", T * d.heads * qk * e});
         t.push_back({"value", "mla_up_proj", T * d.heads * v * e});
+        // The torch rotary step (rope_utils.py _apply_rotary_pos_emb_bshd, lines 142-147), once for the query's rope
+        // part and once for the key's: `t * cos_ + rotate_half(t) * sin_` keeps cos_ and sin_, [s, 1, 1, rope] in
+        // the activations' dtype, whatever the micro-batch and the heads.
+        if (s.mla_unfused_rope)
+            t.push_back({"rotary cos and sin of the query and the key (kept by the torch rotary step)", "mla_up_proj",
+                         mla_rope_bytes(s, d)});
     } else {
         const double qkv = T * d.qkv_width * e;
         const double q = T * d.heads * d.head_dim * e;

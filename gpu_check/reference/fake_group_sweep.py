@@ -14,19 +14,45 @@ Context parallelism: the local spec's ``DotProductAttention`` refuses it (CP nee
 Transformer Engine's context-parallel attention (``te_cp_attention.py``: ``cp_comm_type`` p2p, its allocations and
 saved tensors modelled from Transformer Engine's source, its kernels not TE's); their ``environment`` line says so.
 
+Multi-latent attention: the local spec cannot build it at d98e8a64 (``MultiLatentAttention`` passes ``k_channels``
+and ``v_channels`` to a core attention whose local constructor takes neither), so the MLA shapes run Megatron Core's
+own ``DotProductAttention`` given them (``mla_local_attention.py``); each MLA ``environment`` line records the
+unpatched build's error. The local spec's MLA also needs ``q_lora_rank`` for ``qk_layernorm`` (its standalone q norm,
+``gpt_layer_specs.py`` line 428, is refused without one: ``transformer/mla_qk_norm_config.py`` lines 172-173), so the
+MoE + MLA shape without query compression has no qk norms.
+
 Not measurable here: ``layernorm`` recompute at d98e8a64 (its
 ``CheckpointWithoutOutput`` reaches Transformer Engine's ``FP8GlobalStateManager``, ``tensor_parallel/random.py``
 lines 767-768 with ``self.fp8 = fp8 is not None`` at line 883: RC107), ``moe_act`` (the local spec's
-``SequentialMLP`` has no such checkpoint).
+``SequentialMLP`` has no such checkpoint), hybrid Mamba: ``MambaMixer.__init__`` raises ImportError without
+``mamba_ssm`` (``ssm/mamba_mixer.py`` lines 204-207; its training path is ``mamba_ssm``'s
+``mamba_split_conv1d_scan_combined``, imported at lines 70-81) and the only Mamba layer spec, ``hybrid_stack_spec``
+(``models/hybrid/hybrid_layer_specs.py`` lines 107-118), projects in with ``TELayerNormColumnParallelLinear``, a
+``MagicMock`` subclass without Transformer Engine (``extensions/transformer_engine.py`` lines 82-85). The GPU machine
+has neither package; the ``hybrid-mamba`` shape makes both build attempts and records their errors (``mamba_probe``).
 
 Usage:
     fake_group_sweep.py --list
-    fake_group_sweep.py [--shapes A,B,...] [--jobs N] [-o OUT.jsonl]      # every shape, one process each
-    fake_group_sweep.py --shape NAME                                       # one shape in this process
+    fake_group_sweep.py [--shapes A,B,...] [--part K/N] [--jobs N] [--budget-gib G] [-o OUT.jsonl]
+                                           # every shape (or those named; part K of N), one process each
+    fake_group_sweep.py --shape NAME       # one shape in this process
 
-One JSON object per line: ``environment`` (per shape: versions, world size, rank, the parallel ranks Megatron Core
-reports, what was supplied), ``run`` (per recompute option: the shape, the option and the figures of
-``mcore_reference.measure_run`` or ``measure_schedule``), ``error`` (a shape that could not run, with why).
+The whole sweep is one command, ``fake_group_sweep.py --jobs 3 -o sweep.jsonl``: up to three shapes at a time while
+their booked memory (each shape's ``gib``) fits ``--budget-gib`` (70). On one H100 (PyTorch 2.11, Megatron Core
+d98e8a64, 2026-12-07) its 24 shapes ran in 147 s of wall time, 12 to 31 s each (420 s of process time): 114 rows,
+replayed through the estimate by ``tests/memory/test_fake_group_sweep.cpp``: every dense row (Llama TP 1/2/4/8 with
+and without SP, CP 2, MLA at TP 1 and TP 2 + SP, PP 2 and 4 stages with and without VPP 2) within 0.02 MiB, retained
+and at the peak, in the bytes the tensors asked for; every MoE row within 1 % (0.35 % at most). Raw output, the
+command and the time per shape: ``tests/data/gpu/device-runs/2026-12-07-sweep/``. Where the whole sweep does not fit
+one call of a machine, it runs in parts, ``--part 1/N`` to ``--part N/N`` in sequence.
+
+One JSON object per line: ``sweep`` (first: arguments, shapes, packages, nvidia-smi), ``environment`` (per shape:
+versions, world size, rank, the parallel ranks Megatron Core reports, what was supplied), ``run`` (per recompute
+option: the shape, the option, its seconds and the figures of ``mcore_reference.measure_run`` or
+``measure_schedule``; block rows also in requested bytes: ``retained_requested_bytes``,
+``backward_peak_requested_bytes``, since the caching allocator may hand a large request a whole cached block up to
+1 MiB larger), ``error`` (a shape or run that could not run, with why), ``shape`` (per shape: exit status, seconds),
+``done`` (last: total seconds, failures).
 """
 
 from __future__ import annotations
@@ -45,6 +71,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fake_group  # noqa: E402
 import mcore_reference as ref  # noqa: E402
+import mla_local_attention  # noqa: E402
 import te_cp_attention  # noqa: E402
 
 SEED = 1234
@@ -62,6 +89,21 @@ MOE16 = {  # the held-back MoE rows' block (16 experts, top-4), all-to-all dispa
     "moe_router_force_load_balancing": True,
 }
 
+MLA = {  # a small multi-latent-attention block (DeepSeek-V3's layout: q and kv latents, rotary part, v 128), qk norms
+    "activation": "silu", "add_bias_linear": False, "attention_dropout": 0.0, "ffn_hidden_size": 5632,
+    "gated_linear_unit": True, "hidden_dropout": 0.0, "hidden_size": 2048, "normalization": "RMSNorm",
+    "num_attention_heads": 16, "num_layers": 4, "multi_latent_attention": True, "q_lora_rank": 768,
+    "kv_lora_rank": 512, "qk_head_dim": 128, "qk_pos_emb_head_dim": 64, "v_head_dim": 128, "qk_layernorm": True,
+}
+# MOE16's experts with shared experts behind MLA without query compression (Moonlight's layout). Without qk norms:
+# the local spec gives MLA a standalone q norm whenever qk_layernorm is on (gpt_layer_specs.py line 428), which
+# QKNormConfigResolver refuses without q_lora_rank (transformer/mla_qk_norm_config.py lines 172-173 and 250);
+# the TP + SP shape below compresses the query and norms both latents instead.
+MOE_MLA = dict(
+    {k: v for k, v in MOE16.items() if k != "num_query_groups"}, multi_latent_attention=True, q_lora_rank=None,
+    kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128, qk_layernorm=False,
+    moe_shared_expert_intermediate_size=2816)
+
 NONE = {}
 SEL = lambda *labels: {"recompute_granularity": "selective", "recompute_modules": list(labels)}  # noqa: E731
 FULL_U1 = {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}
@@ -71,40 +113,63 @@ DENSE_RUNS = [NONE, SEL("core_attn"), SEL("mlp"), SEL("core_attn", "mlp"), FULL_
 MOE_RUNS = [NONE, SEL("moe"), SEL("core_attn"), SEL("core_attn", "moe"), FULL_U1]
 STAGE_RUNS = [NONE, SEL("core_attn"), FULL_U1]
 CP_RUNS = [NONE, SEL("core_attn"), SEL("mlp"), FULL_U1]
+MLA_RUNS = [NONE, SEL("core_attn"), SEL("mla_up_proj"), SEL("mlp"), SEL("core_attn", "mla_up_proj"),
+            SEL("core_attn", "mla_up_proj", "mlp"), FULL_U1, FULL_B2]
+MOE_MLA_RUNS = [NONE, SEL("moe"), SEL("shared_experts"), SEL("mla_up_proj"), SEL("core_attn"),
+                SEL("core_attn", "mla_up_proj", "moe"), FULL_U1]
 
 
 def shape(arch, tp=1, sp=False, cp=1, ep=1, etp=1, pp=1, vpp=None, stage=0, layers=None, runs=None, s=4096, b=1,
-          micro_batches=None, **extra):
+          micro_batches=None, gib=20, **extra):
+    """A shape; ``gib`` is what the scheduler books for its process (GiB of device memory, a little above the peak
+    reserved that an earlier run of it recorded): not a figure any test reads."""
     a = dict(arch, **extra)
     if layers is not None:
         a["num_layers"] = layers
     return {"arch": a, "tp": tp, "sp": sp, "cp": cp, "ep": ep, "etp": etp, "pp": pp, "vpp": vpp, "stage": stage,
-            "s": s, "b": b, "micro_batches": micro_batches,
+            "s": s, "b": b, "micro_batches": micro_batches, "gib": gib,
             "runs": runs or (MOE_RUNS if "num_moe_experts" in a else DENSE_RUNS)}
 
 
 SHAPES = {
     # Dense: tensor parallelism with and without sequence parallelism (TP 8: one query group per rank).
-    "dense-tp1": shape(LLAMA),
-    "dense-tp2": shape(LLAMA, tp=2),
-    "dense-tp2-sp": shape(LLAMA, tp=2, sp=True),
-    "dense-tp4-sp": shape(LLAMA, tp=4, sp=True),
-    "dense-tp8-sp": shape(LLAMA, tp=8, sp=True),
+    "dense-tp1": shape(LLAMA, gib=29),
+    "dense-tp2": shape(LLAMA, tp=2, gib=16),
+    "dense-tp2-sp": shape(LLAMA, tp=2, sp=True, gib=15),
+    "dense-tp4-sp": shape(LLAMA, tp=4, sp=True, gib=8),
+    "dense-tp8-sp": shape(LLAMA, tp=8, sp=True, gib=5),
     # Context parallelism 2: Megatron Core's layers around a stand-in for Transformer Engine's p2p ring attention.
-    "dense-tp1-cp2": shape(LLAMA, cp=2, runs=CP_RUNS),
-    "dense-tp2-sp-cp2": shape(LLAMA, tp=2, sp=True, cp=2, runs=CP_RUNS),
+    "dense-tp1-cp2": shape(LLAMA, cp=2, runs=CP_RUNS, gib=7),
+    "dense-tp2-sp-cp2": shape(LLAMA, tp=2, sp=True, cp=2, runs=CP_RUNS, gib=5),
     # MoE: expert parallelism with ETP 1 (16 experts: 8 per rank at EP 2, 2 at EP 8), with TP 2 + SP beside it.
-    "moe-ep1": shape(MOE16),
-    "moe-ep2": shape(MOE16, ep=2),
-    "moe-ep8": shape(MOE16, ep=8),
-    "moe-tp2-sp-ep2": shape(MOE16, tp=2, sp=True, ep=2),
-    "moe-ep2-allgather": shape(MOE16, ep=2, runs=[NONE, SEL("moe"), FULL_U1], moe_token_dispatcher_type="allgather"),
-    # Pipeline stages as Megatron Core's schedule runs them (1F1B; interleaved with VPP), TP 2 + SP.
-    "pp2-stage0-tp2-sp": shape(LLAMA, tp=2, sp=True, pp=2, stage=0, layers=8, micro_batches=4, runs=STAGE_RUNS),
-    "pp2-stage1-tp2-sp": shape(LLAMA, tp=2, sp=True, pp=2, stage=1, layers=8, micro_batches=4, runs=STAGE_RUNS),
-    "pp4-stage1-tp4-sp": shape(LLAMA, tp=4, sp=True, pp=4, stage=1, layers=16, micro_batches=8, runs=STAGE_RUNS),
+    "moe-ep1": shape(MOE16, gib=16),
+    "moe-ep2": shape(MOE16, ep=2, gib=15),
+    "moe-ep8": shape(MOE16, ep=8, gib=14),
+    "moe-tp2-sp-ep2": shape(MOE16, tp=2, sp=True, ep=2, gib=9),
+    "moe-tp2-sp-ep8": shape(MOE16, tp=2, sp=True, ep=8, gib=9),
+    "moe-ep2-allgather": shape(MOE16, ep=2, runs=[NONE, SEL("moe"), FULL_U1], moe_token_dispatcher_type="allgather",
+                               gib=15),
+    # Multi-latent attention, dense and behind MoE with shared experts, with TP + SP and EP.
+    "mla-tp1": shape(MLA, runs=MLA_RUNS, gib=16),
+    "mla-tp2-sp": shape(MLA, tp=2, sp=True, runs=MLA_RUNS, gib=9),
+    "moe-mla-ep2": shape(MOE_MLA, ep=2, runs=MOE_MLA_RUNS, gib=16),
+    "moe-mla-tp2-sp-ep4": shape(MOE_MLA, tp=2, sp=True, ep=4, runs=MOE_MLA_RUNS, gib=10, q_lora_rank=512,
+                                qk_layernorm=True),
+    # Pipeline stages as Megatron Core's schedule runs them (1F1B; interleaved with VPP), TP 2 or 4 + SP.
+    "pp2-stage0-tp2-sp": shape(LLAMA, tp=2, sp=True, pp=2, stage=0, layers=8, micro_batches=4, runs=STAGE_RUNS,
+                               gib=24),
+    "pp2-stage1-tp2-sp": shape(LLAMA, tp=2, sp=True, pp=2, stage=1, layers=8, micro_batches=4, runs=STAGE_RUNS,
+                               gib=16),
+    "pp4-stage1-tp4-sp": shape(LLAMA, tp=4, sp=True, pp=4, stage=1, layers=16, micro_batches=8, runs=STAGE_RUNS,
+                               gib=17),
     "pp2-vpp2-stage0-tp2-sp": shape(LLAMA, tp=2, sp=True, pp=2, vpp=2, stage=0, layers=8, micro_batches=4,
-                                    runs=STAGE_RUNS),
+                                    runs=STAGE_RUNS, gib=28),
+    "pp4-vpp2-stage0-tp4-sp": shape(LLAMA, tp=4, sp=True, pp=4, vpp=2, stage=0, layers=16, micro_batches=8,
+                                    runs=STAGE_RUNS, gib=30),
+    "pp4-vpp2-stage3-tp4-sp": shape(LLAMA, tp=4, sp=True, pp=4, vpp=2, stage=3, layers=16, micro_batches=8,
+                                    runs=STAGE_RUNS, gib=16),
+    # Hybrid Mamba: not buildable here; the shape records why (mamba_probe).
+    "hybrid-mamba": dict(shape(LLAMA, gib=2, runs=[NONE]), probe="mamba"),
 }
 
 
@@ -124,6 +189,8 @@ def run_shape(name):
     import megatron.core as megatron
 
     placed = fake_group.init(torch, sh, SEED)
+    if sh.get("probe") == "mamba":
+        return mamba_probe(torch, megatron, name, sh, placed)
     arch = dict(sh["arch"])
     moe = "num_moe_experts" in arch
     if moe:
@@ -141,18 +208,31 @@ def run_shape(name):
     request = {"transformer_config": config, "transformer_impl": "local", "seq_length": sh["s"],
                "micro_batch": sh["b"], "warmup": 1, "steps": 2, "seed": SEED, "parallel": sh}
     cls, kwargs, changes, dropped = ref.prepare_config(torch, request, te_present=False)
+    extra = {}
+    if sh["cp"] > 1:
+        extra["attention"] = te_cp_attention.STANDIN
+    if arch.get("multi_latent_attention"):
+        # The local spec as d98e8a64 builds it, once: the error it stops at is part of the record.
+        try:
+            build(torch, cls, kwargs, sh, sh["runs"][0], post_process=True, patch_mla=False)
+            unpatched = None
+        except Exception as e:
+            unpatched = "{}: {}".format(type(e).__name__, str(e).splitlines()[0] if str(e) else "")
+        gc.collect()
+        torch.cuda.empty_cache()
+        extra["mla_core_attention"] = {"unpatched_error": unpatched, "built": mla_local_attention.STANDIN}
     free, total = torch.cuda.mem_get_info()
     emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0), total_bytes=total,
          megatron_core=ref.megatron_version(megatron),
          megatron_core_path=os.path.dirname(os.path.abspath(megatron.__file__)),
-         parallel=sh, changes=changes, dropped=dropped, **placed, **fake_group.describe(moe, sh["sp"]),
-         **({"attention": te_cp_attention.STANDIN} if sh["cp"] > 1 else {}))
+         parallel=sh, changes=changes, dropped=dropped, **placed, **fake_group.describe(moe, sh["sp"]), **extra)
     if sh["pp"] > 1:
         measure = lambda run: measure_stage(torch, cls, kwargs, sh, run)  # noqa: E731
     else:
         measure = lambda run: measure_block(torch, cls, kwargs, sh, run)  # noqa: E731
     runs = [(None, sh["runs"][0])] + list(enumerate(sh["runs"]))
     for index, run in runs:  # the first unmeasured: global buffers, the routing pattern, allocator segments
+        started = time.time()
         try:
             figures = measure(run)
         except Exception as e:  # out of memory, or Megatron Core refusing the shape: recorded, the next run goes on
@@ -164,10 +244,93 @@ def run_shape(name):
             torch.cuda.empty_cache()
             continue
         if index is not None:
-            emit("run", shape=name, index=index, recompute=run, **figures)
+            emit("run", shape=name, index=index, recompute=run, seconds=round(time.time() - started, 2), **figures)
 
 
-def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None):
+PACKAGES = ("torch", "triton", "einops", "mamba_ssm", "causal_conv1d", "transformer_engine", "apex")
+
+
+def packages():
+    """Whether each package the local spec or a Mamba layer could use is importable here, and its version."""
+    import importlib.metadata
+    import importlib.util
+
+    out = {}
+    for name in PACKAGES:
+        try:
+            present = importlib.util.find_spec(name) is not None
+        except Exception:
+            present = False
+        version = None
+        if present:
+            for dist in (name, name.replace("_", "-")):
+                try:
+                    version = importlib.metadata.version(dist)
+                    break
+                except importlib.metadata.PackageNotFoundError:
+                    continue
+        out[name] = version if present else None
+    return out
+
+
+def mamba_probe(torch, megatron, name, sh, placed):
+    """Hybrid Mamba where the local spec allows it: nowhere at d98e8a64. Two real build attempts, each recorded:
+
+    * the Mamba mixer with Megatron Core's local linears (``ColumnParallelLinear`` in, ``RowParallelLinear`` out):
+      ``MambaMixer.__init__`` raises ImportError when ``mamba_ssm`` is missing (``ssm/mamba_mixer.py`` lines
+      204-207; the import it needs, lines 70-81: the training path calls ``mamba_split_conv1d_scan_combined``);
+    * the only Mamba layer spec there is, ``hybrid_stack_spec`` (``models/hybrid/hybrid_layer_specs.py`` lines
+      107-118), whose mixer projects in with ``TELayerNormColumnParallelLinear``: without Transformer Engine its
+      constructor raises ImportError (``extensions/transformer_engine.py`` lines 1406-1410).
+    """
+    from megatron.core import parallel_state
+    from megatron.core.process_groups_config import ProcessGroupCollection
+    from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear
+    from megatron.core.transformer import TransformerConfig
+
+    config = TransformerConfig(num_layers=1, hidden_size=1024, num_attention_heads=8, bf16=True,
+                               params_dtype=torch.bfloat16, use_cpu_initialization=False)
+    attempts = []
+
+    def attempt(what, make):
+        try:
+            made = make()
+            if not isinstance(made, torch.nn.Module):  # without TE, TE's classes derive from a MagicMock
+                raise TypeError("built a {} instead of a module (extensions/transformer_engine.py lines 82-85: "
+                                "te is a MagicMock without Transformer Engine)".format(type(made).__name__))
+            attempts.append({"what": what, "error": None})
+        except Exception as e:
+            attempts.append({"what": what, "error": "{}: {}".format(type(e).__name__,
+                                                                     str(e).splitlines()[0] if str(e) else "")})
+
+    def mixer():
+        from megatron.core.ssm.mamba_mixer import MambaMixer, MambaMixerSubmodules
+
+        pgs = ProcessGroupCollection.use_mpu_process_groups(required_pgs=["tp", "cp"])
+        return MambaMixer(config, MambaMixerSubmodules(in_proj=ColumnParallelLinear, out_proj=RowParallelLinear),
+                          d_model=config.hidden_size, layer_number=1, pg_collection=pgs)
+
+    def hybrid_in_proj():
+        from megatron.core.models.hybrid.hybrid_layer_specs import hybrid_stack_spec
+
+        in_proj = hybrid_stack_spec.submodules.mamba_layer.submodules.mixer.submodules.in_proj
+        return in_proj(config.hidden_size, 2 * config.hidden_size, config=config, init_method=config.init_method,
+                       gather_output=False, bias=False, skip_bias_add=False, is_expert=False,
+                       tp_group=parallel_state.get_tensor_model_parallel_group())
+
+    attempt("MambaMixer with the local ColumnParallelLinear / RowParallelLinear (ssm/mamba_mixer.py)", mixer)
+    attempt("hybrid_stack_spec's Mamba in_proj, TELayerNormColumnParallelLinear (hybrid_layer_specs.py line 116)",
+            hybrid_in_proj)
+    emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0),
+         megatron_core=ref.megatron_version(megatron), parallel=sh, packages=packages(), **placed,
+         **fake_group.describe(False, False))
+    built = [a for a in attempts if a["error"] is None]
+    emit("error", shape=name, index=None, recompute=None, kind="cannot_run" if not built else "probe_built",
+         message="no Mamba layer can be built with the local spec here" if not built else
+         "a Mamba layer part was built: measure it", attempts=attempts)
+
+
+def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None, patch_mla=True):
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_decoder_block_spec
     from megatron.core.transformer.transformer_block import TransformerBlock
 
@@ -177,6 +340,8 @@ def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None):
                                       vp_stage=vp_stage)
     if sh["cp"] > 1:
         te_cp_attention.install(torch, spec)
+    if getattr(config, "multi_latent_attention", False) and patch_mla:
+        mla_local_attention.install(spec)
     block = TransformerBlock(config, spec, pre_process=True, post_process=post_process, vp_stage=vp_stage)
     block.cuda().bfloat16()  # as Float16Module converts a training job's model
     block.train()
@@ -196,10 +361,11 @@ def measure_block(torch, cls, kwargs, sh, run):
     for _ in range(3):  # one warm-up, two measured
         torch.cuda.synchronize()
         x = torch.randn(local_s, b, h, dtype=torch.bfloat16, device="cuda", requires_grad=True)
-        figures.append(measure_step(lambda: block(x, attention_mask=mask)))
+        figures.append(measure_requested(torch, measure_step, lambda: block(x, attention_mask=mask)))
         del x
     params = list(block.parameters())
-    keys = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes")
+    keys = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes", "retained_requested_bytes",
+            "backward_peak_requested_bytes")
     out = {k: figures[1][k] for k in keys}
     out.update(steps=[{k: f[k] for k in keys} for f in figures[1:]],
                stable=all(figures[1][k] == figures[2][k] for k in keys),
@@ -210,6 +376,31 @@ def measure_block(torch, cls, kwargs, sh, run):
     gc.collect()
     torch.cuda.empty_cache()
     return out
+
+
+def measure_requested(torch, measure_step, forward):
+    """measure_step's figures, and the same two in the bytes the tensors asked for (the allocator's
+    ``requested_bytes``): a large request can be given a whole cached block up to 1 MiB larger, which PyTorch's
+    caching allocator does not split (c10/cuda/CUDACachingAllocator.cpp, ``should_split``), so allocated bytes can
+    exceed the tensors' own by the blocks' rest; None where this PyTorch does not count them."""
+    def requested(kind):
+        return torch.cuda.memory_stats().get("requested_bytes.all." + kind)
+
+    seen = {}
+
+    def forward_counted():
+        out = forward()
+        seen["retained"] = requested("current")
+        return out
+
+    torch.cuda.synchronize()
+    base = requested("current")
+    figures = measure_step(forward_counted)
+    peak = requested("peak")  # reset by measure_step after the forward: the backward's
+    known = base is not None and peak is not None
+    figures["retained_requested_bytes"] = seen["retained"] - base if known else None
+    figures["backward_peak_requested_bytes"] = peak - base if known else None
+    return figures
 
 
 def measure_stage(torch, cls, kwargs, sh, run):
@@ -233,15 +424,46 @@ def measure_stage(torch, cls, kwargs, sh, run):
 # ---- the sweep --------------------------------------------------------------------------------------------------
 
 
-def sweep(names, jobs, out_path):
+def part_of(names, part):
+    """Part K of N (``K/N``): every N-th shape from the K-th, so each part mixes large and small shapes."""
+    k, n = (int(x) for x in part.split("/"))
+    if not 1 <= k <= n:
+        raise ValueError("--part K/N needs 1 <= K <= N, not {}".format(part))
+    return names[k - 1::n]
+
+
+def device_facts():
+    """The GPU, its driver and the Python packages, for the sweep's first line."""
+    facts = {"packages": packages()}
+    try:
+        smi = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+        facts["nvidia_smi"] = smi.stdout.strip()
+    except Exception as e:  # no nvidia-smi: the environment lines still name the device
+        facts["nvidia_smi"] = "unavailable: {}".format(e)
+    return facts
+
+
+def sweep(names, jobs, budget_gib, out_path, argv):
+    """Each shape in a process of its own, up to ``jobs`` at once while the shapes' booked memory (``gib``) fits in
+    ``budget_gib``; one line per shape with its exit status and seconds, and one at the end with the total."""
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     bridge = os.path.abspath(os.path.join(HERE, "..", "..", "integrations", "bridge"))
     env["PYTHONPATH"] = os.pathsep.join(p for p in (bridge, env.get("PYTHONPATH")) if p)
     pending, running, failed = list(names), [], 0
+    began = time.time()
     with open(out_path, "w") as out:
+        out.write(json.dumps({"event": "sweep", "argv": argv, "shapes": names, "jobs": jobs, "budget_gib": budget_gib,
+                              **device_facts()}) + "\n")
         while pending or running:
-            while pending and len(running) < jobs:
-                name = pending.pop(0)
+            booked = sum(SHAPES[n]["gib"] for n, _, _ in running)
+            for name in list(pending):
+                if len(running) >= jobs:
+                    break
+                if running and booked + SHAPES[name]["gib"] > budget_gib:
+                    continue
+                pending.remove(name)
+                booked += SHAPES[name]["gib"]
                 proc = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--shape", name], env=env,
                                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
                 running.append((name, proc, time.time()))
@@ -252,13 +474,19 @@ def sweep(names, jobs, out_path):
                     continue
                 running.remove(item)
                 stdout, stderr = proc.communicate()
+                seconds = time.time() - started
                 out.write(stdout)
                 if proc.returncode != 0:
                     failed += 1
                     out.write(json.dumps({"event": "error", "shape": name, "kind": "crash",
                                           "exit": proc.returncode, "stderr_tail": stderr[-3000:]}) + "\n")
+                out.write(json.dumps({"event": "shape", "shape": name, "exit": proc.returncode,
+                                      "seconds": round(seconds, 1), "started_s": round(started - began, 1)}) + "\n")
                 out.flush()
-                print("{:<28} exit {} in {:.0f} s".format(name, proc.returncode, time.time() - started), flush=True)
+                print("{:<28} exit {} in {:.0f} s".format(name, proc.returncode, seconds), flush=True)
+        total = time.time() - began
+        out.write(json.dumps({"event": "done", "seconds": round(total, 1), "failed": failed}) + "\n")
+    print("{} shapes in {:.0f} s, {} failed".format(len(names), total, failed), flush=True)
     return failed
 
 
@@ -267,7 +495,10 @@ def main(argv):
     p.add_argument("--list", action="store_true")
     p.add_argument("--shape")
     p.add_argument("--shapes", default=",".join(SHAPES))
-    p.add_argument("--jobs", type=int, default=1)
+    p.add_argument("--part", help="K/N: run part K of N of the shapes (the whole sweep is parts 1..N in sequence)")
+    p.add_argument("--jobs", type=int, default=3)
+    p.add_argument("--budget-gib", type=float, default=70.0,
+                   help="device memory the running shapes may book together (each shape's gib)")
     p.add_argument("-o", "--output", default="fake-group-sweep.jsonl")
     args = p.parse_args(argv[1:])
     if args.list:
@@ -282,7 +513,9 @@ def main(argv):
     unknown = [n for n in names if n not in SHAPES]
     if unknown:
         p.error("unknown shapes: " + ", ".join(unknown))
-    return 1 if sweep(names, args.jobs, args.output) else 0
+    if args.part:
+        names = part_of(names, args.part)
+    return 1 if sweep(names, args.jobs, args.budget_gib, args.output, argv[1:]) else 0
 
 
 if __name__ == "__main__":

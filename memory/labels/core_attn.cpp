@@ -45,7 +45,9 @@ double backward_extra(const LayerContext& l, Phase phase) {
     }
     const double query = d.tokens * d.heads * d.head_dim * d.e;
     const bool qkv_input = grouped(l.shape, d) && (query_copied(l.shape, d) || l.shape.micro_batch > 1);
-    return (qkv_input ? d.tokens * d.qkv_width * d.e : 0) + 2 * query;
+    // MLA's value is a tensor of its own, which the PV product's backward frees without recompute; the checkpoint
+    // holds it as an input until it returns (measured: the fake-group sweep's MLA rows).
+    return (qkv_input ? d.tokens * d.qkv_width * d.e : 0) + 2 * query + mla_value_bytes(l.shape, d);
 }
 
 void replays(const LayerContext& l, Replay& out) {

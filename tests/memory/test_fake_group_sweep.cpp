@@ -6,7 +6,10 @@
 // excluded) through predict_stack, a pipeline stage through the rank model's unit (predict_unit) times the in-flight
 // units of Megatron Core's schedule. The context-parallel shapes (2026-12-07-cp/) ran Megatron Core's local layers around
 // a stand-in for Transformer Engine's p2p ring attention (gpu_check/reference/te_cp_attention.py): their rows are
-// predicted with the estimate's model of that attention (Fused, cp_comm_type p2p) in the local layer.
+// predicted with the estimate's model of that attention (Fused, cp_comm_type p2p) in the local layer. The whole sweep
+// in one command (2026-12-07-sweep/: every shape of the sweep, MLA and PP 4 with VPP among them) is replayed on its
+// own, its stages through memory::stage_figures (they ran under Megatron Core's own schedule), its block rows in the
+// bytes their tensors asked for.
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -45,8 +48,10 @@ struct Figures {
 };
 
 // The shape as a Bridge config (local spec, bf16, one data-parallel replica, the stage's micro-batches) and the
-// estimate's figures for what the row measured.
-Figures predict(const json& shape, const json& recompute, bool& moe) {
+// estimate's figures for what the row measured. A stage of the first sweep ran a copy of the schedule's order: its
+// in-flight units alone; a stage under Megatron Core's own schedule (`own_schedule`) also holds what the schedule
+// receives and keeps (memory::stage_figures, as `estimate` and gpu-check predict a stage).
+Figures predict(const json& shape, const json& recompute, bool& moe, bool own_schedule = false) {
     Value model = Value::map(Provenance::at(Origin::File, {}));
     for (const auto& [key, v] : shape["arch"].items()) {
         if (key == "activation")
@@ -106,6 +111,12 @@ Figures predict(const json& shape, const json& recompute, bool& moe) {
     const std::vector<memory::LayerKind> unit(est.kinds.begin() + offset, est.kinds.begin() + offset + unit_layers);
     const memory::UnitPrediction u = memory::predict_unit(est, stage, unit, est.current);
     f.in_flight = est.schedule.in_flight(stage);
+    if (own_schedule) {
+        const memory::StageFigures sf = memory::stage_figures(est.schedule, stage, u);
+        f.retained = sf.retained;
+        f.peak = sf.peak;
+        return f;
+    }
     f.retained = f.in_flight * u.activations;
     f.peak = f.retained + u.transient;
     return f;
@@ -125,6 +136,8 @@ std::string describe(const json& rc) {
 struct Sweep {
     std::map<std::string, json> shapes;  // environment lines by shape
     std::vector<json> runs, errors;
+    std::vector<json> timings;  // `shape` lines: each shape's exit status and seconds
+    json header, done;          // the whole sweep's first and last lines
 };
 
 void read_into(Sweep& s, const char* file) {
@@ -139,11 +152,16 @@ void read_into(Sweep& s, const char* file) {
         if (event == "environment") s.shapes[j["shape"].get<std::string>()] = j;
         if (event == "run") s.runs.push_back(j);
         if (event == "error") s.errors.push_back(j);
+        if (event == "shape") s.timings.push_back(j);
+        if (event == "sweep") s.header = j;
+        if (event == "done") s.done = j;
     }
 }
 
 constexpr const char* kSweep = "2026-12-06-fake-group/sweep.jsonl";
 constexpr const char* kCpSweep = "2026-12-07-cp/sweep-cp.jsonl";
+// The whole sweep, every shape in one command (tests/data/gpu/device-runs/2026-12-07-sweep/README.md).
+constexpr const char* kWholeSweep = "2026-12-07-sweep/sweep.jsonl";
 
 Sweep read_sweep(std::initializer_list<const char*> files = {kSweep, kCpSweep}) {
     Sweep s;
@@ -151,13 +169,16 @@ Sweep read_sweep(std::initializer_list<const char*> files = {kSweep, kCpSweep}) 
     return s;
 }
 
-}  // namespace
-
-TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memory][accuracy]") {
-    const Sweep sweep = read_sweep();
-    REQUIRE(sweep.runs.size() >= 40);
-    std::cout << fmt::format("{:<24} {:<28} {:>10} {:>10} {:>7} | {:>10} {:>10} {:>7}\n", "shape", "recompute",
-                             "retained", "predicted", "diff", "peak", "predicted", "diff");
+// Every row of `sweep` through the estimate: dense to the MiB (a stage's peak within 1 %), MoE within 1 %. Returns
+// the shapes that had rows. Rows that carry the bytes their tensors asked for (`retained_requested_bytes`, the
+// allocator's `requested_bytes`: the whole sweep's block rows) are compared with those: PyTorch's caching allocator
+// gives a large request a whole cached block when the rest would be 1 MiB or less
+// (c10/cuda/CUDACachingAllocator.cpp, `should_split`), which the estimate does not model; the columns `slack` show
+// what that added to the allocated figure (0 on every Llama row, up to 6.25 MiB on the MLA rows).
+std::set<std::string> replay(const Sweep& sweep, bool own_schedule = false) {
+    std::cout << fmt::format("{:<24} {:<36} {:>10} {:>10} {:>7} {:>6} | {:>10} {:>10} {:>7} {:>6}\n", "shape",
+                             "recompute", "retained", "predicted", "diff", "slack", "peak", "predicted", "diff",
+                             "slack");
     std::set<std::string> measured_shapes;
     for (const auto& run : sweep.runs) {
         const std::string name = run["shape"];
@@ -165,14 +186,21 @@ TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memor
         const json& env = sweep.shapes.at(name);
         const json& shape = env["parallel"];
         bool moe = false;
-        const Figures p = predict(shape, run["recompute"], moe);
-        const double retained = run["retained_bytes"].get<double>(), peak = run["backward_peak_bytes"].get<double>();
+        const Figures p = predict(shape, run["recompute"], moe, own_schedule);
+        const double allocated = run["retained_bytes"].get<double>();
+        const double allocated_peak = run["backward_peak_bytes"].get<double>();
+        const bool requested = run.contains("retained_requested_bytes") && !run["retained_requested_bytes"].is_null();
+        const double retained = requested ? run["retained_requested_bytes"].get<double>() : allocated;
+        const double peak = requested ? run["backward_peak_requested_bytes"].get<double>() : allocated_peak;
         measured_shapes.insert(name);
-        std::cout << fmt::format("{:<24} {:<28} {:>10.1f} {:>10.1f} {:>7.1f} | {:>10.1f} {:>10.1f} {:>7.1f}\n", name,
-                                 describe(run["recompute"]), retained / MiB, p.retained / MiB,
-                                 (p.retained - retained) / MiB, peak / MiB, p.peak / MiB, (p.peak - peak) / MiB);
+        std::cout << fmt::format(
+            "{:<24} {:<36} {:>10.1f} {:>10.1f} {:>7.3f} {:>6.2f} | {:>10.1f} {:>10.1f} {:>7.3f} {:>6.2f}\n", name,
+            describe(run["recompute"]), retained / MiB, p.retained / MiB, (p.retained - retained) / MiB,
+            (allocated - retained) / MiB, peak / MiB, p.peak / MiB, (p.peak - peak) / MiB,
+            (allocated_peak - peak) / MiB);
         INFO(name << " " << describe(run["recompute"]) << ": retained measured " << retained / MiB << " MiB, predicted "
-                  << p.retained / MiB << "; peak measured " << peak / MiB << ", predicted " << p.peak / MiB);
+                  << p.retained / MiB << "; peak measured " << peak / MiB << ", predicted " << p.peak / MiB
+                  << (requested ? " (requested bytes)" : ""));
         if (run.contains("in_flight")) CHECK(run["in_flight"].get<int>() == p.in_flight);
         if (moe) {
             // Balanced routing, but the allocator rounds the experts' variable-size tensors (the same option moves by
@@ -182,11 +210,24 @@ TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memor
             CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
         } else {
             CHECK(std::abs(p.retained - retained) < MiB);  // deterministic shapes: to the MiB
-            if (shape["pp"].get<int>() == 1) CHECK(std::abs(p.peak - peak) < MiB);
+            if (shape["pp"].get<int>() == 1 || own_schedule) CHECK(std::abs(p.peak - peak) < MiB);
             else  // a stage's selective rows peak one residual-stream shard above (DEVICE_RUNS.md)
                 CHECK(std::abs(p.peak - peak) <= 0.01 * peak);
+            if (requested) {  // the allocator's blocks hold at least what their tensors asked for
+                CHECK(allocated >= retained);
+                CHECK(allocated_peak >= peak);
+            }
         }
     }
+    return measured_shapes;
+}
+
+}  // namespace
+
+TEST_CASE("fake-group sweep: the estimate matches every measured shape", "[memory][accuracy]") {
+    const Sweep sweep = read_sweep();
+    REQUIRE(sweep.runs.size() >= 40);
+    const std::set<std::string> measured_shapes = replay(sweep);
     // The shapes the issue asks for, each measured: TP 1/2/4/8 with SP, EP 2 and 8 with ETP 1, pipeline stages.
     for (const char* name : {"dense-tp1", "dense-tp2", "dense-tp2-sp", "dense-tp4-sp", "dense-tp8-sp", "moe-ep1",
                              "moe-ep2", "moe-ep8", "moe-tp2-sp-ep2", "pp2-stage0-tp2-sp", "pp2-stage1-tp2-sp",
@@ -233,4 +274,92 @@ TEST_CASE("fake-group sweep: context parallelism ran around a stand-in that says
         CHECK(attention.find("Transformer Engine") != std::string::npos);
     }
     CHECK(cp.runs.size() == 8);
+}
+
+TEST_CASE("fake-group sweep: the whole sweep in one command, every row against the estimate", "[memory][accuracy]") {
+    // gpu_check/reference/fake_group_sweep.py with no shape named, on one H100: every shape, each under Megatron
+    // Core's own schedule where it is a pipeline stage (memory::stage_figures), each MLA block with Megatron Core's
+    // local DotProductAttention given MLA's channel sizes (gpu_check/reference/mla_local_attention.py).
+    const Sweep sweep = read_sweep({kWholeSweep});
+    REQUIRE(sweep.runs.size() >= 100);
+    const std::set<std::string> measured_shapes = replay(sweep, true);
+    // The issue's shapes: TP 1/2/4/8 with SP, CP 2, EP 2 and 8 with ETP 1 (beside TP 2 + SP too), PP 2 and 4 stages
+    // with VPP, MoE and dense, MLA (dense, and MoE with shared experts).
+    for (const char* name : {"dense-tp1",
+                             "dense-tp2",
+                             "dense-tp2-sp",
+                             "dense-tp4-sp",
+                             "dense-tp8-sp",
+                             "dense-tp1-cp2",
+                             "dense-tp2-sp-cp2",
+                             "moe-ep1",
+                             "moe-ep2",
+                             "moe-ep8",
+                             "moe-tp2-sp-ep2",
+                             "moe-tp2-sp-ep8",
+                             "moe-ep2-allgather",
+                             "mla-tp1",
+                             "mla-tp2-sp",
+                             "moe-mla-ep2",
+                             "moe-mla-tp2-sp-ep4",
+                             "pp2-stage0-tp2-sp",
+                             "pp2-stage1-tp2-sp",
+                             "pp4-stage1-tp4-sp",
+                             "pp2-vpp2-stage0-tp2-sp",
+                             "pp4-vpp2-stage0-tp4-sp",
+                             "pp4-vpp2-stage3-tp4-sp"}) {
+        INFO(name);
+        CHECK(measured_shapes.count(name) == 1);
+    }
+    // Every recompute option the local spec can run, each measured somewhere: the selective labels (not layernorm
+    // and moe_act: the sweep's docstring says why), full uniform and block.
+    std::set<std::string> options;
+    for (const auto& run : sweep.runs) {
+        const json& rc = run["recompute"];
+        if (rc.value("recompute_granularity", "") == "full")
+            options.insert("full " + rc["recompute_method"].get<std::string>());
+        else if (rc.contains("recompute_modules"))
+            for (const auto& m : rc["recompute_modules"]) options.insert(m.get<std::string>());
+    }
+    for (const char* option :
+         {"core_attn", "mlp", "moe", "shared_experts", "mla_up_proj", "full uniform", "full block"}) {
+        INFO(option);
+        CHECK(options.count(option) == 1);
+    }
+}
+
+TEST_CASE("fake-group sweep: the whole sweep ran as one command, every shape timed, and says what could not run",
+          "[memory][accuracy]") {
+    const Sweep sweep = read_sweep({kWholeSweep});
+    // One command: no shape named, every shape's process exited 0, the whole under 20 minutes of GPU time.
+    REQUIRE(sweep.header.is_object());
+    CHECK(std::find(sweep.header["argv"].begin(), sweep.header["argv"].end(), "--shapes") ==
+          sweep.header["argv"].end());
+    REQUIRE(sweep.done.is_object());
+    CHECK(sweep.done["failed"].get<int>() == 0);
+    CHECK(sweep.done["seconds"].get<double>() < 20 * 60);
+    CHECK(sweep.timings.size() == sweep.header["shapes"].size());
+    for (const auto& t : sweep.timings) {
+        INFO(t.dump());
+        CHECK(t["exit"].get<int>() == 0);
+        CHECK(t["seconds"].get<double>() > 0);
+    }
+    // Hybrid Mamba: the one error, a real build attempt that names why (no mamba_ssm; the only Mamba layer spec
+    // needs Transformer Engine), on a machine whose packages say so.
+    CHECK(sweep.header["packages"]["mamba_ssm"].is_null());
+    CHECK(sweep.header["packages"]["transformer_engine"].is_null());
+    REQUIRE(sweep.errors.size() == 1);
+    const json& mamba = sweep.errors.front();
+    CHECK(mamba["shape"] == "hybrid-mamba");
+    CHECK(mamba["kind"] == "cannot_run");
+    REQUIRE(mamba["attempts"].size() == 2);
+    CHECK(mamba["attempts"][0]["error"].get<std::string>().find("MambaSSM is not installed") != std::string::npos);
+    CHECK(mamba["attempts"][1]["error"].get<std::string>().find("MagicMock") != std::string::npos);
+    // MLA: the local spec as d98e8a64 builds it stops at the core attention's constructor, and the output says so.
+    for (const auto& [name, env] : sweep.shapes) {
+        if (!env["parallel"]["arch"].value("multi_latent_attention", false)) continue;
+        INFO(name);
+        CHECK(env["mla_core_attention"]["unpatched_error"].get<std::string>().find("k_channels") != std::string::npos);
+        CHECK(env["mla_core_attention"]["built"].get<std::string>().find("DotProductAttention") != std::string::npos);
+    }
 }

@@ -248,10 +248,19 @@ TEST_CASE("MLA: mla_up_proj frees the query, key and value built from the up-pro
     s.qk_pos_dim = 32;
     s.v_head_dim = 64;
     const double T = 2048.0 * 2, e = 2, a = 16;
+    s.mla_unfused_rope = false;  // apply_rope_fusion on: the fused rotary step keeps nothing per layer
     const auto none = layer_activations(s, LayerKind::Dense, {});
     const auto up = layer_activations(s, LayerKind::Dense, {"mla_up_proj"});
     // The up-projection outputs are freed by the rotary step in both cases; query, key (qk + rope) and value remain.
     CHECK(none.internal_bytes() - up.internal_bytes() == Approx(T * a * (96 + 96 + 64) * e));
+    // The torch rotary step (apply_rope_fusion off, TransformerConfig's default) keeps cos and sin for the query and
+    // the key, [s, 1, 1, rope] each whatever the micro-batch: inside the region too.
+    s.mla_unfused_rope = true;
+    const auto torch_rope = layer_activations(s, LayerKind::Dense, {});
+    const auto torch_rope_up = layer_activations(s, LayerKind::Dense, {"mla_up_proj"});
+    CHECK(torch_rope.internal_bytes() - none.internal_bytes() == Approx(4 * 2048.0 * 32 * e));
+    CHECK(torch_rope_up.internal_bytes() == Approx(up.internal_bytes()));
+    s.mla_unfused_rope = false;
     // Transformer Engine fuses the latent norms into the up-projections: their outputs are inside the region too.
     s.mla_latent_norm_fused = true;
     const auto fused_none = layer_activations(s, LayerKind::Dense, {});
