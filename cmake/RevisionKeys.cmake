@@ -4,7 +4,7 @@
 #   MBL_KNOWN_CRASH(ident, "id")       an id of some revision's "known_crashes" (ident: the id with - as _)
 # core/revision_keys.hpp turns the list into constants, so code that names a key the data lacks does not compile.
 # Which error rules a revision enforces is not listed here: it follows from the raise sites of its compiled checks
-# (schemas/mcore/checks/, rules/megatron_raises.cpp).
+# (the compiled checks of schemas/mcore/facts/, rules/megatron_raises.cpp).
 # Run in script mode: cmake -DMCORE_DIR=... -DOUTPUT=... -P RevisionKeys.cmake
 cmake_minimum_required(VERSION 3.22)
 

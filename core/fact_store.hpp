@@ -2,7 +2,7 @@
 // Megatron Core facts by commit (schemas/mcore/facts/, written by scripts/mcore_facts.py --store): the config classes
 // and compiled checks of every release tag, every commit a Megatron Bridge branch or tag pins and main and dev
 // monthly, stored once per distinct piece (scripts/mcore_store.py describes the layout). A commit's two documents are
-// rebuilt on demand in the layouts of schemas/mcore/classes/<rev>.json and schemas/mcore/checks/<rev>.json.
+// rebuilt on demand in the layouts of schemas/mcore/classes/<rev>.json and of a post_init::Program.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>

@@ -15,7 +15,7 @@ namespace mbl::post_init {
 using nlohmann::json;
 
 // ---------------------------------------------------------------------------------------------------------------
-// JSON form (schemas/mcore/checks/<revision>.json). Short keys: the files hold thousands of nodes.
+// JSON form (the checks of schemas/mcore/facts/, schemas/bridge/checks.json). Short keys: the files hold thousands of nodes.
 
 namespace {
 

@@ -24,8 +24,6 @@ std::optional<std::string_view> schema_file(std::string_view path) {
     return std::nullopt;
 }
 
-static bool has_schema_file(std::string_view path) { return schema_file(path).has_value(); }
-
 static json parse_schema_file(std::string_view path) {
     auto text = schema_file(path);
     if (!text) throw std::runtime_error(fmt::format("schema file schemas/{} is missing from the build", path));
@@ -143,12 +141,18 @@ void load_class_facts(Revision& rev) {
     }
     if (rev.labels.empty())
         throw std::runtime_error(fmt::format("schemas/mcore/classes/{}.json states no recompute labels", name));
-    // The compiled __post_init__ checks (schemas/mcore/checks/<name>.json, generated like the classes).
-    if (has_schema_file(fmt::format("mcore/checks/{}.json", name))) {
+    // The compiled __post_init__ checks of the revision's commit, from the fact store (schemas/mcore/facts/, which holds
+    // every named revision's commit: tests/unit/test_fact_store.cpp).
+    const std::string commit = rev.classes->commit;
+    if (const fact_store::Row* row = commit.empty() ? nullptr : fact_store::find(commit)) {
         auto facts = std::make_shared<ClassFacts>(*rev.classes);
-        facts->checks = std::make_shared<const LazyProgram>([name] {
-            return std::make_shared<const post_init::Program>(
-                post_init::Program::from_json(parse_schema_file(fmt::format("mcore/checks/{}.json", name))));
+        facts->checks = std::make_shared<const LazyProgram>([row, name] {
+            try {
+                return std::make_shared<const post_init::Program>(
+                    post_init::Program::from_json(fact_store::checks(*row)));
+            } catch (const std::runtime_error& e) {
+                throw std::runtime_error(fmt::format("the compiled checks of Megatron Core {}: {}", name, e.what()));
+            }
         });
         rev.classes = std::move(facts);
     }

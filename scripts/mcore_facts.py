@@ -14,13 +14,11 @@ on and every base class they inherit, and writes one file per revision:
                                           (index order) that have it, the revisions in between that lack it, and its
                                           type as the newest revision having it declares it
 
-Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] [--check-reader DUMPER] [--store DUMPER]
+Usage: scripts/mcore_facts.py [--megatron GIT_DIR] [--bridge GIT_DIR] [--check] [--check-reader DUMPER] [--store DUMPER] [--bridge-checks DUMPER] [--bridge-precision DUMPER]
   --megatron      a Megatron-LM git directory holding every tag and pinned commit
                   (default /work/.mirror/NVIDIA+Megatron-LM/repo)
   --bridge        a Megatron Bridge git directory (default /work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo)
   --check         write nothing; exit 1 when a generated file differs from what is committed
-  --checks DUMPER write schemas/mcore/checks/<revision>.json: the __post_init__ checks, compiled from each
-                  revision's whole tree by the linter's own compiler (DUMPER: build/tests/dump_mcore_checks)
   --bridge-checks DUMPER
                   write schemas/bridge/checks.json: Megatron Bridge's start-up (what runtime_config_update calls on
                   the config's sections and on the whole config), compiled from Bridge's src/ at 067f987 by the
@@ -56,7 +54,6 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCHEMAS = os.path.join(ROOT, "schemas", "mcore")
 OUT = os.path.join(SCHEMAS, "classes")
-CHECKS_OUT = os.path.join(SCHEMAS, "checks")
 BRIDGE_OUT = os.path.join(ROOT, "schemas", "bridge", "model_fields.json")
 BRIDGE_CHECKS_OUT = os.path.join(ROOT, "schemas", "bridge", "checks.json")
 PRECISION_OUT = os.path.join(ROOT, "schemas", "precision.json")
@@ -668,35 +665,6 @@ def extract_tree(git_dir, commit, tmp, folder="megatron"):
         t.extractall(tmp)
 
 
-def write_checks(git_dir, dumper, check_only):
-    """schemas/mcore/checks/<revision>.json: each revision's __post_init__ checks, compiled by the linter's own
-    compiler (parser/bridge/mcore_checks.cpp, through DUMPER = build/tests/dump_mcore_checks) from the whole tree at
-    the revision's commit: the route a tree on disk takes at lint time, so bundled and live facts cannot differ."""
-    import tempfile
-    stale = []
-    os.makedirs(CHECKS_OUT, exist_ok=True)
-    for name, commit, ref in revision_commits():
-        with tempfile.TemporaryDirectory() as tmp:
-            extract_tree(git_dir, commit, tmp)
-            text = subprocess.run([dumper, tmp, name, commit], capture_output=True, text=True, check=True).stdout
-        path = os.path.join(CHECKS_OUT, f"{name}.json")
-        old = open(path).read() if os.path.exists(path) else None
-        if old != text:
-            stale.append(path)
-            if not check_only:
-                with open(path, "w") as f:
-                    f.write(text)
-        program = json.loads(text)
-        kinds = {}
-        for site in program["sites"]:
-            kinds[site["kind"]] = kinds.get(site["kind"], 0) + 1
-        print(f"{name} ({commit[:12]}): {len(program['functions'])} functions, sites {kinds}")
-    if check_only and stale:
-        print("out of date: " + ", ".join(stale), file=sys.stderr)
-        return 1
-    return 0
-
-
 STORE_OUT = os.path.join(SCHEMAS, "facts")
 CACHE = os.path.join(os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "mbridge-lint", "mcore-checks")
 
@@ -853,7 +821,6 @@ def main():
     parser.add_argument("--bridge", default="/work/.mirror/NVIDIA-NeMo+Megatron-Bridge/repo")
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--check-reader", metavar="DUMPER")
-    parser.add_argument("--checks", metavar="DUMPER")
     parser.add_argument("--bridge-checks", metavar="DUMPER")
     parser.add_argument("--bridge-precision", metavar="DUMPER")
     parser.add_argument("--store", metavar="DUMPER")
@@ -864,8 +831,6 @@ def main():
         return write_bridge_precision(args.bridge, args.bridge_precision, args.check)
     if args.bridge_checks:
         return write_bridge_checks(args.bridge, args.bridge_checks, args.check, args.megatron)
-    if args.checks:
-        return write_checks(args.megatron, args.checks, args.check)
     if args.check_reader:
         return check_reader(args.megatron, args.check_reader)
     revisions = revision_commits()

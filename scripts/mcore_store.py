@@ -4,7 +4,7 @@ A development-tool module (Python standard library only) for scripts/mcore_facts
 core/fact_store.cpp is the linter's decoder of the same format.
 
 The facts of one commit are two documents: its config classes (the layout of schemas/mcore/classes/<rev>.json) and
-its compiled checks (that of schemas/mcore/checks/<rev>.json). Consecutive commits share nearly all of both, but a
+its compiled checks (a post_init::Program's JSON). Consecutive commits share nearly all of both, but a
 line inserted near the top of transformer_config.py moves the line of everything below it, so the documents are cut
 into pieces whose lines are relative:
 

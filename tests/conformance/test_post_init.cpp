@@ -1,4 +1,4 @@
-// Megatron Core's compiled __post_init__ (core/post_init.hpp, schemas/mcore/checks/) against Megatron Core's own
+// Megatron Core's compiled __post_init__ (core/post_init.hpp, the compiled checks of schemas/mcore/facts/) against Megatron Core's own
 // verdicts (tests/data/conformance): every row, whatever the reason it was rejected for. Megatron Core stops at its
 // first raise; the program's first certain raise must be that one (same message), and an accepted config must get
 // no certain raise, with the fields __post_init__ rewrote equal to what Megatron Core left.

@@ -1,6 +1,6 @@
 // A development tool, not a test: compiles the __post_init__ checks of a Megatron Core tree (parser/bridge/
 // mcore_checks.cpp, the route a tree on disk takes at lint time) and prints them in the layout of
-// schemas/mcore/checks/<revision>.json; scripts/mcore_facts.py --checks writes the bundled files with it.
+// the compiled checks of schemas/mcore/facts/; scripts/mcore_facts.py --store writes the bundled store with it.
 //   dump_mcore_checks TREE REVISION COMMIT   (REVISION: the bundled revision whose class list is read)
 #include <iostream>
 #include <nlohmann/json.hpp>
