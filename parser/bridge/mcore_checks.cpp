@@ -811,7 +811,8 @@ private:
     }
 
     // A statement whose only object is the process environment (`os.environ[k] = v`, `os.environ.pop(k)`: Bridge's
-    // comm-overlap setup sets CUDA_DEVICE_MAX_CONNECTIONS): it changes no config object.
+    // comm-overlap setup sets CUDA_DEVICE_MAX_CONNECTIONS), or a call outside the tree given only literals: it changes
+    // no config object.
     bool on_environment_only(NodeId n) {
         const Ast& a = ast();
         NodeId x = a.kind(n) == Kind::ExpressionStatement ? a.first_named(n) : n;
@@ -824,9 +825,38 @@ private:
             if (a.kind(callee) == Kind::Attribute) object = a.field(callee, Field::Object);
             // Its arguments: values read, never changed, by the environment's methods.
         }
+        if (constant_call_outside(x)) return true;
         if (object == kNoNode) return false;
         const std::string chain = dotted(object);
         return !chain.empty() && external_path(chain) == "os.environ";
+    }
+
+    // A call of a function outside the tree given nothing but literals (`torch.use_deterministic_algorithms(True)` in
+    // Bridge's validate): no config object reaches it, so it changes none.
+    bool constant_call_outside(NodeId x) {
+        const Ast& a = ast();
+        if (a.kind(x) != Kind::Call) return false;
+        const std::string chain = dotted(a.field(x, Field::Function));
+        if (chain.empty()) return false;
+        const std::string head = chain.substr(0, chain.find('.'));
+        if (ctx_->locals.count(head)) return false;
+        const Binding b = resolve(head);
+        const bool outside = (b.kind == Binding::Module && !b.module) || b.kind == Binding::External;
+        if (!outside) return false;
+        for (NodeId arg : a.named_kids(a.field(x, Field::Arguments))) {
+            if (a.kind(arg) == Kind::Comment) continue;
+            NodeId v = a.kind(arg) == Kind::KeywordArgument ? a.field(arg, Field::Value) : arg;
+            switch (a.kind(v)) {
+                case Kind::Integer:
+                case Kind::Float:
+                case Kind::String:
+                case Kind::True:
+                case Kind::False:
+                case Kind::None: continue;
+                default: return false;
+            }
+        }
+        return true;
     }
 
     void opaque(NodeId n, std::string why, std::vector<Stmt>& out) {
@@ -1141,6 +1171,18 @@ private:
             if (a.kind(holder) == Kind::Identifier && local != ctx_->self && ctx_->locals.count(local))
                 return set_on_object(
                     at, make(Op::Var, local),
+                    constant(Value::string(std::string(a.source(a.field(target, Field::AttributeName))))),
+                    std::move(value), out);
+            // `config.ddp.name = value` on the whole config a function is given (Bridge's
+            // _validate_and_sync_distributed_optimizer_settings): set on whatever object `config.ddp` is; the executor
+            // treats any other object as changed anywhere.
+            NodeId root = holder;
+            while (a.kind(root) == Kind::Attribute) root = a.field(root, Field::Object);
+            const std::string base(a.source(root));
+            if (a.kind(holder) == Kind::Attribute && a.kind(root) == Kind::Identifier && base != ctx_->self &&
+                ctx_->locals.count(base))
+                return set_on_object(
+                    at, expr(holder),
                     constant(Value::string(std::string(a.source(a.field(target, Field::AttributeName))))),
                     std::move(value), out);
         }
