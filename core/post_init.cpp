@@ -711,7 +711,6 @@ private:
     std::map<std::string, Value, std::less<>> tainted_sections_;
     // Attributes set on an object the linter could not tell: that attribute of any config object is unknown after.
     std::map<std::string, Value, std::less<>> tainted_names_;
-    std::optional<Value> tainted_model_;  // the model changed by a method the linter does not follow
     std::map<std::string, Value, std::less<>> section_field_lists_;  // dataclasses.fields() of a section, made once
     std::map<std::string, ReadSlot, std::less<>> read_slots_;        // note_read_slot
     std::uint64_t write_count_ = 0;
@@ -773,9 +772,9 @@ private:
             auto it = tainted_names_.find(dot == std::string_view::npos ? name : name.substr(dot + 1));
             if (it != tainted_names_.end()) return &it->second;
         }
-        const auto dot = name.find('.');
-        if (dot == std::string_view::npos) return tainted_model_ ? &*tainted_model_ : nullptr;
         if (tainted_sections_.empty()) return nullptr;
+        const auto dot = name.find('.');
+        if (dot == std::string_view::npos) return nullptr;
         auto it = tainted_sections_.find(name.substr(0, dot + 1));
         return it == tainted_sections_.end() ? nullptr : &it->second;
     }
@@ -795,17 +794,6 @@ private:
         return std::nullopt;
     }
 
-    // Whether an expression is the model: `self.model` in a container's method, or the model object a step is given.
-    bool names_model(const Expr& e) {
-        if (e.op == Op::Attr && e.name == "model" && e.kids.size() == 1) {
-            const Value o = eval(e.kids[0]);
-            return o.is_string() && o.as_string() == kContainer;
-        }
-        if (e.op != Op::Var && e.op != Op::Self && e.op != Op::Attr) return false;
-        const auto prefix = object_prefix(eval(e));
-        return prefix && prefix->empty();
-    }
-
     // After a statement the linter does not follow that may change config objects (s.names holds kWritesAll).
     void taint(const Stmt& s) {
         const bool constant_args =
@@ -819,12 +807,6 @@ private:
     void taint_through(const Expr& object, int line, const std::string& what) {
         if (tainted_) return;
         Value why = unknown(fmt::format("after line {}: {}", line, what));
-        // The model's own method given nothing but constants (`self.model.finalize()` in ConfigContainer.validate, which
-        // runs Megatron Core's __post_init__): the model's fields are unknown after it, the other sections' are not.
-        if (names_model(object)) {
-            if (!tainted_model_) tainted_model_ = std::move(why);
-            return;
-        }
         auto prefix = object.op == Op::Unknown ? std::nullopt : section_of(object);
         if (!prefix && !section_scope_.empty()) prefix = section_scope_.back();
         if (prefix) {
