@@ -741,6 +741,19 @@ def write_store(git_dir, bridge_dir, dumper, check_only):
     return 0
 
 
+def write_generated(path, text, check_only):
+    """Writes a generated file unless it is current; with check_only, says it is out of date (exit status 1)."""
+    old = open(path).read() if os.path.exists(path) else None
+    if old == text:
+        return 0
+    if check_only:
+        print(f"out of date: {os.path.relpath(path, ROOT)}", file=sys.stderr)
+        return 1
+    with open(path, "w") as f:
+        f.write(text)
+    return 0
+
+
 def write_bridge_checks(git_dir, dumper, check_only, megatron_dir):
     """schemas/bridge/checks.json: Megatron Bridge's start-up at BRIDGE_PIN (its section setups and whole-config
     validation), compiled by the linter's own compiler (parser/bridge/mcore_checks.cpp, through DUMPER =
@@ -759,21 +772,13 @@ def write_bridge_checks(git_dir, dumper, check_only, megatron_dir):
         extract_tree(megatron_dir, pinned, mcore, "megatron/core")
         text = subprocess.run([dumper, os.path.join(tmp, "src"), commit, mcore], capture_output=True, text=True,
                               check=True).stdout
-    old = open(BRIDGE_CHECKS_OUT).read() if os.path.exists(BRIDGE_CHECKS_OUT) else None
     program = json.loads(text)
     kinds = {}
     for site in program["sites"]:
         kinds[site["kind"]] = kinds.get(site["kind"], 0) + 1
     print(f"Megatron Bridge {commit[:12]}: steps {[s['function'] for s in program['steps']]}, "
           f"{len(program['functions'])} functions, sites {kinds}")
-    if old == text:
-        return 0
-    if check_only:
-        print(f"out of date: {os.path.relpath(BRIDGE_CHECKS_OUT, ROOT)}", file=sys.stderr)
-        return 1
-    with open(BRIDGE_CHECKS_OUT, "w") as f:
-        f.write(text)
-    return 0
+    return write_generated(BRIDGE_CHECKS_OUT, text, check_only)
 
 
 def write_bridge_precision(git_dir, dumper, check_only):
@@ -804,15 +809,7 @@ def write_bridge_precision(git_dir, dumper, check_only):
     lines.append("}")
     text = "\n".join(lines) + "\n"
     print(f"Megatron Bridge {commit[:12]}: {len(recipes)} mixed-precision recipe names")
-    old = open(PRECISION_OUT).read() if os.path.exists(PRECISION_OUT) else None
-    if old == text:
-        return 0
-    if check_only:
-        print(f"out of date: {os.path.relpath(PRECISION_OUT, ROOT)}", file=sys.stderr)
-        return 1
-    with open(PRECISION_OUT, "w") as f:
-        f.write(text)
-    return 0
+    return write_generated(PRECISION_OUT, text, check_only)
 
 
 def main():
