@@ -484,6 +484,14 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
             const auto& f = it->second;
             const auto at = std::find(f.names.begin(), f.names.end(), attribute);
             if (at == f.names.end() && f.complete) return nullptr;  // no such attribute: hasattr is False
+            // A section another's setup is given (optimizer, ddp): what the config does not state may be anything a
+            // recipe set (this may be an overlay); only a section the start-up configures is constructed here.
+            const bool configured = std::any_of(program.steps.begin(), program.steps.end(),
+                                                [&](const post_init::Step& st) { return st.when == section; });
+            if (!configured && at != f.names.end())
+                return &computed
+                            .emplace(std::string(name), Value::unknown(fmt::format("the config does not set {}", name)))
+                            .first->second;
             if (at == f.names.end())
                 return &computed
                             .emplace(std::string(name),
@@ -502,44 +510,32 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
     return post_init::run_steps(program, lookup, facts);
 }
 
-// A field of the optimizer or ddp section as Bridge's mixed-precision setup leaves it: the setup copies each field of
-// the MixedPrecisionConfig that the section's class has onto it as well (mixed_precision.py 129-135 at 067f987;
-// Megatron Core's OptimizerConfig declares fp8_recipe, optimizer_config.py 171, and DistributedDataParallelConfig
-// grad_reduce_in_fp32, distributed_data_parallel_config.py 15, at d98e8a64). The compiled setup decides where the
-// config states the section's field (its write is then known); where it does not, whether the class has it is outside
-// the program, and the value is the MixedPrecisionConfig's: given, or its class's compiled default.
-static Value copied_by_precision_setup(const EffectiveModel& m, const Value& root, const std::string& name,
-                                       const std::string& section, const Value& own) {
-    const Value* mp = m.mixed_precision ? m.mixed_precision.get() : root.find("mixed_precision");
-    if (!mp || mp->is_null()) return own;
-    if (m.bridge_setup) {
-        const auto& setup = m.bridge_setup->rewrites_before_validation;
-        for (const auto& r : setup ? *setup : m.bridge_setup->rewrites)
-            if (r.field == section + "." + name && !r.after.is_unknown()) {
-                Value v = r.after;
-                const Value* given = mp->is_map() ? mp->find(name) : nullptr;
-                v.prov() = given && given->same_as(v) ? given->prov() : mp->prov();
-                return v;
-            }
+// A field of a section as Bridge's start-up leaves it before its validation (the mixed-precision setup copies every
+// MixedPrecisionConfig field the optimizer's and ddp's classes declare onto them, mixed_precision.py 129-135 at
+// 067f987): the start-up's write where it makes one, pointing at the mixed_precision field it copied where that is
+// the same value; else what the config says.
+static Value section_after_setup(const EffectiveModel& m, const Value& root, const std::string& section,
+                                 const std::string& name, const Value& own) {
+    if (!m.bridge_setup) return own;
+    const auto& setup = m.bridge_setup->rewrites_before_validation;
+    for (const auto& r : setup ? *setup : m.bridge_setup->rewrites) {
+        if (r.field != section + "." + name) continue;
+        Value v = r.after;
+        const Value* from = r.step_section == "mixed_precision" && m.mixed_precision
+                                ? m.mixed_precision.get()
+                                : (r.step_section.empty() ? nullptr : root.find(r.step_section));
+        const Value* given = from && from->is_map() ? from->find(name) : nullptr;
+        if (given && given->same_as(v)) {
+            v.prov() = given->prov();
+        } else {
+            v.prov() = from ? from->prov() : own.prov();
+            v.prov().origin = Origin::Derived;
+            v.prov().detail =
+                fmt::format("Megatron Bridge's start-up sets {}.{} ({}:{})", section, name, r.file, r.line);
+        }
+        return v;
     }
-    if (mp->is_unknown()) return *mp;
-    if (const Value* given = mp->is_map() ? mp->find(name) : nullptr) return *given;
-    const post_init::SectionFields* fields = nullptr;
-    if (m.bridge_program)
-        if (auto it = m.bridge_program->section_fields.find("mixed_precision");
-            it != m.bridge_program->section_fields.end())
-            fields = &it->second;
-    const auto at = fields ? std::find(fields->names.begin(), fields->names.end(), name)
-                           : std::vector<std::string>::const_iterator{};
-    if (!fields || at == fields->names.end()) return own;
-    const post_init::Expr& d = fields->defaults[static_cast<std::size_t>(at - fields->names.begin())];
-    if (d.op != post_init::Op::Const || !d.value) return own;
-    Value v = *d.value;
-    v.prov() = mp->prov();
-    v.prov().origin = Origin::Derived;
-    v.prov().detail = fmt::format("{}'s default {}, which Bridge's mixed-precision setup copies onto the {} config",
-                                  fields->cls.substr(fields->cls.rfind('.') + 1), name, section);
-    return v;
+    return own;
 }
 
 FinalizeResult finalize(const Value& root, const Revision& revision, const SourceRange& anchor,
@@ -606,10 +602,9 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
         m.post_init = std::make_shared<const post_init::Outcome>(std::move(*outcome));
 
     m.run = read_run_facts(root, m[field::seq_length], recipe, anchor);
-    m.run.optimizer.fp8_recipe =
-        copied_by_precision_setup(m, root, "fp8_recipe", "optimizer", m.run.optimizer.fp8_recipe);
+    m.run.optimizer.fp8_recipe = section_after_setup(m, root, "optimizer", "fp8_recipe", m.run.optimizer.fp8_recipe);
     m.run.ddp.grad_reduce_in_fp32 =
-        copied_by_precision_setup(m, root, "grad_reduce_in_fp32", "ddp", m.run.ddp.grad_reduce_in_fp32);
+        section_after_setup(m, root, "ddp", "grad_reduce_in_fp32", m.run.ddp.grad_reduce_in_fp32);
     const bool post_init_list = is_full_dump(root) && mark_post_init_modules(m, revision);
     m.modules_pre = read_modules(m[field::recompute_modules], revision);
     if (post_init_list) m.modules_pre.defaulted = true;
