@@ -153,15 +153,15 @@ void fill_rotary(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>
     const Value* type = model_class_field(m, field::position_embedding_type, where);
     if (!type || !type->is_string()) {
         if (!type && m.revision)
-            notes.push_back({fmt::format("position_embedding_type not set, and Megatron Core {} declares no default for "
-                                         "it: no rotary step counted",
-                                         m.revision->name)});
+            notes.push_back(
+                {fmt::format("position_embedding_type not set, and Megatron Core {} declares no default for "
+                             "it: no rotary step counted",
+                             m.revision->name)});
         return;
     }
     const std::string kind = type->as_string();
     if (!where.empty() && kind != "rope" && kind != "yarn" && kind != "mrope")
-        notes.push_back(
-            {fmt::format("position_embedding_type not set: {}, {}: no rotary step counted", kind, where)});
+        notes.push_back({fmt::format("position_embedding_type not set: {}, {}: no rotary step counted", kind, where)});
     s.rotary = kind == "rope" || kind == "yarn" || kind == "mrope";
     if (!s.rotary) return;
     std::string percent_where;
@@ -169,8 +169,7 @@ void fill_rotary(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>
     const double share = percent && percent->is_number() ? percent->as_number() : 1.0;
     if (!percent) notes.push_back({"rotary_percent not set, and no default is declared for it: 1.0 assumed"});
     // RotaryEmbedding's dim (rotary_pos_embedding.py lines 72-74): kv_channels, or int(kv_channels x rotary_percent).
-    s.rotary_dim =
-        share < 1.0 ? static_cast<std::int64_t>(static_cast<double>(s.head_dim) * share) : s.head_dim;
+    s.rotary_dim = share < 1.0 ? static_cast<std::int64_t>(static_cast<double>(s.head_dim) * share) : s.head_dim;
     s.rotary_per_sample = kind == "mrope";
     const bool fused = flag_of(m, field::apply_rope_fusion) || flag_of(m, field::fused_single_qkv_rope);
     s.rotary_unfused = !fused || kind != "rope";

@@ -116,7 +116,7 @@ struct LayerShape {
     // once for the query and once for the key. Transformer Engine's fused step keeps only the frequencies, the
     // embedding module's cached tensor (transformer_engine/pytorch/attention/rope.py line 152 at e7c550c5).
     bool rotary_unfused = false;
-    std::int64_t rotary_dim = 0;    // the rotated part of each head: int(kv_channels x rotary_percent)
+    std::int64_t rotary_dim = 0;     // the rotated part of each head: int(kv_channels x rotary_percent)
     bool rotary_per_sample = false;  // mrope: the frequencies are [s, b, 1, rotary_dim], one row set per sample
 
     // Mamba (layers of kind Mamba): d_inner = mamba_heads x mamba_head_dim.
