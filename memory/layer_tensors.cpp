@@ -215,7 +215,7 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
                 // Transformer Engine's attention: a key of its own beside a value that is a strided view of the QKV
                 // output is no layout it supports, so get_qkv_layout makes the three contiguous (attention/
                 // dot_product_attention/utils.py lines 2315-2433 at TE e7c550c5: the query and key are already, the
-                // value is copied) and the kernel saves those (backends.py lines 1540 and 1560-1569): the QKV output
+                // value is copied) and the kernel saves those (backends.py lines 1538 and 1560-1569): the QKV output
                 // is freed.
                 t.push_back({"key (rotary step output)", "attention", k});
                 t.push_back({"value (made contiguous by Transformer Engine's get_qkv_layout)", "core_attn", k});

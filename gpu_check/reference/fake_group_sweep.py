@@ -14,6 +14,11 @@ Context parallelism: the local spec's ``DotProductAttention`` refuses it (CP nee
 Transformer Engine's context-parallel attention (``te_cp_attention.py``: ``cp_comm_type`` p2p, its allocations and
 saved tensors modelled from Transformer Engine's source, its kernels not TE's); their ``environment`` line says so.
 
+Rotary embeddings: the ``rope-*`` shapes run the block as GPTModel runs its decoder, Megatron Core's own
+``RotaryEmbedding`` passed as ``rotary_pos_emb`` (``rotary_of``; ``apply_rope_fusion`` False, the torch step, the only
+one without Transformer Engine). Measured 2026-12-07 on one H100 (34 rows, 42 s; raw output, the command and every row
+in ``tests/data/gpu/device-runs/2026-12-07-rope/``), replayed by ``tests/memory/test_fake_group_sweep.cpp``.
+
 Multi-latent attention: the local spec cannot build it at d98e8a64 (``MultiLatentAttention`` passes ``k_channels``
 and ``v_channels`` to a core attention whose local constructor takes neither), so the MLA shapes run Megatron Core's
 own ``DotProductAttention`` given them (``mla_local_attention.py``); each MLA ``environment`` line records the
