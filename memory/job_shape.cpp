@@ -126,6 +126,58 @@ void fill_mla(const EffectiveModel& m, LayerShape& s) {
     s.mla_unfused_rope = !flag_of(m, field::apply_rope_fusion);
 }
 
+// A GPTModel field that is no TransformerConfig field (position_embedding_type, rotary_percent): as the config sets
+// it, else the default of the revision's model config class (GPTModelConfig, or HybridModelConfig for a hybrid layer
+// pattern: megatron/training/models/gpt.py and hybrid.py, schemas/mcore/classes/), else None where the revision
+// declares none (Megatron Core before 0.19 has no GPTModelConfig). `where` says which default it is.
+const Value* model_class_field(const EffectiveModel& m, FieldName name, std::string& where) {
+    const Value& set = m[name];
+    if (!set.is_null() || !m.revision || !m.revision->classes) return set.is_null() ? nullptr : &set;
+    const char* cls = hybrid_pattern(m) ? "HybridModelConfig" : "GPTModelConfig";
+    const ResolvedField r = m.revision->classes->lookup(cls, name.str());
+    if (!r.field || !r.field->default_value || !r.owner) return nullptr;
+    where = fmt::format("{}'s default ({})", cls, m.revision->classes->where(*r.owner, r.field->line));
+    return &*r.field->default_value;
+}
+
+// Rotary position embeddings on ordinary attention: GPTModel builds a RotaryEmbedding for position_embedding_type
+// rope (YarnRotaryEmbedding for yarn, MultimodalRotaryEmbedding for mrope) unless the attention is multi-latent
+// (models/gpt/gpt_model.py lines 183-225 at d98e8a64), and each attention layer applies it to the query and the key
+// (transformer/attention.py lines 1508 and 1527) through rope_utils.apply_rotary_pos_emb, which runs Transformer
+// Engine's fused step with apply_rope_fusion and the torch step otherwise or where the fused one cannot (lines
+// 340-371: mRoPE with several samples, a YaRN concentration factor). Megatron Bridge turns apply_rope_fusion off for
+// any position embedding but rope (models/gpt_provider.py lines 230-231, utils/fusions.py lines 84-92 at 067f987).
+void fill_rotary(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>& notes) {
+    if (s.mla) return;  // multi-latent attention applies its own rotary step (fill_mla)
+    std::string where;
+    const Value* type = model_class_field(m, field::position_embedding_type, where);
+    if (!type || !type->is_string()) {
+        if (!type && m.revision)
+            notes.push_back(
+                {fmt::format("position_embedding_type not set, and Megatron Core {} declares no default for "
+                             "it: no rotary step counted",
+                             m.revision->name)});
+        return;
+    }
+    const std::string kind = type->as_string();
+    if (!where.empty() && kind != "rope" && kind != "yarn" && kind != "mrope")
+        notes.push_back({fmt::format("position_embedding_type not set: {}, {}: no rotary step counted", kind, where)});
+    s.rotary = kind == "rope" || kind == "yarn" || kind == "mrope";
+    if (!s.rotary) return;
+    std::string percent_where;
+    const Value* percent = model_class_field(m, field::rotary_percent, percent_where);
+    const double share = percent && percent->is_number() ? percent->as_number() : 1.0;
+    if (!percent) notes.push_back({"rotary_percent not set, and no default is declared for it: 1.0 assumed"});
+    // RotaryEmbedding's dim (rotary_pos_embedding.py lines 72-74): kv_channels, or int(kv_channels x rotary_percent).
+    s.rotary_dim = share < 1.0 ? static_cast<std::int64_t>(static_cast<double>(s.head_dim) * share) : s.head_dim;
+    s.rotary_per_sample = kind == "mrope";
+    const bool fused = flag_of(m, field::apply_rope_fusion) || flag_of(m, field::fused_single_qkv_rope);
+    s.rotary_unfused = !fused || kind != "rope";
+    if (m[field::no_rope_freq].truthy())
+        notes.push_back({"no_rope_freq: every attention layer is counted with its rotary step (the layers that skip it "
+                         "keep less)"});
+}
+
 void fill_mamba_and_parallel(const EffectiveModel& m, LayerShape& s) {
     s.mamba_heads = std::max<std::int64_t>(0, int_or(m, field::mamba_num_heads, 0));
     s.mamba_head_dim = std::max<std::int64_t>(1, int_or(m, field::mamba_head_dim, 64));
@@ -197,6 +249,7 @@ void fill_shape(const EffectiveModel& m, LayerShape& s, std::vector<Assumption>&
     fill_attention(m, s, notes);
     if (m.is_moe()) fill_moe(m, s);
     if (flag_of(m, field::multi_latent_attention)) fill_mla(m, s);
+    fill_rotary(m, s, notes);
     fill_mamba_and_parallel(m, s);
     fill_fp8(m, s, notes);
     fill_cp(m, s, notes);

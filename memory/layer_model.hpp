@@ -107,6 +107,18 @@ struct LayerShape {
     bool mla_column_parallel_down = false;  // the local spec's down-projections: column-parallel, latents gathered
     bool mla_unfused_rope = true;           // apply_rope_fusion off: the rotary step keeps its cos and sin
 
+    // Rotary position embeddings on ordinary attention (position_embedding_type rope, yarn or mrope; multi-latent
+    // attention has its own rotary step, above). The step's output is a new tensor for the query and for the key,
+    // fused or not (Megatron Core models/common/embeddings/rope_utils.py line 156 at d98e8a64; Transformer Engine's
+    // fused_rope_forward allocates its output, pytorch/csrc/extensions/apply_rope.cpp line 25 at e7c550c5).
+    bool rotary = false;
+    // The torch rotary step (rope_utils.py lines 142-147): `t * cos_ + rotate_half(t) * sin_` keeps cos_ and sin_,
+    // once for the query and once for the key. Transformer Engine's fused step keeps only the frequencies, the
+    // embedding module's cached tensor (transformer_engine/pytorch/attention/rope.py line 152 at e7c550c5).
+    bool rotary_unfused = false;
+    std::int64_t rotary_dim = 0;     // the rotated part of each head: int(kv_channels x rotary_percent)
+    bool rotary_per_sample = false;  // mrope: the frequencies are [s, b, 1, rotary_dim], one row set per sample
+
     // Mamba (layers of kind Mamba): d_inner = mamba_heads x mamba_head_dim.
     std::int64_t mamba_heads = 0;
     std::int64_t mamba_head_dim = 64;

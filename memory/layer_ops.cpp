@@ -113,6 +113,12 @@ void attention_ops(std::vector<Op>& ops, const LayerShape& s, const Dims& d) {
         tp_comm(qkv, s, T * h * e);
         ops.push_back(qkv);
         if (query_copied(s, d)) ops.push_back(elementwise("query copy", "attention", 2 * T * d.heads * d.head_dim * e));
+        // The rotary step on the query and the key: Transformer Engine's fused kernel reads and writes each once; the
+        // torch step's passes (rope_utils.py lines 147 and 156: t * cos, the negated half, its concatenation, * sin,
+        // the sum, the final concatenation) move each about twelve times.
+        if (rotary_qk(s))
+            ops.push_back(elementwise("rotary embedding of the query and the key", "attention",
+                                      (s.rotary_unfused ? 12 : 2) * T * (d.heads + d.groups) * d.head_dim * e));
     }
     if (s.attention == AttentionKernel::Unfused && grouped(s, d))
         ops.push_back(elementwise("repeat key and value to every head", "core_attn", 4 * T * d.heads * d.head_dim * e));

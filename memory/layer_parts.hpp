@@ -44,6 +44,11 @@ double norm_stat_bytes(const LayerShape& s, double tokens);
 bool grouped(const LayerShape& s, const Dims& d);
 // MLA's torch rotary step keeps cos and sin for the query and the key: 4 x [s, 1, 1, rope] (0 when fused or not MLA).
 double mla_rope_bytes(const LayerShape& s, const Dims& d);
+// Ordinary attention's rotary step (LayerShape::rotary): the query and the key are tensors of their own.
+bool rotary_qk(const LayerShape& s);
+// The torch rotary step's cos and sin for the query and the key, 4 x [s/cp, 1, 1, rotary_dim] (x b with mrope), in the
+// activations' dtype; 0 when the step is fused, absent, or MLA's (mla_rope_bytes).
+double rotary_bytes(const LayerShape& s, const Dims& d);
 // MLA's value, a tensor of its own (0 when not MLA).
 double mla_value_bytes(const LayerShape& s, const Dims& d);
 // SelfAttention reshapes the query out of the grouped QKV output [s, b, g, (a/g + 2) d]: a copy when a rank holds

@@ -55,6 +55,14 @@ double mla_rope_bytes(const LayerShape& s, const Dims& d) {
     return s.mla && s.mla_unfused_rope ? 4 * d.s_query * static_cast<double>(s.qk_pos_dim) * d.e : 0;
 }
 
+bool rotary_qk(const LayerShape& s) { return s.rotary && !s.mla; }
+
+double rotary_bytes(const LayerShape& s, const Dims& d) {
+    if (!rotary_qk(s) || !s.rotary_unfused) return 0;
+    const double rows = d.s_query * (s.rotary_per_sample ? static_cast<double>(s.micro_batch) : 1.0);
+    return 4 * rows * static_cast<double>(s.rotary_dim) * d.e;
+}
+
 double mla_value_bytes(const LayerShape& s, const Dims& d) {
     return s.mla ? d.tokens * d.heads * static_cast<double>(s.v_head_dim) * d.e : 0;
 }
@@ -184,8 +192,34 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
     } else {
         const double qkv = T * d.qkv_width * e;
         const double q = T * d.heads * d.head_dim * e;
+        const double k = T * d.groups * d.head_dim * e;
         if (!unfused && s.cp > 1) {
             cp_query_key_value(t, s, d);
+        } else if (rotary_qk(s)) {
+            // The rotary step (Megatron Core transformer/attention.py lines 1508 and 1527 at d98e8a64) gives the query
+            // and the key tensors of their own, whatever the layout before it: the query's reshaped copy (several
+            // groups per rank) or its view of the QKV output is freed, its multiplications keep none of their inputs
+            // (rope_utils.py lines 142-147: cos and sin only). The value stays a view of the QKV output.
+            t.push_back({"query (rotary step output)", "attention", q});
+            if (unfused && grouped(s, d)) {
+                // The key is repeated to every head (dot_product_attention.py lines 169-175), and so is the value: the
+                // copies are kept and the QKV output, which only the value still viewed, is freed.
+                t.push_back({"key repeated to every head", "core_attn", q});
+                t.push_back({"value repeated to every head", "core_attn", q});
+            } else if (unfused) {
+                // One query head per group: no repeat. QK^T keeps the key, PV the value, a view of the whole QKV
+                // output.
+                t.push_back({"key (rotary step output)", "attention", k});
+                t.push_back({"QKV projection output (the value is a view of it)", "attention", qkv});
+            } else {
+                // Transformer Engine's attention: a key of its own beside a value that is a strided view of the QKV
+                // output is no layout it supports, so get_qkv_layout makes the three contiguous (attention/
+                // dot_product_attention/utils.py lines 2315-2433 at TE e7c550c5: the query and key are already, the
+                // value is copied) and the kernel saves those (backends.py lines 1538 and 1560-1569): the QKV output
+                // is freed.
+                t.push_back({"key (rotary step output)", "attention", k});
+                t.push_back({"value (made contiguous by Transformer Engine's get_qkv_layout)", "core_attn", k});
+            }
         } else if (unfused && grouped(s, d)) {
             if (query_copied(s, d)) {
                 t.push_back({"query (reshaped copy of the grouped QKV output)", "attention", q});
@@ -202,6 +236,12 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
             if (query_copied(s, d)) t.push_back({"query (reshaped copy of the grouped QKV output)", "attention", q});
         }
     }
+
+    // The torch rotary step keeps its cos and sin until its backward, after the core attention's (rope_utils.py lines
+    // 142-147); computed per call, so the query's and the key's are four tensors.
+    if (rotary_bytes(s, d) > 0)
+        t.push_back({"rotary cos and sin of the query and the key (kept by the torch rotary step)", "rotary",
+                     rotary_bytes(s, d)});
 
     const double v_dim = s.mla ? static_cast<double>(s.v_head_dim) : d.head_dim;
     if (unfused) {

@@ -14,6 +14,11 @@ Context parallelism: the local spec's ``DotProductAttention`` refuses it (CP nee
 Transformer Engine's context-parallel attention (``te_cp_attention.py``: ``cp_comm_type`` p2p, its allocations and
 saved tensors modelled from Transformer Engine's source, its kernels not TE's); their ``environment`` line says so.
 
+Rotary embeddings: the ``rope-*`` shapes run the block as GPTModel runs its decoder, Megatron Core's own
+``RotaryEmbedding`` passed as ``rotary_pos_emb`` (``rotary_of``; ``apply_rope_fusion`` False, the torch step, the only
+one without Transformer Engine). Measured 2026-12-07 on one H100 (34 rows, 42 s; raw output, the command and every row
+in ``tests/data/gpu/device-runs/2026-12-07-rope/``), replayed by ``tests/memory/test_fake_group_sweep.cpp``.
+
 Multi-latent attention: the local spec cannot build it at d98e8a64 (``MultiLatentAttention`` passes ``k_channels``
 and ``v_channels`` to a core attention whose local constructor takes neither), so the MLA shapes run Megatron Core's
 own ``DotProductAttention`` given them (``mla_local_attention.py``); each MLA ``environment`` line records the
@@ -104,6 +109,15 @@ MOE_MLA = dict(
     kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128, qk_layernorm=False,
     moe_shared_expert_intermediate_size=2816)
 
+# LLAMA with rotary position embeddings, run as GPTModel runs its decoder: Megatron Core's own RotaryEmbedding
+# (models/gpt/gpt_model.py lines 183-194 at d98e8a64) called for the block's sequence (lines 412-420) and the result
+# passed to the block as rotary_pos_emb. position_embedding_type and rotary_percent are GPTModel's (GPTModelConfig's),
+# not TransformerConfig fields: prepare_config drops them from the config and rotary_of reads them here.
+# apply_rope_fusion stays TransformerConfig's default, False: the torch rotary step of
+# models/common/embeddings/rope_utils.py (lines 142-147, reached from line 404), the only one without Transformer
+# Engine.
+LLAMA_ROPE = dict(LLAMA, position_embedding_type="rope")
+
 NONE = {}
 SEL = lambda *labels: {"recompute_granularity": "selective", "recompute_modules": list(labels)}  # noqa: E731
 FULL_U1 = {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1}
@@ -168,6 +182,16 @@ SHAPES = {
                                     runs=STAGE_RUNS, gib=30),
     "pp4-vpp2-stage3-tp4-sp": shape(LLAMA, tp=4, sp=True, pp=4, vpp=2, stage=3, layers=16, micro_batches=8,
                                     runs=STAGE_RUNS, gib=16),
+    # Rotary position embeddings (LLAMA_ROPE), every dense recompute option: several query groups per rank (TP 1,
+    # TP 2 + SP), one group per rank (TP 8 + SP; with micro-batch 2 and half the head dimension rotated, rotary_percent
+    # 0.5), multi-head attention (one query head per group), and context parallelism 2 (the stand-in of Transformer
+    # Engine's attention, whose checkpoint then holds the rotary step's outputs).
+    "rope-tp1": shape(LLAMA_ROPE, gib=29),
+    "rope-tp2-sp": shape(LLAMA_ROPE, tp=2, sp=True, gib=15),
+    "rope-tp8-sp": shape(LLAMA_ROPE, tp=8, sp=True, gib=5),
+    "rope-tp8-sp-b2-half": shape(LLAMA_ROPE, tp=8, sp=True, b=2, rotary_percent=0.5, gib=9),
+    "rope-mha-tp2": shape(LLAMA_ROPE, tp=2, num_query_groups=32, gib=18),
+    "rope-tp1-cp2": shape(LLAMA_ROPE, cp=2, runs=CP_RUNS, gib=7),
     # Hybrid Mamba: not buildable here; the shape records why (mamba_probe).
     "hybrid-mamba": dict(shape(LLAMA, gib=2, runs=[NONE]), probe="mamba"),
 }
@@ -221,6 +245,11 @@ def run_shape(name):
         gc.collect()
         torch.cuda.empty_cache()
         extra["mla_core_attention"] = {"unpatched_error": unpatched, "built": mla_local_attention.STANDIN}
+    if arch.get("position_embedding_type") == "rope" and not arch.get("multi_latent_attention"):
+        extra["rotary"] = ("Megatron Core's RotaryEmbedding as GPTModel builds and calls it (gpt_model.py lines 183-194 "
+                           "and 412-420): rotary_pos_emb [s/cp, 1, 1, kv_channels x rotary_percent] fp32, from its "
+                           "lru_cache after the first step; apply_rope_fusion {}: rope_utils.py's torch rotary step"
+                           .format(kwargs.get("apply_rope_fusion", False)))
     free, total = torch.cuda.mem_get_info()
     emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0), total_bytes=total,
          megatron_core=ref.megatron_version(megatron),
@@ -354,14 +383,24 @@ def measure_block(torch, cls, kwargs, sh, run):
     from mbridge_lint_memory import measure_step
 
     block = build(torch, cls, kwargs, sh, run, post_process=True)
+    rotary = rotary_of(sh, block.config)
     s, b, h = sh["s"], sh["b"], block.config.hidden_size
     local_s = s // sh["cp"] // (sh["tp"] if sh["sp"] else 1)
     mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(1, 1, s, s)
+
+    def forward():
+        if rotary is None:
+            return block(x, attention_mask=mask)
+        # GPTModel._preprocess (gpt_model.py lines 412-420): the sequence the block sees, times TP under sequence
+        # parallelism and times CP (rotary_pos_embedding.py get_rotary_seq_len), through the module's lru_cache.
+        seq = rotary.get_rotary_seq_len(None, block, x, block.config, None)
+        return block(x, attention_mask=mask, rotary_pos_emb=rotary(seq, packed_seq=False, cp_group=None))
+
     figures = []
     for _ in range(3):  # one warm-up, two measured
         torch.cuda.synchronize()
         x = torch.randn(local_s, b, h, dtype=torch.bfloat16, device="cuda", requires_grad=True)
-        figures.append(measure_requested(torch, measure_step, lambda: block(x, attention_mask=mask)))
+        figures.append(measure_requested(torch, measure_step, forward))
         del x
     params = list(block.parameters())
     keys = ("retained_bytes", "forward_peak_bytes", "backward_peak_bytes", "retained_requested_bytes",
@@ -376,6 +415,23 @@ def measure_block(torch, cls, kwargs, sh, run):
     gc.collect()
     torch.cuda.empty_cache()
     return out
+
+
+def rotary_of(sh, config):
+    """GPTModel's rotary embedding for a shape whose arch says position_embedding_type rope (models/gpt/gpt_model.py
+    lines 183-194 at d98e8a64: kv_channels, rotary_percent, rotary_interleaved, rotary_base, the CP group), None
+    otherwise; multi-latent attention builds its own inside the layer."""
+    arch = sh["arch"]
+    if arch.get("position_embedding_type") != "rope" or getattr(config, "multi_latent_attention", False):
+        return None
+    from megatron.core import parallel_state
+    from megatron.core.models.common.embeddings.rotary_pos_embedding import RotaryEmbedding
+
+    return RotaryEmbedding(kv_channels=config.kv_channels, rotary_percent=arch.get("rotary_percent", 1.0),
+                           rotary_interleaved=config.rotary_interleaved, seq_len_interpolation_factor=None,
+                           rotary_base=arch.get("rotary_base", 10000), rope_scaling=False,
+                           use_cpu_initialization=config.use_cpu_initialization,
+                           cp_group=parallel_state.get_context_parallel_group())
 
 
 def measure_requested(torch, measure_step, forward):

@@ -162,6 +162,9 @@ constexpr const char* kSweep = "2026-12-06-fake-group/sweep.jsonl";
 constexpr const char* kCpSweep = "2026-12-07-cp/sweep-cp.jsonl";
 // The whole sweep, every shape in one command (tests/data/gpu/device-runs/2026-12-07-sweep/README.md).
 constexpr const char* kWholeSweep = "2026-12-07-sweep/sweep.jsonl";
+// Dense shapes with rotary embeddings, as GPTModel runs its decoder (tests/data/gpu/device-runs/2026-12-07-rope/).
+constexpr const char* kRopeSweep = "2026-12-07-rope/sweep.jsonl";
+constexpr const char* kRopeFirstCall = "2026-12-07-rope/first-call/sweep.jsonl";
 
 Sweep read_sweep(std::initializer_list<const char*> files = {kSweep, kCpSweep}) {
     Sweep s;
@@ -361,5 +364,59 @@ TEST_CASE("fake-group sweep: the whole sweep ran as one command, every shape tim
         INFO(name);
         CHECK(env["mla_core_attention"]["unpatched_error"].get<std::string>().find("k_channels") != std::string::npos);
         CHECK(env["mla_core_attention"]["built"].get<std::string>().find("DotProductAttention") != std::string::npos);
+    }
+}
+
+TEST_CASE("fake-group sweep: rotary embeddings, every dense recompute option against the estimate",
+          "[memory][accuracy]") {
+    // Megatron Core's RotaryEmbedding as GPTModel builds and calls it, passed to the block (apply_rope_fusion False:
+    // rope_utils.py's torch step). Each shape's arch says position_embedding_type rope, which the estimate reads.
+    const Sweep sweep = read_sweep({kRopeSweep});
+    REQUIRE(sweep.runs.size() == 34);
+    CHECK(sweep.errors.empty());
+    REQUIRE(sweep.done.is_object());
+    CHECK(sweep.done["failed"].get<int>() == 0);
+    const std::set<std::string> measured_shapes = replay(sweep, true);
+    for (const char* name :
+         {"rope-tp1", "rope-tp2-sp", "rope-tp8-sp", "rope-tp8-sp-b2-half", "rope-mha-tp2", "rope-tp1-cp2"}) {
+        INFO(name);
+        CHECK(measured_shapes.count(name) == 1);
+        const json& env = sweep.shapes.at(name);
+        CHECK(env["parallel"]["arch"]["position_embedding_type"] == "rope");
+        CHECK(env["rotary"].get<std::string>().find("RotaryEmbedding") != std::string::npos);
+    }
+    // The first call ran one of the shapes alone: the same figures, to the byte.
+    const Sweep first = read_sweep({kRopeFirstCall});
+    REQUIRE(first.runs.size() == 6);
+    for (const auto& a : first.runs)
+        for (const auto& b : sweep.runs)
+            if (a["shape"] == b["shape"] && a["index"] == b["index"]) {
+                CHECK(a["retained_requested_bytes"] == b["retained_requested_bytes"]);
+                CHECK(a["backward_peak_requested_bytes"] == b["backward_peak_requested_bytes"]);
+            }
+}
+
+TEST_CASE("fake-group sweep: the rotary rows differ from the same shapes without it by what the step keeps",
+          "[memory][accuracy]") {
+    // The torch rotary step keeps cos and sin for the query and the key (rope_utils.py lines 142-143, computed per
+    // call): 4 x [s, 1, 1, 128] bf16 = 4 MiB per layer, so 16 MiB over the 4 layers; core_attn's checkpoint also keeps
+    // the step's key, a tensor of its own (4 MiB per layer at TP 2). Measured against the 2026-12-07 sweep's rows of
+    // the same shape without rotary embeddings, on the same kind of machine, the same software.
+    const Sweep rope = read_sweep({kRopeSweep});
+    const Sweep plain = read_sweep({kWholeSweep});
+    auto row = [](const Sweep& s, const std::string& shape, int index) -> const json& {
+        for (const auto& r : s.runs)
+            if (r["shape"] == shape && r["index"].get<int>() == index) return r;
+        FAIL("no row " << shape << " " << index);
+        return s.runs.front();
+    };
+    const double expected_retained[] = {16, 32, 16, 32, 0, 8};  // none, [core_attn], [mlp], both, full u1, full b2
+    for (int i = 0; i < 6; ++i) {
+        INFO(i);
+        const json& a = row(rope, "rope-tp2-sp", i);
+        const json& b = row(plain, "dense-tp2-sp", i);
+        CHECK(a["recompute"] == b["recompute"]);
+        CHECK((a["retained_requested_bytes"].get<double>() - b["retained_requested_bytes"].get<double>()) / MiB ==
+              expected_retained[i]);
     }
 }

@@ -269,6 +269,118 @@ TEST_CASE("MLA: mla_up_proj frees the query, key and value built from the up-pro
           Approx(T * a * (96 + 96 + 64) * e + T * (384 + 256) * e + T * 2 * 4));
 }
 
+TEST_CASE("rotary step of ordinary attention: what it keeps, and how the layout of query, key and value changes",
+          "[memory]") {
+    // Llama-like: 32 heads, 8 query groups, head dim 128, one rank, s 4096, micro-batch 1, local unfused attention.
+    LayerShape s;
+    s.seq_length = 4096;
+    s.hidden = 4096;
+    s.heads = 32;
+    s.query_groups = 8;
+    s.head_dim = 128;
+    s.ffn_hidden = 14336;
+    s.gated = true;
+    const double T = 4096, e = 2, d = 128, a = 32, g = 8;
+    const auto plain = layer_activations(s, LayerKind::Dense, {});
+    const auto plain_core = layer_activations(s, LayerKind::Dense, {"core_attn"});
+    s.rotary = true;
+    s.rotary_dim = 128;
+    const auto fused = layer_activations(s, LayerKind::Dense, {});
+    s.rotary_unfused = true;
+    const auto torch_step = layer_activations(s, LayerKind::Dense, {});
+    const auto torch_core = layer_activations(s, LayerKind::Dense, {"core_attn"});
+    // Several groups per rank: the step's query replaces the reshaped copy, the step's key is repeated and freed; the
+    // torch step adds its cos and sin, 4 x [s, 1, 1, 128] (rope_utils.py lines 142-147).
+    const double cos_sin = 4 * 4096.0 * 128 * e;
+    CHECK(fused.internal_bytes() == Approx(plain.internal_bytes()));
+    CHECK(torch_step.internal_bytes() - plain.internal_bytes() == Approx(cos_sin));
+    CHECK(module_sum(torch_step, "rotary") == Approx(cos_sin));
+    // core_attn's checkpoint keeps the step's key as an input as well.
+    CHECK(torch_core.internal_bytes() - plain_core.internal_bytes() == Approx(cos_sin + T * g * d * e));
+    // Half the head rotated (rotary_percent 0.5): cos and sin of 64 columns; with mrope one set per sample.
+    s.rotary_dim = 64;
+    CHECK(module_sum(layer_activations(s, LayerKind::Dense, {}), "rotary") == Approx(cos_sin / 2));
+    s.rotary_per_sample = true;
+    s.micro_batch = 2;
+    CHECK(module_sum(layer_activations(s, LayerKind::Dense, {}), "rotary") == Approx(cos_sin));
+    s.rotary_per_sample = false;
+    s.micro_batch = 1;
+    s.rotary_dim = 128;
+
+    // Multi-head attention: the QKV output stays (the value views it), the step's query and key come beside it.
+    s.query_groups = 32;
+    s.rotary_unfused = false;
+    const auto mha = layer_activations(s, LayerKind::Dense, {});
+    s.rotary = false;
+    const auto mha_plain = layer_activations(s, LayerKind::Dense, {});
+    CHECK(mha.internal_bytes() - mha_plain.internal_bytes() == Approx(2 * T * a * d * e));
+
+    // Transformer Engine's attention, several groups per rank: without a rotary step the model keeps the QKV output
+    // and the query's copy; with one, get_qkv_layout copies the value beside the step's query and key (TE utils.py
+    // lines 2315-2433) and the QKV output is freed: a query-sized tensor less. core_attn's checkpoint then keeps the
+    // QKV output the value views, beside the step's query and key: more than no recompute (Qwen3's published rise).
+    s.query_groups = 8;
+    s.attention = AttentionKernel::Fused;
+    s.input_norm_separate = false;
+    const auto te_plain = layer_activations(s, LayerKind::Dense, {});
+    s.rotary = true;
+    const auto te_rope = layer_activations(s, LayerKind::Dense, {});
+    const auto te_rope_core = layer_activations(s, LayerKind::Dense, {"core_attn"});
+    CHECK(te_plain.internal_bytes() - te_rope.internal_bytes() == Approx(T * a * d * e));
+    CHECK(te_rope_core.internal_bytes() - te_rope.internal_bytes() ==
+          Approx(T * (a + 2 * g) * d * e - T * g * d * e - 4 * T * a));  // QKV in; the value copy, fp32 stats out
+}
+
+TEST_CASE("rotary step: position_embedding_type and apply_rope_fusion as set, else the revision's defaults",
+          "[memory]") {
+    const std::string base = "model:\n  num_layers: 2\n  hidden_size: 1024\n  num_attention_heads: 8\n"
+                             "  num_query_groups: 2\n  seq_length: 2048\n  transformer_impl: local\n";
+    auto shape_of = [](const std::string& yaml, const char* revision = "main") {
+        auto loaded = mbl::load_yaml("test.yaml", yaml);
+        REQUIRE(loaded.ok());
+        auto fin = mbl::finalize(loaded.root, *mbl::Schema::instance().revision(revision), {});
+        REQUIRE(fin.errors.empty());
+        const Estimate est = estimate(fin.model, {});
+        REQUIRE(est.ok);
+        return est;
+    };
+    auto said = [](const Estimate& est, const std::string& text) {
+        return std::any_of(est.assumptions.begin(), est.assumptions.end(),
+                           [&](const auto& a) { return a.text.find(text) != std::string::npos; });
+    };
+    // Unset: GPTModelConfig's default at the revision (megatron/training/models/gpt.py), learned_absolute, said.
+    const Estimate unset = shape_of(base);
+    CHECK_FALSE(unset.shape.rotary);
+    CHECK(said(unset, "position_embedding_type not set: learned_absolute, GPTModelConfig's default"));
+    // rope: apply_rope_fusion unset is TransformerConfig's default at the revision (False): the torch step.
+    const Estimate rope = shape_of(base + "  position_embedding_type: rope\n");
+    CHECK(rope.shape.rotary);
+    CHECK(rope.shape.rotary_unfused);
+    CHECK(rope.shape.rotary_dim == 128);
+    CHECK_FALSE(said(rope, "position_embedding_type"));
+    const Estimate fused = shape_of(base + "  position_embedding_type: rope\n  apply_rope_fusion: true\n");
+    CHECK(fused.shape.rotary);
+    CHECK_FALSE(fused.shape.rotary_unfused);
+    // yarn: Bridge turns apply_rope_fusion off for anything but rope (utils/fusions.py lines 84-92).
+    const Estimate yarn = shape_of(base + "  position_embedding_type: yarn\n  apply_rope_fusion: true\n");
+    CHECK(yarn.shape.rotary_unfused);
+    const Estimate half = shape_of(base + "  position_embedding_type: rope\n  rotary_percent: 0.5\n");
+    CHECK(half.shape.rotary_dim == 64);
+    // A hybrid pattern reads HybridModelConfig's default, none.
+    const Estimate hybrid = shape_of("model:\n  hybrid_layer_pattern: \"M*-\"\n  hidden_size: 1024\n"
+                                     "  num_attention_heads: 8\n  seq_length: 2048\n  transformer_impl: local\n");
+    CHECK_FALSE(hybrid.shape.rotary);
+    CHECK(said(hybrid, "position_embedding_type not set: none, HybridModelConfig's default"));
+    // A revision that declares no default for it (no GPTModelConfig before Megatron Core 0.19) says so.
+    const Estimate old = shape_of(base, "0.17");
+    CHECK_FALSE(old.shape.rotary);
+    CHECK(said(old, "declares no default"));
+    // Multi-latent attention has its own rotary step: the ordinary one is not counted beside it.
+    const Estimate mla = shape_of(base + "  position_embedding_type: rope\n  multi_latent_attention: true\n");
+    CHECK(mla.shape.mla);
+    CHECK_FALSE(mla.shape.rotary);
+}
+
 TEST_CASE("pipeline: 1F1B keeps p - r micro-batches on stage r, interleaving multiplies by 1 + (p-1)/(pv)",
           "[memory]") {
     const std::string base =
