@@ -485,10 +485,12 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
             const auto at = std::find(f.names.begin(), f.names.end(), attribute);
             if (at == f.names.end() && f.complete) return nullptr;  // no such attribute: hasattr is False
             // A section another's setup is given (optimizer, ddp): what the config does not state may be anything a
-            // recipe set (this may be an overlay); only a section the start-up configures is constructed here.
+            // recipe set (this may be an overlay), unless the config constructed the section itself (a recipe's or a
+            // dump's object, named by its `_target_`); a section the start-up configures is constructed here.
             const bool configured = std::any_of(program.steps.begin(), program.steps.end(),
                                                 [&](const post_init::Step& st) { return st.when == section; });
-            if (!configured && at != f.names.end())
+            const bool constructed = part && part->is_map() && !part->target().empty();
+            if (!configured && !constructed && at != f.names.end())
                 return &computed
                             .emplace(std::string(name), Value::unknown(fmt::format("the config does not set {}", name)))
                             .first->second;
