@@ -9,6 +9,7 @@
 #include "core/schema.hpp"
 #include "memory/estimate.hpp"
 #include "parser/yaml_loader.hpp"
+#include "tests/memory/llama_layer.hpp"
 
 using namespace mbl::memory;
 
@@ -18,14 +19,7 @@ constexpr double kCpMiB = 1024.0 * 1024;
 
 // s 4096 over CP 2, h 4096, 32 heads of 128 in 8 groups, SwiGLU 14336, RMSNorm, no dropout, bf16, TE attention.
 LayerShape cp_layer(CpComm comm) {
-    LayerShape s;
-    s.seq_length = 4096;
-    s.hidden = 4096;
-    s.heads = 32;
-    s.query_groups = 8;
-    s.head_dim = 128;
-    s.ffn_hidden = 14336;
-    s.gated = true;
+    LayerShape s = mbl::test::llama_layer();
     s.attention = AttentionKernel::Fused;
     s.cp = 2;
     s.cp_comm = comm;

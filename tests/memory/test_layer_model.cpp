@@ -8,6 +8,7 @@
 #include "core/schema.hpp"
 #include "memory/estimate.hpp"
 #include "parser/yaml_loader.hpp"
+#include "tests/memory/llama_layer.hpp"
 
 using namespace mbl::memory;
 
@@ -272,14 +273,7 @@ TEST_CASE("MLA: mla_up_proj frees the query, key and value built from the up-pro
 TEST_CASE("rotary step of ordinary attention: what it keeps, and how the layout of query, key and value changes",
           "[memory]") {
     // Llama-like: 32 heads, 8 query groups, head dim 128, one rank, s 4096, micro-batch 1, local unfused attention.
-    LayerShape s;
-    s.seq_length = 4096;
-    s.hidden = 4096;
-    s.heads = 32;
-    s.query_groups = 8;
-    s.head_dim = 128;
-    s.ffn_hidden = 14336;
-    s.gated = true;
+    LayerShape s = mbl::test::llama_layer();
     const double T = 4096, e = 2, d = 128, a = 32, g = 8;
     const auto plain = layer_activations(s, LayerKind::Dense, {});
     const auto plain_core = layer_activations(s, LayerKind::Dense, {"core_attn"});
