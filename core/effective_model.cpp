@@ -263,6 +263,13 @@ static Value resolve_precision(const Value& mp, const PrecisionLookup* tree, std
     return config;
 }
 
+// A config section as Bridge's start-up sees it: `mixed_precision` resolved from its name (EffectiveModel::
+// mixed_precision), any other as the config writes it; null where the config has none.
+static const Value* startup_section(const EffectiveModel& m, const Value& root, std::string_view section) {
+    if (section == "mixed_precision" && m.mixed_precision) return m.mixed_precision.get();
+    return root.find(std::string(section));
+}
+
 // What Megatron Bridge's start-up writes on the model before its whole-config validation (its mixed-precision setup
 // copies every field of the MixedPrecisionConfig the model has, `update_config_with_precision_overrides`; its
 // comm-overlap setup copies the overlap settings it works out, `_apply_cfgs`), compiled from Bridge's source like
@@ -285,9 +292,7 @@ static void apply_bridge_setup_rewrites(EffectiveModel& m, const Value& root) {
         // The checks carry values without their lines: a value the writing step's section gives a field of that name
         // (what `update_config_with_precision_overrides` and `_apply_cfgs` copy) points at that field's line; one
         // Bridge works out, or a section's default, at the section.
-        const Value* section = r.step_section == "mixed_precision" && m.mixed_precision
-                                   ? m.mixed_precision.get()
-                                   : (r.step_section.empty() ? nullptr : root.find(r.step_section));
+        const Value* section = r.step_section.empty() ? nullptr : startup_section(m, root, r.step_section);
         const Value* given = section && section->is_map() ? section->find(r.field) : nullptr;
         std::string given_detail;
         if (given && given->same_as(after)) {
@@ -448,14 +453,7 @@ std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, cons
     std::string cls = model_class(m);
     if (cls.empty()) cls = "TransformerConfig";
     std::map<std::string, Value, std::less<>> computed;
-    // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it; where it
-    // gives none, None for comm_overlap's (the dataclass defaults Bridge's setup reads are None) and unknown for the
-    // other sections' (their class defaults, which the linter does not read); unknown where the section is.
-    // A section as the start-up sees it: `mixed_precision` resolved from its name.
-    auto section_value = [&](std::string_view section) -> const Value* {
-        if (section == "mixed_precision" && m.mixed_precision) return m.mixed_precision.get();
-        return root.find(std::string(section));
-    };
+    auto section_value = [&](std::string_view section) { return startup_section(m, root, section); };
     // A section's attribute ("comm_overlap.overlap_moe_expert_parallel_comm"): the value the config gives it; where it
     // gives none, the default its class declares (Program::section_fields, a literal; unknown where computed), or
     // unknown for a section whose class the program does not describe; unknown where the section is.
@@ -523,9 +521,7 @@ static Value section_after_setup(const EffectiveModel& m, const Value& root, con
     for (const auto& r : setup ? *setup : m.bridge_setup->rewrites) {
         if (r.field != section + "." + name) continue;
         Value v = r.after;
-        const Value* from = r.step_section == "mixed_precision" && m.mixed_precision
-                                ? m.mixed_precision.get()
-                                : (r.step_section.empty() ? nullptr : root.find(r.step_section));
+        const Value* from = r.step_section.empty() ? nullptr : startup_section(m, root, r.step_section);
         const Value* given = from && from->is_map() ? from->find(name) : nullptr;
         if (given && given->same_as(v)) {
             v.prov() = given->prov();
@@ -586,7 +582,7 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     // A field the MixedPrecisionConfig states with the value the model already has by default: the setup leaves it
     // (it writes only what differs, mixed_precision.py 154-155 at 067f987), and the config's line explains the value
     // better than the default does (None, which Megatron Core may fill in, stays the default's).
-    if (const Value* config = m.mixed_precision ? m.mixed_precision.get() : mp;
+    if (const Value* config = startup_section(m, root, "mixed_precision");
         precision_followed && config && config->is_map())
         for (const auto& e : config->entries())
             if (const auto f = FieldName::find(e.key))
