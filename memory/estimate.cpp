@@ -179,9 +179,9 @@ OptionEstimate evaluate(const Estimate& est, const StepModel& time, const Recomp
 }
 
 // The fit: with a budget, when no recompute does not fit and checkpointing every layer is more than needed, the
-// fewest checkpointed layers per (virtual) stage that fit (full block k); then the options by added time, and the
-// cheapest that fits marked.
-void fit(Estimate& est, const StepModel& time) {
+// fewest checkpointed layers per (virtual) stage that fit (full block k) and that Megatron Core accepts; then the
+// options by added time, and the cheapest that fits marked.
+void fit(Estimate& est, const EffectiveModel& m, const StepModel& time) {
     const int most = *std::max_element(est.per_stage.begin(), est.per_stage.end());
     const int unit_layers = std::max(1, most / est.schedule.vpp);
     const bool none_fits = est.budget && est.options.front().fits.value_or(false);
@@ -189,6 +189,13 @@ void fit(Estimate& est, const StepModel& time) {
         const Recompute block = Recompute::full(Recompute::Method::Block, k);
         OptionEstimate o = evaluate(est, time, block, est.options.front().activations);
         if (!*o.fits) continue;
+        // The same test as the candidates': advice (and the unsafe fix that writes it) never names a rejected job.
+        if (std::string why = rejection_of(m, block); !why.empty()) {
+            est.assumptions.push_back({fmt::format("{} would fit but is not offered: Megatron Core rejects it for this "
+                                                   "job: {}",
+                                                   block.describe(), why)});
+            break;
+        }
         if (!est.option(block)) est.options.push_back(std::move(o));
         break;
     }
@@ -263,7 +270,7 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         est.options.push_back(evaluate(est, time, option, none_activations));
         if (is_none(option)) none_activations = est.options.back().activations;
     }
-    fit(est, time);
+    fit(est, m, time);
     return est;
 }
 

@@ -452,4 +452,21 @@ TEST_CASE("estimate offers no option Megatron Core rejects for the job, and says
     CHECK(offered(plain, "full uniform 1"));
     CHECK(offered(plain, "selective [core_attn]"));
     CHECK_FALSE(said(plain, "is not offered"));
+
+    // Under a budget that no recompute misses (1.15 GiB predicted) and one checkpointed layer meets (1.09 GiB), the
+    // fit searches full block k: without graphs it offers full block 1; with them Megatron Core refuses every full
+    // recompute, so the advice (and the unsafe fix that writes it) must not name it.
+    memory::EstimateInputs tight = in;
+    tight.gpu_memory_bytes = 1.1 * 1024 * 1024 * 1024;
+    tight.reserve_bytes = 0;
+    const memory::Estimate plain_tight = memory::estimate(job_model_of(base), tight);
+    REQUIRE(plain_tight.ok);
+    CHECK(offered(plain_tight, "full block 1"));
+    const memory::Estimate graphed_tight =
+        memory::estimate(job_model_of(base + "  cuda_graph_impl: local\n  cuda_graph_modules: [attn]\n"), tight);
+    REQUIRE(graphed_tight.ok);
+    CHECK_FALSE(offered(graphed_tight, "full block 1"));
+    CHECK(said(graphed_tight, "full block 1 would fit but is not offered: Megatron Core rejects it for this job"));
+    REQUIRE(graphed_tight.narrowest_fit());
+    CHECK(graphed_tight.narrowest_fit()->name == "selective [mlp]");
 }
