@@ -71,10 +71,17 @@ public:
             fit ? fmt::format("the cheapest option predicted to fit is {} (peak {}, about {})", fit->name,
                               rules::peak_words(*fit), rules::cost_words(*fit))
                 : "no recompute option fits: reduce the micro-batch size or add tensor, pipeline or context parallelism";
-        Diagnostic& d = ctx.report(
-            kRule, field::recompute_granularity,
-            fmt::format("predicted peak {} exceeds the {} budget with recompute {}; {}", rules::peak_words(*current),
-                        memory::format_gib(*est->budget), current->name, advice));
+        // A peak under the budget misses it only with the reserve beside it: say both, or "58.9 GiB exceeds 60.0 GiB".
+        const double reserve = est->reserve_model.at(current->peak);
+        const std::string over =
+            current->peak > *est->budget
+                ? fmt::format("predicted peak {} exceeds the {} budget", rules::peak_words(*current),
+                              memory::format_gib(*est->budget))
+                : fmt::format("predicted peak {} and the {} kept free beside it exceed the {} budget",
+                              rules::peak_words(*current), memory::format_gib(reserve),
+                              memory::format_gib(*est->budget));
+        Diagnostic& d = ctx.report(kRule, field::recompute_granularity,
+                                   fmt::format("{} with recompute {}; {}", over, current->name, advice));
         rules::note_assumptions(d, *est);
         if (fit) d.fix = rules::recompute_fix(ctx.model, *fit);
     }

@@ -270,6 +270,9 @@ TEST_CASE("check --gpu-memory turns on the memory advice rules", "[cli][estimate
     CHECK(r.code == 0);  // a warning
     CHECK(r.out.find("warning[RC203]: predicted peak") != std::string::npos);
     CHECK(run("check --strict " + cfg + " --gpu-memory 80GiB").code == 1);
+    // A peak under the budget that misses it by the reserve says so, not "X exceeds" a larger Y.
+    auto under = run("check --color never " + cfg + " --gpu-memory 132GiB --data-parallel-size 1");
+    CHECK(under.out.find("kept free beside it exceed the 132.0 GiB budget") != std::string::npos);
 }
 
 TEST_CASE("estimate refuses absurd sizes with a located diagnostic instead of modelling them", "[cli][estimate]") {
