@@ -37,14 +37,15 @@ struct Fix {
     std::vector<FieldEdit> field_edits;  // what the rule wants changed
     std::vector<TextEdit> edits;         // the same as text edits, filled in by the front end that read the file
     bool is_safe = true;                 // unsafe fixes change what the run does and need --unsafe-fixes
+    std::vector<SourceRange> anchors;    // the entries the edits replace or follow (engine/fixes.cpp)
 
     // A fix that leaves what the run does as it is: --fix applies it.
     static Fix safe(std::string title, std::vector<FieldEdit> field_edits) {
-        return Fix{std::move(title), std::move(field_edits), {}, true};
+        return Fix{std::move(title), std::move(field_edits), {}, true, {}};
     }
     // A fix that changes what the run does (the method of a recompute, its scope): only --unsafe-fixes applies it.
     static Fix unsafe(std::string title, std::vector<FieldEdit> field_edits) {
-        return Fix{std::move(title), std::move(field_edits), {}, false};
+        return Fix{std::move(title), std::move(field_edits), {}, false, {}};
     }
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "core/line_index.hpp"
 #include "parser/front_end.hpp"
 
@@ -45,8 +47,13 @@ bool editable(const Value& v) {
     return (o == Origin::File || o == Origin::Recipe) && v.prov().range.valid();
 }
 
+bool same_place(const SourceRange& a, const SourceRange& b) {
+    return a.file == b.file && a.line == b.line && a.column == b.column;
+}
+
+// The text edits of one field edit and the entry they are made at (`anchor`), or none.
 std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, const Value& root,
-                                const SourceManager& sources) {
+                                const SourceManager& sources, SourceRange& anchor) {
     const std::string section = "model", field(edit.field.str());
     FieldLookup found = find_field(root, section, field);
     EditSite site;
@@ -78,7 +85,21 @@ std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, cons
     // Read as the session read it (standard input, `-`, as YAML); command-line overrides are no file to edit.
     const FrontEnd* fe = site.entry.file.rfind('<', 0) == 0 ? nullptr : &front_end_or_yaml(site.entry.file);
     if (!text || !fe) return {};
+    anchor = site.entry;
     return fe->field_edit(edit, site, *text, *sources.lines(site.entry.file));
+}
+
+// Whether any model entry of `root` was set at `place`.
+bool sets_model_at(const Value& root, const SourceRange& place) {
+    const Value* model = root.find("model");
+    if (!model || !model->is_map()) return false;
+    auto holds = [&](const Value& m) {
+        return std::any_of(m.entries().begin(), m.entries().end(),
+                           [&](const Value::Entry& e) { return same_place(e.value.prov().range, place); });
+    };
+    if (holds(*model)) return true;
+    const Value* inner = model->find("transformer");
+    return inner && inner->is_map() && holds(*inner);
 }
 
 }  // namespace
@@ -87,17 +108,58 @@ void resolve_fix_edits(std::vector<Diagnostic>& diags, const Value& root, const 
     for (auto& d : diags) {
         if (!d.fix || d.fix->field_edits.empty() || !d.fix->edits.empty()) continue;
         std::vector<TextEdit> all;
+        std::vector<SourceRange> anchors;
         bool complete = true;
         for (const auto& fe : d.fix->field_edits) {
-            auto edits = edits_for(fe, d, root, sources);
+            SourceRange anchor;
+            auto edits = edits_for(fe, d, root, sources, anchor);
             if (edits.empty()) {
                 complete = false;
                 break;
             }
             all.insert(all.end(), edits.begin(), edits.end());
+            anchors.push_back(std::move(anchor));
         }
-        if (complete) d.fix->edits = std::move(all);
+        if (complete) {
+            d.fix->edits = std::move(all);
+            d.fix->anchors = std::move(anchors);
+        }
     }
+}
+
+void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, const std::vector<const Value*>& roots,
+                           const std::vector<std::string>& labels) {
+    for (std::size_t i = 0; i < per_config.size(); ++i) {
+        for (auto& d : *per_config[i]) {
+            if (!d.fix || d.fix->edits.empty()) continue;
+            for (std::size_t j = 0; j < per_config.size() && !d.fix->edits.empty(); ++j) {
+                if (j == i) continue;
+                const auto shared = std::find_if(d.fix->anchors.begin(), d.fix->anchors.end(),
+                                                 [&](const SourceRange& a) { return sets_model_at(*roots[j], a); });
+                if (shared == d.fix->anchors.end()) continue;
+                // The other config makes the same edit for a diagnostic of its own: one fix serves both.
+                const bool same = std::any_of(per_config[j]->begin(), per_config[j]->end(), [&](const Diagnostic& o) {
+                    return o.code == d.code && o.fix && same_edits(*o.fix, *d.fix);
+                });
+                if (same) continue;
+                d.notes.push_back(
+                    Note{SourceRange{}, fmt::format("no automatic fix: {}:{} also sets the config of {}, which this "
+                                                    "fix was not worked out for",
+                                                    shared->file, shared->line,
+                                                    labels[j].empty() ? "another config" : "recipe " + labels[j])});
+                d.fix->edits.clear();
+                d.fix->anchors.clear();
+            }
+        }
+    }
+}
+
+bool same_edits(const Fix& a, const Fix& b) {
+    return a.edits.size() == b.edits.size() &&
+           std::equal(a.edits.begin(), a.edits.end(), b.edits.begin(), [](const TextEdit& x, const TextEdit& y) {
+               return same_place(x.range, y.range) && x.range.end_line == y.range.end_line &&
+                      x.range.end_column == y.range.end_column && x.replacement == y.replacement;
+           });
 }
 
 std::vector<TextEdit> edits_in(const Fix& fix, const std::string& file) {

@@ -14,7 +14,14 @@ namespace mbl {
 // Fills Fix::edits of each diagnostic that has FieldEdits, from `root` (the config tree the diagnostics were found
 // in, before linting) and the file texts. A fix whose edits cannot all be made keeps empty edits: it is shown, never
 // applied.
+// Fix::anchors: the entries the edits are made at.
 void resolve_fix_edits(std::vector<Diagnostic>& diags, const Value& root, const SourceManager& sources);
+
+// The configs of one file, their diagnostics (per_config[i] found in roots[i], recipe labels[i]): a fix whose edits
+// are made at an entry another of them was also set by keeps no edits, unless that config has the same fix, and a
+// note says why.
+void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, const std::vector<const Value*>& roots,
+                           const std::vector<std::string>& labels);
 
 struct EditOutcome {
     std::string text;
@@ -22,6 +29,9 @@ struct EditOutcome {
 };
 // Applies edits to `text` (every edit's range is in this text). Returns nullopt when two edits overlap.
 std::optional<EditOutcome> apply_edits(std::string_view text, std::vector<TextEdit> edits);
+
+// Whether two fixes make the same text edits.
+bool same_edits(const Fix& a, const Fix& b);
 
 // The edits of a fix that fall in `file`, sorted.
 std::vector<TextEdit> edits_in(const Fix& fix, const std::string& file);

@@ -11,6 +11,7 @@
 #include "config/rule_selection.hpp"
 #include "core/file_text.hpp"
 #include "core/input_errors.hpp"
+#include "core/paths.hpp"
 #include "core/schema.hpp"
 #include "engine/fixes.hpp"
 #include "engine/linter.hpp"
@@ -345,6 +346,17 @@ bool LintSession::lint_configs(const std::vector<ParsedConfig>& configs, FileRes
         }
         per_config.emplace_back(config_tree.label, std::move(found));
     }
+    if (configs.size() > 1) {
+        std::vector<std::vector<Diagnostic>*> found;
+        std::vector<const Value*> roots;
+        std::vector<std::string> labels;
+        for (std::size_t k = 0; k < configs.size(); ++k) {
+            found.push_back(&per_config[k].second);
+            roots.push_back(&configs[k].root);
+            labels.push_back(configs[k].label);
+        }
+        withdraw_shared_fixes(std::move(found), roots, labels);
+    }
     if (options_.merge_recipes) {
         for (auto& d : merge_config_diagnostics(std::move(per_config))) diags.push_back(std::move(d));
     } else {
@@ -435,10 +447,61 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                     const std::string& function) {
     FixOutcome out;
     SourceManager& sources = session.sources();
+    // Lines that recipes of other files run too (a base recipe the performance recipes call, perhaps under another
+    // name; a helper many recipes share): a fix made at one for a recipe here would change their runs as well, unless
+    // each of them has that same fix. Found by linting the files of the project that import the line's file (and that
+    // file), once per file, when a fix is about to be made there; the configs of this file share lines by
+    // withdraw_shared_fixes. File -> (line, column) -> the recipes that run it, as (file, recipe).
+    using Runner = std::pair<std::string, std::string>;
+    std::map<std::string, std::map<std::pair<int, int>, std::vector<Runner>>> run_elsewhere;
+    std::map<Runner, std::vector<Diagnostic>> own_diagnostics;  // each such recipe linted on its own
+    std::set<std::string> held;
+    const std::string self = normalized_path(path);
+    auto runners = [&](const SourceRange& at) -> const std::vector<Runner>* {
+        const std::string file = normalized_path(at.file);
+        auto [lines, first] = run_elsewhere.try_emplace(file);
+        if (first) {
+            std::set<std::string> others = session.brought_by(file);
+            others.insert(file);
+            others.erase(self);
+            for (const auto& other_file : others)
+                for (const auto& config : session.lint(other_file, /*allow_skip=*/true).configs) {
+                    const Value* model = config.root.find("model");
+                    if (!model || !model->is_map()) continue;
+                    for (const auto& e : model->entries())
+                        if (const SourceRange& r = e.value.prov().range; r.valid() && normalized_path(r.file) == file) {
+                            auto& who = lines->second[{r.line, r.column}];
+                            if (std::find(who.begin(), who.end(), Runner{other_file, config.label}) == who.end())
+                                who.emplace_back(other_file, config.label);
+                        }
+                }
+        }
+        auto it = lines->second.find({at.line, at.column});
+        return it == lines->second.end() ? nullptr : &it->second;
+    };
+    // Whether `runner`'s own lint finds the problem `d` with the same fix.
+    auto has_same_fix = [&](const Runner& runner, const Diagnostic& d) {
+        auto [it, first] = own_diagnostics.try_emplace(runner);
+        if (first) it->second = session.lint(runner.first, /*allow_skip=*/true, runner.second).diagnostics;
+        return std::any_of(it->second.begin(), it->second.end(), [&](const Diagnostic& o) {
+            return o.code == d.code && o.fix && same_edits(*o.fix, *d.fix);
+        });
+    };
     auto applicable = [&](const Diagnostic& d) {
         if (!d.fix || d.fix->edits.empty() || (!d.fix->is_safe && !options.unsafe)) return false;
-        return !options.may_edit || std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
-                                                [&](const TextEdit& e) { return options.may_edit(e.range.file); });
+        if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
+                                             [&](const TextEdit& e) { return options.may_edit(e.range.file); }))
+            return false;
+        for (const auto& at : d.fix->anchors)
+            if (const auto* who = runners(at))
+                for (const auto& runner : *who)
+                    if (!has_same_fix(runner, d)) {
+                        held.insert(fmt::format("the fix at {}:{} was left: recipe {} ({}) runs that line too",
+                                                display_path(at.file), at.line, runner.second,
+                                                display_path(runner.first)));
+                        return false;
+                    }
+        return true;
     };
     out.after = session.lint(path, allow_skip, function);
     int pass = 0;
@@ -487,6 +550,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
     if (pass == options.max_passes &&
         std::any_of(out.after.diagnostics.begin(), out.after.diagnostics.end(), applicable))
         out.stopped = fmt::format("stopped after {} passes, each making a new fix possible", options.max_passes);
+    for (const auto& why : held) out.stopped += (out.stopped.empty() ? "" : "; ") + why;
     for (const auto& [file, old] : out.original) {
         const std::string* now = sources.text(file);
         if (now && *now != old) out.fixed[file] = *now;

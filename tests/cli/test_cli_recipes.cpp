@@ -287,6 +287,68 @@ TEST_CASE("a mixed_precision name the tree registers is known by every route", "
     CHECK(has(misspelt.out, "get_mixed_precision_config() looks recipes up in the registry of"));
 }
 
+// A fix is worked out for one recipe. Where the line it would edit is run by other recipes too (a base recipe that
+// another file calls under a name of its own, or a recipe another recipe of the file starts from), editing it would
+// change their runs as well, so it is left and the output says why; a recipe no other one runs is fixed.
+TEST_CASE("a fix whose line other recipes run too is left, and the output says which recipe",
+          "[cli][python][estimate][fix]") {
+    namespace fs = std::filesystem;
+    const std::string budget = " --mcore 0.20.dev --gpu-memory 80GiB --color never --output-format concise";
+    mbl::test::TempDir dir;
+    const fs::path root = fs::path(dir / "tree");
+    fs::copy(tree, root, fs::copy_options::recursive);
+    const fs::path recipes = root / "src/megatron/bridge/recipes/llama";
+    const std::string base = (recipes / "llama3.py").string();
+    const std::string line = "    cfg.model.recompute_granularity = None\n";
+    REQUIRE(has(mbl::test::read_file(base), line));
+    {
+        std::ofstream derived(recipes / "llama3_long.py");
+        derived << "from megatron.bridge.recipes.llama.llama3 import llama3_8b_pretrain_config as base_config\n"
+                   "from megatron.bridge.training.config import ConfigContainer\n\n\n"
+                   "def llama3_8b_long_config() -> ConfigContainer:\n"
+                   "    cfg = base_config()\n"
+                   "    cfg.model.pipeline_model_parallel_size = 8\n"
+                   "    return cfg\n";
+    }
+    // The base recipe does not fit: its fix is found, but another file's recipe runs the line it would edit.
+    auto first = run("check " + base + "::llama3_8b_pretrain_config" + budget + " --fix --unsafe-fixes");
+    INFO(first.out);
+    CHECK(has(first.out, "warning[RC203]"));
+    CHECK(has(first.out, "was left: recipe llama3_8b_long_config"));
+    CHECK(has(first.out, "runs that line too"));
+    CHECK(has(mbl::test::read_file(base), line));
+    // The derived recipe's fix would edit the base recipe's line: left too.
+    auto second = run("check " + (recipes / "llama3_long.py").string() + budget + " --fix --unsafe-fixes");
+    INFO(second.out);
+    CHECK(has(second.out, "was left: recipe llama3_8b_pretrain_config"));
+    CHECK(has(mbl::test::read_file(base), line));
+    // Without the derived file the base recipe is fixed in place (the test below).
+    fs::remove(recipes / "llama3_long.py");
+    auto alone = run("check " + base + "::llama3_8b_pretrain_config" + budget + " --fix --unsafe-fixes");
+    INFO(alone.out);
+    CHECK_FALSE(has(mbl::test::read_file(base), line));
+
+    // Two recipes of one file: the second starts from the first and changes its shape, so their fixes differ and
+    // neither is made at the line both run.
+    mbl::test::TempDir dir2;
+    const fs::path root2 = fs::path(dir2 / "tree");
+    fs::copy(tree, root2, fs::copy_options::recursive);
+    const std::string both = (root2 / "src/megatron/bridge/recipes/llama/llama3.py").string();
+    {
+        std::ofstream append(both, std::ios::app);
+        append << "\n\ndef llama3_8b_long_config() -> ConfigContainer:\n"
+                  "    cfg = llama3_8b_pretrain_config()\n"
+                  "    cfg.model.pipeline_model_parallel_size = 8\n"
+                  "    return cfg\n";
+    }
+    auto plain = run("check " + both + " --mcore 0.20.dev --gpu-memory 80GiB --color never");  // notes shown
+    INFO(plain.out);
+    CHECK(has(plain.out, "also sets the config of recipe"));
+    auto shared = run("check " + both + budget + " --fix --unsafe-fixes");
+    INFO(shared.out);
+    CHECK(has(mbl::test::read_file(both), line));
+}
+
 TEST_CASE("check --gpu-memory --fix --unsafe-fixes rewrites a recipe and its helper to an option that fits",
           "[cli][python][estimate]") {
     // A copy of the Bridge-shaped tree: Llama 3 8B at 16k tokens, TP 1, PP 4, micro-batch 2 does not fit 80 GiB.

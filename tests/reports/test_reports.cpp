@@ -247,7 +247,7 @@ Diagnostic problem(const std::string& code, std::optional<bool> fix_safe, bool a
     Diagnostic d;
     d.code = code;
     if (fix_safe) {
-        d.fix = Fix{"a fix", {}, {}, *fix_safe};
+        d.fix = Fix{"a fix", {}, {}, *fix_safe, {}};
         if (applicable) d.fix->edits.push_back(TextEdit{SourceRange{"f.yaml", 1, 1, 1, 2}, ""});
     }
     return d;
