@@ -449,8 +449,9 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
     SourceManager& sources = session.sources();
     // Lines that recipes of other files run too (a base recipe the performance recipes call, perhaps under another
     // name; a helper many recipes share): a fix made at one for a recipe here would change their runs as well, unless
-    // each of them has that same fix. Found by linting the files of the project that import the line's file (and that
-    // file), once per file, when a fix is about to be made there; the configs of this file share lines by
+    // each of them has that same fix. Found by linting the files of the source root that import the line's file at
+    // any depth (scripts outside the package included: Bridge's scripts/performance recipes call the package's), and
+    // that file, once per file, when a fix is about to be made there; the configs of this file share lines by
     // withdraw_shared_fixes. File -> (line, column) -> the recipes that run it, as (file, recipe).
     using Runner = std::pair<std::string, std::string>;
     std::map<std::string, std::map<std::pair<int, int>, std::vector<Runner>>> run_elsewhere;
@@ -461,7 +462,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         const std::string file = normalized_path(at.file);
         auto [lines, first] = run_elsewhere.try_emplace(file);
         if (first) {
-            std::set<std::string> others = session.brought_by(file);
+            std::set<std::string> others = session.dependents(file);
             others.insert(file);
             others.erase(self);
             for (const auto& other_file : others)
