@@ -192,6 +192,17 @@ SHAPES = {
     "rope-tp8-sp-b2-half": shape(LLAMA_ROPE, tp=8, sp=True, b=2, rotary_percent=0.5, gib=9),
     "rope-mha-tp2": shape(LLAMA_ROPE, tp=2, num_query_groups=32, gib=18),
     "rope-tp1-cp2": shape(LLAMA_ROPE, cp=2, runs=CP_RUNS, gib=7),
+    # Query and key norms on ordinary attention (qk_layernorm; the local spec's torch norm, gpt_layer_specs.py lines
+    # 398, 401 and 447-452 at d98e8a64), before the rotary step (attention.py lines 1932-1936, then 1508 and 1527):
+    # several query groups per rank (TP 1, TP 2 + SP: the query a reshaped copy), one group per rank (TP 8 + SP: the
+    # query a view of the QKV output), without rotary embeddings (the norms' outputs go to the core attention), and
+    # behind MoE (Qwen3's MoE layout: rotary, qk norms, routed experts). Under SP the q and k norms are built by the
+    # same stand-in as the layer norms (fake_group.norm_without_sp_assertion); they see the gathered sequence anyway.
+    "rope-qknorm-tp1": shape(LLAMA_ROPE, qk_layernorm=True, gib=30),
+    "rope-qknorm-tp2-sp": shape(LLAMA_ROPE, tp=2, sp=True, qk_layernorm=True, gib=16),
+    "rope-qknorm-tp8-sp": shape(LLAMA_ROPE, tp=8, sp=True, qk_layernorm=True, gib=6),
+    "qknorm-tp2-sp": shape(LLAMA, tp=2, sp=True, qk_layernorm=True, gib=16),
+    "moe-rope-qknorm-ep2": shape(MOE16, ep=2, position_embedding_type="rope", qk_layernorm=True, gib=16),
     # Hybrid Mamba: not buildable here; the shape records why (mamba_probe).
     "hybrid-mamba": dict(shape(LLAMA, gib=2, runs=[NONE]), probe="mamba"),
 }
