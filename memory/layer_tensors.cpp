@@ -171,12 +171,11 @@ void qk_norm_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dim
         // output, kept whole: counted once, where nothing else keeps it already.
         if (query_copied(s, d))
             t.push_back({"query (reshaped copy of the grouped QKV output; the q norm's saved input)", "qk_norm", q});
-        const bool qkv_kept = std::any_of(t.begin(), t.end(), [](const SavedTensor& x) {
-            return x.name.rfind("QKV projection output", 0) == 0;
-        });
+        const bool qkv_kept = std::any_of(
+            t.begin(), t.end(), [](const SavedTensor& x) { return x.name.rfind("QKV projection output", 0) == 0; });
         if (!qkv_kept)
-            t.push_back({"QKV projection output (the k norm's saved input is a view of it)", "qk_norm",
-                         T * d.qkv_width * e});
+            t.push_back(
+                {"QKV projection output (the k norm's saved input is a view of it)", "qk_norm", T * d.qkv_width * e});
     }
     t.push_back({"q and k norm statistics (fp32, per head and token)", "qk_norm",
                  norm_stat_bytes(s, T * (d.heads + d.groups))});

@@ -15,7 +15,7 @@ namespace {
 // Engine's function saves the ring's key/value buffers instead).
 bool key_held_as_input(const LayerShape& s, const Dims& d) {
     return own_qk(s) && ((s.attention == AttentionKernel::Unfused && grouped(s, d)) ||
-                            (s.attention == AttentionKernel::Fused && s.cp > 1));
+                         (s.attention == AttentionKernel::Fused && s.cp > 1));
 }
 
 bool apply(const LayerContext& l, std::vector<SavedTensor>& saved) {
@@ -67,8 +67,8 @@ double backward_extra(const LayerContext& l, Phase phase) {
     // count it already (layer_model.cpp: it does where the query is a view of it, or multi-head attention without a
     // rotary step keeps it for all three); the rotary step's key, where the repeat is what the phase counts.
     // The local k norm's saved input keeps it, which the phase counts.
-    const bool phase_has_qkv = qk_norm_keeps_qkv(s) ||
-                               (!own_qk(s) && (!grouped(s, d) || (!query_copied(s, d) && s.micro_batch == 1)));
+    const bool phase_has_qkv =
+        qk_norm_keeps_qkv(s) || (!own_qk(s) && (!grouped(s, d) || (!query_copied(s, d) && s.micro_batch == 1)));
     // MLA's value is a tensor of its own, which the PV product's backward frees without recompute; the checkpoint
     // holds it as an input until it returns (measured: the fake-group sweep's MLA rows).
     return (s.mla || phase_has_qkv ? 0 : qkv) + key + 2 * query + mla_value_bytes(s, d);
