@@ -19,6 +19,11 @@ Rotary embeddings: the ``rope-*`` shapes run the block as GPTModel runs its deco
 one without Transformer Engine). Measured 2026-12-07 on one H100 (34 rows, 42 s; raw output, the command and every row
 in ``tests/data/gpu/device-runs/2026-12-07-rope/``), replayed by ``tests/memory/test_fake_group_sweep.cpp``.
 
+Query and key norms: the ``*qknorm*`` shapes turn ``qk_layernorm`` on for ordinary attention, the local spec's torch norm
+(``gpt_layer_specs.py`` lines 398, 401 and 447-452 at d98e8a64), with and without rotary embeddings, dense and behind
+MoE; under SP the norm stand-in builds them too (they run on the gathered sequence anyway). Measured 2026-12-07 on
+one H100 (29 rows, 34 s; ``tests/data/gpu/device-runs/2026-12-07-qknorm/``).
+
 Multi-latent attention: the local spec cannot build it at d98e8a64 (``MultiLatentAttention`` passes ``k_channels``
 and ``v_channels`` to a core attention whose local constructor takes neither), so the MLA shapes run Megatron Core's
 own ``DotProductAttention`` given them (``mla_local_attention.py``); each MLA ``environment`` line records the
@@ -44,11 +49,12 @@ Usage:
 
 The whole sweep is one command, ``fake_group_sweep.py --jobs 3 -o sweep.jsonl``: up to three shapes at a time while
 their booked memory (each shape's ``gib``) fits ``--budget-gib`` (70). On one H100 (PyTorch 2.11, Megatron Core
-d98e8a64, 2026-12-07) its 24 shapes ran in 147 s of wall time, 12 to 31 s each (420 s of process time): 114 rows,
+d98e8a64, 2026-12-07) its 35 shapes ran in 188 s of wall time, 12 to 29 s each (562 s of process time): 177 rows,
 replayed through the estimate by ``tests/memory/test_fake_group_sweep.cpp``: every dense row (Llama TP 1/2/4/8 with
-and without SP, CP 2, MLA at TP 1 and TP 2 + SP, PP 2 and 4 stages with and without VPP 2) within 0.02 MiB, retained
-and at the peak, in the bytes the tensors asked for; every MoE row within 1 % (0.35 % at most). Raw output, the
-command and the time per shape: ``tests/data/gpu/device-runs/2026-12-07-sweep/``. Where the whole sweep does not fit
+and without SP, CP 2, rotary embeddings, q and k norms, MLA at TP 1 and TP 2 + SP, PP 2 and 4 stages with and without
+VPP 2) within 0.02 MiB, retained and at the peak, in the bytes the tensors asked for; every MoE row within 1 % (0.35 %
+at most). Raw output, the command and the time per shape: ``tests/data/gpu/device-runs/2026-12-07-all/`` (the first
+whole sweep, 24 shapes in 147 s: ``2026-12-07-sweep/``). Where the whole sweep does not fit
 one call of a machine, it runs in parts, ``--part 1/N`` to ``--part N/N`` in sequence.
 
 One JSON object per line: ``sweep`` (first: arguments, shapes, packages, nvidia-smi), ``environment`` (per shape:

@@ -7,9 +7,10 @@
 // units of Megatron Core's schedule. The context-parallel shapes (2026-12-07-cp/) ran Megatron Core's local layers around
 // a stand-in for Transformer Engine's p2p ring attention (gpu_check/reference/te_cp_attention.py): their rows are
 // predicted with the estimate's model of that attention (Fused, cp_comm_type p2p) in the local layer. The whole sweep
-// in one command (2026-12-07-sweep/: every shape of the sweep, MLA and PP 4 with VPP among them) is replayed on its
-// own, its stages through memory::stage_figures (they ran under Megatron Core's own schedule), its block rows in the
-// bytes their tensors asked for.
+// in one command (2026-12-07-all/: every shape of the sweep, MLA, PP 4 with VPP, rotary embeddings and q and k norms
+// among them; the first whole sweep, 2026-12-07-sweep/, had 24 of its 35 shapes) is replayed on its own, its stages
+// through memory::stage_figures (they ran under Megatron Core's own schedule), its block rows in the bytes their
+// tensors asked for.
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -503,8 +504,8 @@ TEST_CASE("fake-group sweep: the q and k norm rows differ from the same shapes w
     struct Pair {
         const char* with;
         const char* without;
-        double layer;       // per layer, no recompute (MiB)
-        double core_attn;   // per layer, with core_attn's checkpoint
+        double layer;      // per layer, no recompute (MiB)
+        double core_attn;  // per layer, with core_attn's checkpoint
     };
     for (const Pair& p : {Pair{"rope-qknorm-tp2-sp", "rope-tp2-sp", 16 + 24 + stats2, 16 + stats2},
                           Pair{"qknorm-tp2-sp", "dense-tp2-sp", 16 + 24 + stats2, 16 + 4 + stats2},
@@ -520,9 +521,10 @@ TEST_CASE("fake-group sweep: the q and k norm rows differ from the same shapes w
             CHECK(a["recompute"] == b["recompute"]);
             CHECK((a["retained_requested_bytes"].get<double>() - b["retained_requested_bytes"].get<double>()) / MiB ==
                   Approx(retained[i]).margin(1e-9));
-            CHECK((a["backward_peak_requested_bytes"].get<double>() - b["backward_peak_requested_bytes"].get<double>()) /
-                      MiB ==
-                  Approx(peak[i]).margin(1e-9));
+            CHECK(
+                (a["backward_peak_requested_bytes"].get<double>() - b["backward_peak_requested_bytes"].get<double>()) /
+                    MiB ==
+                Approx(peak[i]).margin(1e-9));
         }
     }
 }
