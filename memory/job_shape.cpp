@@ -66,6 +66,17 @@ void fill_attention(const EffectiveModel& m, LayerShape& s, std::vector<Assumpti
     const bool local = m.str(field::transformer_impl) == "local";
     s.input_norm_separate = local || flag_of(m, field::multi_latent_attention);
     s.pre_mlp_norm_separate = local;
+    // qk_layernorm on ordinary attention: the spec's q_layernorm and k_layernorm are its qk norm, the local spec's
+    // torch norm (models/gpt/gpt_layer_specs.py lines 398, 401 and 447-452 at d98e8a64) or Transformer Engine's TENorm
+    // (lines 318 and 327-332; extensions/transformer_engine.py lines 1080-1092: te.pytorch.LayerNorm / RMSNorm).
+    // qk_l2_norm takes precedence with an L2Norm (transformer/torch_norm.py lines 76-118), whose torch steps are not
+    // counted. MLA's latent norms are fill_mla's.
+    if (!flag_of(m, field::multi_latent_attention)) {
+        s.qk_norm = flag_of(m, field::qk_layernorm) && !flag_of(m, field::qk_l2_norm);
+        s.qk_norm_contiguous = !local;
+        if (flag_of(m, field::qk_l2_norm))
+            notes.push_back({"qk_l2_norm: what the query and key L2 norms keep for backward is not counted"});
+    }
 }
 
 void fill_moe(const EffectiveModel& m, LayerShape& s) {

@@ -79,22 +79,30 @@ double unfused_attention_phase(const LayerShape& s, const Dims& d, const std::ve
                  2 * d.tokens * d.heads * static_cast<double>(s.qk_head_dim + s.qk_pos_dim) * d.e +
                  mla_value_bytes(s, d) + mla_rope_bytes(s, d);
     } else if (grouped(s, d)) {
-        // The query (a copy, the rotary step's output, or the QKV output it is a view of) and the repeated key.
-        phase += (query_copied(s, d) || s.micro_batch > 1 || rotary_qk(s) ? query : qkv_output) + query + value_grad;
-    } else if (rotary_qk(s)) {
-        // The rotary step's query and key; the QKV output went with the value, which only PV's backward kept.
+        // The query (a copy, the rotary step's or the q norm's output, or the QKV output it is a view of) and the
+        // repeated key.
+        phase += (query_copied(s, d) || s.micro_batch > 1 || own_qk(s) ? query : qkv_output) + query + value_grad;
+    } else if (own_qk(s)) {
+        // The rotary step's (or the norms') query and key; the QKV output went with the value, which only PV's
+        // backward kept (the local k norm's saved input keeps it: counted with the norms).
         phase += query + d.tokens * d.groups * d.head_dim * d.e + value_grad;
     } else {
         phase += qkv_output + value_grad;
     }
-    // The torch rotary step's cos and sin stay until its backward, after the core attention's.
-    return phase + rotary_bytes(s, d);
+    // The torch rotary step's cos and sin stay until its backward, after the core attention's, and so do the q and k
+    // norms' saved inputs and statistics (they run before the rotary step: transformer/attention.py lines 1932-1936).
+    // Where the QKV output is counted with another module (multi-head attention's value), the k norm still holds it.
+    const bool qkv_elsewhere = qk_norm_keeps_qkv(s) && module_bytes(whole, {"qk_norm"}) > 0 &&
+                               std::none_of(whole.begin(), whole.end(), [](const SavedTensor& x) {
+                                   return x.module == "qk_norm" && x.name.rfind("QKV projection output", 0) == 0;
+                               });
+    return phase + rotary_bytes(s, d) + module_bytes(whole, {"qk_norm"}) + (qkv_elsewhere ? qkv_output : 0);
 }
 
 // Fused attention keeps q, k, v, O and the statistics; backward adds the gradients of q, k, v and O. The torch rotary
-// step's cos and sin have none.
+// step's cos and sin have none, nor what the q and k norms keep (their backward runs after the core attention's).
 double fused_attention_phase(const std::vector<SavedTensor>& whole) {
-    return module_bytes(whole, {"input_layernorm", "input_norm_stats", "rotary"}) +
+    return module_bytes(whole, {"input_layernorm", "input_norm_stats", "rotary", "qk_norm"}) +
            2 * module_bytes(whole, {"attention", "core_attn", "mla_up_proj"});
 }
 
@@ -121,7 +129,8 @@ double cp_attention_phase(const LayerShape& s, const Dims& d, const std::vector<
     const double stats = static_cast<double>(s.micro_batch) * d.heads * d.s_query * 4;
     const bool a2a = s.cp_comm == CpComm::AllToAll || s.cp_comm == CpComm::AllToAllP2P;
     double phase = module_bytes(whole, {"input_layernorm", "input_norm_stats"}) +
-                   module_bytes(whole, {"attention", "core_attn", "mla_up_proj", "rotary"}) - (a2a ? out : 0) + out;
+                   module_bytes(whole, {"attention", "core_attn", "mla_up_proj", "rotary", "qk_norm"}) -
+                   (a2a ? out : 0) + out;
     switch (s.cp_comm) {
         case CpComm::AllToAllP2P: phase += out; [[fallthrough]];
         case CpComm::P2P: phase += query + 4 * kv + 0.5 * stats + 0.5 * (query + 2 * out) + 0.5 * query + kv; break;

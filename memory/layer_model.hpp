@@ -119,6 +119,17 @@ struct LayerShape {
     std::int64_t rotary_dim = 0;     // the rotated part of each head: int(kv_channels x rotary_percent)
     bool rotary_per_sample = false;  // mrope: the frequencies are [s, b, 1, rotary_dim], one row set per sample
 
+    // qk_layernorm on ordinary attention: a norm over each head's query and key (per row of head_dim), run in
+    // get_query_key_value_tensors before the rotary step (Megatron Core transformer/attention.py lines 1932-1936, then
+    // 1508 and 1527 at d98e8a64), outside every selective checkpoint. Each keeps its input and its statistics (one
+    // fp32 rstd per row, with mean for LayerNorm). The local spec's torch norm (torch.nn.RMSNorm / LayerNorm,
+    // transformer/torch_norm.py lines 57-73) keeps the tensor it is given: the key is a view of the QKV output, which
+    // then stays whole. Transformer Engine's (TENorm -> te.pytorch.RMSNorm / LayerNorm) keeps `input_.contiguous()`
+    // (transformer_engine/pytorch/ops/basic/rmsnorm.py lines 182 and 202, layer_norm.py lines 199 and 221 at
+    // e7c550c5): copies of their own.
+    bool qk_norm = false;
+    bool qk_norm_contiguous = false;  // Transformer Engine's norms: the saved inputs are contiguous copies
+
     // Mamba (layers of kind Mamba): d_inner = mamba_heads x mamba_head_dim.
     std::int64_t mamba_heads = 0;
     std::int64_t mamba_head_dim = 64;

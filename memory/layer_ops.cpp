@@ -113,6 +113,10 @@ void attention_ops(std::vector<Op>& ops, const LayerShape& s, const Dims& d) {
         tp_comm(qkv, s, T * h * e);
         ops.push_back(qkv);
         if (query_copied(s, d)) ops.push_back(elementwise("query copy", "attention", 2 * T * d.heads * d.head_dim * e));
+        // qk_layernorm's norms read the query and the key and write their outputs (transformer/attention.py lines
+        // 1932-1936 at d98e8a64).
+        if (qk_norms(s))
+            ops.push_back(elementwise("q and k norms", "attention", 2 * T * (d.heads + d.groups) * d.head_dim * e));
         // The rotary step on the query and the key: Transformer Engine's fused kernel reads and writes each once; the
         // torch step's passes (rope_utils.py lines 147 and 156: t * cos, the negated half, its concatenation, * sin,
         // the sum, the final concatenation) move each about twelve times.

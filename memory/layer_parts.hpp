@@ -49,6 +49,13 @@ bool rotary_qk(const LayerShape& s);
 // The torch rotary step's cos and sin for the query and the key, 4 x [s/cp, 1, 1, rotary_dim] (x b with mrope), in the
 // activations' dtype; 0 when the step is fused, absent, or MLA's (mla_rope_bytes).
 double rotary_bytes(const LayerShape& s, const Dims& d);
+// qk_layernorm's norms on ordinary attention (LayerShape::qk_norm; MLA's latent norms are mla_latent_norms).
+bool qk_norms(const LayerShape& s);
+// The query and the key reach the core attention as tensors of their own: the rotary step's outputs, or the q and k
+// norms' (a norm's output is a new tensor, whichever implementation).
+bool own_qk(const LayerShape& s);
+// The local spec's k norm keeps a view of the QKV output as its saved input: the whole output stays until its backward.
+bool qk_norm_keeps_qkv(const LayerShape& s);
 // MLA's value, a tensor of its own (0 when not MLA).
 double mla_value_bytes(const LayerShape& s, const Dims& d);
 // SelfAttention reshapes the query out of the grouped QKV output [s, b, g, (a/g + 2) d]: a copy when a rank holds

@@ -5,6 +5,8 @@
 
 #include "memory/layer_parts.hpp"
 
+#include <fmt/format.h>
+
 namespace mbl::memory {
 
 bool has(const std::vector<std::string>& labels, std::string_view label) {
@@ -62,6 +64,12 @@ double rotary_bytes(const LayerShape& s, const Dims& d) {
     const double rows = d.s_query * (s.rotary_per_sample ? static_cast<double>(s.micro_batch) : 1.0);
     return 4 * rows * static_cast<double>(s.rotary_dim) * d.e;
 }
+
+bool qk_norms(const LayerShape& s) { return s.qk_norm && !s.mla; }
+
+bool own_qk(const LayerShape& s) { return rotary_qk(s) || qk_norms(s); }
+
+bool qk_norm_keeps_qkv(const LayerShape& s) { return qk_norms(s) && !s.qk_norm_contiguous; }
 
 double mla_value_bytes(const LayerShape& s, const Dims& d) {
     return s.mla ? d.tokens * d.heads * static_cast<double>(s.v_head_dim) * d.e : 0;
@@ -142,6 +150,37 @@ void cp_query_key_value(std::vector<SavedTensor>& t, const LayerShape& s, const 
     t.push_back({kv, "core_attn", 2 * T * d.groups * d.head_dim * e});
 }
 
+// What qk_layernorm's q and k norms keep (LayerShape::qk_norm says where each implementation is read from): their
+// inputs, as get_query_key_value_tensors hands them over (transformer/attention.py lines 1912-1936 at d98e8a64: the
+// query a reshaped copy with several groups per rank, else a view of the QKV output; the key a view of it), and their
+// statistics, one per head and token. Module `qk_norm`: no selective label holds or drops them (core_attn's checkpoint
+// starts after them, at line 1556; layernorm covers input_layernorm and pre_mlp_layernorm only,
+// transformer/transformer_layer.py lines 475-479 and 524; mla_up_proj is MLA's): only full recompute does.
+void qk_norm_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
+    const double T = d.tokens, e = d.e;
+    const double q = T * d.heads * d.head_dim * e, k = T * d.groups * d.head_dim * e;
+    if (s.qk_norm_contiguous) {
+        // Transformer Engine: `input_.contiguous()` (ops/basic/rmsnorm.py line 182): the reshaped copy itself, or a
+        // copy of the view; the key's always a copy.
+        t.push_back({query_copied(s, d) ? "query (reshaped copy of the grouped QKV output; the q norm's saved input)"
+                                        : "query (made contiguous and saved by the q norm)",
+                     "qk_norm", q});
+        t.push_back({"key (made contiguous and saved by the k norm)", "qk_norm", k});
+    } else {
+        // The torch norm saves the tensor it was given. The key's (and a single group's query's) base is the QKV
+        // output, kept whole: counted once, where nothing else keeps it already.
+        if (query_copied(s, d))
+            t.push_back({"query (reshaped copy of the grouped QKV output; the q norm's saved input)", "qk_norm", q});
+        const bool qkv_kept = std::any_of(
+            t.begin(), t.end(), [](const SavedTensor& x) { return x.name.rfind("QKV projection output", 0) == 0; });
+        if (!qkv_kept)
+            t.push_back(
+                {"QKV projection output (the k norm's saved input is a view of it)", "qk_norm", T * d.qkv_width * e});
+    }
+    t.push_back({"q and k norm statistics (fp32, per head and token)", "qk_norm",
+                 norm_stat_bytes(s, T * (d.heads + d.groups))});
+}
+
 void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const Dims& d) {
     const double T = d.tokens, e = d.e, Tl = d.local_tokens;
     const bool unfused = s.attention == AttentionKernel::Unfused;
@@ -195,12 +234,14 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
         const double k = T * d.groups * d.head_dim * e;
         if (!unfused && s.cp > 1) {
             cp_query_key_value(t, s, d);
-        } else if (rotary_qk(s)) {
+        } else if (own_qk(s)) {
             // The rotary step (Megatron Core transformer/attention.py lines 1508 and 1527 at d98e8a64) gives the query
             // and the key tensors of their own, whatever the layout before it: the query's reshaped copy (several
             // groups per rank) or its view of the QKV output is freed, its multiplications keep none of their inputs
-            // (rope_utils.py lines 142-147: cos and sin only). The value stays a view of the QKV output.
-            t.push_back({"query (rotary step output)", "attention", q});
+            // (rope_utils.py lines 142-147: cos and sin only). The value stays a view of the QKV output. The q and k
+            // norms (qk_layernorm, before the rotary step) give new tensors too: what the norms keep is counted below.
+            const char* step = rotary_qk(s) ? "rotary step" : "q and k norms'";
+            t.push_back({fmt::format("query ({} output)", step), "attention", q});
             if (unfused && grouped(s, d)) {
                 // The key is repeated to every head (dot_product_attention.py lines 169-175), and so is the value: the
                 // copies are kept and the QKV output, which only the value still viewed, is freed.
@@ -209,7 +250,7 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
             } else if (unfused) {
                 // One query head per group: no repeat. QK^T keeps the key, PV the value, a view of the whole QKV
                 // output.
-                t.push_back({"key (rotary step output)", "attention", k});
+                t.push_back({fmt::format("key ({} output)", step), "attention", k});
                 t.push_back({"QKV projection output (the value is a view of it)", "attention", qkv});
             } else {
                 // Transformer Engine's attention: a key of its own beside a value that is a strided view of the QKV
@@ -217,7 +258,7 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
                 // dot_product_attention/utils.py lines 2315-2433 at TE e7c550c5: the query and key are already, the
                 // value is copied) and the kernel saves those (backends.py lines 1538 and 1560-1569): the QKV output
                 // is freed.
-                t.push_back({"key (rotary step output)", "attention", k});
+                t.push_back({fmt::format("key ({} output)", step), "attention", k});
                 t.push_back({"value (made contiguous by Transformer Engine's get_qkv_layout)", "core_attn", k});
             }
         } else if (unfused && grouped(s, d)) {
@@ -236,6 +277,8 @@ void attention_tensors(std::vector<SavedTensor>& t, const LayerShape& s, const D
             if (query_copied(s, d)) t.push_back({"query (reshaped copy of the grouped QKV output)", "attention", q});
         }
     }
+
+    if (qk_norms(s)) qk_norm_tensors(t, s, d);
 
     // The torch rotary step keeps its cos and sin until its backward, after the core attention's (rope_utils.py lines
     // 142-147); computed per call, so the query's and the key's are four tensors.

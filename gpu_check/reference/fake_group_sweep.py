@@ -19,6 +19,11 @@ Rotary embeddings: the ``rope-*`` shapes run the block as GPTModel runs its deco
 one without Transformer Engine). Measured 2026-12-07 on one H100 (34 rows, 42 s; raw output, the command and every row
 in ``tests/data/gpu/device-runs/2026-12-07-rope/``), replayed by ``tests/memory/test_fake_group_sweep.cpp``.
 
+Query and key norms: the ``*qknorm*`` shapes turn ``qk_layernorm`` on for ordinary attention, the local spec's torch norm
+(``gpt_layer_specs.py`` lines 398, 401 and 447-452 at d98e8a64), with and without rotary embeddings, dense and behind
+MoE; under SP the norm stand-in builds them too (they run on the gathered sequence anyway). Measured 2026-12-07 on
+one H100 (29 rows, 34 s; ``tests/data/gpu/device-runs/2026-12-07-qknorm/``).
+
 Multi-latent attention: the local spec cannot build it at d98e8a64 (``MultiLatentAttention`` passes ``k_channels``
 and ``v_channels`` to a core attention whose local constructor takes neither), so the MLA shapes run Megatron Core's
 own ``DotProductAttention`` given them (``mla_local_attention.py``); each MLA ``environment`` line records the
@@ -44,11 +49,12 @@ Usage:
 
 The whole sweep is one command, ``fake_group_sweep.py --jobs 3 -o sweep.jsonl``: up to three shapes at a time while
 their booked memory (each shape's ``gib``) fits ``--budget-gib`` (70). On one H100 (PyTorch 2.11, Megatron Core
-d98e8a64, 2026-12-07) its 24 shapes ran in 147 s of wall time, 12 to 31 s each (420 s of process time): 114 rows,
+d98e8a64, 2026-12-07) its 35 shapes ran in 188 s of wall time, 12 to 29 s each (562 s of process time): 177 rows,
 replayed through the estimate by ``tests/memory/test_fake_group_sweep.cpp``: every dense row (Llama TP 1/2/4/8 with
-and without SP, CP 2, MLA at TP 1 and TP 2 + SP, PP 2 and 4 stages with and without VPP 2) within 0.02 MiB, retained
-and at the peak, in the bytes the tensors asked for; every MoE row within 1 % (0.35 % at most). Raw output, the
-command and the time per shape: ``tests/data/gpu/device-runs/2026-12-07-sweep/``. Where the whole sweep does not fit
+and without SP, CP 2, rotary embeddings, q and k norms, MLA at TP 1 and TP 2 + SP, PP 2 and 4 stages with and without
+VPP 2) within 0.02 MiB, retained and at the peak, in the bytes the tensors asked for; every MoE row within 1 % (0.35 %
+at most). Raw output, the command and the time per shape: ``tests/data/gpu/device-runs/2026-12-07-all/`` (the first
+whole sweep, 24 shapes in 147 s: ``2026-12-07-sweep/``). Where the whole sweep does not fit
 one call of a machine, it runs in parts, ``--part 1/N`` to ``--part N/N`` in sequence.
 
 One JSON object per line: ``sweep`` (first: arguments, shapes, packages, nvidia-smi), ``environment`` (per shape:
@@ -192,6 +198,17 @@ SHAPES = {
     "rope-tp8-sp-b2-half": shape(LLAMA_ROPE, tp=8, sp=True, b=2, rotary_percent=0.5, gib=9),
     "rope-mha-tp2": shape(LLAMA_ROPE, tp=2, num_query_groups=32, gib=18),
     "rope-tp1-cp2": shape(LLAMA_ROPE, cp=2, runs=CP_RUNS, gib=7),
+    # Query and key norms on ordinary attention (qk_layernorm; the local spec's torch norm, gpt_layer_specs.py lines
+    # 398, 401 and 447-452 at d98e8a64), before the rotary step (attention.py lines 1932-1936, then 1508 and 1527):
+    # several query groups per rank (TP 1, TP 2 + SP: the query a reshaped copy), one group per rank (TP 8 + SP: the
+    # query a view of the QKV output), without rotary embeddings (the norms' outputs go to the core attention), and
+    # behind MoE (Qwen3's MoE layout: rotary, qk norms, routed experts). Under SP the q and k norms are built by the
+    # same stand-in as the layer norms (fake_group.norm_without_sp_assertion); they see the gathered sequence anyway.
+    "rope-qknorm-tp1": shape(LLAMA_ROPE, qk_layernorm=True, gib=30),
+    "rope-qknorm-tp2-sp": shape(LLAMA_ROPE, tp=2, sp=True, qk_layernorm=True, gib=16),
+    "rope-qknorm-tp8-sp": shape(LLAMA_ROPE, tp=8, sp=True, qk_layernorm=True, gib=6),
+    "qknorm-tp2-sp": shape(LLAMA, tp=2, sp=True, qk_layernorm=True, gib=16),
+    "moe-rope-qknorm-ep2": shape(MOE16, ep=2, position_embedding_type="rope", qk_layernorm=True, gib=16),
     # Hybrid Mamba: not buildable here; the shape records why (mamba_probe).
     "hybrid-mamba": dict(shape(LLAMA, gib=2, runs=[NONE]), probe="mamba"),
 }

@@ -7,9 +7,10 @@
 // units of Megatron Core's schedule. The context-parallel shapes (2026-12-07-cp/) ran Megatron Core's local layers around
 // a stand-in for Transformer Engine's p2p ring attention (gpu_check/reference/te_cp_attention.py): their rows are
 // predicted with the estimate's model of that attention (Fused, cp_comm_type p2p) in the local layer. The whole sweep
-// in one command (2026-12-07-sweep/: every shape of the sweep, MLA and PP 4 with VPP among them) is replayed on its
-// own, its stages through memory::stage_figures (they ran under Megatron Core's own schedule), its block rows in the
-// bytes their tensors asked for.
+// in one command (2026-12-07-all/: every shape of the sweep, MLA, PP 4 with VPP, rotary embeddings and q and k norms
+// among them; the first whole sweep, 2026-12-07-sweep/, had 24 of its 35 shapes) is replayed on its own, its stages
+// through memory::stage_figures (they ran under Megatron Core's own schedule), its block rows in the bytes their
+// tensors asked for.
 #include <fmt/format.h>
 #include <catch2/catch.hpp>
 
@@ -160,11 +161,15 @@ void read_into(Sweep& s, const char* file) {
 
 constexpr const char* kSweep = "2026-12-06-fake-group/sweep.jsonl";
 constexpr const char* kCpSweep = "2026-12-07-cp/sweep-cp.jsonl";
-// The whole sweep, every shape in one command (tests/data/gpu/device-runs/2026-12-07-sweep/README.md).
-constexpr const char* kWholeSweep = "2026-12-07-sweep/sweep.jsonl";
+// The whole sweep, every shape in one command (tests/data/gpu/device-runs/2026-12-07-all/README.md): the 24 shapes of
+// the first whole sweep (2026-12-07-sweep/), the rotary shapes and the q and k norm shapes, 35 in 188 s on one H100.
+constexpr const char* kWholeSweep = "2026-12-07-all/sweep.jsonl";
+constexpr const char* kFirstWholeSweep = "2026-12-07-sweep/sweep.jsonl";
 // Dense shapes with rotary embeddings, as GPTModel runs its decoder (tests/data/gpu/device-runs/2026-12-07-rope/).
 constexpr const char* kRopeSweep = "2026-12-07-rope/sweep.jsonl";
 constexpr const char* kRopeFirstCall = "2026-12-07-rope/first-call/sweep.jsonl";
+// Query and key norms (qk_layernorm) on ordinary attention (tests/data/gpu/device-runs/2026-12-07-qknorm/).
+constexpr const char* kQkNormSweep = "2026-12-07-qknorm/sweep.jsonl";
 
 Sweep read_sweep(std::initializer_list<const char*> files = {kSweep, kCpSweep}) {
     Sweep s;
@@ -284,7 +289,7 @@ TEST_CASE("fake-group sweep: the whole sweep in one command, every row against t
     // Core's own schedule where it is a pipeline stage (memory::stage_figures), each MLA block with Megatron Core's
     // local DotProductAttention given MLA's channel sizes (gpu_check/reference/mla_local_attention.py).
     const Sweep sweep = read_sweep({kWholeSweep});
-    REQUIRE(sweep.runs.size() >= 100);
+    REQUIRE(sweep.runs.size() == 177);
     const std::set<std::string> measured_shapes = replay(sweep, true);
     // The issue's shapes: TP 1/2/4/8 with SP, CP 2, EP 2 and 8 with ETP 1 (beside TP 2 + SP too), PP 2 and 4 stages
     // with VPP, MoE and dense, MLA (dense, and MoE with shared experts).
@@ -310,7 +315,18 @@ TEST_CASE("fake-group sweep: the whole sweep in one command, every row against t
                              "pp4-stage1-tp4-sp",
                              "pp2-vpp2-stage0-tp2-sp",
                              "pp4-vpp2-stage0-tp4-sp",
-                             "pp4-vpp2-stage3-tp4-sp"}) {
+                             "pp4-vpp2-stage3-tp4-sp",
+                             "rope-tp1",
+                             "rope-tp2-sp",
+                             "rope-tp8-sp",
+                             "rope-tp8-sp-b2-half",
+                             "rope-mha-tp2",
+                             "rope-tp1-cp2",
+                             "rope-qknorm-tp1",
+                             "rope-qknorm-tp2-sp",
+                             "rope-qknorm-tp8-sp",
+                             "qknorm-tp2-sp",
+                             "moe-rope-qknorm-ep2"}) {
         INFO(name);
         CHECK(measured_shapes.count(name) == 1);
     }
@@ -418,5 +434,97 @@ TEST_CASE("fake-group sweep: the rotary rows differ from the same shapes without
         CHECK(a["recompute"] == b["recompute"]);
         CHECK((a["retained_requested_bytes"].get<double>() - b["retained_requested_bytes"].get<double>()) / MiB ==
               expected_retained[i]);
+    }
+}
+
+TEST_CASE("fake-group sweep: q and k norms, every recompute option against the estimate", "[memory][accuracy]") {
+    // qk_layernorm on ordinary attention with the local spec's torch norm (gpt_layer_specs.py lines 398, 401 and
+    // 447-452 at d98e8a64), before the rotary step and without one, dense and behind MoE. Each shape's arch says
+    // qk_layernorm, which the estimate reads.
+    const Sweep sweep = read_sweep({kQkNormSweep});
+    CHECK(sweep.errors.empty());
+    REQUIRE(sweep.done.is_object());
+    CHECK(sweep.done["failed"].get<int>() == 0);
+    REQUIRE(sweep.runs.size() == 29);
+    const std::set<std::string> measured_shapes = replay(sweep, true);
+    for (const char* name :
+         {"rope-qknorm-tp1", "rope-qknorm-tp2-sp", "rope-qknorm-tp8-sp", "qknorm-tp2-sp", "moe-rope-qknorm-ep2"}) {
+        INFO(name);
+        CHECK(measured_shapes.count(name) == 1);
+        CHECK(sweep.shapes.at(name)["parallel"]["arch"]["qk_layernorm"] == true);
+    }
+}
+
+TEST_CASE("fake-group sweep: the whole sweep reproduces every row of the sweeps before it", "[memory][accuracy]") {
+    // The same software on the same kind of machine (one H100, PyTorch 2.11, Megatron Core d98e8a64), other machines
+    // and days: every row of the first whole sweep, the rotary sweep and the q and k norm sweep is in the whole sweep
+    // with the bytes its tensors asked for, to the byte (MoE rows too: the routing is balanced and deterministic; the
+    // allocated bytes of one MLA row differ by 0.25 MiB, the caching allocator's rounding).
+    const Sweep all = read_sweep({kWholeSweep});
+    std::size_t compared = 0;
+    for (const char* file : {kFirstWholeSweep, kRopeSweep, kQkNormSweep}) {
+        const Sweep earlier = read_sweep({file});
+        for (const auto& a : earlier.runs) {
+            INFO(file << " " << a["shape"] << " " << a["index"]);
+            const auto b = std::find_if(all.runs.begin(), all.runs.end(), [&](const json& r) {
+                return r["shape"] == a["shape"] && r["index"] == a["index"];
+            });
+            REQUIRE(b != all.runs.end());
+            CHECK((*b)["recompute"] == a["recompute"]);
+            // Stage rows carry allocated bytes only (measure_schedule): those, to the byte as well.
+            const bool requested = a.contains("retained_requested_bytes") && !a["retained_requested_bytes"].is_null();
+            for (const char* key : {requested ? "retained_requested_bytes" : "retained_bytes",
+                                    requested ? "backward_peak_requested_bytes" : "backward_peak_bytes"}) {
+                INFO(key);
+                REQUIRE(b->contains(key));
+                CHECK((*b)[key] == a[key]);
+            }
+            ++compared;
+        }
+    }
+    CHECK(compared == 114 + 34 + 29);
+}
+
+TEST_CASE("fake-group sweep: the q and k norm rows differ from the same shapes without them by what the norms keep",
+          "[memory][accuracy]") {
+    // The torch norm keeps its input and one fp32 rstd per head and token (torch.nn.RMSNorm over head_dim). At TP 2
+    // (16 query heads, 4 groups of 128 per rank, s 4096): the query's reshaped copy (16 MiB), the QKV output that the
+    // key views (24 MiB) and the statistics (4096 x 20 x 4 bytes) per layer, over 4 layers; core_attn's checkpoint
+    // holds the QKV output anyway (through the value), and without a rotary step it holds the norms' key, where it
+    // held a view before (4 MiB). At TP 8 (one group per rank) the query is a view too: the QKV output (6 MiB) and the
+    // statistics. Full recompute: nothing retained; at the peak the re-run layer's. All from the whole sweep.
+    const Sweep all = read_sweep({kWholeSweep});
+    auto row = [&](const std::string& shape, int index) -> const json& {
+        for (const auto& r : all.runs)
+            if (r["shape"] == shape && r["index"].get<int>() == index) return r;
+        FAIL("no row " << shape << " " << index);
+        return all.runs.front();
+    };
+    const double stats2 = 4096.0 * 20 * 4 / MiB, stats8 = 4096.0 * 5 * 4 / MiB;
+    struct Pair {
+        const char* with;
+        const char* without;
+        double layer;      // per layer, no recompute (MiB)
+        double core_attn;  // per layer, with core_attn's checkpoint
+    };
+    for (const Pair& p : {Pair{"rope-qknorm-tp2-sp", "rope-tp2-sp", 16 + 24 + stats2, 16 + stats2},
+                          Pair{"qknorm-tp2-sp", "dense-tp2-sp", 16 + 24 + stats2, 16 + 4 + stats2},
+                          Pair{"rope-qknorm-tp8-sp", "rope-tp8-sp", 6 + stats8, stats8},
+                          Pair{"rope-qknorm-tp1", "rope-tp1", 2 * (16 + 24 + stats2), 2 * (16 + stats2)}}) {
+        // none, [core_attn], [mlp], [core_attn, mlp], full uniform 1, full block 2 (2 of the 4 layers kept)
+        const double retained[] = {4 * p.layer, 4 * p.core_attn, 4 * p.layer, 4 * p.core_attn, 0, 2 * p.layer};
+        const double peak[] = {4 * p.layer, 4 * p.core_attn, 4 * p.layer, 4 * p.core_attn, p.layer, 2 * p.layer};
+        for (int i = 0; i < 6; ++i) {
+            INFO(p.with << " " << i);
+            const json& a = row(p.with, i);
+            const json& b = row(p.without, i);
+            CHECK(a["recompute"] == b["recompute"]);
+            CHECK((a["retained_requested_bytes"].get<double>() - b["retained_requested_bytes"].get<double>()) / MiB ==
+                  Approx(retained[i]).margin(1e-9));
+            CHECK(
+                (a["backward_peak_requested_bytes"].get<double>() - b["backward_peak_requested_bytes"].get<double>()) /
+                    MiB ==
+                Approx(peak[i]).margin(1e-9));
+        }
     }
 }
