@@ -390,6 +390,25 @@ std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const p
     return post_init::run(*classes.check_program(), cls, lookup, facts);
 }
 
+std::string rejection_after(const EffectiveModel& m, const std::function<void(EffectiveModel&)>& edit) {
+    if (!m.post_init) return {};
+    EffectiveModel written = m;
+    for (const auto& r : m.post_init->rewrites)
+        if (const auto name = FieldName::find(r.field)) written.set(*name, r.before);
+    edit(written);
+    const auto outcome = run_post_init(written, {});
+    if (!outcome) return {};
+    auto certain_raise = [](const post_init::Event& e) {
+        return e.certain && e.site->kind == post_init::Site::Kind::Raise;
+    };
+    for (const auto& e : outcome->events)
+        if (certain_raise(e) &&
+            std::none_of(m.post_init->events.begin(), m.post_init->events.end(),
+                         [&](const post_init::Event& o) { return certain_raise(o) && o.site == e.site; }))
+            return fmt::format("{} ({}:{})", e.message.empty() ? e.site->text : e.message, e.site->file, e.site->line);
+    return {};
+}
+
 // Megatron Core's rewrite of a field in its __post_init__ (compiled from its source), if it makes one.
 static const post_init::Rewrite* rewrite_of(const EffectiveModel& m, FieldName name) {
     if (!m.post_init) return nullptr;

@@ -124,6 +124,11 @@ struct FinalizeResult {
 // multi_latent_attention is set, else TransformerConfig's. nullopt when the revision has no compiled checks.
 std::optional<post_init::Outcome> run_post_init(const EffectiveModel& m, const post_init::JobFacts& facts);
 
+// Where Megatron Core's compiled __post_init__ certainly rejects the config as `edit` changes it and not as written:
+// "message (file:line)" of the first such raise, or "". `edit` is given the fields as the config writes them (the
+// model's own are as Megatron Core rewrote them, and running __post_init__ again on those would not be its run).
+std::string rejection_after(const EffectiveModel& m, const std::function<void(EffectiveModel&)>& edit);
+
 // Runs Megatron Bridge's comm-overlap setup (`program`) over the model as written and the config's sections;
 // nullopt when the config has no comm_overlap section (Bridge then runs no setup).
 std::optional<post_init::Outcome> run_bridge_setup(const EffectiveModel& m, const Value& root,

@@ -89,17 +89,30 @@ std::vector<TextEdit> edits_for(const FieldEdit& edit, const Diagnostic& d, cons
     return fe->field_edit(edit, site, *text, *sources.lines(site.entry.file));
 }
 
-// Whether any model entry of `root` was set at `place`.
-bool sets_model_at(const Value& root, const SourceRange& place) {
+// Each model entry of `root` (the transformer mapping's of builder configs too).
+template <typename Visit>
+void for_each_model_entry(const Value& root, Visit visit) {
     const Value* model = root.find("model");
-    if (!model || !model->is_map()) return false;
-    auto holds = [&](const Value& m) {
-        return std::any_of(m.entries().begin(), m.entries().end(),
-                           [&](const Value::Entry& e) { return same_place(e.value.prov().range, place); });
-    };
-    if (holds(*model)) return true;
-    const Value* inner = model->find("transformer");
-    return inner && inner->is_map() && holds(*inner);
+    if (!model || !model->is_map()) return;
+    for (const auto& e : model->entries()) visit(e);
+    if (const Value* inner = model->find("transformer"); inner && inner->is_map())
+        for (const auto& e : inner->entries()) visit(e);
+}
+
+bool same_chain(const CallChain& a, const CallChain& b) {
+    return a.size() == b.size() &&
+           std::equal(a.begin(), a.end(), b.begin(), [](const ChainStep& x, const ChainStep& y) {
+               return same_place(x.range, y.range) && x.message == y.message;
+           });
+}
+
+// Whether any model entry of `root` was set at one of `places`.
+bool sets_model_at(const Value& root, const std::vector<SourceRange>& places) {
+    bool found = false;
+    for_each_model_entry(root, [&](const Value::Entry& e) {
+        for (const auto& p : places) found = found || same_place(e.value.prov().range, p);
+    });
+    return found;
 }
 
 }  // namespace
@@ -127,6 +140,40 @@ void resolve_fix_edits(std::vector<Diagnostic>& diags, const Value& root, const 
     }
 }
 
+std::vector<SourceRange> lines_run_with(const Value& root, const SourceRange& anchor) {
+    const CallChain* call = nullptr;
+    for_each_model_entry(root, [&](const Value::Entry& e) {
+        if (!call && same_place(e.value.prov().range, anchor)) call = &e.value.prov().chain;
+    });
+    std::vector<SourceRange> out{anchor};
+    if (!call) return out;
+    for_each_model_entry(root, [&](const Value::Entry& e) {
+        const Provenance& p = e.value.prov();
+        if (p.range.valid() && p.range.file == anchor.file && !same_place(p.range, anchor) &&
+            same_chain(p.chain, *call))
+            out.push_back(p.range);
+    });
+    return out;
+}
+
+const SourceRange* fix_changes(const Fix& fix, const Value& own, const Value& other) {
+    for (std::size_t k = 0; k < fix.anchors.size() && k < fix.field_edits.size(); ++k) {
+        const SourceRange& at = fix.anchors[k];
+        const std::string field(fix.field_edits[k].field.str());
+        const Value* mine = find_field(own, "model", field).value;
+        const Value* theirs = find_field(other, "model", field).value;
+        if (mine && same_place(mine->prov().range, at)) {
+            // The edit replaces or removes the entry: it matters where the other config's value still comes from it.
+            if (theirs && same_place(theirs->prov().range, at)) return &at;
+        } else if ((!theirs || !theirs->prov().range.valid()) && sets_model_at(other, lines_run_with(own, at))) {
+            // The edit adds the field after the entry: it matters where the other config ran that code and does not
+            // write the field itself.
+            return &at;
+        }
+    }
+    return nullptr;
+}
+
 void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, const std::vector<const Value*>& roots,
                            const std::vector<std::string>& labels) {
     for (std::size_t i = 0; i < per_config.size(); ++i) {
@@ -134,9 +181,8 @@ void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, con
             if (!d.fix || d.fix->edits.empty()) continue;
             for (std::size_t j = 0; j < per_config.size() && !d.fix->edits.empty(); ++j) {
                 if (j == i) continue;
-                const auto shared = std::find_if(d.fix->anchors.begin(), d.fix->anchors.end(),
-                                                 [&](const SourceRange& a) { return sets_model_at(*roots[j], a); });
-                if (shared == d.fix->anchors.end()) continue;
+                const SourceRange* shared = fix_changes(*d.fix, *roots[i], *roots[j]);
+                if (!shared) continue;
                 // The other config makes the same edit for a diagnostic of its own: one fix serves both.
                 const bool same = std::any_of(per_config[j]->begin(), per_config[j]->end(), [&](const Diagnostic& o) {
                     return o.code == d.code && o.fix && same_edits(*o.fix, *d.fix);

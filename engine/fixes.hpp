@@ -17,9 +17,19 @@ namespace mbl {
 // Fix::anchors: the entries the edits are made at.
 void resolve_fix_edits(std::vector<Diagnostic>& diags, const Value& root, const SourceManager& sources);
 
+// The lines of the function that holds `anchor` (an entry of `root`'s model), as far as `root` shows them: the
+// model entries set through the same calls as the one set at `anchor`. A config that was set at any of them ran
+// that function, and so the line a fix at `anchor` edits or follows, whatever it set later.
+std::vector<SourceRange> lines_run_with(const Value& root, const SourceRange& anchor);
+
+// Whether making `fix` (worked out for the config `own`) would change the config `other` too: an entry it replaces
+// or removes that `other`'s value still comes from, or a field it adds in code `other` also ran (lines_run_with)
+// where `other` does not write that field itself. The anchor concerned, or null.
+const SourceRange* fix_changes(const Fix& fix, const Value& own, const Value& other);
+
 // The configs of one file, their diagnostics (per_config[i] found in roots[i], recipe labels[i]): a fix whose edits
-// are made at an entry another of them was also set by keeps no edits, unless that config has the same fix, and a
-// note says why.
+// would change another of them too (fix_changes) keeps no edits, unless that config has the same fix, and a note
+// says why.
 void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, const std::vector<const Value*>& roots,
                            const std::vector<std::string>& labels);
 

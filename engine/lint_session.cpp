@@ -447,38 +447,25 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                     const std::string& function) {
     FixOutcome out;
     SourceManager& sources = session.sources();
-    // Lines that recipes of other files run too (a base recipe the performance recipes call, perhaps under another
-    // name; a helper many recipes share): a fix made at one for a recipe here would change their runs as well, unless
-    // each of them has that same fix. Found by linting the files of the source root that import the line's file at
-    // any depth (scripts outside the package included: Bridge's scripts/performance recipes call the package's), and
-    // that file, once per file, when a fix is about to be made there; the configs of this file share lines by
-    // withdraw_shared_fixes. File -> (line, column) -> the recipes that run it, as (file, recipe).
-    using Runner = std::pair<std::string, std::string>;
-    std::map<std::string, std::map<std::pair<int, int>, std::vector<Runner>>> run_elsewhere;
+    // Recipes of other files that run code of a file a fix edits (a base recipe the performance recipes call,
+    // perhaps under another name; a helper many recipes share): the fix would change their runs as well, unless each
+    // of them has that same fix. Found by linting the files of the source root that import that file at any depth
+    // (scripts outside the package included: Bridge's scripts/performance recipes call the package's), and that file,
+    // once per file, when a fix is about to be made there; the configs of this file by withdraw_shared_fixes.
+    using Runner = std::pair<std::string, std::string>;  // (file, recipe)
+    std::map<std::string, std::vector<FileResult>> elsewhere;
     std::map<Runner, std::vector<Diagnostic>> own_diagnostics;  // each such recipe linted on its own
     std::set<std::string> held;
     const std::string self = normalized_path(path);
-    auto runners = [&](const SourceRange& at) -> const std::vector<Runner>* {
-        const std::string file = normalized_path(at.file);
-        auto [lines, first] = run_elsewhere.try_emplace(file);
+    auto linted_importers = [&](const std::string& file) -> const std::vector<FileResult>& {
+        auto [it, first] = elsewhere.try_emplace(normalized_path(file));
         if (first) {
-            std::set<std::string> others = session.dependents(file);
-            others.insert(file);
+            std::set<std::string> others = session.dependents(it->first);
+            others.insert(it->first);
             others.erase(self);
-            for (const auto& other_file : others)
-                for (const auto& config : session.lint(other_file, /*allow_skip=*/true).configs) {
-                    const Value* model = config.root.find("model");
-                    if (!model || !model->is_map()) continue;
-                    for (const auto& e : model->entries())
-                        if (const SourceRange& r = e.value.prov().range; r.valid() && normalized_path(r.file) == file) {
-                            auto& who = lines->second[{r.line, r.column}];
-                            if (std::find(who.begin(), who.end(), Runner{other_file, config.label}) == who.end())
-                                who.emplace_back(other_file, config.label);
-                        }
-                }
+            for (const auto& other_file : others) it->second.push_back(session.lint(other_file, /*allow_skip=*/true));
         }
-        auto it = lines->second.find({at.line, at.column});
-        return it == lines->second.end() ? nullptr : &it->second;
+        return it->second;
     };
     // Whether `runner`'s own lint finds the problem `d` with the same fix.
     auto has_same_fix = [&](const Runner& runner, const Diagnostic& d) {
@@ -493,16 +480,34 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
                                              [&](const TextEdit& e) { return options.may_edit(e.range.file); }))
             return false;
+        const std::string recipe = recipe_of(d);
+        const auto own = std::find_if(out.after.configs.begin(), out.after.configs.end(),
+                                      [&](const ParsedConfig& c) { return c.label == recipe; });
+        if (own == out.after.configs.end()) return true;
         for (const auto& at : d.fix->anchors)
-            if (const auto* who = runners(at))
-                for (const auto& runner : *who)
-                    if (!has_same_fix(runner, d)) {
+            for (const auto& other : linted_importers(at.file))
+                for (const auto& config : other.configs) {
+                    const Runner runner{other.path, config.label};
+                    if (fix_changes(*d.fix, own->root, config.root) && !has_same_fix(runner, d)) {
                         held.insert(fmt::format("the fix at {}:{} was left: recipe {} ({}) runs that line too",
                                                 display_path(at.file), at.line, runner.second,
                                                 display_path(runner.first)));
                         return false;
                     }
+                }
         return true;
+    };
+    // One file may be named two ways (as given on the command line, and as the module index found it): its edits
+    // are gathered under the first name seen, and a fixed text replaces it under every name, or the second set of
+    // edits would undo the first.
+    std::map<std::string, std::string> first_name;         // normalized path -> the name edits are gathered under
+    std::map<std::string, std::set<std::string>> aliases;  // normalized path -> every name the text is held under
+    auto name_of = [&](const std::string& file) -> const std::string& {
+        const std::string key = normalized_path(file);
+        auto& names = aliases[key];
+        names.insert(file);
+        if (sources.text(key)) names.insert(key);
+        return first_name.try_emplace(key, file).first->second;
     };
     out.after = session.lint(path, allow_skip, function);
     int pass = 0;
@@ -514,7 +519,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             if (!applicable(d)) continue;
             std::map<std::string, std::vector<TextEdit>> trial = by_file;
             bool fits = true;
-            for (const auto& e : d.fix->edits) trial[e.range.file].push_back(e);
+            for (const auto& e : d.fix->edits) trial[name_of(e.range.file)].push_back(e);
             for (const auto& [file, edits] : trial) {
                 const std::string* text = sources.text(file);
                 if (!text || !apply_edits(*text, edits)) fits = false;
@@ -532,7 +537,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             auto applied = apply_edits(old, edits);
             before[file] = old;
             if (!out.original.count(file)) out.original[file] = old;
-            sources.add(file, applied->text);
+            for (const auto& alias : aliases[normalized_path(file)]) sources.add(alias, applied->text);
             const FrontEnd* fe = file.rfind('<', 0) == 0 ? nullptr : &front_end_or_yaml(file);
             ParseContext ctx{.sources = sources};
             if (fe && fe->parse(file, applied->text, false, ctx).errors.size() >
@@ -540,7 +545,8 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                 broke = true;
         }
         if (broke) {
-            for (const auto& [file, old] : before) sources.add(file, old);
+            for (const auto& [file, old] : before)
+                for (const auto& alias : aliases[normalized_path(file)]) sources.add(alias, old);
             out.stopped = "applying them would make a file unreadable";
             break;
         }

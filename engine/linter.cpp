@@ -15,6 +15,7 @@
 #include "engine/validate.hpp"
 #include "engine/walk.hpp"
 #include "parser/front_end.hpp"
+#include "parser/yaml_loader.hpp"
 #include "pyeval/values.hpp"
 #include "rules/registry.hpp"
 
@@ -132,6 +133,28 @@ void add_rule_diagnostics(const EffectiveModel& model, const RuleOptions& option
             if (!rejection(d)) out.push_back(std::move(d));
 }
 
+// An unsafe fix is advice for this config. Where Megatron Core's compiled checks certainly reject the config it
+// would make, and not the config as written (RC109's "set recompute_granularity to selective" switching on "moe"
+// recompute under a CUDA-graphed router), it is no fix: the diagnostic stands, its fix is left to a person, and a
+// note says why. The memory advice tests its options the same way (memory/estimate.cpp, rejection_of).
+void withhold_rejected_fixes(const EffectiveModel& model, std::vector<Diagnostic>& diags) {
+    for (auto& d : diags) {
+        if (!d.fix || d.fix->is_safe || d.fix->field_edits.empty() ||
+            !std::all_of(d.fix->field_edits.begin(), d.fix->field_edits.end(),
+                         [](const FieldEdit& e) { return e.op == FieldEdit::Op::Set; }))
+            continue;
+        const std::string why = rejection_after(model, [&](EffectiveModel& written) {
+            for (const auto& e : d.fix->field_edits) written.set(e.field, parse_yaml_value(e.new_value));
+        });
+        if (why.empty()) continue;
+        d.notes.push_back(
+            Note{SourceRange{}, fmt::format("no automatic fix: with it, Megatron Core {} would reject the "
+                                            "config: {}",
+                                            model.revision->name, why)});
+        d.fix->field_edits.clear();
+    }
+}
+
 }  // namespace
 
 LintResult lint_tree(const LintOptions& options, Value root, const SourceRange& anchor,
@@ -144,6 +167,7 @@ LintResult lint_tree(const LintOptions& options, Value root, const SourceRange& 
     result.architecture_known = model.known({field::num_layers, field::hidden_size, field::num_attention_heads});
     const bool overlay = recipe.empty() && !model.full_dump && in_bridge_checkout(anchor.file);
     add_rule_diagnostics(model, options.rule_options, overlay, result.diagnostics);
+    withhold_rejected_fixes(model, result.diagnostics);
     if (options.show_unknowns) report_unknowns(model, anchor, result.diagnostics);
     sort_diagnostics(result.diagnostics);
     return result;

@@ -85,17 +85,7 @@ EffectiveModel with_option(const EffectiveModel& m, const Recompute& option) {
 // Where Megatron Core's own __post_init__ (compiled from its source) certainly rejects the job with `option` and not
 // as configured: the message and line of its first such raise, or "".
 std::string rejection_of(const EffectiveModel& m, const Recompute& option) {
-    if (!m.post_init) return {};
-    std::vector<const post_init::Site*> already;
-    for (const auto& e : m.post_init->events)
-        if (e.certain && e.site->kind == post_init::Site::Kind::Raise) already.push_back(e.site);
-    const auto outcome = run_post_init(with_option(m, option), {});
-    if (!outcome) return {};
-    for (const auto& e : outcome->events)
-        if (e.certain && e.site->kind == post_init::Site::Kind::Raise &&
-            std::find(already.begin(), already.end(), e.site) == already.end())
-            return fmt::format("{} ({}:{})", e.message.empty() ? e.site->text : e.message, e.site->file, e.site->line);
-    return {};
+    return rejection_after(m, [&](EffectiveModel& written) { written = with_option(written, option); });
 }
 
 // An option's time: its replay as a share of the step (the roofline's ratio; its FLOPs' share beside it) and its
