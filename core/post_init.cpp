@@ -694,6 +694,7 @@ private:
         std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
     };
     mutable std::unordered_map<std::string, Value, NameHash, std::equal_to<>> bare_fields_;
+    mutable std::unordered_map<std::string, const Value*, NameHash, std::equal_to<>> config_fields_;  // config_field
     std::map<std::string, Rewrite> rewrites_;
     std::vector<std::string> rewrite_order_;
     std::vector<std::map<std::string, Value, std::less<>>> frames_;
@@ -761,6 +762,14 @@ private:
             const Value* v = field_(name);
             it = bare_fields_.emplace(std::string(name), v ? bare(*v) : Value::null()).first;
         }
+        return it->second;
+    }
+
+    // The config's own value of a field (field_, with its provenance), asked once per name: the setups read the same
+    // attributes for every field they copy. Null where the config has no such field.
+    const Value* config_field(std::string_view name) const {
+        auto it = config_fields_.find(name);
+        if (it == config_fields_.end()) it = config_fields_.emplace(std::string(name), field_(name)).first;
         return it->second;
     }
 
@@ -874,7 +883,7 @@ private:
         ++depth_;
         exec_block(fn.body);
         --depth_;
-        Value out = result_ ? *result_ : Value::null();
+        Value out = result_ ? std::move(*result_) : Value::null();  // result_ is restored below
         frames_.pop_back();
         function_ = saved_fn;
         result_ = std::move(saved_result);
@@ -915,21 +924,19 @@ private:
     // a merge runs at every uncertain branch.)
     static void merge_slots(Slots& a, const Slots& b, const std::function<const Value*(const std::string&)>& base,
                             const std::string& why) {
-        std::vector<std::string> keys;
-        for (const auto& [k, v] : a) keys.push_back(k);
-        for (const auto& [k, v] : b)
-            if (!a.count(k)) keys.push_back(k);
-        for (const auto& k : keys) {
-            auto ia = a.find(k);
+        // `a`'s slots first, then those only `b` has (each slot is merged on its own, so the order is free); the
+        // first loop only replaces values, so its iterators stay valid.
+        for (auto& [k, va] : a) {
             auto ib = b.find(k);
-            const Value* va = ia != a.end() ? &ia->second : base(k);
             const Value* vb = ib != b.end() ? &ib->second : base(k);
-            if (va && vb && va->same_as(*vb)) {
-                if (ia == a.end()) a[k] = *vb;
-                continue;
-            }
-            Value m = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
-            a[k] = std::move(m);  // after the merge reads *va, which may be a[k] itself
+            if (vb && va.same_as(*vb)) continue;
+            Value m = vb ? merged(va, *vb, why) : unknown(fmt::format("depends on {}", why));
+            va = std::move(m);  // after the merge has read va
+        }
+        for (const auto& [k, vb] : b) {
+            if (a.count(k)) continue;
+            const Value* va = base(k);
+            a[k] = va && va->same_as(vb) ? vb : va ? merged(*va, vb, why) : unknown(fmt::format("depends on {}", why));
         }
     }
 
@@ -992,7 +999,7 @@ private:
         static const Value kNone = Value::null();
         auto field_base = [&](const std::string& k) -> const Value* {
             if (const Value* w = start.written.find(k)) return w;
-            if (const Value* f = field_(k)) return f;
+            if (const Value* f = config_field(k)) return f;
             return &kNone;
         };
         auto local_base = [&](const std::string& k) -> const Value* {
@@ -1098,9 +1105,16 @@ private:
                 return Flow::Normal;
             }
             case St::Let: {
-                Value v = eval(s.e);
-                if (s.names.empty()) note_read_slot(s.name, s.e);
-                assign(s.names.empty() ? std::vector<std::string>{s.name} : s.names, std::move(v));
+                if (!s.names.empty()) {
+                    assign(s.names, eval(s.e));
+                    return Flow::Normal;
+                }
+                // getattr(object, name): its arguments evaluated once, for the value and for the slot it reads.
+                std::vector<Value> args;
+                Value v = is_attribute_read(s.e) ? eval_builtin(s.e, args) : eval(s.e);
+                read_slots_.erase(s.name);
+                note_read_slot(s.name, args);
+                assign({s.name}, std::move(v));
                 return Flow::Normal;
             }
             case St::Eval: eval(s.e); return Flow::Normal;
@@ -1120,13 +1134,16 @@ private:
         return Flow::Normal;
     }
 
-    void note_read_slot(const std::string& local, const Expr& e) {
-        read_slots_.erase(local);
-        if (e.op != Op::Builtin || e.name != "getattr" || e.kids.size() != 2) return;
-        const auto prefix = object_prefix(eval(e.kids[0]));
-        const Value name = eval(e.kids[1]);
-        if (prefix && name.is_string())
-            read_slots_[local] = ReadSlot{*prefix + name.as_string(), write_count_, function_};
+    // `getattr(object, name)` with two arguments: what note_read_slot remembers.
+    static bool is_attribute_read(const Expr& e) {
+        return e.op == Op::Builtin && e.name == "getattr" && e.kids.size() == 2;
+    }
+    // `local = getattr(object, name)`, given the call's evaluated arguments (none where the budget ran out first).
+    void note_read_slot(const std::string& local, const std::vector<Value>& args) {
+        if (args.size() != 2) return;
+        const auto prefix = object_prefix(args[0]);
+        if (prefix && args[1].is_string())
+            read_slots_[local] = ReadSlot{*prefix + args[1].as_string(), write_count_, function_};
     }
     struct EqualPath {
         std::string local, slot;
@@ -1179,7 +1196,7 @@ private:
                           why);
         }
         for (auto& item : *items) {
-            assign(names, item);
+            assign(names, std::move(item));  // items is this loop's own copy
             Flow f = exec_block(s.body);
             if (f == Flow::Break) break;
             if (f == Flow::Return) return f;
@@ -1217,22 +1234,13 @@ private:
                 return unknown(fmt::format("name {} is not bound here", e.name));
             }
             case Op::Attr: {
-                const Value o = eval(e.kids[0]);
-                if (o.is_unknown()) return o;
-                if (auto prefix = object_prefix(o)) return read_field(*prefix + e.name);
-                if (o.is_string() && o.as_string() == kContainer) return container_attribute(e.name);
-                if (is_enum_member(o)) {
-                    const std::string text = enum_member_text(o);
-                    const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
-                    if (e.name == "name") return Value::string(member);
-                    if (e.name == "value")
-                        if (auto en = program_.enums.find(cls); en != program_.enums.end())
-                            for (const auto& [m, v] : en->second.members)
-                                if (m == member) return v;
+                // On a local (`field.name`), read in place, not copied: the setups do so for every field they copy.
+                if (e.kids[0].op == Op::Var) {
+                    if (out_of_budget()) return unknown("the check program ran out of steps");
+                    if (const Value* o = local(e.kids[0].name)) return attribute(*o, e.name);
+                    return unknown(fmt::format("name {} is not bound here", e.kids[0].name));
                 }
-                if (o.is_map() && o.target().empty())
-                    if (const Value* v = o.find(e.name)) return *v;
-                return unknown(fmt::format("attribute {} of {}", e.name, py_repr(o)));
+                return attribute(eval(e.kids[0]), e.name);
             }
             case Op::Not: {
                 const Value v = eval(e.kids[0]);
@@ -1322,29 +1330,52 @@ private:
         return unknown("an expression the linter does not model");
     }
 
+    // `o.name` for an object `o` already evaluated.
+    Value attribute(const Value& o, const std::string& name) {
+        if (o.is_unknown()) return o;
+        if (auto prefix = object_prefix(o)) return read_field(*prefix + name);
+        if (o.is_string() && o.as_string() == kContainer) return container_attribute(name);
+        if (is_enum_member(o)) {
+            const std::string text = enum_member_text(o);
+            const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
+            if (name == "name") return Value::string(member);
+            if (name == "value")
+                if (auto en = program_.enums.find(cls); en != program_.enums.end())
+                    for (const auto& [m, v] : en->second.members)
+                        if (m == member) return v;
+        }
+        if (o.is_map() && o.target().empty())
+            if (const Value* v = o.find(name)) return *v;
+        return unknown(fmt::format("attribute {} of {}", name, py_repr(o)));
+    }
+
+    // An operand whose value is already held (a local, a constant, a field as read): evaluating it changes nothing.
+    static bool held(const Expr& e) { return e.op == Op::Var || e.op == Op::Const || e.op == Op::Self; }
+    // A held operand's value where it is held, with eval's step counted; `scratch` keeps what eval would make anew.
+    const Value& held_value(const Expr& e, Value& scratch) {
+        if (out_of_budget()) return scratch = unknown("the check program ran out of steps");
+        if (e.op == Op::Self) return read_field_ref(e.name);
+        if (e.op == Op::Const) return e.value ? *e.value : scratch;  // scratch: None
+        if (const Value* v = local(e.name)) return *v;
+        return scratch = unknown(fmt::format("name {} is not bound here", e.name));
+    }
+
     Value compare(const Expr& e) {
+        // One comparison of two held operands (`old_val != new_val`, `self.fp8 is None`): compared where they are,
+        // not copied; neither's evaluation can change the other.
+        if (e.ops.size() == 1 && held(e.kids[0]) && held(e.kids[1])) {
+            Value left_scratch, right_scratch;
+            const Value& left = held_value(e.kids[0], left_scratch);
+            const Value& right = held_value(e.kids[1], right_scratch);
+            const auto r = compare_one(e.ops[0], left, right);
+            if (!r) return unknown(fmt::format("comparison with {}", left.is_unknown() ? why_of(left) : why_of(right)));
+            return Value::boolean(*r);
+        }
         Value left = eval(e.kids[0]);
         std::optional<Value> pending;
         for (std::size_t i = 0; i < e.ops.size(); ++i) {
             Value right = eval(e.kids[i + 1]);
-            const std::string& op = e.ops[i];
-            std::optional<bool> r;
-            if (op == "==" || op == "!=") {
-                r = py_eq(left, right);
-                if (r && op == "!=") r = !*r;
-            } else if (op == "is" || op == "is not") {
-                if (left.is_unknown() || right.is_unknown()) r = std::nullopt;
-                else if (right.is_null() || left.is_null()) r = left.is_null() && right.is_null();
-                else if (right.is_bool() && left.is_bool()) r = left.as_bool() == right.as_bool();
-                else if (right.is_bool() || left.is_bool()) r = false;
-                else r = py_eq(left, right);
-                if (r && op == "is not") r = !*r;
-            } else if (op == "in" || op == "not in") {
-                r = py_contains(right, left);
-                if (r && op == "not in") r = !*r;
-            } else {
-                r = py_order(op, left, right);
-            }
+            const auto r = compare_one(e.ops[i], left, right);
             if (!r) {
                 if (!pending)
                     pending =
@@ -1355,6 +1386,27 @@ private:
             left = std::move(right);
         }
         return pending ? *pending : Value::boolean(true);
+    }
+
+    static std::optional<bool> compare_one(const std::string& op, const Value& left, const Value& right) {
+        std::optional<bool> r;
+        if (op == "==" || op == "!=") {
+            r = py_eq(left, right);
+            if (r && op == "!=") r = !*r;
+        } else if (op == "is" || op == "is not") {
+            if (left.is_unknown() || right.is_unknown()) r = std::nullopt;
+            else if (right.is_null() || left.is_null()) r = left.is_null() && right.is_null();
+            else if (right.is_bool() && left.is_bool()) r = left.as_bool() == right.as_bool();
+            else if (right.is_bool() || left.is_bool()) r = false;
+            else r = py_eq(left, right);
+            if (r && op == "is not") r = !*r;
+        } else if (op == "in" || op == "not in") {
+            r = py_contains(right, left);
+            if (r && op == "not in") r = !*r;
+        } else {
+            r = py_order(op, left, right);
+        }
+        return r;
     }
 
     Value subscript(const Value& o, const Value& k) {
@@ -1441,7 +1493,7 @@ private:
         if (std::find(program_.sections.begin(), program_.sections.end(), name) == program_.sections.end())
             return unknown(fmt::format("the config's {} is worked out at start-up", name));
         if (name == "model") return Value::string(kSelf);
-        const Value* section = field_(std::string(kSectionLookup) + name);
+        const Value* section = config_field(std::string(kSectionLookup) + name);
         if (!section) return unknown(fmt::format("the config does not say whether it has a {} section", name));
         if (section->is_null()) return Value::null();
         if (!section->is_map()) return bare(*section);  // `mixed_precision: bf16_mixed`: the value itself
@@ -1453,7 +1505,7 @@ private:
     const SectionClass* class_of(const Value& v) const {
         auto prefix = object_prefix(v);
         if (!prefix || prefix->empty()) return nullptr;
-        const Value* section = field_(std::string(kSectionLookup) + prefix->substr(0, prefix->size() - 1));
+        const Value* section = config_field(std::string(kSectionLookup) + prefix->substr(0, prefix->size() - 1));
         if (!section || !section->is_map() || section->target().empty()) return nullptr;
         auto it = program_.classes.find(section->target());
         if (it == program_.classes.end() || it->second.section + "." != *prefix) return nullptr;
@@ -1511,30 +1563,33 @@ private:
 
     // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
     std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
-            const std::string name = *object_prefix(a[0]) + a[1].as_string();
-            if (tainted_) return *tainted_;
-            if (const Value* t = taint_of(name)) return *t;
-            if (const SectionClass* c = class_of(a[0]); c && f == "hasattr") {
-                const auto& at = c->attributes;
-                if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);
-            }
-            // A field the section's class declares (Program::section_fields), whatever its value.
-            if (auto prefix = object_prefix(a[0]); f == "hasattr" && prefix && !prefix->empty())
-                if (auto it = program_.section_fields.find(prefix->substr(0, prefix->size() - 1));
-                    it != program_.section_fields.end()) {
-                    const auto& names = it->second.names;
-                    if (std::find(names.begin(), names.end(), a[1].as_string()) != names.end())
-                        return Value::boolean(true);
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && a[1].is_string())
+            if (const auto prefix = object_prefix(a[0])) {
+                const bool has = f == "hasattr";
+                const std::string& attribute = a[1].as_string();
+                const std::string name = *prefix + attribute;
+                if (tainted_) return *tainted_;
+                if (const Value* t = taint_of(name)) return *t;
+                if (const SectionClass* c = has ? class_of(a[0]) : nullptr) {
+                    const auto& at = c->attributes;
+                    if (std::find(at.begin(), at.end(), attribute) != at.end()) return Value::boolean(true);
                 }
-            const Value* v = written_.find(name);
-            if (!v) v = field_(name);
-            // A section attribute the config does not set: whether its class declares it is unknown too.
-            if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
-            if (f == "hasattr") return Value::boolean(v != nullptr);
-            if (v) return *v;
-            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
-        }
+                // A field the section's class declares (Program::section_fields), whatever its value.
+                if (has && !prefix->empty())
+                    if (auto it = program_.section_fields.find(std::string_view(*prefix).substr(0, prefix->size() - 1));
+                        it != program_.section_fields.end()) {
+                        const auto& names = it->second.names;
+                        if (std::find(names.begin(), names.end(), attribute) != names.end())
+                            return Value::boolean(true);
+                    }
+                const Value* v = written_.find(name);
+                if (!v) v = config_field(name);
+                // A section attribute the config does not set: whether its class declares it is unknown too.
+                if (has && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
+                if (has) return Value::boolean(v != nullptr);
+                if (v) return *v;
+                return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", attribute));
+            }
         // On a dataclass the checks build themselves (a mapping of its fields): its attribute, as Python reads it.
         if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && dataclass_of(a[0]) && a[1].is_string()) {
             const Value* v = a[0].find(a[1].as_string());
@@ -1579,10 +1634,26 @@ private:
     }
 
     Value builtin(const Expr& e) {
-        const std::string& f = e.name;
         std::vector<Value> a;
-        if (f != "isinstance")
-            for (const auto& k : e.kids) a.push_back(eval(k));
+        return builtin(e, a);
+    }
+    // eval of a builtin call, its evaluated arguments left in `a` (empty where the budget ran out).
+    Value eval_builtin(const Expr& e, std::vector<Value>& a) {
+        if (out_of_budget()) return unknown("the check program ran out of steps");
+        return builtin(e, a);
+    }
+    Value builtin(const Expr& e, std::vector<Value>& a) {
+        if (e.name != "isinstance") evaluate_each(e.kids, a);
+        return builtin_of(e, a);
+    }
+    void evaluate_each(const std::vector<Expr>& kids, std::vector<Value>& out) {
+        out.reserve(kids.size());
+        for (const auto& k : kids) out.push_back(eval(k));
+    }
+
+    // A builtin over its evaluated arguments `a` (isinstance evaluates its own).
+    Value builtin_of(const Expr& e, const std::vector<Value>& a) {
+        const std::string& f = e.name;
         auto first_unknown = [&]() -> std::optional<Value> {
             for (const auto& v : a)
                 if (v.is_unknown()) return v;
@@ -1617,7 +1688,11 @@ private:
             }
             return bool_value(any, v.is_unknown() ? why_of(v) : "the type of a value the linter reads loosely");
         }
-        if (auto u = first_unknown(); u && f != "getattr" && f != "hasattr") return *u;
+        if (f == "getattr" || f == "hasattr") {  // the commonest, not compared with every name below
+            if (auto v = object_builtin(f, a)) return *v;
+            return unknown(fmt::format("builtin {}", f));
+        }
+        if (auto u = first_unknown()) return *u;
         if (f == "len" && a.size() == 1) {
             if (a[0].is_list()) return Value::integer(static_cast<std::int64_t>(a[0].items().size()));
             if (a[0].is_string()) return Value::integer(static_cast<std::int64_t>(a[0].as_string().size()));
