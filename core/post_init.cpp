@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -668,7 +669,12 @@ public:
 
 private:
     Outcome finish() {
-        outcome_.rewrites = rewrites_now();
+        outcome_.rewrites.reserve(rewrite_order_.size());
+        for (const auto& name : rewrite_order_) {  // the run is over: each rewrite is taken, not copied
+            Rewrite& r = rewrites_.find(name)->second;
+            r.after = read_field(name);
+            outcome_.rewrites.push_back(std::move(r));
+        }
         return std::move(outcome_);
     }
 
@@ -713,7 +719,7 @@ private:
     // Attributes set on an object the linter could not tell: that attribute of any config object is unknown after.
     std::map<std::string, Value, std::less<>> tainted_names_;
     std::map<std::string, Value, std::less<>> section_field_lists_;  // dataclasses.fields() of a section, made once
-    std::map<std::string, ReadSlot, std::less<>> read_slots_;        // note_read_slot
+    std::map<std::string, ReadSlot, std::less<>> read_slots_;        // `local = getattr(object, name)`
     std::uint64_t write_count_ = 0;
     std::vector<std::string> section_scope_;  // the sections whose own methods are running ("dataset.")
     std::string why_;                         // the unknown the current path depends on
@@ -826,18 +832,20 @@ private:
     }
 
     void write_field(const std::string& name, Value v, int line) {
-        if (!rewrites_.count(name)) {
+        auto it = rewrites_.find(name);
+        if (it == rewrites_.end()) {
             Rewrite r;
             r.field = name;
             r.before = read_field(name);
             r.file = function_ ? function_->file : "";
-            rewrites_.emplace(name, std::move(r));
+            it = rewrites_.emplace(name, std::move(r)).first;
             rewrite_order_.push_back(name);
         }
-        rewrites_[name].line = line;
-        rewrites_[name].after_rejection |= rejected_;
-        if (function_) rewrites_[name].file = function_->file;
-        rewrites_[name].step_section = step_ ? step_->when : std::string();
+        Rewrite& r = it->second;
+        r.line = line;
+        r.after_rejection |= rejected_;
+        if (function_) r.file = function_->file;
+        r.step_section = step_ ? step_->when : std::string();
         written_.set(name, std::move(v));
         ++write_count_;
     }
@@ -1110,10 +1118,10 @@ private:
                     return Flow::Normal;
                 }
                 // getattr(object, name): its arguments evaluated once, for the value and for the slot it reads.
-                std::vector<Value> args;
-                Value v = is_attribute_read(s.e) ? eval_builtin(s.e, args) : eval(s.e);
+                std::string slot;
+                Value v = is_attribute_read(s.e) ? eval_attribute_call(s.e, &slot) : eval(s.e);
                 read_slots_.erase(s.name);
-                note_read_slot(s.name, args);
+                if (!slot.empty()) read_slots_[s.name] = ReadSlot{std::move(slot), write_count_, function_};
                 assign({s.name}, std::move(v));
                 return Flow::Normal;
             }
@@ -1134,17 +1142,11 @@ private:
         return Flow::Normal;
     }
 
-    // `getattr(object, name)` with two arguments: what note_read_slot remembers.
+    // `getattr(object, name)` with two arguments: a local bound to it is noted in read_slots_.
     static bool is_attribute_read(const Expr& e) {
         return e.op == Op::Builtin && e.name == "getattr" && e.kids.size() == 2;
     }
-    // `local = getattr(object, name)`, given the call's evaluated arguments (none where the budget ran out first).
-    void note_read_slot(const std::string& local, const std::vector<Value>& args) {
-        if (args.size() != 2) return;
-        const auto prefix = object_prefix(args[0]);
-        if (prefix && args[1].is_string())
-            read_slots_[local] = ReadSlot{*prefix + args[1].as_string(), write_count_, function_};
-    }
+
     struct EqualPath {
         std::string local, slot;
         Value value;
@@ -1182,8 +1184,9 @@ private:
     }
 
     Flow exec_for(const Stmt& s) {
-        const Value it = eval(s.e);
-        auto items = items_of(it);
+        Value it = eval(s.e);
+        // A list's items taken, not copied: `it` is this loop's own.
+        auto items = it.is_list() ? std::optional(std::move(it.items())) : items_of(it);
         const auto names = s.names.empty() ? std::vector<std::string>{s.name} : s.names;
         if (!items) {
             const std::string why = fmt::format("the items of {} (line {})", why_of(it), s.line);
@@ -1347,17 +1350,6 @@ private:
         if (o.is_map() && o.target().empty())
             if (const Value* v = o.find(name)) return *v;
         return unknown(fmt::format("attribute {} of {}", name, py_repr(o)));
-    }
-
-    // An operand whose value is already held (a local, a constant, a field as read): evaluating it changes nothing.
-    static bool held(const Expr& e) { return e.op == Op::Var || e.op == Op::Const || e.op == Op::Self; }
-    // A held operand's value where it is held, with eval's step counted; `scratch` keeps what eval would make anew.
-    const Value& held_value(const Expr& e, Value& scratch) {
-        if (out_of_budget()) return scratch = unknown("the check program ran out of steps");
-        if (e.op == Op::Self) return read_field_ref(e.name);
-        if (e.op == Op::Const) return e.value ? *e.value : scratch;  // scratch: None
-        if (const Value* v = local(e.name)) return *v;
-        return scratch = unknown(fmt::format("name {} is not bound here", e.name));
     }
 
     Value compare(const Expr& e) {
@@ -1561,42 +1553,48 @@ private:
         return true;
     }
 
+    // getattr(object, name[, fallback]) or hasattr(object, name) on a config object or a dataclass the checks built;
+    // nullopt on anything else.
+    std::optional<Value> attribute_builtin(bool has, const Value& object, const Value& name, const Value* fallback) {
+        if (!name.is_string()) return std::nullopt;
+        const std::string& attribute = name.as_string();
+        if (const auto prefix = object_prefix(object)) {
+            const std::string field = *prefix + attribute;
+            if (tainted_) return *tainted_;
+            if (const Value* t = taint_of(field)) return *t;
+            if (const SectionClass* c = has ? class_of(object) : nullptr) {
+                const auto& at = c->attributes;
+                if (std::find(at.begin(), at.end(), attribute) != at.end()) return Value::boolean(true);
+            }
+            // A field the section's class declares (Program::section_fields), whatever its value.
+            if (has && !prefix->empty())
+                if (auto it = program_.section_fields.find(std::string_view(*prefix).substr(0, prefix->size() - 1));
+                    it != program_.section_fields.end()) {
+                    const auto& names = it->second.names;
+                    if (std::find(names.begin(), names.end(), attribute) != names.end()) return Value::boolean(true);
+                }
+            const Value* v = written_.find(field);
+            if (!v) v = config_field(field);
+            // A section attribute the config does not set: whether its class declares it is unknown too.
+            if (has && v && v->is_unknown() && field.find('.') != std::string::npos) return *v;
+            if (has) return Value::boolean(v != nullptr);
+            if (v) return *v;
+            return fallback ? *fallback : unknown(fmt::format("attribute {} is not a field here", attribute));
+        }
+        // On a dataclass the checks build themselves (a mapping of its fields): its attribute, as Python reads it.
+        if (dataclass_of(object)) {
+            const Value* v = object.find(attribute);
+            if (has) return Value::boolean(v != nullptr);
+            if (v) return *v;
+            return fallback ? *fallback : unknown(fmt::format("attribute {} is not a field here", attribute));
+        }
+        return std::nullopt;
+    }
+
     // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
     std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && a[1].is_string())
-            if (const auto prefix = object_prefix(a[0])) {
-                const bool has = f == "hasattr";
-                const std::string& attribute = a[1].as_string();
-                const std::string name = *prefix + attribute;
-                if (tainted_) return *tainted_;
-                if (const Value* t = taint_of(name)) return *t;
-                if (const SectionClass* c = has ? class_of(a[0]) : nullptr) {
-                    const auto& at = c->attributes;
-                    if (std::find(at.begin(), at.end(), attribute) != at.end()) return Value::boolean(true);
-                }
-                // A field the section's class declares (Program::section_fields), whatever its value.
-                if (has && !prefix->empty())
-                    if (auto it = program_.section_fields.find(std::string_view(*prefix).substr(0, prefix->size() - 1));
-                        it != program_.section_fields.end()) {
-                        const auto& names = it->second.names;
-                        if (std::find(names.begin(), names.end(), attribute) != names.end())
-                            return Value::boolean(true);
-                    }
-                const Value* v = written_.find(name);
-                if (!v) v = config_field(name);
-                // A section attribute the config does not set: whether its class declares it is unknown too.
-                if (has && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
-                if (has) return Value::boolean(v != nullptr);
-                if (v) return *v;
-                return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", attribute));
-            }
-        // On a dataclass the checks build themselves (a mapping of its fields): its attribute, as Python reads it.
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && dataclass_of(a[0]) && a[1].is_string()) {
-            const Value* v = a[0].find(a[1].as_string());
-            if (f == "hasattr") return Value::boolean(v != nullptr);
-            if (v) return *v;
-            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
-        }
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2)
+            return attribute_builtin(f == "hasattr", a[0], a[1], a.size() >= 3 ? &a[2] : nullptr);
         // dataclasses.fields() of such a dataclass, or of a config section whose class the program describes: its
         // fields in order, each with its `name` (a section's whatever values the config gives them).
         if (f == kFieldsBuiltin && a.size() == 1) {
@@ -1634,21 +1632,65 @@ private:
     }
 
     Value builtin(const Expr& e) {
+        if ((e.name == "getattr" || e.name == "hasattr") && (e.kids.size() == 2 || e.kids.size() == 3))
+            return attribute_call(e, nullptr);
         std::vector<Value> a;
-        return builtin(e, a);
-    }
-    // eval of a builtin call, its evaluated arguments left in `a` (empty where the budget ran out).
-    Value eval_builtin(const Expr& e, std::vector<Value>& a) {
-        if (out_of_budget()) return unknown("the check program ran out of steps");
-        return builtin(e, a);
-    }
-    Value builtin(const Expr& e, std::vector<Value>& a) {
-        if (e.name != "isinstance") evaluate_each(e.kids, a);
+        if (e.name != "isinstance") {
+            a.reserve(e.kids.size());
+            for (const auto& k : e.kids) a.push_back(eval(k));
+        }
         return builtin_of(e, a);
     }
-    void evaluate_each(const std::vector<Expr>& kids, std::vector<Value>& out) {
-        out.reserve(kids.size());
-        for (const auto& k : kids) out.push_back(eval(k));
+
+    // eval of `getattr(object, name)`, `slot` given the config attribute it reads ("" where it reads none).
+    Value eval_attribute_call(const Expr& e, std::string* slot) {
+        if (out_of_budget()) return unknown("the check program ran out of steps");
+        return attribute_call(e, slot);
+    }
+
+    // An operand whose evaluation changes nothing the others are read from (no frame, no write): a local, a constant,
+    // a field as read, an attribute of a local.
+    static bool held(const Expr& e) {
+        return e.op == Op::Var || e.op == Op::Const || e.op == Op::Self ||
+               (e.op == Op::Attr && e.kids[0].op == Op::Var);
+    }
+    // A held operand's value, with eval's steps counted: where it is held (a local, a constant, a field as read, an
+    // entry of a local mapping) rather than a copy; `scratch` keeps what eval makes anew.
+    const Value& held_value(const Expr& e, Value& scratch) {
+        if (out_of_budget()) return scratch = unknown("the check program ran out of steps");
+        switch (e.op) {
+            case Op::Self: return read_field_ref(e.name);
+            case Op::Const: return e.value ? *e.value : scratch;  // scratch: None
+            case Op::Var:
+                if (const Value* v = local(e.name)) return *v;
+                return scratch = unknown(fmt::format("name {} is not bound here", e.name));
+            default: {  // Attr of a local
+                if (out_of_budget()) return scratch = unknown("the check program ran out of steps");
+                const Value* o = local(e.kids[0].name);
+                if (!o) return scratch = unknown(fmt::format("name {} is not bound here", e.kids[0].name));
+                if (o->is_map() && o->target().empty())
+                    if (const Value* v = o->find(e.name)) return *v;
+                return scratch = attribute(*o, e.name);
+            }
+        }
+    }
+
+    // getattr / hasattr with 2 or 3 arguments, read in place where every argument is held (the setups' copy loops),
+    // else evaluated in turn; `slot` (when asked) gets the config attribute a getattr reads.
+    Value attribute_call(const Expr& e, std::string* slot) {
+        const bool has = e.name == "hasattr";
+        const auto& k = e.kids;
+        std::array<Value, 3> scratch;
+        std::array<const Value*, 3> a{};
+        if (std::all_of(k.begin(), k.end(), held)) {
+            for (std::size_t i = 0; i < k.size(); ++i) a[i] = &held_value(k[i], scratch[i]);
+        } else {
+            for (std::size_t i = 0; i < k.size(); ++i) a[i] = &(scratch[i] = eval(k[i]));
+        }
+        if (slot && !has && k.size() == 2 && a[1]->is_string())
+            if (const auto prefix = object_prefix(*a[0])) *slot = *prefix + a[1]->as_string();
+        if (auto v = attribute_builtin(has, *a[0], *a[1], a[2])) return std::move(*v);
+        return unknown(fmt::format("builtin {}", e.name));
     }
 
     // A builtin over its evaluated arguments `a` (isinstance evaluates its own).
@@ -1688,8 +1730,8 @@ private:
             }
             return bool_value(any, v.is_unknown() ? why_of(v) : "the type of a value the linter reads loosely");
         }
-        if (f == "getattr" || f == "hasattr") {  // the commonest, not compared with every name below
-            if (auto v = object_builtin(f, a)) return *v;
+        if (f == "getattr" || f == "hasattr") {  // other than with 2 or 3 arguments (builtin() takes those)
+            if (auto v = object_builtin(f, a)) return std::move(*v);
             return unknown(fmt::format("builtin {}", f));
         }
         if (auto u = first_unknown()) return *u;
@@ -1756,7 +1798,7 @@ private:
             if (a[0].is_int()) return Value::integer(std::abs(a[0].as_int()));
             if (a[0].is_float()) return Value::floating(std::abs(a[0].as_number()));
         }
-        if (auto v = object_builtin(f, a)) return *v;
+        if (auto v = object_builtin(f, a)) return std::move(*v);
         if (f == "range" && !a.empty() && a.size() <= 2) {
             auto lo = a.size() == 2 ? as_num(a[0]) : std::optional<double>(0.0);
             auto hi = as_num(a.back());
