@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -668,7 +669,12 @@ public:
 
 private:
     Outcome finish() {
-        outcome_.rewrites = rewrites_now();
+        outcome_.rewrites.reserve(rewrite_order_.size());
+        for (const auto& name : rewrite_order_) {  // the run is over: each rewrite is taken, not copied
+            Rewrite& r = rewrites_.find(name)->second;
+            r.after = read_field(name);
+            outcome_.rewrites.push_back(std::move(r));
+        }
         return std::move(outcome_);
     }
 
@@ -694,6 +700,7 @@ private:
         std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
     };
     mutable std::unordered_map<std::string, Value, NameHash, std::equal_to<>> bare_fields_;
+    mutable std::unordered_map<std::string, const Value*, NameHash, std::equal_to<>> config_fields_;  // config_field
     std::map<std::string, Rewrite> rewrites_;
     std::vector<std::string> rewrite_order_;
     std::vector<std::map<std::string, Value, std::less<>>> frames_;
@@ -712,7 +719,7 @@ private:
     // Attributes set on an object the linter could not tell: that attribute of any config object is unknown after.
     std::map<std::string, Value, std::less<>> tainted_names_;
     std::map<std::string, Value, std::less<>> section_field_lists_;  // dataclasses.fields() of a section, made once
-    std::map<std::string, ReadSlot, std::less<>> read_slots_;        // note_read_slot
+    std::map<std::string, ReadSlot, std::less<>> read_slots_;        // `local = getattr(object, name)`
     std::uint64_t write_count_ = 0;
     std::vector<std::string> section_scope_;  // the sections whose own methods are running ("dataset.")
     std::string why_;                         // the unknown the current path depends on
@@ -761,6 +768,14 @@ private:
             const Value* v = field_(name);
             it = bare_fields_.emplace(std::string(name), v ? bare(*v) : Value::null()).first;
         }
+        return it->second;
+    }
+
+    // The config's own value of a field (field_, with its provenance), asked once per name: the setups read the same
+    // attributes for every field they copy. Null where the config has no such field.
+    const Value* config_field(std::string_view name) const {
+        auto it = config_fields_.find(name);
+        if (it == config_fields_.end()) it = config_fields_.emplace(std::string(name), field_(name)).first;
         return it->second;
     }
 
@@ -817,18 +832,20 @@ private:
     }
 
     void write_field(const std::string& name, Value v, int line) {
-        if (!rewrites_.count(name)) {
+        auto it = rewrites_.find(name);
+        if (it == rewrites_.end()) {
             Rewrite r;
             r.field = name;
             r.before = read_field(name);
             r.file = function_ ? function_->file : "";
-            rewrites_.emplace(name, std::move(r));
+            it = rewrites_.emplace(name, std::move(r)).first;
             rewrite_order_.push_back(name);
         }
-        rewrites_[name].line = line;
-        rewrites_[name].after_rejection |= rejected_;
-        if (function_) rewrites_[name].file = function_->file;
-        rewrites_[name].step_section = step_ ? step_->when : std::string();
+        Rewrite& r = it->second;
+        r.line = line;
+        r.after_rejection |= rejected_;
+        if (function_) r.file = function_->file;
+        r.step_section = step_ ? step_->when : std::string();
         written_.set(name, std::move(v));
         ++write_count_;
     }
@@ -874,7 +891,7 @@ private:
         ++depth_;
         exec_block(fn.body);
         --depth_;
-        Value out = result_ ? *result_ : Value::null();
+        Value out = result_ ? std::move(*result_) : Value::null();  // result_ is restored below
         frames_.pop_back();
         function_ = saved_fn;
         result_ = std::move(saved_result);
@@ -915,21 +932,19 @@ private:
     // a merge runs at every uncertain branch.)
     static void merge_slots(Slots& a, const Slots& b, const std::function<const Value*(const std::string&)>& base,
                             const std::string& why) {
-        std::vector<std::string> keys;
-        for (const auto& [k, v] : a) keys.push_back(k);
-        for (const auto& [k, v] : b)
-            if (!a.count(k)) keys.push_back(k);
-        for (const auto& k : keys) {
-            auto ia = a.find(k);
+        // `a`'s slots first, then those only `b` has (each slot is merged on its own, so the order is free); the
+        // first loop only replaces values, so its iterators stay valid.
+        for (auto& [k, va] : a) {
             auto ib = b.find(k);
-            const Value* va = ia != a.end() ? &ia->second : base(k);
             const Value* vb = ib != b.end() ? &ib->second : base(k);
-            if (va && vb && va->same_as(*vb)) {
-                if (ia == a.end()) a[k] = *vb;
-                continue;
-            }
-            Value m = va && vb ? merged(*va, *vb, why) : unknown(fmt::format("depends on {}", why));
-            a[k] = std::move(m);  // after the merge reads *va, which may be a[k] itself
+            if (vb && va.same_as(*vb)) continue;
+            Value m = vb ? merged(va, *vb, why) : unknown(fmt::format("depends on {}", why));
+            va = std::move(m);  // after the merge has read va
+        }
+        for (const auto& [k, vb] : b) {
+            if (a.count(k)) continue;
+            const Value* va = base(k);
+            a[k] = va && va->same_as(vb) ? vb : va ? merged(*va, vb, why) : unknown(fmt::format("depends on {}", why));
         }
     }
 
@@ -992,7 +1007,7 @@ private:
         static const Value kNone = Value::null();
         auto field_base = [&](const std::string& k) -> const Value* {
             if (const Value* w = start.written.find(k)) return w;
-            if (const Value* f = field_(k)) return f;
+            if (const Value* f = config_field(k)) return f;
             return &kNone;
         };
         auto local_base = [&](const std::string& k) -> const Value* {
@@ -1098,9 +1113,16 @@ private:
                 return Flow::Normal;
             }
             case St::Let: {
-                Value v = eval(s.e);
-                if (s.names.empty()) note_read_slot(s.name, s.e);
-                assign(s.names.empty() ? std::vector<std::string>{s.name} : s.names, std::move(v));
+                if (!s.names.empty()) {
+                    assign(s.names, eval(s.e));
+                    return Flow::Normal;
+                }
+                // getattr(object, name): its arguments evaluated once, for the value and for the slot it reads.
+                std::string slot;
+                Value v = is_attribute_read(s.e) ? eval_attribute_call(s.e, &slot) : eval(s.e);
+                read_slots_.erase(s.name);
+                if (!slot.empty()) read_slots_[s.name] = ReadSlot{std::move(slot), write_count_, function_};
+                assign({s.name}, std::move(v));
                 return Flow::Normal;
             }
             case St::Eval: eval(s.e); return Flow::Normal;
@@ -1120,14 +1142,11 @@ private:
         return Flow::Normal;
     }
 
-    void note_read_slot(const std::string& local, const Expr& e) {
-        read_slots_.erase(local);
-        if (e.op != Op::Builtin || e.name != "getattr" || e.kids.size() != 2) return;
-        const auto prefix = object_prefix(eval(e.kids[0]));
-        const Value name = eval(e.kids[1]);
-        if (prefix && name.is_string())
-            read_slots_[local] = ReadSlot{*prefix + name.as_string(), write_count_, function_};
+    // `getattr(object, name)` with two arguments: a local bound to it is noted in read_slots_.
+    static bool is_attribute_read(const Expr& e) {
+        return e.op == Op::Builtin && e.name == "getattr" && e.kids.size() == 2;
     }
+
     struct EqualPath {
         std::string local, slot;
         Value value;
@@ -1165,8 +1184,9 @@ private:
     }
 
     Flow exec_for(const Stmt& s) {
-        const Value it = eval(s.e);
-        auto items = items_of(it);
+        Value it = eval(s.e);
+        // A list's items taken, not copied: `it` is this loop's own.
+        auto items = it.is_list() ? std::optional(std::move(it.items())) : items_of(it);
         const auto names = s.names.empty() ? std::vector<std::string>{s.name} : s.names;
         if (!items) {
             const std::string why = fmt::format("the items of {} (line {})", why_of(it), s.line);
@@ -1179,7 +1199,7 @@ private:
                           why);
         }
         for (auto& item : *items) {
-            assign(names, item);
+            assign(names, std::move(item));  // items is this loop's own copy
             Flow f = exec_block(s.body);
             if (f == Flow::Break) break;
             if (f == Flow::Return) return f;
@@ -1217,22 +1237,13 @@ private:
                 return unknown(fmt::format("name {} is not bound here", e.name));
             }
             case Op::Attr: {
-                const Value o = eval(e.kids[0]);
-                if (o.is_unknown()) return o;
-                if (auto prefix = object_prefix(o)) return read_field(*prefix + e.name);
-                if (o.is_string() && o.as_string() == kContainer) return container_attribute(e.name);
-                if (is_enum_member(o)) {
-                    const std::string text = enum_member_text(o);
-                    const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
-                    if (e.name == "name") return Value::string(member);
-                    if (e.name == "value")
-                        if (auto en = program_.enums.find(cls); en != program_.enums.end())
-                            for (const auto& [m, v] : en->second.members)
-                                if (m == member) return v;
+                // On a local (`field.name`), read in place, not copied: the setups do so for every field they copy.
+                if (e.kids[0].op == Op::Var) {
+                    if (out_of_budget()) return unknown("the check program ran out of steps");
+                    if (const Value* o = local(e.kids[0].name)) return attribute(*o, e.name);
+                    return unknown(fmt::format("name {} is not bound here", e.kids[0].name));
                 }
-                if (o.is_map() && o.target().empty())
-                    if (const Value* v = o.find(e.name)) return *v;
-                return unknown(fmt::format("attribute {} of {}", e.name, py_repr(o)));
+                return attribute(eval(e.kids[0]), e.name);
             }
             case Op::Not: {
                 const Value v = eval(e.kids[0]);
@@ -1322,29 +1333,41 @@ private:
         return unknown("an expression the linter does not model");
     }
 
+    // `o.name` for an object `o` already evaluated.
+    Value attribute(const Value& o, const std::string& name) {
+        if (o.is_unknown()) return o;
+        if (auto prefix = object_prefix(o)) return read_field(*prefix + name);
+        if (o.is_string() && o.as_string() == kContainer) return container_attribute(name);
+        if (is_enum_member(o)) {
+            const std::string text = enum_member_text(o);
+            const std::string cls = text.substr(0, text.find('.')), member = text.substr(text.find('.') + 1);
+            if (name == "name") return Value::string(member);
+            if (name == "value")
+                if (auto en = program_.enums.find(cls); en != program_.enums.end())
+                    for (const auto& [m, v] : en->second.members)
+                        if (m == member) return v;
+        }
+        if (o.is_map() && o.target().empty())
+            if (const Value* v = o.find(name)) return *v;
+        return unknown(fmt::format("attribute {} of {}", name, py_repr(o)));
+    }
+
     Value compare(const Expr& e) {
+        // One comparison of two held operands (`old_val != new_val`, `self.fp8 is None`): compared where they are,
+        // not copied; neither's evaluation can change the other.
+        if (e.ops.size() == 1 && held(e.kids[0]) && held(e.kids[1])) {
+            Value left_scratch, right_scratch;
+            const Value& left = held_value(e.kids[0], left_scratch);
+            const Value& right = held_value(e.kids[1], right_scratch);
+            const auto r = compare_one(e.ops[0], left, right);
+            if (!r) return unknown(fmt::format("comparison with {}", left.is_unknown() ? why_of(left) : why_of(right)));
+            return Value::boolean(*r);
+        }
         Value left = eval(e.kids[0]);
         std::optional<Value> pending;
         for (std::size_t i = 0; i < e.ops.size(); ++i) {
             Value right = eval(e.kids[i + 1]);
-            const std::string& op = e.ops[i];
-            std::optional<bool> r;
-            if (op == "==" || op == "!=") {
-                r = py_eq(left, right);
-                if (r && op == "!=") r = !*r;
-            } else if (op == "is" || op == "is not") {
-                if (left.is_unknown() || right.is_unknown()) r = std::nullopt;
-                else if (right.is_null() || left.is_null()) r = left.is_null() && right.is_null();
-                else if (right.is_bool() && left.is_bool()) r = left.as_bool() == right.as_bool();
-                else if (right.is_bool() || left.is_bool()) r = false;
-                else r = py_eq(left, right);
-                if (r && op == "is not") r = !*r;
-            } else if (op == "in" || op == "not in") {
-                r = py_contains(right, left);
-                if (r && op == "not in") r = !*r;
-            } else {
-                r = py_order(op, left, right);
-            }
+            const auto r = compare_one(e.ops[i], left, right);
             if (!r) {
                 if (!pending)
                     pending =
@@ -1355,6 +1378,27 @@ private:
             left = std::move(right);
         }
         return pending ? *pending : Value::boolean(true);
+    }
+
+    static std::optional<bool> compare_one(const std::string& op, const Value& left, const Value& right) {
+        std::optional<bool> r;
+        if (op == "==" || op == "!=") {
+            r = py_eq(left, right);
+            if (r && op == "!=") r = !*r;
+        } else if (op == "is" || op == "is not") {
+            if (left.is_unknown() || right.is_unknown()) r = std::nullopt;
+            else if (right.is_null() || left.is_null()) r = left.is_null() && right.is_null();
+            else if (right.is_bool() && left.is_bool()) r = left.as_bool() == right.as_bool();
+            else if (right.is_bool() || left.is_bool()) r = false;
+            else r = py_eq(left, right);
+            if (r && op == "is not") r = !*r;
+        } else if (op == "in" || op == "not in") {
+            r = py_contains(right, left);
+            if (r && op == "not in") r = !*r;
+        } else {
+            r = py_order(op, left, right);
+        }
+        return r;
     }
 
     Value subscript(const Value& o, const Value& k) {
@@ -1441,7 +1485,7 @@ private:
         if (std::find(program_.sections.begin(), program_.sections.end(), name) == program_.sections.end())
             return unknown(fmt::format("the config's {} is worked out at start-up", name));
         if (name == "model") return Value::string(kSelf);
-        const Value* section = field_(std::string(kSectionLookup) + name);
+        const Value* section = config_field(std::string(kSectionLookup) + name);
         if (!section) return unknown(fmt::format("the config does not say whether it has a {} section", name));
         if (section->is_null()) return Value::null();
         if (!section->is_map()) return bare(*section);  // `mixed_precision: bf16_mixed`: the value itself
@@ -1453,7 +1497,7 @@ private:
     const SectionClass* class_of(const Value& v) const {
         auto prefix = object_prefix(v);
         if (!prefix || prefix->empty()) return nullptr;
-        const Value* section = field_(std::string(kSectionLookup) + prefix->substr(0, prefix->size() - 1));
+        const Value* section = config_field(std::string(kSectionLookup) + prefix->substr(0, prefix->size() - 1));
         if (!section || !section->is_map() || section->target().empty()) return nullptr;
         auto it = program_.classes.find(section->target());
         if (it == program_.classes.end() || it->second.section + "." != *prefix) return nullptr;
@@ -1509,39 +1553,48 @@ private:
         return true;
     }
 
-    // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
-    std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && object_prefix(a[0]) && a[1].is_string()) {
-            const std::string name = *object_prefix(a[0]) + a[1].as_string();
+    // getattr(object, name[, fallback]) or hasattr(object, name) on a config object or a dataclass the checks built;
+    // nullopt on anything else.
+    std::optional<Value> attribute_builtin(bool has, const Value& object, const Value& name, const Value* fallback) {
+        if (!name.is_string()) return std::nullopt;
+        const std::string& attribute = name.as_string();
+        if (const auto prefix = object_prefix(object)) {
+            const std::string field = *prefix + attribute;
             if (tainted_) return *tainted_;
-            if (const Value* t = taint_of(name)) return *t;
-            if (const SectionClass* c = class_of(a[0]); c && f == "hasattr") {
+            if (const Value* t = taint_of(field)) return *t;
+            if (const SectionClass* c = has ? class_of(object) : nullptr) {
                 const auto& at = c->attributes;
-                if (std::find(at.begin(), at.end(), a[1].as_string()) != at.end()) return Value::boolean(true);
+                if (std::find(at.begin(), at.end(), attribute) != at.end()) return Value::boolean(true);
             }
             // A field the section's class declares (Program::section_fields), whatever its value.
-            if (auto prefix = object_prefix(a[0]); f == "hasattr" && prefix && !prefix->empty())
-                if (auto it = program_.section_fields.find(prefix->substr(0, prefix->size() - 1));
+            if (has && !prefix->empty())
+                if (auto it = program_.section_fields.find(std::string_view(*prefix).substr(0, prefix->size() - 1));
                     it != program_.section_fields.end()) {
                     const auto& names = it->second.names;
-                    if (std::find(names.begin(), names.end(), a[1].as_string()) != names.end())
-                        return Value::boolean(true);
+                    if (std::find(names.begin(), names.end(), attribute) != names.end()) return Value::boolean(true);
                 }
-            const Value* v = written_.find(name);
-            if (!v) v = field_(name);
+            const Value* v = written_.find(field);
+            if (!v) v = config_field(field);
             // A section attribute the config does not set: whether its class declares it is unknown too.
-            if (f == "hasattr" && v && v->is_unknown() && name.find('.') != std::string::npos) return *v;
-            if (f == "hasattr") return Value::boolean(v != nullptr);
+            if (has && v && v->is_unknown() && field.find('.') != std::string::npos) return *v;
+            if (has) return Value::boolean(v != nullptr);
             if (v) return *v;
-            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+            return fallback ? *fallback : unknown(fmt::format("attribute {} is not a field here", attribute));
         }
         // On a dataclass the checks build themselves (a mapping of its fields): its attribute, as Python reads it.
-        if ((f == "getattr" || f == "hasattr") && a.size() >= 2 && dataclass_of(a[0]) && a[1].is_string()) {
-            const Value* v = a[0].find(a[1].as_string());
-            if (f == "hasattr") return Value::boolean(v != nullptr);
+        if (dataclass_of(object)) {
+            const Value* v = object.find(attribute);
+            if (has) return Value::boolean(v != nullptr);
             if (v) return *v;
-            return a.size() >= 3 ? a[2] : unknown(fmt::format("attribute {} is not a field here", a[1].as_string()));
+            return fallback ? *fallback : unknown(fmt::format("attribute {} is not a field here", attribute));
         }
+        return std::nullopt;
+    }
+
+    // getattr / hasattr on a config object, and kWithBuiltin (an attribute set on an object a field holds).
+    std::optional<Value> object_builtin(const std::string& f, const std::vector<Value>& a) {
+        if ((f == "getattr" || f == "hasattr") && a.size() >= 2)
+            return attribute_builtin(f == "hasattr", a[0], a[1], a.size() >= 3 ? &a[2] : nullptr);
         // dataclasses.fields() of such a dataclass, or of a config section whose class the program describes: its
         // fields in order, each with its `name` (a section's whatever values the config gives them).
         if (f == kFieldsBuiltin && a.size() == 1) {
@@ -1579,10 +1632,70 @@ private:
     }
 
     Value builtin(const Expr& e) {
-        const std::string& f = e.name;
+        if ((e.name == "getattr" || e.name == "hasattr") && (e.kids.size() == 2 || e.kids.size() == 3))
+            return attribute_call(e, nullptr);
         std::vector<Value> a;
-        if (f != "isinstance")
+        if (e.name != "isinstance") {
+            a.reserve(e.kids.size());
             for (const auto& k : e.kids) a.push_back(eval(k));
+        }
+        return builtin_of(e, a);
+    }
+
+    // eval of `getattr(object, name)`, `slot` given the config attribute it reads ("" where it reads none).
+    Value eval_attribute_call(const Expr& e, std::string* slot) {
+        if (out_of_budget()) return unknown("the check program ran out of steps");
+        return attribute_call(e, slot);
+    }
+
+    // An operand whose evaluation changes nothing the others are read from (no frame, no write): a local, a constant,
+    // a field as read, an attribute of a local.
+    static bool held(const Expr& e) {
+        return e.op == Op::Var || e.op == Op::Const || e.op == Op::Self ||
+               (e.op == Op::Attr && e.kids[0].op == Op::Var);
+    }
+    // A held operand's value, with eval's steps counted: where it is held (a local, a constant, a field as read, an
+    // entry of a local mapping) rather than a copy; `scratch` keeps what eval makes anew.
+    const Value& held_value(const Expr& e, Value& scratch) {
+        if (out_of_budget()) return scratch = unknown("the check program ran out of steps");
+        switch (e.op) {
+            case Op::Self: return read_field_ref(e.name);
+            case Op::Const: return e.value ? *e.value : scratch;  // scratch: None
+            case Op::Var:
+                if (const Value* v = local(e.name)) return *v;
+                return scratch = unknown(fmt::format("name {} is not bound here", e.name));
+            default: {  // Attr of a local
+                if (out_of_budget()) return scratch = unknown("the check program ran out of steps");
+                const Value* o = local(e.kids[0].name);
+                if (!o) return scratch = unknown(fmt::format("name {} is not bound here", e.kids[0].name));
+                if (o->is_map() && o->target().empty())
+                    if (const Value* v = o->find(e.name)) return *v;
+                return scratch = attribute(*o, e.name);
+            }
+        }
+    }
+
+    // getattr / hasattr with 2 or 3 arguments, read in place where every argument is held (the setups' copy loops),
+    // else evaluated in turn; `slot` (when asked) gets the config attribute a getattr reads.
+    Value attribute_call(const Expr& e, std::string* slot) {
+        const bool has = e.name == "hasattr";
+        const auto& k = e.kids;
+        std::array<Value, 3> scratch;
+        std::array<const Value*, 3> a{};
+        if (std::all_of(k.begin(), k.end(), held)) {
+            for (std::size_t i = 0; i < k.size(); ++i) a[i] = &held_value(k[i], scratch[i]);
+        } else {
+            for (std::size_t i = 0; i < k.size(); ++i) a[i] = &(scratch[i] = eval(k[i]));
+        }
+        if (slot && !has && k.size() == 2 && a[1]->is_string())
+            if (const auto prefix = object_prefix(*a[0])) *slot = *prefix + a[1]->as_string();
+        if (auto v = attribute_builtin(has, *a[0], *a[1], a[2])) return std::move(*v);
+        return unknown(fmt::format("builtin {}", e.name));
+    }
+
+    // A builtin over its evaluated arguments `a` (isinstance evaluates its own).
+    Value builtin_of(const Expr& e, const std::vector<Value>& a) {
+        const std::string& f = e.name;
         auto first_unknown = [&]() -> std::optional<Value> {
             for (const auto& v : a)
                 if (v.is_unknown()) return v;
@@ -1617,7 +1730,11 @@ private:
             }
             return bool_value(any, v.is_unknown() ? why_of(v) : "the type of a value the linter reads loosely");
         }
-        if (auto u = first_unknown(); u && f != "getattr" && f != "hasattr") return *u;
+        if (f == "getattr" || f == "hasattr") {  // other than with 2 or 3 arguments (builtin() takes those)
+            if (auto v = object_builtin(f, a)) return std::move(*v);
+            return unknown(fmt::format("builtin {}", f));
+        }
+        if (auto u = first_unknown()) return *u;
         if (f == "len" && a.size() == 1) {
             if (a[0].is_list()) return Value::integer(static_cast<std::int64_t>(a[0].items().size()));
             if (a[0].is_string()) return Value::integer(static_cast<std::int64_t>(a[0].as_string().size()));
@@ -1681,7 +1798,7 @@ private:
             if (a[0].is_int()) return Value::integer(std::abs(a[0].as_int()));
             if (a[0].is_float()) return Value::floating(std::abs(a[0].as_number()));
         }
-        if (auto v = object_builtin(f, a)) return *v;
+        if (auto v = object_builtin(f, a)) return std::move(*v);
         if (f == "range" && !a.empty() && a.size() <= 2) {
             auto lo = a.size() == 2 ? as_num(a[0]) : std::optional<double>(0.0);
             auto hi = as_num(a.back());

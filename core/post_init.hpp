@@ -211,7 +211,8 @@ struct Outcome {
 };
 
 // Runs `class_name`'s __post_init__ over the fields `field` looks up (nullptr: the config has no such field, read as
-// None). nullopt when the program has no entry for the class.
+// None). nullopt when the program has no entry for the class. `field` answers a name the same way for the whole run,
+// with a value that outlives it: the executor keeps its answers.
 std::optional<Outcome> run(const Program& program, std::string_view class_name,
                            const std::function<const Value*(std::string_view)>& field, const JobFacts& facts);
 
