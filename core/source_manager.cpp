@@ -1,5 +1,7 @@
 #include "core/source_manager.hpp"
 
+#include "core/paths.hpp"
+
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -65,6 +67,21 @@ void SourceManager::add_new(const std::string& name, std::shared_ptr<const std::
     std::lock_guard<std::mutex> lock(mutex_);
     auto& kept = texts_[name];
     if (!kept) kept = std::move(text);
+}
+
+void SourceManager::replace_everywhere(const std::string& name, std::string text) {
+    auto shared = std::make_shared<const std::string>(std::move(text));
+    const bool file = !name.empty() && name.front() != '<';
+    const std::string key = file ? normalized_path(name) : name;
+    std::lock_guard<std::mutex> lock(mutex_);
+    texts_[name] = shared;
+    line_indexes_.erase(name);
+    if (!file) return;
+    for (auto& [other, kept] : texts_)
+        if (other != name && !other.empty() && other.front() != '<' && normalized_path(other) == key) {
+            kept = shared;
+            line_indexes_.erase(other);
+        }
 }
 
 const std::string* SourceManager::text(const std::string& name) const {

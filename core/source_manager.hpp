@@ -26,6 +26,9 @@ public:
     // The same, keeping `text` itself (shared with its owner, a module's syntax tree) instead of a copy.
     void add_new(const std::string& name, std::shared_ptr<const std::string> text);
     const std::string* text(const std::string& name) const;
+    // Registers `text` under `name` and under every other name already registered for the same file (a path as
+    // given and the same path made absolute): a fix's new text must reach every reader.
+    void replace_everywhere(const std::string& name, std::string text);
     // The 1-based line of a registered text, without its newline; nullopt when out of range.
     std::optional<std::string_view> line(const std::string& name, int line) const;
     // The line index of a registered text (built once, dropped when the text changes); null when unknown.

@@ -457,6 +457,9 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
     std::map<Runner, std::vector<Diagnostic>> own_diagnostics;  // each such recipe linted on its own
     std::set<std::string> held;
     const std::string self = normalized_path(path);
+    // Modules this run changed other than the linted file: the evaluator re-reads a module when its file changes on
+    // disk, and these are written only at the end, so a later pass would work out edits on their old text.
+    std::set<std::string> changed_elsewhere;
     auto linted_importers = [&](const std::string& file) -> const std::vector<FileResult>& {
         auto [it, first] = elsewhere.try_emplace(normalized_path(file));
         if (first) {
@@ -480,6 +483,12 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
                                              [&](const TextEdit& e) { return options.may_edit(e.range.file); }))
             return false;
+        for (const auto& e : d.fix->edits)
+            if (changed_elsewhere.count(normalized_path(e.range.file))) {
+                held.insert(fmt::format("the fixes left in {} wait for another run: it changed in this one",
+                                        display_path(e.range.file)));
+                return false;
+            }
         const std::string recipe = recipe_of(d);
         const auto own = std::find_if(out.after.configs.begin(), out.after.configs.end(),
                                       [&](const ParsedConfig& c) { return c.label == recipe; });
@@ -498,16 +507,11 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         return true;
     };
     // One file may be named two ways (as given on the command line, and as the module index found it): its edits
-    // are gathered under the first name seen, and a fixed text replaces it under every name, or the second set of
-    // edits would undo the first.
-    std::map<std::string, std::string> first_name;         // normalized path -> the name edits are gathered under
-    std::map<std::string, std::set<std::string>> aliases;  // normalized path -> every name the text is held under
+    // are gathered under the first name seen, and a fixed text replaces it under every name (replace_everywhere), or
+    // edits worked out on one name's text would be applied to another's.
+    std::map<std::string, std::string> first_name;  // normalized path -> the name edits are gathered under
     auto name_of = [&](const std::string& file) -> const std::string& {
-        const std::string key = normalized_path(file);
-        auto& names = aliases[key];
-        names.insert(file);
-        if (sources.text(key)) names.insert(key);
-        return first_name.try_emplace(key, file).first->second;
+        return first_name.try_emplace(normalized_path(file), file).first->second;
     };
     out.after = session.lint(path, allow_skip, function);
     int pass = 0;
@@ -537,7 +541,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             auto applied = apply_edits(old, edits);
             before[file] = old;
             if (!out.original.count(file)) out.original[file] = old;
-            for (const auto& alias : aliases[normalized_path(file)]) sources.add(alias, applied->text);
+            sources.replace_everywhere(file, applied->text);
             const FrontEnd* fe = file.rfind('<', 0) == 0 ? nullptr : &front_end_or_yaml(file);
             ParseContext ctx{.sources = sources};
             if (fe && fe->parse(file, applied->text, false, ctx).errors.size() >
@@ -545,12 +549,13 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                 broke = true;
         }
         if (broke) {
-            for (const auto& [file, old] : before)
-                for (const auto& alias : aliases[normalized_path(file)]) sources.add(alias, old);
+            for (const auto& [file, old] : before) sources.replace_everywhere(file, old);
             out.stopped = "applying them would make a file unreadable";
             break;
         }
         out.applied += taken;
+        for (const auto& [file, edits] : by_file)
+            if (normalized_path(file) != self) changed_elsewhere.insert(normalized_path(file));
         session.files_changed();
         out.after = session.lint(path, allow_skip, function);
     }
