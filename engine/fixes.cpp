@@ -1,6 +1,8 @@
 #include "engine/fixes.hpp"
 
 #include <algorithm>
+#include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -176,11 +178,45 @@ const SourceRange* fix_changes(const Fix& fix, const Value& own, const Value& ot
 
 void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, const std::vector<const Value*>& roots,
                            const std::vector<std::string>& labels) {
+    // Past this many other configs running a line, a fix there is left without comparing them one by one (a file
+    // of generated recipes that share a helper must not cost configs squared).
+    constexpr std::size_t kMostCompared = 256;
+    const bool any_fix = std::any_of(per_config.begin(), per_config.end(), [](const std::vector<Diagnostic>* ds) {
+        return std::any_of(ds->begin(), ds->end(), [](const Diagnostic& d) { return d.fix && !d.fix->edits.empty(); });
+    });
+    if (!any_fix) return;
+    // The configs that set a model entry at each (line, column): the only ones a fix made there can change.
+    std::map<std::pair<int, int>, std::vector<std::size_t>> setters;
+    for (std::size_t j = 0; j < roots.size(); ++j)
+        for_each_model_entry(*roots[j], [&](const Value::Entry& e) {
+            const SourceRange& r = e.value.prov().range;
+            if (!r.valid()) return;
+            auto& who = setters[{r.line, r.column}];
+            if (who.empty() || who.back() != j) who.push_back(j);
+        });
+    auto withdraw = [](Diagnostic& d, std::string why) {
+        d.notes.push_back(Note{SourceRange{}, std::move(why)});
+        d.fix->edits.clear();
+        d.fix->anchors.clear();
+    };
     for (std::size_t i = 0; i < per_config.size(); ++i) {
         for (auto& d : *per_config[i]) {
             if (!d.fix || d.fix->edits.empty()) continue;
-            for (std::size_t j = 0; j < per_config.size() && !d.fix->edits.empty(); ++j) {
-                if (j == i) continue;
+            std::set<std::size_t> others;
+            for (const auto& a : d.fix->anchors)
+                for (const auto& place : lines_run_with(*roots[i], a))
+                    if (auto it = setters.find({place.line, place.column}); it != setters.end())
+                        for (std::size_t j : it->second) {
+                            if (j != i) others.insert(j);
+                            if (others.size() > kMostCompared) break;
+                        }
+            if (others.size() > kMostCompared) {
+                withdraw(d, fmt::format("no automatic fix: more than {} other configs of this file run the code it "
+                                        "would edit",
+                                        kMostCompared));
+                continue;
+            }
+            for (std::size_t j : others) {
                 const SourceRange* shared = fix_changes(*d.fix, *roots[i], *roots[j]);
                 if (!shared) continue;
                 // The other config makes the same edit for a diagnostic of its own: one fix serves both.
@@ -188,13 +224,11 @@ void withdraw_shared_fixes(std::vector<std::vector<Diagnostic>*> per_config, con
                     return o.code == d.code && o.fix && same_edits(*o.fix, *d.fix);
                 });
                 if (same) continue;
-                d.notes.push_back(
-                    Note{SourceRange{}, fmt::format("no automatic fix: {}:{} also sets the config of {}, which this "
-                                                    "fix was not worked out for",
-                                                    shared->file, shared->line,
-                                                    labels[j].empty() ? "another config" : "recipe " + labels[j])});
-                d.fix->edits.clear();
-                d.fix->anchors.clear();
+                withdraw(d, fmt::format("no automatic fix: {}:{} also sets the config of {}, which this fix was not "
+                                        "worked out for",
+                                        shared->file, shared->line,
+                                        labels[j].empty() ? "another config" : "recipe " + labels[j]));
+                break;
             }
         }
     }

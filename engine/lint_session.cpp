@@ -460,6 +460,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
     // Modules this run changed other than the linted file: the evaluator re-reads a module when its file changes on
     // disk, and these are written only at the end, so a later pass would work out edits on their old text.
     std::set<std::string> changed_elsewhere;
+    std::map<std::string, const ParsedConfig*> configs_by_label;  // out.after's, made when first needed after a lint
     auto linted_importers = [&](const std::string& file) -> const std::vector<FileResult>& {
         auto [it, first] = elsewhere.try_emplace(normalized_path(file));
         if (first) {
@@ -489,10 +490,11 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
                                         display_path(e.range.file)));
                 return false;
             }
-        const std::string recipe = recipe_of(d);
-        const auto own = std::find_if(out.after.configs.begin(), out.after.configs.end(),
-                                      [&](const ParsedConfig& c) { return c.label == recipe; });
-        if (own == out.after.configs.end()) return true;
+        if (configs_by_label.empty())
+            for (const auto& c : out.after.configs) configs_by_label.emplace(c.label, &c);
+        const auto own_it = configs_by_label.find(recipe_of(d));
+        if (own_it == configs_by_label.end()) return true;
+        const ParsedConfig* own = own_it->second;
         for (const auto& at : d.fix->anchors)
             for (const auto& other : linted_importers(at.file))
                 for (const auto& config : other.configs) {
@@ -558,6 +560,7 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             if (normalized_path(file) != self) changed_elsewhere.insert(normalized_path(file));
         session.files_changed();
         out.after = session.lint(path, allow_skip, function);
+        configs_by_label.clear();
     }
     if (pass == options.max_passes &&
         std::any_of(out.after.diagnostics.begin(), out.after.diagnostics.end(), applicable))
