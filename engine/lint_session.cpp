@@ -495,13 +495,17 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
         const auto own_it = configs_by_label.find(recipe_of(d));
         if (own_it == configs_by_label.end()) return true;
         const ParsedConfig* own = own_it->second;
-        for (const auto& at : d.fix->anchors)
-            for (const auto& other : linted_importers(at.file))
+        // fix_changes looks at every anchor: each file the anchors lie in is looked at once.
+        std::set<std::string> anchor_files;
+        for (const auto& at : d.fix->anchors) anchor_files.insert(normalized_path(at.file));
+        for (const auto& file : anchor_files)
+            for (const auto& other : linted_importers(file))
                 for (const auto& config : other.configs) {
                     const Runner runner{other.path, config.label};
-                    if (fix_changes(*d.fix, own->root, config.root) && !has_same_fix(runner, d)) {
+                    const SourceRange* at = fix_changes(*d.fix, own->root, config.root);
+                    if (at && !has_same_fix(runner, d)) {
                         held.insert(fmt::format("the fix at {}:{} was left: recipe {} ({}) runs that line too",
-                                                display_path(at.file), at.line, runner.second,
+                                                display_path(at->file), at->line, runner.second,
                                                 display_path(runner.first)));
                         return false;
                     }
