@@ -30,7 +30,7 @@ using namespace mbl;
 struct Run {
     memory::Estimate est;
     double peak = 0;             // hottest rank, steady state (the optimizer's states exist)
-    double first_iteration = 0;  // hottest rank before the first optimizer step
+    double first_iteration = 0;  // hottest rank in the first iteration (its optimizer step creates the Adam states)
     double step_overhead = 0;    // of the configured option
     double added_seconds = 0;    // its replay plus its checkpoints' host time, per step
 };
@@ -39,6 +39,7 @@ struct Run {
 struct RowChanges {
     std::optional<int> micro_batch;
     std::optional<std::string> granularity;  // recompute_granularity
+    std::optional<int> tensor_parallel{}, pipeline_parallel{}, virtual_pipeline_parallel{};
 };
 
 // The fixture with `labels` as recompute_modules, estimated for `gpus` GPUs on an H100; `step_seconds` is the
@@ -60,6 +61,13 @@ Run run(const std::string& fixture, const std::vector<std::string>& labels, int 
     root.find("model")->set("recompute_modules", Value::list(std::move(items)));
     if (changes.micro_batch) root.find("train")->set("micro_batch_size", Value::integer(*changes.micro_batch));
     if (changes.granularity) root.find("model")->set("recompute_granularity", Value::string(*changes.granularity));
+    if (changes.tensor_parallel)
+        root.find("model")->set("tensor_model_parallel_size", Value::integer(*changes.tensor_parallel));
+    if (changes.pipeline_parallel)
+        root.find("model")->set("pipeline_model_parallel_size", Value::integer(*changes.pipeline_parallel));
+    if (changes.virtual_pipeline_parallel)
+        root.find("model")->set("virtual_pipeline_model_parallel_size",
+                                Value::integer(*changes.virtual_pipeline_parallel));
     if (rope_fusion) root.find("model")->set("apply_rope_fusion", Value::boolean(*rope_fusion));
     const Revision* bridge_pin = Schema::instance().revision("0.20.dev");  // Megatron-LM 2a75ac12, Bridge's pin
     REQUIRE(bridge_pin);
@@ -339,12 +347,21 @@ TEST_CASE("Llama 3 70B SFT on 32 H100 (TP4 PP4 VPP5, FP8): published peaks and v
     const Run mlp_core_attn = run(f, {"mlp", "core_attn"}, 32);
     REQUIRE(core_attn.est.ranks.front().stage == 0);
 
-    // mlp completed at 55.6 GB, and so did mlp with core_attn. Both predicted within 5 %, but not alike: the fixture's
-    // rotary step (position_embedding_type rope, fused, as the recipe has it) gives the query and the key tensors of
-    // their own, so Transformer Engine copies the value and no recompute keeps the QKV output, while core_attn's
-    // checkpoint keeps it through the value it is given (as Qwen3's measured rise shows, below): 4096 x (2048 + 256) x 2
-    // bytes per layer less the softmax statistics, 92 layers in flight, 1.7 GB. Why the two published rows are equal
-    // is not traced (docs/memory.md): the gap, stated.
+    // mlp completed at 55.6 GB, and so did mlp with core_attn. The figure is the CI's: the first
+    // mem-max-allocated-gigabytes line of the log (scripts/performance/utils/evaluate.py lines 64, 89-92 at Bridge
+    // dc70187), which the training log printed after the first iteration (training_log's report_memory_flag,
+    // training/utils/train_utils.py lines 964-977 at 04a684d51): the first iteration's peak. There the optimizer step,
+    // which creates the Adam moments, binds both rows, so they are predicted equal, as published.
+    report("Llama 3 70B first-iteration peak with mlp", mlp.first_iteration, 55.6 * GB);
+    CHECK(peak_close(mlp.first_iteration, 55.6 * GB));
+    report("Llama 3 70B first-iteration peak with mlp, core_attn", mlp_core_attn.first_iteration, 55.6 * GB);
+    CHECK(peak_close(mlp_core_attn.first_iteration, 55.6 * GB));
+    CHECK(mlp_core_attn.first_iteration == Approx(mlp.first_iteration));
+    // At the steady peak both hold too, 1.7 GB apart: the fixture's rotary step (position_embedding_type rope, fused,
+    // as the recipe has it) gives the query and the key tensors of their own, so Transformer Engine copies the value
+    // and no recompute keeps the QKV output, while core_attn's checkpoint keeps it through the value it is given (as
+    // Qwen3's measured rise shows, below): 4096 x (2048 + 256) x 2 bytes per layer less the softmax statistics, 92
+    // layers in flight.
     report("Llama 3 70B peak with mlp", mlp.peak, 55.6 * GB);
     CHECK(peak_close(mlp.peak, 55.6 * GB));
     report("Llama 3 70B peak with mlp and core_attn", mlp_core_attn.peak, 55.6 * GB);
@@ -356,16 +373,38 @@ TEST_CASE("Llama 3 70B SFT on 32 H100 (TP4 PP4 VPP5, FP8): published peaks and v
     // at about 59 GB). The estimate agrees that it fits an H100.
     CHECK(core_attn.est.current_option()->fits == std::optional<bool>(true));
     CHECK(mlp.est.current_option()->fits == std::optional<bool>(true));
-    // Its peak is predicted 20 % above the published 58.8 GB, and the saving of mlp 15.1 GB against 3.2, while the mlp
-    // row itself matches: the MLP's activations, in the estimate about 150 MiB per layer and micro-batch in flight (the
-    // fc1 output alone is 4096 x 14336 x 2 bytes), are 92 layer-micro-batches' worth on rank 0, which the published
-    // figures do not show. Not traced to a cause here (docs/memory.md: the job's TE CUDA graphs of the MLP scope, and
-    // peaks read from runs that ran out of memory, are the candidates). Not tuned in: the tests hold the gap.
+    // Its peak is predicted 20 % above the published 58.8 GB at the steady peak and 7 % under it in the first
+    // iteration (the optimizer step binds there too); the saving of mlp 15.1 GB against 3.2 at the steady peak, none in
+    // the first iteration. Neither reading fits (docs/memory.md: the userbuffers of the job's tensor-parallel overlap
+    // and its TE CUDA graphs of the MLP are the candidates, the log naming the rank and iteration is not public). Not
+    // tuned in: the tests hold the gap.
     report("Llama 3 70B peak with core_attn (OOM, fragmentation)", core_attn.peak, 58.8 * GB);
     report("Llama 3 70B saving of mlp against core_attn", core_attn.peak - mlp.peak, (58.8 - 55.6) * GB);
-    CHECK_FALSE(peak_close(core_attn.peak, 58.8 * GB));                              // the gap, stated
+    CHECK_FALSE(peak_close(core_attn.peak, 58.8 * GB));  // the gap, stated
+    report("Llama 3 70B first-iteration peak with core_attn", core_attn.first_iteration, 58.8 * GB);
+    CHECK_FALSE(peak_close(core_attn.first_iteration, 58.8 * GB));                   // the gap under the other reading
     CHECK_FALSE(saving_close(core_attn.peak - mlp.peak, (58.8 - 55.6) * GB, 0.10));  // the gap, stated
     CHECK(core_attn.peak > mlp.peak);
+
+    // The memory-tuning skill's "Strategy comparison" (core_attn, the same job re-laid out on 32 GPUs): PP 8 at 53.2 GB,
+    // TP 8 at 50.2 GB, VPP 10 at 60.2 GB (each completed). TP 8 holds at the steady peak; the two that keep as many
+    // layers in flight as the baseline are over by as much as it is, and every one is 9 % under in the first
+    // iteration: the same gap, stated.
+    RowChanges pp8, tp8, vpp10;
+    pp8.pipeline_parallel = 8;
+    tp8.tensor_parallel = 8;
+    vpp10.virtual_pipeline_parallel = 10;
+    const Run more_pp = run(f, {"core_attn"}, 32, std::nullopt, pp8);
+    const Run more_tp = run(f, {"core_attn"}, 32, std::nullopt, tp8);
+    const Run more_vpp = run(f, {"core_attn"}, 32, std::nullopt, vpp10);
+    report("Llama 3 70B TP 8 peak", more_tp.peak, 50.2 * GB);
+    CHECK(peak_close(more_tp.peak, 50.2 * GB));
+    report("Llama 3 70B PP 8 peak", more_pp.peak, 53.2 * GB);
+    report("Llama 3 70B VPP 10 peak", more_vpp.peak, 60.2 * GB);
+    CHECK_FALSE(peak_close(more_pp.peak, 53.2 * GB));   // the gap, stated
+    CHECK_FALSE(peak_close(more_vpp.peak, 60.2 * GB));  // the gap, stated
+    for (const auto& [r, published] : {std::pair{&more_pp, 53.2}, {&more_tp, 50.2}, {&more_vpp, 60.2}})
+        CHECK(r->first_iteration < published * GB);
 }
 
 // Gemma 4 VL 26B-A4B SFT on 8 H100 (TP 4 + SP, EP 8, MBS 1, GBS 32, seq 4096, real CORD-v2 data): Bridge PR #5506 and
