@@ -443,42 +443,55 @@ std::set<std::string> LintSession::reverse_dependencies(
     return memo[file] = std::move(found);
 }
 
+ImporterFixCheck::ImporterFixCheck(LintSession& session, const std::string& linted_path)
+    : session_(session), self_(normalized_path(linted_path)) {}
+
+const std::vector<FileResult>& ImporterFixCheck::linted_importers(const std::string& file) {
+    auto [it, first] = importers_.try_emplace(normalized_path(file));
+    if (first) {
+        std::set<std::string> others = session_.dependents(it->first);
+        others.insert(it->first);
+        others.erase(self_);
+        for (const auto& other_file : others) it->second.push_back(session_.lint(other_file, /*allow_skip=*/true));
+    }
+    return it->second;
+}
+
+// Whether `runner`'s own lint finds the problem `d` with the same fix.
+bool ImporterFixCheck::has_same_fix(const Runner& runner, const Diagnostic& d) {
+    auto [it, first] = own_diagnostics_.try_emplace(runner);
+    if (first) it->second = session_.lint(runner.first, /*allow_skip=*/true, runner.second).diagnostics;
+    return std::any_of(it->second.begin(), it->second.end(),
+                       [&](const Diagnostic& o) { return o.code == d.code && o.fix && same_edits(*o.fix, *d.fix); });
+}
+
+std::optional<std::string> ImporterFixCheck::held_by(const Diagnostic& d, const Value& own) {
+    if (!d.fix) return std::nullopt;
+    // fix_changes looks at every anchor: each file the anchors lie in is looked at once.
+    std::set<std::string> anchor_files;
+    for (const auto& at : d.fix->anchors) anchor_files.insert(normalized_path(at.file));
+    for (const auto& file : anchor_files)
+        for (const auto& other : linted_importers(file))
+            for (const auto& config : other.configs) {
+                const SourceRange* at = fix_changes(*d.fix, own, config.root);
+                if (at && !has_same_fix({other.path, config.label}, d))
+                    return fmt::format("the fix at {}:{} was left: recipe {} ({}) runs that line too",
+                                       display_path(at->file), at->line, config.label, display_path(other.path));
+            }
+    return std::nullopt;
+}
+
 FixOutcome fix_file(LintSession& session, const std::string& path, const FixOptions& options, bool allow_skip,
                     const std::string& function) {
     FixOutcome out;
     SourceManager& sources = session.sources();
-    // Recipes of other files that run code of a file a fix edits (a base recipe the performance recipes call,
-    // perhaps under another name; a helper many recipes share): the fix would change their runs as well, unless each
-    // of them has that same fix. Found by linting the files of the source root that import that file at any depth
-    // (scripts outside the package included: Bridge's scripts/performance recipes call the package's), and that file,
-    // once per file, when a fix is about to be made there; the configs of this file by withdraw_shared_fixes.
-    using Runner = std::pair<std::string, std::string>;  // (file, recipe)
-    std::map<std::string, std::vector<FileResult>> elsewhere;
-    std::map<Runner, std::vector<Diagnostic>> own_diagnostics;  // each such recipe linted on its own
+    ImporterFixCheck importers(session, path);
     std::set<std::string> held;
     const std::string self = normalized_path(path);
     // Modules this run changed other than the linted file: the evaluator re-reads a module when its file changes on
     // disk, and these are written only at the end, so a later pass would work out edits on their old text.
     std::set<std::string> changed_elsewhere;
     std::map<std::string, const ParsedConfig*> configs_by_label;  // out.after's, made when first needed after a lint
-    auto linted_importers = [&](const std::string& file) -> const std::vector<FileResult>& {
-        auto [it, first] = elsewhere.try_emplace(normalized_path(file));
-        if (first) {
-            std::set<std::string> others = session.dependents(it->first);
-            others.insert(it->first);
-            others.erase(self);
-            for (const auto& other_file : others) it->second.push_back(session.lint(other_file, /*allow_skip=*/true));
-        }
-        return it->second;
-    };
-    // Whether `runner`'s own lint finds the problem `d` with the same fix.
-    auto has_same_fix = [&](const Runner& runner, const Diagnostic& d) {
-        auto [it, first] = own_diagnostics.try_emplace(runner);
-        if (first) it->second = session.lint(runner.first, /*allow_skip=*/true, runner.second).diagnostics;
-        return std::any_of(it->second.begin(), it->second.end(), [&](const Diagnostic& o) {
-            return o.code == d.code && o.fix && same_edits(*o.fix, *d.fix);
-        });
-    };
     auto applicable = [&](const Diagnostic& d) {
         if (!d.fix || d.fix->edits.empty() || (!d.fix->is_safe && !options.unsafe)) return false;
         if (options.may_edit && !std::all_of(d.fix->edits.begin(), d.fix->edits.end(),
@@ -494,22 +507,10 @@ FixOutcome fix_file(LintSession& session, const std::string& path, const FixOpti
             for (const auto& c : out.after.configs) configs_by_label.emplace(c.label, &c);
         const auto own_it = configs_by_label.find(recipe_of(d));
         if (own_it == configs_by_label.end()) return true;
-        const ParsedConfig* own = own_it->second;
-        // fix_changes looks at every anchor: each file the anchors lie in is looked at once.
-        std::set<std::string> anchor_files;
-        for (const auto& at : d.fix->anchors) anchor_files.insert(normalized_path(at.file));
-        for (const auto& file : anchor_files)
-            for (const auto& other : linted_importers(file))
-                for (const auto& config : other.configs) {
-                    const Runner runner{other.path, config.label};
-                    const SourceRange* at = fix_changes(*d.fix, own->root, config.root);
-                    if (at && !has_same_fix(runner, d)) {
-                        held.insert(fmt::format("the fix at {}:{} was left: recipe {} ({}) runs that line too",
-                                                display_path(at->file), at->line, runner.second,
-                                                display_path(runner.first)));
-                        return false;
-                    }
-                }
+        if (auto why = importers.held_by(d, own_it->second->root)) {
+            held.insert(std::move(*why));
+            return false;
+        }
         return true;
     };
     // One file may be named two ways (as given on the command line, and as the module index found it): its edits

@@ -182,6 +182,29 @@ DiagnosticIdentity diagnostic_identity(const Diagnostic& d);
 // The recipe a diagnostic was reported for (its first note, "in recipe NAME"); "" for YAML configs and overrides.
 std::string recipe_of(const Diagnostic& d);
 
+// Recipes of other files that run code a fix edits (a base recipe the performance recipes call, perhaps under another
+// name; a helper many recipes share): the fix would change their runs as well, unless each of them has that same fix.
+// Found by linting the files of the source root that import the file an anchor lies in, at any depth (scripts outside
+// the package included: Bridge's scripts/performance recipes call the package's), and that file, once per file, when a
+// fix is first asked about there; the configs of the linted file itself by withdraw_shared_fixes. fix_file and the
+// editor's quick fixes ask the same question.
+class ImporterFixCheck {
+public:
+    ImporterFixCheck(LintSession& session, const std::string& linted_path);
+    // Why `d`'s fix, made for the config `own` of the linted file, must be left ("the fix at F:L was left: recipe R
+    // (file) runs that line too"), or nullopt.
+    std::optional<std::string> held_by(const Diagnostic& d, const Value& own);
+
+private:
+    using Runner = std::pair<std::string, std::string>;  // (file, recipe)
+    const std::vector<FileResult>& linted_importers(const std::string& file);
+    bool has_same_fix(const Runner& runner, const Diagnostic& d);
+    LintSession& session_;
+    std::string self_;
+    std::map<std::string, std::vector<FileResult>> importers_;
+    std::map<Runner, std::vector<Diagnostic>> own_diagnostics_;  // each such recipe linted on its own
+};
+
 // --fix / --diff: applies fixes to one file until none is left (at most a few passes, since one fix can make
 // another possible or overlap it), re-linting between passes. Nothing is written here: the new texts are returned.
 struct FixOptions {

@@ -734,18 +734,38 @@ json Server::code_action(const json& params) {
         return versioned(std::move(changes), uri, doc->version);
     };
     if (wanted("quickfix")) {
+        // A fix that would change another recipe's run (one importing the file its edit lands in) is shown disabled,
+        // with that recipe named, as `--fix` leaves it; asked only for the fixes on the requested lines.
+        std::optional<LintSession> importer_session;
+        std::optional<ImporterFixCheck> importers;
         for (const auto& d : r.diagnostics) {
             if (!d.fix || d.fix->edits.empty() || d.range.file != doc->path) continue;
             // Offered for every diagnostic on the lines the request covers: editors ask with the cursor position,
             // which is rarely inside the diagnostic's own range.
             const int end_line = std::max(d.range.end_line, d.range.line);
             if (!d.range.valid() || d.range.line > want_last_line || end_line < want_first_line) continue;
-            actions.push_back(
-                {{"title", d.fix->is_safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
-                 {"kind", "quickfix"},
-                 {"diagnostics", json::array({to_lsp(d, ranges)})},
-                 {"isPreferred", d.fix->is_safe},
-                 {"edit", workspace_edit(d.fix->edits)}});
+            json action = {
+                {"title", d.fix->is_safe ? d.fix->title : d.fix->title + " (unsafe: changes what the run does)"},
+                {"kind", "quickfix"},
+                {"diagnostics", json::array({to_lsp(d, ranges)})}};
+            const std::string recipe = recipe_of(d);
+            const auto own = std::find_if(r.configs.begin(), r.configs.end(),
+                                          [&](const ParsedConfig& c) { return c.label == recipe; });
+            std::optional<std::string> held;
+            if (own != r.configs.end()) {
+                if (!importers) {
+                    importer_session.emplace(this->session(sources));
+                    importers.emplace(*importer_session, doc->path);
+                }
+                held = importers->held_by(d, own->root);
+            }
+            if (held) {
+                action["disabled"] = {{"reason", *held}};
+            } else {
+                action["isPreferred"] = d.fix->is_safe;
+                action["edit"] = workspace_edit(d.fix->edits);
+            }
+            actions.push_back(std::move(action));
         }
     }
     if (wanted("quickfix"))

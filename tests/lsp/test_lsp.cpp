@@ -551,6 +551,48 @@ TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Pyt
     shutdown_and_exit(c, 0);
 }
 
+// A quick fix made for one recipe that would change another file's recipe running the same line (as `--fix` leaves it):
+// offered disabled, naming that recipe, so the editor shows why instead of applying it.
+TEST_CASE("a quick fix whose line another file's recipe runs is disabled, naming that recipe", "[lsp][python][fix]") {
+    TempDir dir;
+    dir.write("pkg/__init__.py", "");
+    const std::string recipe =
+        "from megatron.bridge.training.config import ConfigContainer\n"
+        "from megatron.bridge.models import GPTModelProvider\n"
+        "\n"
+        "\n"
+        "def small_config() -> ConfigContainer:\n"
+        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, transformer_impl=\"local\"))\n"
+        "    cfg.model.recompute_granularity = \"selective\"\n"
+        "    cfg.model.recompute_num_layers = 2\n"
+        "    return cfg\n";
+    const std::string uri = uri_of(dir.write("pkg/recipes.py", recipe));
+    // Full recompute needs the layer count the fix would remove.
+    dir.write("pkg/full.py", "from pkg.recipes import small_config\n\n\n"
+                             "def small_full_config():\n"
+                             "    cfg = small_config()\n"
+                             "    cfg.model.recompute_granularity = \"full\"\n"
+                             "    cfg.model.recompute_method = \"block\"\n"
+                             "    return cfg\n");
+    auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "50"});
+    initialize(c);
+    open(c, uri, recipe, 1, "python");
+    auto published = c.diagnostics(uri, 1);
+    REQUIRE(published);
+    const json* rc006 = find_code((*published)["params"]["diagnostics"], "RC006");
+    REQUIRE(rc006);
+    const json fix = quick_fix(c, uri, *rc006, "Remove recompute_num_layers");
+    REQUIRE(fix.is_object());
+    INFO(fix.dump());
+    CHECK_FALSE(fix.contains("edit"));
+    REQUIRE(fix.contains("disabled"));
+    const std::string reason = fix["disabled"]["reason"];
+    CHECK(reason.find("recipe small_full_config") != std::string::npos);
+    CHECK(reason.find("full.py") != std::string::npos);
+    CHECK(reason.find("runs that line too") != std::string::npos);
+    shutdown_and_exit(c, 0);
+}
+
 TEST_CASE("an unsaved edit to a helper module is what the recipes importing it see", "[lsp][python][dependents]") {
     TempDir dir;
     dir.write("pkg/__init__.py", "");
