@@ -495,19 +495,22 @@ TEST_CASE("fixes name the document version they were computed for when the clien
     shutdown_and_exit(c);
 }
 
+// A recipe whose recompute_num_layers is ignored under selective recompute (RC006, fixed by removing the line).
+const std::string kSmallRecipe =
+    "from megatron.bridge.training.config import ConfigContainer\n"
+    "from megatron.bridge.models import GPTModelProvider\n"
+    "\n"
+    "\n"
+    "def small_config() -> ConfigContainer:\n"
+    "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, transformer_impl=\"local\"))\n"
+    "    cfg.model.recompute_granularity = \"selective\"\n"
+    "    cfg.model.recompute_num_layers = 2\n"
+    "    return cfg\n";
+
 TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Python", "[lsp][python]") {
     TempDir dir;
     dir.write("pkg/__init__.py", "");
-    const std::string recipe =
-        "from megatron.bridge.training.config import ConfigContainer\n"
-        "from megatron.bridge.models import GPTModelProvider\n"
-        "\n"
-        "\n"
-        "def small_config() -> ConfigContainer:\n"
-        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, transformer_impl=\"local\"))\n"
-        "    cfg.model.recompute_granularity = \"selective\"\n"
-        "    cfg.model.recompute_num_layers = 2\n"
-        "    return cfg\n";
+    const std::string recipe = kSmallRecipe;
     const std::string path = dir.write("pkg/recipes.py", recipe);
     const std::string uri = uri_of(path);
     auto c = LspClient::spawn(kBinary, {"--mcore", "0.20.dev", "--debounce-ms", "50"});
@@ -556,16 +559,7 @@ TEST_CASE("a recipe file in an editor: diagnostics, hover and a quick fix on Pyt
 TEST_CASE("a quick fix whose line another file's recipe runs is disabled, naming that recipe", "[lsp][python][fix]") {
     TempDir dir;
     dir.write("pkg/__init__.py", "");
-    const std::string recipe =
-        "from megatron.bridge.training.config import ConfigContainer\n"
-        "from megatron.bridge.models import GPTModelProvider\n"
-        "\n"
-        "\n"
-        "def small_config() -> ConfigContainer:\n"
-        "    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8, transformer_impl=\"local\"))\n"
-        "    cfg.model.recompute_granularity = \"selective\"\n"
-        "    cfg.model.recompute_num_layers = 2\n"
-        "    return cfg\n";
+    const std::string recipe = kSmallRecipe;
     const std::string uri = uri_of(dir.write("pkg/recipes.py", recipe));
     // Full recompute needs the layer count the fix would remove.
     dir.write("pkg/full.py", "from pkg.recipes import small_config\n\n\n"
