@@ -31,6 +31,7 @@ def world_and_rank(parallel):
     tensor-, expert- and data-parallel rank 0 on the shape's pipeline stage (Megatron Core's default order
     tp-cp-ep-dp-pp: pipeline outermost)."""
     per_stage = math.lcm(parallel["tp"] * parallel["cp"], parallel["ep"] * parallel["etp"])
+    per_stage *= parallel.get("dp_factor", 1)  # a larger data-parallel size than the smallest world has
     return per_stage * parallel["pp"], per_stage * parallel.get("stage", 0)
 
 

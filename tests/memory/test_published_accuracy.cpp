@@ -40,6 +40,7 @@ struct RowChanges {
     std::optional<int> micro_batch;
     std::optional<std::string> granularity;  // recompute_granularity
     std::optional<int> tensor_parallel{}, pipeline_parallel{}, virtual_pipeline_parallel{};
+    bool bf16_only = false;  // mixed_precision without fp8 (fp8 parameters need Transformer Engine)
 };
 
 // The fixture with `labels` as recompute_modules, estimated for `gpus` GPUs on an H100; `step_seconds` is the
@@ -69,6 +70,10 @@ Run run(const std::string& fixture, const std::vector<std::string>& labels, int 
         root.find("model")->set("virtual_pipeline_model_parallel_size",
                                 Value::integer(*changes.virtual_pipeline_parallel));
     if (rope_fusion) root.find("model")->set("apply_rope_fusion", Value::boolean(*rope_fusion));
+    if (changes.bf16_only) {
+        root.find("mixed_precision")->set("fp8", Value::null());
+        root.find("mixed_precision")->set("fp8_param_gather", Value::boolean(false));
+    }
     const Revision* bridge_pin = Schema::instance().revision("0.20.dev");  // Megatron-LM 2a75ac12, Bridge's pin
     REQUIRE(bridge_pin);
     FinalizeResult fin = finalize(root, *bridge_pin, {});
@@ -450,4 +455,62 @@ TEST_CASE("Gemma 4 VL 26B-A4B SFT on 8 H100 (TP4 EP8): published peak and verdic
                              core_attn.est.reserve / memory::kGiB, core_attn.est.budget.value_or(0) / memory::kGiB);
     CHECK(core_attn.est.current_option()->fits == std::optional<bool>(true));  // ran out of memory: stated
     CHECK(core_attn.peak > selective.peak);
+}
+
+// The states of rank 0 between iterations, measured on Megatron Core's own GPTModel, DistributedDataParallel and
+// get_megatron_optimizer (Megatron-LM d98e8a64, local spec, torch's AdamW in place of Transformer Engine's or apex's,
+// the same two fp32 moments) for rank 0 of each job over a fake process group on one H100:
+// gpu_check/reference/state_probe.py, raw output and the command in tests/data/gpu/device-runs/2026-12-07-states/.
+// Parameters: the model's count times 2 bytes; gradients: DDP's buffer; the optimizer: the fp32 main-parameter shards
+// and Adam's moments, by name; the optimizer step's fp32 gradient copies (gradients reduced in bf16): what the first
+// step allocated beside the moments, kept until the next iteration's zero_grad.
+TEST_CASE("the states of rank 0 against Megatron Core's DDP and distributed optimizer", "[memory][published][states]") {
+    const std::string path =
+        std::string(MBRIDGE_LINT_TEST_DATA) + "/data/gpu/device-runs/2026-12-07-states/states.jsonl";
+    std::ifstream in(path);
+    REQUIRE(in);
+    std::map<std::string, nlohmann::json> measured;
+    for (std::string line; std::getline(in, line);)
+        if (!line.empty()) {
+            auto row = nlohmann::json::parse(line);
+            measured[row["shape"].get<std::string>()] = row;
+        }
+    struct Job {
+        std::string shape, fixture;
+        int gpus;
+        RowChanges changes;
+        double tolerance;  // bytes or a share: dense to a few MiB (the allocator rounds each small tensor), MoE 0.5 %
+    };
+    RowChanges bf16;
+    bf16.bf16_only = true;
+    const std::vector<Job> jobs = {
+        {"gemma4-tp4-ep8", "gemma4_vl_26b_sft_8gpu_h100_bf16.yaml", 8, {}, 0.005},
+        {"qwen3-ep16", "qwen3_30b_a3b_16gpu_h100_bf16.yaml", 16, {}, 0.005},
+        {"llama70-tp4-pp4-dp2", "llama3_70b_sft_32gpu_h100_fp8cs.yaml", 32, bf16, 4 * 1048576.0},
+    };
+    for (const auto& job : jobs) {
+        INFO(job.shape);
+        REQUIRE(measured.count(job.shape));
+        const auto& row = measured[job.shape];
+        const auto& bytes = row["bytes"];
+        const auto& named = bytes["optimizer_tensors"];
+        const Run r = run(job.fixture, {}, job.gpus, std::nullopt, job.changes);
+        const auto& rank0 = r.est.ranks.front();
+        REQUIRE(rank0.stage == 0);
+        auto close = [&](const char* what, double predicted, double got) {
+            report(fmt::format("{} {}", job.shape, what).c_str(), predicted, got);
+            const double allowed = job.tolerance < 1 ? job.tolerance * got : job.tolerance;
+            CHECK(std::abs(predicted - got) <= allowed);
+        };
+        close("parameters", rank0.params, 2.0 * row["params"].get<double>());
+        close("gradient buffers", rank0.grads, bytes["ddp_buffers"].get<double>());
+        close("optimizer states", rank0.optimizer,
+              named["fp32_main_params"].get<double>() + named["exp_avg"].get<double>() +
+                  named["exp_avg_sq"].get<double>());
+        close("Adam moments", rank0.optimizer_lazy, named["exp_avg"].get<double>() + named["exp_avg_sq"].get<double>());
+        if (!row["grad_reduce_in_fp32"].get<bool>())
+            close("fp32 gradient copies at the step", rank0.optimizer_step,
+                  bytes["optimizer_first_step"].get<double>() - named["exp_avg"].get<double>() -
+                      named["exp_avg_sq"].get<double>());
+    }
 }
