@@ -181,6 +181,13 @@ def present_config() -> ConfigContainer:
     cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
     cfg.model.cuda_graph_impl = presets.LARGE_V2.cuda_graph_impl
     return cfg
+
+
+def moved_module_config() -> ConfigContainer:
+    from . import old_presets  # the module itself was renamed: the package pkg holds no such name
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    cfg.model.cuda_graph_impl = old_presets.LARGE.cuda_graph_impl
+    return cfg
 )")}});
     auto e = pytest::evaluate(tree, "pkg/r.py");
     REQUIRE(e.recipes.count("direct_config"));
@@ -192,6 +199,10 @@ def present_config() -> ConfigContainer:
     CHECK(e.get("guarded_config", "model.cpu_offloading")->is_unknown());
     CHECK(e.get("guarded_config", "model.recompute_granularity")->is_unknown());
     CHECK(e.get("present_config", "model.cuda_graph_impl")->display() == "\"none\"");
+    const mbl::Value* moved = e.get("moved_module_config", "model.cuda_graph_impl");
+    REQUIRE(moved);
+    CHECK(moved->is_unknown());
+    CHECK(moved->unknown_reason().find("pkg defines no name \"old_presets\"") != std::string::npos);
     // No check runs on a value nobody can know: no RC001 (offloading with recompute), no RC035 (cuda graphs).
     for (const auto& d : pytest::lint(tree, "pkg/r.py").diagnostics) {
         INFO(d.code << ": " << d.message);
