@@ -96,6 +96,8 @@ std::string pin_sentence(const MegatronPin& pin) {
         case MegatronPin::Kind::Gitlink:
             return fmt::format("its 3rdparty/Megatron-LM gitlink pins {}", short_hash(pin.commit));
         case MegatronPin::Kind::MainCommitFile: return fmt::format("its .main.commit names {}", short_hash(pin.commit));
+        case MegatronPin::Kind::LockedVersion:
+            return fmt::format("its uv.lock locks megatron-core {} from a package index", pin.version);
     }
     return {};
 }
@@ -235,6 +237,40 @@ std::optional<std::string> mcore_package_version(const fs::path& root) {
     return fmt::format("{}.{}.{}{}", parts["MAJOR"], parts["MINOR"], parts["PATCH"], parts["PRE_RELEASE"]);
 }
 
+std::optional<std::string> uv_lock_mcore_version(std::string_view lock) {
+    // [[package]] tables: `name = "megatron-core"`, `version = "0.15.0rc6"`, `source = { registry = "..." }`.
+    std::string name, version, source;
+    auto found = [&]() -> std::optional<std::string> {
+        if (name == "megatron-core" && !version.empty() && source.find("registry") != std::string::npos) return version;
+        return std::nullopt;
+    };
+    auto quoted = [](const std::string& value) {
+        return value.size() >= 2 && value.front() == '"' && value.back() == '"' ? value.substr(1, value.size() - 2)
+                                                                                : std::string();
+    };
+    std::size_t start = 0;
+    while (start <= lock.size()) {
+        std::size_t end = lock.find('\n', start);
+        if (end == std::string_view::npos) end = lock.size();
+        const std::string line = trimmed(std::string(lock.substr(start, end - start)));
+        start = end + 1;
+        if (!line.empty() && line.front() == '[') {  // a new table ends the package's own keys
+            if (auto v = found()) return v;
+            if (line == "[[package]]") name.clear(), version.clear(), source.clear();
+            else name = "-";  // a sub-table ([package.optional-dependencies]) says nothing of the package's source
+            continue;
+        }
+        const auto eq = line.find('=');
+        if (eq == std::string::npos) continue;
+        const std::string key = trimmed(line.substr(0, eq));
+        const std::string value = trimmed(line.substr(eq + 1));
+        if (key == "name" && name != "-") name = quoted(value);
+        else if (key == "version" && name != "-") version = quoted(value);
+        else if (key == "source" && name != "-") source = value;
+    }
+    return found();
+}
+
 std::vector<MegatronPin> RevisionDetector::read_pins(const fs::path& root) {
     std::vector<MegatronPin> pins;
     // The checked-out submodule is the code the job imports (Bridge installs megatron-core from 3rdparty/Megatron-LM)
@@ -249,6 +285,11 @@ std::vector<MegatronPin> RevisionDetector::read_pins(const fs::path& root) {
         const std::string sha = trimmed(*text);
         if (is_full_hash(sha)) pins.push_back({MegatronPin::Kind::MainCommitFile, lower(sha)});
     }
+    // A checkout that installs megatron-core from a package index (Bridge before its 3rdparty/Megatron-LM
+    // submodule, August to October 2025) locks the version in uv.lock, which `uv sync` installs.
+    if (auto text = read_small_file(root / "uv.lock"))
+        if (auto version = uv_lock_mcore_version(*text))
+            pins.push_back({MegatronPin::Kind::LockedVersion, std::string(), *version});
     return pins;
 }
 
@@ -297,6 +338,27 @@ RevisionChoice RevisionDetector::choose(const fs::path& root, const std::vector<
         return out;
     }
     const MegatronPin& first = pins.front();
+    if (first.kind == MegatronPin::Kind::LockedVersion) {
+        // A released version: its tag's facts when the linter has them, else the nearest revision's.
+        if (const Revision* r = schema.revision("core_v" + first.version)) {
+            out.revision = r;
+            out.reason = pin_sentence(first) + read_note;
+            return out;
+        }
+        std::string why;
+        out.approximate = !tree;
+        if (const Revision* r = schema.nearest_revision(first.version, why)) {
+            out.revision = r;
+            out.reason = fmt::format("{}, a version mbridge-lint has no facts of its own for: {}, so its checks are "
+                                     "used{}",
+                                     pin_sentence(first), why, read_note);
+            return out;
+        }
+        out.revision = fallback;
+        out.reason = fmt::format("{}, a version mbridge-lint cannot place, so the default {} is used{}",
+                                 pin_sentence(first), fallback->name, read_note);
+        return out;
+    }
     out.commit = first.commit;
     // What the other pins say, when they differ from the one that decides.
     std::string context;
@@ -373,7 +435,11 @@ std::optional<fs::path> RevisionDetector::checkout_root(const fs::path& start) {
         visited.push_back(dir);
         // The nearest Bridge source tree decides; it is a checkout when it pins Megatron-LM somehow.
         if (fs::is_directory(dir / "src" / "megatron" / "bridge", ec)) {
-            if (fs::exists(dir / "3rdparty" / "Megatron-LM", ec) || fs::exists(dir / ".main.commit", ec)) found = dir;
+            if (fs::exists(dir / "3rdparty" / "Megatron-LM", ec) || fs::exists(dir / ".main.commit", ec)) {
+                found = dir;
+            } else if (auto lock = read_small_file(dir / "uv.lock"); lock && uv_lock_mcore_version(*lock)) {
+                found = dir;
+            }
             break;
         }
         if (!dir.has_parent_path() || dir.parent_path() == dir) break;

@@ -1,7 +1,7 @@
 #pragma once
 // Which Megatron Core revision a file is linted for when neither --mcore nor the configuration file says: a file
 // inside a Megatron Bridge checkout gets the revision that checkout pins. Everything is read from files (the
-// submodule's HEAD, the superproject's git index, .main.commit); git is never run, and each checkout is read once.
+// submodule's HEAD, the superproject's git index, .main.commit, uv.lock); git is never run, and each checkout is read once.
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -42,15 +42,23 @@ std::string commit_place_sentence(const CommitPlace& place);
 
 // Where a Bridge checkout says which Megatron-LM it runs, in the order they are asked.
 struct MegatronPin {
-    enum class Kind { Checkout, Gitlink, MainCommitFile };
+    // LockedVersion: uv.lock locks megatron-core at a released version (a wheel from a package index), which is no
+    // commit: `commit` is empty and `version` holds it ("0.15.0rc6").
+    enum class Kind { Checkout, Gitlink, MainCommitFile, LockedVersion };
     Kind kind;
     std::string commit;  // 40 hex digits as read (lower case)
+    std::string version = {};
 };
+
+// The megatron-core version a uv.lock locks from a package index ("0.15.0rc6"); nullopt when it locks none, or
+// locks it from a path or git (3rdparty/Megatron-LM, which the other pins name). Read as text (exposed for tests).
+std::optional<std::string> uv_lock_mcore_version(std::string_view lock);
 
 class RevisionDetector {
 public:
     // The revision the Bridge checkout holding `path` pins; nullopt when `path` is not inside a Bridge checkout
-    // (a directory holding src/megatron/bridge and 3rdparty/Megatron-LM or .main.commit).
+    // (a directory holding src/megatron/bridge and 3rdparty/Megatron-LM, .main.commit or a uv.lock locking
+    // megatron-core from a package index).
     std::optional<RevisionChoice> detect(const std::string& path);
 
     // The pins of one checkout root, in the order detection uses them (exposed for tests).

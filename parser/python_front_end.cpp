@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -477,18 +478,29 @@ public:
             ctx.revalidate_state
                 ? evaluate_changed(project, revision, *m, recipes, ctx.jobs, state.outcomes(project, m->fs_path))
                 : evaluate_all(project, revision, recipes, ctx.jobs);
-        for (std::size_t i = 0; i < recipes.size(); ++i) {
-            if (!outcomes[i].is_recipe) continue;  // a *_config helper that returns no config
+        auto keep = [&](const py::RecipeInfo& recipe, py::RecipeOutcome& outcome) {
+            if (!outcome.is_recipe) return;  // a *_config helper that returns no config
             ParsedConfig config;
-            config.label = recipes[i].name;
-            config.anchor = recipes[i].def;
-            config.root = std::move(outcomes[i].root);
-            config.findings = std::move(outcomes[i].diagnostics);
+            config.label = recipe.name;
+            config.anchor = recipe.def;
+            config.root = std::move(outcome.root);
+            config.findings = std::move(outcome.diagnostics);
             config.precision = std::make_shared<RootPrecisionLookup>(
                 local, root, revision, ctx.hf_config_paths,
-                outcomes[i].config_module.empty() ? config_module_of("") : outcomes[i].config_module);
+                outcome.config_module.empty() ? config_module_of("") : outcome.config_module);
             preload_precision(*config.precision, config.root);
             result.configs.push_back(std::move(config));
+        };
+        for (std::size_t i = 0; i < recipes.size(); ++i) keep(recipes[i], outcomes[i]);
+        // A job script named on its own (`check train.py`) that defines no recipe function: the config its
+        // `if __name__ == "__main__":` block hands to pretrain() or finetune() is its recipe. A directory walk leaves
+        // such scripts alone (examples and launchers, most of them reading their overrides from the command line).
+        std::optional<py::RecipeInfo> main_block;
+        if (result.configs.empty() && result.errors.empty() && !allow_skip && ctx.function.empty())
+            main_block = py::find_main_block(*m);
+        if (main_block) {
+            std::vector<py::RecipeOutcome> main_outcome = evaluate_all(project, revision, {*main_block}, 1);
+            keep(*main_block, main_outcome.front());
         }
         if (result.configs.empty() && result.errors.empty()) {
             if (allow_skip) {
@@ -500,8 +512,11 @@ public:
                 InputError::UnknownTarget, SourceRange::whole_file(name),
                 fmt::format(
                     "{} defines no recipe (a top-level function annotated -> ConfigContainer, or named *_config "
-                    "and returning a config)",
-                    name)));
+                    "and returning a config){}",
+                    name,
+                    main_block ? ", and its `if __name__ == \"__main__\":` block hands no config to pretrain() or "
+                                 "finetune() in its own statements"
+                               : "")));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.
         bookkeeping.lock();

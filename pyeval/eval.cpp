@@ -1008,6 +1008,56 @@ Val Interp::call_recipe(const Val& fn) {
     return call_function(top, func, {}, func->module->loc(func->def), nullptr);
 }
 
+// The argument a top-level statement `entry(x, ...)` / `obj.entry(keyword=x, ...)` hands over, for `entry` among
+// `entry_points`: its first positional argument, else its `keyword` argument; kNoNode for any other statement.
+static NodeId handed_argument(const Ast& a, NodeId s, const std::vector<std::string>& entry_points,
+                              const std::string& keyword) {
+    if (a.kind(s) != Kind::ExpressionStatement) return kNoNode;
+    const auto kids = a.named_kids(s);
+    if (kids.size() != 1 || a.kind(kids[0]) != Kind::Call) return kNoNode;
+    const std::string_view callee = a.source(a.field(kids[0], Field::Function));
+    const auto dot = callee.rfind('.');
+    const std::string_view name = dot == std::string_view::npos ? callee : callee.substr(dot + 1);
+    if (std::find(entry_points.begin(), entry_points.end(), name) == entry_points.end()) return kNoNode;
+    const NodeId args = a.field(kids[0], Field::Arguments);
+    if (args == kNoNode) return kNoNode;
+    for (NodeId k : a.named_kids(args)) {
+        if (a.kind(k) != Kind::KeywordArgument) return k;
+        if (a.source(a.field(k, Field::Name)) == keyword) return a.field(k, Field::Value);
+    }
+    return kNoNode;
+}
+
+Val Interp::run_main_block(Module* m, NodeId body, const std::vector<std::string>& entry_points,
+                           const std::string& keyword) {
+    project_.ensure_initialized(m, import_depth_);
+    if (!m->ast || body == kNoNode) return Val::unknown("no __main__ block");
+    Frame f;
+    f.module = m;
+    f.locals = std::make_shared<Env>();  // its names are module globals in Python; here the block's own, read first
+    f.locals->owner = id_;
+    f.function = "__main__";
+    f.depth = 0;
+    const Ast& a = *m->ast;
+    f.stmt = m->loc(body);
+    std::vector<NodeId> stmts;
+    for (std::uint32_t i = 0; i < a.count(body); ++i) stmts.push_back(a.kid(body, i));
+    for (std::size_t i = 0; i < stmts.size(); ++i) {
+        if (const NodeId config = handed_argument(a, stmts[i], entry_points, keyword); config != kNoNode) {
+            f.stmt = loc(f, stmts[i]);
+            return eval(f, config);
+        }
+        bool consumed = false;
+        const Flow flow = exec_stmt(f, stmts[i], stmts, i + 1, consumed);
+        if (out_of_budget()) {
+            if (!budget_site_.valid()) budget_site_ = loc(f, stmts[i]);  // the block's statement that spent it
+            return Val::unknown("the evaluation budget of the recipe is spent", f.stmt);
+        }
+        if (consumed || flow != Flow::Normal) break;
+    }
+    return Val::unknown("the __main__ block reaches no call of its entry point", f.stmt);
+}
+
 Val Interp::call_function(Frame& caller, const std::shared_ptr<FunctionObj>& fn, CallArgs args, Loc site,
                           const Val* self) {
     const int depth = caller.depth + 1;

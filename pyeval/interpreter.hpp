@@ -79,6 +79,12 @@ public:
     void run_module(Module* m, int import_depth);
     // Calls a recipe function with no arguments; `site` is where the recipe is defined.
     Val call_recipe(const Val& fn);
+    // Runs the body of `m`'s `if __name__ == "__main__":` block (a job script) up to its first top-level statement
+    // that is a call of one of `entry_points` (by the called name's last part) and returns that call's first
+    // positional argument, or its `keyword` argument; unknown when no such statement is reached. The call itself is
+    // not run. The host names the entry points.
+    Val run_main_block(Module* m, NodeId body, const std::vector<std::string>& entry_points,
+                       const std::string& keyword);
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }

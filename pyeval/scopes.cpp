@@ -82,8 +82,15 @@ Val Interp::module_attr(Frame& f, Module* m, const std::string& name, Loc at) {
     if (m->state.load() != Module::Ready)
         return Val::unknown(
             fmt::format("\"{}\" is not yet defined when {} is imported (an import cycle)", name, m->path), at);
-    // A name the module does not define (a version mismatch, a namespace package): a symbol, as if outside the root.
-    return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
+    // A name a namespace package (a folder without __init__.py) does not hold may be a part of it outside the root
+    // (a sibling package installed elsewhere): a symbol, as if outside the root.
+    if (m->namespace_package) return Val::obj(std::make_shared<ExternalObj>(m->name + "." + name), at);
+    // A name a module or regular package of the root neither defines nor holds as a submodule (a version mismatch, a
+    // preset or module renamed in one file and not in the file reading it) is no object at all: Python raises
+    // AttributeError or ImportError there, or the module makes the name in a way the evaluator does not follow
+    // (`from outside import *`, `globals()[...]`, a module `__getattr__`). Either way nothing is known of it; a
+    // symbol would stand for an object that is not None and equals no string, and checks would run on that.
+    return Val::unknown(fmt::format("{} defines no name \"{}\"", m->name, name), at);
 }
 
 Val Interp::import_module(Frame& f, const std::string& dotted, Loc at) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -339,6 +340,26 @@ std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private) {
     return out;
 }
 
+std::optional<RecipeInfo> find_main_block(const Module& m) {
+    if (!m.ast) return std::nullopt;
+    const Ast& a = *m.ast;
+    for (std::uint32_t i = 0; i < a.count(a.root); ++i) {
+        const NodeId s = a.kid(a.root, i);
+        if (a.kind(s) != Kind::IfStatement) continue;
+        std::string cond;
+        for (char c : a.source(a.field(s, Field::Condition)))
+            if (!std::isspace(static_cast<unsigned char>(c))) cond += c == '\'' ? '"' : c;
+        if (cond != "__name__==\"__main__\"" && cond != "\"__main__\"==__name__") continue;
+        RecipeInfo r;
+        r.module = const_cast<Module*>(&m);
+        r.name = "__main__";
+        r.def = m.loc(s).range();
+        r.main_block = a.field(s, Field::Consequence);
+        return r;
+    }
+    return std::nullopt;
+}
+
 // Whether a class of the source root in `cls`'s hierarchy declares the dataclass field `name`.
 static bool declared_in_root(const ClassObj* cls, std::string_view name, int depth = 0) {
     if (!cls || depth > 50) return false;
@@ -423,8 +444,11 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
     ObjectRegistry::Use use(objects);
     RecipeOutcome out;
     Interp in(project, &out.diagnostics);
-    Val fn = in.module_global(recipe.module, recipe.name);
-    Val cfg = in.call_recipe(fn);
+    // A job script's config is what its __main__ block hands to Bridge's entry points: pretrain(config,
+    // forward_step_func, ...) and finetune(config, ...) (training/pretrain.py:40, training/finetune.py:23 at 067f987).
+    static const std::vector<std::string> kEntryPoints = {"pretrain", "finetune"};
+    Val cfg = recipe.main_block != kNoNode ? in.run_main_block(recipe.module, recipe.main_block, kEntryPoints, "config")
+                                           : in.call_recipe(in.module_global(recipe.module, recipe.name));
     out.steps = in.steps();
     Provenance anchor = Provenance::at(Origin::Recipe, recipe.def, {});
     out.root = Value::map(anchor);

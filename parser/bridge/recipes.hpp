@@ -2,6 +2,7 @@
 // Recipes: top-level functions that return a ConfigContainer. Finding them needs only the syntax tree; evaluating
 // one runs the abstract evaluator and turns the returned config object into the engine's config tree, every value
 // carrying the provenance of the statement that set it and the chain of calls that led there.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,12 +18,18 @@ struct RecipeInfo {
     std::string name;
     SourceRange def;         // the function's name in its `def` line (where facts without a line point)
     bool annotated = false;  // `-> ConfigContainer`; otherwise found by its *_config name
+    // A job script's `if __name__ == "__main__":` block run as the recipe (its body; Interp::run_main_block): the
+    // config it hands to pretrain() or finetune(). kNoNode for a recipe function.
+    NodeId main_block = kNoNode;
 };
 
 // Recipe candidates among the top-level functions of a parsed module. Left out unless `include_private` (one function
 // is named, so every function is a candidate): names starting with `_` (helpers), functions with a parameter
 // without default (they transform a config they are given), and *_config functions without a `return <value>`.
 std::vector<RecipeInfo> find_recipes(const Module& m, bool include_private = false);
+// The top-level `if __name__ == "__main__":` block of a parsed module as a recipe named "__main__", anchored at its
+// `if`; nullopt when there is none.
+std::optional<RecipeInfo> find_main_block(const Module& m);
 // Every top-level function name of a parsed module (for "did you mean").
 std::vector<std::string> function_names(const Module& m);
 

@@ -12,6 +12,7 @@
 #include "core/effective_model.hpp"
 #include "core/post_init.hpp"
 #include "core/schema.hpp"
+#include "engine/validate.hpp"
 #include "parser/bridge/mcore_tree.hpp"
 #include "parser/yaml_loader.hpp"
 #include "tests/support/temp_dir.hpp"
@@ -744,4 +745,25 @@ TEST_CASE("the bundled precision catalog is Bridge's registry as the front end r
     CHECK(fin3.model[mbl::field::fp8_recipe].as_string() == "tensorwise");
     REQUIRE(fin3.model.run.ddp.grad_reduce_in_fp32.is_bool());
     CHECK(fin3.model.run.ddp.grad_reduce_in_fp32.as_bool());
+}
+
+TEST_CASE("every ConfigContainer field Bridge's source declares is a known top-level section of a YAML config",
+          "[bridge-checks]") {
+    // schemas/config_container.json is written by hand; bridge/checks.json's `sections` are read from
+    // ConfigContainer in Bridge's config.py. A field the hand-written list lacks made a dump's `tensor_inspect: null`
+    // an IN004 warning saying Bridge skips the key, while Bridge declares it (config.py:1009 at 067f987).
+    const auto& known = mbl::Schema::instance().config_sections();
+    const auto& declared = mbl::Schema::instance().bridge_checks().sections;
+    REQUIRE(declared.size() > 10);
+    for (const auto& name : declared) {
+        if (name.starts_with("_")) continue;  // init=False fields (_checkpoint_load_required): no config sets them
+        INFO(name);
+        CHECK(std::find(known.begin(), known.end(), name) != known.end());
+    }
+    auto loaded = mbl::load_yaml("dump.yaml", "model:\n  num_layers: 2\ntensor_inspect: null\ntensr_inspect: null\n");
+    REQUIRE(loaded.ok());
+    const auto found = mbl::validate_config(loaded.root, *mbl::Schema::instance().revision("0.20.dev"));
+    REQUIRE(found.size() == 1);  // the misspelt one only
+    CHECK(found[0].code == "IN004");
+    CHECK(found[0].message.find("\"tensr_inspect\"") != std::string::npos);
 }

@@ -467,3 +467,65 @@ TEST_CASE("PYTHONPATH set by the tree's shell launchers is searched for the scri
         }
     CHECK(lines == std::set<int>{16});
 }
+
+TEST_CASE("a job script named on its own is checked through the config its __main__ block hands to pretrain()",
+          "[python][launch]") {
+    const std::string script = R"(from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.training.pretrain import pretrain
+
+
+def forward_step(state, data_iterator, model):
+    return None
+
+
+def make_base():
+    return ConfigContainer(model=GPTModelProvider(num_layers=8))
+
+
+if __name__ == "__main__":
+    cfg = make_base()
+    cfg.model.cpu_offloading = True
+    cfg.model.recompute_granularity = "selective"
+    pretrain(cfg, forward_step)
+    cfg.model.cpu_offloading = False  # after the job started: not the config it ran with
+)";
+    TempTree tree({{"train.py", script},
+                   {"finetune_kw.py", R"(from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.training.finetune import finetune
+
+if __name__ == '__main__':
+    c = ConfigContainer(model=GPTModelProvider(num_layers=4, recompute_granularity="full", recompute_method="block",
+                                               recompute_num_layers=2))
+    finetune(forward_step_func=None, config=c)
+)"},
+                   {"no_entry.py", R"(if __name__ == "__main__":
+    print("nothing to train")
+)"}});
+    auto r = pytest::lint(tree, "train.py");
+    CHECK(r.recipes == 1);
+    int rc001 = 0;
+    for (const auto& d : r.diagnostics)
+        if (d.code == "RC001") {
+            ++rc001;
+            CHECK(d.severity == mbl::Severity::Error);
+            CHECK(d.range.line == line_of(script, "recompute_granularity = \"selective\""));
+        }
+    CHECK(rc001 == 1);
+
+    // The config passed by keyword, to finetune().
+    auto kw = pytest::evaluate(tree, "finetune_kw.py");
+    REQUIRE(kw.recipes.count("__main__"));
+    CHECK(kw.get("__main__", "model.recompute_granularity")->display() == "\"full\"");
+    auto k = pytest::lint(tree, "finetune_kw.py");
+    CHECK(k.recipes == 1);
+    CHECK(k.resolved == 1);
+
+    // Nothing handed to an entry point: still IN009, and it says why the block did not count.
+    auto n = pytest::lint(tree, "no_entry.py");
+    CHECK(n.recipes == 0);
+    REQUIRE(n.diagnostics.size() == 1);
+    CHECK(n.diagnostics[0].code == "IN009");
+    CHECK(n.diagnostics[0].message.find("__main__") != std::string::npos);
+}

@@ -141,6 +141,75 @@ def replaced_config() -> ConfigContainer:
     CHECK(layers->prov().range.column > 20);
 }
 
+TEST_CASE("a name a module of the tree does not define is unknown, never an object that fails a check",
+          "[python][eval]") {
+    // presets.py was renamed to LARGE_V2; the recipe still reads LARGE (Python raises AttributeError there).
+    TempTree tree({{"pkg/__init__.py", ""},
+                   {"pkg/presets.py", R"(from dataclasses import dataclass
+from typing import Optional
+
+
+@dataclass
+class Preset:
+    cuda_graph_impl: Optional[str] = None
+    offload_layers: Optional[int] = None
+
+
+LARGE_V2 = Preset(cuda_graph_impl="none")
+)"},
+                   {"pkg/r.py", recipe_file(R"(
+from . import presets
+
+
+def guarded_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    p = presets.LARGE
+    if p.offload_layers is not None:
+        cfg.model.cpu_offloading = True
+        cfg.model.recompute_granularity = "selective"
+    return cfg
+
+
+def direct_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    cfg.model.cuda_graph_impl = presets.LARGE.cuda_graph_impl
+    cfg.model.cuda_graph_scope = [presets.LARGE.cuda_graph_impl]
+    return cfg
+
+
+def present_config() -> ConfigContainer:
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    cfg.model.cuda_graph_impl = presets.LARGE_V2.cuda_graph_impl
+    return cfg
+
+
+def moved_module_config() -> ConfigContainer:
+    from . import old_presets  # the module itself was renamed: the package pkg holds no such name
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=8))
+    cfg.model.cuda_graph_impl = old_presets.LARGE.cuda_graph_impl
+    return cfg
+)")}});
+    auto e = pytest::evaluate(tree, "pkg/r.py");
+    REQUIRE(e.recipes.count("direct_config"));
+    const mbl::Value* impl = e.get("direct_config", "model.cuda_graph_impl");
+    REQUIRE(impl);
+    CHECK(impl->is_unknown());
+    CHECK(impl->unknown_reason().find("pkg.presets defines no name \"LARGE\"") != std::string::npos);
+    // `is not None` of it is unknown: both outcomes of the branch stay possible.
+    CHECK(e.get("guarded_config", "model.cpu_offloading")->is_unknown());
+    CHECK(e.get("guarded_config", "model.recompute_granularity")->is_unknown());
+    CHECK(e.get("present_config", "model.cuda_graph_impl")->display() == "\"none\"");
+    const mbl::Value* moved = e.get("moved_module_config", "model.cuda_graph_impl");
+    REQUIRE(moved);
+    CHECK(moved->is_unknown());
+    CHECK(moved->unknown_reason().find("pkg defines no name \"old_presets\"") != std::string::npos);
+    // No check runs on a value nobody can know: no RC001 (offloading with recompute), no RC035 (cuda graphs).
+    for (const auto& d : pytest::lint(tree, "pkg/r.py").diagnostics) {
+        INFO(d.code << ": " << d.message);
+        CHECK(d.severity != mbl::Severity::Error);
+    }
+}
+
 TEST_CASE("dataclass defaults of provider classes in the source root, with inheritance and field()", "[python][eval]") {
     TempTree tree({{"prov.py", R"(
 from dataclasses import dataclass, field

@@ -130,6 +130,53 @@ TEST_CASE("release tags map to their release, a patch release to its own facts",
     CHECK(detect(release).revision->name == "0.15");
 }
 
+// The shape of a uv.lock as uv writes it (a Bridge checkout of September 2025 installing megatron-core from PyPI).
+const char* kLockFromIndex = R"([[package]]
+name = "megatron-bridge"
+source = { editable = "." }
+dependencies = [
+    { name = "megatron-core", extra = ["dev", "mlm"] },
+]
+
+[package.metadata]
+requires-dist = [
+    { name = "megatron-core", extras = ["dev", "mlm"], specifier = ">=0.14.0a0,<0.16.0" },
+]
+
+[[package]]
+name = "megatron-core"
+version = "0.15.0rc6"
+source = { registry = "https://pypi.org/simple" }
+dependencies = [
+    { name = "numpy" },
+]
+)";
+
+TEST_CASE("a checkout installing megatron-core from a package index is linted for the version its uv.lock locks",
+          "[detection]") {
+    CHECK(mbl::uv_lock_mcore_version(kLockFromIndex) == "0.15.0rc6");
+    // From the submodule (editable or path): no version pin; the gitlink or checkout names the commit.
+    CHECK_FALSE(mbl::uv_lock_mcore_version(
+        "[[package]]\nname = \"megatron-core\"\nversion = \"0.16.0rc0\"\nsource = { editable = "
+        "\"3rdparty/Megatron-LM\" }\n"));
+    CHECK_FALSE(mbl::uv_lock_mcore_version("[[package]]\nname = \"numpy\"\nversion = \"2.0.0\"\n"));
+
+    TempDir dir;
+    dir.write("src/megatron/bridge/recipes/llama.py", "def llama_config():\n    pass\n");
+    dir.write("uv.lock", kLockFromIndex);
+    const RevisionChoice c = detect(dir);
+    CHECK(c.source == RevisionChoice::Source::Detected);
+    CHECK(c.revision->name == "core_v0.15.0rc6");
+    CHECK_FALSE(c.approximate);
+    CHECK(c.reason.find("uv.lock locks megatron-core 0.15.0rc6") != std::string::npos);
+
+    // A gitlink names the commit the job builds from: it wins over a version uv.lock still holds.
+    TempDir both;
+    both.write("uv.lock", kLockFromIndex);
+    make_checkout(both, kMainPin);
+    CHECK(detect(both).revision->name == "0.20.dev");
+}
+
 TEST_CASE("files outside a Bridge checkout are not detected, and each checkout is read once", "[detection]") {
     TempDir dir;
     dir.write("configs/run.yaml", "model: {}\n");
