@@ -56,7 +56,9 @@ constexpr FieldName kReadFields[] = {field::num_query_groups,
                                      field::activation_func,
                                      field::activation_func_fp8_input_store,
                                      field::microbatch_group_size_per_vp_stage,
-                                     field::deallocate_pipeline_outputs};
+                                     field::deallocate_pipeline_outputs,
+                                     field::defer_embedding_wgrad_compute,
+                                     field::wgrad_deferral_limit};
 
 // The fact a check below is about, for locating the diagnostic when it fails.
 void about(Job& job, const Value& fact) { job.why_at = fact.prov().range; }

@@ -49,6 +49,10 @@ struct Schedule {
     int group = 1;                    // microbatch_group_size_per_vp_stage (Megatron Core's default: pp)
     bool extra_warmup = false;        // overlap_moe_expert_parallel_comm: one more warm-up forward (interleaved only)
     bool deallocate_outputs = false;  // deallocate_pipeline_outputs: a sent output's data is freed
+    // defer_embedding_wgrad_compute: the last stage keeps each micro-batch's output-layer input and logits gradient
+    // until the pipeline flush, the first wgrad_deferral_limit of them (0: all).
+    bool defer_output_wgrad = false;
+    std::int64_t wgrad_deferral_limit = 0;
     std::optional<std::int64_t> micro_batches;  // per step and data-parallel replica (train.global_batch_size)
     bool interleaved() const { return vpp > 1; }
     // Model chunks (micro-batches with 1F1B) whose activations are alive when stage `stage` runs its first backward:

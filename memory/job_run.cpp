@@ -202,6 +202,18 @@ void read_schedule(const EffectiveModel& m, Job& job) {
     const Value& gbs = m.run.global_batch_size;
     if (gbs.is_int() && gbs.as_int() > 0)
         s.micro_batches = std::max<std::int64_t>(1, gbs.as_int() / (job.micro_batch * job.data_parallel));
+    // The output layer appends its input to embedding_activation_buffer in every forward and its output gradient to
+    // grad_output_buffer in every backward, skipping the weight gradient, while fewer than wgrad_deferral_limit (0:
+    // no limit) are held (tensor_parallel/layers.py lines 1193-1198 and 635-638 at 2a75ac12); the pipeline flush
+    // computes them and pops both (utils.py drain_embedding_wgrad_compute, lines 1279-1354). Only with pipeline
+    // parallelism: ModelParallelConfig.__post_init__ rejects it without (model_parallel_config.py line 545).
+    s.defer_output_wgrad = s.pp > 1 && flag_of(m, field::defer_embedding_wgrad_compute);
+    s.wgrad_deferral_limit = std::max<std::int64_t>(0, int_or(m, field::wgrad_deferral_limit, 0));
+    if (s.defer_output_wgrad && !s.micro_batches)
+        job.assumptions.push_back({"defer_embedding_wgrad_compute: the last stage keeps every micro-batch's "
+                                   "output-layer input and logits gradient until the pipeline flush; the micro-batch "
+                                   "count is unknown (train.global_batch_size), so they are counted for the schedule's "
+                                   "warm-up and two groups of its steady state only"});
 }
 
 std::int64_t Schedule::warmup(int stage) const {

@@ -207,7 +207,8 @@ std::vector<int> forward_chunks(const Schedule& s, std::int64_t micro_batches) {
 struct BackwardEntry {
     int in_flight = 0;
     int tensors = 0;
-    bool received = false;  // its output gradient came from the next stage
+    bool received = false;      // its output gradient came from the next stage
+    std::int64_t deferred = 0;  // output-layer wgrads deferred by the backwards before it (the last stage's last chunk)
 };
 
 // Walks the passes of one step on stage `stage` (warm-up forwards, then one forward and one backward per
@@ -220,7 +221,10 @@ std::vector<BackwardEntry> walk_schedule(const Schedule& s, int stage) {
     const std::int64_t m = s.micro_batches.value_or(1 << 20);
     const std::int64_t group = std::max(1, s.vpp > 1 ? s.group : 1);
     const std::int64_t enough = ((2 * s.pp + 3 * group + group - 1) / group) * group;
-    const std::vector<int> fwd = forward_chunks(s, std::min(m, enough));
+    // Deferred weight gradients grow through the whole step: the last stage is walked to its end.
+    const bool deferring = s.defer_output_wgrad && stage == s.pp - 1 && s.micro_batches;
+    const std::vector<int> fwd =
+        forward_chunks(s, deferring ? std::min<std::int64_t>(m, 1 << 16) : std::min(m, enough));
     const std::int64_t total = static_cast<std::int64_t>(fwd.size());
     const std::int64_t warmup = std::min(total, s.warmup(stage));
     const bool first = stage == 0, last = stage == s.pp - 1;
@@ -229,6 +233,7 @@ std::vector<BackwardEntry> walk_schedule(const Schedule& s, int stage) {
     auto receives_input = [&](int c) { return !(first && c == 0); };
     std::vector<int> forwards(static_cast<size_t>(s.vpp), 0), backwards(static_cast<size_t>(s.vpp), 0);
     int in_flight = 0, previous = -1;
+    std::int64_t deferred = 0;
     std::vector<BackwardEntry> entries;
     auto forward = [&](std::int64_t k) {
         ++forwards[static_cast<size_t>(fwd[static_cast<size_t>(k)])];
@@ -254,6 +259,10 @@ std::vector<BackwardEntry> walk_schedule(const Schedule& s, int stage) {
         // interleaved: send_forward_backward_recv_forward_backward, lines 1645 and 1935); the last stage's last
         // chunk's comes from its loss.
         e.received = !(last && c == s.vpp - 1);
+        e.deferred = deferred;
+        if (last && c == s.vpp - 1 && s.defer_output_wgrad &&
+            (s.wgrad_deferral_limit == 0 || deferred < s.wgrad_deferral_limit))
+            ++deferred;
         entries.push_back(e);
         ++backwards[static_cast<size_t>(c)];
         --in_flight;
@@ -270,7 +279,7 @@ std::vector<BackwardEntry> walk_schedule(const Schedule& s, int stage) {
 
 }  // namespace
 
-StageFigures stage_figures(const Schedule& s, int stage, const UnitPrediction& u) {
+StageFigures stage_figures(const Schedule& s, int stage, const UnitPrediction& u, double deferred_bytes) {
     StageFigures f;
     const int chunks = s.vpp;
     f.leftover = chunks * u.stale;
@@ -302,8 +311,21 @@ StageFigures stage_figures(const Schedule& s, int stage, const UnitPrediction& u
         // rerun) measured exactly one tensor between a held gradient and one an autograd node makes. None where the
         // loss makes the gradient (the last stage's last chunk) or a full-recompute checkpoint takes it as an argument.
         const bool caller_holds_gradient = e.received && !u.checkpointed_top;
-        const double peak = held + u.transient - (caller_holds_gradient ? 0 : u.tensor);
+        const double deferred = static_cast<double>(e.deferred) * deferred_bytes;
+        const double peak = held + u.transient - (caller_holds_gradient ? 0 : u.tensor) + deferred;
+        if (i == 0 || peak > f.peak) f.deferred = deferred;
         f.peak = i == 0 ? peak : std::max(f.peak, peak);
+    }
+    // The flush: every deferred pair is held when drain_embedding_wgrad_compute starts, the in-flight units gone.
+    if (deferred_bytes > 0 && !entries.empty()) {
+        const BackwardEntry& e = entries.back();
+        const std::int64_t total =
+            e.deferred + ((s.wgrad_deferral_limit == 0 || e.deferred < s.wgrad_deferral_limit) ? 1 : 0);
+        const double drain = static_cast<double>(total) * deferred_bytes;  // the chunks' kept tensors: in `leftover`
+        if (drain > f.peak) {
+            f.peak = drain;
+            f.deferred = static_cast<double>(total) * deferred_bytes;
+        }
     }
     return f;
 }
@@ -331,7 +353,16 @@ RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     r.unit_activations = u.activations;
     r.unit_transient = u.transient;
     r.in_flight = job.schedule.in_flight(stage);
-    const StageFigures figures = stage_figures(job.schedule, stage, u);
+    // defer_embedding_wgrad_compute: per micro-batch the output layer's input (this rank's sequence shard under SP,
+    // as the layers' output) and the logits' gradient, in the activations' dtype.
+    double deferred_bytes = 0;
+    if (job.schedule.defer_output_wgrad && stage == pp - 1 && job.vocab > 0) {
+        const double tokens =
+            static_cast<double>(s.seq_length) / std::max(1, s.cp) * static_cast<double>(s.micro_batch);
+        deferred_bytes = residual + tokens * static_cast<double>(job.vocab) / std::max(1, s.tp) * s.activation_bytes;
+    }
+    const StageFigures figures = stage_figures(job.schedule, stage, u, deferred_bytes);
+    r.deferred_output_wgrad = figures.deferred;
     r.activations = figures.retained;
     r.leftover = figures.leftover;
     r.leftover_received = figures.leftover_received;

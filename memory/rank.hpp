@@ -28,8 +28,11 @@ double stage_activations(const UnitPrediction& unit, int in_flight, int chunks);
 // dispatchers', and each receiving chunk's last input with its gradient).
 struct StageFigures {
     double retained = 0, peak = 0, leftover = 0, leftover_received = 0;
+    double deferred =
+        0;  // at the peak: the output layer's deferred inputs and gradients (defer_embedding_wgrad_compute)
 };
-StageFigures stage_figures(const Schedule& schedule, int stage, const UnitPrediction& unit);
+// `deferred_bytes`: what the last stage keeps per micro-batch under defer_embedding_wgrad_compute (0: nothing).
+StageFigures stage_figures(const Schedule& schedule, int stage, const UnitPrediction& unit, double deferred_bytes = 0);
 
 RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc);
 // Every rank, hottest first.

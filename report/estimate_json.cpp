@@ -67,6 +67,7 @@ void write_estimate_json(std::ostream& out, const memory::Estimate& est, const E
                           {"leftover", bytes(r.leftover)},
                           {"transient", bytes(r.transient)},
                           {"optimizer_step", bytes(r.optimizer_step)},
+                          {"deferred_output_wgrad", bytes(r.deferred_output_wgrad)},
                           {"peak", bytes(r.peak())},
                           {"optimizer_created_at_first_step", bytes(r.optimizer_lazy)},
                           {"first_iteration_peak", bytes(r.first_iteration_peak())}};

@@ -100,6 +100,13 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
             received ? "the last input each model chunk received, with its gradient" : "", received && moe ? "; " : "",
             moe ? "the MoE dispatchers' router probabilities and their autograd leaves" : "");
     }
+    for (const auto& r : est.ranks)
+        if (format_gib(r.deferred_output_wgrad) != format_gib(0))
+            out << fmt::format(
+                "rank {} holds {} in its peak for the output layer's deferred weight gradient "
+                "(defer_embedding_wgrad_compute: each micro-batch's input and logits gradient, kept until the "
+                "pipeline flush)\n",
+                r.stage, format_gib(r.deferred_output_wgrad));
     const auto first = std::max_element(est.ranks.begin(), est.ranks.end(), [](const auto& a, const auto& b) {
         return a.first_iteration_peak() < b.first_iteration_peak();
     });

@@ -419,6 +419,32 @@ TEST_CASE("a stage's figures walk Megatron Core's pass order", "[memory][job]") 
     CHECK(last.leftover == Approx(4));
 }
 
+// defer_embedding_wgrad_compute (tensor_parallel/layers.py lines 635-638 and 1193-1198, utils.py
+// drain_embedding_wgrad_compute at 2a75ac12): the last stage keeps each micro-batch's output-layer input and logits
+// gradient from its backward to the pipeline flush, the first wgrad_deferral_limit of them when that is set. 1F1B over
+// 4 stages and 8 micro-batches, 2 units deferred per micro-batch: the last stage's last backward finds 7 pairs beside
+// its 13 (the figures above); a limit of 3 keeps 3. Other stages defer nothing.
+TEST_CASE("the last stage keeps the output layer's deferred weight-gradient inputs until the flush", "[memory][job]") {
+    memory::UnitPrediction u;
+    u.activations = 10, u.transient = 5, u.tensor = 1;
+    memory::Schedule s;
+    s.pp = 4, s.group = 4, s.micro_batches = 8, s.defer_output_wgrad = true;
+    const memory::StageFigures last = memory::stage_figures(s, 3, u, 2);
+    CHECK(last.peak == Approx(13 + 7 * 2));
+    CHECK(last.deferred == Approx(7 * 2));
+    CHECK(last.retained == Approx(8));  // the first backward: nothing deferred yet
+    s.wgrad_deferral_limit = 3;
+    const memory::StageFigures limited = memory::stage_figures(s, 3, u, 2);
+    CHECK(limited.peak == Approx(13 + 3 * 2));
+    CHECK(limited.deferred == Approx(3 * 2));
+    // Large enough, the flush's full buffer binds: all 8 pairs once the units are gone.
+    s.wgrad_deferral_limit = 0;
+    CHECK(memory::stage_figures(s, 3, u, 100).peak == Approx(8 * 100));
+    CHECK(memory::stage_figures(s, 0, u, 2).peak == Approx(46));
+    s.defer_output_wgrad = false;
+    CHECK(memory::stage_figures(s, 3, u, 2).peak == Approx(13));
+}
+
 // An option Megatron Core's own __post_init__ (compiled from its source at the revision) refuses for this job is not
 // offered: local CUDA graphs over attention layers take no full recompute (RC022's raise) and, with attention dropout
 // left at its default, no attention recompute inside the graph (RC024's).
