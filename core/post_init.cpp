@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstring>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/version.hpp"
 
@@ -630,44 +633,521 @@ struct State {
     Slots locals;
 };
 
-class Executor {
-public:
-    Executor(const Program& p, const std::function<const Value*(std::string_view)>& field, const JobFacts& facts)
-        : program_(p), field_(field), facts_(facts) {}
+}  // namespace
 
-    Outcome run(const Function& entry) {
-        Value self = Value::string(kSelf);
-        call(entry, {self}, 0);
-        return finish();
-    }
+// --- what earlier runs taught ------------------------------------------------------------------------------------
+//
+// A run is a function of the program, the job's facts and the answers its field lookups give: the executor asks the
+// same names in the same order of any config whose answers so far are the same. So each run's answers are kept in a
+// tree (a path per run: the names asked in order, a branch per answer), with the executor's state at the end of each
+// start-up step and the outcome at the end; a later run walks the tree with its own answers and starts from the last
+// state it reaches (or takes the outcome). Recipes that share a precision preset share the setup's thousands of steps.
+//
+// Answers are compared by what the executor reads of them: their content, and the marks sets and dataclasses carry in
+// their provenance. The rest of a provenance is carried along, never read: a value of the state holds an answer's
+// provenance only as a copy of it (the executor makes no provenance of its own but an empty one or a mark). So a state
+// is taken with each provenance of the answers it was reached with replaced by that of this run's answer in the same
+// place, where that replacement is a function (two answers of one provenance there have one here, and an empty one
+// stays empty); where it is not, the state is not taken.
+namespace memo {
 
-    Outcome run_steps() {
-        for (const auto& step : program_.steps) {
-            if (step.function.rfind(kUnfollowedStep, 0) == 0 && !tainted_)
-                tainted_ = unknown(fmt::format("after {} ({}:{}), a call the linter does not follow",
-                                               step.function.substr(kUnfollowedStep.size()), step.file, step.line));
-            auto fn = program_.functions.find(step.function);
-            if (fn == program_.functions.end()) continue;
-            if (!step.when.empty()) {  // the start-up calls it only where the config has the section
-                const Value* section = field_(std::string(kSectionLookup) + step.when);
-                if (!section || section->is_null()) continue;
-            }
-            step_ = &step;
-            const std::string_view name = step.function;
-            if (name.size() > 9 && name.substr(name.size() - 9) == ".validate" && !step.args.empty() &&
-                step.args.front() == kContainer && !outcome_.rewrites_before_validation)
-                outcome_.rewrites_before_validation = rewrites_now();
-            std::vector<Value> args;
-            for (const auto& object : step.args)
-                args.push_back(Value::string(object == kContainer ? std::string(kContainer)
-                                             : object.empty()     ? std::string(kSelf)
-                                                                  : std::string(kSelf) + ":" + object));
-            call(fn->second, std::move(args), step.line);
+// How the executor reads an answer: a section whole (kSectionLookup: whether the config has it, None, a mapping and of
+// which class), a field's bare value (read_field), or a config object's attribute as getattr gives it, provenance and
+// all (config_field).
+enum class Ask : std::uint8_t { Section, Bare, Raw };
+
+struct Record {
+    Ask ask = Ask::Bare;
+    std::string name;
+    bool present = false;
+    Value value;  // what the executor sees of the answer
+};
+using Records = std::vector<Record>;
+
+// The executor's state between two start-up steps (Executor::end_of_step and resume_from).
+struct Saved {
+    Outcome outcome;
+    Written written;
+    std::map<std::string, Rewrite> rewrites;
+    std::vector<std::string> rewrite_order;
+    const Step* step = nullptr;
+    std::optional<Value> tainted;
+    std::map<std::string, Value, std::less<>> tainted_sections, tainted_names;
+    std::map<std::string, ReadSlot, std::less<>> read_slots;
+    std::uint64_t write_count = 0;
+    std::int64_t steps = 0;
+    int line = 0;
+    bool rejected = false;
+};
+
+struct Node;
+struct Link {
+    Record answer;
+    std::unique_ptr<Node> next;
+};
+struct Boundary {
+    std::size_t step = 0;  // the state after this step of Program::steps
+    std::shared_ptr<const Saved> state;
+    std::shared_ptr<const Records> answers;  // the answers of the run that reached it (the first `at` of them)
+    std::size_t at = 0;
+};
+struct Node {
+    std::vector<Boundary> boundaries;  // states reached here, before the next lookup
+    std::shared_ptr<const Outcome> end;
+    std::shared_ptr<const Records> end_answers;
+    bool asks = false;  // the lookup runs make here
+    Ask ask = Ask::Bare;
+    std::string name;
+    std::vector<Link> links;
+};
+
+std::string_view mark_of(const Value& v) {
+    const std::string& d = v.prov().detail;
+    return !d.empty() && d[0] == '\x01' ? std::string_view(d) : std::string_view();
+}
+
+// Whether the executor could tell the two apart: content (floats bit for bit: -0.0 prints apart from 0.0), a map's
+// entries in order, the marks.
+bool same_answer(const Value& a, const Value& b) {
+    if (a.kind() != b.kind() || mark_of(a) != mark_of(b)) return false;
+    switch (a.kind()) {
+        case Value::Kind::Null: return true;
+        case Value::Kind::Bool: return a.as_bool() == b.as_bool();
+        case Value::Kind::Int: return a.as_int() == b.as_int();
+        case Value::Kind::Float: {
+            const double x = a.as_number(), y = b.as_number();
+            return std::memcmp(&x, &y, sizeof x) == 0;
         }
-        return finish();
+        case Value::Kind::String:
+        case Value::Kind::Unknown: return a.as_string() == b.as_string();
+        case Value::Kind::List: {
+            const auto &x = a.items(), &y = b.items();
+            if (x.size() != y.size()) return false;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                if (!same_answer(x[i], y[i])) return false;
+            return true;
+        }
+        case Value::Kind::Map: {
+            const auto &x = a.entries(), &y = b.entries();
+            if (x.size() != y.size()) return false;
+            for (std::size_t i = 0; i < x.size(); ++i)
+                if (x[i].key != y[i].key || !same_answer(x[i].value, y[i].value)) return false;
+            return true;
+        }
+    }
+    return false;
+}
+bool same_answer(const Record& a, const Record& b) {
+    return a.present == b.present && same_answer(a.value, b.value);
+}
+
+bool same_range(const SourceRange& a, const SourceRange& b) {
+    return a.line == b.line && a.column == b.column && a.end_line == b.end_line && a.end_column == b.end_column &&
+           a.file == b.file;
+}
+bool same_prov(const Provenance& a, const Provenance& b) {
+    if (a.origin != b.origin || !same_range(a.range, b.range) || a.detail != b.detail) return false;
+    if (a.chain.size() != b.chain.size()) return false;
+    for (std::size_t i = 0; i < a.chain.size(); ++i)
+        if (!same_range(a.chain[i].range, b.chain[i].range) || a.chain[i].message != b.chain[i].message) return false;
+    return true;
+}
+// What the executor makes itself: no place, no words but a mark.
+bool plain(const SourceRange& r) { return r.file.empty() && r.line == 0 && r.column == 0 && r.end_line == 0 && r.end_column == 0; }
+bool plain(const Provenance& p) {
+    return p.origin == Origin::Default && plain(p.range) && (p.detail.empty() || p.detail[0] == '\x01') &&
+           p.chain.empty();
+}
+
+std::size_t mix(std::size_t h, std::size_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+std::size_t range_hash(const SourceRange& r) {
+    std::size_t h = std::hash<std::string>{}(r.file);
+    for (int x : {r.line, r.column, r.end_line, r.end_column}) h = mix(h, static_cast<std::size_t>(x));
+    return h;
+}
+std::size_t prov_hash(const Provenance& p) {
+    std::size_t h = mix(range_hash(p.range), static_cast<std::size_t>(p.origin));
+    h = mix(h, std::hash<std::string>{}(p.detail));
+    for (const auto& step : p.chain) h = mix(mix(h, range_hash(step.range)), std::hash<std::string>{}(step.message));
+    return h;
+}
+
+// The provenances (and key ranges) of one run's answers, each to that of another run's answer in the same place.
+class Relocation {
+public:
+    // Adds the places of two answers alike in content; false where a place would go two ways, or an empty one not to
+    // itself.
+    bool add(const Value& from, const Value& to) {
+        if (!add_prov(from.prov(), to.prov())) return false;
+        const auto &x = from.items(), &y = to.items();
+        for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+            if (!add(x[i], y[i])) return false;
+        const auto &ex = from.entries(), &ey = to.entries();
+        for (std::size_t i = 0; i < ex.size() && i < ey.size(); ++i) {
+            if (!add_range(ex[i].key_range, ey[i].key_range)) return false;
+            if (!add(ex[i].value, ey[i].value)) return false;
+        }
+        return true;
+    }
+    bool moves() const { return moves_; }
+    void apply(Value& v) const {
+        if (!plain(v.prov()))
+            if (const Provenance* to = find_prov(v.prov())) v.prov() = *to;
+        bool entries_move = false;
+        for (const auto& e : v.entries())
+            if (!plain(e.key_range)) entries_move = true;
+        for (auto& x : v.items()) apply(x);
+        if (v.entries().empty()) return;
+        for (auto& e : v.entries()) {  // (the mutable entries drop the key index; only where they change)
+            if (entries_move && !plain(e.key_range))
+                if (const SourceRange* to = find_range(e.key_range)) e.key_range = *to;
+            apply(e.value);
+        }
     }
 
 private:
+    std::unordered_map<std::size_t, std::vector<std::pair<const Provenance*, const Provenance*>>> provs_;
+    std::unordered_map<std::size_t, std::vector<std::pair<const SourceRange*, const SourceRange*>>> ranges_;
+    bool moves_ = false;
+
+    bool add_prov(const Provenance& from, const Provenance& to) {
+        const bool same = same_prov(from, to);
+        if (plain(from)) return same;
+        auto& bucket = provs_[prov_hash(from)];
+        for (const auto& [f, t] : bucket)
+            if (same_prov(*f, from)) return same_prov(*t, to);
+        bucket.emplace_back(&from, &to);
+        moves_ |= !same;
+        return true;
+    }
+    bool add_range(const SourceRange& from, const SourceRange& to) {
+        const bool same = same_range(from, to);
+        if (plain(from)) return same;
+        auto& bucket = ranges_[range_hash(from)];
+        for (const auto& [f, t] : bucket)
+            if (same_range(*f, from)) return same_range(*t, to);
+        bucket.emplace_back(&from, &to);
+        moves_ |= !same;
+        return true;
+    }
+    const Provenance* find_prov(const Provenance& p) const {
+        auto it = provs_.find(prov_hash(p));
+        if (it == provs_.end()) return nullptr;
+        for (const auto& [f, t] : it->second)
+            if (same_prov(*f, p)) return t;
+        return nullptr;
+    }
+    const SourceRange* find_range(const SourceRange& r) const {
+        auto it = ranges_.find(range_hash(r));
+        if (it == ranges_.end()) return nullptr;
+        for (const auto& [f, t] : it->second)
+            if (same_range(*f, r)) return t;
+        return nullptr;
+    }
+};
+
+void relocate(const Relocation& to, std::vector<Rewrite>& rewrites) {
+    for (auto& r : rewrites) {
+        to.apply(r.before);
+        to.apply(r.after);
+    }
+}
+void relocate(const Relocation& to, Outcome& o) {
+    relocate(to, o.rewrites);
+    if (o.rewrites_before_validation) relocate(to, *o.rewrites_before_validation);
+}
+void relocate(const Relocation& to, Saved& s) {
+    relocate(to, s.outcome);
+    Slots base = *s.written.base;
+    for (auto& [k, v] : base) to.apply(v);
+    s.written.base = std::make_shared<const Slots>(std::move(base));
+    for (auto& [k, v] : s.written.delta) to.apply(v);
+    for (auto& [k, r] : s.rewrites) {
+        to.apply(r.before);
+        to.apply(r.after);
+    }
+    if (s.tainted) to.apply(*s.tainted);
+    for (auto& [k, v] : s.tainted_sections) to.apply(v);
+    for (auto& [k, v] : s.tainted_names) to.apply(v);
+}
+
+// The states and outcomes a program's memo keeps at most: past it, runs use the memo without adding to it.
+constexpr std::size_t kMaxMemoStates = 4096;
+
+}  // namespace memo
+
+struct RunMemo {
+    std::mutex mutex;
+    std::map<std::string, memo::Node, std::less<>> roots;  // per entry (run) or start-up (run_steps) and job facts
+    std::size_t states = 0;
+};
+
+RunMemoSlot::RunMemoSlot() : memo_(std::make_unique<RunMemo>()) {}
+RunMemoSlot::RunMemoSlot(const RunMemoSlot& /*other*/) : memo_(std::make_unique<RunMemo>()) {}
+RunMemoSlot& RunMemoSlot::operator=(const RunMemoSlot& /*other*/) {
+    memo_ = std::make_unique<RunMemo>();
+    return *this;
+}
+RunMemoSlot::~RunMemoSlot() = default;
+
+namespace {
+
+class Executor {
+public:
+    Executor(const Program& p, const std::function<const Value*(std::string_view)>& field, const JobFacts& facts,
+             bool use_memo = true)
+        : program_(p), field_(field), facts_(facts), use_memo_(use_memo) {}
+
+    Outcome run(const Function& entry) {
+        auto memo = recall(entry.name);
+        if (memo.end) return std::move(*memo.end);
+        Value self = Value::string(kSelf);
+        call(entry, {self}, 0);
+        Outcome out = finish();
+        remember(entry.name, out);
+        return out;
+    }
+
+    Outcome run_steps() {
+        auto memo = recall("");
+        if (memo.end) return std::move(*memo.end);
+        const auto& steps = program_.steps;
+        for (std::size_t k = memo.from; k < steps.size(); ++k) {
+            run_step(steps[k]);
+            if (k + 1 < steps.size()) end_of_step(k);
+        }
+        Outcome out = finish();
+        remember("", out);
+        return out;
+    }
+
+private:
+    void run_step(const Step& step) {
+        if (step.function.rfind(kUnfollowedStep, 0) == 0 && !tainted_)
+            tainted_ = unknown(fmt::format("after {} ({}:{}), a call the linter does not follow",
+                                           step.function.substr(kUnfollowedStep.size()), step.file, step.line));
+        auto fn = program_.functions.find(step.function);
+        if (fn == program_.functions.end()) return;
+        if (!step.when.empty()) {  // the start-up calls it only where the config has the section
+            const Value* section = config_field(std::string(kSectionLookup) + step.when);
+            if (!section || section->is_null()) return;
+        }
+        step_ = &step;
+        const std::string_view name = step.function;
+        if (name.size() > 9 && name.substr(name.size() - 9) == ".validate" && !step.args.empty() &&
+            step.args.front() == kContainer && !outcome_.rewrites_before_validation)
+            outcome_.rewrites_before_validation = rewrites_now();
+        std::vector<Value> args;
+        for (const auto& object : step.args)
+            args.push_back(Value::string(object == kContainer ? std::string(kContainer)
+                                         : object.empty()     ? std::string(kSelf)
+                                                              : std::string(kSelf) + ":" + object));
+        call(fn->second, std::move(args), step.line);
+    }
+
+    // --- the memo (memo::) -------------------------------------------------------------------------------------
+
+    // The tree of earlier runs for this entry ("" the start-up) and these job facts.
+    memo::Node& memo_root(const std::string& entry) {
+        const auto& te = facts_.te_version;
+        const auto& torch = facts_.torch_version;
+        const std::string key = fmt::format("{}\n{}{}\n{}{}", entry, te ? "+" : "-", te.value_or(""), torch ? "+" : "-",
+                                            torch.value_or(""));
+        return program_.memo.get().roots[key];
+    }
+
+    struct Recalled {
+        std::optional<Outcome> end;  // the whole outcome, where an earlier run's answers were all alike
+        std::size_t from = 0;                // else the first step to run
+    };
+
+    // Walks the tree with this config's answers: the outcome where it reaches one, else the run resumed at the last
+    // state it passed, each with the places of the answers it was reached with moved to this config's. Records what
+    // it answered, for remember().
+    Recalled recall(const std::string& entry) {
+        if (!use_memo_) return {};
+        RunMemo& m = program_.memo.get();
+        const std::lock_guard<std::mutex> lock(m.mutex);
+        const memo::Node* node = &memo_root(entry);
+        std::vector<const memo::Boundary*> passed;
+        while (true) {
+            for (const auto& b : node->boundaries) passed.push_back(&b);
+            if (node->end) {
+                memo::Relocation to;
+                if (relocation(*node->end_answers, records_.size(), to)) {
+                    Recalled out{*node->end, 0};
+                    if (to.moves()) memo::relocate(to, *out.end);
+                    return out;
+                }
+                break;
+            }
+            if (!node->asks) break;
+            memo::Record r = answer(node->ask, node->name);
+            const memo::Link* found = nullptr;
+            for (const auto& link : node->links)
+                if (memo::same_answer(link.answer, r)) {
+                    found = &link;
+                    break;
+                }
+            records_.push_back(std::move(r));  // forgotten below where it leads nowhere
+            if (!found) break;
+            node = found->next.get();
+        }
+        recording_ = true;
+        // The deepest state whose places move to this config's.
+        std::stable_sort(passed.begin(), passed.end(),
+                         [](const memo::Boundary* x, const memo::Boundary* y) { return x->step > y->step; });
+        for (const memo::Boundary* b : passed) {
+            memo::Relocation to;
+            if (!relocation(*b->answers, b->at, to)) continue;
+            // The answers past it are asked again where the run gets to them (and recorded there).
+            for (std::size_t i = b->at; i < records_.size(); ++i) forget(records_[i]);
+            records_.resize(b->at);
+            if (to.moves()) {
+                memo::Saved moved = *b->state;
+                memo::relocate(to, moved);
+                resume_from(moved);
+            } else {
+                resume_from(*b->state);
+            }
+            return {std::nullopt, b->step + 1};
+        }
+        for (const auto& r : records_) forget(r);
+        records_.clear();
+        return {};
+    }
+
+    // How the places of an earlier run's first `n` answers move to this run's (alike in content).
+    bool relocation(const memo::Records& earlier, std::size_t n, memo::Relocation& to) const {
+        for (std::size_t i = 0; i < n; ++i)
+            if (earlier[i].present && !to.add(earlier[i].value, records_[i].value)) return false;
+        return true;
+    }
+
+    // This config's answer to a lookup the tree asks, as the executor would read it.
+    memo::Record answer(memo::Ask ask, const std::string& name) {
+        memo::Record r{ask, name, true, Value()};
+        if (ask == memo::Ask::Bare) r.value = bare_field(name);
+        else seen(ask, config_field(name), r);
+        return r;
+    }
+    void forget(const memo::Record& r) {
+        if (r.ask == memo::Ask::Bare) {
+            if (auto it = bare_fields_.find(r.name); it != bare_fields_.end()) bare_fields_.erase(it);
+        } else if (auto it = config_fields_.find(r.name); it != config_fields_.end()) {
+            config_fields_.erase(it);
+        }
+    }
+    // What the executor reads of a config lookup's answer: a section, whether it is there, None, a mapping and its
+    // class (`_target_`), or the value itself where it is no mapping; an attribute, its value with its provenance.
+    static void seen(memo::Ask ask, const Value* v, memo::Record& r) {
+        r.present = v != nullptr;
+        if (!v) return;
+        if (ask == memo::Ask::Raw) {
+            r.value = *v;
+        } else if (v->is_map()) {
+            r.value = Value::map();
+            if (std::string target = v->target(); !target.empty()) r.value.set("_target_", Value::string(target));
+        } else {
+            r.value = bare(*v);
+        }
+    }
+    void note(memo::Ask ask, std::string_view name, const Value* v) const {
+        if (!recording_) return;
+        memo::Record r{ask, std::string(name), true, Value()};
+        if (ask == memo::Ask::Bare) r.value = *v;
+        else seen(ask, v, r);
+        records_.push_back(std::move(r));
+    }
+
+    void resume_from(const memo::Saved& s) {
+        outcome_ = s.outcome;
+        written_ = s.written;
+        rewrites_ = s.rewrites;
+        rewrite_order_ = s.rewrite_order;
+        step_ = s.step;
+        tainted_ = s.tainted;
+        tainted_sections_ = s.tainted_sections;
+        tainted_names_ = s.tainted_names;
+        read_slots_ = s.read_slots;
+        write_count_ = s.write_count;
+        steps_ = s.steps;
+        line_ = s.line;
+        rejected_ = s.rejected;
+    }
+
+    // After step k of the start-up (not the last): the state, for the runs that will answer alike this far.
+    void end_of_step(std::size_t k) {
+        if (!recording_ || outcome_.out_of_budget) return;
+        auto s = std::make_shared<memo::Saved>();
+        s->outcome = outcome_;
+        s->written = written_;
+        s->rewrites = rewrites_;
+        s->rewrite_order = rewrite_order_;
+        s->step = step_;
+        s->tainted = tainted_;
+        s->tainted_sections = tainted_sections_;
+        s->tainted_names = tainted_names_;
+        s->read_slots = read_slots_;
+        s->write_count = write_count_;
+        s->steps = steps_;
+        s->line = line_;
+        s->rejected = rejected_;
+        saved_.push_back(memo::Boundary{k, std::move(s), nullptr, records_.size()});
+    }
+
+    // Adds this run's path to the tree: its answers, the states it reached and its outcome.
+    void remember(const std::string& entry, const Outcome& out) {
+        if (!recording_ || out.out_of_budget) return;
+        auto answers = std::make_shared<const memo::Records>(std::move(records_));
+        records_.clear();
+        RunMemo& m = program_.memo.get();
+        const std::lock_guard<std::mutex> lock(m.mutex);
+        if (m.states >= memo::kMaxMemoStates) return;
+        memo::Node* node = &memo_root(entry);
+        std::size_t next = 0;
+        auto place = [&](std::size_t at) {
+            for (; next < saved_.size() && saved_[next].at == at; ++next) {
+                memo::Boundary& b = saved_[next];
+                if (std::any_of(node->boundaries.begin(), node->boundaries.end(),
+                                [&](const memo::Boundary& o) { return o.step == b.step; }))
+                    continue;
+                b.answers = answers;
+                node->boundaries.push_back(std::move(b));
+                ++m.states;
+            }
+        };
+        for (std::size_t i = 0; i < answers->size(); ++i) {
+            place(i);
+            const memo::Record& r = (*answers)[i];
+            if (node->end) return;  // not the path a run with these answers takes: nothing more is added
+            if (!node->asks) {
+                node->asks = true;
+                node->ask = r.ask;
+                node->name = r.name;
+            } else if (node->ask != r.ask || node->name != r.name) {
+                return;
+            }
+            memo::Link* found = nullptr;
+            for (auto& link : node->links)
+                if (memo::same_answer(link.answer, r)) {
+                    found = &link;
+                    break;
+                }
+            if (!found) {
+                node->links.push_back(memo::Link{r, std::make_unique<memo::Node>()});
+                found = &node->links.back();
+            }
+            node = found->next.get();
+        }
+        place(answers->size());
+        if (!node->end && !node->asks) {
+            node->end = std::make_shared<const Outcome>(out);
+            node->end_answers = answers;
+            ++m.states;
+        }
+    }
+
     Outcome finish() {
         outcome_.rewrites.reserve(rewrite_order_.size());
         for (const auto& name : rewrite_order_) {  // the run is over: each rewrite is taken, not copied
@@ -692,6 +1172,7 @@ private:
     const Program& program_;
     const std::function<const Value*(std::string_view)>& field_;
     const JobFacts& facts_;
+    bool use_memo_ = true;
     Outcome outcome_;
     Written written_;
     // The config's fields as read, never written: hashed, since the checks' field names share long prefixes.
@@ -724,6 +1205,11 @@ private:
     std::vector<std::string> section_scope_;  // the sections whose own methods are running ("dataset.")
     std::string why_;                         // the unknown the current path depends on
     std::int64_t steps_ = 0;
+    // The memo: whether this run adds to it, the answers it got in order, and the states it passed (at the number of
+    // answers got by then).
+    bool recording_ = false;
+    mutable memo::Records records_;
+    std::vector<memo::Boundary> saved_;  // the states this run reached (end_of_step), for remember()
     int depth_ = 0;
     int branch_depth_ = 0;  // uncertain branches being run, one inside another
     int line_ = 0;          // the statement being run
@@ -763,10 +1249,14 @@ private:
         if (tainted_) return *tainted_;
         if (const Value* t = taint_of(name)) return *t;
         if (const Value* w = written_.find(name)) return *w;
+        return bare_field(name);
+    }
+    const Value& bare_field(std::string_view name) const {
         auto it = bare_fields_.find(name);
         if (it == bare_fields_.end()) {
             const Value* v = field_(name);
             it = bare_fields_.emplace(std::string(name), v ? bare(*v) : Value::null()).first;
+            note(memo::Ask::Bare, name, &it->second);
         }
         return it->second;
     }
@@ -775,7 +1265,10 @@ private:
     // attributes for every field they copy. Null where the config has no such field.
     const Value* config_field(std::string_view name) const {
         auto it = config_fields_.find(name);
-        if (it == config_fields_.end()) it = config_fields_.emplace(std::string(name), field_(name)).first;
+        if (it == config_fields_.end()) {
+            it = config_fields_.emplace(std::string(name), field_(name)).first;
+            note(name.rfind(kSectionLookup, 0) == 0 ? memo::Ask::Section : memo::Ask::Raw, name, it->second);
+        }
         return it->second;
     }
 
@@ -2010,11 +2503,33 @@ private:
 
 }  // namespace
 
+static std::string debug_dump(const Outcome& o) {
+    std::string out;
+    std::function<std::string(const Value&)> v = [&](const Value& x) { std::string str = fmt::format("{}@{}/{}:{}:{}-{}:{}/{}/{}", x.display(), static_cast<int>(x.prov().origin), x.prov().range.file, x.prov().range.line, x.prov().range.column, x.prov().range.end_line, x.prov().range.end_column, x.prov().detail, x.prov().chain.size()); for (auto& c : x.prov().chain) str += fmt::format("<{}:{} {}>", c.range.file, c.range.line, c.message); for (auto& i : x.items()) str += fmt::format("[{}]", v(i)); for (auto& e : x.entries()) str += fmt::format("{{{}:{}:{}={}}}", e.key, e.key_range.file, e.key_range.line, v(e.value)); return str; };
+    for (const auto& e : o.events) out += fmt::format("E[{} {} {} {} {}]", static_cast<const void*>(e.site), e.certain, e.message, e.why_uncertain, static_cast<const void*>(e.step));
+    auto rw = [&](const std::vector<Rewrite>& rs) { for (const auto& r : rs) out += fmt::format("R[{} {} {} {} {} {} {}]", r.field, v(r.before), v(r.after), r.file, r.line, r.after_rejection, r.step_section); };
+    rw(o.rewrites);
+    if (o.rewrites_before_validation) { out += "BV"; rw(*o.rewrites_before_validation); }
+    out += fmt::format("B{}", o.out_of_budget);
+    return out;
+}
+
 std::optional<Outcome> run_steps(const Program& program, const std::function<const Value*(std::string_view)>& field,
                                  const JobFacts& facts) {
     if (program.steps.empty()) return std::nullopt;
     Executor ex(program, field, facts);
-    return ex.run_steps();
+    auto out = ex.run_steps();
+    if (std::getenv("MBL_MEMO_CHECK")) {
+        Executor fresh(program, field, facts, false);
+        auto ref = fresh.run_steps();
+        auto d1 = debug_dump(out), d2 = debug_dump(ref);
+        if (d1 != d2) {
+            std::size_t i = 0;
+            while (i < d1.size() && i < d2.size() && d1[i] == d2[i]) ++i;
+            fmt::print(stderr, "MEMO MISMATCH at {}:\nmemo:  {}\nfresh: {}\n", i, d1.substr(i > 200 ? i - 200 : 0, 600), d2.substr(i > 200 ? i - 200 : 0, 600));
+        }
+    }
+    return out;
 }
 
 std::optional<Outcome> run(const Program& program, std::string_view class_name,
