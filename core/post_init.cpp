@@ -6,6 +6,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <list>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -708,8 +709,7 @@ std::string_view mark_of(const Value& v) {
 
 // Whether the executor could tell the two apart: content (floats bit for bit: -0.0 prints apart from 0.0), a map's
 // entries in order, the marks.
-bool same_answer(const Value& a, const Value& b) {
-    if (a.kind() != b.kind() || mark_of(a) != mark_of(b)) return false;
+bool same_scalar(const Value& a, const Value& b) {
     switch (a.kind()) {
         case Value::Kind::Null: return true;
         case Value::Kind::Bool: return a.as_bool() == b.as_bool();
@@ -720,6 +720,18 @@ bool same_answer(const Value& a, const Value& b) {
         }
         case Value::Kind::String:
         case Value::Kind::Unknown: return a.as_string() == b.as_string();
+        default: return false;
+    }
+}
+bool same_answer(const Value& a, const Value& b) {
+    if (a.kind() != b.kind() || mark_of(a) != mark_of(b)) return false;
+    switch (a.kind()) {
+        case Value::Kind::Null:
+        case Value::Kind::Bool:
+        case Value::Kind::Int:
+        case Value::Kind::Float:
+        case Value::Kind::String:
+        case Value::Kind::Unknown: return same_scalar(a, b);
         case Value::Kind::List: {
             const auto &x = a.items(), &y = b.items();
             if (x.size() != y.size()) return false;
@@ -739,6 +751,35 @@ bool same_answer(const Value& a, const Value& b) {
 }
 bool same_answer(const Record& a, const Record& b) {
     return a.present == b.present && same_answer(a.value, b.value);
+}
+
+// Whether a value reads as `stored` does, `stored` being bare() of another (post_init's bare: a scalar without its
+// provenance, a list's items bare, a mapping whole).
+bool bare_alike(const Value& stored, const Value& v) {
+    if (v.is_map()) return same_answer(stored, v);
+    if (stored.kind() != v.kind()) return false;
+    if (v.is_list()) {
+        const bool set_mark = v.prov().detail == "\x01set";
+        if ((stored.prov().detail == "\x01set") != set_mark || stored.items().size() != v.items().size()) return false;
+        for (std::size_t i = 0; i < v.items().size(); ++i)
+            if (!bare_alike(stored.items()[i], v.items()[i])) return false;
+        return true;
+    }
+    return same_scalar(stored, v);
+}
+
+// Whether field_'s answer `v` reads as the stored answer did.
+bool alike(const Record& stored, const Value* v) {
+    switch (stored.ask) {
+        case Ask::Bare: return v ? bare_alike(stored.value, *v) : stored.value.is_null();
+        case Ask::Raw: return stored.present == (v != nullptr) && (!v || same_answer(stored.value, *v));
+        case Ask::Section:
+            if (stored.present != (v != nullptr)) return false;
+            if (!v) return true;
+            if (v->is_map()) return stored.value.is_map() && stored.value.target() == v->target();
+            return !stored.value.is_map() && bare_alike(stored.value, *v);
+    }
+    return false;
 }
 
 bool same_range(const SourceRange& a, const SourceRange& b) {
@@ -961,20 +1002,25 @@ private:
         std::size_t from = 0;                // else the first step to run
     };
 
+    // This config's answers along a path of the tree: the node that asks, and field_'s answer.
+    using Path = std::vector<std::pair<const memo::Node*, const Value*>>;
+
     // Walks the tree with this config's answers: the outcome where it reaches one, else the run resumed at the last
-    // state it passed, each with the places of the answers it was reached with moved to this config's. Records what
-    // it answered, for remember().
+    // state it passed, each with the places of the answers it was reached with moved to this config's. Keeps the
+    // answers up to that state as asked (records_ and the executor's own copies).
     Recalled recall(const std::string& entry) {
         if (!use_memo_) return {};
         RunMemo& m = program_.memo.get();
         const std::lock_guard<std::mutex> lock(m.mutex);
         const memo::Node* node = &memo_root(entry);
         std::vector<const memo::Boundary*> passed;
+        Path path;
         while (true) {
             for (const auto& b : node->boundaries) passed.push_back(&b);
             if (node->end) {
                 memo::Relocation to;
-                if (relocation(*node->end_answers, records_.size(), to)) {
+                if (relocation(*node->end_answers, path.size(), path, to)) {
+                    if (std::getenv("MBL_MEMO_CHECK")) fmt::print(stderr, "MEMO END {}\n", to.moves());
                     Recalled out{*node->end, 0};
                     if (to.moves()) memo::relocate(to, *out.end);
                     return out;
@@ -982,14 +1028,14 @@ private:
                 break;
             }
             if (!node->asks) break;
-            memo::Record r = answer(node->ask, node->name);
+            const Value* v = field_(node->name);
+            path.emplace_back(node, v);
             const memo::Link* found = nullptr;
             for (const auto& link : node->links)
-                if (memo::same_answer(link.answer, r)) {
+                if (memo::alike(link.answer, v)) {
                     found = &link;
                     break;
                 }
-            records_.push_back(std::move(r));  // forgotten below where it leads nowhere
             if (!found) break;
             node = found->next.get();
         }
@@ -999,10 +1045,9 @@ private:
                          [](const memo::Boundary* x, const memo::Boundary* y) { return x->step > y->step; });
         for (const memo::Boundary* b : passed) {
             memo::Relocation to;
-            if (!relocation(*b->answers, b->at, to)) continue;
-            // The answers past it are asked again where the run gets to them (and recorded there).
-            for (std::size_t i = b->at; i < records_.size(); ++i) forget(records_[i]);
-            records_.resize(b->at);
+            if (!relocation(*b->answers, b->at, path, to)) continue;
+            for (std::size_t i = 0; i < b->at; ++i) asked(path[i].first->ask, path[i].first->name, path[i].second);
+            if (std::getenv("MBL_MEMO_CHECK")) fmt::print(stderr, "MEMO RESUME {} {}\n", b->step, to.moves());
             if (to.moves()) {
                 memo::Saved moved = *b->state;
                 memo::relocate(to, moved);
@@ -1012,32 +1057,37 @@ private:
             }
             return {std::nullopt, b->step + 1};
         }
-        for (const auto& r : records_) forget(r);
-        records_.clear();
         return {};
     }
 
-    // How the places of an earlier run's first `n` answers move to this run's (alike in content).
-    bool relocation(const memo::Records& earlier, std::size_t n, memo::Relocation& to) const {
-        for (std::size_t i = 0; i < n; ++i)
-            if (earlier[i].present && !to.add(earlier[i].value, records_[i].value)) return false;
+    // How the places of an earlier run's first `n` answers move to this run's (alike in what the executor reads).
+    static bool relocation(const memo::Records& earlier, std::size_t n, const Path& path, memo::Relocation& to) {
+        std::list<Value> bare_lists;  // a list's bare value (a mapping inside keeps its places)
+        for (std::size_t i = 0; i < n; ++i) {
+            const memo::Record& e = earlier[i];
+            const Value* v = path[i].second;
+            if (!v || !e.present || e.ask == memo::Ask::Section) continue;
+            if (e.ask == memo::Ask::Raw || v->is_map()) {
+                if (!to.add(e.value, *v)) return false;
+            } else if (v->is_list()) {
+                if (!to.add(e.value, bare_lists.emplace_back(bare(*v)))) return false;
+            }
+        }
         return true;
     }
 
-    // This config's answer to a lookup the tree asks, as the executor would read it.
-    memo::Record answer(memo::Ask ask, const std::string& name) {
+    // An answer taken as asked before the state resumed from: in this run's records and the executor's copies.
+    void asked(memo::Ask ask, const std::string& name, const Value* v) {
         memo::Record r{ask, name, true, Value()};
-        if (ask == memo::Ask::Bare) r.value = bare_field(name);
-        else seen(ask, config_field(name), r);
-        return r;
-    }
-    void forget(const memo::Record& r) {
-        if (r.ask == memo::Ask::Bare) {
-            if (auto it = bare_fields_.find(r.name); it != bare_fields_.end()) bare_fields_.erase(it);
-        } else if (auto it = config_fields_.find(r.name); it != config_fields_.end()) {
-            config_fields_.erase(it);
+        if (ask == memo::Ask::Bare) {
+            r.value = bare_fields_.emplace(name, v ? bare(*v) : Value::null()).first->second;
+        } else {
+            config_fields_.emplace(name, v);
+            seen(ask, v, r);
         }
+        records_.push_back(std::move(r));
     }
+
     // What the executor reads of a config lookup's answer: a section, whether it is there, None, a mapping and its
     // class (`_target_`), or the value itself where it is no mapping; an attribute, its value with its provenance.
     static void seen(memo::Ask ask, const Value* v, memo::Record& r) {
@@ -2539,7 +2589,14 @@ std::optional<Outcome> run(const Program& program, std::string_view class_name,
     auto fn = program.functions.find(entry->second);
     if (fn == program.functions.end()) return std::nullopt;
     Executor ex(program, field, facts);
-    return ex.run(fn->second);
+    auto out = ex.run(fn->second);
+    if (std::getenv("MBL_MEMO_CHECK")) {
+        Executor fresh(program, field, facts, false);
+        auto ref = fresh.run(fn->second);
+        auto d1 = debug_dump(out), d2 = debug_dump(ref);
+        if (d1 != d2) fmt::print(stderr, "MEMO MISMATCH (run)\n");
+    }
+    return out;
 }
 
 }  // namespace mbl::post_init
