@@ -1020,7 +1020,6 @@ private:
             if (node->end) {
                 memo::Relocation to;
                 if (relocation(*node->end_answers, path.size(), path, to)) {
-                    if (std::getenv("MBL_MEMO_CHECK")) fmt::print(stderr, "MEMO END {}\n", to.moves());
                     Recalled out{*node->end, 0};
                     if (to.moves()) memo::relocate(to, *out.end);
                     return out;
@@ -1047,7 +1046,6 @@ private:
             memo::Relocation to;
             if (!relocation(*b->answers, b->at, path, to)) continue;
             for (std::size_t i = 0; i < b->at; ++i) asked(path[i].first->ask, path[i].first->name, path[i].second);
-            if (std::getenv("MBL_MEMO_CHECK")) fmt::print(stderr, "MEMO RESUME {} {}\n", b->step, to.moves());
             if (to.moves()) {
                 memo::Saved moved = *b->state;
                 memo::relocate(to, moved);
@@ -2553,33 +2551,11 @@ private:
 
 }  // namespace
 
-static std::string debug_dump(const Outcome& o) {
-    std::string out;
-    std::function<std::string(const Value&)> v = [&](const Value& x) { std::string str = fmt::format("{}@{}/{}:{}:{}-{}:{}/{}/{}", x.display(), static_cast<int>(x.prov().origin), x.prov().range.file, x.prov().range.line, x.prov().range.column, x.prov().range.end_line, x.prov().range.end_column, x.prov().detail, x.prov().chain.size()); for (auto& c : x.prov().chain) str += fmt::format("<{}:{} {}>", c.range.file, c.range.line, c.message); for (auto& i : x.items()) str += fmt::format("[{}]", v(i)); for (auto& e : x.entries()) str += fmt::format("{{{}:{}:{}={}}}", e.key, e.key_range.file, e.key_range.line, v(e.value)); return str; };
-    for (const auto& e : o.events) out += fmt::format("E[{} {} {} {} {}]", static_cast<const void*>(e.site), e.certain, e.message, e.why_uncertain, static_cast<const void*>(e.step));
-    auto rw = [&](const std::vector<Rewrite>& rs) { for (const auto& r : rs) out += fmt::format("R[{} {} {} {} {} {} {}]", r.field, v(r.before), v(r.after), r.file, r.line, r.after_rejection, r.step_section); };
-    rw(o.rewrites);
-    if (o.rewrites_before_validation) { out += "BV"; rw(*o.rewrites_before_validation); }
-    out += fmt::format("B{}", o.out_of_budget);
-    return out;
-}
-
 std::optional<Outcome> run_steps(const Program& program, const std::function<const Value*(std::string_view)>& field,
                                  const JobFacts& facts) {
     if (program.steps.empty()) return std::nullopt;
     Executor ex(program, field, facts);
-    auto out = ex.run_steps();
-    if (std::getenv("MBL_MEMO_CHECK")) {
-        Executor fresh(program, field, facts, false);
-        auto ref = fresh.run_steps();
-        auto d1 = debug_dump(out), d2 = debug_dump(ref);
-        if (d1 != d2) {
-            std::size_t i = 0;
-            while (i < d1.size() && i < d2.size() && d1[i] == d2[i]) ++i;
-            fmt::print(stderr, "MEMO MISMATCH at {}:\nmemo:  {}\nfresh: {}\n", i, d1.substr(i > 200 ? i - 200 : 0, 600), d2.substr(i > 200 ? i - 200 : 0, 600));
-        }
-    }
-    return out;
+    return ex.run_steps();
 }
 
 std::optional<Outcome> run(const Program& program, std::string_view class_name,
@@ -2589,14 +2565,7 @@ std::optional<Outcome> run(const Program& program, std::string_view class_name,
     auto fn = program.functions.find(entry->second);
     if (fn == program.functions.end()) return std::nullopt;
     Executor ex(program, field, facts);
-    auto out = ex.run(fn->second);
-    if (std::getenv("MBL_MEMO_CHECK")) {
-        Executor fresh(program, field, facts, false);
-        auto ref = fresh.run(fn->second);
-        auto d1 = debug_dump(out), d2 = debug_dump(ref);
-        if (d1 != d2) fmt::print(stderr, "MEMO MISMATCH (run)\n");
-    }
-    return out;
+    return ex.run(fn->second);
 }
 
 }  // namespace mbl::post_init
