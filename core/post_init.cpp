@@ -749,9 +749,7 @@ bool same_answer(const Value& a, const Value& b) {
     }
     return false;
 }
-bool same_answer(const Record& a, const Record& b) {
-    return a.present == b.present && same_answer(a.value, b.value);
-}
+bool same_answer(const Record& a, const Record& b) { return a.present == b.present && same_answer(a.value, b.value); }
 
 // Whether a value reads as `stored` does, `stored` being bare() of another (post_init's bare: a scalar without its
 // provenance, a list's items bare, a mapping whole).
@@ -794,7 +792,9 @@ bool same_prov(const Provenance& a, const Provenance& b) {
     return true;
 }
 // What the executor makes itself: no place, no words but a mark.
-bool plain(const SourceRange& r) { return r.file.empty() && r.line == 0 && r.column == 0 && r.end_line == 0 && r.end_column == 0; }
+bool plain(const SourceRange& r) {
+    return r.file.empty() && r.line == 0 && r.column == 0 && r.end_line == 0 && r.end_column == 0;
+}
 bool plain(const Provenance& p) {
     return p.origin == Origin::Default && plain(p.range) && (p.detail.empty() || p.detail[0] == '\x01') &&
            p.chain.empty();
@@ -999,7 +999,7 @@ private:
 
     struct Recalled {
         std::optional<Outcome> end;  // the whole outcome, where an earlier run's answers were all alike
-        std::size_t from = 0;                // else the first step to run
+        std::size_t from = 0;        // else the first step to run
     };
 
     // This config's answers along a path of the tree: the node that asks, and field_'s answer.

@@ -29,13 +29,12 @@ struct Config {
         answers.emplace("bf16", Value::boolean(false, Provenance::default_of("default of Megatron Core")));
     }
     std::optional<post_init::Outcome> run(const post_init::Program& program) const {
-        return post_init::run_steps(
-            program,
-            [this](std::string_view name) -> const Value* {
-                auto it = answers.find(name);
-                return it == answers.end() ? nullptr : &it->second;
-            },
-            {});
+        return post_init::run_steps(program,
+                                    [this](std::string_view name) -> const Value* {
+                                        auto it = answers.find(name);
+                                        return it == answers.end() ? nullptr : &it->second;
+                                    },
+                                    {});
     }
 };
 
