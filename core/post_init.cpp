@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstring>
 #include <list>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -660,10 +659,12 @@ enum class Ask : std::uint8_t { Section, Bare, Raw };
 struct Record {
     Ask ask = Ask::Bare;
     std::string name;
-    bool present = false;
-    Value value;  // what the executor sees of the answer
+    std::string key;      // what the executor reads of the answer (key_of)
+    bool places = false;  // the answer holds a provenance or key range of its own (has_places)
+    Value value;          // then: the answer as the executor holds it (bare for Ask::Bare), for relocation
 };
-using Records = std::vector<Record>;
+// The answers of one run that hold places, by their index among its answers: what a state it reached is relocated by.
+using Places = std::vector<std::pair<std::size_t, Value>>;
 
 // The executor's state between two start-up steps (Executor::end_of_step and resume_from).
 struct Saved {
@@ -683,23 +684,37 @@ struct Saved {
 
 struct Node;
 struct Link {
-    Record answer;
+    std::string key;
     std::unique_ptr<Node> next;
 };
 struct Boundary {
     std::size_t step = 0;  // the state after this step of Program::steps
     std::shared_ptr<const Saved> state;
-    std::shared_ptr<const Records> answers;  // the answers of the run that reached it (the first `at` of them)
+    std::shared_ptr<const Places> places;  // those of the run that reached it (its first `at` answers')
     std::size_t at = 0;
 };
-struct Node {
-    std::vector<Boundary> boundaries;  // states reached here, before the next lookup
+// What few nodes have: the states runs reached there, before the next lookup, or the outcome a run ended with.
+struct Reached {
+    std::vector<Boundary> boundaries;
     std::shared_ptr<const Outcome> end;
-    std::shared_ptr<const Records> end_answers;
-    bool asks = false;  // the lookup runs make here
+    std::shared_ptr<const Places> end_places;
+};
+// A node is kept for every answer of every run not answered alike before: it is kept small.
+struct Node {
+    const std::string* name = nullptr;  // the lookup runs make here (RunMemo::names), null where none is made
     Ask ask = Ask::Bare;
-    std::string name;
     std::vector<Link> links;
+    std::unique_ptr<Reached> reached;
+    static const std::vector<Boundary>& no_boundaries() {
+        static const std::vector<Boundary> none;
+        return none;
+    }
+    const std::vector<Boundary>& boundaries() const { return reached ? reached->boundaries : no_boundaries(); }
+    const Outcome* end() const { return reached ? reached->end.get() : nullptr; }
+    Reached& reach() {
+        if (!reached) reached = std::make_unique<Reached>();
+        return *reached;
+    }
 };
 
 std::string_view mark_of(const Value& v) {
@@ -707,77 +722,63 @@ std::string_view mark_of(const Value& v) {
     return !d.empty() && d[0] == '\x01' ? std::string_view(d) : std::string_view();
 }
 
-// Whether the executor could tell the two apart: content (floats bit for bit: -0.0 prints apart from 0.0), a map's
-// entries in order, the marks.
-bool same_scalar(const Value& a, const Value& b) {
-    switch (a.kind()) {
-        case Value::Kind::Null: return true;
-        case Value::Kind::Bool: return a.as_bool() == b.as_bool();
-        case Value::Kind::Int: return a.as_int() == b.as_int();
-        case Value::Kind::Float: {
-            const double x = a.as_number(), y = b.as_number();
-            return std::memcmp(&x, &y, sizeof x) == 0;
-        }
+template <typename T>
+void put(std::string& out, T x) {
+    out.append(reinterpret_cast<const char*>(&x), sizeof x);
+}
+void put_text(std::string& out, std::string_view text) {
+    put(out, static_cast<std::uint32_t>(text.size()));
+    out.append(text);
+}
+// What the executor can tell of a value, spelt out: its kind and content (floats bit for bit: -0.0 prints apart from
+// 0.0), a map's entries in order, and (with `marks`) the marks sets and dataclasses carry in their provenance.
+void spell(const Value& v, bool marks, std::string& out) {
+    out += static_cast<char>('a' + static_cast<int>(v.kind()));
+    if (marks) put_text(out, mark_of(v));
+    switch (v.kind()) {
+        case Value::Kind::Null: return;
+        case Value::Kind::Bool: out += v.as_bool() ? '1' : '0'; return;
+        case Value::Kind::Int: put(out, v.as_int()); return;
+        case Value::Kind::Float: put(out, v.as_number()); return;
         case Value::Kind::String:
-        case Value::Kind::Unknown: return a.as_string() == b.as_string();
-        default: return false;
+        case Value::Kind::Unknown: put_text(out, v.as_string()); return;
+        case Value::Kind::List:
+            put(out, static_cast<std::uint32_t>(v.items().size()));
+            for (const auto& x : v.items()) spell(x, marks, out);
+            return;
+        case Value::Kind::Map:
+            put(out, static_cast<std::uint32_t>(v.entries().size()));
+            for (const auto& e : v.entries()) {
+                put_text(out, e.key);
+                spell(e.value, marks, out);
+            }
+            return;
     }
 }
-bool same_answer(const Value& a, const Value& b) {
-    if (a.kind() != b.kind() || mark_of(a) != mark_of(b)) return false;
-    switch (a.kind()) {
-        case Value::Kind::Null:
-        case Value::Kind::Bool:
-        case Value::Kind::Int:
-        case Value::Kind::Float:
-        case Value::Kind::String:
-        case Value::Kind::Unknown: return same_scalar(a, b);
-        case Value::Kind::List: {
-            const auto &x = a.items(), &y = b.items();
-            if (x.size() != y.size()) return false;
-            for (std::size_t i = 0; i < x.size(); ++i)
-                if (!same_answer(x[i], y[i])) return false;
-            return true;
-        }
-        case Value::Kind::Map: {
-            const auto &x = a.entries(), &y = b.entries();
-            if (x.size() != y.size()) return false;
-            for (std::size_t i = 0; i < x.size(); ++i)
-                if (x[i].key != y[i].key || !same_answer(x[i].value, y[i].value)) return false;
-            return true;
-        }
-    }
-    return false;
+// The same of post_init's bare(v): a scalar without its provenance, a list's items bare (a set keeps its mark), a
+// mapping whole.
+void spell_bare(const Value& v, std::string& out) {
+    if (v.is_map()) return spell(v, true, out);
+    if (!v.is_list()) return spell(v, false, out);
+    out += 'L';
+    out += v.prov().detail == "\x01set" ? 's' : '-';
+    put(out, static_cast<std::uint32_t>(v.items().size()));
+    for (const auto& x : v.items()) spell_bare(x, out);
 }
-bool same_answer(const Record& a, const Record& b) { return a.present == b.present && same_answer(a.value, b.value); }
-
-// Whether a value reads as `stored` does, `stored` being bare() of another (post_init's bare: a scalar without its
-// provenance, a list's items bare, a mapping whole).
-bool bare_alike(const Value& stored, const Value& v) {
-    if (v.is_map()) return same_answer(stored, v);
-    if (stored.kind() != v.kind()) return false;
-    if (v.is_list()) {
-        const bool set_mark = v.prov().detail == "\x01set";
-        if ((stored.prov().detail == "\x01set") != set_mark || stored.items().size() != v.items().size()) return false;
-        for (std::size_t i = 0; i < v.items().size(); ++i)
-            if (!bare_alike(stored.items()[i], v.items()[i])) return false;
-        return true;
+// What the executor reads of field_'s answer `v` to a lookup asked this way (see Ask).
+std::string key_of(Ask ask, const Value* v) {
+    std::string out;
+    if (ask == Ask::Bare) {
+        if (v) spell_bare(*v, out);
+        else spell(Value::null(), false, out);  // bare: an absent field reads as None
+        return out;
     }
-    return same_scalar(stored, v);
-}
-
-// Whether field_'s answer `v` reads as the stored answer did.
-bool alike(const Record& stored, const Value* v) {
-    switch (stored.ask) {
-        case Ask::Bare: return v ? bare_alike(stored.value, *v) : stored.value.is_null();
-        case Ask::Raw: return stored.present == (v != nullptr) && (!v || same_answer(stored.value, *v));
-        case Ask::Section:
-            if (stored.present != (v != nullptr)) return false;
-            if (!v) return true;
-            if (v->is_map()) return stored.value.is_map() && stored.value.target() == v->target();
-            return !stored.value.is_map() && bare_alike(stored.value, *v);
-    }
-    return false;
+    if (!v) return "A";
+    out += 'P';
+    if (ask == Ask::Raw) spell(*v, true, out);
+    else if (v->is_map()) out += "M" + v->target();
+    else spell_bare(*v, out);
+    return out;
 }
 
 bool same_range(const SourceRange& a, const SourceRange& b) {
@@ -798,6 +799,15 @@ bool plain(const SourceRange& r) {
 bool plain(const Provenance& p) {
     return p.origin == Origin::Default && plain(p.range) && (p.detail.empty() || p.detail[0] == '\x01') &&
            p.chain.empty();
+}
+// Whether a value holds a provenance or key range the executor did not make.
+bool has_places(const Value& v) {
+    if (!plain(v.prov())) return true;
+    for (const auto& x : v.items())
+        if (has_places(x)) return true;
+    for (const auto& e : v.entries())
+        if (!plain(e.key_range) || has_places(e.value)) return true;
+    return false;
 }
 
 std::size_t mix(std::size_t h, std::size_t x) { return h ^ (x + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
@@ -831,6 +841,8 @@ public:
         return true;
     }
     bool moves() const { return moves_; }
+    // Keeps a value made to be added (the relocation points into what it adds).
+    const Value& keep(Value v) { return kept_.emplace_back(std::move(v)); }
     void apply(Value& v) const {
         if (!plain(v.prov()))
             if (const Provenance* to = find_prov(v.prov())) v.prov() = *to;
@@ -850,6 +862,7 @@ private:
     std::unordered_map<std::size_t, std::vector<std::pair<const Provenance*, const Provenance*>>> provs_;
     std::unordered_map<std::size_t, std::vector<std::pair<const SourceRange*, const SourceRange*>>> ranges_;
     bool moves_ = false;
+    std::list<Value> kept_;
 
     bool add_prov(const Provenance& from, const Provenance& to) {
         const bool same = same_prov(from, to);
@@ -912,14 +925,20 @@ void relocate(const Relocation& to, Saved& s) {
     for (auto& [k, v] : s.tainted_names) to.apply(v);
 }
 
-// The states and outcomes a program's memo keeps at most: past it, runs use the memo without adding to it.
-constexpr std::size_t kMaxMemoStates = 4096;
+// The states and outcomes a program's memo keeps at most: past it, runs use the memo without adding to it. On Megatron
+// Bridge 067f987's tree (`check -j 1 .`) the start-up keeps 290 states and 465 outcomes, Megatron Core's
+// `__post_init__` 477 outcomes: 73 MB more at the peak (184 MB against 111 MB without the memo).
+constexpr std::size_t kMaxMemoStates = 2048;
+// The statements (Executor::steps_) a run makes between two states it keeps, at least: on Megatron Bridge 067f987's
+// tree, 300 keeps 15 MB less (191 MB peak against 206 MB, `check -j 1 .`) for 1.3 % more statements run.
+constexpr std::int64_t kMinStepsBetweenStates = 300;
 
 }  // namespace memo
 
 struct RunMemo {
     std::mutex mutex;
     std::map<std::string, memo::Node, std::less<>> roots;  // per entry (run) or start-up (run_steps) and job facts
+    std::unordered_set<std::string> names;                 // the names the nodes ask
     std::size_t states = 0;
 };
 
@@ -935,9 +954,8 @@ namespace {
 
 class Executor {
 public:
-    Executor(const Program& p, const std::function<const Value*(std::string_view)>& field, const JobFacts& facts,
-             bool use_memo = true)
-        : program_(p), field_(field), facts_(facts), use_memo_(use_memo) {}
+    Executor(const Program& p, const std::function<const Value*(std::string_view)>& field, const JobFacts& facts)
+        : program_(p), field_(field), facts_(facts) {}
 
     Outcome run(const Function& entry) {
         auto memo = recall(entry.name);
@@ -1009,29 +1027,29 @@ private:
     // state it passed, each with the places of the answers it was reached with moved to this config's. Keeps the
     // answers up to that state as asked (records_ and the executor's own copies).
     Recalled recall(const std::string& entry) {
-        if (!use_memo_) return {};
         RunMemo& m = program_.memo.get();
         const std::lock_guard<std::mutex> lock(m.mutex);
         const memo::Node* node = &memo_root(entry);
         std::vector<const memo::Boundary*> passed;
         Path path;
         while (true) {
-            for (const auto& b : node->boundaries) passed.push_back(&b);
-            if (node->end) {
+            for (const auto& b : node->boundaries()) passed.push_back(&b);
+            if (node->end()) {
                 memo::Relocation to;
-                if (relocation(*node->end_answers, path.size(), path, to)) {
-                    Recalled out{*node->end, 0};
+                if (relocation(*node->reached->end_places, path.size(), path, to)) {
+                    Recalled out{*node->end(), 0};
                     if (to.moves()) memo::relocate(to, *out.end);
                     return out;
                 }
                 break;
             }
-            if (!node->asks) break;
-            const Value* v = field_(node->name);
+            if (!node->name) break;
+            const Value* v = field_(*node->name);
             path.emplace_back(node, v);
+            const std::string key = memo::key_of(node->ask, v);
             const memo::Link* found = nullptr;
             for (const auto& link : node->links)
-                if (memo::alike(link.answer, v)) {
+                if (link.key == key) {
                     found = &link;
                     break;
                 }
@@ -1044,8 +1062,8 @@ private:
                          [](const memo::Boundary* x, const memo::Boundary* y) { return x->step > y->step; });
         for (const memo::Boundary* b : passed) {
             memo::Relocation to;
-            if (!relocation(*b->answers, b->at, path, to)) continue;
-            for (std::size_t i = 0; i < b->at; ++i) asked(path[i].first->ask, path[i].first->name, path[i].second);
+            if (!relocation(*b->places, b->at, path, to)) continue;
+            for (std::size_t i = 0; i < b->at; ++i) asked(path[i].first->ask, *path[i].first->name, path[i].second);
             if (to.moves()) {
                 memo::Saved moved = *b->state;
                 memo::relocate(to, moved);
@@ -1059,56 +1077,54 @@ private:
     }
 
     // How the places of an earlier run's first `n` answers move to this run's (alike in what the executor reads).
-    static bool relocation(const memo::Records& earlier, std::size_t n, const Path& path, memo::Relocation& to) {
-        std::list<Value> bare_lists;  // a list's bare value (a mapping inside keeps its places)
+    static bool relocation(const memo::Places& earlier, std::size_t n, const Path& path, memo::Relocation& to) {
+        auto held = [&](std::size_t i) -> const Value* {  // this run's answer as the executor holds it
+            const auto& [node, v] = path[i];
+            if (!v || node->ask == memo::Ask::Section) return nullptr;
+            if (node->ask == memo::Ask::Raw || v->is_map()) return v;
+            return v->is_list() ? &to.keep(bare(*v))
+                                : nullptr;  // a list's bare value (a mapping inside keeps its places)
+        };
+        std::size_t next = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            const memo::Record& e = earlier[i];
-            const Value* v = path[i].second;
-            if (!v || !e.present || e.ask == memo::Ask::Section) continue;
-            if (e.ask == memo::Ask::Raw || v->is_map()) {
-                if (!to.add(e.value, *v)) return false;
-            } else if (v->is_list()) {
-                if (!to.add(e.value, bare_lists.emplace_back(bare(*v)))) return false;
+            const Value* v = held(i);
+            if (next < earlier.size() && earlier[next].first == i) {
+                if (!v || !to.add(earlier[next].second, *v)) return false;
+                ++next;
+            } else if (v && memo::has_places(*v)) {
+                return false;  // an answer without places there has some here
             }
         }
         return true;
     }
 
-    // An answer taken as asked before the state resumed from: in this run's records and the executor's copies.
-    void asked(memo::Ask ask, const std::string& name, const Value* v) {
-        memo::Record r{ask, name, true, Value()};
-        if (ask == memo::Ask::Bare) {
-            r.value = bare_fields_.emplace(name, v ? bare(*v) : Value::null()).first->second;
-        } else {
-            config_fields_.emplace(name, v);
-            seen(ask, v, r);
+    // A lookup's answer as a record: what the executor reads of it, and the places it holds.
+    static memo::Record record(memo::Ask ask, const std::string& name, const Value* v) {
+        memo::Record r{ask, name, memo::key_of(ask, v), false, Value()};
+        if (!v || ask == memo::Ask::Section) return r;
+        if (ask == memo::Ask::Raw || v->is_map()) {
+            r.places = memo::has_places(*v);
+            if (r.places) r.value = *v;
+        } else if (v->is_list()) {
+            Value held = bare(*v);
+            r.places = memo::has_places(held);
+            if (r.places) r.value = std::move(held);
         }
-        records_.push_back(std::move(r));
+        return r;
     }
 
-    // What the executor reads of a config lookup's answer: a section, whether it is there, None, a mapping and its
-    // class (`_target_`), or the value itself where it is no mapping; an attribute, its value with its provenance.
-    static void seen(memo::Ask ask, const Value* v, memo::Record& r) {
-        r.present = v != nullptr;
-        if (!v) return;
-        if (ask == memo::Ask::Raw) {
-            r.value = *v;
-        } else if (v->is_map()) {
-            r.value = Value::map();
-            if (std::string target = v->target(); !target.empty()) r.value.set("_target_", Value::string(target));
-        } else {
-            r.value = bare(*v);
-        }
+    // An answer taken as asked before the state resumed from: in this run's records and the executor's copies.
+    void asked(memo::Ask ask, const std::string& name, const Value* v) {
+        if (ask == memo::Ask::Bare) bare_fields_.emplace(name, v ? bare(*v) : Value::null());
+        else config_fields_.emplace(name, v);
+        records_.push_back(record(ask, name, v));
     }
     void note(memo::Ask ask, std::string_view name, const Value* v) const {
-        if (!recording_) return;
-        memo::Record r{ask, std::string(name), true, Value()};
-        if (ask == memo::Ask::Bare) r.value = *v;
-        else seen(ask, v, r);
-        records_.push_back(std::move(r));
+        if (recording_) records_.push_back(record(ask, std::string(name), v));
     }
 
     void resume_from(const memo::Saved& s) {
+        saved_steps_ = s.steps;
         outcome_ = s.outcome;
         written_ = s.written;
         rewrites_ = s.rewrites;
@@ -1127,6 +1143,9 @@ private:
     // After step k of the start-up (not the last): the state, for the runs that will answer alike this far.
     void end_of_step(std::size_t k) {
         if (!recording_ || outcome_.out_of_budget) return;
+        // A step that ran few statements since the last state kept is cheaper to run again than a state is to keep.
+        if (steps_ - saved_steps_ < memo::kMinStepsBetweenStates) return;
+        saved_steps_ = steps_;
         auto s = std::make_shared<memo::Saved>();
         s->outcome = outcome_;
         s->written = written_;
@@ -1147,8 +1166,9 @@ private:
     // Adds this run's path to the tree: its answers, the states it reached and its outcome.
     void remember(const std::string& entry, const Outcome& out) {
         if (!recording_ || out.out_of_budget) return;
-        auto answers = std::make_shared<const memo::Records>(std::move(records_));
-        records_.clear();
+        auto places = std::make_shared<memo::Places>();
+        for (std::size_t i = 0; i < records_.size(); ++i)
+            if (records_[i].places) places->emplace_back(i, std::move(records_[i].value));
         RunMemo& m = program_.memo.get();
         const std::lock_guard<std::mutex> lock(m.mutex);
         if (m.states >= memo::kMaxMemoStates) return;
@@ -1157,41 +1177,40 @@ private:
         auto place = [&](std::size_t at) {
             for (; next < saved_.size() && saved_[next].at == at; ++next) {
                 memo::Boundary& b = saved_[next];
-                if (std::any_of(node->boundaries.begin(), node->boundaries.end(),
+                if (std::any_of(node->boundaries().begin(), node->boundaries().end(),
                                 [&](const memo::Boundary& o) { return o.step == b.step; }))
                     continue;
-                b.answers = answers;
-                node->boundaries.push_back(std::move(b));
+                b.places = places;
+                node->reach().boundaries.push_back(std::move(b));
                 ++m.states;
             }
         };
-        for (std::size_t i = 0; i < answers->size(); ++i) {
+        for (std::size_t i = 0; i < records_.size(); ++i) {
             place(i);
-            const memo::Record& r = (*answers)[i];
-            if (node->end) return;  // not the path a run with these answers takes: nothing more is added
-            if (!node->asks) {
-                node->asks = true;
+            memo::Record& r = records_[i];
+            if (node->end()) return;  // not the path a run with these answers takes: nothing more is added
+            if (!node->name) {
                 node->ask = r.ask;
-                node->name = r.name;
-            } else if (node->ask != r.ask || node->name != r.name) {
+                node->name = &*m.names.insert(r.name).first;
+            } else if (node->ask != r.ask || *node->name != r.name) {
                 return;
             }
             memo::Link* found = nullptr;
             for (auto& link : node->links)
-                if (memo::same_answer(link.answer, r)) {
+                if (link.key == r.key) {
                     found = &link;
                     break;
                 }
             if (!found) {
-                node->links.push_back(memo::Link{r, std::make_unique<memo::Node>()});
+                node->links.push_back(memo::Link{std::move(r.key), std::make_unique<memo::Node>()});
                 found = &node->links.back();
             }
             node = found->next.get();
         }
-        place(answers->size());
-        if (!node->end && !node->asks) {
-            node->end = std::make_shared<const Outcome>(out);
-            node->end_answers = answers;
+        place(records_.size());
+        if (!node->end() && !node->name) {
+            node->reach().end = std::make_shared<const Outcome>(out);
+            node->reach().end_places = places;
             ++m.states;
         }
     }
@@ -1220,7 +1239,6 @@ private:
     const Program& program_;
     const std::function<const Value*(std::string_view)>& field_;
     const JobFacts& facts_;
-    bool use_memo_ = true;
     Outcome outcome_;
     Written written_;
     // The config's fields as read, never written: hashed, since the checks' field names share long prefixes.
@@ -1256,8 +1274,10 @@ private:
     // The memo: whether this run adds to it, the answers it got in order, and the states it passed (at the number of
     // answers got by then).
     bool recording_ = false;
-    mutable memo::Records records_;
-    std::vector<memo::Boundary> saved_;  // the states this run reached (end_of_step), for remember()
+    mutable std::vector<memo::Record> records_;
+    std::vector<memo::Boundary> saved_;
+    std::int64_t saved_steps_ =
+        0;  // steps_ when this run last kept a state (or resumed from one)  // the states this run reached (end_of_step), for remember()
     int depth_ = 0;
     int branch_depth_ = 0;  // uncertain branches being run, one inside another
     int line_ = 0;          // the statement being run
