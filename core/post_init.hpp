@@ -162,6 +162,22 @@ struct SectionFields {
     std::string bases_from;  // where the bases' fields were read when not from the tree's own sources
 };
 
+struct RunMemo;
+// What earlier runs of one program taught (post_init.cpp): every run's outcome is a function of the answers its field
+// lookups gave, so a run whose answers match an earlier run's takes that run's state at the last start-up step the two
+// agree on. A program's copy starts without one (the copy may be changed before it runs).
+class RunMemoSlot {
+public:
+    RunMemoSlot();
+    RunMemoSlot(const RunMemoSlot& /*other*/);
+    RunMemoSlot& operator=(const RunMemoSlot& /*other*/);
+    ~RunMemoSlot();
+    RunMemo& get() const { return *memo_; }
+
+private:
+    std::unique_ptr<RunMemo> memo_;
+};
+
 struct Program {
     std::string commit;
     std::vector<Step> steps;            // a start-up's calls, in order (run_steps); empty for __post_init__ programs
@@ -172,6 +188,7 @@ struct Program {
     std::map<std::string, Function, std::less<>> functions;
     std::map<std::string, std::string, std::less<>> entries;  // class -> its __post_init__ (along the MRO)
     std::vector<Site> sites;
+    RunMemoSlot memo;  // the runs so far (run, run_steps): filled as they run, never part of the program's meaning
 
     static Program from_json(const nlohmann::json& j);  // throws std::runtime_error on a malformed file
     nlohmann::json to_json() const;

@@ -1,5 +1,8 @@
 #include "core/utf8.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace mbl {
 
 std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
@@ -7,6 +10,14 @@ std::optional<std::size_t> first_invalid_utf8(std::string_view text) {
     const std::size_t n = text.size();
     std::size_t i = 0;
     while (i < n) {
+        // Eight ASCII bytes at a time: most text is ASCII.
+        std::uint64_t eight = 0;
+        while (i + sizeof eight <= n) {
+            std::memcpy(&eight, s + i, sizeof eight);
+            if (eight & 0x8080808080808080ULL) break;
+            i += sizeof eight;
+        }
+        if (i >= n) break;
         const unsigned char c = s[i];
         if (c < 0x80) {
             ++i;

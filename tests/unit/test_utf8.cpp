@@ -31,3 +31,13 @@ TEST_CASE("an encoding error points at the line and column of the bad byte", "[u
     CHECK(d->message.find("0xE9") != std::string::npos);
     CHECK_FALSE(mbl::encoding_error("run.yaml", "model: {}\n").has_value());
 }
+
+TEST_CASE("an invalid byte is found wherever it lies among ASCII runs read eight bytes at a time", "[utf8]") {
+    for (std::size_t at = 0; at < 20; ++at) {
+        const std::string text = std::string(at, 'a') + "\xFF" + std::string(11, 'b');
+        CHECK(first_invalid_utf8(text) == std::optional<std::size_t>(at));
+        const std::string valid = std::string(at, 'a') + "\xC3\xA9" + std::string(11, 'b');
+        CHECK_FALSE(first_invalid_utf8(valid).has_value());
+        CHECK(first_invalid_utf8(std::string(at, 'a') + "\xC3") == std::optional<std::size_t>(at));  // cut short
+    }
+}
