@@ -48,7 +48,8 @@ struct RankEstimate {
                                   // activations with its input
     double unit_transient = 0;    // one unit's backward working set above its retained activations
     double optimizer_step = 0;    // on top of the states while the optimizer steps (fp32 copies of the gradients)
-    double deferred_output_wgrad = 0;  // in its peak: the output layer's deferred inputs and gradients
+    double deferred_output_wgrad = 0;     // in its peak: the output layer's deferred inputs and gradients
+    double deferred_per_micro_batch = 0;  // what each deferred micro-batch keeps until the flush
     // Local CUDA graphs: their private pool, which holds the layers' activations and backward working set and stays
     // reserved through the optimizer step (Job::local_cuda_graphs).
     double graph_pool = 0;

@@ -354,15 +354,20 @@ RankEstimate rank_estimate(const Job& job, int stage, const Recompute& rc) {
     r.unit_transient = u.transient;
     r.in_flight = job.schedule.in_flight(stage);
     // defer_embedding_wgrad_compute: per micro-batch the output layer's input (this rank's sequence shard under SP,
-    // as the layers' output) and the logits' gradient, in the activations' dtype.
+    // as the layers' output) and the logits' gradient, cast to the input's dtype (layers.py line 618 at 2a75ac12);
+    // and, since the held input keeps its autograd graph, the stage's received input and the gradient backward_step
+    // kept on it (the graph's AccumulateGrad node holds that leaf): 2 more tensors of the residual stream. Measured
+    // to the byte (gpu_check/reference/deferred_wgrad_probe.py, tests/data/gpu/device-runs/2026-12-07-deferred).
     double deferred_bytes = 0;
     if (job.schedule.defer_output_wgrad && stage == pp - 1 && job.vocab > 0) {
         const double tokens =
             static_cast<double>(s.seq_length) / std::max(1, s.cp) * static_cast<double>(s.micro_batch);
-        deferred_bytes = residual + tokens * static_cast<double>(job.vocab) / std::max(1, s.tp) * s.activation_bytes;
+        deferred_bytes =
+            3 * residual + tokens * static_cast<double>(job.vocab) / std::max(1, s.tp) * s.activation_bytes;
     }
     const StageFigures figures = stage_figures(job.schedule, stage, u, deferred_bytes);
     r.deferred_output_wgrad = figures.deferred;
+    r.deferred_per_micro_batch = deferred_bytes;
     r.activations = figures.retained;
     r.leftover = figures.leftover;
     r.leftover_received = figures.leftover_received;

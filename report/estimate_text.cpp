@@ -104,8 +104,8 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         if (format_gib(r.deferred_output_wgrad) != format_gib(0))
             out << fmt::format(
                 "rank {} holds {} in its peak for the output layer's deferred weight gradient "
-                "(defer_embedding_wgrad_compute: each micro-batch's input and logits gradient, kept until the "
-                "pipeline flush)\n",
+                "(defer_embedding_wgrad_compute: each micro-batch's input and logits gradient, with the received input "
+                "and gradient the input's autograd graph keeps, until the pipeline flush)\n",
                 r.stage, format_gib(r.deferred_output_wgrad));
     const auto first = std::max_element(est.ranks.begin(), est.ranks.end(), [](const auto& a, const auto& b) {
         return a.first_iteration_peak() < b.first_iteration_peak();
