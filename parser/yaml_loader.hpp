@@ -13,6 +13,11 @@ namespace mbl {
 struct YamlLoadResult {
     Value root;                      // a Map on success
     std::vector<Diagnostic> errors;  // IN0xx diagnostics; non-empty means the file is unusable
+    // What a directory walk judges an unusable file's shape by: its documents that are mappings, read despite the
+    // errors (a stream of several documents, a tag OmegaConf refuses; none for a list or a lone value). `shape_read`
+    // is false when the text could not be parsed at all (a syntax error), so its shape is not known.
+    std::vector<Value> shapes;
+    bool shape_read = false;
     bool ok() const { return errors.empty(); }
 };
 
