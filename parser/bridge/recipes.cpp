@@ -467,10 +467,11 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         out.root.set("model", unknown_model(reason, anchor, revision));
         return out;
     }
+    // A job script whose block reaches its entry point is a job, whatever it hands over: what the linter cannot follow
+    // of that config is unknown, not "no recipe".
+    const bool job = recipe.main_block != kNoNode && in.reached_entry_point();
     if (!cfg.is_obj(ObjKind::Instance)) {
-        // A job script whose block reaches its entry point is a job, whatever it hands over: what the linter cannot
-        // follow of that config is unknown, not "no recipe".
-        if (!recipe.annotated && !(recipe.main_block != kNoNode && in.reached_entry_point())) {
+        if (!recipe.annotated && !job) {
             out.is_recipe = false;
             return out;
         }
@@ -482,7 +483,8 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         return out;
     }
     auto* inst = cfg.as<InstanceObj>();
-    if (!recipe.annotated && !inst->find("model") && inst->class_path.find("ConfigContainer") == std::string::npos) {
+    if (!recipe.annotated && !job && !inst->find("model") &&
+        inst->class_path.find("ConfigContainer") == std::string::npos) {
         out.is_recipe = false;
         return out;
     }

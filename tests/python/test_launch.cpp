@@ -624,8 +624,8 @@ if __name__ == "__main__":
     except BaseException:
         raise
 )";
-    // A config built from what the command line says: the block reaches pretrain(), so the file is a job whose
-    // values are unknown, not a file without a recipe.
+    // A config built from what the command line says, then written to: the block reaches pretrain(), so the file is
+    // a job whose values are unknown, not a file without a recipe.
     const std::string opaque = R"(import argparse
 
 from megatron.bridge.training.pretrain import pretrain
@@ -634,6 +634,7 @@ from megatron.bridge.training.pretrain import pretrain
 def main():
     args = argparse.ArgumentParser().parse_args()
     cfg = args.make_config()
+    cfg.logger.log_interval = 1
     pretrain(cfg, None)
 
 
