@@ -81,6 +81,7 @@ public:
             return result;
         }
         YamlLoadResult loaded = load_yaml(name, text);
+        if (loaded.stream && allow_skip) read_stream_shapes(name, text, loaded);
         // A walk reads a file only when its content has a Bridge config's shape. One no config can be (a list, a stream
         // of several documents, a tag OmegaConf refuses) has it only when one of its mappings does; one that cannot
         // be read at all only when its text has a config's mark.

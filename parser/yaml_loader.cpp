@@ -438,10 +438,11 @@ int count_documents(std::string_view text) {
     return documents;
 }
 
-// The mappings among the documents of a stream that holds several, for a directory walk to judge whether the file
-// has a Bridge config's shape (a Kubernetes manifest, a quantization recipe's units); errors in them are not reported,
-// the stream being refused as a whole already.
-void read_shapes(const std::string& file, std::string_view text, Origin origin, YamlLoadResult& result) {
+}  // namespace
+
+// Errors in the documents are not reported: the stream is refused as a whole already (a Kubernetes manifest, a
+// quantization recipe's units).
+void read_stream_shapes(const std::string& file, std::string_view text, YamlLoadResult& result, Origin origin) {
     try {
         Converter conv(file, text, origin);
         for (const YAML::Node& doc : YAML::LoadAll(std::string(text)))
@@ -452,8 +453,6 @@ void read_shapes(const std::string& file, std::string_view text, Origin origin, 
         result.shapes.clear();  // a document the reader refuses: the shape is not known
     }
 }
-
-}  // namespace
 
 // The first character PyYAML's Reader refuses ("special characters are not allowed", pyyaml 6.0.2
 // lib/yaml/reader.py:137): controls other than tab and line breaks, DEL, C1 controls other than NEL, surrogates and
@@ -493,7 +492,7 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
             result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
                                                 "file holds more than one YAML document; a config is one document "
                                                 "(remove the extra `---` separators)"));
-            read_shapes(file, text, origin, result);
+            result.stream = true;
             return result;
         }
         // PyYAML reads a lone "\r" as a line break (old Mac OS line endings); yaml-cpp does not. One byte for one, so

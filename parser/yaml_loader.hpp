@@ -18,12 +18,18 @@ struct YamlLoadResult {
     // is false when the text could not be parsed at all (a syntax error), so its shape is not known.
     std::vector<Value> shapes;
     bool shape_read = false;
+    bool stream = false;  // refused as a stream of several documents; read_stream_shapes reads them on demand
     bool ok() const { return errors.empty(); }
 };
 
 // Parses `text` (the contents of `file`). Never throws. Values carry Origin::File provenance spanning the
 // `key: value` entry that set them, so a caret can underline it.
 YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin = Origin::File);
+
+// The mappings among the documents of a refused stream (`result.stream`) into `result.shapes`, for a directory walk to
+// judge whether the file has a Bridge config's shape; read only when a walk asks, under the same limits.
+void read_stream_shapes(const std::string& file, std::string_view text, YamlLoadResult& result,
+                        Origin origin = Origin::File);
 
 // How a plain (unquoted) YAML scalar reads: null, bool, int, float or string, as PyYAML resolves it.
 Value parse_yaml_plain_scalar(const std::string& text);
