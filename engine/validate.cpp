@@ -142,7 +142,11 @@ bool names_recipe(const Value::Entry& section) {
         return false;
     const std::string target = section.value.target();
     const std::string function = target.substr(target.rfind('.') + 1);
-    return function.ends_with("_config") || target.find(".recipes.") != std::string::npos;
+    if (function.ends_with("_config") || target.find(".recipes.") != std::string::npos) return true;
+    // By its name in Bridge's recipe package, as run_recipe.py's --recipe takes it (`recipe: {name: ..._config}`).
+    const Value* name = section.value.find("name");
+    return name && name->is_string() && name->as_string().ends_with("_config") &&
+           name->as_string().find_first_of(" /") == std::string::npos;
 }
 
 std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
