@@ -1031,7 +1031,14 @@ static NodeId handed_argument(const Ast& a, NodeId s, const std::vector<std::str
 bool Interp::hand_over(Frame& f, NodeId s) {
     const NodeId config = handed_argument(ast(f), s, *entry_points_, entry_keyword_);
     if (config == kNoNode) return false;
-    handed_ = eval(f, config);
+    // A copy of the config as it stands here: unwinding through a branch (a statement after `if args.x: return` runs
+    // as one) restores what the branch wrote, and the config handed over keeps it.
+    std::unordered_map<const Object*, ObjPtr> saved;
+    saved.swap(thawed_);
+    Val copy = thaw(eval(f, config));
+    saved.swap(thawed_);
+    if (copy.is_obj()) copy.o->epoch = next_epoch();
+    handed_ = std::move(copy);
     return true;
 }
 

@@ -648,7 +648,35 @@ def main():
 if __name__ == "__main__":
     main()
 )";
-    TempTree tree({{"nested.py", nested}, {"wrapped.py", wrapped}, {"opaque.py", opaque}});
+    // The entry point after a branch that ends the run on one path: its statements run as a branch of their own, whose
+    // writes the unwinding undoes; the config handed over keeps them.
+    const std::string after_branch = R"(import argparse
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.training.pretrain import pretrain
+
+
+def main():
+    args = argparse.ArgumentParser().parse_args()
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))
+    if args.dry_run:
+        return
+    cfg.model.recompute_granularity = "full"
+    cfg.model.recompute_method = "uniform"
+    cfg.model.recompute_num_layers = 1
+    pretrain(cfg, None)
+
+
+if __name__ == "__main__":
+    main()
+)";
+    TempTree tree(
+        {{"nested.py", nested}, {"wrapped.py", wrapped}, {"opaque.py", opaque}, {"after_branch.py", after_branch}});
+    auto b = pytest::evaluate(tree, "after_branch.py");
+    REQUIRE(b.recipes.count("__main__"));
+    CHECK(b.get("__main__", "model.recompute_method")->display() == "\"uniform\"");
+    for (const auto& d : pytest::lint(tree, "after_branch.py").diagnostics) CHECK(d.severity != mbl::Severity::Error);
     auto n = pytest::lint(tree, "nested.py");
     CHECK(n.recipes == 1);
     int rc001 = 0;
