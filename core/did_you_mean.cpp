@@ -101,11 +101,17 @@ std::vector<std::string> NameMatcher::close_matches(std::string_view word, std::
         if (d <= limit) scored.emplace_back(d, c.name);
     }
     cells_.fetch_add(cells, std::memory_order_relaxed);
-    // Only when nothing is a near miss: a name containing the word is a likely abbreviation ("attn"); its distance
-    // is the number of letters it adds.
+    // Only when nothing is a near miss: a name with a part starting with the word is a likely abbreviation ("attn" for
+    // core_attn); its distance is the number of letters it adds. The word inside a part is chance ("run" in
+    // rerun_state_machine), no suggestion.
+    auto starts_a_part = [&](const std::string& name) {
+        for (std::size_t at = name.find(word); at != std::string::npos; at = name.find(word, at + 1))
+            if (at == 0 || name[at - 1] == '_') return true;
+        return false;
+    };
     if (scored.empty() && word.size() >= 3)
         for (std::size_t i = index_of_length(word.size() + 1); i < by_length_.size(); ++i)
-            if (by_length_[i].name.find(word) != std::string::npos)
+            if (starts_a_part(by_length_[i].name))
                 scored.emplace_back(static_cast<int>(by_length_[i].name.size() - word.size()), by_length_[i].name);
     std::sort(scored.begin(), scored.end());
     std::vector<std::string> out;

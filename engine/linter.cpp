@@ -62,6 +62,13 @@ bool in_bridge_checkout(const std::string& file) {
     return false;
 }
 
+// A YAML file that names the recipe it is applied to (names_recipe): the config is that recipe's with the file over
+// it, wherever the file lies.
+bool names_its_recipe(const Value& root) {
+    return root.is_map() && root.target().find("ConfigContainer") == std::string::npos &&
+           std::any_of(root.entries().begin(), root.entries().end(), names_recipe);
+}
+
 // The model as a warning may see it when the config is an overlay on an unknown base: what the overlay does not set
 // is the base recipe's, not Megatron Core's default (a provider's dropout 0, its experts).
 EffectiveModel without_defaults(const EffectiveModel& model) {
@@ -117,19 +124,22 @@ bool recompute_resolved(const EffectiveModel& model) {
     return resolved;
 }
 
-// The rules' diagnostics. On an overlay (a YAML file in a Bridge checkout that is not a whole dump) Megatron Core's
-// rejections are judged on the overlay as written (its defaults are what an unset field is if the base leaves it
-// too); advice stands only on what the overlay itself sets.
+// The rules' diagnostics. On an overlay (a YAML file that is not a whole dump, applied to a recipe the linter is not
+// told) a field the overlay leaves alone is the recipe's, not Megatron Core's default: a rejection whose check reads
+// one (moe_act recompute where the recipe's provider turns moe_grouped_gemm on) is possible, a warning saying what it
+// depends on (RuleOptions::overlay), and advice stands only on what the overlay itself sets.
 void add_rule_diagnostics(const EffectiveModel& model, const RuleOptions& options, bool overlay,
                           std::vector<Diagnostic>& out) {
     auto rejection = [](const Diagnostic& d) {
         const Rule* rule = find_rule(d.code);
         return (rule && rule->info().is_rejection()) || d.code == "RC000";
     };
-    for (auto& d : rule_diagnostics(model, options))
+    RuleOptions judged = options;
+    judged.overlay = overlay;
+    for (auto& d : rule_diagnostics(model, judged))
         if (!overlay || rejection(d)) out.push_back(std::move(d));
     if (overlay)
-        for (auto& d : rule_diagnostics(without_defaults(model), options))
+        for (auto& d : rule_diagnostics(without_defaults(model), judged))
             if (!rejection(d)) out.push_back(std::move(d));
 }
 
@@ -160,12 +170,13 @@ void withhold_rejected_fixes(const EffectiveModel& model, std::vector<Diagnostic
 LintResult lint_tree(const LintOptions& options, Value root, const SourceRange& anchor,
                      const PrecisionLookup* precision, std::string_view recipe) {
     LintResult result;
+    const bool names_recipe = recipe.empty() && names_its_recipe(root);
     if (options.prepare) options.prepare(root, *options.revision, result.diagnostics);
     const EffectiveModel model =
         model_of_tree(std::move(root), *options.revision, anchor, result.diagnostics, precision, recipe);
     result.resolved = recompute_resolved(model);
     result.architecture_known = model.known({field::num_layers, field::hidden_size, field::num_attention_heads});
-    const bool overlay = recipe.empty() && !model.full_dump && in_bridge_checkout(anchor.file);
+    const bool overlay = recipe.empty() && !model.full_dump && (names_recipe || in_bridge_checkout(anchor.file));
     add_rule_diagnostics(model, options.rule_options, overlay, result.diagnostics);
     withhold_rejected_fixes(model, result.diagnostics);
     if (options.show_unknowns) report_unknowns(model, anchor, result.diagnostics);

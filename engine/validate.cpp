@@ -136,12 +136,25 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
 
 }  // namespace
 
+bool names_recipe(const Value::Entry& section) {
+    const auto& sections = Schema::instance().config_sections();
+    if (!section.value.is_map() || std::find(sections.begin(), sections.end(), section.key) != sections.end())
+        return false;
+    const std::string target = section.value.target();
+    const std::string function = target.substr(target.rfind('.') + 1);
+    if (function.ends_with("_config") || target.find(".recipes.") != std::string::npos) return true;
+    // By its name in Bridge's recipe package, as run_recipe.py's --recipe takes it (`recipe: {name: ..._config}`).
+    const Value* name = section.value.find("name");
+    return name && name->is_string() && name->as_string().ends_with("_config") &&
+           name->as_string().find_first_of(" /") == std::string::npos;
+}
+
 std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
     std::vector<Diagnostic> out;
     if (!root.is_map()) return out;
     const auto& sections = Schema::instance().config_sections();
     for (auto& e : root.entries()) {
-        if (std::find(sections.begin(), sections.end(), e.key) != sections.end()) continue;
+        if (std::find(sections.begin(), sections.end(), e.key) != sections.end() || names_recipe(e)) continue;
         // A near miss is almost surely a typo that drops the section; anything else may be a section of a newer
         // Bridge. Either way Bridge skips it (kSkipped), so it is a warning.
         Diagnostic d = input_error(InputError::UnknownKey, e.key_range,

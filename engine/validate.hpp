@@ -11,4 +11,11 @@ namespace mbl {
 
 std::vector<Diagnostic> validate_config(Value& root, const Revision& revision);
 
+// A top-level section that names the recipe a YAML file is applied to: no ConfigContainer section, a mapping whose
+// `_target_` is a function building a config (a `*_config` function, or one of a `recipes` package), as in
+// `recipe: {_target_: megatron.bridge.recipes.qwen.qwen3_8b_pretrain_config}`, or whose `name` is a `*_config` recipe
+// name (`recipe: {name: qwen3_8b_pretrain_config}`). A launcher calls it, then merges the file's other sections over
+// the config it returns; the section is the launcher's, never merged.
+bool names_recipe(const Value::Entry& section);
+
 }  // namespace mbl

@@ -514,8 +514,8 @@ public:
                     "{} defines no recipe (a top-level function annotated -> ConfigContainer, or named *_config "
                     "and returning a config){}",
                     name,
-                    main_block ? ", and its `if __name__ == \"__main__\":` block hands no config to pretrain() or "
-                                 "finetune() in its own statements"
+                    main_block ? ", and its `if __name__ == \"__main__\":` block reaches no call of pretrain(), "
+                                 "finetune() or distill() that hands it a config"
                                : "")));
         }
         // Syntax errors in imported helpers: their recipes' values from there are unknown, and the user should know.

@@ -50,6 +50,25 @@ const Value::Entry* launcher_config_section(const Value& root) {
     return e && e->value.is_map() ? e : nullptr;
 }
 
+// Whether a YAML text that could not be read has a Bridge config's mark: a line starting with a `model:`,
+// `mixed_precision:`, `comm_overlap:` or `ConfigContainer:` key, or a `_target_` naming the ConfigContainer. A walk
+// reports a broken file that has one (a config with a typo) and skips one that has none (a Helm chart's template,
+// whose `{{ }}` is no YAML until Helm renders it).
+bool text_has_config_mark(std::string_view text) {
+    static constexpr std::string_view kKeys[] = {"model:", "mixed_precision:", "comm_overlap:", "ConfigContainer:"};
+    for (std::size_t at = 0; at < text.size();) {
+        std::size_t end = text.find('\n', at);
+        if (end == std::string_view::npos) end = text.size();
+        const std::string_view line = text.substr(at, end - at);
+        for (std::string_view key : kKeys)
+            if (line.starts_with(key)) return true;
+        if (line.find("_target_") != std::string_view::npos && line.find("ConfigContainer") != std::string_view::npos)
+            return true;
+        at = end + 1;
+    }
+    return false;
+}
+
 class YamlFrontEnd final : public FrontEnd {
 public:
     std::string_view language() const override { return "yaml"; }
@@ -62,6 +81,20 @@ public:
             return result;
         }
         YamlLoadResult loaded = load_yaml(name, text);
+        if (loaded.stream && allow_skip) read_stream_shapes(name, text, loaded);
+        // A walk reads a file only when its content has a Bridge config's shape. One no config can be (a list, a stream
+        // of several documents, a tag OmegaConf refuses) has it only when one of its mappings does; one that cannot
+        // be read at all only when its text has a config's mark.
+        if (!loaded.ok() && allow_skip &&
+            (loaded.shape_read ? std::none_of(loaded.shapes.begin(), loaded.shapes.end(),
+                                              [](const Value& doc) {
+                                                  const Value::Entry* section = launcher_config_section(doc);
+                                                  return looks_like_bridge_config(section ? section->value : doc);
+                                              })
+                               : !text_has_config_mark(text))) {
+            result.skipped = true;
+            return result;
+        }
         if (!loaded.ok()) {
             result.errors = std::move(loaded.errors);
             return result;

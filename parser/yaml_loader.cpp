@@ -64,6 +64,13 @@ size_t token_end(std::string_view line, size_t col) {
     return end;
 }
 
+// Whether a YAML string holds an OmegaConf interpolation: `${` not escaped by a backslash.
+bool has_interpolation(std::string_view s) {
+    for (std::size_t at = s.find("${"); at != std::string_view::npos; at = s.find("${", at + 2))
+        if (at == 0 || s[at - 1] != '\\') return true;
+    return false;
+}
+
 class Converter {
 public:
     Converter(const std::string& file, std::string_view text, Origin origin)
@@ -111,6 +118,11 @@ public:
     Value scalar(const YAML::Node& node, const Provenance& prov) {
         const std::string& s = node.Scalar();
         if (!charge_bytes(s.size(), prov)) return Value::unknown("size limit", prov);
+        // OmegaConf resolves `${...}` when the config is read with resolve=True (Bridge's overlays and launchers:
+        // OmegaConf.to_container(..., resolve=True)), through a node of the config or a resolver the job registers
+        // (oc.env, a launcher's own); what it yields, and its type, are the job's. `\${` is a literal `${`.
+        if (has_interpolation(s))
+            return Value::unknown("an OmegaConf interpolation, resolved when the job reads the config", prov);
         if (node.Tag() != "?") {
             // Quoted or explicitly tagged: a string unless the tag says otherwise. `!!bool "true"` is True and
             // `!!float 1` is 1.0 for PyYAML, so a tagged value is resolved as the tag says.
@@ -428,6 +440,20 @@ int count_documents(std::string_view text) {
 
 }  // namespace
 
+// Errors in the documents are not reported: the stream is refused as a whole already (a Kubernetes manifest, a
+// quantization recipe's units).
+void read_stream_shapes(const std::string& file, std::string_view text, YamlLoadResult& result, Origin origin) {
+    try {
+        Converter conv(file, text, origin);
+        for (const YAML::Node& doc : YAML::LoadAll(std::string(text)))
+            if (doc.IsMap())
+                result.shapes.push_back(conv.convert(doc, Provenance::at(origin, SourceRange::point(file, 1, 1)), 0));
+        result.shape_read = true;
+    } catch (const std::exception&) {
+        result.shapes.clear();  // a document the reader refuses: the shape is not known
+    }
+}
+
 // The first character PyYAML's Reader refuses ("special characters are not allowed", pyyaml 6.0.2
 // lib/yaml/reader.py:137): controls other than tab and line breaks, DEL, C1 controls other than NEL, surrogates and
 // U+FFFE/U+FFFF. yaml-cpp reads them, a NUL inside a quoted scalar included, but yaml.safe_load and OmegaConf stop.
@@ -466,6 +492,7 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
             result.errors.push_back(input_error(InputError::NotAMapping, SourceRange::point(file, 1, 1),
                                                 "file holds more than one YAML document; a config is one document "
                                                 "(remove the extra `---` separators)"));
+            result.stream = true;
             return result;
         }
         // PyYAML reads a lone "\r" as a line break (old Mac OS line endings); yaml-cpp does not. One byte for one, so
@@ -512,6 +539,7 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
         result.root = Value::map(Provenance::at(origin, SourceRange::point(file, 1, 1)));
         return result;
     }
+    result.shape_read = true;
     if (!doc.IsMap()) {
         const char* what = doc.IsSequence() ? "a list" : "a single value";
         result.errors.push_back(input_error(
@@ -527,6 +555,7 @@ YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin 
                                           fmt::format("YAML could not be read: {}", e.what())));
     }
     result.errors = std::move(conv.errors);
+    if (!result.errors.empty() && result.root.is_map()) result.shapes.push_back(result.root);
     return result;
 }
 

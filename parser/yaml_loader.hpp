@@ -13,12 +13,23 @@ namespace mbl {
 struct YamlLoadResult {
     Value root;                      // a Map on success
     std::vector<Diagnostic> errors;  // IN0xx diagnostics; non-empty means the file is unusable
+    // What a directory walk judges an unusable file's shape by: its documents that are mappings, read despite the
+    // errors (a stream of several documents, a tag OmegaConf refuses; none for a list or a lone value). `shape_read`
+    // is false when the text could not be parsed at all (a syntax error), so its shape is not known.
+    std::vector<Value> shapes;
+    bool shape_read = false;
+    bool stream = false;  // refused as a stream of several documents; read_stream_shapes reads them on demand
     bool ok() const { return errors.empty(); }
 };
 
 // Parses `text` (the contents of `file`). Never throws. Values carry Origin::File provenance spanning the
 // `key: value` entry that set them, so a caret can underline it.
 YamlLoadResult load_yaml(const std::string& file, std::string_view text, Origin origin = Origin::File);
+
+// The mappings among the documents of a refused stream (`result.stream`) into `result.shapes`, for a directory walk to
+// judge whether the file has a Bridge config's shape; read only when a walk asks, under the same limits.
+void read_stream_shapes(const std::string& file, std::string_view text, YamlLoadResult& result,
+                        Origin origin = Origin::File);
 
 // How a plain (unquoted) YAML scalar reads: null, bool, int, float or string, as PyYAML resolves it.
 Value parse_yaml_plain_scalar(const std::string& text);

@@ -1028,8 +1028,23 @@ static NodeId handed_argument(const Ast& a, NodeId s, const std::vector<std::str
     return kNoNode;
 }
 
+bool Interp::hand_over(Frame& f, NodeId s) {
+    const NodeId config = handed_argument(ast(f), s, *entry_points_, entry_keyword_);
+    if (config == kNoNode) return false;
+    // A copy of the config as it stands here: unwinding through a branch (a statement after `if args.x: return` runs
+    // as one) restores what the branch wrote, and the config handed over keeps it.
+    std::unordered_map<const Object*, ObjPtr> saved;
+    saved.swap(thawed_);
+    Val copy = thaw(eval(f, config));
+    saved.swap(thawed_);
+    if (copy.is_obj()) copy.o->epoch = next_epoch();
+    handed_ = std::move(copy);
+    return true;
+}
+
 Val Interp::run_main_block(Module* m, NodeId body, const std::vector<std::string>& entry_points,
                            const std::string& keyword) {
+    handed_.reset();
     project_.ensure_initialized(m, import_depth_);
     if (!m->ast || body == kNoNode) return Val::unknown("no __main__ block");
     Frame f;
@@ -1042,13 +1057,18 @@ Val Interp::run_main_block(Module* m, NodeId body, const std::vector<std::string
     f.stmt = m->loc(body);
     std::vector<NodeId> stmts;
     for (std::uint32_t i = 0; i < a.count(body); ++i) stmts.push_back(a.kid(body, i));
+    // The block runs as Python runs it, into the functions it calls (a script's `main()`, `main(args)` inside a `try`,
+    // main() calling train(args)), up to the first statement, at any depth, that calls an entry point.
+    entry_points_ = &entry_points;
+    entry_keyword_ = keyword;
+    struct Reset {
+        const std::vector<std::string>*& points;
+        ~Reset() { points = nullptr; }
+    } reset{entry_points_};
     for (std::size_t i = 0; i < stmts.size(); ++i) {
-        if (const NodeId config = handed_argument(a, stmts[i], entry_points, keyword); config != kNoNode) {
-            f.stmt = loc(f, stmts[i]);
-            return eval(f, config);
-        }
         bool consumed = false;
         const Flow flow = exec_stmt(f, stmts[i], stmts, i + 1, consumed);
+        if (handed_) return *handed_;
         if (out_of_budget()) {
             if (!budget_site_.valid()) budget_site_ = loc(f, stmts[i]);  // the block's statement that spent it
             return Val::unknown("the evaluation budget of the recipe is spent", f.stmt);

@@ -86,8 +86,10 @@ Flow Interp::exec_stmts(Frame& f, const std::vector<NodeId>& stmts, std::size_t 
 
 Flow Interp::exec_stmt(Frame& f, NodeId s, const std::vector<NodeId>& rest, std::size_t next, bool& consumed_rest) {
     if (++steps_ > project_.limits().max_steps) return Flow::Raise;  // budget spent: unwind (the result is dropped)
+    if (handed_) return Flow::Raise;  // a job script's config is handed over: unwind to run_main_block
     const Ast& a = ast(f);
     f.stmt = loc(f, s);
+    if (entry_points_ && hand_over(f, s)) return Flow::Raise;
     switch (a.kind(s)) {
         case Kind::ExpressionStatement:
             for (NodeId k : a.named_kids(s)) {

@@ -85,6 +85,8 @@ public:
     // not run. The host names the entry points.
     Val run_main_block(Module* m, NodeId body, const std::vector<std::string>& entry_points,
                        const std::string& keyword);
+    // Whether the last run_main_block reached a call of an entry point (its config may still be unknown).
+    bool reached_entry_point() const { return handed_.has_value(); }
     // A global of a module (initializing it first), copied for this evaluator.
     Val module_global(Module* m, const std::string& name);
     bool out_of_budget() const { return steps_ > project_.limits().max_steps; }
@@ -244,6 +246,13 @@ private:
     int import_depth_ = 0;
     std::unordered_map<const Object*, ObjPtr> thawed_;
     std::vector<Journal*> journals_;
+    // While run_main_block runs: the entry points whose call hands the config over, in the block or in a function it
+    // calls (a script's main()); once one is reached, what it was handed, and every frame unwinds (hand_over).
+    const std::vector<std::string>* entry_points_ = nullptr;
+    std::string entry_keyword_;
+    std::optional<Val> handed_;
+    // Whether statement `s` is a call of an entry point: if so, evaluates what it hands over into handed_.
+    bool hand_over(Frame& f, NodeId s);
 };
 
 // The parameters of a `def` or `lambda` (`params` may be kNoNode); defaults are evaluated by `eval_default`.

@@ -140,6 +140,27 @@ bool reads_at(const EffectiveModel& m, const post_init::Site& site, const Source
 // the model, and the section's own (set by the config, or its class's default when absent).
 bool section_read(const std::string& name) { return name.find('.') != std::string::npos; }
 
+// On an overlay a raise whose guard reads a model field the overlay leaves at Megatron Core's default is possible, not
+// certain: the recipe the overlay is applied to may set that field (a provider turning moe_grouped_gemm on).
+std::shared_ptr<const post_init::Outcome> on_overlay(const std::shared_ptr<const post_init::Outcome>& outcome,
+                                                     const EffectiveModel& m) {
+    auto copy = std::make_shared<post_init::Outcome>(*outcome);
+    for (auto& e : copy->events) {
+        if (!e.certain || e.site->kind != post_init::Site::Kind::Raise) continue;
+        for (const auto& f : e.site->reads) {
+            const Value* v = read_field(m, f);
+            if (section_read(f) || (v && v->prov().origin != Origin::Default)) continue;
+            e.certain = false;
+            e.why_uncertain =
+                v ? fmt::format("the recipe this overlay is applied to leaves {} at Megatron Core's default ({})", f,
+                                v->display())
+                  : fmt::format("the recipe this overlay is applied to leaves {} unset", f);
+            break;
+        }
+    }
+    return copy;
+}
+
 }  // namespace
 
 void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& options, std::vector<Diagnostic>& diags) {
@@ -157,6 +178,7 @@ void apply_megatron_verdict(const EffectiveModel& model, const RuleOptions& opti
                 bridge = std::make_shared<const post_init::Outcome>(std::move(*o));
     }
     if (outcome && model.revision) outcome = confirmed(outcome, *model.revision);
+    if (outcome && options.overlay) outcome = on_overlay(outcome, model);
     const std::vector<Raised> events = raised_events(model, bridge.get(), outcome.get());
     std::set<const post_init::Site*> explained;
     std::vector<Diagnostic> kept;

@@ -45,6 +45,9 @@ struct RuleOptions {
     std::optional<int> data_parallel_size;   // not in the config; shards the distributed optimizer
     std::optional<int> gpus;                 // the job's GPU count (--gpus): data parallel = GPUs / (TP x PP x CP)
     std::optional<double> reserve_bytes;     // --reserve: kept free beside the predicted peak
+    // The config is an overlay applied to a recipe the linter is not told: a field it leaves alone is the recipe's, so
+    // a Megatron Core raise whose guard reads one is possible, not certain (rules/megatron_raises.cpp).
+    bool overlay = false;
 };
 
 // What one rule computes about a model and the other rules of the same run reuse (the memory estimate the RC2xx

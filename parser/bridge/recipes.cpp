@@ -445,8 +445,9 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
     RecipeOutcome out;
     Interp in(project, &out.diagnostics);
     // A job script's config is what its __main__ block hands to Bridge's entry points: pretrain(config,
-    // forward_step_func, ...) and finetune(config, ...) (training/pretrain.py:40, training/finetune.py:23 at 067f987).
-    static const std::vector<std::string> kEntryPoints = {"pretrain", "finetune"};
+    // forward_step_func, ...), finetune(config, ...) and distill(config) (training/pretrain.py:40,
+    // training/finetune.py:23, training/distill.py:23 at 067f987).
+    static const std::vector<std::string> kEntryPoints = {"pretrain", "finetune", "distill"};
     Val cfg = recipe.main_block != kNoNode ? in.run_main_block(recipe.module, recipe.main_block, kEntryPoints, "config")
                                            : in.call_recipe(in.module_global(recipe.module, recipe.name));
     out.steps = in.steps();
@@ -466,8 +467,11 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         out.root.set("model", unknown_model(reason, anchor, revision));
         return out;
     }
+    // A job script whose block reaches its entry point is a job, whatever it hands over: what the linter cannot follow
+    // of that config is unknown, not "no recipe".
+    const bool job = recipe.main_block != kNoNode && in.reached_entry_point();
     if (!cfg.is_obj(ObjKind::Instance)) {
-        if (!recipe.annotated) {
+        if (!recipe.annotated && !job) {
             out.is_recipe = false;
             return out;
         }
@@ -479,7 +483,8 @@ RecipeOutcome evaluate_recipe(Project& project, const Revision& revision, const 
         return out;
     }
     auto* inst = cfg.as<InstanceObj>();
-    if (!recipe.annotated && !inst->find("model") && inst->class_path.find("ConfigContainer") == std::string::npos) {
+    if (!recipe.annotated && !job && !inst->find("model") &&
+        inst->class_path.find("ConfigContainer") == std::string::npos) {
         out.is_recipe = false;
         return out;
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 
 #include "../support/expect_annotations.hpp"
 #include "../support/run.hpp"
@@ -105,4 +106,49 @@ TEST_CASE("check . honours the configuration's extend-exclude and --exclude", "[
     auto nothing = root.check(". --extend-exclude src");
     CHECK(nothing.code == 2);
     CHECK(nothing.out.find("nothing to check") != std::string::npos);
+}
+
+// A user's repository holds YAML of every kind beside its Bridge configs: Helm chart templates (`{{ }}` is no YAML
+// until Helm renders it), streams of several documents, lists, documentation settings with Python tags. A walk lints a
+// file only when its content has a Bridge config's shape, and a file that cannot be a config (or cannot be read) has it
+// only when one of its mappings (or its text) shows one; a config that is broken is still reported.
+TEST_CASE("check . skips YAML that cannot be read as a config unless it shows a config's shape", "[cli][root]") {
+    mbl::test::TempDir dir;
+    auto write = [&](const std::string& rel, const std::string& text) {
+        fs::create_directories(fs::path(dir / rel).parent_path());
+        std::ofstream(dir / rel) << text;
+    };
+    write("deploy/chart/Chart.yaml", "apiVersion: v2\nname: trainer\nversion: 0.1.0\n");
+    write("deploy/chart/templates/job.yaml",
+          "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n"
+          "    spec:\n      containers:\n      {{- range .Values.containers }}\n      - name: {{ .name }}\n"
+          "      {{- end }}\n");
+    write("deploy/chart/templates/env.yaml", "env:\n  {{ .Values.key }}: on\n");
+    write("quant/units/kv.yaml", "---\nkv_cache:\n  num_bits: 8\n---\nkv_scale:\n  axis: 0\n");
+    write("quant/units/skip.yaml", "- '*lm_head*'\n- '*router*'\n");
+    write("mkdocs.yml", "site_name: docs\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                        "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n");
+    write("conf/ok.yaml", "model:\n  num_layers: 4\n");
+    write("conf/typo.yaml", "model:\n  recompute_granularity: full\n   recompute_method: uniform\n");
+    write("conf/stream.yaml", "model:\n  recompute_granularity: selective\n---\ntrain:\n  train_iters: 10\n");
+
+    auto r = mbl::test::run_shell("cd '" + dir.path().string() + "' && " + mbl::test::lint_binary() +
+                                  " check . --mcore 0.19 --output-format json");
+    INFO(r.out);
+    const auto report = nlohmann::json::parse(r.out);
+    std::set<std::pair<std::string, std::string>> found;
+    for (const auto& d : report["diagnostics"])
+        found.emplace(d["file"].get<std::string>(), d["code"].get<std::string>());
+    // The broken config and the stream holding a config are reported; nothing else is.
+    CHECK(found ==
+          std::set<std::pair<std::string, std::string>>{{"conf/stream.yaml", "IN003"}, {"conf/typo.yaml", "IN002"}});
+    CHECK(report["summary"]["files_checked"] == 3);
+    CHECK(report["summary"]["files_skipped"] == 6);
+    CHECK(r.code == 2);
+
+    // Named on the command line, a file is checked whatever it holds.
+    auto named = mbl::test::run_shell("cd '" + dir.path().string() + "' && " + mbl::test::lint_binary() +
+                                      " check quant/units/skip.yaml --mcore 0.19 --color never");
+    CHECK(named.code == 2);
+    CHECK(named.out.find("IN003") != std::string::npos);
 }

@@ -529,3 +529,171 @@ if __name__ == '__main__':
     CHECK(n.diagnostics[0].code == "IN009");
     CHECK(n.diagnostics[0].message.find("__main__") != std::string::npos);
 }
+
+// A launcher's YAML that names the recipe it is applied to (`recipe: {_target_: ...}`; the launcher calls it, then
+// merges the file's sections over the config it returns) is an overlay wherever it lies: a field it leaves alone is
+// the recipe's. Here the recipe's provider may turn moe_grouped_gemm on, so "moe_act" recompute is not certainly
+// refused, and nothing rests on the experts the overlay does not write. A value OmegaConf interpolates (a resolver the
+// launcher registers) is unknown, whatever type its text has.
+TEST_CASE("a YAML naming its recipe is an overlay, and an OmegaConf interpolation is unknown", "[python][launch]") {
+    const std::string overlay = R"(recipe:
+  _target_: megatron.bridge.recipes.acme.acme_moe_pretrain_config
+  seq_length: 4096
+model:
+  seq_length: ${art:data,pack_size}
+  recompute_granularity: selective
+  recompute_modules: [moe, moe_act]
+)";
+    const std::string plain = R"(model:
+  recompute_granularity: selective
+  recompute_modules: [moe, moe_act]
+)";
+    // The recipe by its name in Bridge's recipe package, as run_recipe.py's --recipe takes it.
+    const std::string by_name = "recipe:\n  name: acme_moe_pretrain_config\n" + plain;
+    TempTree tree({{"conf/overlay.yaml", overlay}, {"conf/plain.yaml", plain}, {"conf/by_name.yaml", by_name}});
+    for (const auto& d : pytest::lint(tree, "conf/by_name.yaml").diagnostics) {
+        INFO(d.code << " " << d.message);
+        CHECK(d.severity != mbl::Severity::Error);
+        CHECK(d.code != "IN004");  // the launcher's section, not one Bridge skips
+    }
+    pytest::RecipeOptions unknowns;
+    unknowns.show_unknowns = true;
+    auto r = pytest::lint(tree, "conf/overlay.yaml", unknowns);
+    bool rc009 = false, seq_unknown = false;
+    for (const auto& d : r.diagnostics) {
+        INFO(d.code << " " << d.message);
+        CHECK(d.severity != mbl::Severity::Error);
+        CHECK(d.code != "RC103");  // "no MoE layers" would rest on the default num_moe_experts
+        CHECK(d.code != "IN005");  // "${...}" is no string to the job
+        if (d.code == "RC009") {
+            rc009 = true;
+            CHECK(d.message.find("moe_grouped_gemm") != std::string::npos);
+        }
+        if (d.code == "IN012" && d.message.find("model.seq_length") != std::string::npos)
+            seq_unknown = d.message.find("interpolation") != std::string::npos;
+    }
+    CHECK(rc009);  // a warning: possible, depending on what the recipe sets
+    CHECK(seq_unknown);
+
+    // The same settings in a file that names no recipe are the model as written: Megatron Core refuses them.
+    auto p = pytest::lint(tree, "conf/plain.yaml");
+    CHECK(std::any_of(p.diagnostics.begin(), p.diagnostics.end(), [](const mbl::Diagnostic& d) {
+        return d.code == "RC009" && d.severity == mbl::Severity::Error;
+    }));
+}
+
+// Most launchers keep their work in a function: `if __name__ == "__main__": main()`, main() parsing arguments and
+// calling train(args), which calls pretrain(cfg, ...); or `main(args)` inside a `try`. The block runs into the
+// functions it calls, up to the first statement that hands a config to an entry point, distill(cfg) included.
+TEST_CASE("a job script's __main__ block is followed into the functions it calls", "[python][launch]") {
+    const std::string nested = R"(from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.training.pretrain import pretrain
+
+
+def build(layers):
+    return ConfigContainer(model=GPTModelProvider(num_layers=layers))
+
+
+def train(layers):
+    cfg = build(layers)
+    cfg.model.cpu_offloading = True
+    if layers > 2:
+        cfg.model.recompute_granularity = "selective"
+    pretrain(config=cfg, forward_step_func=None)
+    cfg.model.cpu_offloading = False
+
+
+def main():
+    train(8)
+    print("done")
+
+
+if __name__ == "__main__":
+    main()
+)";
+    const std::string wrapped = R"(import sys
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.training.distill import distill
+
+
+def main(argv):
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4, recompute_granularity="full",
+                                                 recompute_method="block", recompute_num_layers=2))
+    distill(cfg)
+
+
+if __name__ == "__main__":
+    try:
+        main(sys.argv)
+    except BaseException:
+        raise
+)";
+    // A config built from what the command line says, then written to: the block reaches pretrain(), so the file is
+    // a job whose values are unknown, not a file without a recipe.
+    const std::string opaque = R"(import argparse
+
+from megatron.bridge.training.pretrain import pretrain
+
+
+def main():
+    args = argparse.ArgumentParser().parse_args()
+    cfg = args.make_config()
+    cfg.logger.log_interval = 1
+    pretrain(cfg, None)
+
+
+if __name__ == "__main__":
+    main()
+)";
+    // The entry point after a branch that ends the run on one path: its statements run as a branch of their own, whose
+    // writes the unwinding undoes; the config handed over keeps them.
+    const std::string after_branch = R"(import argparse
+
+from megatron.bridge.models import GPTModelProvider
+from megatron.bridge.training.config import ConfigContainer
+from megatron.bridge.training.pretrain import pretrain
+
+
+def main():
+    args = argparse.ArgumentParser().parse_args()
+    cfg = ConfigContainer(model=GPTModelProvider(num_layers=4))
+    if args.dry_run:
+        return
+    cfg.model.recompute_granularity = "full"
+    cfg.model.recompute_method = "uniform"
+    cfg.model.recompute_num_layers = 1
+    pretrain(cfg, None)
+
+
+if __name__ == "__main__":
+    main()
+)";
+    TempTree tree(
+        {{"nested.py", nested}, {"wrapped.py", wrapped}, {"opaque.py", opaque}, {"after_branch.py", after_branch}});
+    auto b = pytest::evaluate(tree, "after_branch.py");
+    REQUIRE(b.recipes.count("__main__"));
+    CHECK(b.get("__main__", "model.recompute_method")->display() == "\"uniform\"");
+    for (const auto& d : pytest::lint(tree, "after_branch.py").diagnostics) CHECK(d.severity != mbl::Severity::Error);
+    auto n = pytest::lint(tree, "nested.py");
+    CHECK(n.recipes == 1);
+    int rc001 = 0;
+    for (const auto& d : n.diagnostics)
+        if (d.code == "RC001") {
+            ++rc001;
+            CHECK(d.severity == mbl::Severity::Error);
+            CHECK(d.range.line == line_of(nested, "recompute_granularity = \"selective\""));
+        }
+    CHECK(rc001 == 1);
+
+    auto w = pytest::evaluate(tree, "wrapped.py");
+    REQUIRE(w.recipes.count("__main__"));
+    CHECK(w.get("__main__", "model.recompute_method")->display() == "\"block\"");
+
+    auto o = pytest::lint(tree, "opaque.py");
+    CHECK(o.recipes == 1);
+    CHECK(o.resolved == 0);
+    for (const auto& d : o.diagnostics) CHECK(d.code != "IN009");
+}

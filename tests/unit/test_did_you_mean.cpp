@@ -18,6 +18,11 @@ TEST_CASE("close matches suggest likely typos and abbreviations only", "[did-you
     CHECK(mbl::close_matches("zzzzzz", labels).empty());
     CHECK(mbl::did_you_mean_suffix("moe_actt", labels) == " (did you mean \"moe_act\"?)");
     CHECK(mbl::did_you_mean_suffix("qqqqqqq", labels).empty());
+    // A word inside a part of a name is chance, not an abbreviation: a launcher's own `run:` section is no
+    // rerun_state_machine; one starting a part is ("state" for rerun_state_machine).
+    const std::vector<std::string> sections = {"rerun_state_machine", "train", "model"};
+    CHECK(mbl::close_matches("run", sections).empty());
+    CHECK(mbl::close_matches("state", sections) == std::vector<std::string>{"rerun_state_machine"});
 }
 
 TEST_CASE("a prepared matcher suggests what the one-off lookup does", "[did-you-mean]") {
