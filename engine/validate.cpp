@@ -119,13 +119,12 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
             e.value = Value::unknown("field not in this revision", e.value.prov());
             continue;
         }
-        const FieldSpec spec = schema.field_at(*known, rev);
-        const FieldSpec* f = &spec;
-        if (!type_matches(e.value, f->type)) {
+        const FieldTypeAt f = schema.field_type_at(*known, rev);
+        if (!type_matches(e.value, f.type)) {
             Diagnostic d = input_error(InputError::WrongType, e.value.prov().range.valid() ? e.value.prov().range : at,
                                        fmt::format("model field \"{}\" must be {}, but it is {} ({})", e.key,
-                                                   type_words(f->type), kind_words(e.value), e.value.display()));
-            if (f->type == FieldType::List && e.value.is_string())
+                                                   type_words(f.type), kind_words(e.value), e.value.display()));
+            if (f.type == FieldType::List && e.value.is_string())
                 d.notes.push_back(
                     Note{SourceRange{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
             out.push_back(std::move(d));
