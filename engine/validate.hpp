@@ -11,4 +11,14 @@ namespace mbl {
 
 std::vector<Diagnostic> validate_config(Value& root, const Revision& revision);
 
+// The same check without touching the tree: the replacements it makes, each at the entry indices from the root down,
+// for a caller that copies the tree only where one is made (most trees need none).
+struct ValidationEdit {
+    std::vector<std::size_t> path;
+    Value value;
+};
+std::vector<Diagnostic> validate_config(const Value& root, const Revision& revision,
+                                        std::vector<ValidationEdit>& edits);
+void apply_validation_edits(Value& root, std::vector<ValidationEdit> edits);
+
 }  // namespace mbl
