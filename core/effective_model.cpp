@@ -267,7 +267,7 @@ static Value resolve_precision(const Value& mp, const PrecisionLookup* tree, std
 // mixed_precision), any other as the config writes it; null where the config has none.
 static const Value* startup_section(const EffectiveModel& m, const Value& root, std::string_view section) {
     if (section == "mixed_precision" && m.mixed_precision) return m.mixed_precision.get();
-    return root.find(std::string(section));
+    return root.find(section);
 }
 
 // What Megatron Bridge's start-up writes on the model before its whole-config validation (its mixed-precision setup
@@ -565,7 +565,9 @@ FinalizeResult finalize(const Value& root, const Revision& revision, const Sourc
     m.full_dump = is_full_dump(root);
     m.defaults = revision.defaults_map;
     if (!m.defaults) m.defaults = std::make_shared<const Value>(map_of_defaults(revision.defaults));
-    for (const Value::Entry* e : model_entries(root)) {
+    const std::vector<const Value::Entry*> given = model_entries(root);
+    m.set_fields.entries().reserve(given.size());
+    for (const Value::Entry* e : given) {
         if (e->key == "_target_") continue;
         m.set_key(e->key, e->value, e->key_range);
     }

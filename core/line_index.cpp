@@ -6,6 +6,11 @@ namespace mbl {
 
 LineIndex::LineIndex(std::string_view text) : text_(text) {
     starts_.push_back(0);
+    if (text.find('\r') == std::string_view::npos) {  // the usual text: its lines end at each "\n", found by memchr
+        for (std::size_t i = text.find('\n'); i != std::string_view::npos; i = text.find('\n', i + 1))
+            starts_.push_back(i + 1);
+        return;
+    }
     // A lone "\r" ends a line too, as Python's tokenizer and YAML read it (old Mac OS line endings).
     for (std::size_t i = 0; i < text.size(); ++i)
         if (text[i] == '\n' || (text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')))

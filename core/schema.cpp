@@ -568,11 +568,20 @@ bool Schema::field_exists_at(const FieldSpec& f, const Revision& rev) const {
 
 FieldSpec Schema::field_at(const FieldSpec& f, const Revision& rev) const {
     FieldSpec out = f;
+    if (ResolvedField d = rev.classes ? rev.classes->any(f.name) : ResolvedField{}; d.field) out.owner = d.owner->name;
+    const FieldTypeAt at = field_type_at(f, rev);
+    out.type = at.type;
+    out.nullable = at.nullable;
+    out.enum_values = *at.enum_values;
+    return out;
+}
+
+FieldTypeAt Schema::field_type_at(const FieldSpec& f, const Revision& rev) const {
+    FieldTypeAt out{f.type, f.nullable, &f.enum_values};
     if (ResolvedField d = rev.classes ? rev.classes->any(f.name) : ResolvedField{}; d.field) {
         out.type = d.field->type;
         out.nullable = d.field->nullable;
-        out.enum_values = d.field->values;
-        out.owner = d.owner->name;
+        out.enum_values = &d.field->values;
         // Python does not check annotations: where a Bridge class declares the field otherwise, either type is held.
         if (!f.bridge_source.empty() && f.bridge_type != out.type) out.type = FieldType::Any;
     } else if (!f.bridge_source.empty()) {

@@ -34,6 +34,14 @@ struct FieldSpec {
     FieldType bridge_type = FieldType::Any;
 };
 
+// A field's type at a revision without a copy of its FieldSpec (Schema::field_type_at): what a check of a value against
+// the field reads.
+struct FieldTypeAt {
+    FieldType type = FieldType::Any;
+    bool nullable = true;
+    const std::vector<std::string>* enum_values = nullptr;  // never null once made by field_type_at
+};
+
 struct Revision {
     std::string name;
     std::string description;
@@ -143,6 +151,8 @@ public:
     bool field_exists_at(const FieldSpec& f, const Revision& rev) const;
     // The field with its type at `rev` (Megatron Core's declaration there; Any where Bridge declares another type).
     FieldSpec field_at(const FieldSpec& f, const Revision& rev) const;
+    // The same declaration's type, nullability and enum values only: field_at without copying the spec's strings.
+    FieldTypeAt field_type_at(const FieldSpec& f, const Revision& rev) const;
     // Which Megatron Core revisions have the field, for messages: "it is in 0.19 to main", "it is only in dev".
     std::string field_history(const FieldSpec& f) const;
     // Whether a dotted class name (a dump's `_target_`) is a config class whose fields the linter knows at `rev`: one

@@ -146,7 +146,7 @@ Value& Value::set(std::string key, Value value, SourceRange key_range) {
     }
     // Keeps a built index current: the new key goes last.
     if (index_.current(entries_.size())) index_.positions->emplace(key, entries_.size());
-    entries_.push_back(Entry{std::move(key), std::move(key_range), std::move(value)});
+    entries_.emplace_back(std::move(key), std::move(key_range), std::move(value));  // built in place: one move
     return entries_.back().value;
 }
 bool Value::erase(std::string_view key) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "core/source_range.hpp"
@@ -172,6 +173,11 @@ private:
 };
 
 struct Value::Entry {
+    Entry() = default;
+    // Each part moved or copied straight into place (Value::set builds a new entry inside the vector).
+    template <class K, class R, class V>
+    Entry(K&& k, R&& r, V&& v) : key(std::forward<K>(k)), key_range(std::forward<R>(r)), value(std::forward<V>(v)) {}
+
     std::string key;
     SourceRange key_range;
     Value value;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include "config/rule_selection.hpp"
@@ -29,6 +30,23 @@ EffectiveModel model_of_tree(Value root, const Revision& revision, const SourceR
     for (auto& d : validate_config(root, revision)) errors.push_back(std::move(d));
     // The linted tree's own Bridge decides what its start-up checks, where the tree is a Bridge checkout.
     FinalizeResult fin = finalize(root, revision, anchor, precision, recipe, {}, bridge_checks_for_file(anchor.file));
+    for (auto& d : fin.errors) errors.push_back(std::move(d));
+    return std::move(fin.model);
+}
+
+// model_of_tree of a tree the caller keeps: copied only where the validation replaces a value in it.
+static EffectiveModel model_of_kept_tree(const Value& root, const Revision& revision, const SourceRange& anchor,
+                                         std::vector<Diagnostic>& errors, const PrecisionLookup* precision,
+                                         std::string_view recipe) {
+    std::vector<ValidationEdit> edits;
+    for (auto& d : validate_config(root, revision, edits)) errors.push_back(std::move(d));
+    std::optional<Value> edited;
+    if (!edits.empty()) {
+        edited = root;
+        apply_validation_edits(*edited, std::move(edits));
+    }
+    FinalizeResult fin =
+        finalize(edited ? *edited : root, revision, anchor, precision, recipe, {}, bridge_checks_for_file(anchor.file));
     for (auto& d : fin.errors) errors.push_back(std::move(d));
     return std::move(fin.model);
 }
@@ -167,13 +185,17 @@ void withhold_rejected_fixes(const EffectiveModel& model, std::vector<Diagnostic
 
 }  // namespace
 
-LintResult lint_tree(const LintOptions& options, Value root, const SourceRange& anchor,
+LintResult lint_tree(const LintOptions& options, const Value& root, const SourceRange& anchor,
                      const PrecisionLookup* precision, std::string_view recipe) {
     LintResult result;
     const bool names_recipe = recipe.empty() && names_its_recipe(root);
-    if (options.prepare) options.prepare(root, *options.revision, result.diagnostics);
-    const EffectiveModel model =
-        model_of_tree(std::move(root), *options.revision, anchor, result.diagnostics, precision, recipe);
+    std::optional<Value> prepared;
+    if (options.prepare) {
+        prepared = root;
+        options.prepare(*prepared, *options.revision, result.diagnostics);
+    }
+    const EffectiveModel model = model_of_kept_tree(prepared ? *prepared : root, *options.revision, anchor,
+                                                    result.diagnostics, precision, recipe);
     result.resolved = recompute_resolved(model);
     result.architecture_known = model.known({field::num_layers, field::hidden_size, field::num_attention_heads});
     const bool overlay = recipe.empty() && !model.full_dump && (names_recipe || in_bridge_checkout(anchor.file));

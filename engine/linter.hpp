@@ -34,7 +34,7 @@ EffectiveModel model_of_tree(Value root, const Revision& revision, const SourceR
                              std::string_view recipe = {});
 
 // Lints a config tree (any front end): options.prepare, then its model, then the rules.
-LintResult lint_tree(const LintOptions& options, Value root, const SourceRange& anchor,
+LintResult lint_tree(const LintOptions& options, const Value& root, const SourceRange& anchor,
                      const PrecisionLookup* precision = nullptr, std::string_view recipe = {});
 
 }  // namespace mbl

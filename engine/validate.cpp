@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "core/did_you_mean.hpp"
 #include "core/input_errors.hpp"
@@ -60,23 +61,32 @@ void note_facts(Diagnostic& d, const Revision& rev) {
 constexpr const char* kSkipped =
     "Megatron Bridge skips a key its config object lacks (it logs a warning): the value has no effect";
 
-void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnostic>& out) {
+void validate_model_map(const Value& model, const Revision& rev, std::vector<Diagnostic>& out,
+                        std::vector<ValidationEdit>& edits, std::vector<std::size_t>& path) {
     const Schema& schema = Schema::instance();
     static const NameMatcher field_names(schema.field_names());  // prepared once: a file may hold thousands of typos
     // A dump whose model class the linter does not know (a fork's provider): its fields are its class's business.
     const std::string target = model.target();
     const bool unknown_class = !target.empty() && !schema.knows_model_class(target, rev);
-    for (auto& e : model.entries()) {
+    for (std::size_t i = 0; i < model.entries().size(); ++i) {
+        const Value::Entry& e = model.entries()[i];
+        const auto replace = [&](Value v) {
+            path.push_back(i);
+            edits.push_back(ValidationEdit{path, std::move(v)});
+            path.pop_back();
+        };
         if (!e.key.empty() && e.key[0] == '_') continue;  // _target_, _builder_, _partial_
         if (e.key == "transformer" && e.value.is_map()) {
-            validate_model_map(e.value, rev, out);  // builder configs nest TransformerConfig fields here
+            path.push_back(i);
+            validate_model_map(e.value, rev, out, edits, path);  // builder configs nest TransformerConfig fields here
+            path.pop_back();
             continue;
         }
         SourceRange at = e.key_range.valid() ? e.key_range : e.value.prov().range;
         const FieldSpec* known = schema.field(e.key);
         if (unknown_class && (!known || !schema.field_exists_at(*known, rev))) {
-            e.value = Value::unknown(fmt::format("a field of {}, a class mbridge-lint does not know", target),
-                                     e.value.prov());
+            replace(Value::unknown(fmt::format("a field of {}, a class mbridge-lint does not know", target),
+                                   e.value.prov()));
             continue;
         }
         if (!known) {
@@ -91,8 +101,8 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
                 note_facts(d, rev);
                 out.push_back(std::move(d));
             }
-            e.value = Value::unknown("not a field of TransformerConfig or of a Bridge provider the linter knows",
-                                     e.value.prov());
+            replace(Value::unknown("not a field of TransformerConfig or of a Bridge provider the linter knows",
+                                   e.value.prov()));
             continue;
         }
         if (!schema.field_exists_at(*known, rev)) {
@@ -116,20 +126,19 @@ void validate_model_map(Value& model, const Revision& rev, std::vector<Diagnosti
             d.notes.push_back(Note{SourceRange{}, kSkipped});
             note_facts(d, rev);
             out.push_back(std::move(d));
-            e.value = Value::unknown("field not in this revision", e.value.prov());
+            replace(Value::unknown("field not in this revision", e.value.prov()));
             continue;
         }
-        const FieldSpec spec = schema.field_at(*known, rev);
-        const FieldSpec* f = &spec;
-        if (!type_matches(e.value, f->type)) {
+        const FieldTypeAt f = schema.field_type_at(*known, rev);
+        if (!type_matches(e.value, f.type)) {
             Diagnostic d = input_error(InputError::WrongType, e.value.prov().range.valid() ? e.value.prov().range : at,
                                        fmt::format("model field \"{}\" must be {}, but it is {} ({})", e.key,
-                                                   type_words(f->type), kind_words(e.value), e.value.display()));
-            if (f->type == FieldType::List && e.value.is_string())
+                                                   type_words(f.type), kind_words(e.value), e.value.display()));
+            if (f.type == FieldType::List && e.value.is_string())
                 d.notes.push_back(
                     Note{SourceRange{}, fmt::format("write a list: {}: [{}]", e.key, e.value.as_string())});
             out.push_back(std::move(d));
-            e.value = Value::unknown("wrong type", e.value.prov());
+            replace(Value::unknown("wrong type", e.value.prov()));
         }
     }
 }
@@ -149,11 +158,11 @@ bool names_recipe(const Value::Entry& section) {
            name->as_string().find_first_of(" /") == std::string::npos;
 }
 
-std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
+std::vector<Diagnostic> validate_config(const Value& root, const Revision& rev, std::vector<ValidationEdit>& edits) {
     std::vector<Diagnostic> out;
     if (!root.is_map()) return out;
     const auto& sections = Schema::instance().config_sections();
-    for (auto& e : root.entries()) {
+    for (const auto& e : root.entries()) {
         if (std::find(sections.begin(), sections.end(), e.key) != sections.end() || names_recipe(e)) continue;
         // A near miss is almost surely a typo that drops the section; anything else may be a section of a newer
         // Bridge. Either way Bridge skips it (kSkipped), so it is a warning.
@@ -164,17 +173,33 @@ std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
         d.notes.push_back(Note{SourceRange{}, kSkipped});
         out.push_back(std::move(d));
     }
-    Value* model = root.find("model");
+    const Value::Entry* model = root.find_entry("model");
     if (model) {
-        if (model->is_map()) {
-            validate_model_map(*model, rev, out);
-        } else if (!model->is_null() && !model->is_unknown()) {
-            out.push_back(input_error(
-                InputError::WrongType, model->prov().range,
-                fmt::format("model must be a mapping of TransformerConfig fields, but it is {}", kind_words(*model))));
-            *model = Value::map(model->prov());
+        std::vector<std::size_t> path{static_cast<std::size_t>(model - root.entries().data())};
+        if (model->value.is_map()) {
+            validate_model_map(model->value, rev, out, edits, path);
+        } else if (!model->value.is_null() && !model->value.is_unknown()) {
+            out.push_back(input_error(InputError::WrongType, model->value.prov().range,
+                                      fmt::format("model must be a mapping of TransformerConfig fields, but it is {}",
+                                                  kind_words(model->value))));
+            edits.push_back(ValidationEdit{std::move(path), Value::map(model->value.prov())});
         }
     }
+    return out;
+}
+
+void apply_validation_edits(Value& root, std::vector<ValidationEdit> edits) {
+    for (auto& edit : edits) {
+        Value* at = &root;
+        for (const std::size_t i : edit.path) at = &at->entries()[i].value;
+        *at = std::move(edit.value);
+    }
+}
+
+std::vector<Diagnostic> validate_config(Value& root, const Revision& rev) {
+    std::vector<ValidationEdit> edits;
+    std::vector<Diagnostic> out = validate_config(std::as_const(root), rev, edits);
+    apply_validation_edits(root, std::move(edits));
     return out;
 }
 

@@ -476,16 +476,16 @@ ParseOutcome parse_python(const std::string& file, std::string text, bool cachea
     ast.text = std::move(text);
     // Python reads "\r" alone as a line break (universal newlines); tree-sitter's grammar does not. One byte for
     // one: every offset stays where it was.
-    for (std::size_t i = 0; i < ast.text.size(); ++i)
-        if (ast.text[i] == '\r' && (i + 1 == ast.text.size() || ast.text[i + 1] != '\n')) ast.text[i] = '\n';
+    for (std::size_t i = ast.text.find('\r'); i != std::string::npos; i = ast.text.find('\r', i + 1))
+        if (i + 1 == ast.text.size() || ast.text[i + 1] != '\n') ast.text[i] = '\n';
     std::string blanked;  // ast.text with its comments blanked, what tree-sitter reads (python_scan.hpp)
     const PythonScan scan = scan_python(ast.text, limit(Limit::PythonTokens), &blanked);
     if (scan.problem != PythonScan::Problem::None) return unparsed(std::move(out), scan_problem(file, ast.text, scan));
     const std::string& parsed = scan.has_comments ? blanked : ast.text;
     auto line_starts = [&ast] {
         ast.line_starts.push_back(0);
-        for (std::uint32_t i = 0; i < ast.text.size(); ++i)
-            if (ast.text[i] == '\n') ast.line_starts.push_back(i + 1);
+        for (std::size_t i = ast.text.find('\n'); i != std::string::npos; i = ast.text.find('\n', i + 1))
+            ast.line_starts.push_back(static_cast<std::uint32_t>(i + 1));
         ast.line_starts.shrink_to_fit();
     };
     if (std::optional<Ast> kept = cacheable ? load_cached_ast(parsed) : std::nullopt) {

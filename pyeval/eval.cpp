@@ -307,14 +307,18 @@ void Interp::collect_sequence(Frame& f, NodeId node, std::vector<Val>& out, std:
     }
 }
 
-static std::string decode_escapes(std::string_view s) {
-    std::string out;
-    for (size_t i = 0; i < s.size(); ++i) {
-        if (s[i] != '\\' || i + 1 == s.size()) {
-            out += s[i];
-            continue;
+// Appends `s` with its escapes decoded; the runs between backslashes are copied whole (a docstring has few or none).
+static void append_decoded(std::string& out, std::string_view s) {
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const std::size_t slash = s.find('\\', i);
+        if (slash == std::string_view::npos || slash + 1 == s.size()) {  // a backslash at the end stays one
+            out.append(s.substr(i));
+            return;
         }
-        char c = s[++i];
+        out.append(s.substr(i, slash - i));
+        i = slash + 1;
+        const char c = s[i];
         switch (c) {
             case 'n': out += '\n'; break;
             case 't': out += '\t'; break;
@@ -325,15 +329,15 @@ static std::string decode_escapes(std::string_view s) {
             case '"': out += '"'; break;
             case '\n': break;  // line continuation inside a string
             case 'x':
-                if (i + 2 < s.size() + 0 && i + 2 <= s.size() - 1) {
+                if (i + 2 < s.size()) {
                     out += static_cast<char>(std::strtol(std::string(s.substr(i + 1, 2)).c_str(), nullptr, 16));
                     i += 2;
                 }
                 break;
             default: out += '\\'; out += c;
         }
+        ++i;
     }
-    return out;
 }
 
 Val Interp::eval_string(Frame& f, NodeId e) {
@@ -364,16 +368,20 @@ Val Interp::eval_string(Frame& f, NodeId e) {
                 break;
             }
             case Kind::StringContent: {
-                std::string text(a.source(k));
-                if (fstring) {
-                    std::string unescaped;
-                    for (size_t j = 0; j < text.size(); ++j) {
-                        unescaped += text[j];
-                        if ((text[j] == '{' || text[j] == '}') && j + 1 < text.size() && text[j + 1] == text[j]) ++j;
-                    }
-                    text = std::move(unescaped);
+                const std::string_view source = a.source(k);
+                if (!fstring) {
+                    if (raw) out.append(source);
+                    else append_decoded(out, source);
+                    break;
                 }
-                out += raw ? text : decode_escapes(text);
+                std::string unescaped;
+                for (size_t j = 0; j < source.size(); ++j) {
+                    unescaped += source[j];
+                    if ((source[j] == '{' || source[j] == '}') && j + 1 < source.size() && source[j + 1] == source[j])
+                        ++j;
+                }
+                if (raw) out += unescaped;
+                else append_decoded(out, unescaped);
                 break;
             }
             case Kind::Interpolation: {

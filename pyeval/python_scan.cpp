@@ -1,5 +1,6 @@
 #include "pyeval/python_scan.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
 #include <vector>
@@ -71,7 +72,8 @@ private:
                 ++i_;
                 line_begin_ = i_;
             } else if (c == ' ' || c == '\t' || c == '\f') {
-                ++i_;
+                ++i_;  // a run of them at once (an indentation)
+                while (i_ < text_.size() && (text_[i_] == ' ' || text_[i_] == '\t' || text_[i_] == '\f')) ++i_;
             } else if (c == '\\') {
                 joined_ = true;
                 if (line_has_token_) {
@@ -82,7 +84,9 @@ private:
                 ++i_;
             } else if (c == '#') {
                 bare_continuations_ = 0;
-                while (i_ < text_.size() && text_[i_] != '\n' && text_[i_] != '\r') ++i_;
+                // To the line's end: the first "\n" (memchr), or a "\r" before it.
+                const std::size_t nl = std::min(text_.find('\n', i_), text_.size());
+                i_ = std::min(nl, i_ + std::min(text_.substr(i_, nl - i_).find('\r'), nl - i_));
                 // In a replacement field too: there a comment runs to the line's end, the `}"` included, for Python
                 // 3.12 and tree-sitter alike (older Pythons refuse the `#`).
                 blank(start, i_);

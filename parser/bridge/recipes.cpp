@@ -193,10 +193,10 @@ namespace {
 
 // A name from outside the source root stored in a model field: a string where the field takes names (dtypes,
 // functions, enum-like strings), the matching enum value for enum fields, else unknown (never a wrong type).
-Value external_field_value(const FieldSpec& spec, const std::string& path, const Provenance& p) {
-    if (!spec.enum_values.empty()) {
+Value external_field_value(const FieldTypeAt& spec, const std::string& path, const Provenance& p) {
+    if (!spec.enum_values->empty()) {
         const std::string member = lower(last_component(path));
-        for (const auto& allowed : spec.enum_values)
+        for (const auto& allowed : *spec.enum_values)
             if (lower(allowed) == member) return Value::string(allowed, p);
         return Value::unknown(fmt::format("{}, a name from outside the source root", path), p);
     }
@@ -209,7 +209,8 @@ Value external_field_value(const FieldSpec& spec, const std::string& path, const
     }
 }
 
-Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p, Exporter& e) {
+Value model_field_value(std::string_view name, const FieldTypeAt& spec, const Val& v, const Provenance& p,
+                        Exporter& e) {
     if (v.is_obj(ObjKind::External)) return external_field_value(spec, v.as<ExternalObj>()->path, p);
     if (v.is_obj(ObjKind::Instance) || v.is_obj(ObjKind::Function) || v.is_obj(ObjKind::Class) ||
         v.is_obj(ObjKind::Builtin) || v.is_obj(ObjKind::Partial) || v.is_obj(ObjKind::Method)) {
@@ -226,7 +227,7 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
         if (!out.is_list()) return out;
         // Labels written as enum members from outside the root are not label strings.
         const auto& items = v.as<SeqObj>()->items;
-        const bool scope = spec.name == "cuda_graph_scope" || spec.name == "cuda_graph_modules";
+        const bool scope = name == "cuda_graph_scope" || name == "cuda_graph_modules";
         for (size_t i = 0; i < items.size() && i < out.items().size(); ++i)
             if (items[i].is_obj(ObjKind::External)) {
                 const std::string& path = items[i].as<ExternalObj>()->path;
@@ -241,7 +242,7 @@ Value model_field_value(const FieldSpec& spec, const Val& v, const Provenance& p
     // eos_token_id values to an int field) is what the run holds. Only the recompute fields, which Megatron Core's
     // own checks read, are reported (IN005); elsewhere the value is unknown rather than an error.
     const bool recompute_field =
-        spec.name.find("recompute") != std::string::npos || spec.name == "distribute_saved_activations";
+        name.find("recompute") != std::string_view::npos || name == "distribute_saved_activations";
     if (!recompute_field && !out.is_unknown() && !type_matches(out, spec.type))
         return Value::unknown(
             fmt::format("{}, while the field is declared {}", type_name(v), field_type_name(spec.type)), p);
@@ -434,7 +435,7 @@ static void export_model_fields(const InstanceObj& model, Value& m, Exporter& e,
         // it is not part of the model Megatron Core sees (a recipe of the dev branch linted for 0.20.dev); a recipe's
         // own assignment of it is a warning.
         if (!schema.field_exists_at(*spec, rev) && !keeps_absent_field(model, attr, *spec, rev, diagnostics)) continue;
-        m.set(attr.name, model_field_value(schema.field_at(*spec, rev), attr.value,
+        m.set(attr.name, model_field_value(spec->name, schema.field_type_at(*spec, rev), attr.value,
                                            provenance_of(attr.info, attr.value, e.chains), e));
     }
 }
