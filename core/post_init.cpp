@@ -859,43 +859,42 @@ public:
     }
 
 private:
-    std::unordered_map<std::size_t, std::vector<std::pair<const Provenance*, const Provenance*>>> provs_;
-    std::unordered_map<std::size_t, std::vector<std::pair<const SourceRange*, const SourceRange*>>> ranges_;
+    template <class T>
+    using Moves = std::unordered_map<std::size_t, std::vector<std::pair<const T*, const T*>>>;
+    Moves<Provenance> provs_;
+    Moves<SourceRange> ranges_;
     bool moves_ = false;
     std::list<Value> kept_;
 
     bool add_prov(const Provenance& from, const Provenance& to) {
-        const bool same = same_prov(from, to);
-        if (plain(from)) return same;
-        auto& bucket = provs_[prov_hash(from)];
-        for (const auto& [f, t] : bucket)
-            if (same_prov(*f, from)) return same_prov(*t, to);
-        bucket.emplace_back(&from, &to);
-        moves_ |= !same;
-        return true;
+        return add_move(provs_, from, to, same_prov, prov_hash);
     }
     bool add_range(const SourceRange& from, const SourceRange& to) {
-        const bool same = same_range(from, to);
-        if (plain(from)) return same;
-        auto& bucket = ranges_[range_hash(from)];
+        return add_move(ranges_, from, to, same_range, range_hash);
+    }
+    const Provenance* find_prov(const Provenance& p) const { return find_move(provs_, p, same_prov, prov_hash); }
+    const SourceRange* find_range(const SourceRange& r) const { return find_move(ranges_, r, same_range, range_hash); }
+
+    // One move from a place of the earlier run to this config's: false where it contradicts one already made.
+    template <class T>
+    bool add_move(Moves<T>& moves, const T& from, const T& to, bool (*same)(const T&, const T&),
+                  std::size_t (*hash)(const T&)) {
+        const bool unchanged = same(from, to);
+        if (plain(from)) return unchanged;
+        auto& bucket = moves[hash(from)];
         for (const auto& [f, t] : bucket)
-            if (same_range(*f, from)) return same_range(*t, to);
+            if (same(*f, from)) return same(*t, to);
         bucket.emplace_back(&from, &to);
-        moves_ |= !same;
+        moves_ |= !unchanged;
         return true;
     }
-    const Provenance* find_prov(const Provenance& p) const {
-        auto it = provs_.find(prov_hash(p));
-        if (it == provs_.end()) return nullptr;
+    template <class T>
+    static const T* find_move(const Moves<T>& moves, const T& x, bool (*same)(const T&, const T&),
+                              std::size_t (*hash)(const T&)) {
+        auto it = moves.find(hash(x));
+        if (it == moves.end()) return nullptr;
         for (const auto& [f, t] : it->second)
-            if (same_prov(*f, p)) return t;
-        return nullptr;
-    }
-    const SourceRange* find_range(const SourceRange& r) const {
-        auto it = ranges_.find(range_hash(r));
-        if (it == ranges_.end()) return nullptr;
-        for (const auto& [f, t] : it->second)
-            if (same_range(*f, r)) return t;
+            if (same(*f, x)) return t;
         return nullptr;
     }
 };
