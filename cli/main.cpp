@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -36,7 +37,12 @@ int checked_exit(int code) {
         std::cerr << fmt::format("mbridge-lint: cannot write standard output: {}\n", std::strerror(errno));
         return mbl::cli::kUnusable;
     }
-    return code;
+    // Ends the process without running the static destructors: the caches of compiled Megatron Core and Bridge
+    // programs, with what their runs taught, reach 75 MB on a whole tree, and freeing them touches all of it again
+    // for nothing (on Bridge 067f987's tree, `check -j 1 .`: 74 M instructions and 870,000 last-level cache misses
+    // under callgrind's cache simulation). Standard output is flushed above; standard error is unbuffered.
+    std::fflush(stderr);
+    std::_Exit(code);
 }
 
 }  // namespace
