@@ -1063,13 +1063,9 @@ private:
             memo::Relocation to;
             if (!relocation(*b->places, b->at, path, to)) continue;
             for (std::size_t i = 0; i < b->at; ++i) asked(path[i].first->ask, *path[i].first->name, path[i].second);
-            if (to.moves()) {
-                memo::Saved moved = *b->state;
-                memo::relocate(to, moved);
-                resume_from(moved);
-            } else {
-                resume_from(*b->state);
-            }
+            memo::Saved state = *b->state;
+            if (to.moves()) memo::relocate(to, state);
+            resume_from(std::move(state));
             return {std::nullopt, b->step + 1};
         }
         return {};
@@ -1122,17 +1118,18 @@ private:
         if (recording_) records_.push_back(record(ask, std::string(name), v));
     }
 
-    void resume_from(const memo::Saved& s) {
+    // Takes a copy of a kept state (relocated where it moves): moved in, not copied a second time.
+    void resume_from(memo::Saved&& s) {
         saved_steps_ = s.steps;
-        outcome_ = s.outcome;
-        written_ = s.written;
-        rewrites_ = s.rewrites;
-        rewrite_order_ = s.rewrite_order;
+        outcome_ = std::move(s.outcome);
+        written_ = std::move(s.written);
+        rewrites_ = std::move(s.rewrites);
+        rewrite_order_ = std::move(s.rewrite_order);
         step_ = s.step;
-        tainted_ = s.tainted;
-        tainted_sections_ = s.tainted_sections;
-        tainted_names_ = s.tainted_names;
-        read_slots_ = s.read_slots;
+        tainted_ = std::move(s.tainted);
+        tainted_sections_ = std::move(s.tainted_sections);
+        tainted_names_ = std::move(s.tainted_names);
+        read_slots_ = std::move(s.read_slots);
         write_count_ = s.write_count;
         steps_ = s.steps;
         line_ = s.line;
