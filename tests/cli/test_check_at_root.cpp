@@ -152,3 +152,41 @@ TEST_CASE("check . skips YAML that cannot be read as a config unless it shows a 
     CHECK(named.code == 2);
     CHECK(named.out.find("IN003") != std::string::npos);
 }
+
+// A walk parses a Python file only when its text can define a recipe: a top-level `def` named *_config or annotated
+// with ConfigContainer. Tests and helpers that merely name ConfigContainer are skipped unread (a syntax error in one is
+// not reported, as in any other file that is no recipe); a signature the text cannot be sure of is parsed.
+TEST_CASE("check . reads a Python file only when a top-level def can be a recipe", "[cli][root]") {
+    mbl::test::TempDir dir;
+    auto write = [&](const std::string& rel, const std::string& text) {
+        fs::create_directories(fs::path(dir / rel).parent_path());
+        std::ofstream(dir / rel) << text;
+    };
+    const std::string import = "from megatron.bridge.training.config import ConfigContainer\n\n";
+    write("tests/test_roundtrip.py", import + "def test_roundtrip():\n    cfg = ConfigContainer(\n    assert cfg\n");
+    write("tests/nested.py", import + "class Case:\n    def build(self) -> ConfigContainer:\n        return (\n");
+    // A string default, a line continuation and a quoted annotation; a comment in the brackets; a container of configs.
+    write("recipes/quoted.py",
+          import + "def build(name: str = \"(\",\n          layers=4) \\\n        -> \"ConfigContainer\":\n"
+                   "    return ConfigContainer(\n");
+    write("recipes/commented.py",
+          import + "async  def tune(\n    layers=4,  # (\n) -> ConfigContainer:\n    return (\n");
+    write("recipes/mapping.py", import + "def table(a: int = 1) -> dict[str, ConfigContainer]:\n    return {\n");
+    write("recipes/named.py", "def llama_config():\n    return (\n");
+
+    auto r = mbl::test::run_shell("cd '" + dir.path().string() + "' && " + mbl::test::lint_binary() +
+                                  " check . --mcore 0.19 --output-format json");
+    INFO(r.out);
+    const auto report = nlohmann::json::parse(r.out);
+    std::set<std::string> broken;
+    for (const auto& d : report["diagnostics"])
+        if (d["code"] == "IN002") broken.insert(d["file"].get<std::string>());
+    CHECK(broken ==
+          std::set<std::string>{"recipes/commented.py", "recipes/mapping.py", "recipes/named.py", "recipes/quoted.py"});
+    CHECK(report["summary"]["files_skipped"] == 2);
+
+    // Named on its own, a file is read whatever it holds.
+    auto named = mbl::test::run_shell("cd '" + dir.path().string() + "' && " + mbl::test::lint_binary() +
+                                      " check tests/test_roundtrip.py --mcore 0.19 --output-format json");
+    CHECK(named.out.find("IN002") != std::string::npos);
+}
