@@ -4,10 +4,12 @@
 Usage: bench/compare_binaries.py BRIDGE_CHECKOUT BINARY... [--runs N] [--jobs N] [-- CHECK_ARGS...]
 
 Runs `BINARY check -j JOBS CHECK_ARGS` in the checkout (default: the recipe trees, `src/megatron/bridge/recipes
-src/megatron/bridge/perf_recipes`) for each binary in turn, N rounds (A, B, C, A, B, C, ...), so that a change in the
-machine's load hits every binary alike. Prints, per binary, CPU time (user + system: steadier than wall time on a
-shared machine) median and best, wall time median, peak memory, the exit code and the summary line, and each
-binary's CPU median against the first's. The load average is printed before and after. Exit status 0.
+src/megatron/bridge/perf_recipes`) for each binary in turn, N rounds, the order reversed every other round (A, B, C,
+C, B, A, ...), so that a change in the machine's speed hits every binary alike. Prints, per binary, CPU time (user +
+system: steadier than wall time on a shared machine) median and best, wall time median, peak memory, the exit code
+and the summary line, and against the first binary: the ratio of CPU medians, of bests, and the median (with the
+quartiles) of the per-round ratios. On a VM whose speed drifts by ±20 % from one run to the next, the per-round
+ratio is the steadiest of the three. The load average is printed before and after. Exit status 0.
 """
 import argparse
 import os
@@ -56,16 +58,22 @@ def main(argv=None):
     print(f"check -j {args.jobs} {' '.join(check_args)} in {args.checkout}; {args.runs} rounds interleaved; "
           f"load average before {os.getloadavg()[0]:.2f}")
     results = {b: [] for b in binaries}
-    for _ in range(args.runs):
-        for b in binaries:
+    for round_number in range(args.runs):
+        for b in binaries if round_number % 2 == 0 else binaries[::-1]:
             results[b].append(run(b, args.checkout, args.jobs, check_args))
     print(f"load average after {os.getloadavg()[0]:.2f}")
-    base = statistics.median(r["cpu"] for r in results[binaries[0]])
+    first = results[binaries[0]]
+    base = statistics.median(r["cpu"] for r in first)
+    base_best = min(r["cpu"] for r in first)
     for b in binaries:
         rs = results[b]
         cpu = statistics.median(r["cpu"] for r in rs)
-        print(f"{b}\n    CPU median {cpu:.3f} s, best {min(r['cpu'] for r in rs):.3f} s ({cpu / base - 1:+.1%} against "
-              f"the first); wall median {statistics.median(r['wall'] for r in rs):.3f} s; peak "
+        best = min(r["cpu"] for r in rs)
+        ratios = sorted(r["cpu"] / f["cpu"] for r, f in zip(rs, first))
+        quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
+        print(f"{b}\n    CPU median {cpu:.3f} s, best {best:.3f} s; against the first: medians {cpu / base - 1:+.1%}, "
+              f"bests {best / base_best - 1:+.1%}, per round {quartiles[1] - 1:+.1%} (quartiles {quartiles[0] - 1:+.1%} "
+              f"to {quartiles[2] - 1:+.1%})\n    wall median {statistics.median(r['wall'] for r in rs):.3f} s; peak "
               f"{max(r['rss_mib'] for r in rs):.0f} MiB; exit {sorted({r['exit'] for r in rs})}\n    {rs[-1]['summary']}")
     return 0
 
