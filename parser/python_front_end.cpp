@@ -328,25 +328,32 @@ void preload_precision(const PrecisionLookup& lookup, const Value& root) {
 
 // What the text says of a top-level `def`'s return annotation, from its parameter list's `(` at `open`: whether it
 // names ConfigContainer, or Unsure where the signature is not plain enough to read without the parser (a string or a
-// comment inside its brackets, brackets that do not close).
+// comment inside it, brackets that do not close before a line that starts a new statement). Each scan stops at such a
+// line, so a file is read about once however many `def`s it holds.
 enum class Annotation { Names, Other, Unsure };
 Annotation container_annotation(std::string_view text, std::size_t open) {
+    auto new_statement = [&](std::size_t at) {  // a line break followed by a line that starts at column 0
+        return text[at] == '\n' && at + 1 < text.size() && text[at + 1] != ' ' && text[at + 1] != '\t' &&
+               text[at + 1] != '\n';
+    };
     int depth = 0;
     std::size_t at = open;
     for (; at < text.size(); ++at) {  // the parameter list
         const char c = text[at];
-        if (c == '"' || c == '\'' || c == '#') return Annotation::Unsure;
+        if (c == '"' || c == '\'' || c == '#' || new_statement(at)) return Annotation::Unsure;
         if (c == '(' || c == '[' || c == '{') ++depth;
         if ((c == ')' || c == ']' || c == '}') && --depth == 0) break;
     }
     if (at >= text.size()) return Annotation::Unsure;
-    for (++at; at < text.size() && (text[at] == ' ' || text[at] == '\t' || text[at] == '\\' || text[at] == '\n');) ++at;
+    for (++at; at < text.size() && !new_statement(at) &&
+               (text[at] == ' ' || text[at] == '\t' || text[at] == '\\' || text[at] == '\n');)
+        ++at;
     if (at < text.size() && text[at] == ':') return Annotation::Other;
     if (text.substr(at, 2) != "->") return Annotation::Unsure;
     const std::size_t start = at + 2;
     for (at = start; at < text.size(); ++at) {  // the annotation, up to the `:` that ends the signature
         const char c = text[at];
-        if (c == '#') return Annotation::Unsure;
+        if (c == '#' || new_statement(at)) return Annotation::Unsure;
         if (c == '(' || c == '[' || c == '{') ++depth;
         if (c == ')' || c == ']' || c == '}') --depth;
         if (c == ':' && depth == 0) break;
@@ -381,9 +388,9 @@ bool may_define_recipe(std::string_view text) {
         const std::size_t name_end = line.find_first_of("( \t:", name_start);
         if (line.substr(name_start, name_end - name_start).ends_with("_config")) return true;
         if (!names_container) continue;
-        const std::size_t open = text.find('(', line_start + name_start);
+        const std::size_t open = line.find('(', name_start);  // on the `def`'s line in any valid signature
         if (open == std::string_view::npos) return true;
-        if (container_annotation(text, open) != Annotation::Other) return true;
+        if (container_annotation(text, line_start + open) != Annotation::Other) return true;
     }
     return false;
 }
