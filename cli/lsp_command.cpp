@@ -5,6 +5,7 @@
 
 #include <csignal>
 
+#include "cli/allocator_settings.hpp"
 #include "cli/commands.hpp"
 #include "core/paths.hpp"
 #include "integrations/lsp/server.hpp"
@@ -34,6 +35,7 @@ CLI::App* add_lsp_command(CLI::App& app, LspArgs& args) {
 int run_lsp(const LspArgs& args) {
     if (!args.mcore.empty() && !resolve_revision(args.mcore)) return kUnusable;
     std::signal(SIGPIPE, SIG_IGN);  // a client that goes away must not kill the server mid-write
+    allocator_for_long_run();
     // An editor waits for its first diagnostics, most of which is parsing the modules a recipe imports: the server
     // keeps their trees for its next start. The other commands keep none unless MBRIDGE_LINT_CACHE_DIR names a folder.
     py::set_ast_cache_dir(args.no_cache ? std::string() : user_cache_dir(true));
