@@ -332,9 +332,12 @@ void preload_precision(const PrecisionLookup& lookup, const Value& root) {
 // line, so a file is read about once however many `def`s it holds.
 enum class Annotation { Names, Other, Unsure };
 Annotation container_annotation(std::string_view text, std::size_t open) {
-    auto new_statement = [&](std::size_t at) {  // a line break followed by a line that starts at column 0
-        return text[at] == '\n' && at + 1 < text.size() && text[at + 1] != ' ' && text[at + 1] != '\t' &&
-               text[at + 1] != '\n';
+    // A line break followed by a line that starts at column 0 with anything but a closing bracket (a formatter puts
+    // the `)` of a signature that spans lines there).
+    auto new_statement = [&](std::size_t at) {
+        if (text[at] != '\n' || at + 1 >= text.size()) return false;
+        const char next = text[at + 1];
+        return next != ' ' && next != '\t' && next != '\n' && next != ')' && next != ']' && next != '}';
     };
     int depth = 0;
     std::size_t at = open;
