@@ -121,22 +121,22 @@ TEST_CASE("check . honours the configuration's extend-exclude and --exclude", "[
 // file only when its content has a Bridge config's shape, and a file that cannot be a config (or cannot be read) has it
 // only when one of its mappings (or its text) shows one; a config that is broken is still reported.
 TEST_CASE("check . skips YAML that cannot be read as a config unless it shows a config's shape", "[cli][root]") {
-    ScratchTree tree;
-    tree.write("deploy/chart/Chart.yaml", "apiVersion: v2\nname: trainer\nversion: 0.1.0\n");
-    tree.write("deploy/chart/templates/job.yaml",
-               "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n"
-               "    spec:\n      containers:\n      {{- range .Values.containers }}\n      - name: {{ .name }}\n"
-               "      {{- end }}\n");
-    tree.write("deploy/chart/templates/env.yaml", "env:\n  {{ .Values.key }}: on\n");
-    tree.write("quant/units/kv.yaml", "---\nkv_cache:\n  num_bits: 8\n---\nkv_scale:\n  axis: 0\n");
-    tree.write("quant/units/skip.yaml", "- '*lm_head*'\n- '*router*'\n");
-    tree.write("mkdocs.yml", "site_name: docs\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
-                             "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n");
-    tree.write("conf/ok.yaml", "model:\n  num_layers: 4\n");
-    tree.write("conf/typo.yaml", "model:\n  recompute_granularity: full\n   recompute_method: uniform\n");
-    tree.write("conf/stream.yaml", "model:\n  recompute_granularity: selective\n---\ntrain:\n  train_iters: 10\n");
+    ScratchTree scratch;
+    scratch.write("deploy/chart/Chart.yaml", "apiVersion: v2\nname: trainer\nversion: 0.1.0\n");
+    scratch.write("deploy/chart/templates/job.yaml",
+                  "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: {{ .Release.Name }}\nspec:\n  template:\n"
+                  "    spec:\n      containers:\n      {{- range .Values.containers }}\n      - name: {{ .name }}\n"
+                  "      {{- end }}\n");
+    scratch.write("deploy/chart/templates/env.yaml", "env:\n  {{ .Values.key }}: on\n");
+    scratch.write("quant/units/kv.yaml", "---\nkv_cache:\n  num_bits: 8\n---\nkv_scale:\n  axis: 0\n");
+    scratch.write("quant/units/skip.yaml", "- '*lm_head*'\n- '*router*'\n");
+    scratch.write("mkdocs.yml", "site_name: docs\nmarkdown_extensions:\n  - pymdownx.emoji:\n"
+                                "      emoji_index: !!python/name:material.extensions.emoji.twemoji\n");
+    scratch.write("conf/ok.yaml", "model:\n  num_layers: 4\n");
+    scratch.write("conf/typo.yaml", "model:\n  recompute_granularity: full\n   recompute_method: uniform\n");
+    scratch.write("conf/stream.yaml", "model:\n  recompute_granularity: selective\n---\ntrain:\n  train_iters: 10\n");
 
-    auto r = tree.check(". --mcore 0.19 --output-format json");
+    auto r = scratch.check(". --mcore 0.19 --output-format json");
     INFO(r.out);
     const auto report = nlohmann::json::parse(r.out);
     std::set<std::pair<std::string, std::string>> found;
@@ -150,7 +150,7 @@ TEST_CASE("check . skips YAML that cannot be read as a config unless it shows a 
     CHECK(r.code == 2);
 
     // Named on the command line, a file is checked whatever it holds.
-    auto named = tree.check("quant/units/skip.yaml --mcore 0.19 --color never");
+    auto named = scratch.check("quant/units/skip.yaml --mcore 0.19 --color never");
     CHECK(named.code == 2);
     CHECK(named.out.find("IN003") != std::string::npos);
 }
@@ -159,23 +159,25 @@ TEST_CASE("check . skips YAML that cannot be read as a config unless it shows a 
 // with ConfigContainer. Tests and helpers that merely name ConfigContainer are skipped unread (a syntax error in one is
 // not reported, as in any other file that is no recipe); a signature the text cannot be sure of is parsed.
 TEST_CASE("check . reads a Python file only when a top-level def can be a recipe", "[cli][root]") {
-    ScratchTree tree;
+    ScratchTree scratch;
     const std::string import = "from megatron.bridge.training.config import ConfigContainer\n\n";
-    tree.write("tests/test_roundtrip.py",
-               import + "def test_roundtrip():\n    cfg = ConfigContainer(\n    assert cfg\n");
-    tree.write("tests/nested.py", import + "class Case:\n    def build(self) -> ConfigContainer:\n        return (\n");
-    tree.write("tests/formatted.py",
-               import + "def make(\n    layers: int = 4,\n) -> dict:\n    return ConfigContainer(\n");
+    scratch.write("tests/test_roundtrip.py",
+                  import + "def test_roundtrip():\n    cfg = ConfigContainer(\n    assert cfg\n");
+    scratch.write("tests/nested.py",
+                  import + "class Case:\n    def build(self) -> ConfigContainer:\n        return (\n");
+    scratch.write("tests/formatted.py",
+                  import + "def make(\n    layers: int = 4,\n) -> dict:\n    return ConfigContainer(\n");
     // A string default, a line continuation and a quoted annotation; a comment in the brackets; a container of configs.
-    tree.write("recipes/quoted.py",
-               import + "def build(name: str = \"(\",\n          layers=4) \\\n        -> \"ConfigContainer\":\n"
-                        "    return ConfigContainer(\n");
-    tree.write("recipes/commented.py",
-               import + "async  def tune(\n    layers=4,  # (\n) -> ConfigContainer:\n    return (\n");
-    tree.write("recipes/mapping.py", import + "def table(a: int = 1) -> dict[str, ConfigContainer]:\n    return {\n");
-    tree.write("recipes/named.py", "def llama_config():\n    return (\n");
+    scratch.write("recipes/quoted.py",
+                  import + "def build(name: str = \"(\",\n          layers=4) \\\n        -> \"ConfigContainer\":\n"
+                           "    return ConfigContainer(\n");
+    scratch.write("recipes/commented.py",
+                  import + "async  def tune(\n    layers=4,  # (\n) -> ConfigContainer:\n    return (\n");
+    scratch.write("recipes/mapping.py",
+                  import + "def table(a: int = 1) -> dict[str, ConfigContainer]:\n    return {\n");
+    scratch.write("recipes/named.py", "def llama_config():\n    return (\n");
 
-    auto r = tree.check(". --mcore 0.19 --output-format json");
+    auto r = scratch.check(". --mcore 0.19 --output-format json");
     INFO(r.out);
     const auto report = nlohmann::json::parse(r.out);
     std::set<std::string> broken;
@@ -186,6 +188,6 @@ TEST_CASE("check . reads a Python file only when a top-level def can be a recipe
     CHECK(report["summary"]["files_skipped"] == 3);
 
     // Named on its own, a file is read whatever it holds.
-    auto named = tree.check("tests/test_roundtrip.py --mcore 0.19 --output-format json");
+    auto named = scratch.check("tests/test_roundtrip.py --mcore 0.19 --output-format json");
     CHECK(named.out.find("IN002") != std::string::npos);
 }
