@@ -31,15 +31,22 @@ unpatched build's error. The local spec's MLA also needs ``q_lora_rank`` for ``q
 ``gpt_layer_specs.py`` line 428, is refused without one: ``transformer/mla_qk_norm_config.py`` lines 172-173), so the
 MoE + MLA shape without query compression has no qk norms.
 
+Hybrid Mamba: the ``mamba-*`` shapes run Megatron Core's own ``HybridStack`` of Mamba layers (``MambaLayer``,
+``MambaMixer``, the mixer's gated ``ExtendedRMSNorm``, ``checkpointed_forward`` for full recompute) with the local
+linears (``ColumnParallelLinear`` in, ``RowParallelLinear`` out) and torch norms: the only Mamba layer spec,
+``hybrid_stack_spec`` (``models/hybrid/hybrid_layer_specs.py`` lines 107-118), needs Transformer Engine, and the stack's
+own final norm is ``TENorm`` (``hybrid_block.py`` line 225), so the stack is built without it and the local final norm
+follows. The mixer's training path is ``mamba_ssm``'s ``mamba_split_conv1d_scan_combined``: its Triton sources are
+carried (``MAMBA_SSM_SOURCE`` names the revision), its compiled convolution replaced by
+``causal_conv1d_standin.py`` (retained memory exact, the backward's transient the stand-in's; the ``environment``
+line says so). Nemotron 3 Nano's Mamba layer (hidden 2688, 64 heads of 64, state 128, 8 groups, sequence 8192).
+Not yet run on a GPU: written 2026-12-07, when no GPU machine could be started; where ``mamba_ssm`` is not
+importable the Mamba shapes record ``cannot_run`` errors and the other shapes run as before.
+
 Not measurable here: ``layernorm`` recompute at d98e8a64 (its
 ``CheckpointWithoutOutput`` reaches Transformer Engine's ``FP8GlobalStateManager``, ``tensor_parallel/random.py``
 lines 767-768 with ``self.fp8 = fp8 is not None`` at line 883: RC107), ``moe_act`` (the local spec's
-``SequentialMLP`` has no such checkpoint), hybrid Mamba: ``MambaMixer.__init__`` raises ImportError without
-``mamba_ssm`` (``ssm/mamba_mixer.py`` lines 204-207; its training path is ``mamba_ssm``'s
-``mamba_split_conv1d_scan_combined``, imported at lines 70-81) and the only Mamba layer spec, ``hybrid_stack_spec``
-(``models/hybrid/hybrid_layer_specs.py`` lines 107-118), projects in with ``TELayerNormColumnParallelLinear``, a
-``MagicMock`` subclass without Transformer Engine (``extensions/transformer_engine.py`` lines 82-85). The GPU machine
-has neither package; the ``hybrid-mamba`` shape makes both build attempts and records their errors (``mamba_probe``).
+``SequentialMLP`` has no such checkpoint).
 
 Usage:
     fake_group_sweep.py --list
@@ -84,6 +91,7 @@ import fake_group  # noqa: E402
 import mcore_reference as ref  # noqa: E402
 import mla_local_attention  # noqa: E402
 import te_cp_attention  # noqa: E402
+import causal_conv1d_standin  # noqa: E402
 
 SEED = 1234
 
@@ -115,6 +123,16 @@ MOE_MLA = dict(
     kv_lora_rank=512, qk_head_dim=128, qk_pos_emb_head_dim=64, v_head_dim=128, qk_layernorm=False,
     moe_shared_expert_intermediate_size=2816)
 
+# Nemotron 3 Nano's Mamba layer (recipes/nemotronh/h100/nemotron_3_nano.py at Bridge 067f987: hidden 2688,
+# mamba_num_heads 64, mamba_head_dim 64, mamba_state_dim 128, mamba_num_groups 8, RMSNorm, no biases), four of them.
+# The pattern is a HybridModel field, not TransformerConfig's: prepare_config drops it and build_hybrid reads it here.
+MAMBA = {
+    "activation": "silu", "add_bias_linear": False, "attention_dropout": 0.0, "hidden_dropout": 0.0,
+    "hidden_size": 2688, "hybrid_layer_pattern": "MMMM", "mamba_head_dim": 64, "mamba_num_groups": 8,
+    "mamba_num_heads": 64, "mamba_state_dim": 128, "normalization": "RMSNorm", "num_attention_heads": 32,
+    "num_layers": 4,
+}
+
 # LLAMA with rotary position embeddings, run as GPTModel runs its decoder: Megatron Core's own RotaryEmbedding
 # (models/gpt/gpt_model.py lines 183-194 at d98e8a64) called for the block's sequence (lines 412-420) and the result
 # passed to the block as rotary_pos_emb. position_embedding_type and rotary_percent are GPTModel's (GPTModelConfig's),
@@ -135,6 +153,7 @@ STAGE_RUNS = [NONE, SEL("core_attn"), FULL_U1]
 CP_RUNS = [NONE, SEL("core_attn"), SEL("mlp"), FULL_U1]
 MLA_RUNS = [NONE, SEL("core_attn"), SEL("mla_up_proj"), SEL("mlp"), SEL("core_attn", "mla_up_proj"),
             SEL("core_attn", "mla_up_proj", "mlp"), FULL_U1, FULL_B2]
+MAMBA_RUNS = [NONE, FULL_U1, FULL_B2]  # no selective label reaches a Mamba layer at d98e8a64
 MOE_MLA_RUNS = [NONE, SEL("moe"), SEL("shared_experts"), SEL("mla_up_proj"), SEL("core_attn"),
                 SEL("core_attn", "mla_up_proj", "moe"), FULL_U1]
 
@@ -209,8 +228,9 @@ SHAPES = {
     "rope-qknorm-tp8-sp": shape(LLAMA_ROPE, tp=8, sp=True, qk_layernorm=True, gib=6),
     "qknorm-tp2-sp": shape(LLAMA, tp=2, sp=True, qk_layernorm=True, gib=16),
     "moe-rope-qknorm-ep2": shape(MOE16, ep=2, position_embedding_type="rope", qk_layernorm=True, gib=16),
-    # Hybrid Mamba: not buildable here; the shape records why (mamba_probe).
-    "hybrid-mamba": dict(shape(LLAMA, gib=2, runs=[NONE]), probe="mamba"),
+    # Hybrid Mamba (MAMBA): Megatron Core's HybridStack of Mamba layers with the local linears, at TP 1 and TP 2 + SP.
+    "mamba-tp1": shape(MAMBA, s=8192, runs=MAMBA_RUNS, gib=10),
+    "mamba-tp2-sp": shape(MAMBA, tp=2, sp=True, s=8192, runs=MAMBA_RUNS, gib=6),
 }
 
 
@@ -227,11 +247,11 @@ def run_shape(name):
     import torch
 
     fake_group.fill_gathers_with_peer_copies(torch)
+    if "hybrid_layer_pattern" in sh["arch"]:
+        causal_conv1d_standin.install(torch)  # before mamba_ssm and the Mamba mixer import it
     import megatron.core as megatron
 
     placed = fake_group.init(torch, sh, SEED)
-    if sh.get("probe") == "mamba":
-        return mamba_probe(torch, megatron, name, sh, placed)
     arch = dict(sh["arch"])
     moe = "num_moe_experts" in arch
     if moe:
@@ -267,6 +287,11 @@ def run_shape(name):
                            "and 412-420): rotary_pos_emb [s/cp, 1, 1, kv_channels x rotary_percent] fp32, from its "
                            "lru_cache after the first step; apply_rope_fusion {}: rope_utils.py's torch rotary step"
                            .format(kwargs.get("apply_rope_fusion", False)))
+    if "hybrid_layer_pattern" in arch:
+        extra["mamba"] = {"mamba_ssm": os.environ.get("MAMBA_SSM_SOURCE", "not named (MAMBA_SSM_SOURCE unset)"),
+                          "causal_conv1d": causal_conv1d_standin.DESCRIPTION,
+                          "spec": "HybridStack of MambaLayer(norm WrappedTorchNorm, MambaMixer(ColumnParallelLinear, "
+                                  "RowParallelLinear), get_bias_dropout_add); final norm WrappedTorchNorm"}
     free, total = torch.cuda.mem_get_info()
     emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0), total_bytes=total,
          megatron_core=ref.megatron_version(megatron),
@@ -315,65 +340,9 @@ def packages():
                     break
                 except importlib.metadata.PackageNotFoundError:
                     continue
-        out[name] = version if present else None
+        # Importable without an installed distribution: sources on PYTHONPATH (mamba_ssm's Triton kernels).
+        out[name] = (version or "importable from sources, no installed distribution") if present else None
     return out
-
-
-def mamba_probe(torch, megatron, name, sh, placed):
-    """Hybrid Mamba where the local spec allows it: nowhere at d98e8a64. Two real build attempts, each recorded:
-
-    * the Mamba mixer with Megatron Core's local linears (``ColumnParallelLinear`` in, ``RowParallelLinear`` out):
-      ``MambaMixer.__init__`` raises ImportError when ``mamba_ssm`` is missing (``ssm/mamba_mixer.py`` lines
-      204-207; the import it needs, lines 70-81: the training path calls ``mamba_split_conv1d_scan_combined``);
-    * the only Mamba layer spec there is, ``hybrid_stack_spec`` (``models/hybrid/hybrid_layer_specs.py`` lines
-      107-118), whose mixer projects in with ``TELayerNormColumnParallelLinear``: without Transformer Engine its
-      constructor raises ImportError (``extensions/transformer_engine.py`` lines 1406-1410).
-    """
-    from megatron.core import parallel_state
-    from megatron.core.process_groups_config import ProcessGroupCollection
-    from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear
-    from megatron.core.transformer import TransformerConfig
-
-    config = TransformerConfig(num_layers=1, hidden_size=1024, num_attention_heads=8, bf16=True,
-                               params_dtype=torch.bfloat16, use_cpu_initialization=False)
-    attempts = []
-
-    def attempt(what, make):
-        try:
-            made = make()
-            if not isinstance(made, torch.nn.Module):  # without TE, TE's classes derive from a MagicMock
-                raise TypeError("built a {} instead of a module (extensions/transformer_engine.py lines 82-85: "
-                                "te is a MagicMock without Transformer Engine)".format(type(made).__name__))
-            attempts.append({"what": what, "error": None})
-        except Exception as e:
-            attempts.append({"what": what, "error": "{}: {}".format(type(e).__name__,
-                                                                     str(e).splitlines()[0] if str(e) else "")})
-
-    def mixer():
-        from megatron.core.ssm.mamba_mixer import MambaMixer, MambaMixerSubmodules
-
-        pgs = ProcessGroupCollection.use_mpu_process_groups(required_pgs=["tp", "cp"])
-        return MambaMixer(config, MambaMixerSubmodules(in_proj=ColumnParallelLinear, out_proj=RowParallelLinear),
-                          d_model=config.hidden_size, layer_number=1, pg_collection=pgs)
-
-    def hybrid_in_proj():
-        from megatron.core.models.hybrid.hybrid_layer_specs import hybrid_stack_spec
-
-        in_proj = hybrid_stack_spec.submodules.mamba_layer.submodules.mixer.submodules.in_proj
-        return in_proj(config.hidden_size, 2 * config.hidden_size, config=config, init_method=config.init_method,
-                       gather_output=False, bias=False, skip_bias_add=False, is_expert=False,
-                       tp_group=parallel_state.get_tensor_model_parallel_group())
-
-    attempt("MambaMixer with the local ColumnParallelLinear / RowParallelLinear (ssm/mamba_mixer.py)", mixer)
-    attempt("hybrid_stack_spec's Mamba in_proj, TELayerNormColumnParallelLinear (hybrid_layer_specs.py line 116)",
-            hybrid_in_proj)
-    emit("environment", shape=name, torch=torch.__version__, device=torch.cuda.get_device_name(0),
-         megatron_core=ref.megatron_version(megatron), parallel=sh, packages=packages(), **placed,
-         **fake_group.describe(False, False))
-    built = [a for a in attempts if a["error"] is None]
-    emit("error", shape=name, index=None, recompute=None, kind="cannot_run" if not built else "probe_built",
-         message="no Mamba layer can be built with the local spec here" if not built else
-         "a Mamba layer part was built: measure it", attempts=attempts)
 
 
 def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None, patch_mla=True):
@@ -382,6 +351,8 @@ def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None, patch_mla=Tr
 
     torch.manual_seed(SEED)
     config = cls(**ref.with_recompute(kwargs, run))
+    if "hybrid_layer_pattern" in sh["arch"]:
+        return build_hybrid(torch, config, sh["arch"]["hybrid_layer_pattern"])
     spec = get_gpt_decoder_block_spec(config, use_transformer_engine=False, normalization=config.normalization,
                                       vp_stage=vp_stage)
     if sh["cp"] > 1:
@@ -389,6 +360,47 @@ def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None, patch_mla=Tr
     if getattr(config, "multi_latent_attention", False) and patch_mla:
         mla_local_attention.install(spec)
     block = TransformerBlock(config, spec, pre_process=True, post_process=post_process, vp_stage=vp_stage)
+    block.cuda().bfloat16()  # as Float16Module converts a training job's model
+    block.train()
+    return block
+
+
+def build_hybrid(torch, config, pattern):
+    """Megatron Core's HybridStack for ``pattern`` (Mamba layers only), local linears and torch norms, then the local
+    final norm: what ``hybrid_stack_spec`` builds with Transformer Engine, but for the linears and norms."""
+    from megatron.core.fusions.fused_bias_dropout import get_bias_dropout_add
+    from megatron.core.models.hybrid.hybrid_block import HybridStack, HybridStackSubmodules
+    from megatron.core.process_groups_config import ProcessGroupCollection
+    from megatron.core.ssm.mamba_layer import MambaLayer, MambaLayerSubmodules
+    from megatron.core.ssm.mamba_mixer import MambaMixer, MambaMixerSubmodules
+    from megatron.core.tensor_parallel import ColumnParallelLinear, RowParallelLinear
+    from megatron.core.transformer.spec_utils import ModuleSpec
+    from megatron.core.transformer.torch_norm import WrappedTorchNorm
+
+    if set(pattern) != {"M"}:
+        raise ValueError("build_hybrid builds Mamba layers only, not {!r}".format(pattern))
+    mamba = ModuleSpec(module=MambaLayer, submodules=MambaLayerSubmodules(
+        norm=WrappedTorchNorm,
+        mixer=ModuleSpec(module=MambaMixer, submodules=MambaMixerSubmodules(in_proj=ColumnParallelLinear,
+                                                                           out_proj=RowParallelLinear)),
+        mamba_bda=get_bias_dropout_add))
+    pgs = ProcessGroupCollection.use_mpu_process_groups(required_pgs=["tp", "cp", "pp"])
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.config = config
+            self.stack = HybridStack(config, HybridStackSubmodules(mamba_layer=mamba), pre_process=True,
+                                     layer_type_list=list(pattern), post_layer_norm=False, post_process=True,
+                                     pg_collection=pgs)
+            self.layers = self.stack.layers
+            self.final_norm = WrappedTorchNorm(config=config, hidden_size=config.hidden_size,
+                                               eps=config.layernorm_epsilon)
+
+        def forward(self, x, attention_mask=None, **kwargs):
+            return self.final_norm(self.stack(x, attention_mask=None))
+
+    block = Block()
     block.cuda().bfloat16()  # as Float16Module converts a training job's model
     block.train()
     return block
@@ -403,7 +415,9 @@ def measure_block(torch, cls, kwargs, sh, run):
     rotary = rotary_of(sh, block.config)
     s, b, h = sh["s"], sh["b"], block.config.hidden_size
     local_s = s // sh["cp"] // (sh["tp"] if sh["sp"] else 1)
-    mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(1, 1, s, s)
+    hybrid = "hybrid_layer_pattern" in sh["arch"]
+    mask = None if hybrid else torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(
+        1, 1, s, s)
 
     def forward():
         if rotary is None:
