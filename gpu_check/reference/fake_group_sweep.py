@@ -48,7 +48,7 @@ Not measurable here: ``layernorm`` recompute at d98e8a64 (its
 lines 767-768 with ``self.fp8 = fp8 is not None`` at line 883: RC107), ``moe_act`` (the local spec's
 ``SequentialMLP`` has no such checkpoint).
 
-Usage:
+Usage (on the GPU machine through ``scripts/device-sweep.sh run``, which sets up the carried sources):
     fake_group_sweep.py --list
     fake_group_sweep.py [--shapes A,B,...] [--part K/N] [--jobs N] [--budget-gib G] [-o OUT.jsonl]
                                            # every shape (or those named; part K of N), one process each
