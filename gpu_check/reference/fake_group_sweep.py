@@ -234,6 +234,11 @@ SHAPES = {
 }
 
 
+def hybrid_pattern(sh):
+    """The shape's hybrid layer pattern (a HybridStack is built for it), or None for a GPT block."""
+    return sh["arch"].get("hybrid_layer_pattern")
+
+
 def emit(event, **fields):
     ref.emit(event, **fields)
 
@@ -247,7 +252,7 @@ def run_shape(name):
     import torch
 
     fake_group.fill_gathers_with_peer_copies(torch)
-    if "hybrid_layer_pattern" in sh["arch"]:
+    if hybrid_pattern(sh):
         causal_conv1d_standin.install(torch)  # before mamba_ssm and the Mamba mixer import it
     import megatron.core as megatron
 
@@ -287,7 +292,7 @@ def run_shape(name):
                            "and 412-420): rotary_pos_emb [s/cp, 1, 1, kv_channels x rotary_percent] fp32, from its "
                            "lru_cache after the first step; apply_rope_fusion {}: rope_utils.py's torch rotary step"
                            .format(kwargs.get("apply_rope_fusion", False)))
-    if "hybrid_layer_pattern" in arch:
+    if hybrid_pattern(sh):
         extra["mamba"] = {"mamba_ssm": os.environ.get("MAMBA_SSM_SOURCE", "not named (MAMBA_SSM_SOURCE unset)"),
                           "causal_conv1d": causal_conv1d_standin.DESCRIPTION,
                           "spec": "HybridStack of MambaLayer(norm WrappedTorchNorm, MambaMixer(ColumnParallelLinear, "
@@ -351,8 +356,8 @@ def build(torch, cls, kwargs, sh, run, post_process, vp_stage=None, patch_mla=Tr
 
     torch.manual_seed(SEED)
     config = cls(**ref.with_recompute(kwargs, run))
-    if "hybrid_layer_pattern" in sh["arch"]:
-        return build_hybrid(torch, config, sh["arch"]["hybrid_layer_pattern"])
+    if hybrid_pattern(sh):
+        return build_hybrid(torch, config, hybrid_pattern(sh))
     spec = get_gpt_decoder_block_spec(config, use_transformer_engine=False, normalization=config.normalization,
                                       vp_stage=vp_stage)
     if sh["cp"] > 1:
@@ -415,9 +420,9 @@ def measure_block(torch, cls, kwargs, sh, run):
     rotary = rotary_of(sh, block.config)
     s, b, h = sh["s"], sh["b"], block.config.hidden_size
     local_s = s // sh["cp"] // (sh["tp"] if sh["sp"] else 1)
-    hybrid = "hybrid_layer_pattern" in sh["arch"]
-    mask = None if hybrid else torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(
-        1, 1, s, s)
+    mask = None  # a Mamba stack takes none
+    if not hybrid_pattern(sh):
+        mask = torch.triu(torch.ones(s, s, dtype=torch.bool, device="cuda"), diagonal=1).view(1, 1, s, s)
 
     def forward():
         if rotary is None:
