@@ -250,6 +250,8 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
         static_cast<int>(std::max<std::int64_t>(1, int_or(m, field::virtual_pipeline_model_parallel_size, 1)));
     job.tied_output = job.schedule.pp == 1 && flag_of(m, field::share_embeddings_and_output_weights);
     job.vocab = padded_vocab(m, s.tp, job.assumptions);
+    const Value& softcap = m[field::final_logit_softcapping];
+    job.softcapped_logits = softcap.is_number() && softcap.as_number() != 0;  // Bridge skips a scale of 0 or None
     job.kinds = plan.kinds;
     job.per_stage = stage_layers(m, plan, job.schedule.pp, job.schedule.vpp, job.assumptions);
     read_schedule(m, job);

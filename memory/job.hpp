@@ -87,6 +87,9 @@ struct Job {
     Peft peft;
     std::int64_t vocab = 0;  // padded; 0 when unknown
     bool tied_output = false;
+    // final_logit_softcapping (a Megatron Bridge provider field, Gemma 2 and Gemma 4): the output layer's logits pass
+    // through `scale * tanh(logits / scale)`, and tanh keeps its output for backward (memory/README.md, "The loss").
+    bool softcapped_logits = false;
     Recompute current;
     // Megatron Core's own CUDA graphs (cuda_graph_impl local) over whole layers: the layers' activations live in the
     // graphs' private pool, reserved through the optimizer step, and checkpoints inside a graphed layer do not

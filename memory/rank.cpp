@@ -152,7 +152,7 @@ void add_loss(const Job& job, double residual, RankEstimate& r) {
     const double tp = std::max(1, s.tp);
     const double tokens = static_cast<double>(s.seq_length) / std::max(1, s.cp) * static_cast<double>(s.micro_batch);
     const double logits = tokens * static_cast<double>(job.vocab) / tp;
-    const double loss_kept = residual + logits * kLossKeptBytes;
+    const double loss_kept = residual + logits * (kLossKeptBytes + (job.softcapped_logits ? kSoftcapKeptBytes : 0));
     r.activations += loss_kept;
     r.transient = std::max(logits * kLossTransientBytes, r.transient - loss_kept);
 }

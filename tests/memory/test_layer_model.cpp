@@ -637,6 +637,14 @@ TEST_CASE("the last stage keeps the loss's fp32 tensor, the bf16 logits are a tr
     const double logits = 1024.0 * 32000;
     CHECK(est.ranks[0].activations - blind.ranks[0].activations == Approx(4 * logits + 1024.0 * 1024 * 2));
     CHECK(est.ranks[0].transient >= 2 * logits);
+    // Logit softcapping (Gemma 2 and 4's output layer): tanh keeps its bf16 result, 2 bytes a logit more; a scale of
+    // 0, as None, softcaps nothing.
+    auto capped = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall +
+                                     "  bf16: true\n  vocab_size: 32000\n  final_logit_softcapping: 30.0\n");
+    CHECK(capped.ranks[0].activations - est.ranks[0].activations == Approx(2 * logits));
+    auto zero = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall +
+                                   "  bf16: true\n  vocab_size: 32000\n  final_logit_softcapping: 0\n");
+    CHECK(zero.ranks[0].activations == Approx(est.ranks[0].activations));
     // The vocabulary comes from the tokenizer when the model leaves it unset.
     auto tok = estimate_with_tree("tokenizer: {vocab_size: 32000}\n" + kSmall + "  bf16: true\n");
     CHECK(tok.vocab == 32000);
