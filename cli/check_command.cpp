@@ -569,6 +569,8 @@ int check_once(const CheckArgs& given) {
     if (args.format == "full" || args.format == "concise") summarise_floods(run, inputs);
     if (args.diff) {
         std::cout << run.diffs.str();
+        // What --fix would say it left, so that an empty diff is not mistaken for nothing to fix.
+        for (const auto& why : run.unfinished) std::cerr << "mbridge-lint: fix not shown: " << why << '\n';
         if (unusable) return kUnusable;
         return run.any_diff && !args.exit_zero ? kProblems : kOk;
     }

@@ -236,10 +236,13 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
     est.assumptions.push_back(
         {in.reserve_bytes
              ? fmt::format("{} kept free beside the peak (--reserve)", format_gib(est.reserve))
-             : fmt::format("{} kept free beside the peak for the CUDA context, NCCL's buffers and the allocator's "
-                           "slack (measured on an H200 with PyTorch and a one-rank NCCL communicator: "
-                           "gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not in it",
-                           format_gib(est.reserve))});
+             : fmt::format(
+                   "{} kept free beside the peak for the CUDA context, a NCCL communicator's own memory and the allocator's "
+                   "slack (measured on an H200 with PyTorch and a one-rank NCCL communicator: "
+                   "gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not in it, nor "
+                   "the buffers of NCCL communicators with peers (9.19 MiB a rank per channel and algorithm, "
+                   "channels chosen by NCCL at start-up: memory/README.md, Headroom)",
+                   format_gib(est.reserve))});
     const StepModel time = step_model(est, *gpu);
     est.roofline_step_seconds =
         time.step_seconds / est.schedule.pp * static_cast<double>(est.schedule.micro_batches.value_or(1));

@@ -19,7 +19,7 @@ struct EstimateInputs {
     std::optional<double> gpu_memory_bytes;  // budget per GPU
     std::optional<int> data_parallel_size;   // --data-parallel-size
     std::optional<int> gpus;                 // --gpus: the job's GPU count
-    // Kept free of the activations at the peak: the CUDA context, NCCL's buffers and allocator fragmentation (the
+    // Kept free of the activations at the peak: the CUDA context, a NCCL communicator and allocator fragmentation (the
     // default is measured: schemas/gpus.json `reserve`); --reserve changes it.
     std::optional<double> reserve_bytes;
     std::string gpu;  // GPU of the step-time model (schemas/gpus.json); "" = the one matching the budget, else H100

@@ -155,7 +155,7 @@ void write_estimate_text(std::ostream& out, const memory::Estimate& est, const E
         "\nactivations: kept by the in-flight micro-batches\n"
         "transient: on top at the peak (a layer's backward working set, or the logits and loss)\n"
         "peak: what PyTorch allocates\n"
-        "reserve: kept free beside it for the CUDA context, NCCL's buffers and the allocator's slack (fits: peak + "
+        "reserve: kept free beside it for the CUDA context, a NCCL communicator's own memory and the allocator's slack (fits: peak + "
         "reserve within the budget)\n"
         "{}: {}\n"
         "host: the checkpoints' own host time per step on one rank, on the critical path when the host paces the step; "

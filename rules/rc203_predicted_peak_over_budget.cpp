@@ -12,9 +12,9 @@ constexpr RuleInfo kRule{"RC203", "predicted-peak-over-budget", Severity::Warnin
 Active only with a GPU memory budget (`--gpu-memory 80GiB`). Estimates the peak memory of every pipeline rank
 (parameters, gradients, optimizer states, activations of the in-flight micro-batches, backward working set) under
 the configured recompute settings, and flags the config when the hottest rank's peak, with the reserve the CUDA
-context, NCCL's buffers and the allocator's slack take (measured, `--reserve` changes it), exceeds the budget. The
-message names the recompute option predicted to fit at the least step-time cost, or says that none does; an unsafe
-fix sets the recompute fields to that option (`--fix --unsafe-fixes`).
+context, a NCCL communicator's own memory and the allocator's slack take (measured, `--reserve` changes it), exceeds
+the budget. The message names the recompute option predicted to fit at the least step-time cost, or says that none
+does; an unsafe fix sets the recompute fields to that option (`--fix --unsafe-fixes`).
 
 ## Why is this bad?
 The job would stop with a CUDA out-of-memory error after waiting in the queue and starting up.

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs the command-and-output examples of README.md and docs/*.md and compares what they print.
 
-Usage: scripts/doc_examples.py [--binary PATH] [--update] [FILE.md ...]
+Usage: scripts/doc_examples.py [--binary PATH] [--update] [--bridge DIR] [FILE.md ...]
 
 An example is a fenced code block whose first line starts with `$ mbridge-lint` (or `$ cd DIR`, then
 `$ mbridge-lint`): the command (a line ending in `\\` continues on the next), then the output it prints. The command
@@ -12,7 +12,10 @@ padding after the path depends on where the repository is checked out). A block 
 (the rule docs' Example lines are run by the rule tests).
 
 An example that needs what the repository does not hold (the Megatron Bridge tree) is an illustration: the line right
-after its block starts with `*Illustration`, and it is listed, not run.
+after its block starts with `*Illustration`, and it is listed, not run. With --bridge DIR (a Megatron Bridge
+checkout), an illustration marked `*Illustration, not run by the doc test: Megatron Bridge at SHA.*` (or `at HEAD
+SHA`) whose directory starts with `Megatron-Bridge` runs in DIR like an example, when DIR's HEAD is that commit;
+the --fix illustrations edit DIR, so give it a scratch checkout.
 
 Exit 0 when every example prints what its block shows; 1 otherwise, with the differences. With --update, each
 block that differs is rewritten with what the command printed (keeping a block's first and last lines around `...`
@@ -31,6 +34,10 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), 
 ROOT_PLACEHOLDER = "/path/to/mbridge-lint"
 FENCE = re.compile(r"^(```+|~~~+)")
 ELLIPSIS = "..."
+
+
+# An illustration that --bridge can run: the Bridge commit it shows.
+BRIDGE_ILLUSTRATION = re.compile(r"^\*Illustration, not run by the doc test: Megatron Bridge (?:at )?(?:HEAD )?([0-9a-f]{7,40})[.;]")
 
 
 class Example:
@@ -80,13 +87,18 @@ def examples_in(path):
         parsed = parse_block(lines[start:end])
         if parsed:
             after = lines[end + 1] if end + 1 < len(lines) else ""
-            found.append(Example(path, start, end, *parsed, illustration=after.startswith("*Illustration")))
+            example = Example(path, start, end, *parsed, illustration=after.startswith("*Illustration"))
+            bridge = BRIDGE_ILLUSTRATION.match(after)
+            example.bridge_commit = bridge.group(1) if bridge else None
+            found.append(example)
         i = end + 1
     return found
 
 
-def run(example, binary):
+def run(example, binary, bridge=None):
     cwd = os.path.normpath(os.path.join(ROOT, example.cwd))
+    if bridge and example.illustration:  # Megatron-Bridge/... in the checkout given
+        cwd = os.path.normpath(os.path.join(bridge, os.path.relpath(example.cwd, "Megatron-Bridge")))
     if not os.path.isdir(cwd):
         return [f"(the example's directory {example.cwd} is not in the repository)"]
     command = shlex.quote(binary) + " " + example.command
@@ -154,18 +166,27 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--binary", default=os.path.join(ROOT, "build", "mbridge-lint"))
     parser.add_argument("--update", action="store_true", help="rewrite the blocks whose output changed")
+    parser.add_argument("--bridge", metavar="DIR",
+                        help="a Megatron Bridge checkout (a scratch copy: the --fix illustrations edit it): also "
+                             "run the illustrations made at its HEAD commit")
     parser.add_argument("files", nargs="*", help="markdown files (default: README.md and docs/*.md)")
     args = parser.parse_args(argv)
     binary = os.path.abspath(args.binary)
+    bridge_head = None
+    if args.bridge:
+        bridge_head = subprocess.run(["git", "-C", args.bridge, "rev-parse", "HEAD"], stdout=subprocess.PIPE,
+                                     text=True, check=True).stdout.strip()
     files = args.files or [os.path.join(ROOT, "README.md")] + sorted(glob.glob(os.path.join(ROOT, "docs", "*.md")))
     failed, ran, illustrations, changes = 0, 0, [], {}
     for path in files:
         for example in examples_in(path):
-            if example.illustration:
+            runnable = (bridge_head and example.bridge_commit and bridge_head.startswith(example.bridge_commit)
+                        and example.cwd.split("/")[0] == "Megatron-Bridge")
+            if example.illustration and not runnable:
                 illustrations.append(example)
                 continue
             ran += 1
-            actual = run(example, binary)
+            actual = run(example, binary, args.bridge if runnable else None)
             if matches(example.expected, actual):
                 continue
             if args.update:

@@ -317,6 +317,13 @@ TEST_CASE("a fix whose line other recipes run too is left, and the output says w
     CHECK(has(first.out, "was left: recipe llama3_8b_long_config"));
     CHECK(has(first.out, "runs that line too"));
     CHECK(has(mbl::test::read_file(base), line));
+    // --diff shows no diff for it, and says why on standard error.
+    auto preview = run("check " + base + "::llama3_8b_pretrain_config" + budget + " --diff --unsafe-fixes");
+    INFO(preview.out);
+    CHECK(preview.code == 0);
+    CHECK_FALSE(has(preview.out, "+++"));
+    CHECK(has(preview.out, "mbridge-lint: fix not shown: "));
+    CHECK(has(preview.out, "was left: recipe llama3_8b_long_config"));
     // The derived recipe's fix would edit the base recipe's line: left too.
     auto second = run("check " + (recipes / "llama3_long.py").string() + budget + " --fix --unsafe-fixes");
     INFO(second.out);
