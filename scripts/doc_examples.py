@@ -15,7 +15,7 @@ An example that needs what the repository does not hold (the Megatron Bridge tre
 after its block starts with `*Illustration`, and it is listed, not run. With --bridge DIR (a Megatron Bridge
 checkout), an illustration marked `*Illustration, not run by the doc test: Megatron Bridge at SHA.*` (or `at HEAD
 SHA`) whose directory starts with `Megatron-Bridge` runs in DIR like an example, when DIR's HEAD is that commit;
-the --fix illustrations edit DIR, so give it a scratch checkout.
+the --fix illustrations edit DIR, so give it a scratch checkout. DIR's path is written `/path/to/Megatron-Bridge`.
 
 Exit 0 when every example prints what its block shows; 1 otherwise, with the differences. With --update, each
 block that differs is rewritten with what the command printed (keeping a block's first and last lines around `...`
@@ -32,6 +32,7 @@ import sys
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 ROOT_PLACEHOLDER = "/path/to/mbridge-lint"
+BRIDGE_PLACEHOLDER = "/path/to/Megatron-Bridge"  # where --bridge's checkout is named in an illustration's output
 FENCE = re.compile(r"^(```+|~~~+)")
 ELLIPSIS = "..."
 
@@ -105,6 +106,8 @@ def run(example, binary, bridge=None):
     proc = subprocess.run(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           stdin=subprocess.DEVNULL, env=dict(os.environ, NO_COLOR="1"))
     text = proc.stdout.decode("utf-8", errors="replace").replace(ROOT, ROOT_PLACEHOLDER)
+    if bridge and example.illustration:
+        text = text.replace(os.path.abspath(bridge), BRIDGE_PLACEHOLDER)
     lines = [line.rstrip() for line in text.split("\n")]
     while lines and not lines[-1]:
         lines.pop()
