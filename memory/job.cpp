@@ -252,6 +252,8 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
     job.vocab = padded_vocab(m, s.tp, job.assumptions);
     const Value& softcap = m[field::final_logit_softcapping];
     job.softcapped_logits = softcap.is_number() && softcap.as_number() != 0;  // Bridge skips a scale of 0 or None
+    if (softcap.is_unknown())
+        job.assumptions.push_back({"final_logit_softcapping unknown: the softcapped logits' tanh is not counted"});
     job.kinds = plan.kinds;
     job.per_stage = stage_layers(m, plan, job.schedule.pp, job.schedule.vpp, job.assumptions);
     read_schedule(m, job);

@@ -645,6 +645,13 @@ TEST_CASE("the last stage keeps the loss's fp32 tensor, the bf16 logits are a tr
     auto zero = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall +
                                    "  bf16: true\n  vocab_size: 32000\n  final_logit_softcapping: 0\n");
     CHECK(zero.ranks[0].activations == Approx(est.ranks[0].activations));
+    // A scale the linter cannot work out is said, not guessed.
+    auto unknown = estimate_with_tree("optimizer: {use_distributed_optimizer: true}\n" + kSmall +
+                                      "  bf16: true\n  vocab_size: 32000\n  final_logit_softcapping: ${oc.env:CAP}\n");
+    bool said = false;
+    for (const auto& a : unknown.assumptions)
+        said |= a.text.find("final_logit_softcapping unknown") != std::string::npos;
+    CHECK(said);
     // The vocabulary comes from the tokenizer when the model leaves it unset.
     auto tok = estimate_with_tree("tokenizer: {vocab_size: 32000}\n" + kSmall + "  bf16: true\n");
     CHECK(tok.vocab == 32000);
