@@ -196,6 +196,17 @@ void read_cuda_graphs(const EffectiveModel& m, Job& job) {
     }
 }
 
+// A Bridge provider's own layer spec (Gemma 2's attention that softcaps its scores, Gemma 3's local and global
+// rotary steps, ...) builds modules the estimate does not know; Bridge's default_layer_spec (models/gpt_provider.py)
+// and Megatron Core's spec builders are what it models. Said, since the layers are still estimated.
+void note_provider_layer_spec(const EffectiveModel& m, std::vector<Assumption>& notes) {
+    const auto spec = m.str(field::transformer_layer_spec);
+    if (!spec || !spec->starts_with("megatron.bridge.") || spec->ends_with(".gpt_provider.default_layer_spec")) return;
+    notes.push_back({fmt::format("transformer_layer_spec is {}, the model provider's own: its layers are estimated as "
+                                 "Megatron Core's {} spec builds them",
+                                 *spec, m.str(field::transformer_impl) == "local" ? "local" : "Transformer Engine")});
+}
+
 }  // namespace
 
 std::optional<Recompute> recompute_of(const EffectiveModel& m) {
@@ -239,6 +250,7 @@ Job make_job(const EffectiveModel& m, const JobInputs& in) {
     s.micro_batch = job.micro_batch;
     fill_shape(m, s, job.assumptions);
     read_cuda_graphs(m, job);
+    note_provider_layer_spec(m, job.assumptions);
     if (int_or(m, field::mtp_num_layers, 0) > 0)
         job.assumptions.push_back({"multi-token prediction layers are not counted"});
     if (auto why = read_data_parallel(m, in, job); !why.empty())

@@ -496,3 +496,36 @@ TEST_CASE("estimate offers no option Megatron Core rejects for the job, and says
     REQUIRE(graphed_tight.narrowest_fit());
     CHECK(graphed_tight.narrowest_fit()->name == "selective [mlp]");
 }
+
+TEST_CASE("a model provider's own layer spec is said: its layers are estimated as Megatron Core's spec builds them",
+          "[memory][job]") {
+    const std::string model = R"(
+train: {micro_batch_size: 1, global_batch_size: 8}
+model:
+  num_layers: 4
+  hidden_size: 1024
+  num_attention_heads: 8
+  ffn_hidden_size: 4096
+  vocab_size: 32000
+  seq_length: 2048
+  transformer_impl: transformer_engine
+)";
+    auto said = [](const memory::Job& job) {
+        for (const auto& a : job.assumptions)
+            if (a.text.find("transformer_layer_spec is") != std::string::npos) return a.text;
+        return std::string();
+    };
+    const memory::Job own = memory::make_job(
+        job_model_of(model +
+                     "  transformer_layer_spec: megatron.bridge.models.gemma.gemma2_provider.gemma2_layer_spec\n"),
+        {});
+    REQUIRE(own.ok);
+    CHECK(said(own) ==
+          "transformer_layer_spec is megatron.bridge.models.gemma.gemma2_provider.gemma2_layer_spec, the model "
+          "provider's own: its layers are estimated as Megatron Core's Transformer Engine spec builds them");
+    // Bridge's default spec, and a config that names none, are what the estimate models: nothing to say.
+    const memory::Job standard = memory::make_job(
+        job_model_of(model + "  transformer_layer_spec: megatron.bridge.models.gpt_provider.default_layer_spec\n"), {});
+    CHECK(said(standard).empty());
+    CHECK(said(memory::make_job(job_model_of(model), {})).empty());
+}
