@@ -237,8 +237,8 @@ Estimate estimate(const EffectiveModel& m, const EstimateInputs& in) {
         {in.reserve_bytes
              ? fmt::format("{} kept free beside the peak (--reserve)", format_gib(est.reserve))
              : fmt::format(
-                   "{} kept free beside the peak for the CUDA context, a NCCL communicator's own memory and the allocator's "
-                   "slack (measured on an H200 with PyTorch and a one-rank NCCL communicator: "
+                   "{} kept free beside the peak for the CUDA context, a NCCL communicator's own memory and the "
+                   "allocator's slack (measured on an H200 with PyTorch and a one-rank NCCL communicator: "
                    "gpu_check/DEVICE_RUNS.md; --reserve changes it); CUDA-graph pools are not in it, nor "
                    "the buffers of NCCL communicators with peers (9.19 MiB a rank per channel and algorithm, "
                    "channels chosen by NCCL at start-up: memory/README.md, Headroom)",

@@ -43,7 +43,8 @@ std::vector<RankEstimate> evaluate_ranks(const Job& job, const Recompute& rc);
 constexpr double kLossKeptBytes = 4, kLossTransientBytes = 2;
 // Bytes kept per logit element by logit softcapping: `scale * torch.tanh(logits / scale)` on the output layer's bf16
 // output (Bridge gemma2_provider.py lines 411-425, modeling_gemma4.py lines 1479-1491 at 067f987); dividing and
-// multiplying by a Python scalar save nothing, tanh saves its result (PyTorch tools/autograd/derivatives.yaml: `tanh_backward(grad, result)`).
+// multiplying by a Python scalar save nothing, tanh saves its result (PyTorch tools/autograd/derivatives.yaml:
+// `tanh_backward(grad, result)`).
 constexpr double kSoftcapKeptBytes = 2;
 
 }  // namespace mbl::memory

@@ -225,8 +225,8 @@ void write_estimate_html(std::ostream& out, const memory::Estimate& est, const E
         {"Transient", "on top at the peak (a layer's backward working set, or the logits and loss)."},
         {"Peak", "what PyTorch allocates."},
         {"Reserve",
-         "kept free beside the peak for the CUDA context, a NCCL communicator's own memory and the allocator's slack; a rank "
-         "or option fits when peak + reserve is within the budget."},
+         "kept free beside the peak for the CUDA context, a NCCL communicator's own memory and the allocator's slack; "
+         "a rank or option fits when peak + reserve is within the budget."},
         {capitalized(time_column_name(est)), time_column_words(est) + "."},
         {"Host", "the checkpoints' own host time per step on one rank, on the critical path when the host paces the "
                  "step. Options are ordered by replay plus host time."},

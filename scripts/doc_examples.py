@@ -38,7 +38,8 @@ ELLIPSIS = "..."
 
 
 # An illustration that --bridge can run: the Bridge commit it shows.
-BRIDGE_ILLUSTRATION = re.compile(r"^\*Illustration, not run by the doc test: Megatron Bridge (?:at )?(?:HEAD )?([0-9a-f]{7,40})[.;]")
+BRIDGE_ILLUSTRATION = re.compile(
+    r"^\*Illustration, not run by the doc test: Megatron Bridge (?:at )?(?:HEAD )?([0-9a-f]{7,40})[.;]")
 
 
 class Example:
