@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """The doc test notices drift: README.md's example, with one word of a rule's message changed as if the rule's message
 had changed without the docs, fails scripts/doc_examples.py and shows the line; --update brings the block back to
-what the binary prints, which is the README as committed (itself checked by the doc_examples test).
+what the binary prints, which is the README as committed (itself checked by the doc_examples test). With --bridge, an
+illustration made at a Bridge commit runs in the checkout given when its HEAD is that commit, and is only listed
+otherwise.
 
 Usage: tests/docs/doc_examples_drift.py BINARY"""
 import os
@@ -38,8 +40,44 @@ def main():
         assert code == 0, out
         with open(path, encoding="utf-8") as f:
             assert f.read() == readme, "--update did not restore the README's example"
-    print("1 passed, 0 failed")
+    bridge_illustrations(binary)
+    print("2 passed, 0 failed")
     return 0
+
+
+def bridge_illustrations(binary):
+    """A scratch "Bridge checkout" (a git repository with one config) and a page whose illustration was made in it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        bridge = os.path.join(tmp, "bridge")
+        os.makedirs(bridge)
+        with open(os.path.join(ROOT, "examples", "broken_recompute.yaml"), encoding="utf-8") as f:
+            config = f.read()
+        with open(os.path.join(bridge, "run.yaml"), "w", encoding="utf-8") as f:
+            f.write(config)
+        git = ["git", "-C", bridge, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git[:3] + ["init", "-q"], check=True)
+        subprocess.run(git + ["add", "run.yaml"], check=True)
+        subprocess.run(git + ["commit", "-qm", "one config"], check=True)
+        head = subprocess.run(git[:3] + ["rev-parse", "HEAD"], stdout=subprocess.PIPE, text=True, check=True).stdout
+        page = os.path.join(tmp, "page.md")
+
+        def write_page(commit):
+            with open(page, "w", encoding="utf-8") as f:
+                f.write("```\n$ cd Megatron-Bridge\n$ mbridge-lint check --output-format concise run.yaml\nstale\n```\n"
+                        f"*Illustration, not run by the doc test: Megatron Bridge at {commit}.*\n")
+
+        write_page(head[:9])
+        code, out = doc_test(binary, page)
+        assert code == 0 and "illustration, not run" in out, out
+        code, out = doc_test(binary, page, "--bridge", bridge)
+        assert code == 1 and "+run.yaml:10:3: error[RC004]" in out, out
+        code, out = doc_test(binary, page, "--bridge", bridge, "--update")
+        assert code == 0, out
+        with open(page, encoding="utf-8") as f:
+            assert "run.yaml:10:3: error[RC004]" in f.read(), "--update did not write the illustration's output"
+        write_page("0123456789")  # made at another commit: listed, not run
+        code, out = doc_test(binary, page, "--bridge", bridge)
+        assert code == 0 and "illustration, not run" in out, out
 
 
 if __name__ == "__main__":
