@@ -43,13 +43,14 @@ BRIDGE_ILLUSTRATION = re.compile(
 
 
 class Example:
-    def __init__(self, path, start, end, cwd, command, expected, illustration):
+    def __init__(self, path, start, end, cwd, command, expected, illustration, bridge_commit=None):
         self.path = path  # the markdown file
         self.start, self.end = start, end  # 0-based line numbers of the block's content (end exclusive)
         self.cwd = cwd
         self.command = command  # the argument string after `mbridge-lint`
         self.expected = expected  # output lines
         self.illustration = illustration
+        self.bridge_commit = bridge_commit  # the Bridge commit an illustration was made at, when its line says
 
     def where(self):
         return f"{os.path.relpath(self.path, ROOT)}:{self.start}"
@@ -89,17 +90,17 @@ def examples_in(path):
         parsed = parse_block(lines[start:end])
         if parsed:
             after = lines[end + 1] if end + 1 < len(lines) else ""
-            example = Example(path, start, end, *parsed, illustration=after.startswith("*Illustration"))
             bridge = BRIDGE_ILLUSTRATION.match(after)
-            example.bridge_commit = bridge.group(1) if bridge else None
-            found.append(example)
+            found.append(Example(path, start, end, *parsed, illustration=after.startswith("*Illustration"),
+                                 bridge_commit=bridge.group(1) if bridge else None))
         i = end + 1
     return found
 
 
 def run(example, binary, bridge=None):
+    """`bridge`: the checkout a runnable Bridge illustration's Megatron-Bridge/... directory stands for."""
     cwd = os.path.normpath(os.path.join(ROOT, example.cwd))
-    if bridge and example.illustration:  # Megatron-Bridge/... in the checkout given
+    if bridge:
         cwd = os.path.normpath(os.path.join(bridge, os.path.relpath(example.cwd, "Megatron-Bridge")))
     if not os.path.isdir(cwd):
         return [f"(the example's directory {example.cwd} is not in the repository)"]
@@ -107,7 +108,7 @@ def run(example, binary, bridge=None):
     proc = subprocess.run(["bash", "-c", command], cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                           stdin=subprocess.DEVNULL, env=dict(os.environ, NO_COLOR="1"))
     text = proc.stdout.decode("utf-8", errors="replace").replace(ROOT, ROOT_PLACEHOLDER)
-    if bridge and example.illustration:
+    if bridge:
         text = text.replace(os.path.abspath(bridge), BRIDGE_PLACEHOLDER)
     lines = [line.rstrip() for line in text.split("\n")]
     while lines and not lines[-1]:
